@@ -1,0 +1,6 @@
+"""Workload readers and transforms: a file in, a canonical :class:`Workload` out."""
+
+from engine.workload.errors import WorkloadError
+from engine.workload.model import CANONICAL_COLUMNS, CleaningReport, Workload
+
+__all__ = ["CANONICAL_COLUMNS", "CleaningReport", "Workload", "WorkloadError"]

@@ -1,0 +1,62 @@
+"""The canonical workload every reader produces and every simulation consumes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+#: Columns every Workload.jobs frame has, in this order (readers may add more after them).
+CANONICAL_COLUMNS = (
+    "job_id",          # int, the trace's job number
+    "submit",          # int seconds, the trace's own time base
+    "runtime",         # int seconds the job really runs in the simulation (after cleaning)
+    "requested_time",  # int seconds, the user's estimate / walltime limit
+    "procs",           # int processors requested
+    "user",            # int user id (-1 unknown)
+    "group",           # int group id (-1 unknown)
+    "queue",           # int queue number (-1 unknown)
+    "partition",       # int partition number (-1 unknown)
+    "killed",          # bool: runtime was cut at requested_time by cleaning
+)
+
+
+@dataclass
+class CleaningReport:
+    """Every decision cleaning took, counted by reason; nothing is dropped silently."""
+
+    rejected: dict[str, int] = field(default_factory=dict)   # jobs removed, by reason
+    repaired: dict[str, int] = field(default_factory=dict)   # jobs kept but changed, by reason
+    bad_lines: int = 0                                        # lines skipped with skip_bad_lines
+
+    def reject(self, reason: str, count: int) -> None:
+        if count:
+            self.rejected[reason] = self.rejected.get(reason, 0) + int(count)
+
+    def repair(self, reason: str, count: int) -> None:
+        if count:
+            self.repaired[reason] = self.repaired.get(reason, 0) + int(count)
+
+    @property
+    def total_rejected(self) -> int:
+        return sum(self.rejected.values())
+
+    def to_dict(self) -> dict:
+        return {"rejected": dict(self.rejected), "repaired": dict(self.repaired), "bad_lines": self.bad_lines}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "CleaningReport":
+        return cls(dict(data.get("rejected", {})), dict(data.get("repaired", {})), int(data.get("bad_lines", 0)))
+
+
+@dataclass
+class Workload:
+    """Jobs (a DataFrame with CANONICAL_COLUMNS, sorted by submit, stable) plus header metadata."""
+
+    jobs: pd.DataFrame
+    metadata: dict[str, str] = field(default_factory=dict)
+    report: CleaningReport = field(default_factory=CleaningReport)
+    source: str = ""
+
+    def __len__(self) -> int:
+        return len(self.jobs)
