@@ -1,0 +1,185 @@
+"""Django settings for SchedLab, read from environment variables.
+
+Every knob has an embedded default so that `make run` works on a laptop with no services:
+SQLite and a filesystem Celery broker inside the data directory. A lab server sets
+DATABASE_URL (PostgreSQL) and REDIS_URL (broker and results), see docs/web.md.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+import dj_database_url
+from bokeh.settings import settings as bokeh_settings
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def envbool(name: str, default: str) -> bool:
+    v = os.getenv(name, default)
+    if v not in ("", "True", "False", "true", "false", "1", "0"):
+        raise ImproperlyConfigured(f"Unexpected value {name}={v}, use 'True' or 'False'")
+    return v in ("True", "true", "1")
+
+
+def envint(name: str, default: str) -> int:
+    v = os.getenv(name, default)
+    try:
+        return int(v)
+    except ValueError:
+        raise ImproperlyConfigured(f"Unexpected value {name}={v}, expected an integer") from None
+
+
+def envlist(name: str, default: str) -> list[str]:
+    return [part.strip() for part in os.getenv(name, default).split(",") if part.strip()]
+
+
+DATA_DIR = Path(os.getenv("SCHEDLAB_DATA_DIR", str(BASE_DIR / "var"))).resolve()
+
+
+def _dev_secret_key() -> str:
+    """A random key generated once and kept in the data directory (never the same on two installs)."""
+    path = DATA_DIR / "secret_key"
+    if not path.exists():
+        DATA_DIR.mkdir(parents=True, exist_ok=True)
+        path.write_text(secrets.token_urlsafe(50))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+SECRET_KEY = os.getenv("SECRET_KEY") or _dev_secret_key()
+DEBUG = envbool("DEBUG", "False")
+ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
+CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", "")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",  # keep this literal: pytest-django's live_server serves finders only then
+    "webapp.core",
+    "webapp.traces",
+    "webapp.experiments",
+    "webapp.api",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "webapp.core.middleware.LoginRequiredMiddleware",
+]
+
+ROOT_URLCONF = "webapp.urls"
+WSGI_APPLICATION = "webapp.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "webapp.core.context_processors.schedlab",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": dj_database_url.config(
+        default=f"sqlite:///{DATA_DIR / 'schedlab.sqlite3'}", conn_max_age=60
+    )
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Web server and worker write to one file: wait for the lock instead of failing at once.
+    DATABASES["default"].setdefault("OPTIONS", {}).update({"timeout": 30})
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "traces:list"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = Path(os.getenv("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
+STATICFILES_DIRS = [BASE_DIR / "static", ("bokeh", bokeh_settings.bokehjs_path())]
+# Serve straight from the finders unless a deployment ran collectstatic (docker image does).
+WHITENOISE_USE_FINDERS = envbool("SCHEDLAB_STATIC_FROM_FINDERS", "True")
+WHITENOISE_AUTOREFRESH = DEBUG
+
+MEDIA_ROOT = Path(os.getenv("MEDIA_ROOT", str(DATA_DIR / "media")))
+
+# Uploads: always to disk (never in memory), counted while streaming, capped.
+SCHEDLAB_UPLOAD_MAX_BYTES = envint("SCHEDLAB_UPLOAD_MAX_BYTES", str(1024**3))
+SCHEDLAB_UPLOAD_MAX_DECOMPRESSED_BYTES = envint(
+    "SCHEDLAB_UPLOAD_MAX_DECOMPRESSED_BYTES", str(20 * 1024**3)
+)
+FILE_UPLOAD_HANDLERS = [
+    "webapp.traces.uploads.SizeLimitUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
+# Same filesystem as MEDIA_ROOT, so storing an upload is a rename, not a copy.
+FILE_UPLOAD_TEMP_DIR = os.getenv("SCHEDLAB_UPLOAD_TEMP_DIR", str(DATA_DIR / "tmp"))
+Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
+
+# Background work
+REDIS_URL = os.getenv("REDIS_URL", "")
+SCHEDLAB_WORKER_CONCURRENCY = envint("SCHEDLAB_WORKER_CONCURRENCY", "1")
+SCHEDLAB_RUN_TIME_LIMIT = envint("SCHEDLAB_RUN_TIME_LIMIT", str(6 * 3600))
+# A running run whose worker has not written a heartbeat for this long is considered lost.
+SCHEDLAB_RUN_STALE_SECONDS = envint("SCHEDLAB_RUN_STALE_SECONDS", "60")
+
+if REDIS_URL:
+    CELERY_BROKER_URL = REDIS_URL
+    CELERY_RESULT_BACKEND = REDIS_URL
+    # Above the longest run, or Redis redelivers an unacknowledged long run while it still runs.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": SCHEDLAB_RUN_TIME_LIMIT + 3600}
+else:
+    BROKER_DIR = DATA_DIR / "broker"
+    CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(BROKER_DIR / "queue"),
+        "data_folder_out": str(BROKER_DIR / "queue"),
+        "control_folder": str(BROKER_DIR / "control"),
+    }
+    CELERY_RESULT_BACKEND = None
+CELERY_TASK_IGNORE_RESULT = not REDIS_URL
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_WORKER_CONCURRENCY = SCHEDLAB_WORKER_CONCURRENCY
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "loggers": {
+        "webapp": {"handlers": ["console"], "level": os.getenv("SCHEDLAB_LOG_LEVEL", "INFO")},
+    },
+}
