@@ -28,6 +28,7 @@ class CleaningReport:
     rejected: dict[str, int] = field(default_factory=dict)   # jobs removed, by reason
     repaired: dict[str, int] = field(default_factory=dict)   # jobs kept but changed, by reason
     bad_lines: int = 0                                        # lines skipped with skip_bad_lines
+    kept: dict[str, int] = field(default_factory=dict)       # jobs kept unchanged but flagged, by reason
 
     def reject(self, reason: str, count: int) -> None:
         if count:
@@ -37,16 +38,31 @@ class CleaningReport:
         if count:
             self.repaired[reason] = self.repaired.get(reason, 0) + int(count)
 
+    def keep(self, reason: str, count: int) -> None:
+        """Count jobs that were kept as they are but deserve a mention (e.g. runtime 0)."""
+        if count:
+            self.kept[reason] = self.kept.get(reason, 0) + int(count)
+
     @property
     def total_rejected(self) -> int:
         return sum(self.rejected.values())
 
     def to_dict(self) -> dict:
-        return {"rejected": dict(self.rejected), "repaired": dict(self.repaired), "bad_lines": self.bad_lines}
+        return {
+            "rejected": dict(self.rejected),
+            "repaired": dict(self.repaired),
+            "bad_lines": self.bad_lines,
+            "kept": dict(self.kept),
+        }
 
     @classmethod
     def from_dict(cls, data: dict) -> "CleaningReport":
-        return cls(dict(data.get("rejected", {})), dict(data.get("repaired", {})), int(data.get("bad_lines", 0)))
+        return cls(
+            dict(data.get("rejected", {})),
+            dict(data.get("repaired", {})),
+            int(data.get("bad_lines", 0)),
+            dict(data.get("kept", {})),
+        )
 
 
 @dataclass

@@ -1,0 +1,52 @@
+"""One call from a trace file to a cleaned Workload, with the machine size settled on the way."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from engine.workload.errors import WorkloadError
+from engine.workload.model import Workload
+from engine.workload.swf import read_swf
+from engine.workload.transforms import Overrun, Oversize, clean
+
+_LEADING_INTEGER = re.compile(r"^\s*(\d+)")
+
+
+def load_workload(
+    path: str | Path,
+    *,
+    procs: int | None = None,
+    oversize: Oversize = "reject",
+    overrun: Overrun = "kill",
+    skip_bad_lines: bool = False,
+) -> Workload:
+    """Read and clean an SWF trace. The machine size is ``procs`` if given, else the header's
+    MaxProcs, else its MaxNodes; ``Workload.metadata["procs"]`` records the size used."""
+    trace = read_swf(path, skip_bad_lines=skip_bad_lines)
+    size = machine_size(trace.metadata, procs, source=trace.source)
+    return clean(trace, machine_procs=size, oversize=oversize, overrun=overrun)
+
+
+def machine_size(metadata: dict[str, str], procs: int | None = None, *, source: str | None = None) -> int:
+    """procs if given, else the leading integer of MaxProcs (which may read "1664 (72,1368,224)"),
+    else of MaxNodes. A header value that is not a positive integer counts as absent."""
+    if procs is not None:
+        if isinstance(procs, bool) or not isinstance(procs, int) or procs <= 0:
+            raise WorkloadError(f"machine size must be a positive integer, got {procs!r}", file=source)
+        return procs
+    for key in ("MaxProcs", "MaxNodes"):
+        size = header_integer(metadata.get(key))
+        if size:
+            return size
+    raise WorkloadError(
+        "machine size unknown: the trace has no MaxProcs or MaxNodes header; give --procs", file=source
+    )
+
+
+def header_integer(value: str | None) -> int | None:
+    """The positive integer a header value starts with, or None."""
+    match = _LEADING_INTEGER.match(value or "")
+    if not match or int(match.group(1)) <= 0:
+        return None
+    return int(match.group(1))

@@ -1,0 +1,396 @@
+"""Reader for the Standard Workload Format (SWF) of the Parallel Workloads Archive.
+
+An SWF file is a header of ``; Key: value`` comment lines followed by one job per line, 18
+whitespace-separated numeric fields. Files may be plain text or gzip; which one is decided by the
+first bytes of the file, never by its name.
+
+Reading takes a fast path first (pandas' C parser over the whole file). Only when that path meets
+something it cannot vouch for (a parser error, a short or long line, text in a numeric field, a
+corrupt gzip stream) does a slower line-by-line pass run, which finds the offending physical line
+and names the field. With ``skip_bad_lines=True`` that pass collects and counts every bad line and
+keeps the rest; lines are never dropped silently.
+"""
+
+from __future__ import annotations
+
+import gzip
+import math
+import re
+import zlib
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+import numpy as np
+import pandas as pd
+
+from engine.workload.errors import WorkloadError
+
+#: The 18 SWF fields, in file order.
+SWF_FIELDS: tuple[str, ...] = (
+    "job_number",
+    "submit_time",
+    "wait_time",
+    "run_time",
+    "allocated_procs",
+    "avg_cpu_time",
+    "used_memory",
+    "requested_procs",
+    "requested_time",
+    "requested_memory",
+    "status",
+    "user_id",
+    "group_id",
+    "executable",
+    "queue",
+    "partition",
+    "preceding_job",
+    "think_time",
+)
+
+#: Fields the format allows to be fractional; every other field is an integer (floats there are rounded).
+FLOAT_FIELDS: frozenset[str] = frozenset({"avg_cpu_time"})
+
+GZIP_MAGIC = b"\x1f\x8b"
+ENCODING = "latin-1"  # every byte decodes, so odd bytes in comments never stop a read
+MAX_KEPT_ERRORS = 1000  # bad lines beyond this are counted but their errors are not kept
+
+_HEADER_KEY = re.compile(r"^([A-Z][A-Za-z0-9_]*)\s*:\s*(.*)$")
+_NUMBER = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
+_INT64_LIMIT = 2.0**62
+_STREAM_ERRORS = (OSError, EOFError, zlib.error)
+
+
+@dataclass
+class SwfTrace:
+    """The raw content of an SWF file: every field of every readable job line, in file order."""
+
+    jobs: pd.DataFrame                       # SWF_FIELDS columns, int64 except avg_cpu_time (float64)
+    metadata: dict[str, str]                 # header keys; repeated keys joined with newlines
+    source: str                              # the path read
+    bad_lines: int = 0                       # lines skipped because skip_bad_lines=True
+    bad_line_errors: list[WorkloadError] = field(default_factory=list)  # the first MAX_KEPT_ERRORS of them
+
+    @property
+    def lines(self) -> int:
+        """Job lines in the file, readable or not."""
+        return len(self.jobs) + self.bad_lines
+
+
+@dataclass(frozen=True)
+class _Source:
+    path: str
+    compressed: bool
+
+    @property
+    def misnamed(self) -> bool:
+        """Named like a gzip file but the content is not gzip."""
+        return self.path.lower().endswith((".gz", ".gzip")) and not self.compressed
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def read_swf(path: str | Path, *, skip_bad_lines: bool = False) -> SwfTrace:
+    """Read an SWF file (plain or gzip) into an :class:`SwfTrace`.
+
+    Raises :class:`WorkloadError` naming file, line and field for the first bad line, unless
+    ``skip_bad_lines`` is true, in which case bad lines are counted in ``SwfTrace.bad_lines``.
+    """
+    source = _inspect(path)
+    try:
+        metadata = _read_header(source)
+        matrix = _read_fast(source)
+        bad_errors: list[WorkloadError] = []
+        bad_count = 0
+        if matrix is None:
+            matrix, bad_errors, bad_count = _read_validating(source, skip_bad_lines=skip_bad_lines)
+    except WorkloadError as error:
+        raise _with_name_hint(error, source) from None
+    return SwfTrace(
+        jobs=_frame_from_matrix(matrix),
+        metadata=metadata,
+        source=source.path,
+        bad_lines=bad_count,
+        bad_line_errors=bad_errors,
+    )
+
+
+def check_head(
+    path: str | Path, *, max_lines: int = 200, max_errors: int = 20
+) -> tuple[dict[str, str], list[WorkloadError]]:
+    """Cheap checks for an upload: the file opens (gzip or plain), the header parses, and the first
+    ``max_lines`` job lines have 18 numeric fields.
+
+    Never raises for bad content: returns the header metadata and up to ``max_errors`` problems,
+    each naming the line and the field.
+    """
+    try:
+        source = _inspect(path)
+    except WorkloadError as error:
+        return {}, [error]
+    header: list[str] = []
+    errors: list[WorkloadError] = []
+    data_lines = 0
+    lineno = 0
+    try:
+        with _open_text(source) as stream:
+            for lineno, line in enumerate(stream, start=1):
+                if data_lines == 0 and _is_header_line(line):
+                    header.append(line)
+                    continue
+                fields = _data_fields(line)
+                if not fields:
+                    continue
+                data_lines += 1
+                errors.extend(_parse_line(fields, lineno, source.path, first_only=False)[1])
+                if len(errors) >= max_errors or data_lines >= max_lines:
+                    break
+    except _STREAM_ERRORS as exc:
+        errors.append(_corrupt_stream_error(source, lineno, exc))
+    if data_lines == 0 and not errors:
+        errors.append(_empty_file_error(source))
+    errors = [_with_name_hint(error, source) for error in errors[:max_errors]]
+    return parse_header(header), errors
+
+
+def parse_header(lines: Iterable[str]) -> dict[str, str]:
+    """Turn ``; Key: value`` comment lines into a dict.
+
+    A repeated key (Note, Queue, Partition, ...) collects its values joined by newlines. A comment
+    line that does not start with a capitalised ``Key:`` continues the previous key (the archive
+    wraps long notes that way); a blank ``;`` line ends that continuation. Text that continues no
+    key is kept under ``Comment``.
+    """
+    metadata: dict[str, str] = {}
+    last_key: str | None = None
+    for raw in lines:
+        body = raw.strip()
+        if body.startswith(";"):
+            body = body[1:].strip()
+        if not body:
+            last_key = None
+            continue
+        match = _HEADER_KEY.match(body)
+        if match:
+            key, value = match.group(1), match.group(2).strip()
+            last_key = key
+        else:
+            key, value = (last_key or "Comment"), body
+        metadata[key] = f"{metadata[key]}\n{value}" if key in metadata else value
+    return metadata
+
+
+# --------------------------------------------------------------------------- opening the file
+
+
+def _inspect(path: str | Path) -> _Source:
+    """Decide gzip or plain from the magic bytes and make sure the content is text."""
+    name = str(path)
+    try:
+        with open(name, "rb") as raw:
+            head = raw.read(4096)
+    except OSError as exc:
+        raise WorkloadError(f"cannot read the file: {exc.strerror or exc}", file=name) from None
+    compressed = head[:2] == GZIP_MAGIC
+    sample = head
+    if compressed:
+        try:
+            with gzip.open(name, "rb") as unzipped:
+                sample = unzipped.read(4096)
+        except _STREAM_ERRORS as exc:
+            raise WorkloadError(
+                f"starts like gzip (magic bytes 1f 8b) but the compressed stream is corrupt: {exc}",
+                file=name,
+            ) from None
+    source = _Source(name, compressed)
+    if b"\x00" in sample:
+        kind = "gzip whose content is binary" if compressed else "binary content"
+        raise _with_name_hint(WorkloadError(f"not an SWF text file ({kind})", file=name), source)
+    return source
+
+
+@contextmanager
+def _open_text(source: _Source) -> Iterator[IO[str]]:
+    opener = gzip.open if source.compressed else open
+    with opener(source.path, "rt", encoding=ENCODING) as stream:  # type: ignore[operator]
+        yield stream
+
+
+def _is_header_line(line: str) -> bool:
+    stripped = line.lstrip()
+    return not stripped or stripped.startswith(";")
+
+
+def _read_header(source: _Source) -> dict[str, str]:
+    """Parse the comment lines before the first job line (comments later in the file are ignored)."""
+    lines: list[str] = []
+    lineno = 0
+    try:
+        with _open_text(source) as stream:
+            for lineno, line in enumerate(stream, start=1):
+                if not _is_header_line(line):
+                    break
+                lines.append(line)
+    except _STREAM_ERRORS as exc:
+        raise _corrupt_stream_error(source, lineno, exc) from None
+    return parse_header(lines)
+
+
+# --------------------------------------------------------------------------- the two reading paths
+
+
+def _read_fast(source: _Source) -> np.ndarray | None:
+    """The whole file through pandas' C parser, or None when the result cannot be trusted."""
+    try:
+        frame = pd.read_csv(
+            source.path,
+            sep=r"\s+",
+            comment=";",
+            header=None,
+            engine="c",
+            dtype=np.float64,
+            compression="gzip" if source.compressed else None,
+            encoding=ENCODING,
+        )
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, *_STREAM_ERRORS):
+        return None
+    if frame.shape[1] != len(SWF_FIELDS) or frame.empty:
+        return None
+    matrix = frame.to_numpy(dtype=np.float64)
+    if not np.isfinite(matrix).all() or (np.abs(matrix) >= _INT64_LIMIT).any():
+        return None
+    return matrix
+
+
+def _read_validating(
+    source: _Source, *, skip_bad_lines: bool
+) -> tuple[np.ndarray, list[WorkloadError], int]:
+    """Line by line: the first bad line raises, or with skip_bad_lines all are counted and skipped."""
+    rows: list[list[float]] = []
+    errors: list[WorkloadError] = []
+    bad_count = 0
+    lineno = 0
+    try:
+        with _open_text(source) as stream:
+            for lineno, line in enumerate(stream, start=1):
+                fields = _data_fields(line)
+                if not fields:
+                    continue
+                values, problems = _parse_line(fields, lineno, source.path, first_only=True)
+                if not problems:
+                    rows.append(values)
+                    continue
+                if not skip_bad_lines:
+                    raise problems[0]
+                bad_count += 1
+                if len(errors) < MAX_KEPT_ERRORS:
+                    errors.append(problems[0])
+    except _STREAM_ERRORS as exc:
+        raise _corrupt_stream_error(source, lineno, exc) from None
+    if not rows:
+        raise _empty_file_error(source, bad_count)
+    return np.asarray(rows, dtype=np.float64), errors, bad_count
+
+
+def _data_fields(line: str) -> list[str]:
+    """The whitespace-separated fields of a line, ignoring anything after a ';'."""
+    return line.split(";", 1)[0].split()
+
+
+def _parse_line(
+    fields: list[str], lineno: int, path: str, *, first_only: bool
+) -> tuple[list[float], list[WorkloadError]]:
+    """Parse one job line's fields; problems name the line and the field."""
+    problems: list[WorkloadError] = []
+    expected = len(SWF_FIELDS)
+    if len(fields) < expected:
+        missing = SWF_FIELDS[len(fields)]
+        problems.append(
+            WorkloadError(
+                f"line has {len(fields)} fields, expected {expected} (short line: {missing} and "
+                f"later fields are missing)",
+                file=path,
+                line=lineno,
+                field=missing,
+            )
+        )
+    elif len(fields) > expected:
+        problems.append(
+            WorkloadError(
+                f"line has {len(fields)} fields, expected {expected} (unexpected {fields[expected]!r} "
+                f"after think_time)",
+                file=path,
+                line=lineno,
+                field=SWF_FIELDS[-1],
+            )
+        )
+    if problems and first_only:
+        return [], problems
+    values: list[float] = []
+    for name, text in zip(SWF_FIELDS, fields):
+        value = _to_number(text)
+        if value is None:
+            problems.append(
+                WorkloadError(
+                    f"expected a number, got {text!r}", file=path, line=lineno, field=name
+                )
+            )
+            if first_only:
+                break
+        else:
+            values.append(value)
+    return values, problems
+
+
+def _to_number(text: str) -> float | None:
+    """A finite decimal number (int or float notation), or None. Stricter than float():
+    no 'nan', 'inf' or '1_000'."""
+    if not _NUMBER.match(text):
+        return None
+    value = float(text)
+    if not math.isfinite(value) or abs(value) >= _INT64_LIMIT:
+        return None
+    return value
+
+
+def _frame_from_matrix(matrix: np.ndarray) -> pd.DataFrame:
+    """Typed columns: float fields stay float64, the others are rounded to int64 (traces write 1.00)."""
+    columns: dict[str, np.ndarray] = {}
+    for index, name in enumerate(SWF_FIELDS):
+        column = matrix[:, index]
+        columns[name] = column.copy() if name in FLOAT_FIELDS else np.rint(column).astype(np.int64)
+    return pd.DataFrame(columns)
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def _corrupt_stream_error(source: _Source, lines_read: int, exc: BaseException) -> WorkloadError:
+    kind = "gzip stream" if source.compressed else "file"
+    return WorkloadError(
+        f"the {kind} is corrupt or truncated after line {lines_read}: {exc}",
+        file=source.path,
+        line=lines_read + 1,
+    )
+
+
+def _empty_file_error(source: _Source, bad_count: int = 0) -> WorkloadError:
+    if bad_count:
+        return WorkloadError(f"no jobs: all {bad_count} job lines are bad", file=source.path)
+    return WorkloadError("no jobs: the file has no job lines (only comments or nothing)", file=source.path)
+
+
+def _with_name_hint(error: WorkloadError, source: _Source) -> WorkloadError:
+    """Mention a misleading '.gz' name, since that is usually the real cause of odd content."""
+    if not source.misnamed or "name ends in .gz" in error.message:
+        return error
+    return WorkloadError(
+        f"{error.message} (note: the file name ends in .gz but the content is not gzip; "
+        f"it was read as plain text)",
+        file=error.file,
+        line=error.line,
+        field=error.field,
+    )
