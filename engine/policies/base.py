@@ -1,0 +1,104 @@
+"""What a policy is: an ordering of the waiting queue times an algorithm that decides what starts.
+
+A policy is plain data (:class:`PolicySpec`, JSON-able) that the command line, the web form, the
+database and result files share; :mod:`engine.policies.registry` names the presets.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class PolicyError(ValueError):
+    """A policy spec that names an unknown preset, parameter or a bad value."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a policy, with what a form needs to offer it."""
+
+    name: str
+    type: str                      # "int" | "float" | "bool" | "choice"
+    default: Any
+    description: str
+    minimum: float | None = None
+    choices: tuple[str, ...] | None = None
+    allow_infinity: bool = False   # "inf" (or None) means unbounded
+
+    def coerce(self, value: Any) -> Any:
+        """Turn a value from JSON, a form or ``--set`` into this parameter's type, or raise PolicyError."""
+        if self.allow_infinity and (value is None or str(value).strip().lower() in ("inf", "infinity", "∞", "none", "")):
+            return math.inf
+        try:
+            if self.type == "int":
+                number = float(value)
+                if number != int(number):
+                    raise ValueError
+                value = int(number)
+            elif self.type == "float":
+                value = float(value)
+            elif self.type == "bool":
+                value = _parse_bool(value)
+            elif self.type == "choice":
+                value = str(value)
+                if self.choices and value not in self.choices:
+                    raise ValueError
+        except (TypeError, ValueError):
+            expected = {"int": "an integer", "float": "a number", "bool": "true or false",
+                        "choice": "one of " + ", ".join(self.choices or ())}[self.type]
+            if self.allow_infinity:
+                expected += ' or "inf"'
+            raise PolicyError(f"parameter {self.name}: expected {expected}, got {value!r}") from None
+        if self.minimum is not None and value < self.minimum:
+            raise PolicyError(f"parameter {self.name}: must be at least {self.minimum:g}, got {value!r}")
+        return value
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "type": self.type, "default": to_json_value(self.default),
+            "description": self.description, "minimum": self.minimum,
+            "choices": list(self.choices) if self.choices else None, "allow_infinity": self.allow_infinity,
+        }
+
+
+def _parse_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(value)
+
+
+def to_json_value(value: Any) -> Any:
+    """Infinity has no JSON spelling: it is written "inf"."""
+    if isinstance(value, float) and math.isinf(value):
+        return "inf"
+    return value
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """A resolved policy: preset name, its ordering and algorithm, and every parameter's value."""
+
+    preset: str
+    ordering: str
+    algorithm: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"preset": self.preset, "ordering": self.ordering, "algorithm": self.algorithm,
+                "params": {k: to_json_value(v) for k, v in self.params.items()}}
+
+    @property
+    def label(self) -> str:
+        """A short human label: the preset and the parameters that differ from its defaults."""
+        from engine.policies.registry import PRESETS
+
+        defaults = PRESETS[self.preset].defaults() if self.preset in PRESETS else {}
+        changed = [f"{k}={to_json_value(v)}" for k, v in self.params.items() if defaults.get(k) != v]
+        return self.preset + (f" ({', '.join(changed)})" if changed else "")

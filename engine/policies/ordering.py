@@ -1,0 +1,105 @@
+"""Orderings of the waiting queue: submit order, shortest first, largest first with a skipping limit.
+
+A queue keeps waiting jobs sorted by a key ending in the job number (= arrival rank), so ties are
+broken by arrival and the order is deterministic.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left, insort
+from typing import Callable
+
+from engine.sim.simulator import Simulation
+
+
+class WaitingQueue:
+    """Waiting jobs kept sorted by ``key(job)``; the base class has no skipping limit."""
+
+    def __init__(self, sim: Simulation, key: Callable[[int], tuple]) -> None:
+        self.sim = sim
+        self.key = key
+        self._keys: list[tuple] = []
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def add(self, job: int) -> None:
+        insort(self._keys, self.key(job))
+
+    def remove(self, job: int) -> None:
+        del self._keys[bisect_left(self._keys, self.key(job))]
+
+    def jobs(self) -> list[int]:
+        """Waiting jobs in priority order (a snapshot: safe to start jobs while walking it)."""
+        return [k[-1] for k in self._keys]
+
+    def head(self) -> int:
+        return self._keys[0][-1]
+
+    def may_start(self, job: int) -> bool:
+        """Whether starting ``job`` now keeps every waiting job within its skipping limit."""
+        return True
+
+    def started(self, job: int) -> None:
+        """Called after the algorithm started ``job`` (already removed from the queue)."""
+
+
+class SkipLimitedQueue(WaitingQueue):
+    """A sorted queue in which no job is passed by more than ``masc`` later arrivals.
+
+    A job passed ``masc`` times is *pinned*: it moves to the head (pinned jobs in arrival order)
+    and no job that arrived after the oldest pinned job may start before it.
+    """
+
+    def __init__(self, sim: Simulation, key: Callable[[int], tuple], masc: float) -> None:
+        super().__init__(sim, key)
+        self.masc = masc
+        self.passed: dict[int, int] = {}
+        self.pinned: list[int] = []
+
+    def add(self, job: int) -> None:
+        super().add(job)
+        self.passed[job] = 0
+        if self.masc == 0:
+            insort(self.pinned, job)
+
+    def remove(self, job: int) -> None:
+        super().remove(job)
+        del self.passed[job]
+        if self.pinned and job in self.pinned:
+            self.pinned.remove(job)
+
+    def jobs(self) -> list[int]:
+        if not self.pinned:
+            return super().jobs()
+        pinned = set(self.pinned)
+        return self.pinned + [k[-1] for k in self._keys if k[-1] not in pinned]
+
+    def head(self) -> int:
+        return self.pinned[0] if self.pinned else super().head()
+
+    def may_start(self, job: int) -> bool:
+        return not self.pinned or job <= self.pinned[0]
+
+    def started(self, job: int) -> None:
+        masc = self.masc
+        for waiting in self.passed:
+            if waiting < job:
+                count = self.passed[waiting] = self.passed[waiting] + 1
+                if count == masc:
+                    insort(self.pinned, waiting)
+
+
+def make_queue(ordering: str, sim: Simulation, params: dict) -> WaitingQueue:
+    """Build the waiting queue an ordering names."""
+    estimate, size = sim.estimate, sim.size
+    if ordering == "fcfs":
+        return WaitingQueue(sim, lambda j: (j,))
+    if ordering == "sjf":
+        return WaitingQueue(sim, lambda j: (estimate[j], j))
+    if ordering == "largest":
+        masc = params.get("masc", math.inf)
+        key = lambda j: (-size[j], j)  # noqa: E731
+        return WaitingQueue(sim, key) if math.isinf(masc) else SkipLimitedQueue(sim, key, masc)
+    raise ValueError(f"unknown ordering {ordering!r}")
