@@ -1,0 +1,111 @@
+"""Mean wait by job size × runtime (logarithmic bins) per policy, and the ratio between two policies."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from bokeh.layouts import column, gridplot
+from bokeh.models import ColorBar, ColumnDataSource, HoverTool, LayoutDOM, LogColorMapper, Range1d
+from bokeh.palettes import RdBu11, Viridis256
+
+from .style import bin_index, log_edges, new_figure, note
+
+BINS = 15
+RATIO_OFFSET_SECONDS = 1.0
+
+
+@dataclass(frozen=True)
+class WaitGrid:
+    """mean[r, s]: mean wait of jobs in runtime bin r and size bin s (NaN where no job)."""
+
+    size_edges: np.ndarray
+    runtime_edges: np.ndarray
+    mean: np.ndarray
+    count: np.ndarray
+
+
+def grid_edges(schedules: Mapping[str, pd.DataFrame], bins: int = BINS) -> tuple[np.ndarray, np.ndarray]:
+    """Logarithmic size and runtime edges shared by every policy (same jobs, same cells)."""
+    procs = np.concatenate([s["procs"].to_numpy(dtype=float) for s in schedules.values()])
+    runtime = np.concatenate([s["runtime"].to_numpy(dtype=float) for s in schedules.values()])
+    return log_edges(procs, bins), log_edges(runtime, bins)
+
+
+def mean_wait_grid(schedule: pd.DataFrame, size_edges: np.ndarray, runtime_edges: np.ndarray) -> WaitGrid:
+    """Mean wait per (runtime bin, size bin); runtimes under 1 s count in the first runtime bin."""
+    n_size, n_runtime = len(size_edges) - 1, len(runtime_edges) - 1
+    s = bin_index(schedule["procs"].to_numpy(dtype=float), size_edges)
+    r = bin_index(schedule["runtime"].to_numpy(dtype=float), runtime_edges)
+    cell = r * n_size + s
+    count = np.bincount(cell, minlength=n_size * n_runtime).reshape(n_runtime, n_size)
+    total = np.bincount(cell, weights=schedule["wait"].to_numpy(dtype=float),
+                        minlength=n_size * n_runtime).reshape(n_runtime, n_size)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(count > 0, total / np.maximum(count, 1), np.nan)
+    return WaitGrid(size_edges, runtime_edges, mean, count)
+
+
+def wait_ratio(a: WaitGrid, b: WaitGrid, offset: float = RATIO_OFFSET_SECONDS) -> np.ndarray:
+    """(mean wait under a + offset) / (mean wait under b + offset); the offset keeps 0 s waits finite."""
+    return (a.mean + offset) / (b.mean + offset)
+
+
+def _cells(grid: WaitGrid, values: np.ndarray) -> dict[str, np.ndarray]:
+    r, s = np.nonzero(np.isfinite(values))
+    return {
+        "left": grid.size_edges[s], "right": grid.size_edges[s + 1],
+        "bottom": grid.runtime_edges[r], "top": grid.runtime_edges[r + 1],
+        "value": values[r, s], "jobs": grid.count[r, s],
+    }
+
+
+def _grid_figure(title: str, grid: WaitGrid, values: np.ndarray, mapper: LogColorMapper, *,
+                 x_range: Range1d | None = None, y_range: Range1d | None = None,
+                 value_label: str = "mean wait", value_format: str = "{0,0} s") -> object:
+    x_range = x_range or Range1d(grid.size_edges[0], grid.size_edges[-1])
+    y_range = y_range or Range1d(grid.runtime_edges[0], grid.runtime_edges[-1])
+    fig = new_figure(title, width=420, height=380, x_axis_type="log", y_axis_type="log",
+                     x_range=x_range, y_range=y_range)
+    fig.quad(left="left", right="right", bottom="bottom", top="top", source=ColumnDataSource(_cells(grid, values)),
+             fill_color={"field": "value", "transform": mapper}, line_color="white", line_width=0.5)
+    fig.xaxis.axis_label = "job size (processors, log)"
+    fig.yaxis.axis_label = "runtime (s, log)"
+    fig.grid.visible = False
+    fig.add_tools(HoverTool(tooltips=[("size", "@left{0,0}–@right{0,0}"), ("runtime", "@bottom{0,0}–@top{0,0} s"),
+                                      (value_label, "@value" + value_format), ("jobs", "@jobs")]))
+    return fig
+
+
+def wait_heatmaps(grids: Mapping[str, WaitGrid]) -> LayoutDOM:
+    """One heat map per policy with a shared colour scale and shared (linked) axes."""
+    finite = np.concatenate([g.mean[np.isfinite(g.mean)] for g in grids.values()] or [np.ones(1)])
+    positive = np.maximum(finite, 1.0)
+    mapper = LogColorMapper(palette=Viridis256, low=float(positive.min()), high=float(max(positive.max(), 10.0)))
+    first = next(iter(grids.values()))
+    x_range = Range1d(first.size_edges[0], first.size_edges[-1])
+    y_range = Range1d(first.runtime_edges[0], first.runtime_edges[-1])
+    figs = [_grid_figure(f"Mean wait — {label}", g, np.maximum(g.mean, 1.0), mapper, x_range=x_range, y_range=y_range)
+            for label, g in grids.items()]
+    figs[-1].add_layout(ColorBar(color_mapper=mapper, title="mean wait (s)", width=10), "right")
+    text = (f"{len(first.size_edges) - 1} × {len(first.runtime_edges) - 1} logarithmic bins; empty cells have no jobs; "
+            "same colour scale in every map; means under 1 s are coloured as 1 s.")
+    return column(gridplot(figs, ncols=2, toolbar_location="right"), note(text))
+
+
+def ratio_heatmap(a_label: str, a: WaitGrid, b_label: str, b: WaitGrid) -> LayoutDOM:
+    """(mean wait a + 1 s) / (mean wait b + 1 s) per cell: red where a waits longer, blue where shorter."""
+    ratio = wait_ratio(a, b)
+    finite = ratio[np.isfinite(ratio)]
+    spread = float(np.max(np.abs(np.log10(finite)))) if finite.size else 1.0
+    spread = max(spread, 0.3)
+    mapper = LogColorMapper(palette=tuple(reversed(RdBu11)), low=10 ** -spread, high=10 ** spread)
+    fig = _grid_figure(f"Wait ratio {a_label} / {b_label}", a, ratio, mapper,
+                       value_label="ratio", value_format="{0.00}")
+    fig.width = 560
+    fig.add_layout(ColorBar(color_mapper=mapper, title=f"{a_label} / {b_label}", width=10), "right")
+    text = (f"Each cell: (mean wait under {a_label} + 1 s) / (mean wait under {b_label} + 1 s). "
+            f"Red: jobs of that size and runtime wait longer under {a_label}; blue: shorter.")
+    return column(fig, note(text, width=560))

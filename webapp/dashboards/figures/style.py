@@ -1,0 +1,104 @@
+"""Shared look of every dashboard figure: the policy palette, figure defaults, notes, log bins."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+from bokeh.models import Div
+from bokeh.plotting import figure
+
+#: Okabe–Ito colour-blind-safe colours (yellow dropped: unreadable as a line on white).
+POLICY_PALETTE: tuple[str, ...] = (
+    "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000",
+    "#999933", "#882255", "#44AA99", "#117733", "#AA4499",
+)
+
+#: Categorical colours for stacked allocations (users, groups, queues) — distinct from policies.
+ALLOCATION_PALETTE: tuple[str, ...] = (
+    "#4477AA", "#EE6677", "#228833", "#CCBB44", "#66CCEE", "#AA3377", "#BBBBBB",
+    "#332288", "#88CCEE", "#44AA99", "#117733", "#999933", "#DDCC77", "#CC6677", "#882255",
+)
+OTHERS_COLOUR = "#DDDDDD"
+
+PLOT_WIDTH = 900
+TIME_TOOLS = "xpan,xwheel_zoom,box_zoom,reset,save"
+DEFAULT_TOOLS = "pan,wheel_zoom,box_zoom,reset,save"
+
+
+def policy_colours(labels: Iterable[str]) -> dict[str, str]:
+    """One colour per policy label, in the order given (stable across every figure of a page)."""
+    return {label: POLICY_PALETTE[i % len(POLICY_PALETTE)] for i, label in enumerate(labels)}
+
+
+def allocation_colours(names: Sequence[str]) -> dict[str, str]:
+    colours = {name: ALLOCATION_PALETTE[i % len(ALLOCATION_PALETTE)] for i, name in enumerate(names)}
+    if "others" in colours:
+        colours["others"] = OTHERS_COLOUR
+    return colours
+
+
+def new_figure(title: str, *, width: int = PLOT_WIDTH, height: int = 300, tools: str = DEFAULT_TOOLS,
+               **kwargs) -> figure:
+    """A figure with the dashboard defaults (explicit size, no logo, toolbar on the right)."""
+    fig = figure(title=title, width=width, height=height, tools=tools, toolbar_location="right", **kwargs)
+    fig.toolbar.logo = None
+    fig.title.text_font_size = "13px"
+    return fig
+
+
+def note(text: str, *, width: int = PLOT_WIDTH) -> Div:
+    """A short sentence under a figure saying what was aggregated, downsampled or left out."""
+    div = Div(text="", width=width, styles={"font-size": "12px", "color": "#555"})
+    div.text = _escape(text)
+    return div
+
+
+def heading(text: str, *, width: int = PLOT_WIDTH) -> Div:
+    return Div(text=f"<h3 style='margin:8px 0 2px 0'>{_escape(text)}</h3>", width=width)
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def log_edges(values: np.ndarray, bins: int, *, floor: float = 1.0) -> np.ndarray:
+    """`bins` logarithmic bin edges spanning the positive values (at least `floor`).
+
+    Values below `floor` (e.g. 0-second runtimes) fall into the first bin when binned with
+    `bin_index`; the top edge is nudged up so the maximum lands inside the last bin.
+    """
+    values = np.asarray(values, dtype=float)
+    positive = values[np.isfinite(values) & (values >= floor)]
+    lo = floor
+    hi = float(positive.max()) if positive.size else floor * 10.0
+    if hi <= lo:
+        hi = lo * 10.0
+    return np.logspace(np.log10(lo), np.log10(hi * 1.000001), bins + 1)
+
+
+def bin_index(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Bin number (0..len(edges)-2) of each value; values outside the edges are clipped in."""
+    idx = np.searchsorted(edges, np.asarray(values, dtype=float), side="right") - 1
+    return np.clip(idx, 0, len(edges) - 2)
+
+
+def format_seconds(seconds: float) -> str:
+    """Human duration for tables and titles: 42 s, 3.5 min, 2.1 h, 4.0 d."""
+    if not np.isfinite(seconds):
+        return "–"
+    seconds = float(seconds)
+    for unit, size in (("d", 86400.0), ("h", 3600.0), ("min", 60.0)):
+        if abs(seconds) >= size:
+            return f"{seconds / size:.1f} {unit}"
+    return f"{seconds:.0f} s"
+
+
+def time_axis_label(unit_seconds: float) -> str:
+    return {86400.0: "time (days since trace start)", 3600.0: "time (hours since trace start)"}.get(
+        unit_seconds, "time (s since trace start)")
+
+
+def time_unit_for_span(span_seconds: float) -> float:
+    """Days on the time axes of long traces, hours for short ones."""
+    return 86400.0 if span_seconds >= 3 * 86400 else 3600.0

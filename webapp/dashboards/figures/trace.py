@@ -1,0 +1,188 @@
+"""Workload characterization of one trace: when jobs arrive, how big and long they are, who uses it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from bokeh.layouts import column, row
+from bokeh.models import ColumnDataSource, DataTable, FactorRange, HoverTool, NumeralTickFormatter, TableColumn
+from bokeh.models import LayoutDOM
+
+from .style import POLICY_PALETTE, OTHERS_COLOUR, heading, log_edges, new_figure, note
+
+WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+HIST_BINS = 30
+MAX_SCATTER_POINTS = 20_000
+TOP_USERS = 15
+BAR_COLOUR = POLICY_PALETTE[0]
+
+
+@dataclass(frozen=True)
+class LocalArrivals:
+    hour: np.ndarray       # 0..23 per job
+    weekday: np.ndarray    # 0 = Monday .. 6 per job, or empty when the trace has no calendar
+    clock_note: str        # which clock the hours are on
+
+
+def local_arrivals(submit: np.ndarray, metadata: dict[str, str]) -> LocalArrivals:
+    """Hour of day and weekday of each submission on the site's wall clock.
+
+    SWF times are seconds from the header's UnixStartTime; TimeZoneString names the site's zone.
+    Without UnixStartTime there is no calendar: hours are counted from the trace start and there
+    are no weekdays.
+    """
+    submit = np.asarray(submit, dtype=np.int64)
+    start = _int_or_none(metadata.get("UnixStartTime"))
+    if start is None:
+        hours = (submit // 3600) % 24
+        return LocalArrivals(hours.astype(np.int64), np.empty(0, np.int64),
+                             "hours since the trace start modulo 24 (the header has no UnixStartTime)")
+    zone = (metadata.get("TimeZoneString") or "").strip() or "UTC"
+    stamps = pd.to_datetime(start + submit, unit="s", utc=True)
+    try:
+        local = stamps.tz_convert(zone)
+    except Exception:  # an unknown zone name: say so rather than guess
+        local, zone = stamps, f"UTC (unknown time zone {zone!r})"
+    return LocalArrivals(np.asarray(local.hour, np.int64), np.asarray(local.dayofweek, np.int64),
+                         f"local time, {zone}")
+
+
+def _int_or_none(value: object) -> int | None:
+    try:
+        return int(str(value).strip())
+    except (TypeError, ValueError):
+        return None
+
+
+def arrivals_figures(jobs: pd.DataFrame, metadata: dict[str, str]) -> LayoutDOM:
+    arrivals = local_arrivals(jobs["submit"].to_numpy(), metadata)
+    hours = np.bincount(arrivals.hour, minlength=24)[:24]
+    by_hour = new_figure(f"Job arrivals by hour of day ({arrivals.clock_note})", width=560, height=260,
+                         x_range=(-0.5, 23.5))
+    by_hour.vbar(x=np.arange(24), top=hours, width=0.8, color=BAR_COLOUR)
+    by_hour.xaxis.axis_label = "hour of day"
+    by_hour.yaxis.axis_label = "jobs submitted"
+    by_hour.xaxis.ticker = list(range(0, 24, 2))
+    by_hour.add_tools(HoverTool(tooltips=[("hour", "@x"), ("jobs", "@top")]))
+    if arrivals.weekday.size == 0:
+        return column(by_hour, note("No weekday chart: the trace header has no UnixStartTime."))
+    days = np.bincount(arrivals.weekday, minlength=7)[:7]
+    by_day = new_figure("Job arrivals by day of week", width=340, height=260, x_range=list(WEEKDAYS))
+    by_day.vbar(x=list(WEEKDAYS), top=days, width=0.8, color=BAR_COLOUR)
+    by_day.yaxis.axis_label = "jobs submitted"
+    by_day.add_tools(HoverTool(tooltips=[("day", "@x"), ("jobs", "@top")]))
+    return row(by_hour, by_day)
+
+
+def log_histogram(values: np.ndarray, *, title: str, x_label: str, floor: float = 1.0,
+                  bins: int = HIST_BINS, width: int = 450) -> LayoutDOM:
+    """Histogram on logarithmic bins and a log x axis; values below `floor` are counted in a note."""
+    values = np.asarray(values, dtype=float)
+    below = int(np.count_nonzero(values < floor))
+    edges = log_edges(values, bins, floor=floor)
+    counts, _ = np.histogram(values[values >= floor], bins=edges)
+    fig = new_figure(title, width=width, height=280, x_axis_type="log")
+    source = ColumnDataSource({"left": edges[:-1], "right": edges[1:], "count": counts})
+    fig.quad(left="left", right="right", bottom=0, top="count", source=source, color=BAR_COLOUR,
+             line_color="white")
+    fig.xaxis.axis_label = x_label
+    fig.yaxis.axis_label = "jobs"
+    fig.add_tools(HoverTool(tooltips=[("from", "@left{0,0}"), ("to", "@right{0,0}"), ("jobs", "@count")]))
+    if below:
+        return column(fig, note(f"{below:,} jobs below {floor:g} are not drawn on the log axis."))
+    return fig
+
+
+def requested_vs_actual(jobs: pd.DataFrame, *, max_points: int = MAX_SCATTER_POINTS,
+                        seed: int = 0) -> LayoutDOM:
+    """Requested against actual runtime, log–log, with the y = x line (perfect estimates)."""
+    valid = jobs[(jobs["runtime"] > 0) & (jobs["requested_time"] > 0)]
+    shown = valid
+    if len(valid) > max_points:
+        shown = valid.sample(n=max_points, random_state=seed)
+    fig = new_figure("Requested vs actual runtime", width=450, height=380,
+                     x_axis_type="log", y_axis_type="log")
+    fig.scatter(shown["requested_time"].to_numpy(dtype=float), shown["runtime"].to_numpy(dtype=float),
+                size=3, alpha=0.3, color=BAR_COLOUR)
+    if len(valid):
+        hi = float(max(valid["runtime"].max(), valid["requested_time"].max()))
+        fig.line([1, hi], [1, hi], color="#555", line_dash="dashed", legend_label="actual = requested")
+        fig.legend.location = "top_left"
+    fig.xaxis.axis_label = "requested time (s)"
+    fig.yaxis.axis_label = "actual runtime (s)"
+    parts: list[str] = []
+    if len(valid) > max_points:
+        parts.append(f"Showing a random sample of {max_points:,} of {len(valid):,} jobs.")
+    left_out = len(jobs) - len(valid)
+    if left_out:
+        parts.append(f"{left_out:,} jobs without a positive runtime or request are not drawn.")
+    return column(fig, note(" ".join(parts))) if parts else fig
+
+
+def user_core_hours(jobs: pd.DataFrame, *, top: int = TOP_USERS) -> pd.DataFrame:
+    """Core-hours per user, the `top` largest then one "others" row; columns user, core_hours, share."""
+    core_hours = (jobs["procs"].astype(float) * jobs["runtime"].astype(float) / 3600.0)
+    totals = core_hours.groupby(jobs["user"].astype(str)).sum().sort_values(ascending=False)
+    head, tail = totals.iloc[:top], totals.iloc[top:]
+    labels = [f"user {u}" for u in head.index]
+    values = list(head.to_numpy())
+    if len(tail):
+        labels.append(f"others ({len(tail)} users)")
+        values.append(float(tail.sum()))
+    total = float(totals.sum()) or 1.0
+    return pd.DataFrame({"user": labels, "core_hours": values, "share": np.asarray(values) / total})
+
+
+def user_share_figure(jobs: pd.DataFrame, *, top: int = TOP_USERS) -> LayoutDOM:
+    shares = user_core_hours(jobs, top=top)
+    names = list(reversed(shares["user"].tolist()))
+    colours = [OTHERS_COLOUR if n.startswith("others") else BAR_COLOUR for n in shares["user"]]
+    fig = new_figure(f"Share of core-hours per user (top {top})", width=450, height=380,
+                     y_range=FactorRange(*names))
+    source = ColumnDataSource({"user": shares["user"].tolist(), "share": shares["share"].to_numpy(),
+                               "core_hours": shares["core_hours"].to_numpy(), "colour": colours})
+    fig.hbar(y="user", right="share", height=0.8, color="colour", source=source)
+    fig.xaxis.formatter = NumeralTickFormatter(format="0%")
+    fig.xaxis.axis_label = "share of all core-hours"
+    fig.add_tools(HoverTool(tooltips=[("", "@user"), ("core-hours", "@core_hours{0,0}"),
+                                      ("share", "@share{0.0%}")]))
+    return fig
+
+
+def cleaning_report_table(report: dict, *, total_jobs: int | None = None) -> LayoutDOM:
+    """The cleaning report (rejected and repaired jobs by reason, bad lines) as a table."""
+    kinds, reasons, counts = [], [], []
+    for kind in ("rejected", "repaired"):
+        for reason, count in sorted((report.get(kind) or {}).items()):
+            kinds.append(kind)
+            reasons.append(str(reason))
+            counts.append(int(count))
+    if report.get("bad_lines"):
+        kinds.append("skipped")
+        reasons.append("unreadable lines")
+        counts.append(int(report["bad_lines"]))
+    title = "Cleaning report" + (f" ({total_jobs:,} jobs kept)" if total_jobs is not None else "")
+    if not kinds:
+        return column(heading(title), note("Nothing was rejected or repaired."))
+    source = ColumnDataSource({"kind": kinds, "reason": reasons, "count": counts})
+    table = DataTable(source=source, width=560, height=min(40 + 26 * len(kinds), 300), index_position=None,
+                      columns=[TableColumn(field="kind", title="action", width=90),
+                               TableColumn(field="reason", title="reason", width=380),
+                               TableColumn(field="count", title="jobs", width=90)])
+    return column(heading(title), table)
+
+
+def trace_characterization(jobs: pd.DataFrame, metadata: dict[str, str], report: dict) -> LayoutDOM:
+    """Every trace-page plot in one layout (one json_item)."""
+    sizes = log_histogram(jobs["procs"].to_numpy(), title="Job size distribution",
+                          x_label="processors requested (log)")
+    runtimes = log_histogram(jobs["runtime"].to_numpy(), title="Runtime distribution",
+                             x_label="runtime (s, log)")
+    return column(
+        arrivals_figures(jobs, metadata),
+        row(sizes, runtimes),
+        row(requested_vs_actual(jobs), user_share_figure(jobs)),
+        cleaning_report_table(report, total_jobs=len(jobs)),
+    )
