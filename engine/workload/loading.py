@@ -7,7 +7,7 @@ from pathlib import Path
 
 from engine.workload.errors import WorkloadError
 from engine.workload.model import Workload
-from engine.workload.swf import read_swf
+from engine.workload.swf import read_header, read_swf
 from engine.workload.transforms import Overrun, Oversize, clean
 
 _LEADING_INTEGER = re.compile(r"^\s*(\d+)")
@@ -23,8 +23,10 @@ def load_workload(
 ) -> Workload:
     """Read and clean an SWF trace. The machine size is ``procs`` if given, else the header's
     MaxProcs, else its MaxNodes; ``Workload.metadata["procs"]`` records the size used."""
+    # The size is settled from the header before the full read, so a missing size fails fast.
+    header = {} if procs is not None else read_header(path)
+    size = machine_size(header, procs, source=str(path))
     trace = read_swf(path, skip_bad_lines=skip_bad_lines)
-    size = machine_size(trace.metadata, procs, source=trace.source)
     return clean(trace, machine_procs=size, oversize=oversize, overrun=overrun)
 
 

@@ -156,6 +156,12 @@ def check_head(
     return parse_header(header), errors
 
 
+def read_header(path: str | Path) -> dict[str, str]:
+    """Only the header metadata (cheap: stops at the first job line)."""
+    source = _inspect(path)
+    return _read_header(source)
+
+
 def parse_header(lines: Iterable[str]) -> dict[str, str]:
     """Turn ``; Key: value`` comment lines into a dict.
 
@@ -303,46 +309,48 @@ def _data_fields(line: str) -> list[str]:
 def _parse_line(
     fields: list[str], lineno: int, path: str, *, first_only: bool
 ) -> tuple[list[float], list[WorkloadError]]:
-    """Parse one job line's fields; problems name the line and the field."""
+    """Parse one job line's fields; problems name the line and the field.
+
+    Text in a field is reported before a wrong field count, because a line such as
+    "these are my notes" is better described by its first word than by its length."""
     problems: list[WorkloadError] = []
-    expected = len(SWF_FIELDS)
-    if len(fields) < expected:
-        missing = SWF_FIELDS[len(fields)]
-        problems.append(
-            WorkloadError(
-                f"line has {len(fields)} fields, expected {expected} (short line: {missing} and "
-                f"later fields are missing)",
-                file=path,
-                line=lineno,
-                field=missing,
-            )
-        )
-    elif len(fields) > expected:
-        problems.append(
-            WorkloadError(
-                f"line has {len(fields)} fields, expected {expected} (unexpected {fields[expected]!r} "
-                f"after think_time)",
-                file=path,
-                line=lineno,
-                field=SWF_FIELDS[-1],
-            )
-        )
-    if problems and first_only:
-        return [], problems
     values: list[float] = []
     for name, text in zip(SWF_FIELDS, fields):
         value = _to_number(text)
         if value is None:
             problems.append(
-                WorkloadError(
-                    f"expected a number, got {text!r}", file=path, line=lineno, field=name
-                )
+                WorkloadError(f"expected a number, got {text!r}", file=path, line=lineno, field=name)
             )
             if first_only:
-                break
+                return values, problems
         else:
             values.append(value)
+    count_problem = _field_count_problem(fields, lineno, path)
+    if count_problem is not None:
+        problems.append(count_problem)
     return values, problems
+
+
+def _field_count_problem(fields: list[str], lineno: int, path: str) -> WorkloadError | None:
+    expected = len(SWF_FIELDS)
+    if len(fields) < expected:
+        missing = SWF_FIELDS[len(fields)]
+        return WorkloadError(
+            f"line has {len(fields)} fields, expected {expected} (short line: {missing} and later "
+            f"fields are missing)",
+            file=path,
+            line=lineno,
+            field=missing,
+        )
+    if len(fields) > expected:
+        return WorkloadError(
+            f"line has {len(fields)} fields, expected {expected} (unexpected {fields[expected]!r} "
+            f"after think_time)",
+            file=path,
+            line=lineno,
+            field=SWF_FIELDS[-1],
+        )
+    return None
 
 
 def _to_number(text: str) -> float | None:
