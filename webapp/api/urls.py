@@ -1,4 +1,13 @@
 from django.urls import path
 
+from webapp.api import views
+
 app_name = "api"
-urlpatterns: list = []
+urlpatterns = [
+    path("auth/token/", views.token, name="token"),
+    path("traces/", views.traces, name="traces"),
+    path("traces/<int:pk>/", views.trace_detail, name="trace"),
+    path("experiments/", views.experiments, name="experiments"),
+    path("experiments/<int:pk>/", views.experiment_detail, name="experiment"),
+    path("runs/<int:pk>/schedule.csv", views.run_schedule_csv, name="run_schedule_csv"),
+]

@@ -1,4 +1,16 @@
 from django.urls import path
 
+from webapp.traces import views
+
 app_name = "traces"
-urlpatterns: list = []
+urlpatterns = [
+    path("", views.trace_list, name="list"),
+    path("upload/", views.trace_upload, name="upload"),
+    path("<int:pk>/", views.trace_detail, name="detail"),
+    path("<int:pk>/status/", views.trace_status, name="status"),
+    path("<int:pk>/download/", views.trace_download, name="download"),
+    path("<int:pk>/edit/", views.trace_edit, name="edit"),
+    path("<int:pk>/delete/", views.trace_delete, name="delete"),
+    path("machines/new/", views.machine_new, name="machine_new"),
+    path("machines/<int:pk>/delete/", views.machine_delete, name="machine_delete"),
+]

@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 from bokeh.layouts import column, row
-from bokeh.models import ColumnDataSource, FactorRange, HoverTool, LayoutDOM, NumeralTickFormatter
+from bokeh.models import ColumnDataSource, FactorRange, HoverTool, LayoutDOM, Legend, NumeralTickFormatter
 
-from .style import POLICY_PALETTE, heading, new_figure, note
+from .style import heading, new_figure, note, policy_colours
 
 SWEEP_METRICS: tuple[tuple[str, str], ...] = (
     ("mean_wait", "mean wait (s)"),
@@ -16,6 +16,8 @@ SWEEP_METRICS: tuple[tuple[str, str], ...] = (
     ("utilization", "utilization"),
     ("mean_abs_skip", "mean |skipping count|"),
 )
+
+Summary = Mapping[str, float] | None
 
 
 def value_label(value: object) -> str:
@@ -31,23 +33,31 @@ def value_label(value: object) -> str:
     return f"{int(number)}" if number.is_integer() else f"{number:g}"
 
 
-def sweep_trend(parameter: str, values: Sequence[object], summaries: Sequence[Mapping[str, float] | None], *,
+def sweep_trend(parameter: str, values: Sequence[object], series: Mapping[str, Sequence[Summary]], *,
+                baselines: Mapping[str, Summary] | None = None,
                 metrics: Sequence[tuple[str, str]] = SWEEP_METRICS) -> LayoutDOM:
-    """One small plot per metric: the metric at each swept value, in sweep order.
+    """One small plot per metric: each swept policy's metric at each value, in sweep order.
 
-    The x axis is categorical (sweep order) because sweeps mix scales and ∞. A run that has no
-    summary (failed, still running) is a gap in the line and is named in the note.
+    `series[policy]` holds one summary per value (None: failed or not done yet — a gap, named in the
+    note). `baselines` are the experiment's runs that were not swept, drawn as dashed horizontal lines.
+    The x axis is categorical (sweep order) because sweeps mix scales and ∞.
     """
     labels = [value_label(v) for v in values]
     x_range = FactorRange(*labels)
+    colours = policy_colours([*series, *(baselines or {})])
     figs = []
-    for i, (key, title) in enumerate(metrics):
-        y = np.array([_metric(s, key) for s in summaries], dtype=float)
+    for key, title in metrics:
         fig = new_figure(f"{title} vs {parameter}", width=440, height=260, x_range=x_range)
-        source = ColumnDataSource({"x": labels, "y": y})
-        colour = POLICY_PALETTE[i % len(POLICY_PALETTE)]
-        fig.line("x", "y", source=source, color=colour, line_width=2)
-        fig.scatter("x", "y", source=source, color=colour, size=8)
+        fig.add_layout(Legend(click_policy="hide", label_text_font_size="10px"), "below")
+        for policy, summaries in series.items():
+            source = ColumnDataSource({"x": labels, "y": np.array([_metric(s, key) for s in summaries], float)})
+            fig.line("x", "y", source=source, color=colours[policy], line_width=2, legend_label=policy)
+            fig.scatter("x", "y", source=source, color=colours[policy], size=8, legend_label=policy)
+        for policy, summary in (baselines or {}).items():
+            level = _metric(summary, key)
+            if np.isfinite(level):
+                fig.line([labels[0], labels[-1]], [level, level], color=colours[policy], line_dash="dashed",
+                         legend_label=f"{policy} (not swept)")
         fig.xaxis.axis_label = parameter
         fig.yaxis.axis_label = title
         if key == "utilization":
@@ -55,15 +65,17 @@ def sweep_trend(parameter: str, values: Sequence[object], summaries: Sequence[Ma
         fig.add_tools(HoverTool(tooltips=[(parameter, "@x"), (title, "@y{0,0.00}")]))
         figs.append(fig)
     grid = column(*[row(*figs[i:i + 2]) for i in range(0, len(figs), 2)])
-    missing = [label for label, s in zip(labels, summaries) if not s]
     parts: list[LayoutDOM] = [heading(f"Sweep over {parameter}"), grid]
+    missing = [f"{policy} at {label}" for policy, summaries in series.items()
+               for label, s in zip(labels, summaries) if not s]
     if missing:
-        parts.append(note(f"No result yet (or failed) for {parameter} = {', '.join(missing)}: gaps in the lines."))
+        parts.append(note(f"No result yet (or failed) for {', '.join(missing)}: gaps in the lines."))
     return column(*parts)
 
 
-def _metric(summary: Mapping[str, float] | None, key: str) -> float:
+def _metric(summary: Summary, key: str) -> float:
     try:
-        return float(summary[key]) if summary else float("nan")
+        value = summary[key] if summary else None
+        return float(value) if value is not None else float("nan")
     except (KeyError, TypeError, ValueError):
         return float("nan")

@@ -1,0 +1,58 @@
+"""Token authentication and JSON errors for the API (no framework needed for six endpoints)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+
+from webapp.api.models import Token
+
+log = logging.getLogger(__name__)
+
+
+def error(message: str, status: int = 400, **extra: Any) -> JsonResponse:
+    return JsonResponse({"error": message, **extra}, status=status)
+
+
+def authorize(*methods: str) -> Callable:
+    """Require `Authorization: Token <key>` and one of `methods`; every failure is a JSON error."""
+
+    def decorator(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+        @csrf_exempt
+        @wraps(view)
+        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            if request.method not in methods:
+                return error(f"method {request.method} not allowed; use {' or '.join(methods)}", 405)
+            scheme, _, key = request.headers.get("Authorization", "").partition(" ")
+            user = Token.user_for(key.strip()) if scheme.lower() == "token" and key.strip() else None
+            if user is None:
+                return error("authentication required: send the header 'Authorization: Token <token>' "
+                             "(get one from POST /api/auth/token/)", 401)
+            request.user = user
+            try:
+                return view(request, *args, **kwargs)
+            except Http404:
+                return error("not found", 404)
+
+        return wrapper
+
+    return decorator
+
+
+def json_body(request: HttpRequest) -> dict[str, Any]:
+    """The request's JSON object (or its form fields); raises ValueError with a message."""
+    if request.content_type == "application/json":
+        try:
+            data = json.loads(request.body or b"{}")
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise ValueError(f"the body is not valid JSON ({e})") from None
+        if not isinstance(data, dict):
+            raise ValueError("the body must be a JSON object")
+        return data
+    return request.POST.dict()

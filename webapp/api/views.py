@@ -1,0 +1,146 @@
+"""The JSON API for scripts (docs/web.md has curl examples). Same permission rules as the pages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import authenticate
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.urls import reverse
+from django.views.decorators.csrf import csrf_exempt
+
+from webapp.api.decorators import authorize, error, json_body
+from webapp.api.models import Token
+from webapp.core.permissions import get_visible_or_404, visible_to
+from webapp.experiments.models import Experiment, Run
+from webapp.experiments.services import ExperimentError, create_experiment, parse_sweep_values, progress_payload
+from webapp.traces.forms import TraceUploadForm
+from webapp.traces.models import Machine, Trace
+from webapp.traces.uploads import too_large_message
+from webapp.traces.views import create_trace
+
+
+@csrf_exempt
+def token(request: HttpRequest) -> JsonResponse:
+    if request.method != "POST":
+        return error("use POST with {username, password}", 405)
+    try:
+        data = json_body(request)
+    except ValueError as e:
+        return error(str(e))
+    user = authenticate(request, username=data.get("username", ""), password=data.get("password", ""))
+    if user is None:
+        return error("wrong username or password", 401)
+    return JsonResponse({"token": Token.issue(user)})
+
+
+def trace_json(trace: Trace) -> dict[str, Any]:
+    return {
+        "id": trace.pk, "name": trace.name, "description": trace.description, "owner": trace.owner.username,
+        "shared": trace.shared, "status": trace.status, "error": trace.error, "sha256": trace.sha256,
+        "size_bytes": trace.size_bytes, "procs": trace.procs, "summary": trace.summary,
+        "created": trace.created.isoformat(), "url": trace.get_absolute_url(),
+    }
+
+
+@authorize("GET", "POST")
+def traces(request: HttpRequest) -> JsonResponse:
+    if request.method == "GET":
+        return JsonResponse({"traces": [trace_json(t) for t in visible_to(Trace, request.user).select_related("owner")]})
+    form = TraceUploadForm(request.POST, request.FILES)
+    if getattr(request, "upload_too_large", False):
+        form.is_valid()
+        form.discard()
+        return error(too_large_message(), 413)
+    if not form.is_valid():
+        form.discard()
+        problems = {field: list(msgs) for field, msgs in form.errors.items()}
+        first = next(iter(problems.values()))[0]
+        return error(first, 400, errors=problems)
+    trace = create_trace(request.user, form.cleaned_data, form.inspected, form.cleaned_data["file"].name)
+    return JsonResponse({"id": trace.pk, "status": trace.status}, status=201)
+
+
+@authorize("GET")
+def trace_detail(request: HttpRequest, pk: int) -> JsonResponse:
+    return JsonResponse(trace_json(get_visible_or_404(Trace.objects.select_related("owner"), request.user, pk)))
+
+
+def experiment_json(experiment: Experiment) -> dict[str, Any]:
+    data = progress_payload(experiment)
+    data.update({"owner": experiment.owner.username, "shared": experiment.shared, "allocation": experiment.allocation,
+                 "exact_estimates": experiment.exact_estimates, "seed": experiment.seed,
+                 "url": experiment.get_absolute_url()})
+    for run in data["runs"]:
+        run["schedule_csv"] = reverse("api:run_schedule_csv", args=[run["id"]])
+    return data
+
+
+@authorize("GET", "POST")
+def experiments(request: HttpRequest) -> JsonResponse:
+    if request.method == "GET":
+        qs = visible_to(Experiment, request.user).select_related("owner")
+        return JsonResponse({"experiments": [
+            {"id": e.pk, "name": e.name, "trace": e.trace_id, "procs": e.procs, "owner": e.owner.username,
+             "url": e.get_absolute_url()} for e in qs
+        ]})
+    try:
+        data = json_body(request)
+        experiment = create_experiment(request.user, **experiment_arguments(request, data))
+    except (ValueError, ExperimentError) as e:
+        return error(str(e))
+    return JsonResponse({"id": experiment.pk, "runs": list(experiment.runs.values_list("pk", flat=True))}, status=201)
+
+
+def experiment_arguments(request: HttpRequest, data: dict[str, Any]) -> dict[str, Any]:
+    """Check the JSON of POST /api/experiments/ and turn it into create_experiment's arguments."""
+    unknown = sorted(set(data) - {"trace", "procs", "machine", "policies", "allocation", "exact_estimates",
+                                  "seed", "name", "description", "shared", "sweep"})
+    if unknown:
+        raise ValueError(f"unknown field {unknown[0]!r}")
+    if "trace" not in data:
+        raise ValueError("field trace: give a trace id")
+    trace = _visible(Trace, request, data["trace"], "trace")
+    machine = _visible(Machine, request, data["machine"], "machine") if data.get("machine") is not None else None
+    procs = data.get("procs")
+    if procs is not None and (isinstance(procs, bool) or not isinstance(procs, int) or procs < 1):
+        raise ValueError("field procs: a positive integer")
+    policies = data.get("policies")
+    if not isinstance(policies, list) or not policies:
+        raise ValueError('field policies: a list such as [{"preset": "easy", "params": {}}]')
+    sweep = data.get("sweep") or {}
+    if not isinstance(sweep, dict):
+        raise ValueError('field sweep: {"param": "masc", "values": [1, 2, "inf"]}')
+    values = sweep.get("values", [])
+    if isinstance(values, str):
+        values = parse_sweep_values(values)
+    seed = data.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ValueError("field seed: an integer")
+    return {
+        "name": str(data.get("name", "")), "description": str(data.get("description", "")), "trace": trace,
+        "procs": procs, "machine": machine, "policies": policies, "allocation": str(data.get("allocation", "count")),
+        "exact_estimates": bool(data.get("exact_estimates", False)), "seed": seed,
+        "sweep_param": str(sweep.get("param", "")), "sweep_values": list(values), "shared": bool(data.get("shared", False)),
+    }
+
+
+def _visible(model, request: HttpRequest, pk: Any, field: str):  # noqa: ANN001, ANN202
+    try:
+        return get_visible_or_404(model, request.user, int(pk))
+    except (Http404, TypeError, ValueError):
+        raise ValueError(f"field {field}: no {field} with id {pk!r} that you may use") from None
+
+
+@authorize("GET")
+def experiment_detail(request: HttpRequest, pk: int) -> JsonResponse:
+    return JsonResponse(experiment_json(get_visible_or_404(Experiment.objects.select_related("owner"), request.user, pk)))
+
+
+@authorize("GET")
+def run_schedule_csv(request: HttpRequest, pk: int) -> HttpResponse:
+    run = get_visible_or_404(Run, request.user, pk)
+    if run.status != Run.Status.DONE or not run.schedule_csv.exists():
+        return error(f"run {run.pk} has no schedule: it is {run.status}", 404)
+    return FileResponse(open(run.schedule_csv, "rb"), as_attachment=True,
+                        filename=f"run-{run.pk}-schedule.csv", content_type="text/csv")

@@ -1,0 +1,195 @@
+"""From runs' schedules to the comparison dashboard's layouts (no Django here: plain data in).
+
+Every number comes from engine.metrics (one metrics module for every page); this module only
+chooses what to show, downsamples it for display and says so, and calls the figure builders.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from bokeh.layouts import column
+from bokeh.models import LayoutDOM
+
+from engine.metrics import fairness, summary, timeseries
+from webapp.dashboards.figures import (GanttWindow, PolicyTimelines, fairness_figure, gantt_figure, grid_edges,
+                                       linked_timelines, mean_wait_grid, metrics_table, policy_colours,
+                                       ratio_heatmap, sweep_trend, wait_cdf_figure, wait_heatmaps)
+from webapp.dashboards.figures.style import heading, note
+
+#: Points per step series sent to the browser (a few thousand is sharp on any screen).
+MAX_STEP_POINTS = 2_000
+#: Allocations drawn separately in the occupancy plots; the rest add up in "other".
+TOP_ALLOCATIONS = 8
+DEFAULT_GANTT_SECONDS = 86_400
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What a comparison page shows: done runs' schedules under their (unique) labels."""
+
+    schedules: dict[str, pd.DataFrame]
+    capacity: int
+    summaries: dict[str, dict] = field(default_factory=dict)
+    busy_column: str = "procs"                      # "alloc" when the buddy allocator rounds up
+    targets: Mapping[str, float] | None = None      # allocation → target share of the machine
+    sweep_parameter: str = ""
+    sweep_values: list = field(default_factory=list)                    # the swept values, in order
+    sweep_series: dict[str, list] = field(default_factory=dict)         # policy → summary per value (or None)
+    sweep_baselines: dict[str, dict] = field(default_factory=dict)      # runs not swept → summary
+    missing: list[str] = field(default_factory=list)           # runs not shown, with why
+
+
+def allocation_key(schedule: pd.DataFrame) -> str:
+    """The allocation the trace provides: group, else queue, else user (first with two known values)."""
+    for key in ("group", "queue", "user"):
+        if key in schedule.columns and schedule.loc[schedule[key] >= 0, key].nunique() >= 2:
+            return key
+    return "user"
+
+
+def summaries_of(comparison: Comparison) -> dict[str, dict]:
+    """Each run's summary: the stored one when present, else engine.metrics.summary.summarize()."""
+    return {label: comparison.summaries.get(label) or summary.summarize(s, comparison.capacity)
+            for label, s in comparison.schedules.items()}
+
+
+def downsampled(series: pd.DataFrame, what: str, notes: list[str], max_points: int = MAX_STEP_POINTS) -> pd.DataFrame:
+    if len(series) <= max_points:
+        return series
+    notes.append(f"{what} time-averaged into {max_points:,} points (from {len(series):,} steps)")
+    return timeseries.downsample_steps(series, max_points, how="mean")
+
+
+def policy_timelines(schedule: pd.DataFrame, *, key: str, busy_column: str = "procs",
+                     max_points: int = MAX_STEP_POINTS) -> PolicyTimelines:
+    notes: list[str] = []
+    busy = downsampled(timeseries.busy_processors(schedule, busy_column), "utilization", notes, max_points)
+    queue = downsampled(timeseries.queue_length(schedule), "queue length", notes, max_points)
+    occupancy = timeseries.occupancy_by(schedule, key, column=busy_column, top=TOP_ALLOCATIONS)
+    occupancy = downsampled(occupancy, f"occupancy by {key}", notes, max_points)
+    return PolicyTimelines(busy=busy, queue=queue, occupancy=occupancy, notes=notes)
+
+
+def _with_missing(layout: LayoutDOM, comparison: Comparison) -> LayoutDOM:
+    if not comparison.missing:
+        return layout
+    return column(layout, note("Not shown: " + "; ".join(comparison.missing) + "."))
+
+
+def metrics_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:
+    return metrics_table(summaries_of(comparison))
+
+
+def timelines_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:
+    key = allocation_key(next(iter(comparison.schedules.values())))
+    lines = {label: policy_timelines(s, key=key, busy_column=comparison.busy_column)
+             for label, s in comparison.schedules.items()}
+    return linked_timelines(lines, comparison.capacity, allocation_kind=key, targets=comparison.targets,
+                            colours=policy_colours(comparison.schedules))
+
+
+def cdf_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:
+    return wait_cdf_figure({label: s["wait"].to_numpy() for label, s in comparison.schedules.items()})
+
+
+def fairness_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:
+    per_user = {label: fairness.per_user(s) for label, s in comparison.schedules.items()}
+    jain = {label: fairness.jain_index(table["mean_bsld"]) for label, table in per_user.items()}
+    return fairness_figure(per_user, jain={k: v for k, v in jain.items() if v is not None},
+                           colours=policy_colours(comparison.schedules))
+
+
+def heatmaps_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:
+    size_edges, runtime_edges = grid_edges(comparison.schedules)
+    grids = {label: mean_wait_grid(s, size_edges, runtime_edges) for label, s in comparison.schedules.items()}
+    return wait_heatmaps(grids)
+
+
+def ratio_pair(labels: Sequence[str], a: str | None, b: str | None) -> tuple[str, str]:
+    """The two policies to divide: the requested labels when valid, else the first two."""
+    a = a if a in labels else labels[0]
+    b = b if b in labels and b != a else next((x for x in labels if x != a), a)
+    return a, b
+
+
+def ratio_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:
+    labels = list(comparison.schedules)
+    a, b = ratio_pair(labels, params.get("a"), params.get("b"))
+    size_edges, runtime_edges = grid_edges(comparison.schedules)
+    grid_a = mean_wait_grid(comparison.schedules[a], size_edges, runtime_edges)
+    grid_b = mean_wait_grid(comparison.schedules[b], size_edges, runtime_edges)
+    return ratio_heatmap(a, grid_a, b, grid_b)
+
+
+def default_window(schedules: Mapping[str, pd.DataFrame], seconds: int = DEFAULT_GANTT_SECONDS) -> GanttWindow:
+    """One day from the median start time of the first schedule: mid-trace, past any warm-up."""
+    first = next(iter(schedules.values()))
+    if len(first) == 0:
+        return GanttWindow(0, seconds)
+    middle = float(np.median(first["start"].to_numpy()))
+    return GanttWindow(middle, middle + seconds)
+
+
+def gantt_window(schedules: Mapping[str, pd.DataFrame], params: Mapping[str, str]) -> GanttWindow:
+    default = default_window(schedules)
+    start = _float_or(params.get("start"), default.start)
+    end = _float_or(params.get("end"), start + (default.end - default.start))
+    if end <= start:
+        end = start + 1.0
+    return GanttWindow(start, end)
+
+
+def _float_or(text: str | None, default: float) -> float:
+    try:
+        value = float(text) if text not in (None, "") else default
+    except ValueError:
+        return default
+    return value if np.isfinite(value) else default
+
+
+def gantt_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:
+    return gantt_figure(comparison.schedules, comparison.capacity, gantt_window(comparison.schedules, params))
+
+
+def sweep_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:
+    if not comparison.sweep_parameter:
+        return column(heading("Sweep"), note("This experiment is not a sweep."))
+    return sweep_trend(comparison.sweep_parameter, comparison.sweep_values, comparison.sweep_series,
+                       baselines=comparison.sweep_baselines)
+
+
+Builder = Callable[[Comparison, Mapping[str, str]], LayoutDOM]
+
+#: Plot name (URL part and element id) → builder, in page order.
+PLOTS: dict[str, Builder] = {
+    "metrics": metrics_layout,
+    "sweep": sweep_layout,
+    "timelines": timelines_layout,
+    "cdf": cdf_layout,
+    "fairness": fairness_layout,
+    "heatmaps": heatmaps_layout,
+    "ratio": ratio_layout,
+    "gantt": gantt_layout,
+}
+
+
+def plot_names(comparison_is_sweep: bool) -> list[str]:
+    return [name for name in PLOTS if name != "sweep" or comparison_is_sweep]
+
+
+def build_plot(name: str, comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:
+    """One named part of the page; the metrics table also names runs left out (failed, unfinished)."""
+    layout = PLOTS[name](comparison, params)
+    return _with_missing(layout, comparison) if name == "metrics" else layout
+
+
+def full_layout(comparison: Comparison, params: Mapping[str, str], title: str) -> LayoutDOM:
+    """Every part in one layout, for the self-contained HTML download."""
+    parts = [heading(title)] + [PLOTS[name](comparison, params) for name in plot_names(bool(comparison.sweep_parameter))]
+    if comparison.missing:
+        parts.append(note("Not shown: " + "; ".join(comparison.missing) + "."))
+    return column(*parts)

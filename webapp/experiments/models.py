@@ -1,0 +1,125 @@
+"""Experiments (a trace + a machine + several policies) and their runs (one simulation each)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+
+from webapp.core.files import media_path
+from webapp.traces.models import Machine, Trace
+
+
+class Experiment(models.Model):
+    class Allocation(models.TextChoices):
+        COUNT = "count", "count (any free processors)"
+        BUDDY = "buddy", "buddy (power-of-two blocks)"
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, models.CASCADE, related_name="experiments")
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    shared = models.BooleanField(default=False, help_text="Everybody on this server may see it.")
+    created = models.DateTimeField(auto_now_add=True)
+
+    trace = models.ForeignKey(Trace, models.PROTECT, related_name="experiments")
+    machine = models.ForeignKey(Machine, models.PROTECT, null=True, blank=True, related_name="experiments")
+    procs = models.PositiveIntegerField("processors")
+    allocation = models.CharField(max_length=10, choices=Allocation.choices, default=Allocation.COUNT)
+    exact_estimates = models.BooleanField(default=False)
+    seed = models.IntegerField(default=0)
+    sweep_param = models.CharField(max_length=100, blank=True)
+    sweep_values = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["-created", "-pk"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("experiments:detail", args=[self.pk])
+
+    @property
+    def machine_label(self) -> str:
+        if self.machine_id:
+            return str(self.machine)
+        return f"{self.procs} processors"
+
+
+class Run(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+        CANCELLED = "cancelled"
+
+    FINAL = (Status.DONE, Status.FAILED, Status.CANCELLED)
+    OWNER_FIELD = "experiment__owner"
+    SHARED_FIELD = "experiment__shared"
+
+    experiment = models.ForeignKey(Experiment, models.CASCADE, related_name="runs")
+    position = models.PositiveIntegerField(default=0)
+    label = models.CharField(max_length=300)
+    policy = models.JSONField()  # {"preset": ..., "params": {...}} as engine.policies.registry.resolve takes it
+    sweep_value = models.JSONField(null=True, blank=True)
+
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    progress = models.FloatField(default=0.0)  # fraction of jobs simulated, 0..1
+    error = models.TextField(blank=True)
+    task_id = models.CharField(max_length=100, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    cancel_requested = models.BooleanField(default=False)
+    queued_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    summary = models.JSONField(null=True, blank=True)  # engine.metrics.summary.summarize(), also summary.json
+
+    class Meta:
+        ordering = ["experiment", "position", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.experiment.name} / {self.label}"
+
+    def get_absolute_url(self) -> str:
+        return self.experiment.get_absolute_url() + f"#run-{self.pk}"
+
+    @property
+    def is_final(self) -> bool:
+        return self.status in self.FINAL
+
+    @property
+    def result_dir(self) -> Path:
+        return media_path(f"runs/{self.pk}")
+
+    @property
+    def schedule_csv(self) -> Path:
+        return self.result_dir / "schedule.csv"
+
+    def load_schedule(self) -> pd.DataFrame:
+        """The engine's schedule of a finished run (columns as engine.sim.SCHEDULE_COLUMNS)."""
+        return load_frame(self.result_dir / "schedule.npz")
+
+    def load_meta(self) -> dict:
+        path = self.result_dir / "meta.json"
+        return json.loads(path.read_text()) if path.exists() else {}
+
+
+def save_frame(frame: pd.DataFrame, path: Path) -> None:
+    """A DataFrame as .npz: one array per column plus the column order; no pickle."""
+    arrays = {f"c{i}": frame[c].to_numpy() for i, c in enumerate(frame.columns)}
+    arrays["__columns__"] = np.array([str(c) for c in frame.columns])
+    with open(path, "wb") as f:
+        np.savez(f, **arrays)
+
+
+def load_frame(path: Path) -> pd.DataFrame:
+    with np.load(path, allow_pickle=False) as data:
+        columns = [str(c) for c in data["__columns__"]]
+        return pd.DataFrame({c: data[f"c{i}"] for i, c in enumerate(columns)})

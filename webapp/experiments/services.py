@@ -1,0 +1,162 @@
+"""Creating experiments and their runs; shared by the new-experiment page and the JSON API."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+
+from webapp.core.tasks import enqueue
+from webapp.experiments.models import Experiment, Run
+from webapp.traces.models import Machine, Trace
+
+
+class ExperimentError(ValueError):
+    """Bad experiment input, with a message naming the policy, parameter or field."""
+
+
+@dataclass
+class PlannedRun:
+    label: str
+    policy: dict[str, Any]
+    sweep_value: Any = None
+
+
+def resolve_policy(spec: Any) -> dict[str, Any]:
+    """Validate one policy spec through the engine's registry; returns {"preset", "params", "_label"}."""
+    from engine.policies import PolicyError
+    from engine.policies.registry import resolve
+
+    try:
+        resolved = resolve(spec)
+    except PolicyError as e:
+        raise ExperimentError(str(e)) from None
+    data = resolved.to_dict()
+    return {"preset": data["preset"], "params": data["params"], "_label": resolved.label}
+
+
+def parse_sweep_values(text: str) -> list[Any]:
+    """ "1, 2, 5, inf" → [1, 2, 5, "inf"]; types are checked later by the registry."""
+    values: list[Any] = []
+    for part in text.replace(";", ",").split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if part.lower() in ("inf", "infinity", "∞"):
+            values.append("inf")
+            continue
+        try:
+            number = float(part)
+        except ValueError:
+            raise ExperimentError(f"sweep value {part!r} is not a number or inf") from None
+        values.append(int(number) if number.is_integer() and not math.isinf(number) else number)
+    return values
+
+
+def plan_runs(policies: list[Any], sweep_param: str = "", sweep_values: list[Any] | None = None) -> list[PlannedRun]:
+    """One run per policy; a policy with the swept parameter becomes one run per value."""
+    if not policies:
+        raise ExperimentError("choose at least one policy")
+    planned: list[PlannedRun] = []
+    swept_any = False
+    for spec in policies:
+        base = resolve_policy(spec)
+        if sweep_param and sweep_param in base["params"]:
+            if not sweep_values:
+                raise ExperimentError(f"sweep over {sweep_param}: give at least one value")
+            swept_any = True
+            for value in sweep_values:
+                params = {**base["params"], sweep_param: value}
+                run = resolve_policy({"preset": base["preset"], "params": params})
+                planned.append(PlannedRun(run.pop("_label"), run, value))
+        else:
+            planned.append(PlannedRun(base.pop("_label"), base))
+    if sweep_param and not swept_any:
+        raise ExperimentError(f"sweep parameter {sweep_param!r}: none of the chosen policies has it")
+    return planned
+
+
+def create_experiment(
+    owner: Any, *, name: str, trace: Trace, procs: int | None, machine: Machine | None,
+    policies: list[Any], allocation: str = "count", exact_estimates: bool = False, seed: int = 0,
+    sweep_param: str = "", sweep_values: list[Any] | None = None, shared: bool = False, description: str = "",
+) -> Experiment:
+    """Validate everything first, then create the experiment and its runs in one transaction and
+    queue one task per run once it commits. Raises ExperimentError; nothing is stored then."""
+    from webapp.experiments.tasks import run_simulation
+
+    if not trace.is_ready:
+        raise ExperimentError(f"trace “{trace.name}” is not ready ({trace.status})")
+    if allocation not in Experiment.Allocation.values:
+        raise ExperimentError(f"allocation must be one of {', '.join(Experiment.Allocation.values)}")
+    size = machine.procs if machine is not None else (procs or trace.procs)
+    if not size or size < 1:
+        raise ExperimentError("machine size unknown: give a number of processors or a machine")
+    planned = plan_runs(policies, sweep_param, sweep_values)
+    with transaction.atomic():
+        experiment = Experiment.objects.create(
+            owner=owner, name=name or f"{trace.name}: {', '.join(p.label for p in planned[:4])}"[:200],
+            description=description, shared=shared, trace=trace, machine=machine, procs=size,
+            allocation=allocation, exact_estimates=exact_estimates, seed=seed,
+            sweep_param=sweep_param if sweep_values else "", sweep_values=sweep_values or [],
+        )
+        for position, plan in enumerate(planned):
+            run = Run.objects.create(experiment=experiment, position=position, label=plan.label[:300],
+                                     policy=plan.policy, sweep_value=plan.sweep_value)
+            enqueue(run_simulation, run.pk)
+    return experiment
+
+
+def cancel_run(run: Run) -> None:
+    """A queued run is cancelled at once; a running one stops at its next should_stop check."""
+    from django.utils import timezone
+
+    if not Run.objects.filter(pk=run.pk, status=Run.Status.QUEUED).update(
+        status=Run.Status.CANCELLED, cancel_requested=True, finished_at=timezone.now(), error="cancelled before it started"
+    ):
+        Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING).update(cancel_requested=True)
+
+
+def rerun(run: Run) -> bool:
+    """Queue a finished (done, failed or cancelled) run again from scratch."""
+    from webapp.experiments.tasks import remove_results, run_simulation
+
+    with transaction.atomic():
+        again = Run.objects.filter(pk=run.pk, status__in=Run.FINAL).update(
+            status=Run.Status.QUEUED, progress=0.0, error="", summary=None, cancel_requested=False,
+            attempts=0, task_id="", started_at=None, heartbeat_at=None, finished_at=None,
+        )
+        if again:
+            remove_results(run)
+            enqueue(run_simulation, run.pk)
+    return bool(again)
+
+
+def delete_experiment(experiment: Experiment) -> None:
+    from webapp.experiments.tasks import remove_results
+
+    runs = list(experiment.runs.all())
+    for run in runs:
+        cancel_run(run)
+    experiment.delete()
+    for run in runs:
+        remove_results(run)
+
+
+METRIC_COLUMNS = ["jobs", "rejected", "mean_wait", "median_wait", "p95_wait", "max_wait", "mean_response",
+                  "mean_bsld", "p95_bsld", "max_bsld", "max_stretch", "weighted_turnaround", "mean_abs_skip",
+                  "max_skip", "utilization", "makespan", "throughput", "jain_bsld", "wall_seconds"]
+
+
+def progress_payload(experiment: Experiment) -> dict[str, Any]:
+    runs = [
+        {"id": r.pk, "label": r.label, "policy": r.policy, "sweep_value": r.sweep_value, "status": r.status,
+         "progress": round(r.progress, 4), "percent": int(r.progress * 100) if r.status != "done" else 100,
+         "error": r.error, "attempts": r.attempts, "cancel_requested": r.cancel_requested,
+         "summary": r.summary}
+        for r in experiment.runs.all()
+    ]
+    return {"id": experiment.pk, "name": experiment.name, "trace": experiment.trace_id, "procs": experiment.procs,
+            "finished": all(r["status"] in Run.FINAL for r in runs), "runs": runs}

@@ -1,0 +1,208 @@
+"""Running one simulation in the background: thin over engine.sim and engine.metrics.
+
+The task owns the run's state machine (queued → running → done | failed | cancelled); every
+transition is a guarded UPDATE (filter on the expected status), so a duplicate delivery, a cancel
+or the reconcile step never races a worker into an inconsistent state.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import tempfile
+import time
+from datetime import timedelta
+from pathlib import Path
+
+from celery import shared_task
+from celery.exceptions import SoftTimeLimitExceeded
+from celery.signals import worker_ready
+from django.conf import settings
+from django.db.models import F, Q
+from django.utils import timezone
+
+from webapp.core.files import replace_dir
+from webapp.experiments.models import Run, save_frame
+
+log = logging.getLogger(__name__)
+
+MAX_ATTEMPTS = 2  # a run whose worker is lost is re-queued once, then failed
+HEARTBEAT_SECONDS = 5.0
+
+
+class Reporter:
+    """The engine's progress and should_stop callbacks, throttled to about one database hit a second."""
+
+    def __init__(self, run_id: int, interval: float = 1.0) -> None:
+        self.run_id = run_id
+        self.interval = interval
+        self.last_progress = 0.0
+        self.last_check = 0.0
+        self.last_beat = time.monotonic()
+
+    def progress(self, fraction: float) -> None:
+        now = time.monotonic()
+        if now - self.last_progress >= self.interval:
+            self.last_progress = self.last_beat = now
+            Run.objects.filter(pk=self.run_id, status=Run.Status.RUNNING).update(
+                progress=min(max(float(fraction), 0.0), 1.0), heartbeat_at=timezone.now()
+            )
+
+    def should_stop(self) -> bool:
+        now = time.monotonic()
+        if now - self.last_check < self.interval:
+            return False
+        self.last_check = now
+        if now - self.last_beat >= HEARTBEAT_SECONDS:
+            self.last_beat = now
+            Run.objects.filter(pk=self.run_id, status=Run.Status.RUNNING).update(heartbeat_at=timezone.now())
+        # Stop when cancelled, or when the run is no longer ours (reconciled away meanwhile).
+        return not Run.objects.filter(pk=self.run_id, status=Run.Status.RUNNING, cancel_requested=False).exists()
+
+
+@shared_task(
+    bind=True, acks_late=True, reject_on_worker_lost=True,
+    soft_time_limit=settings.SCHEDLAB_RUN_TIME_LIMIT, time_limit=settings.SCHEDLAB_RUN_TIME_LIMIT + 60,
+)
+def run_simulation(self, run_id: int) -> int:  # noqa: ANN001
+    now = timezone.now()
+    started = Run.objects.filter(pk=run_id, status=Run.Status.QUEUED, cancel_requested=False).update(
+        status=Run.Status.RUNNING, started_at=now, heartbeat_at=now, finished_at=None, progress=0.0,
+        error="", attempts=F("attempts") + 1, task_id=self.request.id or "",
+    )
+    if not started:  # cancelled, deleted, or a duplicate delivery of a message already handled
+        return run_id
+    try:
+        execute(run_id, Reporter(run_id))
+    except Exception as e:  # noqa: BLE001
+        from engine.sim import Cancelled
+
+        if isinstance(e, Cancelled):
+            _finish(run_id, Run.Status.CANCELLED, error="cancelled")
+        elif isinstance(e, SoftTimeLimitExceeded):
+            _finish(run_id, Run.Status.FAILED,
+                    error=f"time limit: the run took longer than {settings.SCHEDLAB_RUN_TIME_LIMIT} s")
+        else:
+            _finish(run_id, Run.Status.FAILED, error=failure_message(e))
+            if not is_input_error(e):
+                log.exception("run %s failed", run_id)
+    return run_id
+
+
+def execute(run_id: int, reporter: Reporter) -> None:
+    """Load the trace, simulate, write results to MEDIA_ROOT/runs/<id>/ atomically, mark done."""
+    from engine.metrics.summary import summarize
+    from engine.sim import simulate
+
+    run = Run.objects.select_related("experiment__trace").get(pk=run_id)
+    experiment = run.experiment
+    workload = load_trace_workload(experiment.trace)
+    result = simulate(
+        workload, capacity=experiment.procs, policy=run.policy, allocation=experiment.allocation,
+        exact_estimates=experiment.exact_estimates, seed=experiment.seed,
+        progress=reporter.progress, should_stop=reporter.should_stop,
+    )
+    summary = summarize(result.schedule, result.capacity, rejected=result.meta.get("rejected"),
+                        wall_seconds=result.meta.get("wall_seconds"))
+    summary = json.loads(json.dumps(summary, default=_json_default))
+    write_results(run, result, summary)
+    _finish(run_id, Run.Status.DONE, progress=1.0, summary=summary)
+
+
+def load_trace_workload(trace):  # noqa: ANN001, ANN201 - Trace → engine Workload
+    from engine.workload import cache, load_workload
+
+    path = trace.cache_path
+    if path is not None and path.exists():
+        return cache.load(path)
+    workload = load_workload(trace.path, procs=trace.procs)  # cache lost: rebuild it once
+    target = trace.cache_path_for(int(workload.metadata["procs"]))
+    cache.save(workload, target)
+    return workload
+
+
+def write_results(run: Run, result, summary: dict) -> None:  # noqa: ANN001
+    """schedule.csv, schedule.npz (for the dashboards), summary.json and meta.json, all or nothing."""
+    target = run.result_dir
+    target.parent.mkdir(parents=True, exist_ok=True)
+    build = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".build-{run.pk}-"))
+    try:
+        result.to_csv(build / "schedule.csv")
+        save_frame(result.schedule, build / "schedule.npz")
+        (build / "summary.json").write_text(json.dumps(summary, indent=1))
+        (build / "meta.json").write_text(json.dumps(result.meta, indent=1, default=_json_default))
+        replace_dir(build, target)
+    except BaseException:
+        shutil.rmtree(build, ignore_errors=True)
+        raise
+
+
+def _finish(run_id: int, status: str, **fields: object) -> bool:
+    return bool(Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(
+        status=status, finished_at=timezone.now(), **fields
+    ))
+
+
+def _json_default(value: object) -> object:
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    return str(value)
+
+
+def is_input_error(error: Exception) -> bool:
+    from engine.policies import PolicyError
+    from engine.workload import WorkloadError
+
+    return isinstance(error, (WorkloadError, PolicyError))
+
+
+def failure_message(error: Exception) -> str:
+    """One line a person can act on; the traceback goes to the worker log only."""
+    text = (str(error).strip().splitlines() or [""])[0][:500]
+    if is_input_error(error) or type(error).__name__ == "SimulationError":
+        return text or type(error).__name__
+    return f"internal error ({type(error).__name__}{': ' + text if text else ''}); see the worker log"
+
+
+# --------------------------------------------------------------------------- reconcile
+
+
+def reconcile(runs=None, stale_seconds: int | None = None) -> dict[str, int]:  # noqa: ANN001
+    """Runs marked running whose worker stopped writing heartbeats are lost: re-queue each once,
+    then fail it with "worker lost". Safe to call from several places at once."""
+    stale = stale_seconds if stale_seconds is not None else settings.SCHEDLAB_RUN_STALE_SECONDS
+    cutoff = timezone.now() - timedelta(seconds=stale)
+    qs = (runs if runs is not None else Run.objects.all()).filter(status=Run.Status.RUNNING)
+    lost = qs.filter(Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff))
+    counts = {"requeued": 0, "failed": 0}
+    for run in lost.only("pk", "attempts", "heartbeat_at", "cancel_requested"):
+        guard = Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING, heartbeat_at=run.heartbeat_at)
+        if run.attempts < MAX_ATTEMPTS and not run.cancel_requested:
+            if guard.update(status=Run.Status.QUEUED, progress=0.0, task_id=""):
+                run_simulation.delay(run.pk)
+                counts["requeued"] += 1
+        elif guard.update(status=Run.Status.FAILED, finished_at=timezone.now(),
+                          error="worker lost: the worker running it stopped (tried twice)"
+                          if not run.cancel_requested else "cancelled (worker lost)"):
+            counts["failed"] += 1
+    if counts["requeued"] or counts["failed"]:
+        log.warning("reconcile: %(requeued)d run(s) re-queued, %(failed)d failed as worker lost", counts)
+    return counts
+
+
+@shared_task
+def reconcile_runs() -> dict[str, int]:
+    return reconcile()
+
+
+@worker_ready.connect
+def _reconcile_at_start(**_: object) -> None:
+    try:
+        reconcile()
+    except Exception:  # noqa: BLE001 - never keep a worker from starting
+        log.exception("reconcile at worker start failed")
+
+
+def remove_results(run: Run) -> None:
+    shutil.rmtree(run.result_dir, ignore_errors=True)

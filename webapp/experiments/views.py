@@ -1,0 +1,146 @@
+"""Experiment pages: list, new (form from the policy registry), detail with live progress,
+cancel, re-run, delete, and the CSV downloads."""
+
+from __future__ import annotations
+
+import csv
+
+from django.contrib import messages
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import NoReverseMatch, reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from webapp.core.permissions import can_change, get_owned_or_404, get_visible_or_404, visible_to
+from webapp.experiments.forms import ExperimentEditForm, ExperimentForm
+from webapp.experiments.models import Experiment, Run
+from webapp.experiments.services import (
+    METRIC_COLUMNS, ExperimentError, cancel_run, create_experiment, delete_experiment, progress_payload, rerun,
+)
+from webapp.experiments.tasks import reconcile
+
+
+@require_GET
+def experiment_list(request: HttpRequest) -> HttpResponse:
+    experiments = visible_to(Experiment, request.user).select_related("owner", "trace").prefetch_related("runs")
+    return render(request, "experiments/list.html", {"experiments": experiments})
+
+
+@require_http_methods(["GET", "POST"])
+def experiment_new(request: HttpRequest) -> HttpResponse:
+    initial = {"trace": request.GET.get("trace")} if request.GET.get("trace") else {}
+    form = ExperimentForm(request.user, request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        source = data["machine_source"]
+        try:
+            experiment = create_experiment(
+                request.user, name=data["name"], trace=data["trace"],
+                procs=data["procs"] if source == "size" else None,
+                machine=data["machine"] if source == "machine" else None,
+                policies=data["policies"], allocation=data["allocation"], exact_estimates=data["exact_estimates"],
+                seed=data["seed"], sweep_param=data["sweep_param"] if data["sweep_list"] else "",
+                sweep_values=data["sweep_list"], shared=data["shared"],
+            )
+        except ExperimentError as e:
+            form.add_error(None, str(e))
+        else:
+            messages.success(request, f"Queued {experiment.runs.count()} run(s).")
+            return redirect(experiment)
+    status = 400 if request.method == "POST" else 200
+    return render(request, "experiments/new.html", {"form": form}, status=status)
+
+
+def comparison_url(experiment: Experiment) -> str:
+    try:
+        return reverse("dashboards:comparison", args=[experiment.pk])
+    except NoReverseMatch:
+        return ""
+
+
+@require_GET
+def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    experiment = get_visible_or_404(Experiment.objects.select_related("owner", "trace", "machine"), request.user, pk)
+    ctx = {
+        "experiment": experiment,
+        "runs": experiment.runs.all(),
+        "can_change": can_change(experiment, request.user),
+        "comparison_url": comparison_url(experiment),
+    }
+    return render(request, "experiments/detail.html", ctx)
+
+
+@require_GET
+def experiment_progress(request: HttpRequest, pk: int) -> JsonResponse:
+    experiment = get_visible_or_404(Experiment, request.user, pk)
+    reconcile(experiment.runs.all())  # the page's poll doubles as the periodic lost-worker check
+    return JsonResponse(progress_payload(experiment))
+
+
+@require_http_methods(["GET", "POST"])
+def experiment_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    experiment = get_owned_or_404(Experiment, request.user, pk)
+    form = ExperimentEditForm(request.POST or None, instance=experiment)
+    if request.method == "POST" and form.is_valid():
+        form.save()
+        messages.success(request, "Saved.")
+        return redirect(experiment)
+    return render(request, "experiments/edit.html", {"form": form, "experiment": experiment})
+
+
+@require_POST
+def experiment_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    experiment = get_owned_or_404(Experiment, request.user, pk)
+    for run in experiment.runs.exclude(status__in=Run.FINAL):
+        cancel_run(run)
+    messages.info(request, "Cancelling the unfinished runs.")
+    return redirect(experiment)
+
+
+@require_POST
+def experiment_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    experiment = get_owned_or_404(Experiment, request.user, pk)
+    delete_experiment(experiment)
+    messages.success(request, f"Deleted “{experiment.name}”.")
+    return redirect("experiments:list")
+
+
+@require_GET
+def experiment_metrics_csv(request: HttpRequest, pk: int) -> HttpResponse:
+    experiment = get_visible_or_404(Experiment, request.user, pk)
+    response = HttpResponse(content_type="text/csv")
+    response["Content-Disposition"] = f'attachment; filename="experiment-{experiment.pk}-metrics.csv"'
+    writer = csv.writer(response)
+    writer.writerow(["run", "policy", "sweep_value", "status", *METRIC_COLUMNS])
+    for run in experiment.runs.all():
+        summary = run.summary or {}
+        writer.writerow([run.pk, run.label, "" if run.sweep_value is None else run.sweep_value, run.status,
+                         *[summary.get(c, "") for c in METRIC_COLUMNS]])
+    return response
+
+
+@require_POST
+def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    run = get_owned_or_404(Run.objects.select_related("experiment"), request.user, pk)
+    cancel_run(run)
+    messages.info(request, f"Cancelling {run.label}.")
+    return redirect(run.experiment)
+
+
+@require_POST
+def run_rerun(request: HttpRequest, pk: int) -> HttpResponse:
+    run = get_owned_or_404(Run.objects.select_related("experiment"), request.user, pk)
+    if rerun(run):
+        messages.success(request, f"Queued {run.label} again.")
+    else:
+        messages.error(request, f"{run.label} is still {run.status}; cancel it or wait for it to finish.")
+    return redirect(run.experiment)
+
+
+@require_GET
+def run_schedule_csv(request: HttpRequest, pk: int) -> FileResponse:
+    run = get_visible_or_404(Run, request.user, pk)
+    if run.status != Run.Status.DONE or not run.schedule_csv.exists():
+        raise Http404("This run has no schedule (yet).")
+    return FileResponse(open(run.schedule_csv, "rb"), as_attachment=True,
+                        filename=f"run-{run.pk}-schedule.csv", content_type="text/csv")

@@ -1,0 +1,54 @@
+"""Trace and machine upload forms. Checks run here; storing happens in the view."""
+
+from __future__ import annotations
+
+from django import forms
+
+from webapp.traces.models import Machine, Trace
+from webapp.traces.uploads import InspectedUpload, UploadRejected, header_procs, inspect_upload
+
+
+class TraceUploadForm(forms.Form):
+    name = forms.CharField(max_length=200)
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
+    procs = forms.IntegerField(
+        label="Machine size (processors)", min_value=1, required=False,
+        help_text="Needed only when the trace header has no MaxProcs or MaxNodes.",
+    )
+    shared = forms.BooleanField(required=False, help_text="Everybody on this server may see and use it.")
+    file = forms.FileField(help_text="SWF, plain or gzip-compressed (.swf, .swf.gz).")
+
+    inspected: InspectedUpload | None = None
+
+    def clean(self) -> dict:
+        data = super().clean()
+        uploaded = data.get("file")
+        if uploaded is None:
+            return data
+        try:
+            self.inspected = inspect_upload(uploaded, uploaded.name)
+        except UploadRejected as rejected:
+            for problem in rejected.problems:
+                self.add_error("file", problem)
+            return data
+        if data.get("procs") is None and header_procs(self.inspected.header) is None:
+            self.discard()
+            self.add_error("procs", f"{uploaded.name}: the header has no MaxProcs or MaxNodes; give the machine size.")
+        return data
+
+    def discard(self) -> None:
+        if self.inspected is not None:
+            self.inspected.discard()
+            self.inspected = None
+
+
+class TraceEditForm(forms.ModelForm):
+    class Meta:
+        model = Trace
+        fields = ["name", "description", "shared"]
+
+
+class MachineForm(forms.ModelForm):
+    class Meta:
+        model = Machine
+        fields = ["name", "procs", "shared"]

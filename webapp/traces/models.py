@@ -1,0 +1,98 @@
+"""Uploaded workload traces and machine descriptions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+
+from webapp.core.files import media_path
+
+
+class Machine(models.Model):
+    """A machine to simulate on. For now a name and a processor count (cluster files come later)."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, models.CASCADE, related_name="machines")
+    name = models.CharField(max_length=200)
+    procs = models.PositiveIntegerField("processors")
+    shared = models.BooleanField(default=False, help_text="Everybody on this server may use it.")
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.procs} processors)"
+
+
+class Trace(models.Model):
+    class Status(models.TextChoices):
+        PARSING = "parsing"
+        READY = "ready"
+        INVALID = "invalid"
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, models.CASCADE, related_name="traces")
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    shared = models.BooleanField(default=False, help_text="Everybody on this server may see and use it.")
+    created = models.DateTimeField(auto_now_add=True)
+
+    # The file, stored by content hash: MEDIA_ROOT/traces/<sha256>.swf[.gz].
+    sha256 = models.CharField(max_length=64, db_index=True)
+    file = models.CharField(max_length=200)
+    original_name = models.CharField(max_length=255, blank=True)  # shown, never used as a path
+    size_bytes = models.BigIntegerField(default=0)
+    format = models.CharField(max_length=20, default="swf")
+    # Machine size the jobs are cleaned against: given at upload, else the header's.
+    procs = models.PositiveIntegerField(null=True, blank=True)
+
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PARSING)
+    error = models.TextField(blank=True)
+    header = models.JSONField(default=dict, blank=True)
+    summary = models.JSONField(null=True, blank=True)  # engine.workload.describe()
+    cache = models.CharField(max_length=200, blank=True)  # columnar cache, relative to MEDIA_ROOT
+    parse_seconds = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created", "-pk"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("traces:detail", args=[self.pk])
+
+    @property
+    def path(self) -> Path:
+        return media_path(self.file)
+
+    @property
+    def cache_path(self) -> Path | None:
+        return media_path(self.cache) if self.cache else None
+
+    @property
+    def download_name(self) -> str:
+        suffix = ".swf.gz" if self.file.endswith(".gz") else ".swf"
+        stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in self.name)[:80] or "trace"
+        return stem + suffix
+
+    @property
+    def is_ready(self) -> bool:
+        return self.status == self.Status.READY
+
+    @property
+    def report(self) -> dict:
+        return (self.summary or {}).get("cleaning") or (self.summary or {}).get("report") or {}
+
+    def cache_path_for(self, procs: int) -> Path:
+        return media_path(f"traces/{self.sha256}-p{procs}.npz")
+
+    def delete_files(self) -> None:
+        """Remove the stored file and caches unless another trace shares the same content."""
+        if Trace.objects.filter(sha256=self.sha256).exclude(pk=self.pk).exists():
+            return
+        self.path.unlink(missing_ok=True)
+        for cache in self.path.parent.glob(f"{self.sha256}-p*.npz"):
+            cache.unlink(missing_ok=True)

@@ -1,0 +1,168 @@
+"""Receiving trace files: a streaming size cap, content hashing, a gzip-bomb cap and cheap checks.
+
+Nothing here stores anything under MEDIA_ROOT: `inspect_upload` works on the temporary file
+Django streamed to FILE_UPLOAD_TEMP_DIR and hands back a staged file that the view moves into
+place only when every check passed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+from django.core.files.uploadhandler import FileUploadHandler, StopUpload
+from django.template.defaultfilters import filesizeformat
+
+GZIP_MAGIC = b"\x1f\x8b"
+CHUNK = 1024 * 1024
+MAX_PROBLEMS = 20
+
+
+class SizeLimitUploadHandler(FileUploadHandler):
+    """Counts the bytes of uploaded files while they stream; past the cap it stops the upload.
+
+    The partial temporary file is discarded by Django; the view sees `request.upload_too_large`.
+    """
+
+    def handle_raw_input(self, input_data, META, content_length, boundary, encoding=None):  # noqa: ANN001
+        self.limit = settings.SCHEDLAB_UPLOAD_MAX_BYTES
+        self.received = 0
+        self.request.upload_too_large = False
+        Path(settings.FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
+
+    def receive_data_chunk(self, raw_data: bytes, start: int) -> bytes:
+        self.received += len(raw_data)
+        if self.received > self.limit:
+            self.request.upload_too_large = True
+            raise StopUpload(connection_reset=False)
+        return raw_data
+
+    def file_complete(self, file_size: int) -> None:
+        return None
+
+
+def too_large_message() -> str:
+    return (
+        f"The file is larger than this server accepts ({filesizeformat(settings.SCHEDLAB_UPLOAD_MAX_BYTES)}); "
+        "nothing was stored."
+    )
+
+
+class UploadRejected(Exception):
+    """The upload failed a check; `problems` are user-facing lines naming file, line and field."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems[:MAX_PROBLEMS]
+        super().__init__("; ".join(self.problems))
+
+
+@dataclass
+class InspectedUpload:
+    staged: Path          # temporary file named like its final name, same filesystem as MEDIA_ROOT
+    sha256: str
+    compressed: bool
+    size_bytes: int
+    header: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def relative_name(self) -> str:
+        return f"traces/{self.sha256}.swf" + (".gz" if self.compressed else "")
+
+    def discard(self) -> None:
+        self.staged.unlink(missing_ok=True)
+
+
+def hash_and_measure(path: Path, name: str) -> tuple[str, bool]:
+    """sha256 of the file; for gzip also decompress as we go and stop past the decompressed cap."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        chunk = f.read(CHUNK)
+        if not chunk:
+            raise UploadRejected([f"{name}: the file is empty."])
+        compressed = chunk[:2] == GZIP_MAGIC
+        if not compressed and b"\x00" in chunk[:4096]:
+            raise UploadRejected([f"{name}: not a text SWF trace (nor gzip-compressed): binary data at the start."])
+        inflater = _Inflater(name) if compressed else None
+        while chunk:
+            digest.update(chunk)
+            if inflater is not None:
+                inflater.feed(chunk)
+            chunk = f.read(CHUNK)
+    if inflater is not None and inflater.total == 0:
+        raise UploadRejected([f"{name}: the compressed file is empty."])
+    return digest.hexdigest(), compressed
+
+
+class _Inflater:
+    """Decompresses gzip (all members) a chunk at a time, counting output, never keeping it."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.cap = settings.SCHEDLAB_UPLOAD_MAX_DECOMPRESSED_BYTES
+        self.total = 0
+        self.z = zlib.decompressobj(wbits=47)  # 32 + 15: gzip header, full window
+
+    def feed(self, data: bytes) -> None:
+        try:
+            while data:
+                self.total += len(self.z.decompress(data, CHUNK))
+                if self.total > self.cap:
+                    raise UploadRejected([
+                        f"{self.name}: decompresses to more than {filesizeformat(self.cap)}; "
+                        "refused as a possible compression bomb, nothing was stored."
+                    ])
+                if self.z.eof:  # a new gzip member may follow
+                    data = self.z.unused_data
+                    self.z = zlib.decompressobj(wbits=47)
+                else:
+                    data = self.z.unconsumed_tail
+        except zlib.error as e:
+            raise UploadRejected([f"{self.name}: not a valid gzip file ({e})."]) from None
+
+
+def inspect_upload(uploaded, name: str) -> InspectedUpload:  # noqa: ANN001 - an UploadedFile
+    """Hash, bomb-check and cheaply validate an uploaded SWF; raises UploadRejected with problems."""
+    from engine.workload import swf
+
+    source = Path(uploaded.temporary_file_path())
+    sha, compressed = hash_and_measure(source, name)
+    # A hard link named like the final file (the engine tells gzip by name): Django still deletes
+    # its temporary file at the end of the request, the staged one lives until stored or discarded.
+    staged = source.with_name(f".staged-{sha[:16]}-{os.getpid()}-{id(uploaded)}.swf" + (".gz" if compressed else ""))
+    os.link(source, staged)
+    inspected = InspectedUpload(staged, sha, compressed, staged.stat().st_size)
+    try:
+        header, problems = swf.check_head(str(staged), max_errors=MAX_PROBLEMS)
+    except Exception as e:  # the checker itself choked: report, never crash the request
+        inspected.discard()
+        raise UploadRejected([f"{name}: {_one_line(e)}"]) from None
+    if problems:
+        inspected.discard()
+        raise UploadRejected([_describe(p, name) for p in problems])
+    inspected.header = {str(k): str(v) for k, v in (header or {}).items()}
+    return inspected
+
+
+def _describe(problem: Exception, name: str) -> str:
+    """A WorkloadError names line and field; show it against the name the user knows the file by."""
+    line = getattr(problem, "line", None)
+    fld = getattr(problem, "field", None)
+    message = getattr(problem, "message", None) or str(problem)
+    where = name + (f", line {line}" if line else "") + (f", field {fld}" if fld else "")
+    return f"{where}: {message}"
+
+
+def _one_line(e: Exception) -> str:
+    text = str(e).strip().splitlines()
+    return text[0] if text else type(e).__name__
+
+
+def header_procs(header: dict[str, str]) -> int | None:
+    """The machine size a trace header declares (MaxProcs, else MaxNodes), if any."""
+    from engine.workload.loading import header_integer
+
+    return header_integer(header.get("MaxProcs")) or header_integer(header.get("MaxNodes"))

@@ -1,0 +1,147 @@
+"""Trace and machine pages: list, upload, detail (with live status), edit, delete, download."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.db import transaction
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import NoReverseMatch, reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from webapp.core.files import store_file
+from webapp.core.permissions import can_change, get_owned_or_404, get_visible_or_404, visible_to
+from webapp.core.tasks import enqueue
+from webapp.traces.forms import MachineForm, TraceEditForm, TraceUploadForm
+from webapp.traces.models import Machine, Trace
+from webapp.traces.tasks import parse_trace
+from webapp.traces.uploads import InspectedUpload, header_procs, too_large_message
+
+
+@require_GET
+def trace_list(request: HttpRequest) -> HttpResponse:
+    traces = visible_to(Trace, request.user).select_related("owner")
+    machines = visible_to(Machine, request.user).select_related("owner")
+    return render(request, "traces/list.html", {"traces": traces, "machines": machines})
+
+
+@require_http_methods(["GET", "POST"])
+def trace_upload(request: HttpRequest) -> HttpResponse:
+    if request.method == "POST":
+        too_large = getattr(request, "upload_too_large", False)
+        form = TraceUploadForm(request.POST, request.FILES)
+        if too_large:
+            form.is_valid()
+            form.discard()
+            form.errors.pop("file", None)
+            form.add_error("file", too_large_message())
+            return render(request, "traces/upload.html", {"form": form}, status=413)
+        if form.is_valid():
+            trace = create_trace(request.user, form.cleaned_data, form.inspected, form.cleaned_data["file"].name)
+            messages.success(request, f"Uploaded “{trace.name}”; parsing it now.")
+            return redirect(trace)
+        form.discard()
+        return render(request, "traces/upload.html", {"form": form}, status=400)
+    return render(request, "traces/upload.html", {"form": TraceUploadForm()})
+
+
+def create_trace(user, data: dict, inspected: InspectedUpload, original_name: str) -> Trace:  # noqa: ANN001
+    """Store the checked file by content hash, create the row, parse in the background."""
+    try:
+        store_file(inspected.staged, inspected.relative_name)
+        with transaction.atomic():
+            trace = Trace.objects.create(
+                owner=user, name=data["name"], description=data.get("description", ""),
+                shared=bool(data.get("shared")), sha256=inspected.sha256, file=inspected.relative_name,
+                original_name=original_name[:255], size_bytes=inspected.size_bytes,
+                procs=data.get("procs") or header_procs(inspected.header), header=inspected.header,
+            )
+            enqueue(parse_trace, trace.pk)
+    except BaseException:
+        inspected.discard()
+        if not Trace.objects.filter(sha256=inspected.sha256).exists():
+            from webapp.core.files import media_path
+
+            media_path(inspected.relative_name).unlink(missing_ok=True)
+        raise
+    return trace
+
+
+def trace_plots_url(trace: Trace) -> str:
+    """Where the characterization plots load from (the dashboards app), if it is installed."""
+    try:
+        return reverse("dashboards:trace_plots", args=[trace.pk])
+    except NoReverseMatch:
+        return ""
+
+
+@require_GET
+def trace_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    trace = get_visible_or_404(Trace.objects.select_related("owner"), request.user, pk)
+    ctx = {
+        "trace": trace,
+        "can_change": can_change(trace, request.user),
+        "plots_url": trace_plots_url(trace) if trace.is_ready else "",
+        "report": (trace.summary or {}).get("report") or {},
+    }
+    return render(request, "traces/detail.html", ctx)
+
+
+@require_GET
+def trace_status(request: HttpRequest, pk: int) -> JsonResponse:
+    trace = get_visible_or_404(Trace, request.user, pk)
+    return JsonResponse({"id": trace.pk, "status": trace.status, "error": trace.error})
+
+
+@require_GET
+def trace_download(request: HttpRequest, pk: int) -> FileResponse:
+    trace = get_visible_or_404(Trace, request.user, pk)
+    if not trace.path.exists():
+        raise Http404("The trace file is missing on the server.")
+    return FileResponse(open(trace.path, "rb"), as_attachment=True, filename=trace.download_name)
+
+
+@require_http_methods(["GET", "POST"])
+def trace_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    trace = get_owned_or_404(Trace, request.user, pk)
+    form = TraceEditForm(request.POST or None, instance=trace)
+    if request.method == "POST" and form.is_valid():
+        form.save()
+        messages.success(request, "Saved.")
+        return redirect(trace)
+    return render(request, "traces/edit.html", {"form": form, "trace": trace})
+
+
+@require_POST
+def trace_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    trace = get_owned_or_404(Trace, request.user, pk)
+    if trace.experiments.exists():
+        messages.error(request, f"“{trace.name}” is used by experiments; delete them first.")
+        return redirect(trace)
+    trace.delete_files()
+    trace.delete()
+    messages.success(request, f"Deleted “{trace.name}”.")
+    return redirect("traces:list")
+
+
+@require_http_methods(["GET", "POST"])
+def machine_new(request: HttpRequest) -> HttpResponse:
+    form = MachineForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        machine = form.save(commit=False)
+        machine.owner = request.user
+        machine.save()
+        messages.success(request, f"Added the machine “{machine.name}”.")
+        return redirect("traces:list")
+    return render(request, "traces/machine_form.html", {"form": form})
+
+
+@require_POST
+def machine_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    machine = get_owned_or_404(Machine, request.user, pk)
+    if machine.experiments.exists():
+        messages.error(request, f"“{machine.name}” is used by experiments; delete them first.")
+    else:
+        machine.delete()
+        messages.success(request, f"Deleted the machine “{machine.name}”.")
+    return redirect("traces:list")
