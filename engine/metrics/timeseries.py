@@ -23,6 +23,9 @@ from engine.metrics.jobs import bounded_slowdowns, response_times, waits
 #: Tie order of events at one instant (lower sorts first).
 EVENT_ORDER = {"end": 0, "start": 1, "submit": 2}
 
+#: Largest ``instants x columns`` frame :func:`occupancy_by` builds (int64 cells: 200 MB).
+MAX_OCCUPANCY_CELLS = 25_000_000
+
 #: Bin width used by :func:`monthly` when the trace has no UnixStartTime.
 DAYS_PER_BIN = 30
 
@@ -93,8 +96,10 @@ def occupancy_by(
     first. Rows are the instants at which any column changes; the columns sum to
     :func:`busy_processors` at every row.
 
-    The frame holds ``instants x key values`` numbers; with thousands of users pass ``top=N`` to
-    keep the N largest and add their remainder up in a column ``"other"``.
+    The frame holds ``instants x key values`` numbers; with hundreds of users pass ``top=N`` to
+    keep the N largest and add the rest up in a column ``"other"``. Rather than silently lumping
+    or running out of memory, a frame larger than :data:`MAX_OCCUPANCY_CELLS` raises
+    ``ValueError`` saying which ``top`` would fit.
     """
     if len(schedule) == 0:
         return pd.DataFrame({"time": pd.Series(dtype="int64")})
@@ -118,12 +123,17 @@ def occupancy_by(
     instant_ends = _last_of_each_instant(times)
     instant_index = np.cumsum(instant_ends) - instant_ends  # index of each event's instant
     n_instants, n_columns = int(instant_ends.sum()), len(labels)
-    changes = np.bincount(
-        instant_index * n_columns + event_columns, weights=deltas, minlength=n_instants * n_columns
-    ).reshape(n_instants, n_columns)
-    levels = np.cumsum(changes, axis=0).round().astype(np.int64)
-    changed = np.any(changes != 0, axis=1)
-    frame = pd.DataFrame(levels[changed], columns=labels)
+    if n_instants * n_columns > MAX_OCCUPANCY_CELLS:
+        raise ValueError(
+            f"occupancy by {key!r} would hold {n_instants} instants x {n_columns} columns; "
+            f"pass top=N (at most {MAX_OCCUPANCY_CELLS // n_instants - 1}) to lump the smaller ones"
+        )
+    # one row per column, so that the running sums below run along contiguous memory
+    changes = np.zeros((n_columns, n_instants), dtype=np.int64)
+    np.add.at(changes, (event_columns, instant_index), deltas)
+    changed = np.any(changes != 0, axis=0)
+    levels = np.cumsum(changes, axis=1)[:, changed]
+    frame = pd.DataFrame(levels.T, columns=labels, copy=False)
     frame.insert(0, "time", times[instant_ends][changed])
     return frame
 
@@ -169,29 +179,41 @@ def downsample_steps(
         return series.copy()
     times = series["time"].to_numpy(dtype=np.int64)
     value_columns = [c for c in series.columns if c != "time"]
-    first, last = times[0], times[-1]
-    edges = np.unique(np.floor(np.linspace(first, last, max_points)).astype(np.int64))
-    bucket_starts = edges[:-1]
-    result: dict[str, np.ndarray] = {"time": np.append(bucket_starts, last)}
+    edges = np.unique(np.floor(np.linspace(times[0], times[-1], max_points)).astype(np.int64))
+    result: dict[str, np.ndarray] = {"time": np.append(edges[:-1], times[-1])}
+    if how == "max":
+        reduce = _bucket_max_reducer(times, edges[:-1])
+    else:
+        def reduce(values: np.ndarray) -> np.ndarray:
+            return np.diff(step_integral_at(times, values, edges)) / np.diff(edges)
     for name in value_columns:
         values = series[name].to_numpy()
-        if how == "max":
-            reduced = _bucket_max(times, values, bucket_starts)
-        else:
-            integral = step_integral_at(times, values, edges)
-            reduced = np.diff(integral) / np.diff(edges)
-        result[name] = np.append(reduced, values[-1])
+        result[name] = np.append(reduce(values), values[-1])
     return pd.DataFrame(result)
 
 
-def _bucket_max(times: np.ndarray, values: np.ndarray, bucket_starts: np.ndarray) -> np.ndarray:
-    """Max per bucket of the values in effect: the one carried in at the start and those set inside."""
+def _bucket_max_reducer(times: np.ndarray, bucket_starts: np.ndarray):
+    """A function giving, per bucket, the max of a column's values in effect during the bucket:
+    the value carried in at the bucket's start and every value set inside it.
+
+    The bucket geometry is worked out once here and shared by every column.
+    """
     carried_row = np.searchsorted(times, bucket_starts, side="right") - 1  # >= 0: buckets start at times[0]
-    bucket_of_row = np.searchsorted(bucket_starts, times, side="right") - 1
-    maxima = values[carried_row].copy()
-    inside = times < times[-1]  # the last row's value starts where the buckets end
-    np.maximum.at(maxima, bucket_of_row[inside], values[inside])
-    return maxima
+    inside = int(np.searchsorted(times, times[-1], side="left"))  # rows before the last time
+    bucket_of_row = np.searchsorted(bucket_starts, times[:inside], side="right") - 1  # non-decreasing
+    buckets = np.arange(len(bucket_starts))
+    first_row = np.searchsorted(bucket_of_row, buckets, side="left")
+    has_rows = first_row < np.searchsorted(bucket_of_row, buckets, side="right")
+    segment_starts = first_row[has_rows]
+
+    def reduce(values: np.ndarray) -> np.ndarray:
+        maxima = values[carried_row].copy()
+        # rows of consecutive non-empty buckets are contiguous, so one reduceat covers them all
+        set_inside = np.maximum.reduceat(values[:inside], segment_starts)
+        maxima[has_rows] = np.maximum(maxima[has_rows], set_inside)
+        return maxima
+
+    return reduce
 
 
 def month_edges(first: int, last: int, *, start_epoch: int = 0, tz: str | None = None) -> tuple[list[str], np.ndarray]:

@@ -204,3 +204,23 @@ def value_at(series: pd.DataFrame, times: np.ndarray) -> np.ndarray:
     """The value a step series holds at each of ``times`` (0 before its first row)."""
     row = np.searchsorted(series["time"].to_numpy(), times, side="right") - 1
     return np.where(row >= 0, series["value"].to_numpy()[np.maximum(row, 0)], 0)
+
+
+def test_occupancy_too_wide_to_hold_asks_for_top(monkeypatch):
+    import engine.metrics.timeseries as timeseries
+
+    schedule = three_jobs_on_four_processors()  # 5 instants x 2 users = 10 cells
+    monkeypatch.setattr(timeseries, "MAX_OCCUPANCY_CELLS", 9)
+    with pytest.raises(ValueError, match="top="):
+        occupancy_by(schedule, "user")
+    monkeypatch.setattr(timeseries, "MAX_OCCUPANCY_CELLS", 10)
+    assert len(occupancy_by(schedule, "user")) == 5
+
+
+def test_downsampling_a_wide_frame_reduces_each_column():
+    wide = pd.DataFrame({"time": [0, 1, 2, 3, 4], "a": [1, 3, 1, 0, 0], "b": [0, 0, 2, 2, 0]})
+    small = downsample_steps(wide, max_points=3)
+    # buckets [0, 2) and [2, 4), then the last row at t=4
+    assert steps(small) == [(0, 3, 0), (2, 1, 2), (4, 0, 0)]
+    mean = downsample_steps(wide, max_points=3, how="mean")
+    assert mean["a"].tolist() == [2.0, 0.5, 0.0] and mean["b"].tolist() == [0.0, 2.0, 0.0]
