@@ -58,7 +58,11 @@ ENCODING = "latin-1"  # every byte decodes, so odd bytes in comments never stop 
 MAX_KEPT_ERRORS = 1000  # bad lines beyond this are counted but their errors are not kept
 
 _HEADER_KEY = re.compile(r"^([A-Z][A-Za-z0-9_]*)\s*:\s*(.*)$")
-_NUMBER = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
+_FIELD = re.compile(r"[^ \t\r\n\v\f]+")
+_NUMBER_PATTERN = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+_NUMBER = re.compile(f"^{_NUMBER_PATTERN}$")
+_SPACE_PATTERN = r"[ \t\r\n\v\f]"
+_GOOD_LINE = re.compile(f"{_SPACE_PATTERN}*{_NUMBER_PATTERN}(?:{_SPACE_PATTERN}+{_NUMBER_PATTERN}){{17}}{_SPACE_PATTERN}*")
 _INT64_LIMIT = 2.0**62
 _STREAM_ERRORS = (OSError, EOFError, zlib.error)
 
@@ -249,7 +253,11 @@ def _read_header(source: _Source) -> dict[str, str]:
 
 
 def _read_fast(source: _Source) -> np.ndarray | None:
-    """The whole file through pandas' C parser, or None when the result cannot be trusted."""
+    """The whole file through pandas' C parser, or None when the result cannot be trusted.
+
+    Column types are inferred rather than forced to float so that anything pandas would read
+    differently from a plain number (it turns "TRUE" into 1.0 under a float dtype) shows up as a
+    non-numeric column and sends the file to the validating pass."""
     try:
         frame = pd.read_csv(
             source.path,
@@ -257,18 +265,22 @@ def _read_fast(source: _Source) -> np.ndarray | None:
             comment=";",
             header=None,
             engine="c",
-            dtype=np.float64,
+            na_filter=False,
             compression="gzip" if source.compressed else None,
             encoding=ENCODING,
         )
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, *_STREAM_ERRORS):
         return None
-    if frame.shape[1] != len(SWF_FIELDS) or frame.empty:
+    if frame.shape[1] != len(SWF_FIELDS) or frame.empty or not all(map(_is_plain_number, frame.dtypes)):
         return None
     matrix = frame.to_numpy(dtype=np.float64)
     if not np.isfinite(matrix).all() or (np.abs(matrix) >= _INT64_LIMIT).any():
         return None
     return matrix
+
+
+def _is_plain_number(dtype: np.dtype) -> bool:
+    return pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_float_dtype(dtype)
 
 
 def _read_validating(
@@ -282,6 +294,10 @@ def _read_validating(
     try:
         with _open_text(source) as stream:
             for lineno, line in enumerate(stream, start=1):
+                values = _good_line_values(line)
+                if values is not None:
+                    rows.append(values)
+                    continue
                 fields = _data_fields(line)
                 if not fields:
                     continue
@@ -301,9 +317,22 @@ def _read_validating(
     return np.asarray(rows, dtype=np.float64), errors, bad_count
 
 
+def _good_line_values(line: str) -> list[float] | None:
+    """The values of a line that is plainly fine (18 numbers, no comment), else None.
+    One regular expression per line keeps the validating pass quick on large traces; anything
+    else goes through the field-by-field checks."""
+    if not _GOOD_LINE.fullmatch(line):
+        return None
+    values = [float(text) for text in line.split()]
+    if max(map(abs, values)) >= _INT64_LIMIT:
+        return None
+    return values
+
+
 def _data_fields(line: str) -> list[str]:
-    """The whitespace-separated fields of a line, ignoring anything after a ';'."""
-    return line.split(";", 1)[0].split()
+    """The fields of a line, ignoring anything after a ';'. Only ASCII whitespace separates
+    fields, as in the C parser (str.split would also split on a latin-1 no-break space)."""
+    return _FIELD.findall(line.split(";", 1)[0])
 
 
 def _parse_line(

@@ -8,8 +8,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.workload import WorkloadError
+from engine.workload import swf
 from engine.workload.swf import SWF_FIELDS, check_head, parse_header, read_swf
 
 from .swf_lines import HEADER, job_line, write_swf
@@ -168,7 +171,7 @@ def test_too_many_fields_on_the_first_line(tmp_path):
     assert (error.line, error.field) == (HEADER_LINES + 1, "think_time")
 
 
-@pytest.mark.parametrize("bad", ["abc", "1.5x", "nan", "inf", "1_000", "--1"])
+@pytest.mark.parametrize("bad", ["abc", "1.5x", "nan", "inf", "1_000", "--1", "TRUE", "NA", "0x10", "1e999"])
 def test_text_in_a_numeric_field_names_the_field(tmp_path, bad):
     error = error_from(write_swf(tmp_path / "text.swf", [job_line(1), job_line(2, req_time=bad)]))
 
@@ -332,3 +335,35 @@ def test_check_head_on_real_gzip_bytes_matches_reader(tmp_path):
 
     assert gzip.decompress(path.read_bytes()).startswith(b"; Version")
     assert check_head(path)[0] == read_swf(path).metadata
+
+
+# --------------------------------------------------------------------------- the two reading paths agree
+
+
+def read_without_fast_path(path: Path):
+    """read_swf as it reads a file the C parser could not vouch for."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(swf, "_read_fast", lambda source: None)
+        return read_swf(path)
+
+
+def test_validating_pass_reads_the_demo_exactly_like_the_fast_path():
+    pd.testing.assert_frame_equal(read_without_fast_path(DEMO).jobs, read_swf(DEMO).jobs)
+
+
+number_texts = st.one_of(
+    st.integers(-10**12, 10**12).map(str),
+    st.floats(-1e9, 1e9, allow_nan=False).map(lambda x: f"{x:.2f}"),
+    st.sampled_from(["-1", "-1.00", "1e3", "+7", ".5", "3."]),
+)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.lists(number_texts, min_size=18, max_size=18), min_size=1, max_size=5),
+       st.sampled_from([" ", "\t", "   "]))
+def test_both_paths_agree_on_any_numeric_lines(tmp_path_factory, rows, separator):
+    path = tmp_path_factory.mktemp("agree") / "t.swf"
+    path.write_text("".join(separator.join(row) + "\n" for row in rows))
+    assert swf._read_fast(swf._inspect(path)) is not None  # the C parser really read this file
+
+    pd.testing.assert_frame_equal(read_without_fast_path(path).jobs, read_swf(path).jobs)
