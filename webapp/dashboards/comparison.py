@@ -162,6 +162,18 @@ def sweep_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM
                        baselines=comparison.sweep_baselines)
 
 
+#: Section titles, in page order (the page's h2 and the download's headings).
+SECTION_TITLES: dict[str, str] = {
+    "metrics": "Metrics",
+    "sweep": "Sweep results",
+    "timelines": "Utilization, queue and occupancy over time",
+    "cdf": "Wait-time distribution",
+    "fairness": "Per-user fairness",
+    "heatmaps": "Mean wait by job size and runtime",
+    "ratio": "Wait ratio between two policies",
+    "gantt": "Gantt chart",
+}
+
 Builder = Callable[[Comparison, Mapping[str, str]], LayoutDOM]
 
 #: Plot name (URL part and element id) → builder, in page order.
@@ -189,7 +201,9 @@ def build_plot(name: str, comparison: Comparison, params: Mapping[str, str]) -> 
 
 def full_layout(comparison: Comparison, params: Mapping[str, str], title: str) -> LayoutDOM:
     """Every part in one layout, for the self-contained HTML download."""
-    parts = [heading(title)] + [PLOTS[name](comparison, params) for name in plot_names(bool(comparison.sweep_parameter))]
+    parts: list[LayoutDOM] = [heading(title)]
+    for name in plot_names(bool(comparison.sweep_parameter)):
+        parts += [heading(SECTION_TITLES[name]), PLOTS[name](comparison, params)]
     if comparison.missing:
         parts.append(note("Not shown: " + "; ".join(comparison.missing) + "."))
     return column(*parts)

@@ -220,12 +220,15 @@ def test_fairness_plots_every_policy_for_the_top_users(small_schedules):
 
 def test_sweep_trend_in_sweep_order_with_infinity_and_gaps():
     layout = sweep_trend("masc", [1, 5, float("inf")],
-                         [{"mean_wait": 10.0}, None, {"mean_wait": 30.0}])
+                         {"LXF": [{"mean_wait": 10.0}, None, {"mean_wait": 30.0}]},
+                         baselines={"EASY": {"mean_wait": 20.0}})
     first = figure_titled(layout, "mean wait")
     assert list(first.x_range.factors) == ["1", "5", "∞"]
     y = first.renderers[0].data_source.data["y"]
     assert y[0] == 10.0 and np.isnan(y[1]) and y[2] == 30.0
-    assert "masc = 5" in divs_text(layout)
+    assert "LXF at 5" in divs_text(layout)
+    baseline = first.renderers[-1].data_source.data
+    assert list(baseline["y"]) == [20.0, 20.0]
     assert value_label(None) == "∞" and value_label(2.5) == "2.5"
 
 

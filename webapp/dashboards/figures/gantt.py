@@ -20,7 +20,7 @@ from bokeh.layouts import column
 from bokeh.models import ColorBar, ColumnDataSource, HoverTool, LayoutDOM, LinearColorMapper, Range1d
 from bokeh.palettes import Category20, Inferno256
 
-from .style import TIME_TOOLS, heading, new_figure, note, time_axis_label, time_unit_for_span
+from .style import TIME_TOOLS, new_figure, note, time_axis_label, time_unit_for_span
 
 MAX_RECTANGLES = 200_000
 TIME_BUCKETS = 400
@@ -149,7 +149,7 @@ def gantt_figure(schedules: Mapping[str, pd.DataFrame], capacity: int, window: G
     text = (f"{jobs:,} jobs ({total:,} rectangles) running between {window.start:,.0f} s and {window.end:,.0f} s; "
             "colour = user; processors are numbered for drawing (first fit in start order), "
             "a job on a fragmented set is drawn as several rectangles.")
-    return column(heading("Gantt chart"), *panels, note(text))
+    return column(*panels, note(text))
 
 
 def _rectangles(window: pd.DataFrame, capacity: int) -> Rectangles:
@@ -218,4 +218,4 @@ def _aggregated(windows: Mapping[str, pd.DataFrame], capacity: int, window: Gant
     text = (f"AGGREGATED, not one rectangle per job: {reason}. Each cell is the time-averaged share of the "
             f"machine used by jobs of that size class in one of {TIME_BUCKETS} time buckets; nothing is left out. "
             "Narrow the window (start/end) to see individual jobs.")
-    return column(heading("Gantt chart (aggregated)"), note(text), *panels)
+    return column(note(text), *panels)

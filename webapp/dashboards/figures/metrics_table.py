@@ -10,7 +10,7 @@ from bokeh.models import ColumnDataSource, DataTable, HTMLTemplateFormatter, Tab
 from bokeh.layouts import column
 from bokeh.models import LayoutDOM
 
-from .style import format_seconds, heading
+from .style import format_seconds, note
 
 
 class MetricRow(NamedTuple):
@@ -74,4 +74,4 @@ def metrics_table(summaries: Mapping[str, Mapping[str, float]], *, width: int = 
     columns += [TableColumn(field=label, title=label, width=policy_width, formatter=bold) for label in summaries]
     data = DataTable(source=ColumnDataSource(table), columns=columns, width=width,
                      height=30 + 26 * len(METRIC_ROWS), index_position=None, sortable=False)
-    return column(heading("Metrics (best value in bold)", width=width), data)
+    return column(data, note("The best value of each row is in bold.", width=width))

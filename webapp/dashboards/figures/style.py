@@ -33,8 +33,9 @@ def policy_colours(labels: Iterable[str]) -> dict[str, str]:
 
 def allocation_colours(names: Sequence[str]) -> dict[str, str]:
     colours = {name: ALLOCATION_PALETTE[i % len(ALLOCATION_PALETTE)] for i, name in enumerate(names)}
-    if "others" in colours:
-        colours["others"] = OTHERS_COLOUR
+    for rest in ("other", "others"):  # engine.metrics.timeseries.occupancy_by names the remainder "other"
+        if rest in colours:
+            colours[rest] = OTHERS_COLOUR
     return colours
 
 

@@ -8,7 +8,7 @@ import numpy as np
 from bokeh.layouts import column, row
 from bokeh.models import ColumnDataSource, FactorRange, HoverTool, LayoutDOM, Legend, NumeralTickFormatter
 
-from .style import heading, new_figure, note, policy_colours
+from .style import new_figure, note, policy_colours
 
 SWEEP_METRICS: tuple[tuple[str, str], ...] = (
     ("mean_wait", "mean wait (s)"),
@@ -65,7 +65,7 @@ def sweep_trend(parameter: str, values: Sequence[object], series: Mapping[str, S
         fig.add_tools(HoverTool(tooltips=[(parameter, "@x"), (title, "@y{0,0.00}")]))
         figs.append(fig)
     grid = column(*[row(*figs[i:i + 2]) for i in range(0, len(figs), 2)])
-    parts: list[LayoutDOM] = [heading(f"Sweep over {parameter}"), grid]
+    parts: list[LayoutDOM] = [grid]
     missing = [f"{policy} at {label}" for policy, summaries in series.items()
                for label, s in zip(labels, summaries) if not s]
     if missing:

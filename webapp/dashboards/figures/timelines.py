@@ -15,7 +15,7 @@ from bokeh.layouts import column
 from bokeh.models import ColumnDataSource, HoverTool, LayoutDOM, Legend, NumeralTickFormatter, Range1d, Span
 from bokeh.plotting import figure
 
-from .style import (TIME_TOOLS, allocation_colours, heading, new_figure, note, policy_colours,
+from .style import (TIME_TOOLS, allocation_colours, new_figure, note, policy_colours,
                     time_axis_label, time_unit_for_span)
 
 
@@ -94,7 +94,8 @@ def linked_timelines(timelines: Mapping[str, PolicyTimelines], capacity: int, *,
     queue.yaxis.axis_label = "jobs waiting"
     _step_lines(queue, {k: t.queue for k, t in timelines.items()}, colours, unit)
 
-    parts: list[LayoutDOM] = [heading("Over time (pan or zoom one plot, all follow)"), utilization, queue]
+    parts: list[LayoutDOM] = [note("One time axis: pan or zoom any plot and all follow; click a legend entry to hide it."),
+                               utilization, queue]
     for label, series in timelines.items():
         if series.occupancy is not None and series.occupancy.shape[1] > 1:
             parts.append(occupancy_figure(series.occupancy, capacity, x_range=x_range, unit=unit,

@@ -45,7 +45,7 @@ def local_arrivals(submit: np.ndarray, metadata: dict[str, str]) -> LocalArrival
         local = stamps.tz_convert(zone)
     except Exception:  # an unknown zone name: say so rather than guess
         local, zone = stamps, f"UTC (unknown time zone {zone!r})"
-    return LocalArrivals(np.asarray(local.hour, np.int64), np.asarray(local.dayofweek, np.int64),
+    return LocalArrivals(np.asarray(local.hour, np.int64), np.asarray(local.day_of_week, np.int64),
                          f"local time, {zone}")
 
 
@@ -154,9 +154,9 @@ def user_share_figure(jobs: pd.DataFrame, *, top: int = TOP_USERS) -> LayoutDOM:
 def cleaning_report_table(report: dict, *, total_jobs: int | None = None) -> LayoutDOM:
     """The cleaning report (rejected and repaired jobs by reason, bad lines) as a table."""
     kinds, reasons, counts = [], [], []
-    for kind in ("rejected", "repaired"):
+    for kind, action in (("rejected", "removed"), ("repaired", "repaired"), ("kept", "kept as is")):
         for reason, count in sorted((report.get(kind) or {}).items()):
-            kinds.append(kind)
+            kinds.append(action)
             reasons.append(str(reason))
             counts.append(int(count))
     if report.get("bad_lines"):

@@ -1,0 +1,112 @@
+"""Dashboard views: permissions (another user's private objects are 404) and the JSON they return."""
+
+from __future__ import annotations
+
+import bokeh
+import pytest
+from django.urls import reverse
+
+from webapp.dashboards.comparison import PLOTS
+from webapp.experiments.models import Run
+
+from ..conftest import make_experiment, make_trace
+
+pytestmark = pytest.mark.django_db
+
+
+def plot_url(experiment, name: str, query: str = "") -> str:  # noqa: ANN001
+    return reverse("dashboards:comparison_plot", args=[experiment.pk, name]) + query
+
+
+# ---- permissions ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("url_name", ["comparison", "comparison_download"])
+def test_other_users_private_experiment_is_404(bob_client, done_experiment, url_name):
+    assert bob_client.get(reverse(f"dashboards:{url_name}", args=[done_experiment.pk])).status_code == 404
+
+
+@pytest.mark.parametrize("name", list(PLOTS))
+def test_other_users_private_plots_are_404(bob_client, done_experiment, name):
+    assert bob_client.get(plot_url(done_experiment, name)).status_code == 404
+
+
+def test_other_users_private_trace_plots_are_404(bob_client, demo_trace):
+    assert bob_client.get(reverse("dashboards:trace_plots", args=[demo_trace.pk])).status_code == 404
+
+
+def test_shared_experiment_is_visible_to_others(bob_client, alice, demo_trace):
+    experiment = make_experiment(alice, demo_trace, shared=True)
+    assert bob_client.get(reverse("dashboards:comparison", args=[experiment.pk])).status_code == 200
+    assert bob_client.get(plot_url(experiment, "metrics")).status_code == 200
+
+
+def test_staff_sees_private_experiments(staff_client, done_experiment):
+    assert staff_client.get(plot_url(done_experiment, "cdf")).status_code == 200
+
+
+def test_anonymous_is_sent_to_login(client, done_experiment):
+    response = client.get(plot_url(done_experiment, "metrics"))
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+# ---- JSON shape ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", [n for n in PLOTS if n != "sweep"])
+def test_every_plot_is_a_json_item(alice_client, done_experiment, name):
+    response = alice_client.get(plot_url(done_experiment, name))
+    assert response.status_code == 200
+    item = response.json()
+    assert set(item) >= {"target_id", "root_id", "doc", "version"}
+    assert item["target_id"] == f"plot-{name}"
+    assert item["version"] == bokeh.__version__
+
+
+def test_unknown_plot_is_404(alice_client, done_experiment):
+    assert alice_client.get(plot_url(done_experiment, "nope")).status_code == 404
+
+
+def test_ratio_and_gantt_read_their_query_parameters(alice_client, done_experiment):
+    labels = list(done_experiment.runs.order_by("position").values_list("label", flat=True))
+    ratio = alice_client.get(plot_url(done_experiment, "ratio", f"?a={labels[1]}&b={labels[0]}")).content.decode()
+    assert f"Wait ratio {labels[1]} / {labels[0]}" in ratio
+    gantt = alice_client.get(plot_url(done_experiment, "gantt", "?start=0&end=3600")).content.decode()
+    assert "between 0 s and 3,600 s" in gantt
+
+
+def test_trace_plots_json(alice_client, demo_trace):
+    response = alice_client.get(reverse("dashboards:trace_plots", args=[demo_trace.pk]))
+    assert response.status_code == 200
+    assert response.json()["target_id"] == "trace-plots"
+
+
+def test_page_lists_every_plot_and_loads_bokeh_locally(alice_client, done_experiment):
+    html = alice_client.get(reverse("dashboards:comparison", args=[done_experiment.pk])).content.decode()
+    for name in PLOTS:
+        assert (f'id="plot-{name}"' in html) == (name != "sweep")
+    assert "/static/bokeh/js/bokeh.min.js" in html and "/static/bokeh/js/bokeh-gl.min.js" in html
+    assert "cdn.bokeh.org" not in html
+
+
+def test_unfinished_runs_are_named_and_left_out(alice_client, alice, demo_trace):
+    experiment = make_experiment(alice, demo_trace)
+    run = experiment.runs.order_by("position").last()
+    Run.objects.filter(pk=run.pk).update(status=Run.Status.FAILED, error="boom: out of memory")
+    metrics = alice_client.get(plot_url(experiment, "metrics")).content.decode()
+    assert f"{run.label} failed (boom: out of memory)" in metrics
+
+
+def test_experiment_without_finished_runs(alice_client, alice, demo_trace):
+    experiment = make_experiment(alice, demo_trace, run=False)
+    response = alice_client.get(plot_url(experiment, "metrics"))
+    assert response.status_code == 409 and "finished" in response.json()["error"]
+    page = alice_client.get(reverse("dashboards:comparison", args=[experiment.pk])).content.decode()
+    assert "No run has finished yet" in page
+
+
+def test_download_is_self_contained_html(alice_client, done_experiment):
+    response = alice_client.get(reverse("dashboards:comparison_download", args=[done_experiment.pk]))
+    assert response.status_code == 200
+    assert response["Content-Disposition"].startswith("attachment;")
+    html = response.content.decode()
+    assert "<script src=" not in html  # BokehJS inline: opens offline
+    assert "Bokeh.embed" in html and "Gantt" in html

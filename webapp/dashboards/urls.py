@@ -1,0 +1,13 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from webapp.dashboards import views
+
+app_name = "dashboards"
+urlpatterns = [
+    path("traces/<int:pk>/plots.json", views.trace_plots, name="trace_plots"),
+    path("experiments/<int:pk>/", views.comparison, name="comparison"),
+    path("experiments/<int:pk>/plots/<slug:name>.json", views.comparison_plot, name="comparison_plot"),
+    path("experiments/<int:pk>/comparison.html", views.comparison_download, name="comparison_download"),
+]

@@ -1,0 +1,83 @@
+"""Thin glue: permission check, load, build the figure, return it (json_item, page or HTML file)."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from bokeh.embed import file_html, json_item
+from bokeh.resources import INLINE
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils.text import slugify
+from django.views.decorators.http import require_GET
+
+from webapp.core.permissions import get_visible_or_404
+from webapp.dashboards import comparison as plots
+from webapp.dashboards.data import load_comparison, trace_workload, unique_labels
+from webapp.dashboards.figures import trace_characterization
+from webapp.experiments.models import Experiment
+from webapp.traces.models import Trace
+
+#: Query parameters the plots read (ratio pair, Gantt window); passed from the page to each plot URL.
+PLOT_PARAMS = ("a", "b", "start", "end")
+
+
+def _params(request: HttpRequest) -> dict[str, str]:
+    return {key: request.GET[key] for key in PLOT_PARAMS if request.GET.get(key)}
+
+
+@require_GET
+def trace_plots(request: HttpRequest, pk: int) -> JsonResponse:
+    trace = get_visible_or_404(Trace, request.user, pk)
+    workload = trace_workload(trace)
+    if workload is None:
+        return JsonResponse({"error": "The trace is not parsed (yet)."}, status=409)
+    layout = trace_characterization(workload.jobs, workload.metadata, workload.report.to_dict())
+    return JsonResponse(json_item(layout, request.GET.get("target", "trace-plots")))
+
+
+@require_GET
+def comparison(request: HttpRequest, pk: int) -> HttpResponse:
+    experiment = get_visible_or_404(Experiment, request.user, pk)
+    runs = list(experiment.runs.order_by("position", "pk"))
+    labels = unique_labels(runs)
+    done_labels = [label for label, run in zip(labels, runs) if run.status == run.Status.DONE]
+    params = _params(request)
+    query = f"?{urlencode(params)}" if params else ""
+    names = plots.plot_names(bool(experiment.sweep_param and experiment.sweep_values))
+    sections = [{"name": name, "title": plots.SECTION_TITLES[name],
+                 "url": reverse("dashboards:comparison_plot", args=[pk, name]) + query} for name in names]
+    return render(request, "dashboards/comparison.html", {
+        "experiment": experiment, "runs": runs, "done": done_labels, "labels": done_labels,
+        "sections": sections, "params": params,
+        "download_url": reverse("dashboards:comparison_download", args=[pk]) + query,
+    })
+
+
+@require_GET
+def comparison_plot(request: HttpRequest, pk: int, name: str) -> JsonResponse:
+    experiment = get_visible_or_404(Experiment, request.user, pk)
+    if name not in plots.PLOTS:
+        raise Http404("No such plot.")
+    data = load_comparison(experiment)
+    if not data.schedules:
+        return JsonResponse({"error": "No run of this experiment has finished yet."}, status=409)
+    layout = plots.build_plot(name, data, _params(request))
+    return JsonResponse(json_item(layout, f"plot-{name}"))
+
+
+@require_GET
+def comparison_download(request: HttpRequest, pk: int) -> HttpResponse:
+    """The whole comparison as one self-contained HTML file (BokehJS inline, works offline)."""
+    experiment = get_visible_or_404(Experiment, request.user, pk)
+    data = load_comparison(experiment)
+    if not data.schedules:
+        return HttpResponse("No run of this experiment has finished yet.", status=409, content_type="text/plain")
+    title = f"SchedLab comparison: {experiment.name}"
+    layout = plots.full_layout(data, _params(request), title)
+    html = file_html(layout, INLINE, title=title)
+    response = HttpResponse(html, content_type="text/html; charset=utf-8")
+    filename = f"{slugify(experiment.name) or 'experiment'}-{experiment.pk}-comparison.html"
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
