@@ -12,11 +12,7 @@
 
 from __future__ import annotations
 
-from bisect import bisect_left
-from heapq import heappop, heappush
-
 from engine.policies.ordering import WaitingQueue
-from engine.sim.profile import Profile
 from engine.sim.simulator import Simulation
 
 
@@ -111,114 +107,6 @@ class Easy(Algorithm):
         return now + 1, 0   # unreachable for jobs that fit the machine
 
 
-class Conservative(Algorithm):
-    """``conservative``: a reservation for every waiting job."""
-
-    def __init__(self, sim: Simulation, queue: WaitingQueue, params: dict) -> None:
-        super().__init__(sim, queue, params)
-        self.profile = Profile(sim.capacity, 0)
-        self.reserved: dict[int, int] = {}          # job -> reserved start
-        self._due: list[tuple[int, int, int]] = []   # (start, seq, job), stale entries skipped
-        self._seq = 0
-        self._freed: list[tuple[int, int]] = []     # regions freed since the last compression
-
-    # reservations ------------------------------------------------------------------------------
-    def _reserve(self, job: int, start: int) -> None:
-        sim = self.sim
-        self.profile.reserve(start, start + sim.estimate[job], sim.size[job])
-        self.reserved[job] = start
-        heappush(self._due, (start, self._seq, job))
-        self._seq += 1
-
-    def _place(self, job: int) -> None:
-        sim = self.sim
-        start = self.profile.earliest_start(sim.now, sim.estimate[job], sim.size[job])
-        self._reserve(job, start)
-
-    def on_submit(self, job: int) -> None:
-        super().on_submit(job)
-        self.profile.advance(self.sim.now)
-        self._place(job)
-
-    def on_finish(self, job: int) -> None:
-        sim = self.sim
-        expected = sim.start_time[job] + sim.estimate[job]
-        if sim.now < expected:
-            self.profile.advance(sim.now)
-            self.profile.release(sim.now, expected, sim.size[job])
-            self._freed.append((sim.now, expected))
-
-    # the decision ----------------------------------------------------------------------------
-    def schedule(self) -> None:
-        if self._freed:
-            self.compress()
-        if not self._start_due() and self._due and self._due[0][0] <= self.sim.now:
-            self.rebuild()
-            self._start_due()
-
-    def _start_due(self) -> bool:
-        """Start every job whose reservation is now; False if one of them does not fit."""
-        sim, due, reserved = self.sim, self._due, self.reserved
-        now = sim.now
-        blocked = []
-        while due and due[0][0] <= now:
-            entry = heappop(due)
-            start, _, job = entry
-            if reserved.get(job) != start:
-                continue
-            if sim.fits(job):
-                del reserved[job]
-                self.start(job)
-            else:
-                blocked.append(entry)
-        for entry in blocked:
-            heappush(due, entry)
-        return not blocked
-
-    def compress(self) -> None:
-        """Move reservations earlier into the room freed by jobs that ended early.
-
-        A reservation can only move if its new window meets a region freed since it was last
-        examined, so each round only looks at jobs whose window could reach one; a job that
-        moves frees its old window, which the next round offers to the others, until no job moves.
-        """
-        sim, profile, reserved = self.sim, self.profile, self.reserved
-        now, estimate, size = sim.now, sim.estimate, sim.size
-        freed, self._freed = self._freed, []
-        while freed:
-            earliest_freed = min(a for a, _ in freed)
-            moved = []
-            for job in self.queue.jobs():
-                start = reserved[job]
-                duration = estimate[job]
-                if start <= now or earliest_freed >= start + duration:
-                    continue
-                n = size[job]
-                new = profile.earliest_start(now, duration, n, before=start,
-                                             own=(start, start + duration, n))
-                if new is None:
-                    continue
-                profile.release(start, start + duration, n)
-                self._reserve(job, new)
-                moved.append((start, start + duration))
-                earliest_freed = min(earliest_freed, start)
-            freed = moved
-
-    def rebuild(self) -> None:
-        """Rebuild the profile from what really runs, then re-place every waiting job in queue order.
-
-        Needed only when reality left the profile: a job running past its requested time (when
-        overruns are allowed) or a buddy request with no aligned free block.
-        """
-        sim = self.sim
-        now = sim.now
-        self.profile = Profile(sim.capacity, now)
-        for end, job in sim.running_ends:
-            self.profile.reserve(now, max(end, now + 1), sim.size[job])
-        self.reserved.clear()
-        self._due.clear()
-        for job in self.queue.jobs():
-            self._place(job)
-
+from engine.policies.conservative import Conservative  # noqa: E402  (it builds on Algorithm)
 
 ALGORITHMS = {"none": InOrder, "firstfit": FirstFit, "easy": Easy, "conservative": Conservative}
