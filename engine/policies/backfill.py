@@ -12,31 +12,7 @@
 
 from __future__ import annotations
 
-from engine.policies.ordering import WaitingQueue
-from engine.sim.simulator import Simulation
-
-
-class Algorithm:
-    """Base: keeps the queue up to date; subclasses implement :meth:`schedule`."""
-
-    def __init__(self, sim: Simulation, queue: WaitingQueue, params: dict) -> None:
-        self.sim = sim
-        self.queue = queue
-        self.params = params
-
-    def on_submit(self, job: int) -> None:
-        self.queue.add(job)
-
-    def on_finish(self, job: int) -> None:
-        pass
-
-    def start(self, job: int) -> None:
-        self.queue.remove(job)
-        self.sim.start(job)
-        self.queue.started(job)
-
-    def schedule(self) -> None:
-        raise NotImplementedError
+from engine.policies.algorithm import Algorithm
 
 
 class InOrder(Algorithm):
@@ -105,8 +81,3 @@ class Easy(Algorithm):
             if available >= need:
                 return max(end, now + 1), available - need
         return now + 1, 0   # unreachable for jobs that fit the machine
-
-
-from engine.policies.conservative import Conservative  # noqa: E402  (it builds on Algorithm)
-
-ALGORITHMS = {"none": InOrder, "firstfit": FirstFit, "easy": Easy, "conservative": Conservative}

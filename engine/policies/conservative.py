@@ -11,7 +11,7 @@ from bisect import bisect_left
 from heapq import heappop, heappush
 from itertools import accumulate
 
-from engine.policies.backfill import Algorithm
+from engine.policies.algorithm import Algorithm
 from engine.policies.ordering import WaitingQueue
 from engine.sim.profile import Profile
 from engine.sim.simulator import Simulation

@@ -139,8 +139,10 @@ def _preset_of(spec: dict) -> Preset:
 
 def build_scheduler(spec: PolicySpec, sim: Any, *, seed: int = 0) -> Any:
     """The scheduler object the simulator drives for ``spec``."""
-    from engine.policies.backfill import ALGORITHMS
+    from engine.policies.backfill import Easy, FirstFit, InOrder
+    from engine.policies.conservative import Conservative
     from engine.policies.ordering import make_queue
 
+    algorithms = {"none": InOrder, "firstfit": FirstFit, "easy": Easy, "conservative": Conservative}
     queue = make_queue(spec.ordering, sim, spec.params)
-    return ALGORITHMS[spec.algorithm](sim, queue, spec.params)
+    return algorithms[spec.algorithm](sim, queue, spec.params)
