@@ -67,6 +67,10 @@ INSTALLED_APPS = [
     "webapp.experiments",
     "webapp.api",
 ]
+# The comparison and characterization pages (another engineer's package): installed once it is a
+# real package, so settings work before and after it lands.
+if (BASE_DIR / "webapp" / "dashboards" / "__init__.py").exists():
+    INSTALLED_APPS.append("webapp.dashboards")
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
@@ -123,7 +127,8 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = Path(os.getenv("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
+# Set where collectstatic runs (the docker image); otherwise files are served from the finders.
+STATIC_ROOT = os.getenv("STATIC_ROOT") or None
 STATICFILES_DIRS = [BASE_DIR / "static", ("bokeh", bokeh_settings.bokehjs_path())]
 # Serve straight from the finders unless a deployment ran collectstatic (docker image does).
 WHITENOISE_USE_FINDERS = envbool("SCHEDLAB_STATIC_FROM_FINDERS", "True")

@@ -47,7 +47,7 @@ def trace_json(trace: Trace) -> dict[str, Any]:
 def traces(request: HttpRequest) -> JsonResponse:
     if request.method == "GET":
         return JsonResponse({"traces": [trace_json(t) for t in visible_to(Trace, request.user).select_related("owner")]})
-    form = TraceUploadForm(request.POST, request.FILES)
+    form = TraceUploadForm(request.POST, request.FILES)  # parses the upload: sets upload_too_large
     if getattr(request, "upload_too_large", False):
         form.is_valid()
         form.discard()

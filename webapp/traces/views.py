@@ -28,9 +28,8 @@ def trace_list(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def trace_upload(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
-        too_large = getattr(request, "upload_too_large", False)
-        form = TraceUploadForm(request.POST, request.FILES)
-        if too_large:
+        form = TraceUploadForm(request.POST, request.FILES)  # parses the upload: sets upload_too_large
+        if getattr(request, "upload_too_large", False):
             form.is_valid()
             form.discard()
             form.errors.pop("file", None)

@@ -1,0 +1,91 @@
+"""Helpers for the web app's tests: logged-in clients, ready traces and finished runs, all real."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from django.test import Client
+
+from webapp.experiments.models import Experiment, Run
+from webapp.experiments.services import create_experiment
+from webapp.experiments.tasks import run_simulation
+from webapp.traces.models import Trace
+from webapp.traces.tasks import parse_trace
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+DEMO_SWF = DATA / "demo.swf"
+SHARED_SWF = Path(__file__).resolve().parents[3] / "shared" / "data" / "swf"
+
+
+@pytest.fixture(autouse=True)
+def _media(media_root):
+    return media_root
+
+
+def login(user) -> Client:  # noqa: ANN001
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def alice_client(alice) -> Client:
+    return login(alice)
+
+
+@pytest.fixture
+def bob_client(bob) -> Client:
+    return login(bob)
+
+
+@pytest.fixture
+def staff_client(staff) -> Client:
+    return login(staff)
+
+
+def make_trace(owner, source: Path = DEMO_SWF, *, name: str = "demo", shared: bool = False, parse: bool = True) -> Trace:  # noqa: ANN001
+    """A trace stored the way an upload stores it (by content hash), parsed by the real task."""
+    from webapp.traces.uploads import hash_and_measure
+
+    sha, compressed = hash_and_measure(source, source.name)
+    relative = f"traces/{sha}.swf" + (".gz" if compressed else "")
+    from django.conf import settings
+
+    target = Path(settings.MEDIA_ROOT) / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, target)
+    trace = Trace.objects.create(owner=owner, name=name, shared=shared, sha256=sha, file=relative,
+                                 original_name=source.name, size_bytes=target.stat().st_size)
+    if parse:
+        parse_trace(trace.pk)
+        trace.refresh_from_db()
+    return trace
+
+
+def make_experiment(owner, trace: Trace, policies=("fcfs", "easy"), *, run: bool = True, shared: bool = False, **kwargs) -> Experiment:  # noqa: ANN001
+    """An experiment with one run per policy; with run=True each run is simulated right here."""
+    experiment = create_experiment(owner, name=kwargs.pop("name", "demo experiment"), trace=trace,
+                                   procs=kwargs.pop("procs", None), machine=None,
+                                   policies=[{"preset": p} if isinstance(p, str) else p for p in policies],
+                                   shared=shared, **kwargs)
+    if run:
+        for pk in experiment.runs.values_list("pk", flat=True):
+            run_simulation(pk)
+    return experiment
+
+
+@pytest.fixture
+def demo_trace(alice) -> Trace:
+    return make_trace(alice)
+
+
+@pytest.fixture
+def done_experiment(alice, demo_trace) -> Experiment:
+    return make_experiment(alice, demo_trace)
+
+
+@pytest.fixture
+def done_run(done_experiment) -> Run:
+    return done_experiment.runs.first()
