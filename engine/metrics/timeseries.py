@@ -12,7 +12,7 @@ Within one instant the events are ordered ends, then starts, then submits (see
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 import numpy as np
@@ -101,6 +101,8 @@ def occupancy_by(
     or running out of memory, a frame larger than :data:`MAX_OCCUPANCY_CELLS` raises
     ``ValueError`` saying which ``top`` would fit.
     """
+    if top is not None and top < 0:
+        raise ValueError(f"top must be a count of columns to keep, not {top}")
     if len(schedule) == 0:
         return pd.DataFrame({"time": pd.Series(dtype="int64")})
     codes, values = pd.factorize(schedule[key].to_numpy(), use_na_sentinel=False)
@@ -192,7 +194,7 @@ def downsample_steps(
     return pd.DataFrame(result)
 
 
-def _bucket_max_reducer(times: np.ndarray, bucket_starts: np.ndarray):
+def _bucket_max_reducer(times: np.ndarray, bucket_starts: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
     """A function giving, per bucket, the max of a column's values in effect during the bucket:
     the value carried in at the bucket's start and every value set inside it.
 
