@@ -25,7 +25,7 @@ def save(workload: Workload, path: str | Path) -> None:
     """Write the cache atomically: a temporary file in the same folder, then os.replace."""
     target = Path(path)
     columns = list(workload.jobs.columns)
-    arrays = {f"col{i}": workload.jobs[name].to_numpy() for i, name in enumerate(columns)}
+    arrays = {f"col{i}": _storable(workload.jobs[name]) for i, name in enumerate(columns)}
     info = {
         "format": FORMAT,
         "version": VERSION,
@@ -54,17 +54,24 @@ def load(path: str | Path) -> Workload:
             info = json.loads(archive[_INFO_KEY].tobytes().decode("utf-8"))
             if info.get("format") != FORMAT or info.get("version") != VERSION:
                 raise WorkloadError(f"not a workload cache of version {VERSION}", file=name)
-            data = {
-                column: archive[f"col{i}"].astype(dtype, copy=False)
-                for i, (column, dtype) in enumerate(zip(info["columns"], info["dtypes"]))
-            }
+            data = {column: archive[f"col{i}"] for i, column in enumerate(info["columns"])}
     except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
         if isinstance(exc, WorkloadError):
             raise
         raise WorkloadError(f"cannot read the workload cache: {exc}", file=name) from None
+    jobs = pd.DataFrame(data, columns=info["columns"]).astype(dict(zip(info["columns"], info["dtypes"])))
     return Workload(
-        jobs=pd.DataFrame(data, columns=info["columns"]),
+        jobs=jobs,
         metadata=info["metadata"],
         report=CleaningReport.from_dict(info["report"]),
         source=info["source"],
     )
+
+
+def _storable(column: pd.Series) -> np.ndarray:
+    """Numbers and booleans as they are; anything else (text columns of future readers) as a
+    fixed-width unicode array, because object arrays would need pickle to load. (A missing value
+    in a text column would come back as the text "nan"; the SWF reader produces no text columns.)"""
+    if column.dtype.kind in "biuf":
+        return column.to_numpy()
+    return np.asarray(column.astype(str).to_numpy(), dtype=np.str_)

@@ -70,7 +70,7 @@ class Workload:
     """Jobs (a DataFrame with CANONICAL_COLUMNS, sorted by submit, stable) plus header metadata."""
 
     jobs: pd.DataFrame
-    metadata: dict[str, str] = field(default_factory=dict)
+    metadata: dict[str, str | int] = field(default_factory=dict)  # header fields; "procs" (int) = machine size
     report: CleaningReport = field(default_factory=CleaningReport)
     source: str = ""
 

@@ -27,6 +27,16 @@ def test_round_trip_is_exact(tmp_path):
     assert restored.source == original.source
 
 
+def test_text_columns_survive_without_pickle(tmp_path):
+    workload = load_workload(DEMO)
+    workload.jobs["queue_name"] = workload.jobs["queue"].map({1: "batch", 2: "large"})
+    path = tmp_path / "text.npz"
+
+    save(workload, path)
+
+    pd.testing.assert_frame_equal(load(path).jobs, workload.jobs, check_exact=True)
+
+
 def test_save_replaces_an_existing_cache_and_leaves_no_temporary_files(tmp_path):
     path = tmp_path / "w.npz"
     save(load_workload(DEMO, oversize="clip"), path)
