@@ -188,7 +188,7 @@ def schedules(draw):
     return make_schedule(jobs)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(schedules())
 def test_step_series_integrate_to_what_the_jobs_used_and_waited(schedule):
     busy = busy_processors(schedule)
