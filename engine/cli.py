@@ -1,0 +1,174 @@
+"""``python -m engine``: simulate a trace under a policy, list policies, inspect a trace.
+
+A stable contract the web application and scripts rely on; see docs/engine-api.md. Bad input is
+reported as one line on stderr with exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any, Sequence
+
+from engine.metrics.summary import summarize
+from engine.policies import PolicyError
+from engine.policies.registry import catalog, resolve
+from engine.sim import Cancelled, SimulationError, simulate
+from engine.workload import WorkloadError, describe, load_workload
+from engine.workload.window import parse_days, select_days
+
+USAGE_ERROR = 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.command(args)
+    except (WorkloadError, PolicyError, SimulationError, Cancelled, OSError) as exc:
+        print(f"error: {_one_line(exc)}", file=sys.stderr)
+        return USAGE_ERROR
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m engine", description="SchedLab's scheduling simulator.")
+    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    sim = commands.add_parser("simulate", help="simulate a trace under a policy")
+    sim.add_argument("trace", help="an SWF trace, plain or gzip")
+    sim.add_argument("--procs", type=int, help="machine size (default: the header's MaxProcs, else MaxNodes)")
+    sim.add_argument("--allocation", choices=("count", "buddy"), default="count")
+    sim.add_argument("--policy", required=True, help="a preset name (see `policies`) or a JSON policy spec")
+    sim.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="set a policy parameter")
+    sim.add_argument("--exact-estimates", action="store_true", help="policies see real runtimes, not requests")
+    sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument("--skip-bad-lines", action="store_true", help="skip (and count) lines that cannot be read")
+    sim.add_argument("--oversize", choices=("reject", "clip"), default="reject",
+                     help="jobs larger than the machine: reject (default) or clip to the machine size")
+    sim.add_argument("--overrun", choices=("kill", "run"), default="kill",
+                     help="jobs running past their requested time: kill at the request (default) or let run")
+    sim.add_argument("--days", metavar="FROM:TO", help="only jobs submitted in that window, days from the first submit")
+    sim.add_argument("--out", required=True, metavar="SCHEDULE.csv")
+    sim.add_argument("--summary", metavar="SUMMARY.json")
+    sim.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                     help="show a progress bar (default: when stderr is a terminal)")
+    sim.set_defaults(command=run_simulate)
+
+    pol = commands.add_parser("policies", help="presets, their parameters and defaults")
+    pol.add_argument("--json", action="store_true")
+    pol.set_defaults(command=run_policies)
+
+    ins = commands.add_parser("inspect", help="jobs, span, users, sizes and the cleaning report of a trace")
+    ins.add_argument("trace")
+    ins.add_argument("--procs", type=int)
+    ins.add_argument("--skip-bad-lines", action="store_true")
+    ins.add_argument("--json", action="store_true")
+    ins.set_defaults(command=run_inspect)
+    return parser
+
+
+def policy_with_settings(policy: str, settings: list[str]) -> dict[str, Any]:
+    """The --policy spec with every --set KEY=VALUE applied (validated by the registry)."""
+    spec = resolve(policy).to_dict()
+    for item in settings:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise PolicyError(f"--set expects KEY=VALUE, got {item!r}")
+        spec["params"][key.strip()] = value.strip()
+    return resolve({"preset": spec["preset"], "ordering": spec["ordering"],
+                    "algorithm": spec["algorithm"], "params": spec["params"]}).to_dict()
+
+
+def run_simulate(args: argparse.Namespace) -> int:
+    policy = policy_with_settings(args.policy, args.set)
+    began = time.perf_counter()
+    workload = load_workload(args.trace, procs=args.procs, oversize=args.oversize, overrun=args.overrun,
+                             skip_bad_lines=args.skip_bad_lines)
+    parse_seconds = time.perf_counter() - began
+    if args.days:
+        workload = select_days(workload, *parse_days(args.days))
+    capacity = int(workload.metadata["procs"])
+    show = sys.stderr.isatty() if args.progress is None else args.progress
+    bar = ProgressBar(sys.stderr) if show else None
+    result = simulate(workload, capacity, policy, allocation=args.allocation,
+                      exact_estimates=args.exact_estimates, seed=args.seed,
+                      progress=bar.update if bar else None)
+    if bar:
+        bar.close()
+    result.to_csv(args.out)
+    if args.summary:
+        summary = summarize(result.schedule, capacity, rejected=result.meta["rejected"],
+                            wall_seconds=result.meta["wall_seconds"],
+                            extra={"policy": result.meta["policy"], "label": result.meta["label"],
+                                   "allocation": args.allocation, "exact_estimates": args.exact_estimates,
+                                   "seed": args.seed, "capacity": capacity, "parse_seconds": parse_seconds,
+                                   "engine_version": result.meta["engine_version"],
+                                   "trace": args.trace, "days": args.days})
+        write_json(summary, args.summary)
+    return 0
+
+
+def run_policies(args: argparse.Namespace) -> int:
+    entries = catalog()
+    if args.json:
+        print(json.dumps(entries, indent=2))
+        return 0
+    for entry in entries:
+        print(f"{entry['name']:<16} {entry['description']}")
+        for param in entry["params"]:
+            print(f"{'':<18}{param['name']} ({param['type']}, default {param['default']}): {param['description']}")
+    return 0
+
+
+def run_inspect(args: argparse.Namespace) -> int:
+    workload = load_workload(args.trace, procs=args.procs, skip_bad_lines=args.skip_bad_lines)
+    info = describe(workload)
+    if args.json:
+        print(json.dumps(info, indent=2, default=str))
+        return 0
+    for key, value in info.items():
+        if isinstance(value, dict):
+            print(f"{key}:")
+            for sub, item in value.items():
+                print(f"  {sub}: {item}")
+        else:
+            print(f"{key}: {value}")
+    return 0
+
+
+def write_json(data: dict, path: str) -> None:
+    text = json.dumps(data, indent=2, default=str) + "\n"
+    if path in ("-", "/dev/stdout"):
+        sys.stdout.write(text)
+        return
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+class ProgressBar:
+    """A one-line bar on stderr, redrawn at most ten times a second."""
+
+    def __init__(self, stream: Any, width: int = 40) -> None:
+        self.stream, self.width, self.last = stream, width, 0.0
+
+    def update(self, fraction: float) -> None:
+        now = time.monotonic()
+        if fraction < 1.0 and now - self.last < 0.1:
+            return
+        self.last = now
+        filled = int(fraction * self.width)
+        self.stream.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {fraction:6.1%} of jobs")
+        self.stream.flush()
+
+    def close(self) -> None:
+        self.stream.write("\n")
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+if __name__ == "__main__":
+    sys.exit(main())
