@@ -24,6 +24,11 @@ def _media(media_root):
     return media_root
 
 
+@pytest.fixture(autouse=True)
+def _fast_passwords(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 def login(user) -> Client:  # noqa: ANN001
     client = Client()
     client.force_login(user)
@@ -89,3 +94,20 @@ def done_experiment(alice, demo_trace) -> Experiment:
 @pytest.fixture
 def done_run(done_experiment) -> Run:
     return done_experiment.runs.first()
+
+
+def synthetic_swf(path: Path, jobs: int = 5000, procs: int = 64) -> Path:
+    """A valid SWF with `jobs` jobs, deterministic, big enough for the simulator to report progress
+    and consult should_stop (every 1000 event instants)."""
+    lines = [f"; MaxProcs: {procs}", f"; MaxNodes: {procs}"]
+    for i in range(1, jobs + 1):
+        size = 1 + (i * 7) % procs
+        runtime = 60 + (i * 37) % 3600
+        lines.append(f"{i} {i * 30} -1 {runtime} {size} -1 -1 {size} {runtime + 600} -1 1 {1 + i % 9} 1 -1 1 -1 -1 -1")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture
+def big_trace(alice, tmp_path) -> Trace:
+    return make_trace(alice, synthetic_swf(tmp_path / "synthetic.swf"), name="synthetic")

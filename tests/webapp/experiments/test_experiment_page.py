@@ -1,0 +1,49 @@
+"""The experiment page: runs with status and progress, updated by polling a JSON endpoint."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from tests.webapp.conftest import make_experiment
+from webapp.experiments.models import Run
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_lists_runs_and_polls_progress(alice_client, done_experiment):
+    page = alice_client.get(done_experiment.get_absolute_url()).content.decode()
+    assert reverse("experiments:progress", args=[done_experiment.pk]) in page
+    assert "js/experiment.js" in page
+    for run in done_experiment.runs.all():
+        assert f'id="run-{run.pk}"' in page
+
+
+def test_the_progress_endpoint_reports_status_percent_and_metrics(alice_client, done_experiment):
+    data = alice_client.get(reverse("experiments:progress", args=[done_experiment.pk])).json()
+    assert data["finished"] is True
+    assert [r["status"] for r in data["runs"]] == ["done", "done"]
+    assert all(r["percent"] == 100 and r["summary"]["jobs"] > 0 for r in data["runs"])
+
+
+def test_a_queued_run_reports_zero_percent(alice_client, alice, demo_trace):
+    experiment = make_experiment(alice, demo_trace, ["easy"], run=False)
+    Run.objects.update(status="running", progress=0.42)
+    data = alice_client.get(reverse("experiments:progress", args=[experiment.pk])).json()
+    assert data["runs"][0]["percent"] == 42 and data["finished"] is False
+
+
+def test_a_failed_run_shows_its_reason(alice_client, done_experiment):
+    Run.objects.filter(experiment=done_experiment).update(status="failed", error="time limit: too slow")
+    assert "time limit: too slow" in alice_client.get(done_experiment.get_absolute_url()).content.decode()
+
+
+def test_the_metrics_csv_has_one_row_per_run(alice_client, done_experiment):
+    response = alice_client.get(reverse("experiments:metrics_csv", args=[done_experiment.pk]))
+    lines = response.content.decode().splitlines()
+    assert lines[0].startswith("run,policy,sweep_value,status,jobs,") and len(lines) == 3
+
+
+def test_the_schedule_csv_is_the_engines(alice_client, done_run):
+    response = alice_client.get(reverse("experiments:run_schedule_csv", args=[done_run.pk]))
+    assert b"".join(response.streaming_content) == done_run.schedule_csv.read_bytes()

@@ -1,0 +1,44 @@
+"""Progress reaches the database at most about once a second; a cancel is noticed within a second."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.webapp.conftest import make_experiment
+from webapp.experiments.models import Run
+from webapp.experiments.tasks import Reporter
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def running(alice, demo_trace) -> Run:
+    run = make_experiment(alice, demo_trace, ["fcfs"], run=False).runs.get()
+    Run.objects.filter(pk=run.pk).update(status="running")
+    return run
+
+
+def test_progress_is_throttled(running, monkeypatch):
+    clock = [100.0]
+    monkeypatch.setattr("webapp.experiments.tasks.time.monotonic", lambda: clock[0])
+    reporter = Reporter(running.pk)
+    reporter.progress(0.1)
+    assert Run.objects.get(pk=running.pk).progress == 0.1
+    clock[0] += 0.5
+    reporter.progress(0.2)
+    assert Run.objects.get(pk=running.pk).progress == 0.1
+    clock[0] += 0.6
+    reporter.progress(0.3)
+    assert Run.objects.get(pk=running.pk).progress == 0.3
+
+
+def test_should_stop_sees_a_cancel_request(running, monkeypatch):
+    clock = [100.0]
+    monkeypatch.setattr("webapp.experiments.tasks.time.monotonic", lambda: clock[0])
+    reporter = Reporter(running.pk)
+    clock[0] += 1.1
+    assert reporter.should_stop() is False
+    Run.objects.filter(pk=running.pk).update(cancel_requested=True)
+    assert reporter.should_stop() is False  # checked at most once a second
+    clock[0] += 1.1
+    assert reporter.should_stop() is True
