@@ -43,12 +43,12 @@ class Comparison:
     missing: list[str] = field(default_factory=list)           # runs not shown, with why
 
 
-def allocation_key(schedule: pd.DataFrame) -> str:
+def allocation_key(schedule: pd.DataFrame) -> str | None:
     """The allocation the trace provides: group, else queue, else user (first with two known values)."""
     for key in ("group", "queue", "user"):
         if key in schedule.columns and schedule.loc[schedule[key] >= 0, key].nunique() >= 2:
             return key
-    return "user"
+    return None
 
 
 def summaries_of(comparison: Comparison) -> dict[str, dict]:
@@ -58,19 +58,22 @@ def summaries_of(comparison: Comparison) -> dict[str, dict]:
 
 
 def downsampled(series: pd.DataFrame, what: str, notes: list[str], max_points: int = MAX_STEP_POINTS) -> pd.DataFrame:
+    """The series itself when short enough, else its time-averaged version (and a note saying so)."""
     if len(series) <= max_points:
         return series
-    notes.append(f"{what} time-averaged into {max_points:,} points (from {len(series):,} steps)")
+    notes.append(f"{what} {len(series):,} steps")
     return timeseries.downsample_steps(series, max_points, how="mean")
 
 
-def policy_timelines(schedule: pd.DataFrame, *, key: str, busy_column: str = "procs",
+def policy_timelines(schedule: pd.DataFrame, *, key: str | None, busy_column: str = "procs",
                      max_points: int = MAX_STEP_POINTS) -> PolicyTimelines:
     notes: list[str] = []
     busy = downsampled(timeseries.busy_processors(schedule, busy_column), "utilization", notes, max_points)
-    queue = downsampled(timeseries.queue_length(schedule), "queue length", notes, max_points)
-    occupancy = timeseries.occupancy_by(schedule, key, column=busy_column, top=TOP_ALLOCATIONS)
-    occupancy = downsampled(occupancy, f"occupancy by {key}", notes, max_points)
+    queue = downsampled(timeseries.queue_length(schedule), "queue", notes, max_points)
+    occupancy = None
+    if key is not None:
+        occupancy = timeseries.occupancy_by(schedule, key, column=busy_column, top=TOP_ALLOCATIONS)
+        occupancy = downsampled(occupancy, key, notes, max_points)
     return PolicyTimelines(busy=busy, queue=queue, occupancy=occupancy, notes=notes)
 
 
@@ -88,8 +91,12 @@ def timelines_layout(comparison: Comparison, params: Mapping[str, str]) -> Layou
     key = allocation_key(next(iter(comparison.schedules.values())))
     lines = {label: policy_timelines(s, key=key, busy_column=comparison.busy_column)
              for label, s in comparison.schedules.items()}
-    return linked_timelines(lines, comparison.capacity, allocation_kind=key, targets=comparison.targets,
-                            colours=policy_colours(comparison.schedules))
+    layout = linked_timelines(lines, comparison.capacity, allocation_kind=key or "", targets=comparison.targets,
+                              colours=policy_colours(comparison.schedules))
+    if key is None:
+        return column(layout, note("No occupancy plots: the trace has no groups, queues or user ids to tell "
+                                   "allocations apart."))
+    return layout
 
 
 def cdf_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:

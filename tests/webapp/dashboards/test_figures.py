@@ -103,6 +103,19 @@ def test_linked_timelines_share_one_x_range_and_export_as_one_item(small_schedul
     assert "FCFS: example note" in divs_text(layout)
 
 
+def test_downsampled_series_are_announced():
+    from webapp.dashboards.comparison import policy_timelines
+    rng = np.random.default_rng(0)
+    n = 3000
+    submit = np.sort(rng.integers(0, 10**6, n))
+    schedule = make_schedule([(int(u), int(s), int(s) + 5, 100, 1) for u, s in zip(rng.integers(0, 3, n), submit)])
+    lines = policy_timelines(schedule, key="user", max_points=500)
+    assert len(lines.busy) <= 500 and len(lines.occupancy) <= 500
+    assert lines.notes[0].startswith("utilization ") and lines.notes[0].endswith(" steps")
+    layout = linked_timelines({"X": lines}, 4)
+    assert "Downsampled for display" in divs_text(layout)
+
+
 def test_utilization_is_busy_over_capacity(small_schedules):
     layout = linked_timelines(_timelines({"FCFS": small_schedules["FCFS"]}), 4)
     utilization = figure_titled(layout, "Utilization")
@@ -269,6 +282,6 @@ def test_trace_characterization_is_one_item_and_notes_what_it_leaves_out():
     tables = list(layout.select({"type": DataTable}))
     assert tables[0].source.data["reason"] == ["zero processors", "unreadable lines"]
     text = divs_text(layout)
-    assert "No weekday chart" in text
+    assert "no weekday chart" in text
     sampled = requested_vs_actual(_jobs(300), max_points=100)
     assert "random sample of 100 of" in divs_text(sampled)

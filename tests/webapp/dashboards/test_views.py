@@ -110,3 +110,16 @@ def test_download_is_self_contained_html(alice_client, done_experiment):
     html = response.content.decode()
     assert "<script src=" not in html  # BokehJS inline: opens offline
     assert "Bokeh.embed" in html and "Gantt" in html
+
+
+def test_sweep_trend_for_a_sweep_experiment(alice_client, alice, demo_trace):
+    experiment = make_experiment(alice, demo_trace, policies=("easy", "sorted-masc"),
+                                 sweep_param="masc", sweep_values=[1, 5, "inf"])
+    page = alice_client.get(reverse("dashboards:comparison", args=[experiment.pk])).content.decode()
+    assert 'id="plot-sweep"' in page
+    sweep = alice_client.get(plot_url(experiment, "sweep"))
+    assert sweep.status_code == 200
+    text = sweep.content.decode()
+    assert "vs masc" in text
+    assert "\\u221e" in text or "∞" in text
+    assert "easy (not swept)" in text.lower()

@@ -8,7 +8,7 @@ import numpy as np
 from bokeh.layouts import column
 from bokeh.models import HoverTool, LayoutDOM, Legend, NumeralTickFormatter
 
-from .style import new_figure, note, policy_colours
+from .style import duration_formatter, new_figure, note, policy_colours
 
 CDF_POINTS = 2_000
 
@@ -36,7 +36,7 @@ def wait_cdf_figure(waits: Mapping[str, np.ndarray], *, colours: Mapping[str, st
     """CDF of wait time per policy on a log time axis; waits under `floor_seconds` sit at the floor."""
     colours = dict(colours or policy_colours(waits))
     fig = new_figure("Wait time distribution (CDF)", width=560, height=360, x_axis_type="log")
-    fig.add_layout(Legend(click_policy="hide", location="bottom_right"), "center")
+    fig.add_layout(Legend(click_policy="hide", location="top_left"), "center")
     notes = []
     for label, values in waits.items():
         values = np.asarray(values, dtype=float)
@@ -45,7 +45,8 @@ def wait_cdf_figure(waits: Mapping[str, np.ndarray], *, colours: Mapping[str, st
         zero = np.count_nonzero(values < floor_seconds)
         if values.size:
             notes.append(f"{label}: {zero / values.size:.0%} of jobs waited under {floor_seconds:g} s")
-    fig.xaxis.axis_label = "wait (s, log)"
+    fig.xaxis.axis_label = "wait (log)"
+    fig.xaxis.formatter = duration_formatter()
     fig.yaxis.axis_label = "fraction of jobs"
     fig.yaxis.formatter = NumeralTickFormatter(format="0%")
     fig.add_tools(HoverTool(tooltips=[("wait ≤", "$x{0,0} s"), ("jobs", "$y{0.0%}")]))

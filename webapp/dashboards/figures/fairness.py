@@ -10,7 +10,7 @@ from bokeh.layouts import column
 from bokeh.models import ColumnDataSource, FactorRange, HoverTool, LayoutDOM, Legend
 from bokeh.transform import dodge
 
-from .style import new_figure, note, policy_colours
+from .style import duration_formatter, heading, new_figure, note, policy_colours
 
 TOP_USERS = 25
 
@@ -32,6 +32,11 @@ def fairness_figure(per_user: Mapping[str, pd.DataFrame], *, jain: Mapping[str, 
     Both plots share one categorical user axis; `jain` adds each policy's Jain index to its legend.
     """
     colours = dict(colours or policy_colours(per_user))
+    known = next(iter(per_user.values()))["user"]
+    if (pd.to_numeric(known, errors="coerce").fillna(0) >= 0).sum() < 2:
+        return column(heading("Per-user fairness"),
+                      note("The trace does not tell users apart (fewer than two user ids), so there is no "
+                           "per-user comparison; see the metrics table for the overall figures."))
     users = top_users(per_user, rank_by=rank_by, top=top)
     user_range = FactorRange(*users)
     width = max(700, min(1400, 40 * len(users) + 200))
@@ -42,7 +47,8 @@ def fairness_figure(per_user: Mapping[str, pd.DataFrame], *, jain: Mapping[str, 
         fig.add_layout(Legend(click_policy="hide", label_text_font_size="11px"), "right")
         fig.xaxis.major_label_orientation = 0.9
         fig.xaxis.axis_label = "user (most jobs first)"
-    wait.yaxis.axis_label = "mean wait (s, log)"
+    wait.yaxis.axis_label = "mean wait (log)"
+    wait.yaxis.formatter = duration_formatter()
     bsld.yaxis.axis_label = "mean bounded slowdown (log)"
     n = len(per_user)
     for i, (label, frame) in enumerate(per_user.items()):

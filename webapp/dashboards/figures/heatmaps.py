@@ -11,7 +11,7 @@ from bokeh.layouts import column, gridplot
 from bokeh.models import ColorBar, ColumnDataSource, HoverTool, LayoutDOM, LogColorMapper, Range1d
 from bokeh.palettes import RdBu11, Viridis256
 
-from .style import bin_index, log_edges, new_figure, note
+from .style import bin_index, duration_formatter, log_edges, new_figure, note
 
 BINS = 15
 RATIO_OFFSET_SECONDS = 1.0
@@ -72,7 +72,8 @@ def _grid_figure(title: str, grid: WaitGrid, values: np.ndarray, mapper: LogColo
     fig.quad(left="left", right="right", bottom="bottom", top="top", source=ColumnDataSource(_cells(grid, values)),
              fill_color={"field": "value", "transform": mapper}, line_color="white", line_width=0.5)
     fig.xaxis.axis_label = "job size (processors, log)"
-    fig.yaxis.axis_label = "runtime (s, log)"
+    fig.yaxis.axis_label = "runtime (log)"
+    fig.yaxis.formatter = duration_formatter()
     fig.grid.visible = False
     fig.add_tools(HoverTool(tooltips=[("size", "@left{0,0}–@right{0,0}"), ("runtime", "@bottom{0,0}–@top{0,0} s"),
                                       (value_label, "@value" + value_format), ("jobs", "@jobs")]))
@@ -101,7 +102,8 @@ def ratio_heatmap(a_label: str, a: WaitGrid, b_label: str, b: WaitGrid) -> Layou
     finite = ratio[np.isfinite(ratio)]
     spread = float(np.max(np.abs(np.log10(finite)))) if finite.size else 1.0
     spread = max(spread, 0.3)
-    mapper = LogColorMapper(palette=tuple(reversed(RdBu11)), low=10 ** -spread, high=10 ** spread)
+    # RdBu11 runs dark blue (low: a waits less) → dark red (high: a waits longer)
+    mapper = LogColorMapper(palette=RdBu11, low=10 ** -spread, high=10 ** spread)
     fig = _grid_figure(f"Wait ratio {a_label} / {b_label}", a, ratio, mapper,
                        value_label="ratio", value_format="{0.00}")
     fig.width = 560

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import numpy as np
-from bokeh.models import Div
+from bokeh.models import CustomJSTickFormatter, Div
 from bokeh.plotting import figure
 
 #: Okabe–Ito colour-blind-safe colours (yellow dropped: unreadable as a line on white).
@@ -55,6 +55,18 @@ def note(text: str, *, width: int = PLOT_WIDTH) -> Div:
     return div
 
 
+def duration_formatter() -> CustomJSTickFormatter:
+    """Tick labels for axes in seconds: 30 s, 5 min, 2 h, 3 d (log axes otherwise show 2.5e+6)."""
+    return CustomJSTickFormatter(code="""
+        const v = Math.abs(tick);
+        const fmt = (x) => (Math.round(x * 10) / 10).toString();
+        if (v >= 86400) return fmt(tick / 86400) + " d";
+        if (v >= 3600) return fmt(tick / 3600) + " h";
+        if (v >= 60) return fmt(tick / 60) + " min";
+        return fmt(tick) + " s";
+    """)
+
+
 def heading(text: str, *, width: int = PLOT_WIDTH) -> Div:
     return Div(text=f"<h3 style='margin:8px 0 2px 0'>{_escape(text)}</h3>", width=width)
 
@@ -76,6 +88,16 @@ def log_edges(values: np.ndarray, bins: int, *, floor: float = 1.0) -> np.ndarra
     if hi <= lo:
         hi = lo * 10.0
     return np.logspace(np.log10(lo), np.log10(hi * 1.000001), bins + 1)
+
+
+def integer_log_edges(values: np.ndarray, bins: int) -> np.ndarray:
+    """Log edges rounded to integers (duplicates dropped): no empty bins between whole numbers."""
+    edges = np.unique(np.floor(log_edges(values, bins)))
+    values = np.asarray(values, dtype=float)
+    top = float(values.max()) if values.size else 1.0
+    if edges[-1] <= top:
+        edges = np.append(edges, np.floor(top) + 1)
+    return edges
 
 
 def bin_index(values: np.ndarray, edges: np.ndarray) -> np.ndarray:

@@ -101,9 +101,10 @@ def linked_timelines(timelines: Mapping[str, PolicyTimelines], capacity: int, *,
             parts.append(occupancy_figure(series.occupancy, capacity, x_range=x_range, unit=unit,
                                           title=f"Processors in use by {allocation_kind} — {label}",
                                           targets=targets))
-    all_notes = [f"{label}: {text}" for label, t in timelines.items() for text in t.notes]
+    all_notes = [f"{label}: {', '.join(t.notes)}" for label, t in timelines.items() if t.notes]
     if all_notes:
-        parts.append(note(" · ".join(all_notes)))
+        parts.append(note("Downsampled for display (time-averaged into a few thousand points per series) from: "
+                          + "; ".join(all_notes) + "."))
     return column(*parts)
 
 

@@ -9,8 +9,10 @@ import pandas as pd
 from bokeh.layouts import column, row
 from bokeh.models import ColumnDataSource, DataTable, FactorRange, HoverTool, NumeralTickFormatter, TableColumn
 from bokeh.models import LayoutDOM
+from bokeh.plotting import figure
 
-from .style import POLICY_PALETTE, OTHERS_COLOUR, heading, log_edges, new_figure, note
+from .style import (OTHERS_COLOUR, POLICY_PALETTE, duration_formatter, heading, integer_log_edges, log_edges,
+                    new_figure, note)
 
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 HIST_BINS = 30
@@ -59,29 +61,31 @@ def _int_or_none(value: object) -> int | None:
 def arrivals_figures(jobs: pd.DataFrame, metadata: dict[str, str]) -> LayoutDOM:
     arrivals = local_arrivals(jobs["submit"].to_numpy(), metadata)
     hours = np.bincount(arrivals.hour, minlength=24)[:24]
-    by_hour = new_figure(f"Job arrivals by hour of day ({arrivals.clock_note})", width=560, height=260,
-                         x_range=(-0.5, 23.5))
+    by_hour = new_figure("Job arrivals by hour of day", width=560, height=260, x_range=(-0.5, 23.5))
     by_hour.vbar(x=np.arange(24), top=hours, width=0.8, color=BAR_COLOUR)
     by_hour.xaxis.axis_label = "hour of day"
     by_hour.yaxis.axis_label = "jobs submitted"
     by_hour.xaxis.ticker = list(range(0, 24, 2))
     by_hour.add_tools(HoverTool(tooltips=[("hour", "@x"), ("jobs", "@top")]))
     if arrivals.weekday.size == 0:
-        return column(by_hour, note("No weekday chart: the trace header has no UnixStartTime."))
+        return column(by_hour, note(f"Hours: {arrivals.clock_note}; no weekday chart without a calendar."))
     days = np.bincount(arrivals.weekday, minlength=7)[:7]
     by_day = new_figure("Job arrivals by day of week", width=340, height=260, x_range=list(WEEKDAYS))
     by_day.vbar(x=list(WEEKDAYS), top=days, width=0.8, color=BAR_COLOUR)
     by_day.yaxis.axis_label = "jobs submitted"
     by_day.add_tools(HoverTool(tooltips=[("day", "@x"), ("jobs", "@top")]))
-    return row(by_hour, by_day)
+    return column(row(by_hour, by_day), note(f"Hours and days on the site's clock: {arrivals.clock_note}."))
 
 
 def log_histogram(values: np.ndarray, *, title: str, x_label: str, floor: float = 1.0,
-                  bins: int = HIST_BINS, width: int = 450) -> LayoutDOM:
-    """Histogram on logarithmic bins and a log x axis; values below `floor` are counted in a note."""
+                  bins: int = HIST_BINS, width: int = 450, integer: bool = False) -> LayoutDOM:
+    """Histogram on logarithmic bins and a log x axis; values below `floor` are counted in a note.
+
+    `integer` rounds the edges to whole numbers (job sizes), so no bin falls between two integers.
+    """
     values = np.asarray(values, dtype=float)
     below = int(np.count_nonzero(values < floor))
-    edges = log_edges(values, bins, floor=floor)
+    edges = integer_log_edges(values[values >= floor], bins) if integer else log_edges(values, bins, floor=floor)
     counts, _ = np.histogram(values[values >= floor], bins=edges)
     fig = new_figure(title, width=width, height=280, x_axis_type="log")
     source = ColumnDataSource({"left": edges[:-1], "right": edges[1:], "count": counts})
@@ -110,8 +114,10 @@ def requested_vs_actual(jobs: pd.DataFrame, *, max_points: int = MAX_SCATTER_POI
         hi = float(max(valid["runtime"].max(), valid["requested_time"].max()))
         fig.line([1, hi], [1, hi], color="#555", line_dash="dashed", legend_label="actual = requested")
         fig.legend.location = "top_left"
-    fig.xaxis.axis_label = "requested time (s)"
-    fig.yaxis.axis_label = "actual runtime (s)"
+    fig.xaxis.axis_label = "requested time (log)"
+    fig.yaxis.axis_label = "actual runtime (log)"
+    fig.xaxis.formatter = duration_formatter()
+    fig.yaxis.formatter = duration_formatter()
     parts: list[str] = []
     if len(valid) > max_points:
         parts.append(f"Showing a random sample of {max_points:,} of {len(valid):,} jobs.")
@@ -136,6 +142,10 @@ def user_core_hours(jobs: pd.DataFrame, *, top: int = TOP_USERS) -> pd.DataFrame
 
 
 def user_share_figure(jobs: pd.DataFrame, *, top: int = TOP_USERS) -> LayoutDOM:
+    if jobs.loc[jobs["user"] >= 0, "user"].nunique() < 2:
+        return column(heading("Share of core-hours per user", width=450),
+                      note("The trace does not tell users apart (no user ids), so there are no shares to show.",
+                           width=450))
     shares = user_core_hours(jobs, top=top)
     names = list(reversed(shares["user"].tolist()))
     colours = [OTHERS_COLOUR if n.startswith("others") else BAR_COLOUR for n in shares["user"]]
@@ -177,9 +187,10 @@ def cleaning_report_table(report: dict, *, total_jobs: int | None = None) -> Lay
 def trace_characterization(jobs: pd.DataFrame, metadata: dict[str, str], report: dict) -> LayoutDOM:
     """Every trace-page plot in one layout (one json_item)."""
     sizes = log_histogram(jobs["procs"].to_numpy(), title="Job size distribution",
-                          x_label="processors requested (log)")
+                          x_label="processors requested (log)", integer=True)
     runtimes = log_histogram(jobs["runtime"].to_numpy(), title="Runtime distribution",
-                             x_label="runtime (s, log)")
+                             x_label="runtime (log)")
+    runtimes.select_one({"type": figure}).xaxis.formatter = duration_formatter()
     return column(
         arrivals_figures(jobs, metadata),
         row(sizes, runtimes),
