@@ -8,7 +8,7 @@ import numpy as np
 from bokeh.layouts import column
 from bokeh.models import HoverTool, LayoutDOM, Legend, NumeralTickFormatter
 
-from .style import duration_formatter, new_figure, note, policy_colours
+from .style import duration_axis, new_figure, note, policy_colours
 
 CDF_POINTS = 2_000
 
@@ -46,7 +46,7 @@ def wait_cdf_figure(waits: Mapping[str, np.ndarray], *, colours: Mapping[str, st
         if values.size:
             notes.append(f"{label}: {zero / values.size:.0%} of jobs waited under {floor_seconds:g} s")
     fig.xaxis.axis_label = "wait (log)"
-    fig.xaxis.formatter = duration_formatter()
+    duration_axis(fig.xaxis)
     fig.yaxis.axis_label = "fraction of jobs"
     fig.yaxis.formatter = NumeralTickFormatter(format="0%")
     fig.add_tools(HoverTool(tooltips=[("wait ≤", "$x{0,0} s"), ("jobs", "$y{0.0%}")]))

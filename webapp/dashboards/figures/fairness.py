@@ -10,7 +10,7 @@ from bokeh.layouts import column
 from bokeh.models import ColumnDataSource, FactorRange, HoverTool, LayoutDOM, Legend
 from bokeh.transform import dodge
 
-from .style import duration_formatter, heading, new_figure, note, policy_colours
+from .style import duration_axis, heading, new_figure, note, policy_colours
 
 TOP_USERS = 25
 
@@ -48,7 +48,7 @@ def fairness_figure(per_user: Mapping[str, pd.DataFrame], *, jain: Mapping[str, 
         fig.xaxis.major_label_orientation = 0.9
         fig.xaxis.axis_label = "user (most jobs first)"
     wait.yaxis.axis_label = "mean wait (log)"
-    wait.yaxis.formatter = duration_formatter()
+    duration_axis(wait.yaxis)
     bsld.yaxis.axis_label = "mean bounded slowdown (log)"
     n = len(per_user)
     for i, (label, frame) in enumerate(per_user.items()):

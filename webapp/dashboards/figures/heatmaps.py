@@ -8,10 +8,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from bokeh.layouts import column, gridplot
-from bokeh.models import ColorBar, ColumnDataSource, HoverTool, LayoutDOM, LogColorMapper, Range1d
+from bokeh.models import ColorBar, ColumnDataSource, FixedTicker, HoverTool, LayoutDOM, LogColorMapper, Range1d
 from bokeh.palettes import RdBu11, Viridis256
 
-from .style import bin_index, duration_formatter, log_edges, new_figure, note
+from .style import (DURATION_TICKS, bin_index, count_axis, duration_axis, duration_formatter, log_edges,
+                    new_figure, note)
 
 BINS = 15
 RATIO_OFFSET_SECONDS = 1.0
@@ -73,7 +74,8 @@ def _grid_figure(title: str, grid: WaitGrid, values: np.ndarray, mapper: LogColo
              fill_color={"field": "value", "transform": mapper}, line_color="white", line_width=0.5)
     fig.xaxis.axis_label = "job size (processors, log)"
     fig.yaxis.axis_label = "runtime (log)"
-    fig.yaxis.formatter = duration_formatter()
+    duration_axis(fig.yaxis)
+    count_axis(fig.xaxis)
     fig.grid.visible = False
     fig.add_tools(HoverTool(tooltips=[("size", "@left{0,0}–@right{0,0}"), ("runtime", "@bottom{0,0}–@top{0,0} s"),
                                       (value_label, "@value" + value_format), ("jobs", "@jobs")]))
@@ -90,7 +92,8 @@ def wait_heatmaps(grids: Mapping[str, WaitGrid]) -> LayoutDOM:
     y_range = Range1d(first.runtime_edges[0], first.runtime_edges[-1])
     figs = [_grid_figure(f"Mean wait — {label}", g, np.maximum(g.mean, 1.0), mapper, x_range=x_range, y_range=y_range)
             for label, g in grids.items()]
-    figs[-1].add_layout(ColorBar(color_mapper=mapper, title="mean wait (s)", width=10), "right")
+    figs[-1].add_layout(ColorBar(color_mapper=mapper, title="mean wait", width=10, formatter=duration_formatter(),
+                                 ticker=FixedTicker(ticks=list(DURATION_TICKS), minor_ticks=[])), "right")
     text = (f"{len(first.size_edges) - 1} × {len(first.runtime_edges) - 1} logarithmic bins; empty cells have no jobs; "
             "same colour scale in every map; means under 1 s are coloured as 1 s.")
     return column(gridplot(figs, ncols=2, toolbar_location="right"), note(text))

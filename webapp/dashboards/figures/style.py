@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import numpy as np
-from bokeh.models import CustomJSTickFormatter, Div
+from bokeh.models import Axis, CustomJSTickFormatter, Div, FixedTicker, NumeralTickFormatter
 from bokeh.plotting import figure
 
 #: Okabe–Ito colour-blind-safe colours (yellow dropped: unreadable as a line on white).
@@ -59,12 +59,27 @@ def duration_formatter() -> CustomJSTickFormatter:
     """Tick labels for axes in seconds: 30 s, 5 min, 2 h, 3 d (log axes otherwise show 2.5e+6)."""
     return CustomJSTickFormatter(code="""
         const v = Math.abs(tick);
-        const fmt = (x) => (Math.round(x * 10) / 10).toString();
+        const fmt = (x) => (Math.round(x * 10) / 10).toLocaleString("en");
         if (v >= 86400) return fmt(tick / 86400) + " d";
         if (v >= 3600) return fmt(tick / 3600) + " h";
         if (v >= 60) return fmt(tick / 60) + " min";
         return fmt(tick) + " s";
     """)
+
+
+#: Round durations for log time axes: 1 s, 10 s, 1 min, 10 min, 1 h, 6 h, 1 d, 7 d, 30 d, 1 y.
+DURATION_TICKS = (1, 10, 60, 600, 3600, 21600, 86400, 604800, 2592000, 31536000, 315360000)
+
+
+def duration_axis(axis: Axis | list) -> None:
+    """Round-duration ticks and labels (1 min, 1 h, 1 d) on a log axis in seconds."""
+    axis.ticker = FixedTicker(ticks=list(DURATION_TICKS), minor_ticks=[])
+    axis.formatter = duration_formatter()
+
+
+def count_axis(axis: Axis | list) -> None:
+    """Plain numbers (1, 10, 100, 1,000) instead of 10^k on a log axis of counts."""
+    axis.formatter = NumeralTickFormatter(format="0,0")
 
 
 def heading(text: str, *, width: int = PLOT_WIDTH) -> Div:

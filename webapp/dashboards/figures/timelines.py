@@ -100,7 +100,7 @@ def linked_timelines(timelines: Mapping[str, PolicyTimelines], capacity: int, *,
         if series.occupancy is not None and series.occupancy.shape[1] > 1:
             parts.append(occupancy_figure(series.occupancy, capacity, x_range=x_range, unit=unit,
                                           title=f"Processors in use by {allocation_kind} — {label}",
-                                          targets=targets))
+                                          targets=targets, name_prefix=f"{allocation_kind} "))
     all_notes = [f"{label}: {', '.join(t.notes)}" for label, t in timelines.items() if t.notes]
     if all_notes:
         parts.append(note("Downsampled for display (time-averaged into a few thousand points per series) from: "
@@ -109,7 +109,7 @@ def linked_timelines(timelines: Mapping[str, PolicyTimelines], capacity: int, *,
 
 
 def occupancy_figure(occupancy: pd.DataFrame, capacity: int, *, x_range: Range1d | None, unit: float,
-                     title: str, targets: Mapping[str, float] | None = None) -> figure:
+                     title: str, targets: Mapping[str, float] | None = None, name_prefix: str = "") -> figure:
     """Stacked step areas of processors in use per allocation (column order = stack order)."""
     names = [c for c in occupancy.columns if c != "time"]
     targets = {str(k): float(v) for k, v in (targets or {}).items()}
@@ -125,7 +125,7 @@ def occupancy_figure(occupancy: pd.DataFrame, capacity: int, *, x_range: Range1d
     fig.y_range = Range1d(0, capacity * 1.05)
     fig.yaxis.axis_label = "processors"
     fig.varea_stack(stackers=names, x="x", source=ColumnDataSource(data), color=[palette[n] for n in names],
-                    legend_label=[str(n) for n in names], alpha=0.85)
+                    legend_label=[str(n) if n == "other" else f"{name_prefix}{n}" for n in names], alpha=0.85)
     fig.add_layout(Span(location=capacity, dimension="width", line_color="#333", line_width=1))
     cumulative = 0.0
     for name in names:
@@ -134,6 +134,6 @@ def occupancy_figure(occupancy: pd.DataFrame, capacity: int, *, x_range: Range1d
             break  # targeted allocations sit at the bottom of the stack
         cumulative += float(share)
         fig.line([float(times.min()) / unit, float(times.max()) / unit], [cumulative * capacity] * 2,
-                 line_dash="dashed", line_width=2, color=palette[name], legend_label=f"target up to {name}")
+                 line_dash="dashed", line_width=2, color=palette[name], legend_label=f"target up to {name_prefix}{name}")
     fig.add_tools(HoverTool(tooltips=[("time", "$x{0.00}"), ("processors", "$y{0,0}")]))
     return fig

@@ -11,7 +11,7 @@ from bokeh.models import ColumnDataSource, DataTable, FactorRange, HoverTool, Nu
 from bokeh.models import LayoutDOM
 from bokeh.plotting import figure
 
-from .style import (OTHERS_COLOUR, POLICY_PALETTE, duration_formatter, heading, integer_log_edges, log_edges,
+from .style import (OTHERS_COLOUR, POLICY_PALETTE, count_axis, duration_axis, heading, integer_log_edges, log_edges,
                     new_figure, note)
 
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
@@ -95,7 +95,7 @@ def log_histogram(values: np.ndarray, *, title: str, x_label: str, floor: float 
     fig.yaxis.axis_label = "jobs"
     fig.add_tools(HoverTool(tooltips=[("from", "@left{0,0}"), ("to", "@right{0,0}"), ("jobs", "@count")]))
     if below:
-        return column(fig, note(f"{below:,} jobs below {floor:g} are not drawn on the log axis."))
+        return column(fig, note(f"{below:,} jobs below {floor:g} are not drawn on the log axis.", width=width))
     return fig
 
 
@@ -116,15 +116,15 @@ def requested_vs_actual(jobs: pd.DataFrame, *, max_points: int = MAX_SCATTER_POI
         fig.legend.location = "top_left"
     fig.xaxis.axis_label = "requested time (log)"
     fig.yaxis.axis_label = "actual runtime (log)"
-    fig.xaxis.formatter = duration_formatter()
-    fig.yaxis.formatter = duration_formatter()
+    duration_axis(fig.xaxis)
+    duration_axis(fig.yaxis)
     parts: list[str] = []
     if len(valid) > max_points:
         parts.append(f"Showing a random sample of {max_points:,} of {len(valid):,} jobs.")
     left_out = len(jobs) - len(valid)
     if left_out:
         parts.append(f"{left_out:,} jobs without a positive runtime or request are not drawn.")
-    return column(fig, note(" ".join(parts))) if parts else fig
+    return column(fig, note(" ".join(parts), width=fig.width)) if parts else fig
 
 
 def user_core_hours(jobs: pd.DataFrame, *, top: int = TOP_USERS) -> pd.DataFrame:
@@ -190,7 +190,8 @@ def trace_characterization(jobs: pd.DataFrame, metadata: dict[str, str], report:
                           x_label="processors requested (log)", integer=True)
     runtimes = log_histogram(jobs["runtime"].to_numpy(), title="Runtime distribution",
                              x_label="runtime (log)")
-    runtimes.select_one({"type": figure}).xaxis.formatter = duration_formatter()
+    duration_axis(runtimes.select_one({"type": figure}).xaxis)
+    count_axis(sizes.select_one({"type": figure}).xaxis)
     return column(
         arrivals_figures(jobs, metadata),
         row(sizes, runtimes),
