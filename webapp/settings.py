@@ -66,11 +66,8 @@ INSTALLED_APPS = [
     "webapp.traces",
     "webapp.experiments",
     "webapp.api",
+    "webapp.dashboards",  # the comparison and trace characterization pages (Bokeh)
 ]
-# The comparison and characterization pages (another engineer's package): installed once it is a
-# real package, so settings work before and after it lands.
-if (BASE_DIR / "webapp" / "dashboards" / "__init__.py").exists():
-    INSTALLED_APPS.append("webapp.dashboards")
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",

@@ -1,0 +1,175 @@
+"""Every URL checks permissions: nobody sees, downloads, changes, re-runs or deletes another
+user's private object (404, never 403, so ids leak nothing), through pages and the API alike.
+
+The URL list is read from the URLconf: a new URL pattern that is not described in URLS below
+fails `test_every_url_is_covered`, so nobody can add a page and forget its permission test.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+
+from tests.webapp.conftest import login, make_experiment, make_trace
+from webapp.api.models import Token
+from webapp.experiments.models import Experiment, Run
+from webapp.traces.models import Machine, Trace
+
+# name → (object kind or None, HTTP method, "view" | "change" | "public"[, other URL arguments])
+URLS: dict[str, tuple] = {
+    "home": (None, "GET", "view"),
+    "login": (None, "GET", "public"),
+    "logout": (None, "POST", "public"),
+    "traces:list": (None, "GET", "view"),
+    "traces:upload": (None, "GET", "view"),
+    "traces:detail": ("trace", "GET", "view"),
+    "traces:status": ("trace", "GET", "view"),
+    "traces:download": ("trace", "GET", "view"),
+    "traces:edit": ("trace", "GET", "change"),
+    "traces:delete": ("trace", "POST", "change"),
+    "traces:machine_new": (None, "GET", "view"),
+    "traces:machine_delete": ("machine", "POST", "change"),
+    "experiments:list": (None, "GET", "view"),
+    "experiments:new": (None, "GET", "view"),
+    "experiments:detail": ("experiment", "GET", "view"),
+    "experiments:progress": ("experiment", "GET", "view"),
+    "experiments:metrics_csv": ("experiment", "GET", "view"),
+    "experiments:edit": ("experiment", "GET", "change"),
+    "experiments:cancel": ("experiment", "POST", "change"),
+    "experiments:delete": ("experiment", "POST", "change"),
+    "experiments:run_cancel": ("run", "POST", "change"),
+    "experiments:run_rerun": ("run", "POST", "change"),
+    "experiments:run_schedule_csv": ("run", "GET", "view"),
+    "api:token": (None, "POST", "public"),
+    "api:traces": (None, "GET", "view"),
+    "api:trace": ("trace", "GET", "view"),
+    "api:experiments": (None, "GET", "view"),
+    "api:experiment": ("experiment", "GET", "view"),
+    "api:run_schedule_csv": ("run", "GET", "view"),
+    # The dashboards app (webapp.dashboards): pages about one trace or one experiment.
+    "dashboards:trace_plots": ("trace", "GET", "view"),
+    "dashboards:comparison": ("experiment", "GET", "view"),
+    "dashboards:comparison_plot": ("experiment", "GET", "view", {"name": "metrics"}),
+    "dashboards:comparison_download": ("experiment", "GET", "view"),
+}
+
+
+def url_names() -> list[str]:
+    """Every named URL pattern except Django admin's own (covered by test_admin_is_staff_only)."""
+    names: list[str] = []
+
+    def walk(patterns, prefix: str) -> None:  # noqa: ANN001
+        for p in patterns:
+            if isinstance(p, URLResolver):
+                if p.namespace == "admin":
+                    continue
+                walk(p.url_patterns, prefix + (p.namespace + ":" if p.namespace else ""))
+            elif isinstance(p, URLPattern) and p.name:
+                names.append(prefix + p.name)
+
+    walk(get_resolver().url_patterns, "")
+    return names
+
+
+def test_every_url_is_covered():
+    missing = [n for n in url_names() if n not in URLS]
+    assert not missing, f"describe these URLs in URLS of {__file__}: {missing}"
+
+
+@pytest.fixture
+def objects(alice, bob, demo_trace):
+    """Alice's private trace, machine, experiment (finished runs) and run."""
+    machine = Machine.objects.create(owner=alice, name="alice's machine", procs=16)
+    experiment = make_experiment(alice, demo_trace, ["fcfs"])
+    return {"trace": demo_trace, "machine": machine, "experiment": experiment, "run": experiment.runs.get()}
+
+
+def url_for(name: str, objects: dict) -> str:  # noqa: ANN001
+    kind, extra = URLS[name][0], (URLS[name][3] if len(URLS[name]) > 3 else {})
+    return reverse(name, kwargs={"pk": objects[kind].pk, **extra}) if kind else reverse(name)
+
+
+def request(client, name: str, url: str, user=None):  # noqa: ANN001, ANN201
+    method = URLS[name][1]
+    headers = {}
+    if name.startswith("api:") and user is not None:
+        headers["HTTP_AUTHORIZATION"] = f"Token {Token.issue(user)}"
+    return client.get(url, **headers) if method == "GET" else client.post(url, **headers)
+
+
+def still_there(objects: dict) -> bool:  # noqa: ANN001
+    return (Trace.objects.filter(pk=objects["trace"].pk).exists()
+            and Machine.objects.filter(pk=objects["machine"].pk).exists()
+            and Experiment.objects.filter(pk=objects["experiment"].pk).exists()
+            and Run.objects.get(pk=objects["run"].pk).status == "done")
+
+
+OBJECT_URLS = sorted(n for n, (kind, *_) in URLS.items() if kind and n in set(url_names()))
+CHANGE_URLS = sorted(n for n in OBJECT_URLS if URLS[n][2] == "change")
+PRIVATE_URLS = sorted(n for n, (_, _, access, *_) in URLS.items() if access != "public" and n in set(url_names()))
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", OBJECT_URLS)
+def test_another_users_private_object_is_not_found(name, objects, bob):
+    response = request(login(bob), name, url_for(name, objects), bob)
+    assert response.status_code == 404, f"{name}: {response.status_code}"
+    assert still_there(objects)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", CHANGE_URLS)
+def test_a_shared_object_is_still_changed_only_by_its_owner(name, objects, bob):
+    for kind in ("trace", "machine", "experiment"):
+        type(objects[kind]).objects.filter(pk=objects[kind].pk).update(shared=True)
+    response = request(login(bob), name, url_for(name, objects), bob)
+    assert response.status_code == 404, f"{name}: {response.status_code}"
+    assert still_there(objects)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", [n for n in OBJECT_URLS if URLS[n][2] == "view"])
+def test_a_shared_object_is_visible_to_others(name, objects, bob):
+    for kind in ("trace", "experiment"):
+        type(objects[kind]).objects.filter(pk=objects[kind].pk).update(shared=True)
+    response = request(login(bob), name, url_for(name, objects), bob)
+    assert response.status_code == 200, f"{name}: {response.status_code}"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("role", ["alice", "staff"])
+@pytest.mark.parametrize("name", OBJECT_URLS)
+def test_the_owner_and_staff_get_through(name, role, objects, request_user):
+    user = request_user(role)
+    response = request(login(user), name, url_for(name, objects), user)
+    assert response.status_code in (200, 302), f"{name} as {role}: {response.status_code}"
+
+
+@pytest.fixture
+def request_user(request):  # noqa: ANN001, ANN201
+    return lambda role: request.getfixturevalue(role)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", PRIVATE_URLS)
+def test_anonymous_users_are_sent_to_log_in(name, objects, client):
+    response = request(client, name, url_for(name, objects))
+    if name.startswith("api:"):
+        assert response.status_code == 401 and "error" in response.json()
+    else:
+        assert response.status_code == 302 and response.url.startswith(reverse("login"))
+
+
+@pytest.mark.django_db
+def test_lists_show_only_what_a_user_may_see(alice, bob, objects):
+    bobs = make_trace(bob, name="bob's trace")
+    page = login(alice).get(reverse("traces:list")).content.decode()
+    assert "bob&#x27;s trace" not in page and objects["trace"].name in page
+    api = login(bob).get(reverse("api:traces"), HTTP_AUTHORIZATION=f"Token {Token.issue(bob)}").json()
+    assert [t["id"] for t in api["traces"]] == [bobs.pk]
+
+
+@pytest.mark.django_db
+def test_admin_is_staff_only(alice, staff):
+    assert login(alice).get("/admin/").status_code == 302
+    assert login(staff).get("/admin/").status_code == 200
