@@ -1,0 +1,100 @@
+"""The command line is a contract: its columns, summary keys, errors and exit codes."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from engine.cli import main
+
+DEMO = Path(__file__).resolve().parents[1] / "data" / "demo.swf"
+CONTRACT_COLUMNS = ["job_id", "user", "submit", "start", "end", "procs", "requested_time", "runtime", "wait", "killed"]
+SUMMARY_KEYS = {"jobs", "rejected", "mean_wait", "median_wait", "p95_wait", "max_wait", "mean_response", "mean_bsld",
+                "max_bsld", "max_stretch", "weighted_turnaround", "mean_abs_skip", "max_skip", "utilization",
+                "makespan", "jain_bsld", "wall_seconds"}
+
+
+def test_simulate_writes_the_schedule_and_summary(tmp_path):
+    out, summary = tmp_path / "s.csv", tmp_path / "s.json"
+    assert main(["simulate", str(DEMO), "--policy", "easy", "--out", str(out), "--summary", str(summary)]) == 0
+    schedule = pd.read_csv(out)
+    assert list(schedule.columns[:10]) == CONTRACT_COLUMNS
+    data = json.loads(summary.read_text())
+    assert SUMMARY_KEYS <= set(data)
+    assert data["jobs"] == len(schedule)
+    assert data["policy"]["preset"] == "easy"
+
+
+def test_set_overrides_a_parameter(tmp_path):
+    summary = tmp_path / "s.json"
+    main(["simulate", str(DEMO), "--policy", "sorted-masc", "--set", "masc=2", "--out", str(tmp_path / "s.csv"),
+          "--summary", str(summary)])
+    assert json.loads(summary.read_text())["policy"]["params"]["masc"] == 2
+
+
+def test_days_keeps_only_jobs_submitted_in_the_window(tmp_path):
+    out = tmp_path / "s.csv"
+    main(["simulate", str(DEMO), "--policy", "fcfs", "--days", "0:0.05", "--out", str(out)])
+    schedule = pd.read_csv(out)
+    assert 0 < len(schedule) and (schedule.submit - schedule.submit.min() < 0.05 * 86400).all()
+
+
+def test_same_seed_same_schedule(tmp_path):
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    for out in (a, b):
+        main(["simulate", str(DEMO), "--policy", "conservative", "--seed", "7", "--out", str(out)])
+    assert a.read_bytes() == b.read_bytes()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--policy", "nope"], "unknown policy 'nope'"),
+    (["--policy", "sorted", "--set", "masc=x"], "parameter masc"),
+    (["--policy", "easy", "--set", "speed=3"], "unknown parameter 'speed'"),
+    (["--policy", "{bad json"], "not valid JSON"),
+    (["--policy", "easy", "--days", "5:1"], "TO must be after FROM"),
+])
+def test_bad_arguments_give_one_line_and_status_2(tmp_path, capsys, args, message):
+    code = main(["simulate", str(DEMO), *args, "--out", str(tmp_path / "s.csv")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_bad_trace_names_file_line_and_field(tmp_path, capsys):
+    trace = tmp_path / "bad.swf"
+    trace.write_text("; MaxProcs: 4\n1 0 0 10 1 -1 -1 1 10 -1 1 1 1 -1 -1 -1 -1 -1\n2 5 0 abc 1 -1 -1 1 10 -1 1 1 1 -1 -1 -1 -1 -1\n")
+    assert main(["simulate", str(trace), "--policy", "fcfs", "--out", str(tmp_path / "s.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "bad.swf" in err and "line 3" in err and "run_time" in err
+
+
+def test_a_file_that_is_not_gzip_is_reported(tmp_path, capsys):
+    trace = tmp_path / "t.swf.gz"
+    trace.write_bytes(gzip.compress(b"; MaxProcs: 4\n1 0 0 10 1 -1 -1 1 10 -1 1 1 1 -1 -1 -1 -1 -1\n")[:20])
+    assert main(["simulate", str(trace), "--policy", "fcfs", "--out", str(tmp_path / "s.csv")]) == 2
+    assert "t.swf.gz" in capsys.readouterr().err
+
+
+def test_policies_lists_every_preset_with_parameters(capsys):
+    assert main(["policies", "--json"]) == 0
+    entries = {e["name"]: e for e in json.loads(capsys.readouterr().out)}
+    assert {"fcfs", "sjf", "sorted", "sorted-masc", "easy", "conservative", "firstfit", "sorted-easy"} <= set(entries)
+    assert entries["sorted-masc"]["params"][0]["default"] == 10
+
+
+def test_inspect_describes_a_trace(capsys):
+    assert main(["inspect", str(DEMO), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["jobs"] > 0
+
+
+def test_python_dash_m_engine_runs_as_a_program(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "engine", "simulate", str(DEMO), "--policy", "nope",
+                           "--out", str(tmp_path / "s.csv")], capture_output=True, text=True)
+    assert done.returncode == 2 and done.stderr.startswith("error: ")
