@@ -16,7 +16,8 @@ from webapp.core.permissions import get_visible_or_404
 from webapp.dashboards import comparison as plots
 from webapp.dashboards.data import load_comparison, trace_workload, unique_labels
 from webapp.dashboards.figures import trace_characterization
-from webapp.experiments.models import Experiment
+from webapp.dashboards.plot_cache import cache_key, cached_gzip_json, gzip_json_response
+from webapp.experiments.models import Experiment, Run
 from webapp.traces.models import Trace
 
 #: Query parameters the plots read (ratio pair, Gantt window); passed from the page to each plot URL.
@@ -28,13 +29,18 @@ def _params(request: HttpRequest) -> dict[str, str]:
 
 
 @require_GET
-def trace_plots(request: HttpRequest, pk: int) -> JsonResponse:
+def trace_plots(request: HttpRequest, pk: int) -> HttpResponse:
     trace = get_visible_or_404(Trace, request.user, pk)
-    workload = trace_workload(trace)
-    if workload is None:
+    if not trace.is_ready or trace.cache_path is None or not trace.cache_path.exists():
         return JsonResponse({"error": "The trace is not parsed (yet)."}, status=409)
-    layout = trace_characterization(workload.jobs, workload.metadata, workload.report.to_dict())
-    return JsonResponse(json_item(layout, request.GET.get("target", "trace-plots")))
+    target = request.GET.get("target", "trace-plots")
+
+    def build() -> dict:
+        workload = trace_workload(trace)
+        return json_item(trace_characterization(workload.jobs, workload.metadata, workload.report.to_dict()), target)
+
+    key = cache_key("trace", trace.pk, trace.cache, trace.sha256, target)
+    return gzip_json_response(request, cached_gzip_json(f"traces/{trace.pk}", "characterization", key, build))
 
 
 @require_GET
@@ -55,16 +61,26 @@ def comparison(request: HttpRequest, pk: int) -> HttpResponse:
     })
 
 
+def _runs_state(experiment: Experiment) -> list:
+    """What a comparison plot depends on besides its parameters: each run's id, status and finish time."""
+    return [experiment.procs, experiment.allocation, experiment.sweep_param, experiment.sweep_values,
+            list(experiment.runs.order_by("position", "pk").values_list("pk", "label", "status", "finished_at"))]
+
+
 @require_GET
-def comparison_plot(request: HttpRequest, pk: int, name: str) -> JsonResponse:
+def comparison_plot(request: HttpRequest, pk: int, name: str) -> HttpResponse:
     experiment = get_visible_or_404(Experiment, request.user, pk)
     if name not in plots.PLOTS:
         raise Http404("No such plot.")
-    data = load_comparison(experiment)
-    if not data.schedules:
+    if not experiment.runs.filter(status=Run.Status.DONE).exists():
         return JsonResponse({"error": "No run of this experiment has finished yet."}, status=409)
-    layout = plots.build_plot(name, data, _params(request))
-    return JsonResponse(json_item(layout, f"plot-{name}"))
+    params = _params(request)
+
+    def build() -> dict:
+        return json_item(plots.build_plot(name, load_comparison(experiment), params), f"plot-{name}")
+
+    key = cache_key("comparison", name, params, _runs_state(experiment))
+    return gzip_json_response(request, cached_gzip_json(f"experiments/{experiment.pk}", name, key, build))
 
 
 @require_GET

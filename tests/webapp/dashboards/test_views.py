@@ -123,3 +123,21 @@ def test_sweep_trend_for_a_sweep_experiment(alice_client, alice, demo_trace):
     assert "vs masc" in text
     assert "\\u221e" in text or "∞" in text
     assert "easy (not swept)" in text.lower()
+
+
+def test_plots_are_cached_gzipped_and_rebuilt_after_a_rerun(alice_client, done_experiment, media_root):
+    import gzip
+    import json
+
+    from django.utils import timezone
+
+    url = plot_url(done_experiment, "cdf")
+    first = alice_client.get(url, HTTP_ACCEPT_ENCODING="gzip, deflate")
+    assert first["Content-Encoding"] == "gzip"
+    assert json.loads(gzip.decompress(first.content))["target_id"] == "plot-cdf"
+    cached = list((media_root / "dashboards" / f"experiments/{done_experiment.pk}").glob("cdf-*.json.gz"))
+    assert len(cached) == 1
+    assert alice_client.get(url, HTTP_ACCEPT_ENCODING="gzip").content == first.content
+    done_experiment.runs.filter(pk=done_experiment.runs.first().pk).update(finished_at=timezone.now())
+    alice_client.get(url)
+    assert len(list(cached[0].parent.glob("cdf-*.json.gz"))) == 2

@@ -10,7 +10,7 @@ from bokeh.layouts import column
 from bokeh.models import ColumnDataSource, FactorRange, HoverTool, LayoutDOM, Legend
 from bokeh.transform import dodge
 
-from .style import duration_axis, heading, new_figure, note, policy_colours
+from .style import duration_axis, new_figure, note, policy_colours
 
 TOP_USERS = 25
 
@@ -34,8 +34,7 @@ def fairness_figure(per_user: Mapping[str, pd.DataFrame], *, jain: Mapping[str, 
     colours = dict(colours or policy_colours(per_user))
     known = next(iter(per_user.values()))["user"]
     if (pd.to_numeric(known, errors="coerce").fillna(0) >= 0).sum() < 2:
-        return column(heading("Per-user fairness"),
-                      note("The trace does not tell users apart (fewer than two user ids), so there is no "
+        return column(note("The trace does not tell users apart (fewer than two user ids), so there is no "
                            "per-user comparison; see the metrics table for the overall figures."))
     users = top_users(per_user, rank_by=rank_by, top=top)
     user_range = FactorRange(*users)
