@@ -41,12 +41,20 @@ DATA_DIR = Path(os.getenv("SCHEDLAB_DATA_DIR", str(BASE_DIR / "var"))).resolve()
 
 
 def _dev_secret_key() -> str:
-    """A random key generated once and kept in the data directory (never the same on two installs)."""
+    """A random key generated once and kept in the data directory (never the same on two installs).
+    Created atomically: web and workers sharing the directory all read the same key."""
     path = DATA_DIR / "secret_key"
     if not path.exists():
         DATA_DIR.mkdir(parents=True, exist_ok=True)
-        path.write_text(secrets.token_urlsafe(50))
-        path.chmod(0o600)
+        tmp = DATA_DIR / f".secret_key.{os.getpid()}"
+        tmp.write_text(secrets.token_urlsafe(50))
+        tmp.chmod(0o600)
+        try:
+            os.link(tmp, path)  # fails if another process won the race: use theirs
+        except FileExistsError:
+            pass
+        finally:
+            tmp.unlink()
     return path.read_text().strip()
 
 
@@ -171,6 +179,7 @@ else:
         "data_folder_in": str(BROKER_DIR / "queue"),
         "data_folder_out": str(BROKER_DIR / "queue"),
         "control_folder": str(BROKER_DIR / "control"),
+        "polling_interval": 0.25,  # seconds between looks at the queue folder
     }
     CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = not REDIS_URL
