@@ -1,0 +1,42 @@
+"""Trace detail, download, edit and delete."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from tests.webapp.conftest import DEMO_SWF, make_experiment, make_trace
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_download_is_the_uploaded_file_under_the_traces_name(alice_client, demo_trace):
+    response = alice_client.get(reverse("traces:download", args=[demo_trace.pk]))
+    assert b"".join(response.streaming_content) == DEMO_SWF.read_bytes()
+    assert 'filename="demo.swf"' in response["Content-Disposition"]
+
+
+def test_the_detail_page_shows_summary_and_cleaning_report(alice_client, demo_trace):
+    page = alice_client.get(demo_trace.get_absolute_url()).content.decode()
+    assert "Summary" in page and "Cleaning report" in page and "removed" in page
+
+
+def test_the_owner_can_share_it(alice_client, bob_client, demo_trace):
+    alice_client.post(reverse("traces:edit", args=[demo_trace.pk]), {"name": "demo", "description": "", "shared": "on"})
+    assert bob_client.get(demo_trace.get_absolute_url()).status_code == 200
+
+
+def test_delete_keeps_a_file_another_trace_still_uses(alice, alice_client, bob, demo_trace):
+    bobs = make_trace(bob)
+    alice_client.post(reverse("traces:delete", args=[demo_trace.pk]))
+    assert bobs.path.exists()
+    from tests.webapp.conftest import login
+
+    login(bob).post(reverse("traces:delete", args=[bobs.pk]))
+    assert not bobs.path.exists() and not bobs.cache_path.exists()
+
+
+def test_a_trace_in_use_is_not_deleted(alice, alice_client, demo_trace):
+    make_experiment(alice, demo_trace, ["fcfs"], run=False)
+    response = alice_client.post(reverse("traces:delete", args=[demo_trace.pk]), follow=True)
+    assert "used by experiments" in response.content.decode() and demo_trace.path.exists()
