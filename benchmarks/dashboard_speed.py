@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -139,7 +140,9 @@ def measure(page, url: str) -> dict:  # noqa: ANN001
     per_plot = page.evaluate("""() => performance.getEntriesByType('resource')
         .filter(e => e.name.includes('/plots/'))
         .map(e => [e.name.split('/plots/')[1].split('.json')[0], e.responseEnd - e.startTime, e.encodedBodySize])""")
-    return {"seconds": seconds, "sizes": dict(sizes), "per_plot": per_plot}
+    marks = page.evaluate("""() => performance.getEntriesByType('mark')
+        .filter(m => m.name.startsWith('bokeh-')).map(m => [m.name, m.startTime])""")
+    return {"seconds": seconds, "sizes": dict(sizes), "per_plot": per_plot, "marks": marks}
 
 
 def main() -> None:
@@ -154,6 +157,9 @@ def main() -> None:
 
     args.data_dir.mkdir(parents=True, exist_ok=True)
     setup_django(args.data_dir.resolve())
+    from django.conf import settings
+
+    shutil.rmtree(Path(settings.MEDIA_ROOT) / "dashboards", ignore_errors=True)  # cold = no plot cached yet
     experiment_id = prepare_experiment(args.trace, args.policies.split(","))
     port = free_port()
     server = start_gunicorn(port, args.workers)
@@ -187,8 +193,12 @@ def main() -> None:
                 print(f"{label:7s}: all plots rendered after {r['seconds']:.2f} s; payload {total:.2f} MB ({parts})")
                 if i < args.repeat:
                     context.close()
-            print("per plot (last load): " + ", ".join(f"{n} {ms / 1000:.2f} s {size / 1e6:.2f} MB"
-                                                    for n, ms, size in results[-1]["per_plot"]))
+            for label, r in (("cold", results[0]), ("last", results[-1])):
+                print(f"per plot ({label} load): JSON request time and gzipped size: " + ", ".join(
+                    f"{n} {ms / 1000:.2f} s {size / 1e6:.2f} MB" for n, ms, size in r["per_plot"]))
+                print(f"  page clock when each plot's JSON arrived / was embedded: " + ", ".join(
+                    f"{name.split(':plot-')[0].replace('bokeh-', '')} {name.split(':plot-')[1]} {t / 1000:.2f} s"
+                    for name, t in sorted(r["marks"], key=lambda m: m[1])))
             args.screenshot.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(args.screenshot), full_page=True)
             print(f"screenshot: {args.screenshot}")

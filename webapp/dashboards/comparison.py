@@ -21,7 +21,7 @@ from webapp.dashboards.figures import (GanttWindow, PolicyTimelines, fairness_fi
 from webapp.dashboards.figures.style import heading, note
 
 #: Points per step series sent to the browser (a few thousand is sharp on any screen).
-MAX_STEP_POINTS = 2_000
+MAX_STEP_POINTS = 1_000
 #: Allocations drawn separately in the occupancy plots; the rest add up in "other".
 TOP_ALLOCATIONS = 8
 DEFAULT_GANTT_SECONDS = 86_400

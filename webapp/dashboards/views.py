@@ -67,6 +67,22 @@ def _runs_state(experiment: Experiment) -> list:
             list(experiment.runs.order_by("position", "pk").values_list("pk", "label", "status", "finished_at"))]
 
 
+def comparison_plot_gzip(experiment: Experiment, name: str, params: dict[str, str]) -> bytes:
+    """One plot's gzipped json_item, from the cache or built now (no permission check: callers do it)."""
+    def build() -> dict:
+        return json_item(plots.build_plot(name, load_comparison(experiment), params), f"plot-{name}")
+
+    key = cache_key("comparison", name, params, _runs_state(experiment))
+    return cached_gzip_json(f"experiments/{experiment.pk}", name, key, build)
+
+
+def prebuild_comparison(experiment: Experiment) -> None:
+    """Build and cache every default plot of the comparison, e.g. from the worker when the last run is
+    done, so the first person to open the page does not wait for the computation."""
+    for name in plots.plot_names(bool(experiment.sweep_param and experiment.sweep_values)):
+        comparison_plot_gzip(experiment, name, {})
+
+
 @require_GET
 def comparison_plot(request: HttpRequest, pk: int, name: str) -> HttpResponse:
     experiment = get_visible_or_404(Experiment, request.user, pk)
@@ -74,13 +90,7 @@ def comparison_plot(request: HttpRequest, pk: int, name: str) -> HttpResponse:
         raise Http404("No such plot.")
     if not experiment.runs.filter(status=Run.Status.DONE).exists():
         return JsonResponse({"error": "No run of this experiment has finished yet."}, status=409)
-    params = _params(request)
-
-    def build() -> dict:
-        return json_item(plots.build_plot(name, load_comparison(experiment), params), f"plot-{name}")
-
-    key = cache_key("comparison", name, params, _runs_state(experiment))
-    return gzip_json_response(request, cached_gzip_json(f"experiments/{experiment.pk}", name, key, build))
+    return gzip_json_response(request, comparison_plot_gzip(experiment, name, _params(request)))
 
 
 @require_GET

@@ -141,3 +141,12 @@ def test_plots_are_cached_gzipped_and_rebuilt_after_a_rerun(alice_client, done_e
     done_experiment.runs.filter(pk=done_experiment.runs.first().pk).update(finished_at=timezone.now())
     alice_client.get(url)
     assert len(list(cached[0].parent.glob("cdf-*.json.gz"))) == 2
+
+
+def test_prebuild_fills_the_cache_for_every_default_plot(done_experiment, media_root):
+    from webapp.dashboards.views import prebuild_comparison
+
+    prebuild_comparison(done_experiment)
+    folder = media_root / "dashboards" / f"experiments/{done_experiment.pk}"
+    built = {p.name.split("-")[0] for p in folder.glob("*.json.gz")}
+    assert built == {name for name in PLOTS if name != "sweep"}

@@ -35,9 +35,11 @@
       })
       .then(function (item) {
         if (!window.Bokeh) { throw new Error("BokehJS did not load"); }
+        performance.mark("bokeh-fetched:" + slot.id);
         return Bokeh.embed.embed_item(item, slot.id);
       })
       .then(function () {
+        performance.mark("bokeh-embedded:" + slot.id);
         var status = statusFor(slot);
         if (status) { status.remove(); }
         slot.setAttribute("data-bokeh-state", "done");
