@@ -103,7 +103,7 @@ def linked_timelines(timelines: Mapping[str, PolicyTimelines], capacity: int, *,
                                           targets=targets, name_prefix=f"{allocation_kind} "))
     all_notes = [f"{label}: {', '.join(t.notes)}" for label, t in timelines.items() if t.notes]
     if all_notes:
-        parts.append(note("Downsampled for display (time-averaged into a few thousand points per series) from: "
+        parts.append(note("Downsampled for display (time-averaged into at most 1,000 points per series; zooming in does not add detail) from: "
                           + "; ".join(all_notes) + "."))
     return column(*parts)
 
