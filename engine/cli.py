@@ -12,7 +12,7 @@ import sys
 import time
 from typing import Any, Sequence
 
-from engine.metrics.summary import summarize
+from engine.metrics.summary import summarize_result
 from engine.policies import PolicyError
 from engine.policies.registry import catalog, resolve
 from engine.sim import Cancelled, SimulationError, simulate
@@ -99,13 +99,7 @@ def run_simulate(args: argparse.Namespace) -> int:
         bar.close()
     result.to_csv(args.out)
     if args.summary:
-        summary = summarize(result.schedule, capacity, rejected=result.meta["rejected"],
-                            wall_seconds=result.meta["wall_seconds"],
-                            extra={"policy": result.meta["policy"], "label": result.meta["label"],
-                                   "allocation": args.allocation, "exact_estimates": args.exact_estimates,
-                                   "seed": args.seed, "capacity": capacity, "parse_seconds": parse_seconds,
-                                   "engine_version": result.meta["engine_version"],
-                                   "trace": args.trace, "days": args.days})
+        summary = summarize_result(result, parse_seconds=parse_seconds, trace=args.trace, days=args.days)
         write_json(summary, args.summary)
     return 0
 

@@ -132,3 +132,15 @@ def schedule_statistics(schedule: pd.DataFrame, capacity: int) -> dict[str, Any]
         "killed": int(schedule["killed"].to_numpy(dtype=bool).sum()),
     }
     return stats
+
+
+def summarize_result(result: Any, **extra: Any) -> dict[str, Any]:
+    """The summary of a simulation result: every metric, what produced it, and the figures its
+    policy adds (``result.meta["summary"]``). The command line and the web both call this."""
+    meta = result.meta
+    produced = {key: meta[key] for key in ("policy", "label", "allocation", "exact_estimates", "seed",
+                                           "capacity", "engine_version") if key in meta}
+    produced.update(meta.get("summary") or {})
+    produced.update(extra)
+    return summarize(result.schedule, result.capacity, rejected=meta.get("rejected"),
+                     wall_seconds=meta.get("wall_seconds"), extra=produced)

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 from engine.policies.algorithm import Algorithm
+from engine.policies.registry import Component, register_algorithm
 
 
 class InOrder(Algorithm):
@@ -81,3 +82,8 @@ class Easy(Algorithm):
             if available >= need:
                 return max(end, now + 1), available - need
         return now + 1, 0   # unreachable for jobs that fit the machine
+
+
+register_algorithm(Component("none", InOrder, (), "start jobs in queue order while the head fits"))
+register_algorithm(Component("firstfit", FirstFit, (), "any waiting job that fits, no reservation"))
+register_algorithm(Component("easy", Easy, (), "EASY backfilling"))

@@ -10,6 +10,8 @@ import math
 from bisect import bisect_left, insort
 from typing import Callable
 
+from engine.policies.base import Param
+from engine.policies.registry import Component, register_ordering
 from engine.sim.simulator import Simulation
 
 
@@ -91,15 +93,25 @@ class SkipLimitedQueue(WaitingQueue):
                     insort(self.pinned, waiting)
 
 
-def make_queue(ordering: str, sim: Simulation, params: dict) -> WaitingQueue:
-    """Build the waiting queue an ordering names."""
-    estimate, size = sim.estimate, sim.size
-    if ordering == "fcfs":
-        return WaitingQueue(sim, lambda j: (j,))
-    if ordering == "sjf":
-        return WaitingQueue(sim, lambda j: (estimate[j], j))
-    if ordering == "largest":
-        masc = params.get("masc", math.inf)
-        key = lambda j: (-size[j], j)  # noqa: E731
-        return WaitingQueue(sim, key) if math.isinf(masc) else SkipLimitedQueue(sim, key, masc)
-    raise ValueError(f"unknown ordering {ordering!r}")
+def submit_order(sim: Simulation, params: dict) -> WaitingQueue:
+    return WaitingQueue(sim, lambda j: (j,))
+
+
+def shortest_first(sim: Simulation, params: dict) -> WaitingQueue:
+    estimate = sim.estimate
+    return WaitingQueue(sim, lambda j: (estimate[j], j))
+
+
+def largest_first(sim: Simulation, params: dict) -> WaitingQueue:
+    size, masc = sim.size, params.get("masc", math.inf)
+    key = lambda j: (-size[j], j)  # noqa: E731
+    return WaitingQueue(sim, key) if math.isinf(masc) else SkipLimitedQueue(sim, key, masc)
+
+
+MASC = Param("masc", "int", math.inf,
+             "maximum skipping count: no job is passed by more than this many later arrivals (inf = plain sorting)",
+             minimum=0, allow_infinity=True)
+
+register_ordering(Component("fcfs", submit_order, (), "submit order"))
+register_ordering(Component("sjf", shortest_first, (), "shortest requested time first"))
+register_ordering(Component("largest", largest_first, (MASC,), "largest job first, with a maximum skipping count"))

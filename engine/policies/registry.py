@@ -9,35 +9,41 @@ from __future__ import annotations
 
 import json
 import math
+import importlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from engine.policies.base import Param, PolicyError, PolicySpec
 
-#: Parameters of each ordering.
-ORDERING_PARAMS: dict[str, tuple[Param, ...]] = {
-    "fcfs": (),
-    "sjf": (),
-    "largest": (
-        Param("masc", "int", math.inf,
-              "maximum skipping count: no job is passed by more than this many later arrivals (inf = plain sorting)",
-              minimum=0, allow_infinity=True),
-    ),
-}
+@dataclass(frozen=True)
+class Component:
+    """An ordering or an algorithm: how to build it, its parameters and a line saying what it is."""
 
-#: Parameters of each algorithm.
-ALGORITHM_PARAMS: dict[str, tuple[Param, ...]] = {
-    "none": (),
-    "firstfit": (),
-    "easy": (),
-    "conservative": (),
-}
+    name: str
+    factory: Callable[..., Any]
+    params: tuple[Param, ...] = ()
+    description: str = ""
 
-ORDERING_DESCRIPTIONS = {
-    "fcfs": "submit order",
-    "sjf": "shortest requested time first",
-    "largest": "largest job first, with a maximum skipping count",
-}
+
+#: Orderings and algorithms by name. Policy families add theirs with register_ordering /
+#: register_algorithm when FAMILY_MODULES imports them.
+ORDERINGS: dict[str, Component] = {}
+ALGORITHMS: dict[str, Component] = {}
+
+#: Modules that define orderings, algorithms and presets; imported once, on first use.
+FAMILY_MODULES = (
+    "engine.policies.ordering",
+    "engine.policies.backfill",
+    "engine.policies.conservative",
+)
+
+
+def register_ordering(component: Component) -> None:
+    ORDERINGS[component.name] = component
+
+
+def register_algorithm(component: Component) -> None:
+    ALGORITHMS[component.name] = component
 
 
 @dataclass(frozen=True)
@@ -49,7 +55,7 @@ class Preset:
     overrides: dict[str, Any] = field(default_factory=dict)
 
     def params(self) -> tuple[Param, ...]:
-        return ORDERING_PARAMS[self.ordering] + ALGORITHM_PARAMS[self.algorithm]
+        return ORDERINGS[self.ordering].params + ALGORITHMS[self.algorithm].params
 
     def defaults(self) -> dict[str, Any]:
         values = {p.name: p.default for p in self.params()}
@@ -57,7 +63,7 @@ class Preset:
         return values
 
 
-PRESETS: dict[str, Preset] = {p.name: p for p in (
+PRESETS: dict[str, Preset] = {p.name: p for p in (  # the core presets; families register more
     Preset("fcfs", "First come, first served: start jobs in submit order while the head fits (SSS).",
            "fcfs", "none"),
     Preset("sjf", "Shortest requested time first, no backfilling.", "sjf", "none"),
@@ -73,12 +79,25 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
 
 
 def register(preset: Preset) -> None:
-    """Add a preset (later policy families call this when their ordering/algorithm exists)."""
+    """Add a preset (policy families call this next to their ordering/algorithm)."""
     PRESETS[preset.name] = preset
+
+
+_loaded = False
+
+
+def load_families() -> None:
+    """Import every policy family once, so their components and presets are registered."""
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for module in FAMILY_MODULES:
+            importlib.import_module(module)
 
 
 def catalog() -> list[dict[str, Any]]:
     """Every preset with its description and parameter schema, JSON-able (for forms and --help)."""
+    load_families()
     result = []
     for preset in PRESETS.values():
         defaults = preset.defaults()
@@ -95,6 +114,7 @@ def catalog() -> list[dict[str, Any]]:
 def resolve(spec: str | dict | PolicySpec) -> PolicySpec:
     """A preset name, a JSON string, ``{"preset": ..., "params": {...}}`` or
     ``{"ordering": ..., "algorithm": ..., "params": {...}}`` -> a validated PolicySpec."""
+    load_families()
     if isinstance(spec, PolicySpec):
         spec = spec.to_dict()
     if isinstance(spec, str):
@@ -130,19 +150,16 @@ def _preset_of(spec: dict) -> Preset:
             raise PolicyError(f"unknown policy {name!r}: choose from {', '.join(PRESETS)}")
         return PRESETS[name]
     ordering, algorithm = spec.get("ordering"), spec.get("algorithm")
-    if ordering not in ORDERING_PARAMS:
-        raise PolicyError(f"unknown ordering {ordering!r}: choose from {', '.join(ORDERING_PARAMS)}")
-    if algorithm not in ALGORITHM_PARAMS:
-        raise PolicyError(f"unknown algorithm {algorithm!r}: choose from {', '.join(ALGORITHM_PARAMS)}")
-    return Preset("custom", f"{ORDERING_DESCRIPTIONS[ordering]} with {algorithm}", ordering, algorithm)
+    if ordering not in ORDERINGS:
+        raise PolicyError(f"unknown ordering {ordering!r}: choose from {', '.join(ORDERINGS)}")
+    if algorithm not in ALGORITHMS:
+        raise PolicyError(f"unknown algorithm {algorithm!r}: choose from {', '.join(ALGORITHMS)}")
+    return Preset("custom", f"{ORDERINGS[ordering].description} with {algorithm}", ordering, algorithm)
 
 
 def build_scheduler(spec: PolicySpec, sim: Any, *, seed: int = 0) -> Any:
-    """The scheduler object the simulator drives for ``spec``."""
-    from engine.policies.backfill import Easy, FirstFit, InOrder
-    from engine.policies.conservative import Conservative
-    from engine.policies.ordering import make_queue
-
-    algorithms = {"none": InOrder, "firstfit": FirstFit, "easy": Easy, "conservative": Conservative}
-    queue = make_queue(spec.ordering, sim, spec.params)
-    return algorithms[spec.algorithm](sim, queue, spec.params)
+    """The scheduler object the simulator drives for ``spec``: algorithm(sim, queue, params)."""
+    load_families()
+    params = {**spec.params, "seed": seed}
+    queue = ORDERINGS[spec.ordering].factory(sim, params)
+    return ALGORITHMS[spec.algorithm].factory(sim, queue, params)

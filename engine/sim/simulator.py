@@ -11,7 +11,7 @@ import time
 from bisect import bisect_left, insort
 from dataclasses import dataclass, field
 from heapq import heappop, heappush
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Mapping, Protocol
 
 import numpy as np
 import pandas as pd
@@ -34,7 +34,12 @@ class SimulationError(RuntimeError):
 
 
 class Scheduler(Protocol):
-    """What the simulator asks of a policy."""
+    """What the simulator asks of a policy.
+
+    Optionally a scheduler also has ``extra_columns() -> dict[str, array]`` (columns appended to
+    the schedule, e.g. which pass started a job) and ``summary() -> dict`` (figures added to the
+    run's summary, e.g. decision times).
+    """
 
     def on_submit(self, job: int) -> None: ...
     def on_finish(self, job: int) -> None: ...
@@ -49,8 +54,11 @@ class Simulation:
     """
 
     def __init__(self, workload: Workload, capacity: int, *, allocation: str = "count",
-                 exact_estimates: bool = False) -> None:
+                 exact_estimates: bool = False, context: Mapping[str, Any] | None = None) -> None:
         jobs = workload.jobs
+        self.workload = workload
+        #: extra inputs some policies need (allocations, queue configuration, ...), by name
+        self.context: Mapping[str, Any] = context or {}
         self.capacity = int(capacity)
         self.allocator = make_allocator(allocation, self.capacity)
         self.n = len(jobs)
@@ -179,10 +187,12 @@ def schedule_frame(sim: Simulation, workload: Workload) -> pd.DataFrame:
 def simulate(workload: Workload, capacity: int, policy: Any = "fcfs", *, allocation: str = "count",
              exact_estimates: bool = False, seed: int = 0,
              progress: Callable[[float], None] | None = None,
-             should_stop: Callable[[], bool] | None = None) -> SimResult:
+             should_stop: Callable[[], bool] | None = None,
+             context: Mapping[str, Any] | None = None) -> SimResult:
     """Simulate ``workload`` on a homogeneous machine of ``capacity`` processors under ``policy``.
 
     ``policy`` is a preset name, a JSON string or a dict (see :func:`engine.policies.registry.resolve`).
+    ``context`` carries inputs particular policies need (e.g. ``{"allocations": ...}``).
     Jobs larger than the machine are not simulated; they are counted in ``meta["rejected"]``.
     """
     from engine.policies.registry import build_scheduler, resolve
@@ -190,18 +200,21 @@ def simulate(workload: Workload, capacity: int, policy: Any = "fcfs", *, allocat
     spec = resolve(policy)
     workload, rejected = _fit_to_machine(workload, int(capacity))
     started = time.perf_counter()
-    sim = Simulation(workload, capacity, allocation=allocation, exact_estimates=exact_estimates)
+    sim = Simulation(workload, capacity, allocation=allocation, exact_estimates=exact_estimates, context=context)
     scheduler = build_scheduler(spec, sim, seed=seed)
     sim.run(scheduler, progress=progress, should_stop=should_stop)
     wall = time.perf_counter() - started
+    schedule = schedule_frame(sim, workload)
+    for name, values in getattr(scheduler, "extra_columns", dict)().items():
+        schedule[name] = values
     meta = {
         "policy": spec.to_dict(), "label": spec.label, "allocation": allocation,
         "exact_estimates": exact_estimates, "seed": seed, "capacity": int(capacity),
         "engine_version": __version__, "wall_seconds": wall, "rejected": rejected,
         "source": workload.source,
+        "summary": getattr(scheduler, "summary", dict)(),
     }
-    meta.update(getattr(scheduler, "extra_meta", lambda: {})())
-    return SimResult(schedule_frame(sim, workload), int(capacity), meta)
+    return SimResult(schedule, int(capacity), meta)
 
 
 def _fit_to_machine(workload: Workload, capacity: int) -> tuple[Workload, dict[str, int]]:

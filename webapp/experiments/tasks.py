@@ -92,7 +92,7 @@ def run_simulation(self, run_id: int) -> int:  # noqa: ANN001
 
 def execute(run_id: int, reporter: Reporter) -> None:
     """Load the trace, simulate, write results to MEDIA_ROOT/runs/<id>/ atomically, mark done."""
-    from engine.metrics.summary import summarize
+    from engine.metrics.summary import summarize_result
     from engine.sim import simulate
 
     run = Run.objects.select_related("experiment__trace").get(pk=run_id)
@@ -103,8 +103,7 @@ def execute(run_id: int, reporter: Reporter) -> None:
         exact_estimates=experiment.exact_estimates, seed=experiment.seed,
         progress=reporter.progress, should_stop=reporter.should_stop,
     )
-    summary = summarize(result.schedule, result.capacity, rejected=result.meta.get("rejected"),
-                        wall_seconds=result.meta.get("wall_seconds"))
+    summary = summarize_result(result)
     summary = json.loads(json.dumps(summary, default=_json_default))
     write_results(run, result, summary)
     _finish(run_id, Run.Status.DONE, progress=1.0, summary=summary)
