@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from engine.policies.registry import PRESETS
 from engine.sim import simulate
 from engine.workload import load_workload
+from engine.workload.window import select_days
 from tests.engine.conftest import make_workload
 
 SWF = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "swf"
@@ -83,8 +84,8 @@ def test_whole_real_traces_keep_every_invariant(trace, policy):
 
 
 @pytest.mark.slow
-def test_whole_real_trace_with_buddy_allocation_and_overruns():
-    workload = load_workload(SWF / "KTH-SP2-1996-2.1-cln.swf.gz", overrun="run")
+def test_a_month_of_a_real_trace_with_buddy_allocation_and_overruns():
+    workload = select_days(load_workload(SWF / "KTH-SP2-1996-2.1-cln.swf.gz", overrun="run"), 0, 30)
     assert (workload.jobs.runtime > workload.jobs.requested_time).any()
     for policy in ("easy", "conservative"):
         result = simulate(workload, 100, policy, allocation="buddy")
