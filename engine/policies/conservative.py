@@ -1,19 +1,44 @@
 """Conservative backfilling: every waiting job holds a reservation in the availability profile.
 
-A job gets its reservation when it arrives (the earliest place it fits behind every earlier
-reservation); it starts when its reservation comes. When a job ends before its requested time the
-room it leaves is offered to the waiting jobs: reservations are compressed, never moved later.
+What it does (tests check it against a plain implementation of exactly this):
+
+* **Reservation at submission.** An arriving job is given the earliest start at which its
+  processors are free for its requested time, in the profile of the running jobs (each until its
+  requested end) and every reservation made before it.
+* **Start.** A job starts when its reservation comes (jobs due at one instant in the order their
+  reservations were made). No job starts anywhere else, so a later job never delays an earlier
+  reservation, even where EASY would let it jump ahead.
+* **Compression.** When a job ends before its requested time, the waiting jobs, in queue order,
+  each move to their earliest fit from now (their own reservation counted as free) if that is
+  earlier than their reservation; never later. Rounds repeat until a round moves no job, so after
+  a compression no waiting job could start earlier (the *fixpoint*). Jobs whose reservation has
+  come (due, perhaps waiting to fit) are left where they are. The fixpoint also keeps the
+  simulation going: the simulator has no timer, but every future reservation then begins where a
+  running job or another reservation is expected to end, and that end is an event (or, if the
+  job ends earlier, that earlier end is, and compresses again).
+
+Pruning, exact because of the fixpoint: between two compressions the profile only loses room
+(new reservations), drops its past, or keeps its shape (a job starting in its reservation), so a
+window that fits a job now but did not when the job was last examined must, before the job's own
+start, meet a region freed since then (by a job ending early, or given up by a job that moved).
+Each round therefore asks only the jobs reserved to start after the beginning of the room freed
+since the previous round, and only about starts before its end. The round itself is one compiled
+loop (numba) over the profile's arrays.
+
+**Rebuild.** If a due job does not fit (a job ran past its request with overruns allowed, or no
+aligned buddy block), the profile is rebuilt from what really runs and every waiting job is
+placed again in queue order.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from heapq import heappop, heappush
-from itertools import accumulate
+
+import numpy as np
 
 from engine.policies.algorithm import Algorithm
 from engine.policies.ordering import WaitingQueue
-from engine.sim.profile import Profile
+from engine.sim.profile import FOREVER, NEVER, Profile, add, earliest_start, njit
 from engine.sim.simulator import Simulation
 
 
@@ -23,15 +48,21 @@ class Conservative(Algorithm):
     def __init__(self, sim: Simulation, queue: WaitingQueue, params: dict) -> None:
         super().__init__(sim, queue, params)
         self.profile = Profile(sim.capacity, 0)
-        self.reserved: dict[int, int] = {}          # job -> reserved start
+        self.estimate = np.asarray(sim.estimate, dtype=np.int64)
+        self.size = np.asarray(sim.size, dtype=np.int64)
+        self.reserved = np.full(sim.n, NEVER, dtype=np.int64)   # job -> reserved start
         self._due: list[tuple[int, int, int]] = []   # (start, seq, job), stale entries skipped
         self._seq = 0
-        self._freed: list[tuple[int, int]] = []     # regions freed since the last compression
+        self._freed_until = NEVER    # end of the room freed (from now on) since the last compression
 
     # reservations ------------------------------------------------------------------------------
     def _reserve(self, job: int, start: int) -> None:
         sim = self.sim
         self.profile.reserve(start, start + sim.estimate[job], sim.size[job])
+        self._note(job, start)
+
+    def _note(self, job: int, start: int) -> None:
+        """Record ``job``'s reservation (already in the profile) and when it falls due."""
         self.reserved[job] = start
         heappush(self._due, (start, self._seq, job))
         self._seq += 1
@@ -52,11 +83,11 @@ class Conservative(Algorithm):
         if sim.now < expected:
             self.profile.advance(sim.now)
             self.profile.release(sim.now, expected, sim.size[job])
-            self._freed.append((sim.now, expected))
+            self._freed_until = max(self._freed_until, expected)
 
     # the decision ----------------------------------------------------------------------------
     def schedule(self) -> None:
-        if self._freed:
+        if self._freed_until > self.sim.now:
             self.compress()
         if not self._start_due() and self._due and self._due[0][0] <= self.sim.now:
             self.rebuild()
@@ -70,10 +101,10 @@ class Conservative(Algorithm):
         while due and due[0][0] <= now:
             entry = heappop(due)
             start, _, job = entry
-            if reserved.get(job) != start:
+            if reserved[job] != start:
                 continue
             if sim.fits(job):
-                del reserved[job]
+                reserved[job] = NEVER
                 self.start(job)
             else:
                 blocked.append(entry)
@@ -82,44 +113,26 @@ class Conservative(Algorithm):
         return not blocked
 
     def compress(self) -> None:
-        """Move reservations earlier into the room freed by jobs that ended early.
+        """Move reservations earlier into the room freed by jobs that ended early, to the fixpoint.
 
-        A reservation can only move if its new window meets a region freed since it was last
-        examined, so each round only looks at jobs whose window could reach one; a job that
-        moves frees its old window, which the next round offers to the others, until no job moves.
+        The first round offers the room the ended jobs freed, [now, freed_until); each next round
+        the windows given up by the jobs that moved in the previous one.
         """
-        sim, profile, reserved = self.sim, self.profile, self.reserved
-        now, estimate, size = sim.now, sim.estimate, sim.size
-        freed, self._freed = self._freed, []
-        times = profile.times
-        while freed:
-            earliest_freed = min(a for a, _ in freed)
-            latest_freed = max(b for _, b in freed)
-            moved = []
-            most_free = None   # most_free[i]: the most processors free anywhere in steps 0..i
-            for job in self.queue.jobs():
-                start = reserved[job]
-                duration = estimate[job]
-                # a new window must meet a freed region: begin before its end, end after its start
-                limit = min(start, latest_freed)
-                if limit <= now or earliest_freed >= start + duration:
-                    continue
-                n = size[job]
-                if most_free is None:
-                    most_free = list(accumulate(profile.free, max))
-                if most_free[bisect_left(times, limit) - 1] < n:
-                    continue   # never n processors free before that: cannot move
-                new = profile.earliest_start(now, duration, n, before=limit,
-                                             own=(start, start + duration, n))
-                if new is None:
-                    continue
-                profile.release(start, start + duration, n)
-                self._reserve(job, new)
-                most_free = None
-                moved.append((start, start + duration))
-                earliest_freed = min(earliest_freed, start)
-                latest_freed = max(latest_freed, start + duration)
-            freed = moved
+        profile = self.profile
+        profile.advance(self.sim.now)
+        queue = np.array(self.queue.jobs(), dtype=np.int64)
+        moves = np.empty((len(queue), 2), dtype=np.int64)
+        lo, hi = self.sim.now, self._freed_until
+        self._freed_until = NEVER
+        while True:
+            profile.make_room(4 * len(queue))   # a move changes at most four steps
+            profile.length, count, lo, hi = compress_round(
+                profile.times, profile.free, profile.length, queue, self.reserved,
+                self.estimate, self.size, lo, hi, moves)
+            if not count:
+                return
+            for job, new in moves[:count].tolist():
+                self._note(job, new)
 
     def rebuild(self) -> None:
         """Rebuild the profile from what really runs, then re-place every waiting job in queue order.
@@ -132,7 +145,45 @@ class Conservative(Algorithm):
         self.profile = Profile(sim.capacity, now)
         for end, job in sim.running_ends:
             self.profile.reserve(now, max(end, now + 1), sim.size[job])
-        self.reserved.clear()
         self._due.clear()
         for job in self.queue.jobs():
             self._place(job)
+
+
+@njit(cache=True)
+def compress_round(times, free, length, queue, reserved, estimate, size, lo, hi, moves):
+    """One compression round over ``queue`` (job numbers in queue order); the room freed since the
+    previous round lies in [lo, hi).
+
+    Each job that now fits earlier moves there at once (the next jobs see the change), and
+    ``reserved`` is updated. Writes (job, new start) of each move to ``moves`` and returns
+    (profile length, number of moves, lo, hi) where [lo, hi) now bounds the windows given up.
+    """
+    now = times[0]
+    count = 0
+    given_lo, given_hi = FOREVER, NEVER
+    for q in range(len(queue)):
+        job = queue[q]
+        start = reserved[job]
+        if start <= lo:
+            continue    # the freed room begins at or after its start: it cannot use it
+        duration, n = estimate[job], size[job]
+        end = start + duration
+        new = earliest_start(times, free, length, now, duration, n, min(start, hi), start, end, n)
+        if new == NEVER:
+            continue
+        # move: only the parts of the old and new windows that do not overlap change
+        length = add(times, free, length, new, min(new + duration, start), -n)
+        length = add(times, free, length, max(new + duration, start), end, n)
+        reserved[job] = new
+        moves[count, 0] = job
+        moves[count, 1] = new
+        count += 1
+        hi = max(hi, end)
+        given_lo, given_hi = min(given_lo, start), max(given_hi, end)
+    return length, count, given_lo, given_hi
+
+
+from engine.policies.registry import Component, register_algorithm  # noqa: E402
+
+register_algorithm(Component("conservative", Conservative, (), "conservative backfilling"))

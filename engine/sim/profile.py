@@ -5,38 +5,66 @@ the one structure behind reservations (conservative backfilling, later planning)
 earliest time a request of n processors for d seconds fits?". Steps before *now* are dropped as
 time advances, and equal neighbouring steps are merged, so its length stays near the number of
 distinct reservation edges ahead.
+
+The steps live in two int64 arrays with spare room at the end (``length`` of them are in use) and
+every operation is a small function compiled by numba, so that policies can run their own
+compiled loops over the profile (see conservative compression). Without numba the same functions
+run as plain Python: correct, only slower.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_right
+import numpy as np
+
+try:
+    from numba import njit
+except ImportError:  # pragma: no cover - numba is a dependency; this keeps the engine importable
+    def njit(*args, **kwargs):
+        return args[0] if args and callable(args[0]) else (lambda function: function)
+
+#: "no such time" for the kernels (earliest_* found nothing; no ``before`` limit).
+NEVER = -1
+FOREVER = 2 ** 62
+#: returned by earliest_start when n processors never become free
+_NEVER_FITS = -2
 
 
 class Profile:
     def __init__(self, capacity: int, now: int = 0) -> None:
         self.capacity = capacity
-        self.times: list[int] = [now]
-        self.free: list[int] = [capacity]
+        self.times = np.zeros(64, dtype=np.int64)
+        self.free = np.zeros(64, dtype=np.int64)
+        self.times[0], self.free[0] = now, capacity
+        self.length = 1
 
     def __len__(self) -> int:
-        return len(self.times)
+        return self.length
+
+    def steps(self) -> list[tuple[int, int]]:
+        """(time, free) of every step, for tests and debugging."""
+        return list(zip(self.times[:self.length].tolist(), self.free[:self.length].tolist()))
 
     def free_at(self, t: int) -> int:
-        return self.free[bisect_right(self.times, t) - 1]
+        return int(self.free[_step_at(self.times, self.length, t)])
+
+    def make_room(self, steps: int) -> None:
+        """Make sure ``steps`` more steps fit in the arrays (each change adds at most two)."""
+        if self.length + steps > len(self.times):
+            size = 2 * (self.length + steps)
+            self.times = np.resize(self.times, size)
+            self.free = np.resize(self.free, size)
 
     def advance(self, now: int) -> None:
         """Forget the past: the first step begins at ``now``."""
-        i = bisect_right(self.times, now) - 1
-        if i > 0:
-            del self.times[:i]
-            del self.free[:i]
-        self.times[0] = now
+        self.length = advance(self.times, self.free, self.length, now)
 
     def reserve(self, start: int, end: int, n: int) -> None:
-        self._add(start, end, -n)
+        self.make_room(2)
+        self.length = add(self.times, self.free, self.length, start, end, -n)
 
     def release(self, start: int, end: int, n: int) -> None:
-        self._add(start, end, n)
+        self.make_room(2)
+        self.length = add(self.times, self.free, self.length, start, end, n)
 
     def earliest_start(self, now: int, duration: int, n: int, *, before: int | None = None,
                        own: tuple[int, int, int] | None = None) -> int | None:
@@ -46,50 +74,101 @@ class Profile:
         ``own``: (start, end, n) of the caller's current reservation, counted as free, so a
         reserved job can ask where it could move without first giving its place up.
         """
-        times, free = self.times, self.free
-        last = len(times) - 1
-        i = bisect_right(times, now) - 1
-        start = now
         own_start, own_end, own_n = own if own else (0, 0, 0)
-        while True:
-            if before is not None and start >= before:
-                return None
-            level = free[i]
-            if own_n and own_start <= times[i] < own_end:
-                level += own_n
-            if level >= n:
-                if i == last or times[i + 1] - start >= duration:
-                    return start
-                i += 1
-            else:
-                if i == last:
-                    raise RuntimeError(f"{n} processors never fit: {level} free for ever after t={times[i]}")
-                i += 1
-                start = times[i]
+        t = earliest_start(self.times, self.free, self.length, now, duration, n,
+                           FOREVER if before is None else before, own_start, own_end, own_n)
+        if t == _NEVER_FITS:
+            raise RuntimeError(f"{n} processors never fit: {self.free[self.length - 1]} free for ever "
+                               f"after t={self.times[self.length - 1]}")
+        return None if t == NEVER else int(t)
 
-    def _split(self, t: int) -> int:
-        """Index of the step beginning at ``t`` (created if needed; t >= the first step)."""
-        times = self.times
-        i = bisect_right(times, t) - 1
-        if times[i] == t:
-            return i
-        times.insert(i + 1, t)
-        self.free.insert(i + 1, self.free[i])
-        return i + 1
 
-    def _add(self, start: int, end: int, delta: int) -> None:
-        if end <= start:
-            return
-        start = max(start, self.times[0])
-        i = self._split(start)
-        k = self._split(end)
-        free = self.free
-        for x in range(i, k):
-            free[x] += delta
-        self._merge_at(k)
-        self._merge_at(i)
+# The kernels: (times, free, length) is the profile; those that change it return the new length.
 
-    def _merge_at(self, i: int) -> None:
-        if 0 < i < len(self.times) and self.free[i] == self.free[i - 1]:
-            del self.times[i]
-            del self.free[i]
+@njit(cache=True)
+def _step_at(times, length, t):
+    """Index of the step holding ``t`` (t >= the first step)."""
+    lo, hi = 0, length
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if times[mid] <= t:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True)
+def advance(times, free, length, now):
+    i = _step_at(times, length, now)
+    if i > 0:
+        length -= i
+        for x in range(length):
+            times[x] = times[x + i]
+            free[x] = free[x + i]
+    times[0] = now
+    return length
+
+
+@njit(cache=True)
+def _split(times, free, length, t):
+    """Make a step begin at ``t``; returns (its index, new length). Needs room for one more step."""
+    i = _step_at(times, length, t)
+    if times[i] == t:
+        return i, length
+    for x in range(length, i + 1, -1):
+        times[x] = times[x - 1]
+        free[x] = free[x - 1]
+    times[i + 1] = t
+    free[i + 1] = free[i]
+    return i + 1, length + 1
+
+
+@njit(cache=True)
+def _merge_at(times, free, length, i):
+    """Merge step ``i`` into step i - 1 if they hold the same number; returns the new length."""
+    if 0 < i < length and free[i] == free[i - 1]:
+        for x in range(i, length - 1):
+            times[x] = times[x + 1]
+            free[x] = free[x + 1]
+        return length - 1
+    return length
+
+
+@njit(cache=True)
+def add(times, free, length, start, end, delta):
+    """Add ``delta`` free processors on [start, end) (the part before the first step is gone).
+    Needs room for two more steps."""
+    start = max(start, times[0])
+    if end <= start:
+        return length
+    i, length = _split(times, free, length, start)
+    k, length = _split(times, free, length, end)
+    for x in range(i, k):
+        free[x] += delta
+    length = _merge_at(times, free, length, k)
+    return _merge_at(times, free, length, i)
+
+
+@njit(cache=True)
+def earliest_start(times, free, length, now, duration, n, before, own_start, own_end, own_n):
+    """Earliest t >= now, t < before, with ``n`` free on [t, t + duration), counting the own
+    reservation (own_n processors on [own_start, own_end)) as free; NEVER if none."""
+    last = length - 1
+    i = _step_at(times, length, now)
+    start = now
+    while True:
+        if start >= before:
+            return NEVER
+        level = free[i]
+        if own_start <= times[i] < own_end:
+            level += own_n
+        if level >= n:
+            if i == last or times[i + 1] - start >= duration:
+                return start
+            i += 1
+        else:
+            if i == last:
+                return _NEVER_FITS
+            i += 1
+            start = times[i]

@@ -1,0 +1,176 @@
+"""Conservative backfilling: hand-worked cases, and the fast compression against a plain one.
+
+:func:`plain_compress` is compression exactly as specified in engine/policies/conservative.py, with
+nothing pruned: in rounds, every waiting job in queue order gives its reservation up, takes the
+earliest fit from now, and rounds repeat until no job moves. The fast version must give the very
+same schedule (starts, ends and start order) on random traces and on real ones.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from contextlib import contextmanager, nullcontext
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.policies.conservative import Conservative
+from engine.sim import simulate
+from engine.sim.profile import NEVER
+from engine.workload import load_workload
+from engine.workload.model import Workload
+from tests.engine.conftest import make_workload
+
+ROOT = Path(__file__).resolve().parents[3]
+SWF = ROOT.parent / "shared" / "data" / "swf"
+
+
+def plain_compress(self: Conservative) -> None:
+    """Compression as specified, nothing pruned: rounds over every waiting job until none moves."""
+    sim, profile = self.sim, self.profile
+    self._freed_until = NEVER
+    moved = True
+    while moved:
+        moved = False
+        for job in self.queue.jobs():
+            start, duration, n = int(self.reserved[job]), sim.estimate[job], sim.size[job]
+            if start <= sim.now:
+                continue            # due now: it starts (or waits to fit) where it is
+            profile.release(start, start + duration, n)
+            new = profile.earliest_start(sim.now, duration, n)
+            profile.reserve(new, new + duration, n)
+            assert new <= start, "a reservation moved later"
+            if new < start:
+                self._note(job, new)
+                moved = True
+
+
+@contextmanager
+def plain_fixpoint():
+    """Conservative runs with :func:`plain_compress` inside this block."""
+    fast = Conservative.compress
+    Conservative.compress = plain_compress
+    try:
+        yield
+    finally:
+        Conservative.compress = fast
+
+
+def run(workload: Workload, capacity: int, *, plain: bool = False, ordering: str = "fcfs",
+        allocation: str = "count") -> pd.DataFrame:
+    policy = {"ordering": ordering, "algorithm": "conservative"}
+    with plain_fixpoint() if plain else nullcontext():
+        return simulate(workload, capacity, policy, allocation=allocation).schedule
+
+
+def starts(schedule: pd.DataFrame) -> list[int]:
+    return schedule.start.tolist()
+
+
+# -- hand-worked ---------------------------------------------------------------------------------
+
+def test_a_later_job_may_not_delay_an_earlier_reservation_even_where_easy_would_let_it():
+    """4 processors. A (2 procs) runs [0, 10), B (1 proc) [0, 4). H wants all 4: reserved at 10.
+    C (2 procs, 6 s) is reserved in the hole [4, 10). D (1 proc, 5 s) fits now, at 3, and would
+    end at 8, before H's reservation, so EASY starts it; but it would hold a processor C needs
+    at 4, so conservative gives it the first place that delays nobody: after H, at 20."""
+    rows = [(0, 10, 10, 2), (0, 4, 4, 1), (1, 10, 10, 4), (2, 6, 6, 2), (3, 5, 5, 1)]
+    a, b, h, c, d = range(5)
+    conservative = starts(simulate(make_workload(rows), 4, "conservative").schedule)
+    assert conservative == [0, 0, 10, 4, 20]
+    easy = starts(simulate(make_workload(rows), 4, "easy").schedule)
+    assert easy[d] == 3 and easy[c] > conservative[c]   # EASY lets D jump ahead, delaying C
+
+
+def test_an_early_end_moves_reservations_earlier():
+    """A holds all 4 processors for a requested 100 s but ends at 30; B and C, reserved at 100,
+    move to 30."""
+    rows = [(0, 30, 100, 4), (1, 50, 50, 2), (2, 20, 20, 2)]
+    assert starts(simulate(make_workload(rows), 4, "conservative").schedule) == [0, 30, 30]
+
+
+def test_compression_repeats_rounds_until_no_job_moves():
+    """4 processors. A (2 procs, requested 100 s) ends at 10; B (2 procs) runs [0, 20).
+    X (3 procs, 30 s) is reserved at 100, Y (2 procs, 60 s) at 20. At 10, round one: X moves to
+    80 (its own reservation covers [100, 110)), then Y moves to 10; Y now ends at 70, not 80, so
+    round two moves X to 70."""
+    rows = [(0, 10, 100, 2), (0, 20, 20, 2), (1, 30, 30, 3), (2, 60, 60, 2)]
+    assert starts(simulate(make_workload(rows), 4, "conservative").schedule) == [0, 0, 70, 10]
+
+
+def test_a_reservation_never_moves_later():
+    """A job ending early only ever brings reservations forward: no start is later than it
+    would be had every job run for its full request."""
+    rows = [(0, 5, 50, 3), (1, 40, 40, 2), (2, 10, 30, 2), (3, 30, 30, 4), (4, 5, 5, 1)]
+    early = simulate(make_workload(rows), 4, "conservative").schedule
+    full = simulate(make_workload([(s, q, q, p) for s, _, q, p in rows]), 4, "conservative").schedule
+    assert (early.start <= full.start).all()
+
+
+# -- the fast compression is the plain fixpoint ----------------------------------------------------
+
+job = st.tuples(
+    st.integers(0, 300),      # submit
+    st.integers(0, 100),      # runtime (most jobs end before their request)
+    st.integers(1, 100),      # requested time
+    st.integers(1, 8),        # processors
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(job, min_size=1, max_size=50), st.sampled_from(["fcfs", "sjf", "largest"]),
+       st.sampled_from(["count", "buddy"]), st.booleans())
+def test_fast_compression_gives_the_plain_fixpoint_schedule(rows, ordering, allocation, overruns):
+    if not overruns:
+        rows = [(s, min(r, q), q, p) for s, r, q, p in rows]
+    workload = make_workload(rows)
+    fast = run(workload, 8, ordering=ordering, allocation=allocation)
+    plain = run(workload, 8, plain=True, ordering=ordering, allocation=allocation)
+    pd.testing.assert_frame_equal(fast, plain)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("trace", ["HPC2N-2002-2.2-cln.swf.gz", "CTC-SP2-1996-3.1-cln.swf.gz"])
+def test_fast_compression_gives_the_plain_fixpoint_schedule_on_real_traces(trace):
+    workload = load_workload(SWF / trace)
+    prefix = Workload(workload.jobs.iloc[:3000].reset_index(drop=True), workload.metadata,
+                      workload.report, workload.source)
+    capacity = int(workload.metadata["procs"])
+    fast = run(prefix, capacity)
+    assert (fast.start > fast.submit).sum() > 300, "too few jobs wait: the test would prove little"
+    pd.testing.assert_frame_equal(fast, run(prefix, capacity, plain=True))
+
+
+# -- with numba's cache, without it, and without numba at all ------------------------------------
+
+CHILD = r"""
+import hashlib, sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+from engine.sim import simulate
+from tests.engine.conftest import make_workload
+rng = np.random.default_rng(7)
+requested = rng.integers(1, 500, 400)
+rows = [(int(s), int(rng.integers(0, q + 1)), int(q), int(p)) for s, q, p in
+        zip(np.sort(rng.integers(0, 20000, 400)), requested, rng.integers(1, 33, 400))]
+schedule = simulate(make_workload(rows), 32, "conservative").schedule
+print(hashlib.sha1(schedule.to_csv(index=False).encode()).hexdigest())
+"""
+
+
+@pytest.mark.slow
+def test_same_schedule_compiled_cold_compiled_cached_and_interpreted(tmp_path):
+    def child(**env) -> str:
+        environment = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache"), **env}
+        return subprocess.run([sys.executable, "-c", CHILD, str(ROOT)], env=environment, check=True,
+                              capture_output=True, text=True).stdout.strip()
+
+    cold = child()
+    assert any((tmp_path / "numba-cache").rglob("*.nbi")), "nothing was cached"
+    assert child() == cold                          # loaded from the cache
+    assert child(NUMBA_DISABLE_JIT="1") == cold     # the kernels as plain Python

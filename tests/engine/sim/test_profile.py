@@ -1,0 +1,126 @@
+"""The availability profile against a brute-force model: a list of (start, end, n) reservations."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.sim.profile import Profile
+
+CAPACITY = 8
+
+
+def free_at(reservations: list[tuple[int, int, int]], t: int) -> int:
+    return CAPACITY - sum(n for start, end, n in reservations if start <= t < end)
+
+
+def fits(reservations, t: int, duration: int, n: int) -> bool:
+    """n free at t and at every reservation edge inside (t, t + duration)."""
+    points = [t] + [edge for s, e, _ in reservations for edge in (s, e) if t < edge < t + duration]
+    return all(free_at(reservations, p) >= n for p in points)
+
+
+def brute_earliest(reservations, now: int, duration: int, n: int) -> int:
+    """The earliest start is now or a reservation's end (where room appears)."""
+    candidates = sorted({now} | {e for _, e, _ in reservations if e > now})
+    return next(t for t in candidates if fits(reservations, t, duration, n))
+
+
+def test_a_new_profile_is_all_free():
+    profile = Profile(4, 10)
+    assert profile.steps() == [(10, 4)]
+    assert profile.earliest_start(10, 100, 4) == 10
+
+
+def test_reserve_splits_and_release_merges():
+    profile = Profile(4, 0)
+    profile.reserve(10, 20, 3)
+    assert profile.steps() == [(0, 4), (10, 1), (20, 4)]
+    profile.reserve(20, 30, 3)
+    assert profile.steps() == [(0, 4), (10, 1), (30, 4)]   # equal neighbours merged
+    profile.release(10, 30, 3)
+    assert profile.steps() == [(0, 4)]
+
+
+def test_earliest_start_waits_for_a_long_enough_hole():
+    profile = Profile(4, 0)
+    profile.reserve(0, 10, 4)
+    profile.reserve(15, 30, 2)
+    profile.reserve(30, 40, 4)
+    assert profile.earliest_start(0, 5, 3) == 10          # [10, 15) holds 4
+    assert profile.earliest_start(0, 6, 3) == 40          # too long for the hole
+    assert profile.earliest_start(0, 6, 2) == 10          # 2 fit across 15
+    assert profile.earliest_start(0, 6, 3, before=40) is None
+
+
+def test_own_reservation_counts_as_free():
+    profile = Profile(4, 0)
+    profile.reserve(0, 10, 2)
+    profile.reserve(10, 20, 3)                            # the asker's own reservation
+    assert profile.earliest_start(0, 10, 3) == 20
+    assert profile.earliest_start(0, 10, 3, own=(10, 20, 3)) == 10
+    assert profile.earliest_start(0, 10, 3, before=10, own=(10, 20, 3)) is None
+
+
+def test_advance_forgets_the_past():
+    profile = Profile(4, 0)
+    profile.reserve(0, 10, 1)
+    profile.reserve(5, 20, 1)
+    profile.advance(7)
+    assert profile.steps() == [(7, 2), (10, 3), (20, 4)]
+    profile.advance(25)
+    assert profile.steps() == [(25, 4)]
+    assert profile.free_at(30) == 4
+
+
+def test_the_arrays_grow_past_their_first_size():
+    profile = Profile(1000, 0)
+    for k in range(200):
+        profile.reserve(10 * k, 10 * k + 5, 1 + k % 3)
+    assert len(profile) == 400
+    assert profile.free_at(10 * 150 + 1) == 1000 - (1 + 150 % 3)
+    assert profile.earliest_start(0, 6, 1000) == 10 * 199 + 5   # the holes last 5 s
+
+
+def test_never_fitting_requests_raise():
+    profile = Profile(4, 0)
+    try:
+        profile.earliest_start(0, 1, 5)
+    except RuntimeError as error:
+        assert "5 processors never fit" in str(error)
+    else:
+        raise AssertionError("no error")
+
+
+reservation = st.tuples(st.integers(0, 60), st.integers(1, 30), st.integers(1, 4))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(reservation, max_size=12), st.integers(0, 60), st.integers(0, 70),
+       st.integers(1, 40), st.integers(1, CAPACITY), st.data())
+def test_matches_the_brute_force_model(raw, release_count, now, duration, n, data):
+    """Random reservations (only where they fit), some released, then time advanced."""
+    profile = Profile(CAPACITY, 0)
+    reservations: list[tuple[int, int, int]] = []
+    for start, length, size in raw:
+        if all(free_at(reservations, t) >= size for t in range(start, start + length)):
+            profile.reserve(start, start + length, size)
+            reservations.append((start, start + length, size))
+    for start, end, size in reservations[:release_count % (len(reservations) + 1)]:
+        profile.release(start, end, size)
+        reservations.remove((start, end, size))
+    profile.advance(now)
+    steps = profile.steps()
+    assert steps[0][0] == now
+    assert all(a[1] != b[1] for a, b in zip(steps, steps[1:])), "equal neighbours not merged"
+    for t in range(now, 100):
+        assert profile.free_at(t) == free_at(reservations, t)
+    assert profile.earliest_start(now, duration, n) == brute_earliest(reservations, now, duration, n)
+    if reservations:
+        # where could a reserved job move? release it and ask again, or ask with own=
+        start, end, size = data.draw(st.sampled_from(reservations))
+        if start >= now:
+            others = [r for r in reservations if r != (start, end, size)]
+            expected = brute_earliest(others, now, end - start, size)
+            got = profile.earliest_start(now, end - start, size, before=start, own=(start, end, size))
+            assert got == (expected if expected < start else None)
