@@ -17,6 +17,7 @@ from engine.policies import PolicyError
 from engine.policies.registry import catalog, resolve
 from engine.sim import Cancelled, SimulationError, simulate
 from engine.workload import WorkloadError, describe, load_workload
+from engine.workload.load import scale_load
 from engine.workload.window import parse_days, select_days
 
 USAGE_ERROR = 2
@@ -50,6 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--overrun", choices=("kill", "run"), default="kill",
                      help="jobs running past their requested time: kill at the request (default) or let run")
     sim.add_argument("--days", metavar="FROM:TO", help="only jobs submitted in that window, days from the first submit")
+    sim.add_argument("--load", type=float, default=1.0, metavar="FACTOR",
+                     help="divide inter-arrival times by FACTOR (2 = the same jobs arriving twice as fast)")
     sim.add_argument("--out", required=True, metavar="SCHEDULE.csv")
     sim.add_argument("--summary", metavar="SUMMARY.json")
     sim.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -89,6 +92,8 @@ def run_simulate(args: argparse.Namespace) -> int:
     parse_seconds = time.perf_counter() - began
     if args.days:
         workload = select_days(workload, *parse_days(args.days))
+    if args.load != 1.0:
+        workload = scale_load(workload, args.load)
     capacity = int(workload.metadata["procs"])
     show = sys.stderr.isatty() if args.progress is None else args.progress
     bar = ProgressBar(sys.stderr) if show else None
@@ -99,7 +104,8 @@ def run_simulate(args: argparse.Namespace) -> int:
         bar.close()
     result.to_csv(args.out)
     if args.summary:
-        summary = summarize_result(result, parse_seconds=parse_seconds, trace=args.trace, days=args.days)
+        summary = summarize_result(result, parse_seconds=parse_seconds, trace=args.trace, days=args.days,
+                                   load_factor=args.load)
         write_json(summary, args.summary)
     return 0
 

@@ -23,6 +23,9 @@ class Component:
     factory: Callable[..., Any]
     params: tuple[Param, ...] = ()
     description: str = ""
+    #: for an algorithm that needs its own event loop (time sharing): the Simulation subclass that
+    #: runs it; None = the space-sharing loop of engine.sim.simulator.Simulation
+    simulation: Any = None
 
 
 #: Orderings and algorithms by name. Policy families add theirs with register_ordering /
@@ -35,6 +38,7 @@ FAMILY_MODULES = (
     "engine.policies.ordering",
     "engine.policies.backfill",
     "engine.policies.conservative",
+    "engine.policies.timesharing",
 )
 
 
@@ -155,6 +159,14 @@ def _preset_of(spec: dict) -> Preset:
     if algorithm not in ALGORITHMS:
         raise PolicyError(f"unknown algorithm {algorithm!r}: choose from {', '.join(ALGORITHMS)}")
     return Preset("custom", f"{ORDERINGS[ordering].description} with {algorithm}", ordering, algorithm)
+
+
+def simulation_class(spec: PolicySpec) -> Any:
+    """The Simulation (sub)class that runs ``spec``'s algorithm (see Component.simulation)."""
+    load_families()
+    from engine.sim.simulator import Simulation
+
+    return ALGORITHMS[spec.algorithm].simulation or Simulation
 
 
 def build_scheduler(spec: PolicySpec, sim: Any, *, seed: int = 0) -> Any:

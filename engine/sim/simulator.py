@@ -195,12 +195,12 @@ def simulate(workload: Workload, capacity: int, policy: Any = "fcfs", *, allocat
     ``context`` carries inputs particular policies need (e.g. ``{"allocations": ...}``).
     Jobs larger than the machine are not simulated; they are counted in ``meta["rejected"]``.
     """
-    from engine.policies.registry import build_scheduler, resolve
+    from engine.policies.registry import build_scheduler, resolve, simulation_class
 
     spec = resolve(policy)
     workload, rejected = _fit_to_machine(workload, int(capacity))
     started = time.perf_counter()
-    sim = Simulation(workload, capacity, allocation=allocation, exact_estimates=exact_estimates, context=context)
+    sim = simulation_class(spec)(workload, capacity, allocation=allocation, exact_estimates=exact_estimates, context=context)
     scheduler = build_scheduler(spec, sim, seed=seed)
     sim.run(scheduler, progress=progress, should_stop=should_stop)
     wall = time.perf_counter() - started
