@@ -39,6 +39,8 @@ FAMILY_MODULES = (
     "engine.policies.backfill",
     "engine.policies.conservative",
     "engine.policies.timesharing",
+    "engine.policies.priority",
+    "engine.policies.sfs",
 )
 
 
