@@ -41,6 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("trace", help="an SWF trace, plain or gzip")
     sim.add_argument("--procs", type=int, help="machine size (default: the header's MaxProcs, else MaxNodes)")
     sim.add_argument("--allocation", choices=("count", "buddy"), default="count")
+    sim.add_argument("--allocations", metavar="FILE",
+                     help="allocations CSV (allocation,members,award,period_days,target_factor,target) for "
+                          "policies that use targets, e.g. sfs")
     sim.add_argument("--policy", required=True, help="a preset name (see `policies`) or a JSON policy spec")
     sim.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="set a policy parameter")
     sim.add_argument("--exact-estimates", action="store_true", help="policies see real runtimes, not requests")
@@ -99,7 +102,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     bar = ProgressBar(sys.stderr) if show else None
     result = simulate(workload, capacity, policy, allocation=args.allocation,
                       exact_estimates=args.exact_estimates, seed=args.seed,
-                      progress=bar.update if bar else None)
+                      progress=bar.update if bar else None, context=simulation_context(args))
     if bar:
         bar.close()
     result.to_csv(args.out)
@@ -108,6 +111,16 @@ def run_simulate(args: argparse.Namespace) -> int:
                                    load_factor=args.load)
         write_json(summary, args.summary)
     return 0
+
+
+def simulation_context(args: argparse.Namespace) -> dict[str, Any]:
+    """Inputs particular policies need, read from the files the flags name."""
+    context: dict[str, Any] = {}
+    if args.allocations:
+        from engine.platform.allocations import read_allocations
+
+        context["allocations"] = read_allocations(args.allocations)
+    return context
 
 
 def run_policies(args: argparse.Namespace) -> int:
