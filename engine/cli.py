@@ -56,6 +56,13 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--days", metavar="FROM:TO", help="only jobs submitted in that window, days from the first submit")
     sim.add_argument("--load", type=float, default=1.0, metavar="FACTOR",
                      help="divide inter-arrival times by FACTOR (2 = the same jobs arriving twice as fast)")
+    sim.add_argument("--deadlines", type=float, metavar="FRACTION",
+                     help="the deadline scenario: this share (0-1) of the jobs, picked with --seed, must end by "
+                          "submit + max(24 h, 10 x requested time); the same as --set deadline_fraction=FRACTION, "
+                          "for any policy")
+    sim.add_argument("--paper-preprocessing", action="store_true",
+                     help="the DBF paper's trace preparation: also remove jobs of the queues the header names "
+                          "interactive (the same as --set drop_interactive=true)")
     sim.add_argument("--out", required=True, metavar="SCHEDULE.csv")
     sim.add_argument("--summary", metavar="SUMMARY.json")
     sim.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -88,7 +95,7 @@ def policy_with_settings(policy: str, settings: list[str]) -> dict[str, Any]:
 
 
 def run_simulate(args: argparse.Namespace) -> int:
-    policy = policy_with_settings(args.policy, args.set)
+    policy = policy_with_settings(args.policy, args.set + workload_settings(args))
     began = time.perf_counter()
     workload = load_workload(args.trace, procs=args.procs, oversize=args.oversize, overrun=args.overrun,
                              skip_bad_lines=args.skip_bad_lines)
@@ -121,6 +128,16 @@ def simulation_context(args: argparse.Namespace) -> dict[str, Any]:
 
         context["allocations"] = read_allocations(args.allocations)
     return context
+
+
+def workload_settings(args: argparse.Namespace) -> list[str]:
+    """The flags that are spellings of workload options (engine.policies.registry.WorkloadOption)."""
+    settings = []
+    if args.deadlines is not None:
+        settings.append(f"deadline_fraction={args.deadlines}")
+    if args.paper_preprocessing:
+        settings.append("drop_interactive=true")
+    return settings
 
 
 def run_policies(args: argparse.Namespace) -> int:

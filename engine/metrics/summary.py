@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from engine.metrics.deadlines import deadline_summary, has_deadlines
 from engine.metrics.fairness import jain_index, mean_by_owner
 from engine.metrics.jobs import bounded_slowdowns, response_times, skip_counts, stretches, waits
 
@@ -93,6 +94,8 @@ def summarize(
     )
     if len(schedule):
         result.update(schedule_statistics(schedule, capacity))
+        if has_deadlines(schedule):
+            result.update(deadline_summary(schedule))
     if extra:
         clashes = set(extra) & set(SUMMARY_KEYS)
         if clashes:

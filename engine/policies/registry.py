@@ -38,6 +38,7 @@ FAMILY_MODULES = (
     "engine.policies.ordering",
     "engine.policies.backfill",
     "engine.policies.conservative",
+    "engine.policies.dbf",
     "engine.policies.timesharing",
     "engine.policies.priority",
     "engine.policies.sfs",
@@ -53,6 +54,39 @@ def register_algorithm(component: Component) -> None:
 
 
 @dataclass(frozen=True)
+class WorkloadOption:
+    """A parameter every policy accepts that changes the *workload* before simulation (e.g. the
+    deadline scenario: X % of the jobs get a deadline). It lives in the policy spec, so a run's spec
+    says everything that produced it, ``--set`` and web sweeps reach it like any parameter, and
+    every policy of an experiment given the same value (and seed) sees the same jobs.
+
+    ``apply(workload, value, seed)`` returns the transformed workload; it is not called when the
+    value equals the parameter's default (the option is off).
+    """
+
+    param: Param
+    apply: Callable[[Any, Any, int], Any]
+
+
+#: Workload options by parameter name (registered by the families that introduce them).
+WORKLOAD_OPTIONS: dict[str, WorkloadOption] = {}
+
+
+def register_workload_option(option: WorkloadOption) -> None:
+    WORKLOAD_OPTIONS[option.param.name] = option
+
+
+def apply_workload_options(workload: Any, params: dict[str, Any], *, seed: int = 0) -> Any:
+    """``workload`` after every workload option set in ``params`` (in registration order)."""
+    load_families()
+    for name, option in WORKLOAD_OPTIONS.items():
+        value = params.get(name, option.param.default)
+        if value != option.param.default:
+            workload = option.apply(workload, value, seed)
+    return workload
+
+
+@dataclass(frozen=True)
 class Preset:
     name: str
     description: str
@@ -61,7 +95,8 @@ class Preset:
     overrides: dict[str, Any] = field(default_factory=dict)
 
     def params(self) -> tuple[Param, ...]:
-        return ORDERINGS[self.ordering].params + ALGORITHMS[self.algorithm].params
+        return (ORDERINGS[self.ordering].params + ALGORITHMS[self.algorithm].params
+                + tuple(option.param for option in WORKLOAD_OPTIONS.values()))
 
     def defaults(self) -> dict[str, Any]:
         values = {p.name: p.default for p in self.params()}

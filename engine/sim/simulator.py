@@ -153,7 +153,11 @@ class SimResult:
     meta: dict[str, Any] = field(default_factory=dict)
 
     def to_csv(self, path: str) -> None:
-        self.schedule.to_csv(path, index=False)
+        """The schedule as CSV; ``deadline`` in whole seconds, empty for regular jobs."""
+        frame = self.schedule
+        if "deadline" in frame:
+            frame = frame.assign(deadline=frame["deadline"].round().astype("Int64"))
+        frame.to_csv(path, index=False)
 
 
 def schedule_frame(sim: Simulation, workload: Workload) -> pd.DataFrame:
@@ -195,9 +199,10 @@ def simulate(workload: Workload, capacity: int, policy: Any = "fcfs", *, allocat
     ``context`` carries inputs particular policies need (e.g. ``{"allocations": ...}``).
     Jobs larger than the machine are not simulated; they are counted in ``meta["rejected"]``.
     """
-    from engine.policies.registry import build_scheduler, resolve, simulation_class
+    from engine.policies.registry import apply_workload_options, build_scheduler, resolve, simulation_class
 
     spec = resolve(policy)
+    workload = apply_workload_options(workload, spec.params, seed=seed)
     workload, rejected = _fit_to_machine(workload, int(capacity))
     started = time.perf_counter()
     sim = simulation_class(spec)(workload, capacity, allocation=allocation, exact_estimates=exact_estimates, context=context)
@@ -205,6 +210,8 @@ def simulate(workload: Workload, capacity: int, policy: Any = "fcfs", *, allocat
     sim.run(scheduler, progress=progress, should_stop=should_stop)
     wall = time.perf_counter() - started
     schedule = schedule_frame(sim, workload)
+    if "deadline" in workload.jobs:   # the deadline scenario: NaN for regular jobs
+        schedule["deadline"] = workload.jobs["deadline"].to_numpy(dtype=np.float64)
     for name, values in getattr(scheduler, "extra_columns", dict)().items():
         schedule[name] = values
     meta = {
