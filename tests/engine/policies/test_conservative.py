@@ -166,7 +166,8 @@ print(hashlib.sha1(schedule.to_csv(index=False).encode()).hexdigest())
 @pytest.mark.slow
 def test_same_schedule_compiled_cold_compiled_cached_and_interpreted(tmp_path):
     def child(**env) -> str:
-        environment = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache"), **env}
+        inherited = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
+        environment = {**inherited, "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache"), **env}
         return subprocess.run([sys.executable, "-c", CHILD, str(ROOT)], env=environment, check=True,
                               capture_output=True, text=True).stdout.strip()
 
