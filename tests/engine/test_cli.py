@@ -98,3 +98,30 @@ def test_python_dash_m_engine_runs_as_a_program(tmp_path):
     done = subprocess.run([sys.executable, "-m", "engine", "simulate", str(DEMO), "--policy", "nope",
                            "--out", str(tmp_path / "s.csv")], capture_output=True, text=True)
     assert done.returncode == 2 and done.stderr.startswith("error: ")
+
+
+def test_allocations_reach_sfs_and_the_schedule_says_allocation_and_pass(tmp_path):
+    from engine.workload.scenarios import sfs_scenario
+
+    scenario = sfs_scenario(0)
+    trace, allocations = tmp_path / "sfs.swf", tmp_path / "alloc.csv"
+    trace.write_text(scenario.swf_text)
+    allocations.write_text(scenario.allocations_text)
+    out, summary = tmp_path / "s.csv", tmp_path / "s.json"
+    assert main(["simulate", str(trace), "--allocations", str(allocations), "--policy", "sfs",
+                 "--set", "reservation_depth=2", "--set", "weight_size=20", "--set", "weight_age=1",
+                 "--out", str(out), "--summary", str(summary)]) == 0
+    schedule = pd.read_csv(out)
+    assert set(schedule.allocation) == {"alice", "bob", "chris"}
+    assert set(schedule["pass"].astype(str)) <= {"1", "2", "backfill"} and (schedule["pass"].astype(str) == "1").any()
+    data = json.loads(summary.read_text())
+    assert data["unmapped_jobs"] == 0 and data["allocation_targets"]["bob"] == 400
+
+
+def test_a_bad_allocations_file_is_one_line_naming_line_and_field(tmp_path, capsys):
+    allocations = tmp_path / "alloc.csv"
+    allocations.write_text("allocation,members,award,period_days,target_factor,target\nalice,usr:1,10,1,,\n")
+    assert main(["simulate", str(DEMO), "--allocations", str(allocations), "--policy", "sfs",
+                 "--out", str(tmp_path / "s.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "alloc.csv, line 2: field members" in err and "\n" not in err.strip()
