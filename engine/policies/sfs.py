@@ -17,9 +17,13 @@ at that instant.
 - **pass 1** - the local list holds the jobs of allocations whose occupancy (processors of their
   running jobs) is at or below target; jobs are placed by priority, the allocation's occupancy is
   updated after each placement, and an allocation that goes above target has its remaining jobs
-  dropped from the list; the pass ends when nothing more fits or the list is empty. Pass 1 may not
-  delay the reservations held from the previous iteration (the jobs "scheduled to run" of the
-  paper); pass 2 then makes the reservations anew.
+  dropped from the list; the pass ends when nothing more fits or the list is empty. Reservations
+  are re-planned at every iteration, in pass 2, so pass 1 fills a hole left by a finished job
+  whatever the previous iteration had reserved there -- the paper's §6.2: "the first pass
+  scheduling will need to place a job in that space, and that same group's next job will naturally
+  fit perfectly". With ``pass1_holds_reservations`` pass 1 may not delay the reservations of the
+  previous iteration instead (they count as jobs "scheduled to run" in the time slice): big jobs
+  then drain the machine sooner, under-target allocations wait longer.
 
 The schedule gets an ``allocation`` column (from ``context["allocations"]``; without one every job
 is in the unbounded ``default`` allocation, and SFS orders by priority alone) and a ``pass``
@@ -47,6 +51,8 @@ DEPTH = Param("reservation_depth", "int", 2,
               "jobs that do not fit in pass 2 and get a reservation (the last one ends the pass)",
               minimum=0, allow_infinity=True)
 BACKFILL_PARAM = Param("backfill", "bool", True, "run the backfill pass")
+HOLD = Param("pass1_holds_reservations", "bool", False,
+             "pass 1 may not delay the reservations made at the previous iteration (off: the paper's §6.2)")
 
 
 class PriorityReservations(Algorithm):
@@ -56,6 +62,7 @@ class PriorityReservations(Algorithm):
         super().__init__(sim, queue, params)
         self.depth = params.get("reservation_depth", DEPTH.default)
         self.backfill = params.get("backfill", True)
+        self.hold = params.get("pass1_holds_reservations", False)
         self.assigned = (allocations_in(sim.context) or no_allocations()).assign(sim.workload.jobs)
         self.allocation_of: list[int] = self.assigned.index.tolist()
         self.target: list[float] = list(self.assigned.targets)
@@ -150,7 +157,7 @@ class SimultaneousFairShare(PriorityReservations):
     def first_pass(self) -> None:
         sim, queue = self.sim, self.queue
         occupancy, target, allocation_of = self.occupancy, self.target, self.allocation_of
-        held = [(job, start) for job, start in self.reservations if sim.start_time[job] < 0]
+        held = [(job, start) for job, start in self.reservations if sim.start_time[job] < 0] if self.hold else []
         profile = None
         if held:
             profile = self.running_profile()
@@ -176,7 +183,7 @@ register_algorithm(Component(
     "reserve", PriorityReservations, (DEPTH, BACKFILL_PARAM),
     "priority order; the first D jobs that do not fit get reservations; then backfill (Moab/Slurm stock)"))
 register_algorithm(Component(
-    "sfs", SimultaneousFairShare, (DEPTH, BACKFILL_PARAM),
+    "sfs", SimultaneousFairShare, (DEPTH, BACKFILL_PARAM, HOLD),
     "Simultaneous Fair-Share: pass 1 over allocations at or below target, pass 2 with reservation "
     "depth D, backfill; the paper's time slice is the instant of each scheduling iteration"))
 
