@@ -12,7 +12,6 @@ import secrets
 from pathlib import Path
 
 import dj_database_url
-from bokeh.settings import settings as bokeh_settings
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -138,7 +137,19 @@ USE_TZ = True
 STATIC_URL = "static/"
 # Set where collectstatic runs (the docker image); otherwise files are served from the finders.
 STATIC_ROOT = os.getenv("STATIC_ROOT") or None
-STATICFILES_DIRS = [BASE_DIR / "static", ("bokeh", bokeh_settings.bokehjs_path())]
+STATICFILES_DIRS = [BASE_DIR / "static"]
+# BokehJS: the wheel's minified bundles with gzip twins, as static/bokeh/js/ (webapp/dashboards/bokehjs.py).
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    "webapp.dashboards.bokehjs.BokehJSFinder",
+]
+# collectstatic writes a .gz next to every file; whitenoise sends it to browsers that accept gzip.
+# Not the Manifest variant: its hashed names buy little here and it needs care with the bokeh wheel.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
 # Serve straight from the finders unless a deployment ran collectstatic (docker image does).
 WHITENOISE_USE_FINDERS = envbool("SCHEDLAB_STATIC_FROM_FINDERS", "True")
 WHITENOISE_AUTOREFRESH = DEBUG

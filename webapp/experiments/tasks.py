@@ -87,7 +87,25 @@ def run_simulation(self, run_id: int) -> int:  # noqa: ANN001
             _finish(run_id, Run.Status.FAILED, error=failure_message(e))
             if not is_input_error(e):
                 log.exception("run %s failed", run_id)
+    if not self.request.called_directly:  # in a worker; a direct call (tests, scripts) leaves it to the caller
+        prebuild_when_last(run_id)
     return run_id
+
+
+def prebuild_when_last(run_id: int) -> None:
+    """After the experiment's last unfinished run: build its comparison plots here in the worker, so
+    the first person to open the comparison does not wait for them. Never fails the run (it is over)."""
+    try:
+        from webapp.dashboards.views import prebuild_comparison
+
+        experiment = Run.objects.select_related("experiment").get(pk=run_id).experiment
+        runs = experiment.runs.all()
+        if runs.filter(status__in=[Run.Status.QUEUED, Run.Status.RUNNING]).exists():
+            return
+        if runs.filter(status=Run.Status.DONE).exists():
+            prebuild_comparison(experiment)
+    except Exception:  # noqa: BLE001 - the plots are then built when the page asks for them
+        log.exception("building the comparison plots after run %s failed", run_id)
 
 
 def execute(run_id: int, reporter: Reporter) -> None:

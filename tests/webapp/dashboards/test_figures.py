@@ -96,11 +96,30 @@ def _timelines(schedules):
 def test_linked_timelines_share_one_x_range_and_export_as_one_item(small_schedules):
     layout = linked_timelines(_timelines(small_schedules), 4, allocation_kind="group", targets={"0": 0.5})
     figs = figures_in(layout)
-    assert len(figs) == 2 + 2  # utilization, queue, one occupancy per policy
+    assert len(figs) == 2 + 1  # utilization, queue, ONE occupancy plot with a button per policy
     assert len({id(f.x_range) for f in figs}) == 1
     item = json_item(layout, "timelines")  # raises if the linked plots were split across documents
     assert item["target_id"] == "timelines"
     assert "FCFS: example note" in divs_text(layout)
+
+
+def test_occupancy_buttons_swap_in_each_policys_stacked_data(small_schedules):
+    from bokeh.models import CustomJS, RadioButtonGroup
+
+    lines = _timelines(small_schedules)
+    layout = linked_timelines(lines, 4, allocation_kind="group")
+    buttons = layout.select_one({"type": RadioButtonGroup})
+    assert buttons.labels == ["FCFS", "EASY"] and buttons.active == 0
+    callback = buttons.js_property_callbacks["change:active"][0]
+    assert isinstance(callback, CustomJS)
+    fcfs, easy = callback.args["sources"]
+    # EASY starts user 1's 1-processor job (group 1) at t=20 instead of 150: at t=20 group 1 holds
+    # 2 (job 1) + 1 = 3 processors under EASY and only 2 under FCFS.
+    names = [str(n) for n in lines["FCFS"].occupancy.columns if n != "time"]
+    band = f"band{names.index('1')}"
+    at = lambda source, t: source.data[band][max(k for k, x in enumerate(source.data["x"]) if x * 3600.0 <= t)]
+    assert at(fcfs, 20) == 2 and at(easy, 20) == 3
+    assert list(easy.data["total"]) == list(np.sum([easy.data[k] for k in easy.data if k.startswith("band")], axis=0))
 
 
 def test_downsampled_series_are_announced():
@@ -136,8 +155,8 @@ def test_occupancy_target_line_at_cumulative_target(small_schedules):
     target_lines = [r for r in occupancy.renderers if getattr(r.glyph, "line_dash", None) == [6]]
     assert len(target_lines) == 1
     assert list(target_lines[0].data_source.data["y"]) == [1.0, 1.0]  # 25 % of 4 processors
-    stacked = [r for r in occupancy.renderers if type(r.glyph).__name__ == "VArea"]
-    assert len(stacked) == 2
+    stacked = [r for r in occupancy.renderers if type(r.glyph).__name__ == "VArea" and r.glyph.fill_alpha > 0]
+    assert len(stacked) == 2  # plus one transparent band that carries the hover
 
 
 # ---- heat maps -----------------------------------------------------------------------------------

@@ -150,3 +150,32 @@ def test_prebuild_fills_the_cache_for_every_default_plot(done_experiment, media_
     folder = media_root / "dashboards" / f"experiments/{done_experiment.pk}"
     built = {p.name.split("-")[0] for p in folder.glob("*.json.gz")}
     assert built == {name for name in PLOTS if name != "sweep"}
+
+
+def test_the_last_run_of_an_experiment_prebuilds_its_plots_in_the_worker(alice, demo_trace, media_root):
+    from webapp.experiments.tasks import run_simulation
+
+    experiment = make_experiment(alice, demo_trace, run=False)
+    folder = media_root / "dashboards" / f"experiments/{experiment.pk}"
+    first, last = experiment.runs.order_by("position")
+    run_simulation.apply(args=[first.pk])  # as a worker runs it (not a direct call)
+    assert not folder.exists()             # one run still queued: nothing built yet
+    run_simulation.apply(args=[last.pk])
+    built = {p.name.split("-")[0] for p in folder.glob("*.json.gz")}
+    assert built == {name for name in PLOTS if name != "sweep"}
+
+
+def test_a_failing_prebuild_never_fails_the_run(alice, demo_trace, monkeypatch, caplog):
+    import webapp.dashboards.views
+    from webapp.experiments.tasks import run_simulation
+
+    def broken(experiment):  # noqa: ANN001
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(webapp.dashboards.views, "prebuild_comparison", broken)
+    experiment = make_experiment(alice, demo_trace, policies=("easy",), run=False)
+    run = experiment.runs.get()
+    run_simulation.apply(args=[run.pk])
+    run.refresh_from_db()
+    assert run.status == Run.Status.DONE and run.error == ""
+    assert "building the comparison plots after run" in caplog.text

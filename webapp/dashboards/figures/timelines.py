@@ -6,13 +6,15 @@ as a single json_item (see the embedding notes §1.1).
 
 from __future__ import annotations
 
+import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from bokeh.layouts import column
-from bokeh.models import ColumnDataSource, HoverTool, LayoutDOM, Legend, NumeralTickFormatter, Range1d, Span
+from bokeh.layouts import column, row
+from bokeh.models import (ColumnDataSource, CustomJS, Div, HoverTool, LayoutDOM, Legend, NumeralTickFormatter,
+                          RadioButtonGroup, Range1d, Span)
 from bokeh.plotting import figure
 
 from .style import (TIME_TOOLS, allocation_colours, new_figure, note, policy_colours,
@@ -73,7 +75,7 @@ def linked_timelines(timelines: Mapping[str, PolicyTimelines], capacity: int, *,
                      allocation_kind: str = "group",
                      targets: Mapping[str, float] | None = None,
                      colours: Mapping[str, str] | None = None) -> LayoutDOM:
-    """Utilization, queue length and one stacked occupancy plot per policy sharing one x_range.
+    """Utilization, queue length and a stacked occupancy plot (a button per policy) sharing one x_range.
 
     `targets` maps an allocation name to its target share of the machine (0..1); the occupancy
     plots stack the targeted allocations at the bottom and draw a dashed line at the cumulative
@@ -96,11 +98,11 @@ def linked_timelines(timelines: Mapping[str, PolicyTimelines], capacity: int, *,
 
     parts: list[LayoutDOM] = [note("One time axis: pan or zoom any plot and all follow; click a legend entry to hide it."),
                                utilization, queue]
-    for label, series in timelines.items():
-        if series.occupancy is not None and series.occupancy.shape[1] > 1:
-            parts.append(occupancy_figure(series.occupancy, capacity, x_range=x_range, unit=unit,
-                                          title=f"Processors in use by {allocation_kind} — {label}",
-                                          targets=targets, name_prefix=f"{allocation_kind} "))
+    occupancies = {label: t.occupancy for label, t in timelines.items()
+                   if t.occupancy is not None and t.occupancy.shape[1] > 1}
+    if occupancies:
+        parts.append(occupancy_selector(occupancies, capacity, x_range=x_range, unit=unit,
+                                        allocation_kind=allocation_kind, targets=targets))
     all_notes = [f"{label}: {', '.join(t.notes)}" for label, t in timelines.items() if t.notes]
     if all_notes:
         parts.append(note("Downsampled for display (time-averaged into at most 1,000 points per series; zooming in does not add detail) from: "
@@ -108,24 +110,74 @@ def linked_timelines(timelines: Mapping[str, PolicyTimelines], capacity: int, *,
     return column(*parts)
 
 
+def occupancy_names(occupancies: Sequence[pd.DataFrame], targets: Mapping[str, float] | None = None) -> list:
+    """Every allocation column of the given occupancy frames, targeted ones first (stack order)."""
+    names: list = []
+    for frame in occupancies:
+        names += [c for c in frame.columns if c != "time" and c not in names]
+    if "other" in names:  # the remainder always on top
+        names = [n for n in names if n != "other"] + ["other"]
+    targeted = {str(k) for k in (targets or {})}
+    return [n for n in names if str(n) in targeted] + [n for n in names if str(n) not in targeted]
+
+
+def occupancy_data(occupancy: pd.DataFrame, names: Sequence, unit: float) -> dict[str, np.ndarray]:
+    """Step corner points of each allocation as column band<i> (zeros where the frame lacks it), and
+    their total; columns are numbered, not named, so no allocation name can collide with x or total."""
+    times = occupancy["time"].to_numpy(dtype=float)
+    xs, total = step_points(times, np.zeros(len(times)))
+    data: dict[str, np.ndarray] = {"x": xs / unit}
+    for i, name in enumerate(names):
+        values = occupancy[name].to_numpy(dtype=float) if name in occupancy.columns else np.zeros(len(times))
+        data[f"band{i}"] = step_points(times, values)[1]
+        total = total + data[f"band{i}"]
+    data["total"] = total
+    return data
+
+
+def occupancy_selector(occupancies: Mapping[str, pd.DataFrame], capacity: int, *, x_range: Range1d, unit: float,
+                       allocation_kind: str, targets: Mapping[str, float] | None = None) -> LayoutDOM:
+    """ONE stacked occupancy plot with a button per policy that swaps its data in the browser.
+
+    One figure instead of one per policy: each Bokeh figure costs the browser 100–250 ms to build,
+    and the policies share allocations, colours and the time axis, so only the data differs.
+    """
+    labels = list(occupancies)
+    names = occupancy_names(list(occupancies.values()), targets)
+    first = labels[0]
+    title = f"Processors in use by {allocation_kind} — {{}}"
+    fig = occupancy_figure(occupancies[first], capacity, x_range=x_range, unit=unit, title=title.format(first),
+                           targets=targets, name_prefix=f"{allocation_kind} ", names=names)
+    if len(labels) == 1:
+        return fig
+    shown = fig.select_one({"name": "occupancy"})
+    sources = {label: ColumnDataSource(occupancy_data(frame, names, unit)) for label, frame in occupancies.items()}
+    sources[first] = shown
+    buttons = RadioButtonGroup(labels=labels, active=0)
+    buttons.js_on_change("active", CustomJS(
+        args={"shown": shown, "sources": [sources[label] for label in labels], "labels": labels,
+              "title": fig.title, "template": title},
+        code="shown.data = sources[this.active].data; title.text = template.replace('{}', labels[this.active]);"))
+    return column(row(Div(text=f"Occupancy by {html.escape(allocation_kind) or 'allocation'} under:"), buttons), fig)
+
+
 def occupancy_figure(occupancy: pd.DataFrame, capacity: int, *, x_range: Range1d | None, unit: float,
-                     title: str, targets: Mapping[str, float] | None = None, name_prefix: str = "") -> figure:
-    """Stacked step areas of processors in use per allocation (column order = stack order)."""
-    names = [c for c in occupancy.columns if c != "time"]
+                     title: str, targets: Mapping[str, float] | None = None, name_prefix: str = "",
+                     names: Sequence | None = None) -> figure:
+    """Stacked step areas of processors in use per allocation (`names` order = stack order)."""
+    names = list(names) if names is not None else occupancy_names([occupancy], targets)
     targets = {str(k): float(v) for k, v in (targets or {}).items()}
-    names = [n for n in names if str(n) in targets] + [n for n in names if str(n) not in targets]
     palette = allocation_colours(names)
     times = occupancy["time"].to_numpy(dtype=float)
-    data: dict[str, np.ndarray] = {}
-    for name in names:
-        xs, ys = step_points(times, occupancy[name].to_numpy(dtype=float))
-        data["x"] = xs / unit
-        data[name] = ys
+    source = ColumnDataSource(occupancy_data(occupancy, names, unit), name="occupancy")
     fig = _time_figure(title, x_range, unit, height=260)
     fig.y_range = Range1d(0, capacity * 1.05)
     fig.yaxis.axis_label = "processors"
-    fig.varea_stack(stackers=names, x="x", source=ColumnDataSource(data), color=[palette[n] for n in names],
+    fig.varea_stack(stackers=[f"band{i}" for i in range(len(names))], x="x", source=source, color=[palette[n] for n in names],
                     legend_label=[str(n) if n == "other" else f"{name_prefix}{n}" for n in names], alpha=0.85)
+    # One invisible band under everything carries the hover: a tooltip per stacked band costs the
+    # browser a view each, and the readout (time, processors at the pointer) is the same for all.
+    total = fig.varea(x="x", y1=0, y2="total", source=source, fill_alpha=0)
     fig.add_layout(Span(location=capacity, dimension="width", line_color="#333", line_width=1))
     cumulative = 0.0
     for name in names:
@@ -135,5 +187,5 @@ def occupancy_figure(occupancy: pd.DataFrame, capacity: int, *, x_range: Range1d
         cumulative += float(share)
         fig.line([float(times.min()) / unit, float(times.max()) / unit], [cumulative * capacity] * 2,
                  line_dash="dashed", line_width=2, color=palette[name], legend_label=f"target up to {name_prefix}{name}")
-    fig.add_tools(HoverTool(tooltips=[("time", "$x{0.00}"), ("processors", "$y{0,0}")]))
+    fig.add_tools(HoverTool(renderers=[total], tooltips=[("time", "$x{0.00}"), ("processors", "$y{0,0}")]))
     return fig

@@ -1,8 +1,17 @@
-// Loads every Bokeh plot of a page from its JSON endpoint (bokeh.embed.json_item) and embeds it.
+// Loads the Bokeh plots of a page from their JSON endpoints (bokeh.embed.json_item) and embeds them.
 // Markup: <div class="bokeh-status">…</div> followed by <div id="X" data-bokeh-src="/url.json"></div>.
 // The status element shows a spinner while loading and the server's message if loading fails.
+//
+// Building a Bokeh document costs the browser 100–250 ms per figure, so plots are embedded lazily:
+// a plot is fetched and embedded when it comes within a screen of the viewport, one plot at a time
+// (the page stays responsive), in page order. Until then its slot says data-bokeh-state="waiting".
+// SchedLabDashboards.loadAll() embeds every plot now (the HTML download and tests use it).
 (function () {
   "use strict";
+
+  var queue = [];          // slots to embed, in the order they came near the viewport
+  var busy = false;
+  var started = new WeakSet();
 
   function statusFor(slot) {
     var previous = slot.previousElementSibling;
@@ -21,42 +30,85 @@
     slot.setAttribute("data-bokeh-state", "error");
   }
 
-  function load(slot) {
-    var url = slot.getAttribute("data-bokeh-src");
-    slot.setAttribute("data-bokeh-state", "loading");
-    return fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
+  function fetchItem(slot) {
+    return fetch(slot.getAttribute("data-bokeh-src"),
+                 { credentials: "same-origin", headers: { Accept: "application/json" } })
       .then(function (response) {
         return response.json().catch(function () { return {}; }).then(function (body) {
           if (!response.ok) {
             throw new Error(body.error || ("the server answered " + response.status));
           }
+          performance.mark("bokeh-fetched:" + slot.id);
           return body;
         });
-      })
-      .then(function (item) {
-        if (!window.Bokeh) { throw new Error("BokehJS did not load"); }
-        performance.mark("bokeh-fetched:" + slot.id);
-        return Bokeh.embed.embed_item(item, slot.id);
-      })
-      .then(function () {
-        performance.mark("bokeh-embedded:" + slot.id);
-        var status = statusFor(slot);
-        if (status) { status.remove(); }
-        slot.setAttribute("data-bokeh-state", "done");
-      })
-      .catch(function (error) { showError(slot, error.message || String(error)); });
+      });
+  }
+
+  function embed(slot, item) {
+    if (!window.Bokeh) { throw new Error("BokehJS did not load"); }
+    return Bokeh.embed.embed_item(item, slot.id).then(function () {
+      performance.mark("bokeh-embedded:" + slot.id);
+      var status = statusFor(slot);
+      if (status) { status.remove(); }
+      slot.setAttribute("data-bokeh-state", "done");
+    });
+  }
+
+  // The next frame: let the browser paint what was just embedded before building the next plot.
+  function nextFrame() {
+    return new Promise(function (resolve) { requestAnimationFrame(function () { setTimeout(resolve, 0); }); });
+  }
+
+  function pump() {
+    if (busy || queue.length === 0) { return; }
+    busy = true;
+    var job = queue.shift();
+    job.item
+      .then(function (item) { return embed(job.slot, item); })
+      .catch(function (error) { showError(job.slot, error.message || String(error)); })
+      .then(nextFrame)
+      .then(function () { busy = false; pump(); });
+  }
+
+  // Start fetching at once (requests run in parallel) and embed in turn.
+  function load(slot) {
+    if (started.has(slot)) { return; }
+    started.add(slot);
+    slot.setAttribute("data-bokeh-state", "loading");
+    queue.push({ slot: slot, item: fetchItem(slot) });
+    pump();
+  }
+
+  function slots() {
+    return Array.prototype.slice.call(document.querySelectorAll("[data-bokeh-src]"));
   }
 
   function loadAll() {
-    // All at once: each plot appears as soon as its own JSON has arrived.
-    var slots = Array.prototype.slice.call(document.querySelectorAll("[data-bokeh-src]"));
-    return Promise.all(slots.map(load));
+    slots().forEach(load);
   }
 
-  window.SchedLabDashboards = { load: load, loadAll: loadAll };
+  var observer = "IntersectionObserver" in window ? new IntersectionObserver(function (entries) {
+    entries.forEach(function (entry) {
+      if (entry.isIntersecting) {
+        observer.unobserve(entry.target);
+        load(entry.target);
+      }
+    });
+  }, { rootMargin: "100% 0px" }) : null;
+
+  // Watch every plot slot on the page not seen yet (call again after adding slots to the page).
+  function observe() {
+    slots().forEach(function (slot) {
+      if (started.has(slot) || slot.hasAttribute("data-bokeh-state")) { return; }
+      slot.setAttribute("data-bokeh-state", "waiting");
+      if (observer) { observer.observe(slot); } else { load(slot); }
+    });
+  }
+
+  window.SchedLabDashboards = { load: load, loadAll: loadAll, observe: observe };
   if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", loadAll);
+    document.addEventListener("DOMContentLoaded", observe);
   } else {
-    loadAll();
+    observe();
   }
 })();
