@@ -42,6 +42,7 @@ FAMILY_MODULES = (
     "engine.policies.timesharing",
     "engine.policies.priority",
     "engine.policies.sfs",
+    "engine.policies.plan",
 )
 
 
