@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+import uuid
 
 import pytest
 
 # Playwright's sync API runs an event loop in the test thread; Django must still allow ORM calls.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+# Celery tasks of this test session go to a queue of its own (see CELERY_TASK_DEFAULT_QUEUE).
+os.environ.setdefault("SCHEDLAB_QUEUE", f"schedlab-test-{uuid.uuid4().hex[:12]}")
 
 
 @pytest.fixture

@@ -74,6 +74,8 @@ INSTALLED_APPS = [
     "webapp.experiments",
     "webapp.api",
     "webapp.dashboards",  # the comparison and trace characterization pages (Bokeh)
+    "webapp.allocations",  # allocations files (SFS targets) and the §9 scenario generator
+    "webapp.studies",  # parameter grids (load, MASC, policies) fanned out over every worker
 ]
 
 MIDDLEWARE = [
@@ -195,6 +197,8 @@ else:
     CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = not REDIS_URL
 CELERY_TASK_ACKS_LATE = True
+# The queue runs go to; tests use a queue of their own so two test runs on one Redis never mix.
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("SCHEDLAB_QUEUE", "celery")
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_WORKER_CONCURRENCY = SCHEDLAB_WORKER_CONCURRENCY
