@@ -195,6 +195,14 @@ def test_log_edges_cover_the_maximum():
     assert edges[0] == 1 and edges[-1] >= 1000 and len(edges) == 16
 
 
+def test_log_edges_start_at_the_smallest_value_not_at_the_floor():
+    # sizes 8..1024: 15 bins of ratio (1024/8)^(1/15) = 128^(1/15) ≈ 1.38, none below 8
+    edges = log_edges(np.array([8, 64, 1024]), 15)
+    assert edges[0] == pytest.approx(8) and edges[-1] >= 1024
+    assert edges[1] / edges[0] == pytest.approx(128 ** (1 / 15), rel=1e-5)
+    assert log_edges(np.array([0, 0.5, 30]), 3)[0] == 1.0  # values under the floor: the floor
+
+
 # ---- Gantt ---------------------------------------------------------------------------------------
 
 def test_processor_numbering_reuses_released_processors_and_splits_fragments():

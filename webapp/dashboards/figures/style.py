@@ -91,18 +91,24 @@ def _escape(text: str) -> str:
 
 
 def log_edges(values: np.ndarray, bins: int, *, floor: float = 1.0) -> np.ndarray:
-    """`bins` logarithmic bin edges spanning the positive values (at least `floor`).
+    """`bins` logarithmic bin edges from the smallest value at least `floor` to the largest.
 
-    Values below `floor` (e.g. 0-second runtimes) fall into the first bin when binned with
-    `bin_index`; the top edge is nudged up so the maximum lands inside the last bin.
+    Starting at the smallest value, not at `floor`, keeps every bin where there is data (a machine
+    whose smallest job has 8 processors gets no empty 1–8 columns). When some values are below
+    `floor` (e.g. 0-second runtimes) the edges start at `floor` and those values fall into the
+    first bin when binned with `bin_index`; the top edge is nudged up so the maximum lands inside
+    the last bin.
     """
     values = np.asarray(values, dtype=float)
     positive = values[np.isfinite(values) & (values >= floor)]
-    lo = floor
+    below = np.count_nonzero(np.isfinite(values) & (values < floor))
+    lo = float(positive.min()) if positive.size and not below else floor  # values under the floor: from the floor
     hi = float(positive.max()) if positive.size else floor * 10.0
     if hi <= lo:
         hi = lo * 10.0
-    return np.logspace(np.log10(lo), np.log10(hi * 1.000001), bins + 1)
+    edges = np.logspace(np.log10(lo), np.log10(hi * 1.000001), bins + 1)
+    edges[0] = lo  # exactly: 10 ** log10(8) is 7.999…
+    return edges
 
 
 def integer_log_edges(values: np.ndarray, bins: int) -> np.ndarray:
