@@ -21,6 +21,9 @@
     get("mean_wait").textContent = fmt(s.mean_wait, 0);
     get("mean_bsld").textContent = fmt(s.mean_bsld, 2);
     get("utilization").textContent = fmt(s.utilization, 3);
+    const decisions = get("decisions");  // plan-based policies time each scheduling decision
+    if (decisions) decisions.textContent = (s.mean_decision_ms === undefined || s.mean_decision_ms === null) ? ""
+      : "decisions: mean " + fmt(s.mean_decision_ms, 1) + " ms, max " + fmt(s.max_decision_ms, 0) + " ms";
     get("csv").hidden = run.status !== "done";
     const final = FINAL.includes(run.status);
     const cancel = get("cancel"), rerun = get("rerun");

@@ -39,16 +39,30 @@ METRIC_ROWS: tuple[MetricRow, ...] = (
     MetricRow("jain_bsld", "Jain index (users' bounded slowdown)", _number(3), False),
 )
 
+#: Rows shown only when some policy's summary has them (figures a policy family adds).
+OPTIONAL_ROWS: tuple[MetricRow, ...] = (
+    MetricRow("mean_decision_ms", "mean decision time (ms)", _number(1), True),
+    MetricRow("max_decision_ms", "max decision time (ms)", _number(0), True),
+)
+
+
+def rows_for(summaries: Mapping[str, Mapping[str, float]]) -> tuple[MetricRow, ...]:
+    """METRIC_ROWS, then the optional rows at least one summary has a value for."""
+    present = tuple(row for row in OPTIONAL_ROWS
+                    if any(summary.get(row.key) is not None for summary in summaries.values()))
+    return METRIC_ROWS + present
+
 
 def metrics_rows(summaries: Mapping[str, Mapping[str, float]]) -> dict[str, list[str]]:
     """Formatted table columns: "metric" then one list of strings per policy label.
 
     A metric a summary lacks shows as "–"; the best value in each row is wrapped in <b>.
     """
-    table: dict[str, list[str]] = {"metric": [row.label for row in METRIC_ROWS]}
+    rows = rows_for(summaries)
+    table: dict[str, list[str]] = {"metric": [row.label for row in rows]}
     for label in summaries:
         table[label] = []
-    for row in METRIC_ROWS:
+    for row in rows:
         values = {label: _as_float(summary.get(row.key)) for label, summary in summaries.items()}
         finite = [v for v in values.values() if np.isfinite(v)]
         best = (min(finite) if row.lower_is_better else max(finite)) if len(finite) > 1 else None
@@ -73,5 +87,5 @@ def metrics_table(summaries: Mapping[str, Mapping[str, float]], *, width: int = 
     columns = [TableColumn(field="metric", title="metric", width=280)]
     columns += [TableColumn(field=label, title=label, width=policy_width, formatter=bold) for label in summaries]
     data = DataTable(source=ColumnDataSource(table), columns=columns, width=width,
-                     height=30 + 26 * len(METRIC_ROWS), index_position=None, sortable=False)
+                     height=30 + 26 * len(table["metric"]), index_position=None, sortable=False)
     return column(data, note("The best value of each row is in bold.", width=width))
