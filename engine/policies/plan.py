@@ -30,7 +30,8 @@ Where the paper leaves a choice:
 * **Window.** ``window=K`` anneals the first K waiting jobs only; the others are planned after
   them in queue order (and start now if they fit in what the K leave). Off (∞) by default.
 
-The run's summary gets ``decisions`` (instants with waiting jobs), ``annealed_decisions``,
+The run's summary gets ``decisions`` (instants with waiting jobs), ``annealed_decisions`` (those
+with at least two jobs to plan and one that fits now),
 ``evaluated_permutations``, ``mean_decision_ms`` and ``max_decision_ms`` (wall time of the whole
 decision: profile, annealing and starting jobs).
 """
@@ -114,7 +115,7 @@ class PlanBased(Algorithm):
                          base_t, base_f, base_cost, temperatures=self.temperatures,
                          moves_per_temperature=self.moves_per_temperature, scale_mode=self.scale_mode,
                          rng=np.random.default_rng([self.seed % 2 ** 64, sim.now % 2 ** 64]))
-        self.annealed += 1
+        self.annealed += len(planned) >= 2
         self.evaluated += plan.evaluated
         order, starts = planned[plan.order], plan.starts[plan.order]
         if len(planned) < len(waiting):   # the rest follow the best plan in queue order
