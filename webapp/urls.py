@@ -17,6 +17,7 @@ urlpatterns = [
     path("traces/", include("webapp.traces.urls")),
     path("experiments/", include("webapp.experiments.urls")),
     path("api/", include("webapp.api.urls")),
+    path("studies/", include("webapp.studies.urls")),
 ]
 
 # The comparison and characterization pages live in webapp.dashboards (another engineer's

@@ -13,6 +13,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from tests.webapp.conftest import login, make_experiment, make_trace
 from webapp.api.models import Token
 from webapp.experiments.models import Experiment, Run
+from webapp.studies.models import Study, StudyPoint
 from webapp.traces.models import Machine, Trace
 
 # name → (object kind or None, HTTP method, "view" | "change" | "public"[, other URL arguments])
@@ -51,6 +52,16 @@ URLS: dict[str, tuple] = {
     "dashboards:comparison": ("experiment", "GET", "view"),
     "dashboards:comparison_plot": ("experiment", "GET", "view", {"name": "metrics"}),
     "dashboards:comparison_download": ("experiment", "GET", "view"),
+    # The studies app (webapp.studies): grids of runs; a study is seen and changed through its experiment.
+    "studies:list": (None, "GET", "view"),
+    "studies:new": (None, "GET", "view"),
+    "studies:preset": (None, "POST", "view"),
+    "studies:detail": ("study", "GET", "view"),
+    "studies:progress": ("study", "GET", "view"),
+    "studies:plot": ("study", "GET", "view"),
+    "studies:csv": ("study", "GET", "view"),
+    "studies:rerun_failed": ("study", "POST", "change"),
+    "studies:point_rerun": ("run", "POST", "change"),
 }
 
 
@@ -81,7 +92,10 @@ def objects(alice, bob, demo_trace):
     """Alice's private trace, machine, experiment (finished runs) and run."""
     machine = Machine.objects.create(owner=alice, name="alice's machine", procs=16)
     experiment = make_experiment(alice, demo_trace, ["fcfs"])
-    return {"trace": demo_trace, "machine": machine, "experiment": experiment, "run": experiment.runs.get()}
+    study = Study.objects.create(experiment=experiment, grid={"load": [1.0]}, policies=[{"preset": "fcfs"}])
+    StudyPoint.objects.create(study=study, run=experiment.runs.get(), policy_label="fcfs", coords={"load": 1.0})
+    return {"trace": demo_trace, "machine": machine, "experiment": experiment, "run": experiment.runs.get(),
+            "study": study}
 
 
 def url_for(name: str, objects: dict) -> str:  # noqa: ANN001

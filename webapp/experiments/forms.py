@@ -56,6 +56,8 @@ class ExperimentForm(forms.Form):
     allocation = forms.ChoiceField(choices=Experiment.Allocation.choices, initial="count")
     exact_estimates = forms.BooleanField(required=False, help_text="Use actual runtimes as the requested times.")
     seed = forms.IntegerField(initial=0)
+    load_factor = forms.FloatField(label="Load factor", initial=1.0, required=False, min_value=0.01,
+                                   help_text="Inter-arrival times divided by this: 2 = the same jobs arriving twice as fast.")
     sweep_param = forms.ChoiceField(label="Sweep parameter", required=False)
     sweep_values = forms.CharField(label="Sweep values", required=False, help_text="For example: 1, 2, 5, 10, 20, inf")
     shared = forms.BooleanField(required=False, help_text="Everybody on this server may see it.")

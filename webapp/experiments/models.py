@@ -68,6 +68,8 @@ class Run(models.Model):
     label = models.CharField(max_length=300)
     policy = models.JSONField()  # {"preset": ..., "params": {...}} as engine.policies.registry.resolve takes it
     sweep_value = models.JSONField(null=True, blank=True)
+    #: inter-arrival times of the trace divided by this (engine.workload.load.scale_load); 1 = as recorded
+    load_factor = models.FloatField(default=1.0)
 
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
     progress = models.FloatField(default=0.0)  # fraction of jobs simulated, 0..1

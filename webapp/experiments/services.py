@@ -82,6 +82,7 @@ def create_experiment(
     owner: Any, *, name: str, trace: Trace, procs: int | None, machine: Machine | None,
     policies: list[Any], allocation: str = "count", exact_estimates: bool = False, seed: int = 0,
     sweep_param: str = "", sweep_values: list[Any] | None = None, shared: bool = False, description: str = "",
+    load_factor: float = 1.0,
 ) -> Experiment:
     """Validate everything first, then create the experiment and its runs in one transaction and
     queue one task per run once it commits. Raises ExperimentError; nothing is stored then."""
@@ -95,6 +96,7 @@ def create_experiment(
     if not size or size < 1:
         raise ExperimentError("machine size unknown: give a number of processors or a machine")
     planned = plan_runs(policies, sweep_param, sweep_values)
+    load_factor = checked_load_factor(load_factor)
     with transaction.atomic():
         experiment = Experiment.objects.create(
             owner=owner, name=name or f"{trace.name}: {', '.join(p.label for p in planned[:4])}"[:200],
@@ -103,10 +105,27 @@ def create_experiment(
             sweep_param=sweep_param if sweep_values else "", sweep_values=sweep_values or [],
         )
         for position, plan in enumerate(planned):
-            run = Run.objects.create(experiment=experiment, position=position, label=plan.label[:300],
-                                     policy=plan.policy, sweep_value=plan.sweep_value)
+            run = Run.objects.create(experiment=experiment, position=position,
+                                     label=with_load(plan.label, load_factor)[:300], policy=plan.policy,
+                                     sweep_value=plan.sweep_value, load_factor=load_factor)
             enqueue(run_simulation, run.pk)
     return experiment
+
+
+def checked_load_factor(value: Any) -> float:
+    """A load factor from a form or the API as a positive float, or ExperimentError."""
+    from engine.workload import WorkloadError
+    from engine.workload.load import check_load_factor
+
+    try:
+        return check_load_factor(1.0 if value in (None, "") else value)
+    except WorkloadError as e:
+        raise ExperimentError(str(e)) from None
+
+
+def with_load(label: str, load_factor: float) -> str:
+    """A run's label, naming the load factor when the trace is replayed faster or slower."""
+    return label if load_factor == 1.0 else f"{label} @ load ×{load_factor:g}"
 
 
 def cancel_run(run: Run) -> None:
@@ -152,7 +171,8 @@ METRIC_COLUMNS = ["jobs", "rejected", "mean_wait", "median_wait", "p95_wait", "m
 
 def progress_payload(experiment: Experiment) -> dict[str, Any]:
     runs = [
-        {"id": r.pk, "label": r.label, "policy": r.policy, "sweep_value": r.sweep_value, "status": r.status,
+        {"id": r.pk, "label": r.label, "policy": r.policy, "sweep_value": r.sweep_value,
+         "load_factor": r.load_factor, "status": r.status,
          "progress": round(r.progress, 4), "percent": int(r.progress * 100) if r.status != "done" else 100,
          "error": r.error, "attempts": r.attempts, "cancel_requested": r.cancel_requested,
          "summary": r.summary}

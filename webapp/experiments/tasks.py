@@ -116,12 +116,16 @@ def execute(run_id: int, reporter: Reporter) -> None:
     run = Run.objects.select_related("experiment__trace").get(pk=run_id)
     experiment = run.experiment
     workload = load_trace_workload(experiment.trace)
+    if run.load_factor != 1.0:
+        from engine.workload.load import scale_load
+
+        workload = scale_load(workload, run.load_factor)
     result = simulate(
         workload, capacity=experiment.procs, policy=run.policy, allocation=experiment.allocation,
         exact_estimates=experiment.exact_estimates, seed=experiment.seed,
         progress=reporter.progress, should_stop=reporter.should_stop,
     )
-    summary = summarize_result(result)
+    summary = summarize_result(result, load_factor=run.load_factor)
     summary = json.loads(json.dumps(summary, default=_json_default))
     write_results(run, result, summary)
     _finish(run_id, Run.Status.DONE, progress=1.0, summary=summary)

@@ -40,7 +40,7 @@ def experiment_new(request: HttpRequest) -> HttpResponse:
                 machine=data["machine"] if source == "machine" else None,
                 policies=data["policies"], allocation=data["allocation"], exact_estimates=data["exact_estimates"],
                 seed=data["seed"], sweep_param=data["sweep_param"] if data["sweep_list"] else "",
-                sweep_values=data["sweep_list"], shared=data["shared"],
+                sweep_values=data["sweep_list"], shared=data["shared"], load_factor=data.get("load_factor") or 1.0,
             )
         except ExperimentError as e:
             form.add_error(None, str(e))

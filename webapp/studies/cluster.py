@@ -1,0 +1,113 @@
+"""A small cluster on one machine: Celery worker processes sharing one Redis database, one
+database file and one media directory, exactly as workers on several hosts share one Redis, one
+PostgreSQL and one media volume (docs/scaleout.md). Used by the scale-out benchmark and the
+multi-worker tests; nothing in the web application imports it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class LocalCluster:
+    """Worker processes (``celery worker --pool solo``, one simulation each) against ``redis_url``.
+
+    Everything else lives under ``root``: the SQLite database (``DATABASE_URL`` may point at
+    PostgreSQL instead), media and the worker logs. ``manage()`` runs a management command with
+    the same settings, which is how a test or benchmark creates and watches studies.
+    """
+
+    def __init__(self, root: Path, redis_url: str, *, database_url: str | None = None,
+                 stale_seconds: int = 60, extra_env: dict[str, str] | None = None) -> None:
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.redis_url = redis_url
+        self.env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "webapp.settings",
+            "SCHEDLAB_DATA_DIR": str(self.root),
+            "DATABASE_URL": database_url or f"sqlite:///{self.root / 'schedlab.sqlite3'}",
+            "REDIS_URL": redis_url,
+            "MEDIA_ROOT": str(self.root / "media"),
+            "SCHEDLAB_RUN_STALE_SECONDS": str(stale_seconds),
+            "SCHEDLAB_WORKER_CONCURRENCY": "1",
+            **(extra_env or {}),
+        }
+        self.env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        self.workers: dict[str, subprocess.Popen] = {}
+
+    # -- services ----------------------------------------------------------------------------
+    def flush_redis(self) -> None:
+        """Empty this cluster's Redis database (raises if Redis is not running)."""
+        import redis
+
+        redis.Redis.from_url(self.redis_url, socket_connect_timeout=3).flushdb()
+
+    def manage(self, *args: str, timeout: float = 1800, check: bool = True) -> subprocess.CompletedProcess:
+        result = subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], cwd=ROOT, env=self.env,
+                                capture_output=True, text=True, timeout=timeout)
+        if check and result.returncode != 0:
+            raise RuntimeError(f"manage.py {' '.join(args)} failed ({result.returncode}):\n"
+                               f"{result.stdout[-2000:]}\n{result.stderr[-4000:]}")
+        return result
+
+    def migrate(self) -> None:
+        self.manage("migrate", "--noinput", timeout=300)
+
+    # -- workers -----------------------------------------------------------------------------
+    def start_worker(self, name: str) -> subprocess.Popen:
+        log = open(self.log_path(name), "ab")
+        process = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "webapp", "worker", "--pool", "solo", "--concurrency", "1",
+             "--hostname", f"{name}@%h", "--without-gossip", "--without-mingle", "--loglevel", "INFO"],
+            cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+        self.workers[name] = process
+        return process
+
+    def log_path(self, name: str) -> Path:
+        return self.root / f"worker-{name}.log"
+
+    def tasks_done_by(self, name: str) -> int:
+        """Simulation tasks this worker finished, read from its log."""
+        text = self.log_path(name).read_text(errors="replace") if self.log_path(name).exists() else ""
+        return sum(1 for line in text.splitlines() if "run_simulation[" in line and "succeeded" in line)
+
+    def kill_worker(self, name: str, sig: int = signal.SIGKILL) -> None:
+        """Kill a worker at once (SIGKILL: no warm shutdown, its running task is abandoned)."""
+        process = self.workers.pop(name)
+        _signal_group(process, sig)
+        process.wait(timeout=30)
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        """Stop every worker started here: ``sig`` to all (SIGTERM: finish the current task first;
+        SIGQUIT: at once), then kill whatever still runs after 30 s."""
+        processes = [self.workers.pop(name) for name in list(self.workers)]
+        for process in processes:
+            _signal_group(process, sig)
+        for process in processes:
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                _signal_group(process, signal.SIGKILL)
+                process.wait(timeout=30)
+
+    def __enter__(self) -> "LocalCluster":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+def _signal_group(process: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(process.pid, sig)   # the worker was started in its own session: its group is its own
+    except ProcessLookupError:
+        pass
