@@ -49,6 +49,10 @@ from engine.sim.simulator import Simulation
 from engine.workload.deadlines import DEADLINE, assign_deadlines, paper_preprocessing
 
 
+#: values of the ``dbf_class`` schedule column
+REGULAR, TENTATIVE, FIXED, FIRST_MISS = 0, 1, 2, 3
+
+
 class DeadlineBackfilling(Conservative):
     """``dbf``: conservative backfilling whose deadline jobs make way for regular ones."""
 
@@ -64,7 +68,8 @@ class DeadlineBackfilling(Conservative):
         self.rounds = 0                  # Algorithm 1 runs with a non-empty L1
         self.fixed = 0                   # deadline jobs moved from L1 to L0 by Algorithm 1
         self.extra_steps = 0             # times the extra step (lines 22-35) ran
-        self.started_tentative = np.zeros(sim.n, dtype=bool)
+        #: what became of each job, for the schedule's ``dbf_class`` column (see extra_columns)
+        self.job_class = np.where(self.has_deadline, TENTATIVE, REGULAR).astype(np.int8)
 
     # arrivals ----------------------------------------------------------------------------------
     def on_submit(self, job: int) -> None:
@@ -76,6 +81,7 @@ class DeadlineBackfilling(Conservative):
                 insort(self.tentative, job)
                 return
             self.first_misses += 1
+            self.job_class[job] = FIRST_MISS
             self._cancel([job])
             self.limit[job] = FOREVER   # treated as regular from now on
         self.arrive_regular(job)
@@ -116,6 +122,7 @@ class DeadlineBackfilling(Conservative):
         for fixed in tmp:   # L_tmp joins L0: definitive from now on
             if self.limit[fixed] != FOREVER:
                 self.fixed += 1
+                self.job_class[fixed] = FIXED
                 self.limit[fixed] = FOREVER
 
     # reservations ------------------------------------------------------------------------------
@@ -136,24 +143,27 @@ class DeadlineBackfilling(Conservative):
         have been cancelled), and note when each falls due."""
         profile = self.profile
         index = np.asarray(jobs, dtype=np.int64)
+        before = self.reserved[index]
         profile.make_room(2 * len(jobs))
         profile.length = reserve_in_order(profile.times, profile.free, profile.length, index,
                                           self.reserved, self.estimate, self.size, self.sim.now)
-        for job, start in zip(jobs, self.reserved[index].tolist()):
-            self._note(job, start)
+        after = self.reserved[index]
+        for q in np.flatnonzero(after != before).tolist():   # unchanged ones are already due then
+            self._note(jobs[q], int(after[q]))
 
     # starts ------------------------------------------------------------------------------------
     def start(self, job: int) -> None:
         if self.limit[job] != FOREVER:   # started from L1
             l1 = self.tentative
             del l1[bisect_left(l1, job)]
-            self.started_tentative[job] = True
         super().start(job)
 
     # reporting ---------------------------------------------------------------------------------
     def extra_columns(self) -> dict[str, np.ndarray]:
-        """``dbf_tentative``: the job was a deadline job still in L1 (never fixed) when it started."""
-        return {"dbf_tentative": self.started_tentative.copy()}
+        """``dbf_class``: 0 regular; 1 deadline job that started from L1; 2 deadline job fixed in L0
+        by Algorithm 1; 3 deadline job whose first reservation missed its deadline (treated as
+        regular). Only class 3 can miss (with jobs killed at their requested time)."""
+        return {"dbf_class": self.job_class.copy()}
 
     def summary(self) -> dict[str, int]:
         return {"dbf_first_allocation_misses": self.first_misses, "dbf_rounds": self.rounds,
