@@ -17,6 +17,7 @@ urlpatterns = [
     path("traces/", include("webapp.traces.urls")),
     path("experiments/", include("webapp.experiments.urls")),
     path("api/", include("webapp.api.urls")),
+    path("allocations/", include("webapp.allocations.urls")),
     path("studies/", include("webapp.studies.urls")),
 ]
 

@@ -11,6 +11,7 @@ import pytest
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from tests.webapp.conftest import login, make_experiment, make_trace
+from webapp.allocations.models import AllocationSet
 from webapp.api.models import Token
 from webapp.experiments.models import Experiment, Run
 from webapp.studies.models import Study, StudyPoint
@@ -52,6 +53,14 @@ URLS: dict[str, tuple] = {
     "dashboards:comparison": ("experiment", "GET", "view"),
     "dashboards:comparison_plot": ("experiment", "GET", "view", {"name": "metrics"}),
     "dashboards:comparison_download": ("experiment", "GET", "view"),
+    # The allocations app (webapp.allocations): allocations files, owned and shared like traces.
+    "allocations:list": (None, "GET", "view"),
+    "allocations:new": (None, "GET", "view"),
+    "allocations:scenario": (None, "GET", "view"),
+    "allocations:detail": ("allocations", "GET", "view"),
+    "allocations:download": ("allocations", "GET", "view"),
+    "allocations:edit": ("allocations", "GET", "change"),
+    "allocations:delete": ("allocations", "POST", "change"),
     # The studies app (webapp.studies): grids of runs; a study is seen and changed through its experiment.
     "studies:list": (None, "GET", "view"),
     "studies:new": (None, "GET", "view"),
@@ -63,6 +72,9 @@ URLS: dict[str, tuple] = {
     "studies:rerun_failed": ("study", "POST", "change"),
     "studies:point_rerun": ("run", "POST", "change"),
 }
+
+
+ALLOCATIONS = "allocation,members,award,period_days,target_factor,target\nalice,user:1,,,,8\n"
 
 
 def url_names() -> list[str]:
@@ -95,6 +107,7 @@ def objects(alice, bob, demo_trace):
     study = Study.objects.create(experiment=experiment, grid={"load": [1.0]}, policies=[{"preset": "fcfs"}])
     StudyPoint.objects.create(study=study, run=experiment.runs.get(), policy_label="fcfs", coords={"load": 1.0})
     return {"trace": demo_trace, "machine": machine, "experiment": experiment, "run": experiment.runs.get(),
+            "allocations": AllocationSet.objects.create(owner=alice, name="alice's allocations", text=ALLOCATIONS),
             "study": study}
 
 
@@ -115,6 +128,7 @@ def still_there(objects: dict) -> bool:  # noqa: ANN001
     return (Trace.objects.filter(pk=objects["trace"].pk).exists()
             and Machine.objects.filter(pk=objects["machine"].pk).exists()
             and Experiment.objects.filter(pk=objects["experiment"].pk).exists()
+            and AllocationSet.objects.filter(pk=objects["allocations"].pk).exists()
             and Run.objects.get(pk=objects["run"].pk).status == "done")
 
 
@@ -134,7 +148,7 @@ def test_another_users_private_object_is_not_found(name, objects, bob):
 @pytest.mark.django_db
 @pytest.mark.parametrize("name", CHANGE_URLS)
 def test_a_shared_object_is_still_changed_only_by_its_owner(name, objects, bob):
-    for kind in ("trace", "machine", "experiment"):
+    for kind in ("trace", "machine", "experiment", "allocations"):
         type(objects[kind]).objects.filter(pk=objects[kind].pk).update(shared=True)
     response = request(login(bob), name, url_for(name, objects), bob)
     assert response.status_code == 404, f"{name}: {response.status_code}"
@@ -144,7 +158,7 @@ def test_a_shared_object_is_still_changed_only_by_its_owner(name, objects, bob):
 @pytest.mark.django_db
 @pytest.mark.parametrize("name", [n for n in OBJECT_URLS if URLS[n][2] == "view"])
 def test_a_shared_object_is_visible_to_others(name, objects, bob):
-    for kind in ("trace", "experiment"):
+    for kind in ("trace", "experiment", "allocations"):
         type(objects[kind]).objects.filter(pk=objects[kind].pk).update(shared=True)
     response = request(login(bob), name, url_for(name, objects), bob)
     assert response.status_code == 200, f"{name}: {response.status_code}"

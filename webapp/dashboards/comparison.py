@@ -44,7 +44,10 @@ class Comparison:
 
 
 def allocation_key(schedule: pd.DataFrame) -> str | None:
-    """The allocation the trace provides: group, else queue, else user (first with two known values)."""
+    """The allocations file's ``allocation`` column when the experiment has one, else the allocation
+    the trace provides: group, else queue, else user (first with two known values)."""
+    if "allocation" in schedule.columns:
+        return "allocation"
     for key in ("group", "queue", "user"):
         if key in schedule.columns and schedule.loc[schedule[key] >= 0, key].nunique() >= 2:
             return key

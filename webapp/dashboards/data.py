@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from webapp.allocations.services import with_allocations
 from webapp.dashboards.comparison import Comparison
 from webapp.experiments.models import Experiment, Run
 
@@ -55,11 +56,12 @@ def load_comparison(experiment: Experiment) -> Comparison:
     summaries = {label: run.summary for label, run in done if run.summary}
     missing = [_why_missing(run, label) for label, run in zip(labels, runs) if run.status != Run.Status.DONE]
     series, baselines = sweep_series(experiment, runs, labels)
+    schedules, targets = with_allocations(experiment, schedules)
     return Comparison(
         schedules=schedules, capacity=int(experiment.procs), summaries=summaries,
         busy_column="alloc" if experiment.allocation == Experiment.Allocation.BUDDY else "procs",
         sweep_parameter=experiment.sweep_param if series else "", sweep_values=list(experiment.sweep_values or []),
-        sweep_series=series, sweep_baselines=baselines, missing=missing,
+        sweep_series=series, sweep_baselines=baselines, missing=missing, targets=targets,
     )
 
 

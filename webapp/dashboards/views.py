@@ -37,7 +37,8 @@ def trace_plots(request: HttpRequest, pk: int) -> HttpResponse:
 
     def build() -> dict:
         workload = trace_workload(trace)
-        return json_item(trace_characterization(workload.jobs, workload.metadata, workload.report.to_dict()), target)
+        # the page shows the cleaning report itself (an HTML table), so not again as a plot
+        return json_item(trace_characterization(workload.jobs, workload.metadata), target)
 
     key = cache_key("trace", trace.pk, trace.cache, trace.sha256, target)
     return gzip_json_response(request, cached_gzip_json(f"traces/{trace.pk}", "characterization", key, build))

@@ -10,6 +10,7 @@ from typing import Any
 
 from django import forms
 
+from webapp.allocations.models import AllocationSet
 from webapp.core.permissions import visible_to
 from webapp.experiments.models import Experiment
 from webapp.experiments.services import ExperimentError, parse_sweep_values, plan_runs, resolve_policy
@@ -56,6 +57,9 @@ class ExperimentForm(forms.Form):
     allocation = forms.ChoiceField(choices=Experiment.Allocation.choices, initial="count")
     exact_estimates = forms.BooleanField(required=False, help_text="Use actual runtimes as the requested times.")
     seed = forms.IntegerField(initial=0)
+    allocations = forms.ModelChoiceField(
+        queryset=AllocationSet.objects.none(), required=False, label="Allocations",
+        help_text="Targets for Simultaneous Fair-Share (sfs presets) and target lines on the comparison.")
     load_factor = forms.FloatField(label="Load factor", initial=1.0, required=False, min_value=0.01,
                                    help_text="Inter-arrival times divided by this: 2 = the same jobs arriving twice as fast.")
     sweep_param = forms.ChoiceField(label="Sweep parameter", required=False)
@@ -67,6 +71,7 @@ class ExperimentForm(forms.Form):
         self.user = user
         self.fields["trace"].queryset = visible_to(Trace, user).filter(status=Trace.Status.READY)
         self.fields["machine"].queryset = visible_to(Machine, user)
+        self.fields["allocations"].queryset = visible_to(AllocationSet, user)
         self.catalog = policy_catalog()
         names: set[str] = set()
         for preset in self.catalog:

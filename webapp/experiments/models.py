@@ -115,10 +115,17 @@ class Run(models.Model):
 
 def save_frame(frame: pd.DataFrame, path: Path) -> None:
     """A DataFrame as .npz: one array per column plus the column order; no pickle."""
-    arrays = {f"c{i}": frame[c].to_numpy() for i, c in enumerate(frame.columns)}
+    arrays = {f"c{i}": _storable(frame[c]) for i, c in enumerate(frame.columns)}
     arrays["__columns__"] = np.array([str(c) for c in frame.columns])
     with open(path, "wb") as f:
         np.savez(f, **arrays)
+
+
+def _storable(column: pd.Series) -> np.ndarray:
+    """The column as an array np.load reads without pickle: text (e.g. a policy's allocation and
+    pass columns) as fixed-width unicode."""
+    values = column.to_numpy()
+    return values.astype(str) if values.dtype == object else values
 
 
 def load_frame(path: Path) -> pd.DataFrame:

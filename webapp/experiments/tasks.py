@@ -112,6 +112,7 @@ def execute(run_id: int, reporter: Reporter) -> None:
     """Load the trace, simulate, write results to MEDIA_ROOT/runs/<id>/ atomically, mark done."""
     from engine.metrics.summary import summarize_result
     from engine.sim import simulate
+    from webapp.allocations.services import simulation_context as allocations_context
 
     run = Run.objects.select_related("experiment__trace").get(pk=run_id)
     experiment = run.experiment
@@ -124,6 +125,7 @@ def execute(run_id: int, reporter: Reporter) -> None:
         workload, capacity=experiment.procs, policy=run.policy, allocation=experiment.allocation,
         exact_estimates=experiment.exact_estimates, seed=experiment.seed,
         progress=reporter.progress, should_stop=reporter.should_stop,
+        context=allocations_context(experiment),
     )
     summary = summarize_result(result, load_factor=run.load_factor)
     summary = json.loads(json.dumps(summary, default=_json_default))

@@ -6,11 +6,13 @@ from __future__ import annotations
 import csv
 
 from django.contrib import messages
+from django.db import transaction
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from webapp.allocations.services import attach
 from webapp.core.permissions import can_change, get_owned_or_404, get_visible_or_404, visible_to
 from webapp.experiments.forms import ExperimentEditForm, ExperimentForm
 from webapp.experiments.models import Experiment, Run
@@ -34,14 +36,16 @@ def experiment_new(request: HttpRequest) -> HttpResponse:
         data = form.cleaned_data
         source = data["machine_source"]
         try:
-            experiment = create_experiment(
-                request.user, name=data["name"], trace=data["trace"],
-                procs=data["procs"] if source == "size" else None,
-                machine=data["machine"] if source == "machine" else None,
-                policies=data["policies"], allocation=data["allocation"], exact_estimates=data["exact_estimates"],
-                seed=data["seed"], sweep_param=data["sweep_param"] if data["sweep_list"] else "",
-                sweep_values=data["sweep_list"], shared=data["shared"], load_factor=data.get("load_factor") or 1.0,
-            )
+            with transaction.atomic():  # its runs are queued on commit: attach the allocations first
+                experiment = create_experiment(
+                    request.user, name=data["name"], trace=data["trace"],
+                    procs=data["procs"] if source == "size" else None,
+                    machine=data["machine"] if source == "machine" else None,
+                    policies=data["policies"], allocation=data["allocation"], exact_estimates=data["exact_estimates"],
+                    seed=data["seed"], sweep_param=data["sweep_param"] if data["sweep_list"] else "",
+                    sweep_values=data["sweep_list"], shared=data["shared"], load_factor=data.get("load_factor") or 1.0,
+                )
+                attach(experiment, data.get("allocations"))
         except ExperimentError as e:
             form.add_error(None, str(e))
         else:

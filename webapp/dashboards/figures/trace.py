@@ -184,17 +184,16 @@ def cleaning_report_table(report: dict, *, total_jobs: int | None = None) -> Lay
     return column(heading(title), table)
 
 
-def trace_characterization(jobs: pd.DataFrame, metadata: dict[str, str], report: dict) -> LayoutDOM:
-    """Every trace-page plot in one layout (one json_item)."""
+def trace_characterization(jobs: pd.DataFrame, metadata: dict[str, str], report: dict | None = None) -> LayoutDOM:
+    """Every trace-page plot in one layout (one json_item). The trace page shows the cleaning report
+    as an HTML table above the plots; pass `report` to add it as a table here too (standalone use)."""
     sizes = log_histogram(jobs["procs"].to_numpy(), title="Job size distribution",
                           x_label="processors requested (log)", integer=True)
     runtimes = log_histogram(jobs["runtime"].to_numpy(), title="Runtime distribution",
                              x_label="runtime (log)")
     duration_axis(runtimes.select_one({"type": figure}).xaxis)
     count_axis(sizes.select_one({"type": figure}).xaxis)
-    return column(
-        arrivals_figures(jobs, metadata),
-        row(sizes, runtimes),
-        row(requested_vs_actual(jobs), user_share_figure(jobs)),
-        cleaning_report_table(report, total_jobs=len(jobs)),
-    )
+    parts = [arrivals_figures(jobs, metadata), row(sizes, runtimes), row(requested_vs_actual(jobs), user_share_figure(jobs))]
+    if report is not None:
+        parts.append(cleaning_report_table(report, total_jobs=len(jobs)))
+    return column(*parts)
