@@ -20,7 +20,7 @@ from django.http import HttpRequest, HttpResponse
 from webapp.core.files import media_path
 
 #: Bump when a figure builder changes what it draws, so cached plots are rebuilt.
-FIGURES_VERSION = 6
+FIGURES_VERSION = 7
 #: Cached plots kept per object (Gantt windows and ratio pairs add up); the oldest go first.
 KEEP_PER_OBJECT = 64
 
