@@ -5,10 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import authenticate
+from django.db import transaction
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 
+from webapp.allocations.models import AllocationSet
+from webapp.allocations.services import attach
 from webapp.api.decorators import authorize, error, json_body
 from webapp.api.models import Token
 from webapp.core.permissions import get_visible_or_404, visible_to
@@ -86,7 +89,12 @@ def experiments(request: HttpRequest) -> JsonResponse:
         ]})
     try:
         data = json_body(request)
-        experiment = create_experiment(request.user, **experiment_arguments(request, data))
+        arguments = experiment_arguments(request, data)
+        allocation_set = (_visible(AllocationSet, request, data["allocations"], "allocations")
+                          if data.get("allocations") is not None else None)
+        with transaction.atomic():  # its runs are queued on commit: attach the allocations first
+            experiment = create_experiment(request.user, **arguments)
+            attach(experiment, allocation_set)
     except (ValueError, ExperimentError) as e:
         return error(str(e))
     return JsonResponse({"id": experiment.pk, "runs": list(experiment.runs.values_list("pk", flat=True))}, status=201)
@@ -95,7 +103,8 @@ def experiments(request: HttpRequest) -> JsonResponse:
 def experiment_arguments(request: HttpRequest, data: dict[str, Any]) -> dict[str, Any]:
     """Check the JSON of POST /api/experiments/ and turn it into create_experiment's arguments."""
     unknown = sorted(set(data) - {"trace", "procs", "machine", "policies", "allocation", "exact_estimates",
-                                  "seed", "name", "description", "shared", "sweep", "load_factor"})
+                                  "seed", "name", "description", "shared", "sweep", "load_factor",
+                                  "allocations"})
     if unknown:
         raise ValueError(f"unknown field {unknown[0]!r}")
     if "trace" not in data:

@@ -159,3 +159,22 @@ def test_allocations_used_by_an_experiment_cannot_be_deleted(alice, alice_client
     new_experiment(alice_client, trace, allocation_set, "sfs-size")
     alice_client.post(reverse("allocations:delete", args=[allocation_set.pk]))
     assert AllocationSet.objects.filter(pk=allocation_set.pk).exists()
+
+
+def test_the_json_api_takes_an_allocations_id(alice, bob, scenario):
+    from django.test import Client
+
+    from webapp.api.models import Token
+
+    trace, allocation_set = scenario
+    body = {"trace": trace.pk, "policies": [{"preset": "sfs-age"}], "allocations": allocation_set.pk}
+    api = Client(HTTP_AUTHORIZATION=f"Token {Token.issue(alice)}")
+    response = api.post("/api/experiments/", body, content_type="application/json")
+    assert response.status_code == 201
+    experiment = Experiment.objects.get(pk=response.json()["id"])
+    assert experiment.allocations_used.allocation_set == allocation_set
+    Trace.objects.filter(pk=trace.pk).update(shared=True)
+    other = Client(HTTP_AUTHORIZATION=f"Token {Token.issue(bob)}")
+    refused = other.post("/api/experiments/", body, content_type="application/json")
+    assert refused.status_code == 400 and "field allocations" in refused.json()["error"]
+    assert Experiment.objects.count() == 1
