@@ -85,12 +85,27 @@ class PriorityReservations(Algorithm):
             profile.reserve(sim.now, sim.now + sim.estimate[job], sim.size[job])
 
     def running_profile(self) -> Profile:
-        """Free processors from now on if running jobs end when requested (overrunning ones: now + 1)."""
+        """Free processors from now on if running jobs end when requested (overrunning ones: now + 1).
+
+        Built in one sweep over the running jobs (sorted by expected end), not one reservation each.
+        """
         sim = self.sim
         now = sim.now
         profile = Profile(sim.capacity, now)
-        for end, job in sim.running_ends:
-            profile.reserve(now, max(end, now + 1), sim.size[job])
+        running = sim.running_ends
+        if not running:
+            return profile
+        size = sim.size
+        ends = np.maximum(np.fromiter((end for end, _ in running), np.int64, len(running)), now + 1)
+        sizes = np.fromiter((size[job] for _, job in running), np.int64, len(running))
+        released = np.cumsum(sizes)
+        last_of_each_end = np.append(ends[1:] != ends[:-1], True)
+        free_now = sim.capacity - int(released[-1])
+        steps = 1 + int(last_of_each_end.sum())
+        profile.make_room(steps)
+        profile.times[:steps] = np.concatenate(([now], ends[last_of_each_end]))
+        profile.free[:steps] = np.concatenate(([free_now], free_now + released[last_of_each_end]))
+        profile.length = steps
         return profile
 
     def fits_now(self, job: int, profile: Profile | None) -> bool:
