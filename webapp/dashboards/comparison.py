@@ -14,8 +14,8 @@ import pandas as pd
 from bokeh.layouts import column
 from bokeh.models import LayoutDOM
 
-from engine.metrics import fairness, summary, timeseries
-from webapp.dashboards.figures import (GanttWindow, PolicyTimelines, fairness_figure, gantt_figure, grid_edges,
+from engine.metrics import deadlines, fairness, summary, timeseries
+from webapp.dashboards.figures import (GanttWindow, PolicyTimelines, deadline_figures, fairness_figure, gantt_figure, grid_edges,
                                        linked_timelines, mean_wait_grid, metrics_table, policy_colours,
                                        ratio_heatmap, sweep_trend, wait_cdf_figure, wait_heatmaps)
 from webapp.dashboards.figures.style import heading, note
@@ -172,10 +172,30 @@ def sweep_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM
                        baselines=comparison.sweep_baselines)
 
 
+def has_deadline_jobs(schedules: Mapping[str, pd.DataFrame]) -> bool:
+    return any(deadlines.deadline_mask(s).any() for s in schedules.values())
+
+
+def deadlines_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:
+    """Regular vs deadline jobs (deadline scenario); ``?zero_wait=drop`` applies the DBF paper's filter
+    of the jobs that waited 0 under every policy to the regular jobs' waits."""
+    schedules = {label: s for label, s in comparison.schedules.items() if deadlines.has_deadlines(s)}
+    if not has_deadline_jobs(schedules):
+        return note("No deadline jobs in these runs (set deadline_fraction to run the deadline scenario).")
+    filtered = params.get("zero_wait") == "drop"
+    try:
+        summaries = deadlines.compared_summaries(schedules, drop_zero_wait=filtered)
+    except ValueError:   # runs over different jobs: no common filter
+        summaries, filtered = deadlines.compared_summaries(schedules), False
+    usage = {label: deadlines.usage_histogram(deadlines.deadline_usage(s)) for label, s in schedules.items()}
+    return deadline_figures(summaries, usage, filtered=filtered)
+
+
 #: Section titles, in page order (the page's h2 and the download's headings).
 SECTION_TITLES: dict[str, str] = {
     "metrics": "Metrics",
     "sweep": "Sweep results",
+    "deadlines": "Regular and deadline jobs",
     "timelines": "Utilization, queue and occupancy over time",
     "cdf": "Wait-time distribution",
     "fairness": "Per-user fairness",
@@ -190,6 +210,7 @@ Builder = Callable[[Comparison, Mapping[str, str]], LayoutDOM]
 PLOTS: dict[str, Builder] = {
     "metrics": metrics_layout,
     "sweep": sweep_layout,
+    "deadlines": deadlines_layout,
     "timelines": timelines_layout,
     "cdf": cdf_layout,
     "fairness": fairness_layout,
@@ -199,8 +220,9 @@ PLOTS: dict[str, Builder] = {
 }
 
 
-def plot_names(comparison_is_sweep: bool) -> list[str]:
-    return [name for name in PLOTS if name != "sweep" or comparison_is_sweep]
+def plot_names(comparison_is_sweep: bool, has_deadlines: bool = False) -> list[str]:
+    return [name for name in PLOTS
+            if (name != "sweep" or comparison_is_sweep) and (name != "deadlines" or has_deadlines)]
 
 
 def build_plot(name: str, comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:
@@ -212,7 +234,7 @@ def build_plot(name: str, comparison: Comparison, params: Mapping[str, str]) -> 
 def full_layout(comparison: Comparison, params: Mapping[str, str], title: str) -> LayoutDOM:
     """Every part in one layout, for the self-contained HTML download."""
     parts: list[LayoutDOM] = [heading(title)]
-    for name in plot_names(bool(comparison.sweep_parameter)):
+    for name in plot_names(bool(comparison.sweep_parameter), has_deadline_jobs(comparison.schedules)):
         parts += [heading(SECTION_TITLES[name]), PLOTS[name](comparison, params)]
     if comparison.missing:
         parts.append(note("Not shown: " + "; ".join(comparison.missing) + "."))

@@ -52,7 +52,7 @@ def comparison(request: HttpRequest, pk: int) -> HttpResponse:
     done_labels = [label for label, run in zip(labels, runs) if run.status == run.Status.DONE]
     params = _params(request)
     query = f"?{urlencode(params)}" if params else ""
-    names = plots.plot_names(bool(experiment.sweep_param and experiment.sweep_values))
+    names = plots.plot_names(bool(experiment.sweep_param and experiment.sweep_values), runs_have_deadlines(runs))
     sections = [{"name": name, "title": plots.SECTION_TITLES[name],
                  "url": reverse("dashboards:comparison_plot", args=[pk, name]) + query} for name in names]
     return render(request, "dashboards/comparison.html", {
@@ -60,6 +60,11 @@ def comparison(request: HttpRequest, pk: int) -> HttpResponse:
         "sections": sections, "params": params,
         "download_url": reverse("dashboards:comparison_download", args=[pk]) + query,
     })
+
+
+def runs_have_deadlines(runs) -> bool:  # noqa: ANN001 - Run objects
+    """Whether a finished run had deadline jobs (its summary counts them; see engine.metrics.deadlines)."""
+    return any((run.summary or {}).get("deadline_jobs") for run in runs)
 
 
 def _runs_state(experiment: Experiment) -> list:
@@ -80,7 +85,8 @@ def comparison_plot_gzip(experiment: Experiment, name: str, params: dict[str, st
 def prebuild_comparison(experiment: Experiment) -> None:
     """Build and cache every default plot of the comparison, e.g. from the worker when the last run is
     done, so the first person to open the page does not wait for the computation."""
-    for name in plots.plot_names(bool(experiment.sweep_param and experiment.sweep_values)):
+    runs = experiment.runs.all()
+    for name in plots.plot_names(bool(experiment.sweep_param and experiment.sweep_values), runs_have_deadlines(runs)):
         comparison_plot_gzip(experiment, name, {})
 
 

@@ -82,7 +82,7 @@ def test_trace_plots_json(alice_client, demo_trace):
 def test_page_lists_every_plot_and_loads_bokeh_locally(alice_client, done_experiment):
     html = alice_client.get(reverse("dashboards:comparison", args=[done_experiment.pk])).content.decode()
     for name in PLOTS:
-        assert (f'id="plot-{name}"' in html) == (name != "sweep")
+        assert (f'id="plot-{name}"' in html) == (name not in ("sweep", "deadlines"))   # no deadline jobs here
     assert "/static/bokeh/js/bokeh.min.js" in html and "/static/bokeh/js/bokeh-gl.min.js" in html
     assert "cdn.bokeh.org" not in html
 
@@ -149,7 +149,7 @@ def test_prebuild_fills_the_cache_for_every_default_plot(done_experiment, media_
     prebuild_comparison(done_experiment)
     folder = media_root / "dashboards" / f"experiments/{done_experiment.pk}"
     built = {p.name.split("-")[0] for p in folder.glob("*.json.gz")}
-    assert built == {name for name in PLOTS if name != "sweep"}
+    assert built == {name for name in PLOTS if name not in ("sweep", "deadlines")}
 
 
 def test_the_last_run_of_an_experiment_prebuilds_its_plots_in_the_worker(alice, demo_trace, media_root):
@@ -162,7 +162,7 @@ def test_the_last_run_of_an_experiment_prebuilds_its_plots_in_the_worker(alice, 
     assert not folder.exists()             # one run still queued: nothing built yet
     run_simulation.apply(args=[last.pk])
     built = {p.name.split("-")[0] for p in folder.glob("*.json.gz")}
-    assert built == {name for name in PLOTS if name != "sweep"}
+    assert built == {name for name in PLOTS if name not in ("sweep", "deadlines")}
 
 
 def test_a_failing_prebuild_never_fails_the_run(alice, demo_trace, monkeypatch, caplog):

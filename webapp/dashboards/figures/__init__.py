@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .deadlines import deadline_figures
 from .distributions import ecdf, wait_cdf_figure
 from .fairness import fairness_figure
 from .gantt import GanttWindow, gantt_figure
@@ -13,7 +14,7 @@ from .timelines import PolicyTimelines, linked_timelines
 from .trace import trace_characterization
 
 __all__ = [
-    "GanttWindow", "PolicyTimelines", "ecdf", "fairness_figure", "gantt_figure", "grid_edges", "linked_timelines",
+    "GanttWindow", "PolicyTimelines", "deadline_figures", "ecdf", "fairness_figure", "gantt_figure", "grid_edges", "linked_timelines",
     "mean_wait_grid", "metrics_table", "policy_colours", "ratio_heatmap", "sweep_trend", "trace_characterization",
     "wait_cdf_figure", "wait_heatmaps",
 ]
