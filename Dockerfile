@@ -22,4 +22,4 @@ VOLUME /data
 EXPOSE 8000
 # The web server: migrate, create the first admin (SCHEDLAB_ADMIN_USER/PASSWORD or a generated
 # password printed in the log once), then gunicorn. Workers override the command.
-CMD ["sh", "-c", "python manage.py migrate --noinput && python manage.py ensure_admin && exec gunicorn webapp.wsgi --bind 0.0.0.0:8000 --worker-class gthread --workers ${WEB_WORKERS:-3} --threads 4 --timeout 600 --access-logfile -"]
+CMD ["sh", "-c", "python manage.py migrate --noinput && python manage.py ensure_admin && exec gunicorn webapp.wsgi --preload --bind 0.0.0.0:8000 --worker-class gthread --workers ${WEB_WORKERS:-3} --threads 4 --timeout 600 --access-logfile -"]

@@ -117,7 +117,7 @@ def free_port() -> int:
 def start_gunicorn(port: int, workers: int) -> subprocess.Popen:
     gunicorn = Path(sys.executable).with_name("gunicorn")
     process = subprocess.Popen(
-        [str(gunicorn), "webapp.wsgi", "-b", f"127.0.0.1:{port}", "-w", str(workers), "--timeout", "300",
+        [str(gunicorn), "webapp.wsgi", "--preload", "-b", f"127.0.0.1:{port}", "-w", str(workers), "--timeout", "300",
          "--log-level", "warning"], cwd=REPO, env=os.environ.copy())
     for _ in range(200):
         try:

@@ -46,7 +46,7 @@ def main() -> int:
                          "--schedule", str(data / "celerybeat-schedule"),
                          "--concurrency", str(settings.SCHEDLAB_WORKER_CONCURRENCY), "--loglevel", "INFO"],
               env, open(worker_log, "ab")),
-        start("web", [sys.executable, "-m", "gunicorn", "webapp.wsgi", "--bind", f"{host}:{port}",
+        start("web", [sys.executable, "-m", "gunicorn", "webapp.wsgi", "--preload", "--bind", f"{host}:{port}",
                       "--worker-class", "gthread", "--workers", "2", "--threads", "4", "--timeout", "600",
                       "--log-level", "warning"], env, None),
     ]
