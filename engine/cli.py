@@ -63,6 +63,17 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--paper-preprocessing", action="store_true",
                      help="the DBF paper's trace preparation: also remove jobs of the queues the header names "
                           "interactive (the same as --set drop_interactive=true)")
+    sim.add_argument("--machines", metavar="FILE",
+                     help="a machine description (Alea .machines, AleaNG 8 columns, or our YAML/CSV): clusters of "
+                          "nodes with node-level placement instead of one pool of --procs processors")
+    sim.add_argument("--queues", metavar="FILE|NAME",
+                     help="a queue configuration (YAML) or a shipped one: metacentrum-historical, metacentrum-2014 "
+                          "(needs --machines)")
+    sim.add_argument("--speed-scaling", action="store_true",
+                     help="with --machines: runtimes scale with cluster speed (trace runtimes = fastest cluster)")
+    sim.add_argument("--memory-unit", choices=("bytes", "KB", "MB", "GB"),
+                     help="unit of requested memory in an extended (MetaCentrum/AleaNG) trace "
+                          "(default: bytes for MetaCentrum, KB for AleaNG)")
     sim.add_argument("--out", required=True, metavar="SCHEDULE.csv")
     sim.add_argument("--summary", metavar="SUMMARY.json")
     sim.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -77,6 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
     ins.add_argument("trace")
     ins.add_argument("--procs", type=int)
     ins.add_argument("--skip-bad-lines", action="store_true")
+    ins.add_argument("--memory-unit", choices=("bytes", "KB", "MB", "GB"),
+                     help="unit of requested memory in an extended (MetaCentrum/AleaNG) trace")
     ins.add_argument("--json", action="store_true")
     ins.set_defaults(command=run_inspect)
     return parser
@@ -98,18 +111,19 @@ def run_simulate(args: argparse.Namespace) -> int:
     policy = policy_with_settings(args.policy, args.set + workload_settings(args))
     began = time.perf_counter()
     workload = load_workload(args.trace, procs=args.procs, oversize=args.oversize, overrun=args.overrun,
-                             skip_bad_lines=args.skip_bad_lines)
+                             skip_bad_lines=args.skip_bad_lines, memory_unit=args.memory_unit)
     parse_seconds = time.perf_counter() - began
     if args.days:
         workload = select_days(workload, *parse_days(args.days))
     if args.load != 1.0:
         workload = scale_load(workload, args.load)
     capacity = int(workload.metadata["procs"])
+    platform = platform_options(args)
     show = sys.stderr.isatty() if args.progress is None else args.progress
     bar = ProgressBar(sys.stderr) if show else None
     result = simulate(workload, capacity, policy, allocation=args.allocation,
                       exact_estimates=args.exact_estimates, seed=args.seed,
-                      progress=bar.update if bar else None, context=simulation_context(args))
+                      progress=bar.update if bar else None, context=simulation_context(args), **platform)
     if bar:
         bar.close()
     result.to_csv(args.out)
@@ -118,6 +132,20 @@ def run_simulate(args: argparse.Namespace) -> int:
                                    load_factor=args.load)
         write_json(summary, args.summary)
     return 0
+
+
+def platform_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``machine``, ``queues`` and ``speed_scaling`` for simulate() from --machines/--queues/--speed-scaling."""
+    if not args.machines:
+        if args.queues or args.speed_scaling:
+            raise WorkloadError("--queues and --speed-scaling need a machine description (--machines FILE)")
+        return {}
+    from engine.platform.machines import read_machines
+    from engine.platform.queues import load_queue_config
+
+    return {"machine": read_machines(args.machines),
+            "queues": load_queue_config(args.queues) if args.queues else None,
+            "speed_scaling": args.speed_scaling}
 
 
 def simulation_context(args: argparse.Namespace) -> dict[str, Any]:
@@ -153,8 +181,13 @@ def run_policies(args: argparse.Namespace) -> int:
 
 
 def run_inspect(args: argparse.Namespace) -> int:
-    workload = load_workload(args.trace, procs=args.procs, skip_bad_lines=args.skip_bad_lines)
+    workload = load_workload(args.trace, procs=args.procs, skip_bad_lines=args.skip_bad_lines,
+                             memory_unit=args.memory_unit)
     info = describe(workload)
+    if "nodespec" in workload.jobs:
+        from engine.workload.metacentrum import describe_requests
+
+        info["requests"] = describe_requests(workload)
     if args.json:
         print(json.dumps(info, indent=2, default=str))
         return 0

@@ -43,6 +43,8 @@ FAMILY_MODULES = (
     "engine.policies.priority",
     "engine.policies.sfs",
     "engine.policies.plan",
+    "engine.policies.fairshare",
+    "engine.policies.heterogeneous",
 )
 
 
@@ -50,8 +52,16 @@ def register_ordering(component: Component) -> None:
     ORDERINGS[component.name] = component
 
 
-def register_algorithm(component: Component) -> None:
-    ALGORITHMS[component.name] = component
+#: Variants of algorithms for a kind of machine (``"nodes"``: clusters of nodes, engine.sim.nodes),
+#: by (kind, name); build_scheduler picks them when the simulation's allocator is of that kind.
+MACHINE_ALGORITHMS: dict[tuple[str, str], Component] = {}
+
+
+def register_algorithm(component: Component, *, machine: str | None = None) -> None:
+    if machine is None:
+        ALGORITHMS[component.name] = component
+    else:
+        MACHINE_ALGORITHMS[(machine, component.name)] = component
 
 
 @dataclass(frozen=True)
@@ -212,4 +222,6 @@ def build_scheduler(spec: PolicySpec, sim: Any, *, seed: int = 0) -> Any:
     load_families()
     params = {**spec.params, "seed": seed}
     queue = ORDERINGS[spec.ordering].factory(sim, params)
-    return ALGORITHMS[spec.algorithm].factory(sim, queue, params)
+    kind = getattr(getattr(sim, "allocator", None), "kind", None)
+    algorithm = MACHINE_ALGORITHMS.get((kind, spec.algorithm)) if kind else None
+    return (algorithm or ALGORITHMS[spec.algorithm]).factory(sim, queue, params)

@@ -54,13 +54,15 @@ class Simulation:
     """
 
     def __init__(self, workload: Workload, capacity: int, *, allocation: str = "count",
-                 exact_estimates: bool = False, context: Mapping[str, Any] | None = None) -> None:
+                 exact_estimates: bool = False, context: Mapping[str, Any] | None = None,
+                 allocator: Any = None) -> None:
         jobs = workload.jobs
         self.workload = workload
         #: extra inputs some policies need (allocations, queue configuration, ...), by name
         self.context: Mapping[str, Any] = context or {}
         self.capacity = int(capacity)
-        self.allocator = make_allocator(allocation, self.capacity)
+        #: a given allocator object (e.g. engine.sim.nodes.NodeAllocator) replaces the named rule
+        self.allocator = allocator if allocator is not None else make_allocator(allocation, self.capacity)
         self.n = len(jobs)
         self.submit: list[int] = jobs["submit"].astype("int64").tolist()
         self.runtime: list[int] = jobs["runtime"].astype("int64").tolist()
@@ -79,6 +81,19 @@ class Simulation:
         #: running jobs as sorted (expected end, job); expected end = start + estimate
         self.running_ends: list[tuple[int, int]] = []
         self._completions: list[tuple[int, int, int]] = []
+        #: called with each job as it ends (e.g. fair-share accounting), before the policy hears of it
+        self.finish_listeners: list[Callable[[int], None]] = []
+        #: times the policy is asked again although nothing ends or arrives (availability changes), latest first
+        self.wakeups: list[int] = []
+        if allocator is not None:
+            self._bind_allocator(allocator)
+
+    def _bind_allocator(self, allocator: Any) -> None:
+        """A job-aware allocator answers ``fits(job)`` itself (it reads the job's node-level request)."""
+        allocator.bind(self)
+        if hasattr(allocator, "fits_job"):
+            self.fits = allocator.fits_job  # type: ignore[method-assign]
+        self.wakeups = sorted(getattr(allocator, "wakeup_times", list)(), reverse=True)
 
     # -- what policies call ------------------------------------------------------------------
     def fits(self, job: int) -> bool:
@@ -110,10 +125,17 @@ class Simulation:
         instants = 0
         report_every = max(n // 200, 1)
         next_report = report_every
-        while next_job < n or completions:
-            t = completions[0][0] if completions else submit[next_job]
+        wakeups = self.wakeups
+        while next_job < n or completions or (wakeups and self.started < n):
+            t = completions[0][0] if completions else submit[next_job] if next_job < n else wakeups[-1]
             if next_job < n and submit[next_job] < t:
                 t = submit[next_job]
+            if wakeups:
+                if wakeups[-1] < t:
+                    t = wakeups[-1]
+                while wakeups and wakeups[-1] <= t:
+                    wakeups.pop()
+                    self.allocator.on_wakeup()
             self.now = t
             while completions and completions[0][0] == t:
                 job = heappop(completions)[2]
@@ -123,7 +145,7 @@ class Simulation:
                 scheduler.on_submit(next_job)
                 next_job += 1
             scheduler.schedule()
-            if not completions and next_job == n and self.started < n:
+            if not completions and next_job == n and self.started < n and not wakeups:
                 raise SimulationError(
                     f"{n - self.started} jobs still wait with the machine idle at t={t}: the policy never starts them")
             instants += 1
@@ -138,6 +160,8 @@ class Simulation:
 
     def _finish(self, job: int) -> None:
         self.allocator.release(job, self.size[job])
+        for listener in self.finish_listeners:
+            listener(job)
         self.end_time[job] = self.now
         entry = (self.start_time[job] + self.estimate[job], job)
         del self.running_ends[bisect_left(self.running_ends, entry)]
@@ -192,34 +216,55 @@ def simulate(workload: Workload, capacity: int, policy: Any = "fcfs", *, allocat
              exact_estimates: bool = False, seed: int = 0,
              progress: Callable[[float], None] | None = None,
              should_stop: Callable[[], bool] | None = None,
-             context: Mapping[str, Any] | None = None) -> SimResult:
+             context: Mapping[str, Any] | None = None,
+             machine: Any = None, queues: Any = None, speed_scaling: bool = False) -> SimResult:
     """Simulate ``workload`` on a homogeneous machine of ``capacity`` processors under ``policy``.
 
     ``policy`` is a preset name, a JSON string or a dict (see :func:`engine.policies.registry.resolve`).
     ``context`` carries inputs particular policies need (e.g. ``{"allocations": ...}``).
     Jobs larger than the machine are not simulated; they are counted in ``meta["rejected"]``.
+
+    ``machine`` (an :class:`engine.platform.machines.Machine`): simulate on its clusters of nodes
+    instead, with node-level placement (engine.sim.nodes); ``capacity`` is then ignored (None is
+    fine), ``queues`` (a QueueConfig) adds queue limits, ``speed_scaling`` scales runtimes by
+    cluster speed. Jobs no cluster can run are counted in ``meta["rejected"]``.
     """
     from engine.policies.registry import apply_workload_options, build_scheduler, resolve, simulation_class
 
     spec = resolve(policy)
     workload = apply_workload_options(workload, spec.params, seed=seed)
-    workload, rejected = _fit_to_machine(workload, int(capacity))
+    allocator = None
+    if machine is not None:
+        from engine.sim.nodes import check_algorithm, prepare
+
+        check_algorithm(spec)
+        workload, allocator, too_big = prepare(workload, machine, queues=queues, speed_scaling=speed_scaling)
+        capacity, allocation = machine.cores, allocator.name
+        rejected = {**workload.report.rejected, **too_big}
+    else:
+        workload, rejected = _fit_to_machine(workload, int(capacity))
     started = time.perf_counter()
-    sim = simulation_class(spec)(workload, capacity, allocation=allocation, exact_estimates=exact_estimates, context=context)
+    if allocator is None:
+        sim = simulation_class(spec)(workload, capacity, allocation=allocation, exact_estimates=exact_estimates,
+                                     context=context)
+    else:
+        sim = Simulation(workload, capacity, exact_estimates=exact_estimates, context=context, allocator=allocator)
     scheduler = build_scheduler(spec, sim, seed=seed)
     sim.run(scheduler, progress=progress, should_stop=should_stop)
     wall = time.perf_counter() - started
     schedule = schedule_frame(sim, workload)
     if "deadline" in workload.jobs:   # the deadline scenario: NaN for regular jobs
         schedule["deadline"] = workload.jobs["deadline"].to_numpy(dtype=np.float64)
-    for name, values in getattr(scheduler, "extra_columns", dict)().items():
-        schedule[name] = values
+    for source in (scheduler, getattr(scheduler, "queue", None), sim.allocator):
+        for name, values in getattr(source, "extra_columns", dict)().items():
+            schedule[name] = values
     meta = {
         "policy": spec.to_dict(), "label": spec.label, "allocation": allocation,
         "exact_estimates": exact_estimates, "seed": seed, "capacity": int(capacity),
         "engine_version": __version__, "wall_seconds": wall, "rejected": rejected,
         "source": workload.source,
-        "summary": getattr(scheduler, "summary", dict)(),
+        "summary": {**getattr(scheduler, "summary", dict)(),
+                    **(sim.allocator.summary(schedule) if allocator is not None else {})},
     }
     return SimResult(schedule, int(capacity), meta)
 

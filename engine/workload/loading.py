@@ -20,9 +20,18 @@ def load_workload(
     oversize: Oversize = "reject",
     overrun: Overrun = "kill",
     skip_bad_lines: bool = False,
+    memory_unit: str | None = None,
 ) -> Workload:
     """Read and clean an SWF trace. The machine size is ``procs`` if given, else the header's
-    MaxProcs, else its MaxNodes; ``Workload.metadata["procs"]`` records the size used."""
+    MaxProcs, else its MaxNodes; ``Workload.metadata["procs"]`` records the size used.
+
+    Extended traces (MetaCentrum's 21-field SWF, AleaNG's), recognised by their content, go to
+    :func:`engine.workload.metacentrum.load_extended` (``memory_unit`` applies to them only)."""
+    from engine.workload import metacentrum
+
+    if metacentrum.detect_format(path) != "swf":
+        return metacentrum.load_extended(path, procs=procs, oversize=oversize, overrun=overrun,
+                                         skip_bad_lines=skip_bad_lines, memory_unit=memory_unit)
     # The size is settled from the header before the full read, so a missing size fails fast.
     header = {} if procs is not None else read_header(path)
     size = machine_size(header, procs, source=str(path))

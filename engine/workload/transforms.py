@@ -53,8 +53,12 @@ def clean(
     machine_procs: int,
     oversize: Oversize = "reject",
     overrun: Overrun = "kill",
+    extra: pd.DataFrame | None = None,
 ) -> Workload:
-    """Apply the cleaning rules (see the module docstring) and count every decision."""
+    """Apply the cleaning rules (see the module docstring) and count every decision.
+
+    ``extra``: more columns, row-aligned with ``trace.jobs`` (e.g. the node-level requests of an
+    extended trace), appended after the others and kept, dropped and sorted with their jobs."""
     machine_procs = _checked_machine_procs(machine_procs)
     _check_choice("oversize", oversize, ("reject", "clip"))
     _check_choice("overrun", overrun, ("kill", "run"))
@@ -94,8 +98,10 @@ def clean(
             "requested_procs": raw["requested_procs"].to_numpy(),
             "allocated_procs": raw["allocated_procs"].to_numpy(),
         }
-    )[keep]
-    jobs = _typed(jobs).sort_values("submit", kind="stable").reset_index(drop=True)
+    )
+    if extra is not None:
+        jobs = pd.concat([jobs, extra.reset_index(drop=True)], axis=1)
+    jobs = _typed(jobs[keep]).sort_values("submit", kind="stable").reset_index(drop=True)
 
     metadata: dict = dict(trace.metadata)
     metadata["procs"] = machine_procs

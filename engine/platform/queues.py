@@ -1,0 +1,259 @@
+"""Queue configurations: walltime limits, priorities, core limits, per-user limits, resource pools.
+
+A configuration is YAML (documented in the README; the shipped ones are in ``configs/`` and are
+addressable by name: ``metacentrum-historical``, ``metacentrum-2014``)::
+
+    mode: priority          # priority: queues traversed by priority (highest first), fair-share inside
+                            # virtual: one queue ordered by fair-share; queues only limit and give walltime
+    queues:
+      - name: long
+        walltime: 30d       # maximum walltime: seconds or a number with s, m, h, d, w
+        priority: 70
+        max_cores: 1440     # cores the queue's running jobs may hold together (omit: no limit)
+        max_share: 0.5      # the same as a fraction of the machine's cores (the smaller limit wins)
+        user_max_jobs: 70   # running jobs of one user in this queue
+        user_max_cores: 500 # cores of one user's running jobs in this queue
+        pool: [zewura]      # clusters the queue's jobs may use (omit: all)
+        single_node: false  # only jobs on one node
+
+A job whose queue the configuration lacks (or a multi-node job in a single-node queue) goes to
+the queue with the smallest walltime that is at least the job's requested time (single-node
+queues only for single-node jobs); if none is long enough, to the longest queue. Every such move is
+counted by (from, to) and reported; no job is dropped.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from engine.workload.errors import WorkloadError
+
+Mode = Literal["priority", "virtual"]
+CONFIG_DIR = Path(__file__).with_name("configs")
+#: shipped configurations, by the name the command line and the web use
+SHIPPED = {"metacentrum-historical": "historical.yaml", "metacentrum-2014": "2014.yaml"}
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$", re.IGNORECASE)
+_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+_KEYS = {"name", "walltime", "priority", "max_cores", "max_share", "user_max_jobs", "user_max_cores", "pool",
+         "single_node", "description"}
+
+
+@dataclass(frozen=True)
+class Queue:
+    name: str
+    walltime: int
+    priority: int = 0
+    max_cores: int | None = None
+    max_share: float | None = None
+    user_max_jobs: int | None = None
+    user_max_cores: int | None = None
+    pool: tuple[str, ...] | None = None
+    single_node: bool = False
+
+    def core_limit(self, machine_cores: int) -> float:
+        """Cores the queue's running jobs may hold together on a machine of ``machine_cores``."""
+        limits = [math.inf]
+        if self.max_cores is not None:
+            limits.append(self.max_cores)
+        if self.max_share is not None:
+            limits.append(math.floor(self.max_share * machine_cores))
+        return min(limits)
+
+
+@dataclass(frozen=True)
+class QueueConfig:
+    queues: tuple[Queue, ...]
+    mode: Mode = "priority"
+    source: str = ""
+    name: str = ""
+
+    def index(self, name: str) -> int | None:
+        for i, queue in enumerate(self.queues):
+            if queue.name == name:
+                return i
+        return None
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "source": self.source, "mode": self.mode,
+                "queues": [q.__dict__ | {"pool": list(q.pool) if q.pool else None} for q in self.queues]}
+
+
+@dataclass
+class Assignment:
+    """Which configured queue each job runs in, and the moves made to get there."""
+
+    queue: np.ndarray                       # index into config.queues, per job
+    moved: dict[str, int] = field(default_factory=dict)   # "from -> to" -> jobs
+    over_walltime: int = 0                  # jobs whose request exceeds their queue's walltime (kept)
+
+    @property
+    def moved_total(self) -> int:
+        return sum(self.moved.values())
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def load_queue_config(name_or_path: str | Path) -> QueueConfig:
+    """A shipped configuration by name (``metacentrum-2014``) or a YAML file by path."""
+    key = str(name_or_path)
+    if key in SHIPPED:
+        path = CONFIG_DIR / SHIPPED[key]
+        config = parse_queue_config(path.read_text(encoding="utf-8"), source=str(path))
+        return QueueConfig(config.queues, config.mode, config.source, key)
+    path = Path(name_or_path)
+    if not path.exists():
+        raise WorkloadError(f"no such queue configuration (a file, or one of {', '.join(SHIPPED)})", file=key)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise WorkloadError(f"cannot read the queue configuration: {exc}", file=key) from None
+    config = parse_queue_config(text, source=key)
+    return QueueConfig(config.queues, config.mode, config.source, path.stem)
+
+
+def parse_queue_config(text: str, *, source: str = "<queues>") -> QueueConfig:
+    """Parse and validate the YAML; errors name the file, line and field."""
+    import yaml
+
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise WorkloadError(f"not valid YAML: {getattr(exc, 'problem', None) or exc}", file=source,
+                            line=mark.line + 1 if mark else None) from None
+    if not isinstance(data, dict):
+        raise WorkloadError("expected a mapping with 'mode' and 'queues'", file=source, line=1)
+    top_lines = {k.value: k.start_mark.line + 1 for k, _ in root.value}
+    unknown = sorted(set(data) - {"mode", "queues", "description"})
+    if unknown:
+        raise WorkloadError(f"unknown key {unknown[0]!r} (keys: mode, queues, description)", file=source,
+                            line=top_lines.get(unknown[0]), field=unknown[0])
+    mode = data.get("mode", "priority")
+    if mode not in ("priority", "virtual"):
+        raise WorkloadError(f"mode must be priority or virtual, got {mode!r}", file=source,
+                            line=top_lines.get("mode"), field="mode")
+    items = data.get("queues")
+    if not isinstance(items, list) or not items:
+        raise WorkloadError("'queues' must be a non-empty list", file=source, line=top_lines.get("queues", 1),
+                            field="queues")
+    item_nodes = next(v for k, v in root.value if k.value == "queues").value
+    queues = []
+    for item, node in zip(items, item_nodes):
+        line = node.start_mark.line + 1
+        if not isinstance(item, dict):
+            raise WorkloadError("each queue is a mapping (name, walltime, ...)", file=source, line=line)
+        lines = {k.value: k.start_mark.line + 1 for k, _ in node.value}
+        queues.append(_queue(item, source, line, lines))
+    names = [q.name for q in queues]
+    for name in names:
+        if names.count(name) > 1:
+            raise WorkloadError(f"queue {name!r} is listed twice", file=source, field="name")
+    return QueueConfig(tuple(queues), mode, source)
+
+
+def _queue(item: dict, source: str, line: int, lines: dict[str, int]) -> Queue:
+    def fail(key: str, message: str) -> WorkloadError:
+        return WorkloadError(message, file=source, line=lines.get(key, line), field=key)
+
+    unknown = sorted(set(item) - _KEYS)
+    if unknown:
+        raise fail(unknown[0], f"unknown key {unknown[0]!r} (keys: {', '.join(sorted(_KEYS))})")
+    for key in ("name", "walltime"):
+        if item.get(key) in (None, ""):
+            raise fail(key, f"{key} is required")
+
+    def count(key: str, minimum: int = 1) -> int | None:
+        value = item.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise fail(key, f"expected an integer >= {minimum}, got {value!r}")
+        return value
+
+    share = item.get("max_share")
+    if share is not None and (isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1):
+        raise fail("max_share", f"expected a fraction in (0, 1], got {share!r}")
+    pool = item.get("pool")
+    if pool is not None:
+        if isinstance(pool, str):
+            pool = [pool]
+        if not isinstance(pool, list) or not pool or not all(isinstance(p, str) for p in pool):
+            raise fail("pool", "expected a list of cluster names")
+    single = item.get("single_node", False)
+    if not isinstance(single, bool):
+        raise fail("single_node", f"expected true or false, got {single!r}")
+    priority = item.get("priority", 0)
+    if isinstance(priority, bool) or not isinstance(priority, int):
+        raise fail("priority", f"expected an integer, got {priority!r}")
+    return Queue(
+        name=str(item["name"]), walltime=_duration(item["walltime"], fail), priority=priority,
+        max_cores=count("max_cores"), max_share=float(share) if share is not None else None,
+        user_max_jobs=count("user_max_jobs"), user_max_cores=count("user_max_cores"),
+        pool=tuple(pool) if pool else None, single_node=single,
+    )
+
+
+def _duration(value: Any, fail) -> int:
+    if isinstance(value, bool):
+        raise fail("walltime", f"expected a duration such as 2h, 4d or 7200, got {value!r}")
+    if isinstance(value, (int, float)):
+        seconds = value
+    else:
+        match = _DURATION.match(str(value))
+        if not match:
+            raise fail("walltime", f"expected a duration such as 2h, 4d or 7200, got {value!r}")
+        seconds = float(match.group(1)) * _SECONDS[match.group(2).lower()]
+    if seconds <= 0:
+        raise fail("walltime", f"a walltime must be positive, got {value!r}")
+    return int(seconds)
+
+
+def check_pools(config: QueueConfig, cluster_names: list[str]) -> None:
+    """Every pool names clusters of the machine (else a WorkloadError naming the queue)."""
+    known = set(cluster_names)
+    for queue in config.queues:
+        missing = [c for c in queue.pool or () if c not in known]
+        if missing:
+            raise WorkloadError(f"queue {queue.name}: pool names cluster {missing[0]!r}, which the machine lacks "
+                                f"(clusters: {', '.join(cluster_names)})", file=config.source, field="pool")
+
+
+# --------------------------------------------------------------------------- assignment
+
+
+def assign_queues(config: QueueConfig, queue_names: list[str] | np.ndarray, requested: np.ndarray,
+                  nodes: np.ndarray) -> Assignment:
+    """Each job's configured queue (see the module docstring for jobs whose queue is missing)."""
+    n = len(requested)
+    index = {q.name: i for i, q in enumerate(config.queues)}
+    by_walltime = sorted(range(len(config.queues)), key=lambda i: (config.queues[i].walltime, i))
+    longest = max(range(len(config.queues)), key=lambda i: (config.queues[i].walltime, -i))
+    result = np.empty(n, dtype=np.int64)
+    moved: dict[str, int] = {}
+    fallback_cache: dict[tuple[int, bool], int] = {}
+    for job in range(n):
+        name = str(queue_names[job])
+        single = int(nodes[job]) <= 1
+        chosen = index.get(name)
+        if chosen is not None and (single or not config.queues[chosen].single_node):
+            result[job] = chosen
+            continue
+        key = (int(requested[job]), single)
+        if key not in fallback_cache:
+            fallback_cache[key] = next(
+                (i for i in by_walltime if config.queues[i].walltime >= key[0]
+                 and (single or not config.queues[i].single_node)), longest)
+        result[job] = fallback_cache[key]
+        label = f"{name} -> {config.queues[result[job]].name}"
+        moved[label] = moved.get(label, 0) + 1
+    walltimes = np.array([q.walltime for q in config.queues], dtype=np.int64)
+    over = int((np.asarray(requested) > walltimes[result]).sum()) if n else 0
+    return Assignment(result, dict(sorted(moved.items())), over)

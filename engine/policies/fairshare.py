@@ -1,0 +1,276 @@
+"""Fair-share orderings: CPU-time fair-share and MetaCentrum's multi-resource fair-share.
+
+Both order the waiting queue by the owner's recorded usage ``F_u``, lowest first (ties: arrival
+order), and compose with every algorithm (``none``, ``easy``, ``conservative``, ...):
+
+* ``fairshare`` (the historical max-min): a job costs ``P_j = its cores``.
+* ``mrfs`` (Klusáček & Rudová; JSSPP 2015 paper, formulas 1–2): a job costs
+  ``P_j = min over suitable node types m of max(cpu_j/cpu_m, ram_j/ram_m) * cpu_m`` (cpu_m, ram_m
+  per node of cluster m; cpu_j, ram_j the job's total cores and RAM). On a homogeneous machine
+  without RAM information P_j is the job's cores, the same as ``fairshare``.
+
+``F_u = sum over u's jobs of P_j * runtime_j * S_j``, charged when a job completes (or, with
+``charge_running``, continuously while it runs), with ``S_j = speed_m / max_speed`` of the cluster
+it ran on when runtimes are speed-scaled (then ``runtime * S`` is the trace's runtime), else 1.
+Every ``decay_hours`` (from the first submit) all recorded usage is multiplied by
+``decay_factor`` (default ×0.5 every 72 h, as Alea; 0 hours = no decay).
+
+With a queue configuration in ``priority`` mode (the historical setup), queues are traversed by
+priority, highest first, and fair-share orders the jobs inside each queue; in ``virtual`` mode (2014)
+there is one queue ordered by fair-share and queues only limit (see engine.sim.nodes).
+
+Every change of a user's recorded usage is kept as (time, user, usage) — the series the dashboard
+draws; :func:`priority_series` rebuilds the same series from a schedule.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left, insort
+from heapq import merge
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+from engine.policies.base import Param
+from engine.policies.ordering import WaitingQueue
+from engine.policies.registry import Component, Preset, register, register_ordering
+
+HOUR = 3600
+DECAY_HOURS = Param("decay_hours", "float", 72.0, "recorded usage decays every this many hours (0 = never)",
+                    minimum=0)
+DECAY_FACTOR = Param("decay_factor", "float", 0.5, "recorded usage is multiplied by this at each decay",
+                     minimum=0)
+CHARGE_RUNNING = Param("charge_running", "bool", False,
+                       "also charge running jobs for the time they have run (default: charged at completion)")
+FAIRSHARE_PARAMS = (DECAY_HOURS, DECAY_FACTOR, CHARGE_RUNNING)
+
+
+class FairShareAccount:
+    """Recorded usage per user with decay; ``series`` keeps every change as (time, user, usage)."""
+
+    def __init__(self, weight: Callable[[int], float], user: list[int], start_time: list[int], *, origin: int,
+                 decay_hours: float, decay_factor: float, charge_running: bool) -> None:
+        self.weight = weight                      # job -> P_j * S_j (known once the job is placed)
+        self.user = user
+        self.start_time = start_time
+        self.interval = int(decay_hours * HOUR) if decay_hours and math.isfinite(decay_hours) else 0
+        self.factor = decay_factor
+        self.charge_running = charge_running
+        self.next_decay = origin + self.interval if self.interval else math.inf
+        self.last_tick = -math.inf
+        self.usage: dict[int, float] = {}
+        self.rate: dict[int, float] = {}          # charge_running: sum of weights of running jobs
+        self.offset: dict[int, float] = {}        # charge_running: sum of weight * charged-until
+        self.series: list[tuple[int, int, float]] = []
+
+    def advance(self, now: int) -> None:
+        """Apply every decay due at or before ``now`` (running jobs are charged up to each one first)."""
+        while self.next_decay <= now:
+            tick = int(self.next_decay)
+            if self.charge_running:
+                for user, rate in self.rate.items():
+                    if rate:
+                        self.usage[user] = self.usage.get(user, 0.0) + rate * tick - self.offset[user]
+                        self.offset[user] = rate * tick
+            for user in self.usage:
+                self.usage[user] *= self.factor
+                self.series.append((tick, user, self.usage[user]))
+            self.last_tick = tick
+            self.next_decay += self.interval
+
+    def started(self, job: int, now: int) -> None:
+        if self.charge_running:
+            self.advance(now)
+            user, weight = self.user[job], self.weight(job)
+            self.rate[user] = self.rate.get(user, 0.0) + weight
+            self.offset[user] = self.offset.get(user, 0.0) + weight * now
+
+    def finished(self, job: int, now: int) -> None:
+        self.advance(now)
+        user, weight = self.user[job], self.weight(job)
+        since = self.start_time[job]
+        if self.charge_running:
+            since = max(since, self.last_tick)
+            self.rate[user] -= weight
+            self.offset[user] -= weight * since
+        self.usage[user] = self.usage.get(user, 0.0) + weight * (now - since)
+        self.series.append((now, user, self.usage[user]))
+
+    def value(self, user: int, now: int) -> float:
+        """F_u now (recorded usage, plus running jobs' usage so far with charge_running)."""
+        recorded = self.usage.get(user, 0.0)
+        if self.charge_running and self.rate.get(user):
+            recorded += self.rate[user] * now - self.offset[user]
+        return recorded
+
+
+class FairShareQueue(WaitingQueue):
+    """Waiting jobs grouped by (queue rank, user); groups ordered by (queue rank, F_u), jobs by arrival."""
+
+    def __init__(self, sim: Any, account: FairShareAccount, rank: list[int] | None) -> None:
+        super().__init__(sim, lambda j: (j,))
+        self.account = account
+        self.rank = rank
+        self.groups: dict[tuple[int, int], list[int]] = {}
+        self.count = 0
+
+    def __len__(self) -> int:
+        return self.count
+
+    def _group(self, job: int) -> tuple[int, int]:
+        return (self.rank[job] if self.rank is not None else 0, self.sim.user[job])
+
+    def add(self, job: int) -> None:
+        insort(self.groups.setdefault(self._group(job), []), job)
+        self.count += 1
+
+    def remove(self, job: int) -> None:
+        key = self._group(job)
+        members = self.groups[key]
+        del members[bisect_left(members, job)]
+        if not members:
+            del self.groups[key]
+        self.count -= 1
+
+    def _ordered_groups(self) -> list[tuple[tuple[int, float], list[int]]]:
+        now = self.sim.now
+        self.account.advance(now)
+        value = self.account.value
+        keyed = [((rank, value(user, now)), members) for (rank, user), members in self.groups.items()]
+        keyed.sort(key=lambda item: (item[0], item[1][0]))
+        return keyed
+
+    def jobs(self) -> list[int]:
+        ordered = self._ordered_groups()
+        result: list[int] = []
+        i = 0
+        while i < len(ordered):
+            j = i + 1
+            while j < len(ordered) and ordered[j][0] == ordered[i][0]:
+                j += 1
+            if j == i + 1:
+                result.extend(ordered[i][1])
+            else:                                # equal priority: arrival order across users
+                result.extend(merge(*(members for _, members in ordered[i:j])))
+            i = j
+        return result
+
+    def head(self) -> int:
+        ordered = self._ordered_groups()
+        return ordered[0][1][0]
+
+    def started(self, job: int) -> None:
+        self.account.started(job, self.sim.now)
+
+    def extra_columns(self) -> dict[str, Any]:
+        weights = np.array([self.account.weight(j) if self.sim.start_time[j] >= 0 else np.nan
+                            for j in range(self.sim.n)], dtype=np.float64)
+        return {"fairshare_weight": weights}
+
+    def summary(self) -> dict[str, Any]:
+        return {"fairshare_final_usage": {str(u): round(v, 3) for u, v in sorted(self.account.usage.items())}}
+
+
+# --------------------------------------------------------------------------- penalties
+
+
+def cpu_penalties(sim: Any) -> np.ndarray:
+    """P_j of the CPU-time fair-share: the cores a job asks for."""
+    allocator = sim.allocator
+    if getattr(allocator, "kind", "") == "nodes":
+        return np.array([r.cores for r in allocator.requests], dtype=np.float64)[allocator.class_of]
+    return np.asarray(sim.procs, dtype=np.float64)
+
+
+def multi_resource_penalties(sim: Any) -> np.ndarray:
+    """P_j of the multi-resource fair-share (the cheapest suitable node type; queue pools ignored)."""
+    allocator = sim.allocator
+    if getattr(allocator, "kind", "") != "nodes":
+        return np.asarray(sim.procs, dtype=np.float64)
+    from engine.sim.nodes import price, suitable_clusters
+
+    machine = allocator.machine
+    per_class = []
+    for request in allocator.requests:
+        clusters = suitable_clusters(machine, request)
+        per_class.append(price(machine.clusters[clusters[0]], request) if clusters else float(request.cores))
+    return np.array(per_class, dtype=np.float64)[allocator.class_of]
+
+
+def speed_factor(sim: Any) -> Callable[[int], float]:
+    """job -> S_j (the ran-on cluster's speed / max speed when runtimes are scaled, else 1)."""
+    allocator = sim.allocator
+    if getattr(allocator, "speed_scaling", False):
+        factors = [1.0 / f for f in allocator.factor]
+        cluster_of = allocator.cluster_of
+        return lambda job: factors[cluster_of[job]]
+    return lambda job: 1.0
+
+
+def _queue_ranks(sim: Any) -> list[int] | None:
+    """Priority mode: -priority of each job's queue (so higher priority sorts first); else None."""
+    allocator = sim.allocator
+    queues = getattr(allocator, "queues", None)
+    if queues is None or queues.mode != "priority":
+        return None
+    priority = [-q.priority for q in queues.queues]
+    return [priority[q] for q in allocator.queue_of.tolist()]
+
+
+def _fair_share_queue(sim: Any, params: dict, penalties: np.ndarray) -> FairShareQueue:
+    speed = speed_factor(sim)
+    penalty = penalties.tolist()
+    account = FairShareAccount(
+        lambda job: penalty[job] * speed(job), sim.user, sim.start_time,
+        origin=sim.submit[0] if sim.n else 0, decay_hours=params.get("decay_hours", 72.0),
+        decay_factor=params.get("decay_factor", 0.5), charge_running=bool(params.get("charge_running", False)))
+    sim.finish_listeners.append(lambda job: account.finished(job, sim.now))
+    return FairShareQueue(sim, account, _queue_ranks(sim))
+
+
+def cpu_fair_share(sim: Any, params: dict) -> FairShareQueue:
+    return _fair_share_queue(sim, params, cpu_penalties(sim))
+
+
+def multi_resource_fair_share(sim: Any, params: dict) -> FairShareQueue:
+    return _fair_share_queue(sim, params, multi_resource_penalties(sim))
+
+
+# --------------------------------------------------------------------------- the series, from a schedule
+
+
+def priority_series(schedule: pd.DataFrame, *, decay_hours: float = 72.0, decay_factor: float = 0.5,
+                    charge_running: bool = False) -> pd.DataFrame:
+    """(time, user, usage) every time a user's recorded fair-share usage changed, rebuilt from a
+    schedule with a ``fairshare_weight`` column (P_j * S_j) — the same accounting as during the run."""
+    frame = schedule.loc[schedule["start"] >= 0, ["user", "start", "end", "fairshare_weight"]]
+    jobs = frame.reset_index(drop=True)
+    weight = jobs["fairshare_weight"].to_numpy(dtype=np.float64).tolist()
+    user = jobs["user"].to_numpy().tolist()
+    start = jobs["start"].to_numpy().tolist()
+    origin = int(schedule["submit"].min()) if len(schedule) else 0
+    account = FairShareAccount(lambda j: weight[j], user, start, origin=origin, decay_hours=decay_hours,
+                               decay_factor=decay_factor, charge_running=charge_running)
+    events = sorted([(e, 0, j) for j, e in enumerate(jobs["end"].tolist())]
+                    + [(s, 1, j) for j, s in enumerate(start)])
+    for time, kind, job in events:
+        (account.finished if kind == 0 else account.started)(job, time)
+    return pd.DataFrame(account.series, columns=["time", "user", "usage"])
+
+
+register_ordering(Component("fairshare", cpu_fair_share, FAIRSHARE_PARAMS,
+                            "CPU-time fair-share: the user with the lowest decayed CPU time first"))
+register_ordering(Component("mrfs", multi_resource_fair_share, FAIRSHARE_PARAMS,
+                            "multi-resource fair-share (MetaCentrum 2014): lowest decayed CPU/RAM penalty first"))
+
+for _name, _ordering, _algorithm, _text in (
+    ("fairshare-fcfs", "fairshare", "none", "CPU-time fair-share order, no backfilling (historical MetaCentrum)."),
+    ("fairshare-easy", "fairshare", "easy", "CPU-time fair-share order with EASY backfilling."),
+    ("fairshare-conservative", "fairshare", "conservative", "CPU-time fair-share order with conservative backfilling."),
+    ("mrfs-fcfs", "mrfs", "none", "Multi-resource (CPU and RAM) fair-share order, no backfilling."),
+    ("mrfs-easy", "mrfs", "easy", "Multi-resource fair-share order with EASY backfilling (MetaCentrum 2014)."),
+    ("mrfs-conservative", "mrfs", "conservative", "Multi-resource fair-share order with conservative backfilling."),
+):
+    register(Preset(_name, _text, _ordering, _algorithm))

@@ -1,0 +1,209 @@
+"""The algorithms ``none``, ``easy`` and ``conservative`` on a heterogeneous machine (clusters of nodes).
+
+The registry picks these instead of the pool-level classes when the simulation's allocator is
+node-level (:class:`engine.sim.nodes.NodeAllocator`); any ordering composes with them. Jobs that
+queue limits hold back are skipped (they are not eligible, as in PBS), so they never block the
+queue nor hold a reservation.
+
+* ``none``: start eligible jobs in queue order while the first eligible one fits.
+* ``easy``: the first eligible job that does not fit gets a reservation on one cluster (see
+  :meth:`engine.sim.nodes.NodeAllocator.head_reservation`); later jobs start if they do not
+  delay it (:meth:`~engine.sim.nodes.NodeAllocator.backfill_fits`).
+* ``conservative`` — approximations, stated: each waiting job holds a reservation in the **core**
+  profile of one cluster (``engine.sim.profile.Profile`` per cluster; the cores it holds: nodes ×
+  ppn, or whole nodes if exclusive), chosen as the suitable cluster with the earliest start.
+  Node-level fit (ppn per node, RAM, GPUs) and queue limits are checked only when the reservation
+  comes due; a due job that does not fit then is *blocked*: its reservation is moved once to start
+  at that instant on the same cluster, and it is retried at every later event (in queue order,
+  before the jobs falling due) until it fits; the profile is not updated while it waits, so
+  later reservations may overlap its real run and in turn be blocked when due. When a job ends
+  early, one compression pass in queue order moves each waiting job to its earliest start on the
+  cluster(s) that gained room, or earlier on its own cluster, if that is earlier (the homogeneous
+  engine repeats passes to a fixpoint and also reuses room given up by moved jobs).
+"""
+
+from __future__ import annotations
+
+from heapq import heappop, heappush
+from typing import Any
+
+from engine.policies.algorithm import Algorithm
+from engine.policies.ordering import WaitingQueue
+from engine.policies.registry import Component, register_algorithm
+from engine.sim.profile import Profile
+
+
+class NodeInOrder(Algorithm):
+    """``none``: eligible jobs in queue order while the first eligible one fits."""
+
+    def schedule(self) -> None:
+        sim, allocator = self.sim, self.sim.allocator
+        for job in self.queue.jobs():
+            if not allocator.limits_allow(job):
+                continue
+            if not self.queue.may_start(job) or not sim.fits(job):
+                return
+            self.start(job)
+
+
+class NodeEasy(Algorithm):
+    """``easy`` with a per-cluster, node-level reservation for the first eligible blocked job."""
+
+    def schedule(self) -> None:
+        sim, queue, allocator = self.sim, self.queue, self.sim.allocator
+        size = sim.size
+        limited = allocator.queue_of is not None
+        limits_ok = allocator.limits_allow
+        skipping = type(queue).may_start is not WaitingQueue.may_start
+        reservation = None
+        for job in queue.jobs():
+            free = allocator.free
+            if free == 0:
+                return
+            if reservation is not None and size[job] > free or skipping and not queue.may_start(job):
+                continue
+            if limited and not limits_ok(job):
+                continue
+            if reservation is None:
+                if sim.fits(job):
+                    self.start(job)
+                else:
+                    reservation = allocator.head_reservation(job)   # None: it can never start
+            elif allocator.backfill_fits(job, reservation):
+                self.start(job)
+
+
+class NodeConservative(Algorithm):
+    """``conservative`` on per-cluster core profiles (approximations in the module docstring)."""
+
+    def __init__(self, sim: Any, queue: WaitingQueue, params: dict) -> None:
+        super().__init__(sim, queue, params)
+        self.allocator = sim.allocator
+        self.profiles = [Profile(c.total_cores, 0) for c in self.allocator.clusters]
+        self.reserved: dict[int, tuple[int, int, int, int]] = {}   # job -> (cluster, start, end, cores)
+        self.running: dict[int, tuple[int, int, int]] = {}         # job -> (cluster, expected end, cores)
+        self.unplaced: list[int] = []
+        self.blocked: dict[int, None] = {}      # blocked due jobs, in the order they blocked
+        self._due: list[tuple[int, int, int]] = []
+        self._seq = 0
+        self._freed: set[int] = set()
+        allocator = self.allocator
+        self._held = [[r.nodes * c.cores if r.exclusive else r.cores for c in allocator.clusters]
+                      for r in allocator.requests]
+
+    def _cores_on(self, job: int, cluster: int) -> int:
+        return self._held[self.allocator.class_of[job]][cluster]
+
+    def _best(self, job: int, not_before: int, *, before: int | None = None,
+              own: tuple[int, int, int, int] | None = None, only: set[int] | None = None) -> tuple[int, int] | None:
+        """(cluster, earliest start) over the job's suitable clusters (or those in ``only``), or None."""
+        allocator = self.allocator
+        best = None
+        for c in allocator.class_clusters[allocator.class_of[job]]:
+            if only is not None and c not in only and (own is None or own[0] != c):
+                continue
+            duration = allocator.estimate_on(job, c)
+            start = max(not_before, allocator.avail_from[c])
+            limit = before if best is None else best[1] if before is None else min(before, best[1])
+            mine = (own[1], own[2], own[3]) if own is not None and own[0] == c else None
+            found = self.profiles[c].earliest_start(start, duration, self._cores_on(job, c), before=limit, own=mine)
+            if found is None or found + duration > allocator.avail_to[c]:
+                continue
+            if best is None or found < best[1]:
+                best = (c, found)
+        return best
+
+    def _reserve(self, job: int, cluster: int, start: int, *, due: bool = True) -> None:
+        end = start + self.allocator.estimate_on(job, cluster)
+        cores = self._cores_on(job, cluster)
+        self.profiles[cluster].reserve(start, end, cores)
+        self.reserved[job] = (cluster, start, end, cores)
+        if due:
+            heappush(self._due, (start, self._seq, job))
+            self._seq += 1
+
+    def _drop(self, job: int) -> None:
+        cluster, start, end, cores = self.reserved.pop(job)
+        self.profiles[cluster].release(start, end, cores)
+
+    def _place(self, job: int, not_before: int) -> None:
+        best = self._best(job, not_before)
+        if best is None:
+            self.unplaced.append(job)
+        else:
+            self._reserve(job, *best)
+
+    def _advance(self) -> None:
+        now = self.sim.now
+        for profile in self.profiles:
+            profile.advance(now)
+
+    def on_submit(self, job: int) -> None:
+        super().on_submit(job)
+        self._advance()
+        self._place(job, self.sim.now)
+
+    def on_finish(self, job: int) -> None:
+        cluster, end, cores = self.running.pop(job)
+        now = self.sim.now
+        if now < end:
+            self.profiles[cluster].advance(now)
+            self.profiles[cluster].release(now, end, cores)
+            self._freed.add(cluster)
+
+    def schedule(self) -> None:
+        self._advance()
+        now = self.sim.now
+        if self._freed:
+            freed, self._freed = self._freed, set()
+            self.compress(freed)
+        if self.unplaced:
+            waiting, self.unplaced = self.unplaced, []
+            for job in waiting:
+                self._place(job, now)
+        if self.blocked:
+            waiting, self.blocked = self.blocked, {}
+            for job in waiting:
+                if not self._try_start(job):
+                    self.blocked[job] = None
+        due = self._due
+        while due and due[0][0] <= now:
+            start, _, job = heappop(due)
+            entry = self.reserved.get(job)
+            if entry is None or entry[1] != start or job in self.blocked:
+                continue                                     # stale: the job moved or started
+            if not self._try_start(job):
+                cluster = entry[0]
+                self._drop(job)
+                self._reserve(job, cluster, now, due=False)  # claims its cores from now on
+                self.blocked[job] = None
+
+    def _try_start(self, job: int) -> bool:
+        cluster, _, _, cores = self.reserved[job]
+        if not self.allocator.fits_on(job, cluster):
+            return False
+        self._drop(job)
+        end = self.sim.now + self.allocator.estimate_on(job, cluster)
+        self.profiles[cluster].reserve(self.sim.now, end, cores)
+        self.running[job] = (cluster, end, cores)
+        self.start(job)
+        return True
+
+    def compress(self, freed: set[int]) -> None:
+        """One pass in queue order: each reserved job moves to its earliest start on the clusters
+        that gained room (or earlier on its own) if that is earlier."""
+        now = self.sim.now
+        for job in self.queue.jobs():
+            entry = self.reserved.get(job)
+            if entry is None or entry[1] <= now or job in self.blocked:
+                continue
+            best = self._best(job, now, before=entry[1], own=entry, only=freed)
+            if best is not None and best[1] < entry[1]:
+                self._drop(job)
+                self._reserve(job, *best)
+
+
+register_algorithm(Component("none", NodeInOrder, (), "start jobs in queue order while the head fits"),
+                   machine="nodes")
+register_algorithm(Component("easy", NodeEasy, (), "EASY backfilling"), machine="nodes")
+register_algorithm(Component("conservative", NodeConservative, (), "conservative backfilling"), machine="nodes")

@@ -1,0 +1,555 @@
+"""Node-level placement on a heterogeneous machine (clusters of nodes), with queue limits.
+
+A job runs inside **one** cluster. What it asks for (columns of the workload, see
+:mod:`engine.workload.metacentrum`): ``nodes`` nodes with ``ppn`` free cores, ``mem`` KB and
+``gpus`` GPUs each; ``exclusive`` jobs take whole, entirely free nodes; ``clusters`` /
+``exclude`` / ``hosts`` restrict the clusters; ``properties`` must be offered by the cluster when
+the machine description names that property anywhere (unknown words such as ``brno`` are
+ignored). A workload without these columns (plain SWF) asks for ``procs`` cores anywhere in one
+cluster (``nodes = 0``: cores taken node by node in index order).
+
+Placement rule (deterministic): clusters are tried in increasing order of the job's
+multi-resource price on them (``max(cores/cores_m, ram/ram_m) * cores_m`` per node type; ties in
+file order), nodes first-fit by index. A cluster with an availability window accepts a job only
+if ``from <= now`` and ``now + estimate <= to`` (the job must end before the cluster leaves).
+
+Queue limits (engine.platform.queues) are checked with every fit: the queue's running cores plus
+the job's requested cores (``nodes * ppn``; an exclusive job is counted by what it asked, not the
+whole nodes it holds) within the queue's core limit, and the user's running jobs / cores in that
+queue within the per-user limits; a queue's pool restricts its jobs' clusters.
+
+Speed scaling (optional): on cluster m a job runs ``ceil(runtime * max_speed / speed_m)`` and is
+believed to take ``ceil(estimate * max_speed / speed_m)`` (trace runtimes are taken to come from
+the fastest cluster, as Alea does). Off by default: runtimes are the trace's.
+
+EASY on this machine (:meth:`NodeAllocator.head_reservation`): the blocked head job gets a
+reservation on the one suitable cluster where it can start earliest, found by releasing that
+cluster's running jobs in order of expected end until the head fits node by node; the nodes it
+would take then are *reserved*. A later job may start now if it ends by the reservation, or
+runs on another cluster, or avoids the reserved nodes — and, when it ends after the reservation,
+still leaves the head within its queue and user limits. This never delays the head's reservation
+as long as jobs end by their requested time (overrun=kill). The reservation is recomputed when the
+head changes or a job on the reserved cluster ends; releases on other clusters do not refresh it
+(it stays valid, perhaps later than necessary).
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left, insort
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from engine.platform.machines import Cluster, Machine
+from engine.platform.queues import Assignment, QueueConfig, assign_queues, check_pools
+from engine.workload.metacentrum import host_cluster
+from engine.workload.model import Workload
+
+FOREVER = 2 ** 62
+REJECT_NO_CLUSTER = "no cluster of the machine can ever run it (cores/RAM/GPUs per node, nodes, cluster rules)"
+
+
+class Request(NamedTuple):
+    """What one job asks for; jobs with equal requests share one (a *request class*)."""
+
+    nodes: int            # 0: procs cores anywhere in one cluster
+    ppn: int
+    procs: int
+    mem: int              # KB per node
+    gpus: int             # per node
+    exclusive: bool
+    clusters: tuple[str, ...]
+    exclude: tuple[str, ...]
+    hosts: tuple[str, ...]
+    properties: tuple[str, ...]
+    queue: int            # configured queue (-1 without a queue configuration)
+
+    @property
+    def cores(self) -> int:
+        """Cores asked for (what queue limits count)."""
+        return self.nodes * self.ppn if self.nodes else self.procs
+
+    @property
+    def ram(self) -> int:
+        """RAM asked for in total (KB)."""
+        return self.mem * max(self.nodes, 1)
+
+
+_REQUEST_COLUMNS = ("nodes", "ppn", "procs", "mem", "gpus", "exclusive", "clusters", "exclude", "hosts",
+                    "properties")
+
+
+def _split(text: Any) -> tuple[str, ...]:
+    return tuple(part for part in str(text).split(";") if part) if isinstance(text, str) and text else ()
+
+
+def request_classes(jobs: pd.DataFrame, queue: np.ndarray | None = None) -> tuple[np.ndarray, list[Request]]:
+    """Each job's request class and one :class:`Request` per class (the one place requests are read)."""
+    n = len(jobs)
+    frame = pd.DataFrame({
+        "nodes": jobs["nodes"].to_numpy(np.int64) if "nodes" in jobs else np.zeros(n, np.int64),
+        "ppn": jobs["ppn"].to_numpy(np.int64) if "ppn" in jobs else np.zeros(n, np.int64),
+        "procs": jobs["procs"].to_numpy(np.int64),
+        "mem": jobs["mem"].to_numpy(np.int64) if "mem" in jobs else np.zeros(n, np.int64),
+        "gpus": jobs["gpus"].to_numpy(np.int64) if "gpus" in jobs else np.zeros(n, np.int64),
+        "exclusive": jobs["exclusive"].to_numpy(bool) if "exclusive" in jobs else np.zeros(n, bool),
+        **{name: (jobs[name].astype(str).to_numpy() if name in jobs else np.full(n, "", dtype=object))
+           for name in ("clusters", "exclude", "hosts", "properties")},
+        "queue": queue if queue is not None else np.full(n, -1, np.int64),
+    })
+    if n == 0:
+        return np.zeros(0, np.int64), []
+    codes = frame.groupby(list(frame.columns), sort=False).ngroup().to_numpy(np.int64)
+    first = pd.Series(np.arange(n)).groupby(codes).first().to_numpy()
+    reps = []
+    for row in frame.iloc[first].itertuples(index=False):
+        reps.append(Request(int(row.nodes), int(row.ppn), int(row.procs), int(row.mem), int(row.gpus),
+                            bool(row.exclusive), _split(row.clusters), _split(row.exclude), _split(row.hosts),
+                            _split(row.properties), int(row.queue)))
+    return codes, reps
+
+
+def suits(cluster: Cluster, request: Request, known_properties: set[str]) -> bool:
+    """Whether an empty ``cluster`` could ever run ``request`` (ignoring time and queue pools)."""
+    if request.clusters and cluster.name not in request.clusters:
+        return False
+    if cluster.name in request.exclude:
+        return False
+    if request.hosts and any(host_cluster(h) != cluster.name for h in request.hosts):
+        return False
+    if any(p in known_properties and p not in cluster.properties for p in request.properties):
+        return False
+    if request.gpus > cluster.gpus:
+        return False
+    if request.nodes == 0:
+        return request.procs <= cluster.total_cores
+    if request.nodes > cluster.nodes or request.ppn > cluster.cores:
+        return False
+    return not (cluster.ram_kb > 0 and request.mem > cluster.ram_kb)
+
+
+def price(cluster: Cluster, request: Request) -> float:
+    """The paper's per-machine price ``max(cpu_j/cpu_m, ram_j/ram_m) * cpu_m`` (node type m)."""
+    ram_share = request.ram / cluster.ram_kb if cluster.ram_kb > 0 else 0.0
+    return max(request.cores / cluster.cores, ram_share) * cluster.cores
+
+
+def known_properties(machine: Machine) -> set[str]:
+    return {p for cluster in machine.clusters for p in cluster.properties}
+
+
+def suitable_clusters(machine: Machine, request: Request, pool: tuple[str, ...] | None = None) -> list[int]:
+    """Suitable cluster indices, cheapest first (ties in file order)."""
+    known = known_properties(machine)
+    found = [i for i, c in enumerate(machine.clusters)
+             if suits(c, request, known) and (pool is None or c.name in pool)]
+    return sorted(found, key=lambda i: (price(machine.clusters[i], request), i))
+
+
+@dataclass
+class Reservation:
+    """EASY's reservation for a blocked head job: its start at the latest, cluster and nodes."""
+
+    job: int
+    shadow: int
+    cluster: int
+    nodes: frozenset[int]
+    stamp: int            # the reserved cluster's release count when computed
+
+
+class NodeAllocator:
+    """Clusters of nodes with per-node free cores, RAM and GPUs; job-aware (see the module docstring)."""
+
+    name = "nodes"
+    kind = "nodes"
+
+    def __init__(self, machine: Machine, workload: Workload, *, queues: QueueConfig | None = None,
+                 speed_scaling: bool = False) -> None:
+        self.machine = machine
+        self.clusters = machine.clusters
+        self.capacity = machine.cores
+        self.free = machine.cores
+        self.speed_scaling = speed_scaling
+        jobs = workload.jobs
+        self.queues = queues
+        self.assignment: Assignment | None = None
+        queue_of = None
+        if queues is not None:
+            check_pools(queues, [c.name for c in self.clusters])
+            names = jobs["queue_name"].to_numpy() if "queue_name" in jobs else jobs["queue"].astype(str).to_numpy()
+            nodes = jobs["nodes"].to_numpy() if "nodes" in jobs else np.ones(len(jobs), np.int64)
+            self.assignment = assign_queues(queues, names, jobs["requested_time"].to_numpy(), nodes)
+            queue_of = self.assignment.queue
+        self.class_of, self.requests = request_classes(jobs, queue_of)
+        self.class_clusters = [
+            suitable_clusters(machine, r, queues.queues[r.queue].pool if queues is not None else None)
+            for r in self.requests]
+        # per-node state, per cluster (Python lists: updates touch few nodes)
+        self.free_cores = [[c.cores] * c.nodes for c in self.clusters]
+        self.free_mem = [[c.ram_kb] * c.nodes for c in self.clusters]
+        self.free_gpus = [[c.gpus] * c.nodes for c in self.clusters]
+        self.cluster_free = [c.total_cores for c in self.clusters]
+        self.running_on: list[list[tuple[int, int]]] = [[] for _ in self.clusters]
+        self.releases = [0] * len(self.clusters)
+        n = len(jobs)
+        self.cluster_of = np.full(n, -1, dtype=np.int64)
+        self.nodes_of: list[tuple[int, ...]] = [()] * n
+        self.taken: dict[int, tuple[int, tuple[int, ...], tuple[int, ...], int, int, int]] = {}
+        top = machine.max_speed
+        self.factor = [top / c.speed if speed_scaling else 1.0 for c in self.clusters]
+        self.windows = any(c.available_from is not None or c.available_to is not None for c in self.clusters)
+        self.avail_from = [c.available_from if c.available_from is not None else -FOREVER for c in self.clusters]
+        self.avail_to = [c.available_to if c.available_to is not None else FOREVER for c in self.clusters]
+        # queue limits
+        self.queue_of = queue_of
+        self.job_cores = np.array([r.cores for r in self.requests], dtype=np.int64)[self.class_of].tolist() \
+            if n else []
+        if queues is not None:
+            # room left under each limit: per queue, and per (queue, user) pair
+            self.job_queue = queue_of.tolist()
+            users = jobs["user"].to_numpy(np.int64) if "user" in jobs else np.full(n, -1, np.int64)
+            pairs = pd.DataFrame({"q": queue_of, "u": users}).groupby(["q", "u"], sort=False).ngroup()
+            self.job_pair = pairs.to_numpy(np.int64).tolist()
+            pair_queue = pd.Series(queue_of).groupby(pairs.to_numpy()).first().to_numpy() if n else []
+            self.queue_room = [float(q.core_limit(self.capacity)) for q in queues.queues]
+            self.pair_jobs_room = [float(queues.queues[q].user_max_jobs or math.inf) for q in pair_queue]
+            self.pair_cores_room = [float(queues.queues[q].user_max_cores or math.inf) for q in pair_queue]
+        self.epoch = 0                              # bumped when resources come back
+        self._nofit = [-1] * len(self.requests)     # class -> epoch in which it did not fit
+        self._cached: tuple[int, int, tuple] | None = None
+        self._version = 0
+        self.sim: Any = None
+        self._reservation: Reservation | None = None
+
+    # -- binding to the simulation ---------------------------------------------------------------
+    def bind(self, sim: Any) -> None:
+        self.sim = sim
+        self.user = sim.user
+        self.base_runtime = list(sim.runtime)
+        self.base_estimate = list(sim.estimate)
+
+    def unsuitable(self) -> np.ndarray:
+        """Jobs no cluster can ever run (rejected before the simulation, counted)."""
+        bad_class = np.array([not clusters for clusters in self.class_clusters], dtype=bool)
+        return bad_class[self.class_of] if len(self.class_of) else np.zeros(0, bool)
+
+    def wakeup_times(self) -> list[int]:
+        """Times a cluster becomes available (the simulator wakes the policy then)."""
+        return sorted({c.available_from for c in self.clusters if c.available_from is not None})
+
+    def size_for(self, procs: int) -> int:
+        return procs
+
+    def fits(self, size: int) -> bool:     # the pool-level question: enough cores somewhere
+        return size <= self.free
+
+    # -- queue limits --------------------------------------------------------------------------
+    def limits_allow(self, job: int, head: int | None = None) -> bool:
+        """Whether queue limits let ``job`` start now (and, given ``head``, still let ``head`` start after it)."""
+        if self.queue_of is None:
+            return True
+        if not self._limits_ok(job):
+            return False
+        if head is None:
+            return True
+        cores = self.job_cores[job]
+        same_queue = self.job_queue[job] == self.job_queue[head]
+        same_pair = self.job_pair[job] == self.job_pair[head]
+        return self._limits_ok(head, cores if same_queue else 0, 1 if same_pair else 0, cores if same_pair else 0)
+
+    def _limits_ok(self, job: int, extra_queue: int = 0, extra_jobs: int = 0, extra_cores: int = 0) -> bool:
+        cores = self.job_cores[job]
+        pair = self.job_pair[job]
+        return (cores + extra_queue <= self.queue_room[self.job_queue[job]]
+                and self.pair_jobs_room[pair] >= 1 + extra_jobs
+                and cores + extra_cores <= self.pair_cores_room[pair])
+
+    def _count_limits(self, job: int, sign: int) -> None:
+        cores = sign * self.job_cores[job]
+        pair = self.job_pair[job]
+        self.queue_room[self.job_queue[job]] -= cores
+        self.pair_jobs_room[pair] -= sign
+        self.pair_cores_room[pair] -= cores
+
+    # -- placement -------------------------------------------------------------------------------
+    def estimate_on(self, job: int, cluster: int) -> int:
+        factor = self.factor[cluster]
+        return self.base_estimate[job] if factor == 1.0 else math.ceil(self.base_estimate[job] * factor)
+
+    def fits_job(self, job: int) -> bool:
+        """Limits allow it and it fits node by node somewhere now (the placement is kept for start)."""
+        if self.queue_of is not None and not self._limits_ok(job):
+            return False
+        cls = self.class_of[job]
+        if self._nofit[cls] == self.epoch:
+            return False
+        placement = self._place(job, cls)
+        if placement is None:
+            if not self.windows:
+                self._nofit[cls] = self.epoch
+            return False
+        self._cached = (job, self._version, placement)
+        return True
+
+    def fits_on(self, job: int, cluster: int) -> bool:
+        """Like :meth:`fits_job`, on one cluster only (conservative's reservations)."""
+        if self.queue_of is not None and not self._limits_ok(job):
+            return False
+        placement = self._place(job, self.class_of[job], only=cluster)
+        if placement is None:
+            return False
+        self._cached = (job, self._version, placement)
+        return True
+
+    def backfill_fits(self, job: int, reservation: Reservation) -> bool:
+        """EASY's test for a job behind the blocked head (see the module docstring)."""
+        cls = self.class_of[job]
+        if self._nofit[cls] == self.epoch:
+            return False
+        if self.queue_of is not None and not self._limits_ok(job):
+            return False
+        placement = self._place(job, cls)
+        if placement is None:
+            if not self.windows:
+                self._nofit[cls] = self.epoch
+            return False
+        now = self.sim.now
+        ends_in_time = now + self.estimate_on(job, placement[0]) <= reservation.shadow
+        if not ends_in_time:
+            if not self.limits_allow(job, reservation.job):
+                return False
+            if placement[0] == reservation.cluster and not reservation.nodes.isdisjoint(placement[1]):
+                placement = self._place(job, cls, avoid=reservation)
+                if placement is None:
+                    return False
+        self._cached = (job, self._version, placement)
+        return True
+
+    def _place(self, job: int, cls: int, *, only: int | None = None,
+               avoid: Reservation | None = None) -> tuple | None:
+        """(cluster, node indices, cores per node) for ``job`` now, or None."""
+        request = self.requests[cls]
+        now = self.sim.now
+        for c in self.class_clusters[cls]:
+            if only is not None and c != only:
+                continue
+            if self.windows and not (self.avail_from[c] <= now and now + self.estimate_on(job, c) <= self.avail_to[c]):
+                continue
+            skip = avoid.nodes if avoid is not None and avoid.cluster == c else None
+            chosen = select_nodes(self.free_cores[c], self.free_mem[c], self.free_gpus[c], self.cluster_free[c],
+                                  self.clusters[c], request, skip)
+            if chosen is not None:
+                return (c, *chosen)
+        return None
+
+    def allocate(self, job: int, size: int) -> None:
+        cached = self._cached
+        if cached is not None and cached[0] == job and cached[1] == self._version:
+            placement = cached[2]
+        else:
+            placement = self._place(job, self.class_of[job])
+            if placement is None:
+                raise RuntimeError(f"job {job}: no cluster has room for it now")
+        self._cached = None
+        self._version += 1
+        c, nodes, cores = placement
+        cluster = self.clusters[c]
+        request = self.requests[self.class_of[job]]
+        if request.exclusive:
+            mem, gpus = cluster.ram_kb, cluster.gpus
+        else:
+            mem, gpus = request.mem, request.gpus
+        free_cores, free_mem, free_gpus = self.free_cores[c], self.free_mem[c], self.free_gpus[c]
+        for node, take in zip(nodes, cores):
+            free_cores[node] -= take
+            free_mem[node] -= mem
+            free_gpus[node] -= gpus
+        held = sum(cores)
+        self.cluster_free[c] -= held
+        self.free -= held
+        self.cluster_of[job] = c
+        self.nodes_of[job] = nodes
+        self.taken[job] = (c, nodes, cores, mem, gpus, held)
+        if self.queue_of is not None:
+            self._count_limits(job, 1)
+        sim = self.sim
+        factor = self.factor[c]
+        if factor != 1.0:
+            sim.runtime[job] = math.ceil(self.base_runtime[job] * factor)
+            sim.estimate[job] = math.ceil(self.base_estimate[job] * factor)
+        insort(self.running_on[c], (sim.now + sim.estimate[job], job))
+
+    def release(self, job: int, size: int) -> None:
+        c, nodes, cores, mem, gpus, held = self.taken.pop(job)
+        free_cores, free_mem, free_gpus = self.free_cores[c], self.free_mem[c], self.free_gpus[c]
+        for node, take in zip(nodes, cores):
+            free_cores[node] += take
+            free_mem[node] += mem
+            free_gpus[node] += gpus
+        self.cluster_free[c] += held
+        self.free += held
+        self.epoch += 1
+        self.releases[c] += 1
+        self._version += 1
+        running = self.running_on[c]
+        entry = (self.sim.start_time[job] + self.sim.estimate[job], job)
+        del running[bisect_left(running, entry)]
+        if self.queue_of is not None:
+            self._count_limits(job, -1)
+
+    def on_wakeup(self) -> None:
+        """A cluster became available: earlier "does not fit" answers are stale."""
+        self.epoch += 1
+
+    # -- EASY ------------------------------------------------------------------------------------
+    def head_reservation(self, job: int) -> Reservation | None:
+        """The blocked head's reservation (cached; see the module docstring), or None if it can never start."""
+        cached = self._reservation
+        if cached is not None and cached.job == job and cached.stamp == self.releases[cached.cluster]:
+            return cached
+        best: Reservation | None = None
+        cls = self.class_of[job]
+        request = self.requests[cls]
+        now = self.sim.now
+        for c in self.class_clusters[cls]:
+            found = self._earliest_on(job, c, request, now, best.shadow if best else FOREVER)
+            if found is not None and (best is None or found[0] < best.shadow):
+                best = Reservation(job, found[0], c, frozenset(found[1]), self.releases[c])
+        self._reservation = best
+        return best
+
+    def _earliest_on(self, job: int, c: int, request: Request, now: int, before: int) -> tuple[int, tuple] | None:
+        """Earliest time (< before) the request fits on cluster c as running jobs end as expected."""
+        cluster = self.clusters[c]
+        free_cores, free_mem, free_gpus = list(self.free_cores[c]), list(self.free_mem[c]), list(self.free_gpus[c])
+        total = self.cluster_free[c]
+        start = max(now, self.avail_from[c])
+        duration = self.estimate_on(job, c)
+        running = self.running_on[c]
+        i = 0
+        while True:
+            while i < len(running) and running[i][0] <= start:
+                total = _give_back(self.taken[running[i][1]], free_cores, free_mem, free_gpus, total)
+                i += 1
+            if start >= before or start + duration > self.avail_to[c]:
+                return None
+            chosen = select_nodes(free_cores, free_mem, free_gpus, total, cluster, request, None)
+            if chosen is not None:
+                return max(start, now + 1 if start == now else start), chosen[0]
+            if i == len(running):
+                return None
+            start = running[i][0]
+
+    # -- results ---------------------------------------------------------------------------------
+    def extra_columns(self) -> dict[str, Any]:
+        names = [c.name for c in self.clusters]
+        cluster = [names[c] if c >= 0 else "" for c in self.cluster_of.tolist()]
+        nodes = [";".join(f"{names[c]}-{i}" for i in idx) if c >= 0 else ""
+                 for c, idx in zip(self.cluster_of.tolist(), self.nodes_of)]
+        columns: dict[str, Any] = {"cluster": cluster, "nodes": nodes}
+        if self.queues is not None:
+            queue_names = [q.name for q in self.queues.queues]
+            columns["queue"] = [queue_names[q] for q in self.queue_of.tolist()]
+        if self.speed_scaling:
+            columns["runtime"] = np.asarray(self.sim.runtime, dtype=np.int64)
+            columns["requested_time"] = np.asarray(self.sim.estimate, dtype=np.int64)
+        return columns
+
+    def summary(self, schedule: pd.DataFrame | None = None) -> dict[str, Any]:
+        """The machine, the queue configuration and its moves, and per-queue / per-cluster figures."""
+        from engine.metrics.groups import per_group
+
+        info: dict[str, Any] = {"machine": {"clusters": len(self.clusters), "nodes": self.machine.nodes,
+                                            "cores": self.machine.cores, "gpus": self.machine.gpus,
+                                            "source": self.machine.source},
+                                "speed_scaling": self.speed_scaling}
+        if schedule is not None:
+            info["per_cluster"] = per_group(schedule, "cluster")
+            if self.queues is not None:
+                info["per_queue"] = per_group(schedule, "queue")
+        if self.queues is not None and self.assignment is not None:
+            info["queues"] = {"name": self.queues.name, "mode": self.queues.mode, "source": self.queues.source,
+                              "moved_to_another_queue": self.assignment.moved,
+                              "moved_total": self.assignment.moved_total,
+                              "request_over_queue_walltime": self.assignment.over_walltime}
+        return info
+
+
+def _give_back(taken: tuple, free_cores: list[int], free_mem: list[int], free_gpus: list[int], total: int) -> int:
+    _, nodes, cores, mem, gpus, held = taken
+    for node, take in zip(nodes, cores):
+        free_cores[node] += take
+        free_mem[node] += mem
+        free_gpus[node] += gpus
+    return total + held
+
+
+def select_nodes(free_cores: list[int], free_mem: list[int], free_gpus: list[int], cluster_free: int,
+                 cluster: Cluster, request: Request, skip: frozenset[int] | None) -> tuple[tuple, tuple] | None:
+    """First-fit nodes for ``request`` in one cluster's state: (node indices, cores taken on each) or None."""
+    nodes = request.nodes
+    if nodes == 0:                                   # procs cores anywhere in the cluster
+        need = request.procs
+        if cluster_free < need:
+            return None
+        chosen, taken = [], []
+        for i, free in enumerate(free_cores):
+            if free and (skip is None or i not in skip):
+                take = free if free < need else need
+                chosen.append(i)
+                taken.append(take)
+                need -= take
+                if not need:
+                    return tuple(chosen), tuple(taken)
+        return None
+    if request.exclusive:
+        whole = cluster.cores
+        if cluster_free < nodes * whole:
+            return None
+        chosen = [i for i, free in enumerate(free_cores) if free == whole and (skip is None or i not in skip)]
+        if len(chosen) < nodes:
+            return None
+        return tuple(chosen[:nodes]), (whole,) * nodes
+    ppn = request.ppn
+    if cluster_free < nodes * ppn:
+        return None
+    mem = request.mem if cluster.ram_kb > 0 else 0
+    gpus = request.gpus
+    chosen = []
+    for i, free in enumerate(free_cores):
+        if free >= ppn and (not mem or free_mem[i] >= mem) and (not gpus or free_gpus[i] >= gpus) \
+                and (skip is None or i not in skip):
+            chosen.append(i)
+            if len(chosen) == nodes:
+                return tuple(chosen), (ppn,) * nodes
+    return None
+
+
+#: algorithms that run on a node-level machine (the others reason about one pool of processors)
+NODE_ALGORITHMS = ("none", "firstfit", "easy", "conservative")
+
+
+def check_algorithm(spec: Any) -> None:
+    """Refuse, with a clear message, an algorithm that has no node-level form."""
+    from engine.policies import PolicyError
+
+    if spec.algorithm not in NODE_ALGORITHMS:
+        raise PolicyError(f"algorithm {spec.algorithm!r} does not run on a machine of clusters of nodes "
+                          f"(--machines); choose one of: {', '.join(NODE_ALGORITHMS)}")
+
+
+def prepare(workload: Workload, machine: Machine, *, queues: QueueConfig | None = None,
+            speed_scaling: bool = False) -> tuple[Workload, NodeAllocator, dict[str, int]]:
+    """The workload without jobs no cluster can run (counted), and the allocator for the rest."""
+    allocator = NodeAllocator(machine, workload, queues=queues, speed_scaling=speed_scaling)
+    bad = allocator.unsuitable()
+    rejected: dict[str, int] = {}
+    if bad.any():
+        rejected[REJECT_NO_CLUSTER] = int(bad.sum())
+        jobs = workload.jobs.loc[~bad].reset_index(drop=True)
+        workload = Workload(jobs, workload.metadata, workload.report, workload.source)
+        allocator = NodeAllocator(machine, workload, queues=queues, speed_scaling=speed_scaling)
+    return workload, allocator, rejected

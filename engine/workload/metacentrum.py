@@ -1,0 +1,497 @@
+"""Extended SWF traces with node-level requests: MetaCentrum's "augmented" SWF and AleaNG's SWF.
+
+Which format a file is in is decided from its **content** (first job lines), never its name:
+
+* ``metacentrum``: 21 fields — the 18 SWF fields, then ``{host,host,…}`` (allocated host ids, one
+  per core), the queue **name**, and the Torque nodespec (``-l nodes=``), e.g.
+  ``… {1129,…} q_2w 1:ppn=12``. Submit times are absolute epochs; requested memory (field 10)
+  is in **bytes** in the published traces (``wagap-2013.swf``): the unit is an explicit option
+  (``memory_unit``), reported in the metadata, never guessed.
+* ``aleang``: 21 fields — 18 SWF fields, then total GPUs, soft walltime (ignored, as AleaNG does)
+  and ``partition[:excl][:NODESxPPN]``; memory in KB; submit relative to ``; UnixStartTime``.
+* ``swf``: 18 fields (read by :mod:`engine.workload.swf`).
+
+Nodespec grammar (see :func:`parse_nodespec`): ``chunk ('+' chunk)*``, ``chunk := [N | host]
+(':' token)*``, tokens ``ppn=P`` (or ``ncpus=P``), ``cl_X`` (only cluster X), ``^cl_X`` /
+``cl_X=False`` (never cluster X), ``host=H`` / a bare host name ``zewura19.cerit-sc.cz`` (only
+that host's cluster), ``^H`` (excluded host: recorded, not enforced), ``mem=3gb``, ``gpu=G`` /
+``ngpus=G``, any token suffixed ``#excl`` (exclusive nodes), anything else a property
+(``x86_64``, ``brno``, ``nfs4``, ``infiniband``, ``nodecpus80``…), matched against cluster
+properties only when the machine description names it.
+
+Approximations, each counted in the cleaning report when it applies:
+* several ``+`` chunks become one: total nodes × the largest ppn (Alea drops such specs to 1 node);
+* a spec without ``ppn``: N nodes × procs/N cores (rounded up); without a node count: 1 node;
+* ``ppn=1.5`` is cut at the dot (as Alea does);
+* when N × ppn differs from the trace's processor count, the nodespec wins.
+
+Unknown values: memory ``-1``, ``0`` or ``1`` (the trace writes unknown fields as 1) means "no
+memory request"; fields 6, 7, 11, 13–18 are placeholders and ignored; field 17 is never read as a
+DAG edge.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from engine.workload.errors import WorkloadError
+from engine.workload.model import CleaningReport, Workload
+from engine.workload.swf import SWF_FIELDS, SwfTrace, _inspect, _open_text, _to_number, parse_header
+from engine.workload.transforms import Overrun, Oversize, clean
+
+TraceFormat = Literal["swf", "metacentrum", "aleang"]
+MemoryUnit = Literal["bytes", "KB", "MB", "GB"]
+MEMORY_UNITS: dict[str, float] = {"bytes": 1 / 1024, "KB": 1.0, "MB": 1024.0, "GB": 1024.0 ** 2}
+DEFAULT_MEMORY_UNIT: dict[str, str] = {"metacentrum": "bytes", "aleang": "KB"}
+EXTENDED_FIELDS = 21
+#: a memory value at or below this is "unknown" (traces write -1, 0 or the placeholder 1)
+UNKNOWN_MEMORY = 1
+
+#: Columns the extended readers add to the workload (after the canonical and SWF extra ones).
+NODE_COLUMNS = ("nodes", "ppn", "mem", "gpus", "exclusive", "queue_name", "clusters", "exclude", "hosts",
+                "properties", "nodespec")
+
+REPAIR_CHUNKS = "nodespec with several '+' chunks: total nodes x largest ppn"
+REPAIR_NO_PPN = "nodespec without ppn: procs spread over its nodes"
+REPAIR_NO_NODES = "nodespec without a node count: 1 node"
+REPAIR_FRACTION = "fractional ppn cut at the dot"
+REPAIR_PROCS = "processors set to nodes x ppn from the nodespec"
+KEPT_EXCLUDED_HOST = "excluded host (^host) recorded, not enforced"
+KEPT_MEMORY_FROM_SPEC = "memory taken from the nodespec mem= (field 10 unknown)"
+
+_HOST = re.compile(r"^([A-Za-z][A-Za-z_-]*?)(\d+)(\..*)?$")
+
+
+# --------------------------------------------------------------------------- nodespec
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """A parsed Torque nodespec. ``nodes``/``ppn`` are None where the spec does not say."""
+
+    nodes: int | None = None
+    ppn: int | None = None
+    chunks: int = 1
+    exclusive: bool = False
+    clusters: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    hosts: tuple[str, ...] = ()
+    excluded_hosts: tuple[str, ...] = ()
+    mem_kb: int = 0
+    gpus: int = 0
+    properties: tuple[str, ...] = ()
+    fractional_ppn: bool = False
+
+
+@lru_cache(maxsize=65536)
+def parse_nodespec(spec: str) -> NodeSpec:
+    """Parse a Torque ``-l nodes=`` value (grammar in the module docstring). Raises ValueError."""
+    text = spec.strip()
+    if not text:
+        raise ValueError("empty nodespec")
+    chunks = text.split("+")
+    counts: list[int | None] = []
+    ppns: list[int | None] = []
+    exclusive = fractional = False
+    clusters: list[str] = []
+    exclude: list[str] = []
+    hosts: list[str] = []
+    excluded_hosts: list[str] = []
+    properties: list[str] = []
+    mem_kb = gpus = 0
+    for chunk in chunks:
+        tokens = [t for t in chunk.split(":") if t != ""]
+        if not tokens:
+            raise ValueError(f"empty chunk in {spec!r}")
+        count: int | None = None
+        ppn: int | None = None
+        for position, raw in enumerate(tokens):
+            token = raw
+            if "#" in token:
+                token, _, flag = token.partition("#")
+                if "excl" in flag:
+                    exclusive = True
+                if not token:
+                    continue
+            lowered = token.lower()
+            if position == 0 and token.isdigit():
+                count = int(token)
+                if count <= 0:
+                    raise ValueError(f"node count must be positive in {spec!r}")
+            elif lowered.startswith(("ppn=", "ncpus=")):
+                value = token.split("=", 1)[1]
+                whole = value.split(".", 1)[0]
+                if not whole.isdigit() or int(whole) <= 0:
+                    raise ValueError(f"ppn must be a positive integer in {spec!r}, got {value!r}")
+                fractional |= "." in value
+                ppn = int(whole)
+            elif lowered.startswith(("gpu=", "ngpus=", "gpus=")):
+                value = token.split("=", 1)[1]
+                if not value.isdigit():
+                    raise ValueError(f"gpu count must be an integer in {spec!r}, got {value!r}")
+                gpus = max(gpus, int(value))
+            elif lowered.startswith("mem="):
+                mem_kb = max(mem_kb, _size_kb(token[4:], spec))
+            elif lowered.startswith("^cl_"):
+                exclude.append(token[4:])
+            elif lowered.startswith("cl_"):
+                name, _, value = token[3:].partition("=")
+                (exclude if value.lower() in ("false", "0", "no") else clusters).append(name)
+            elif lowered.startswith("host="):
+                hosts.append(_short_host(token[5:]))
+            elif token.startswith("^"):
+                excluded_hosts.append(_short_host(token[1:]))
+            elif _looks_like_host(token):
+                hosts.append(_short_host(token))
+            else:
+                properties.append(token)
+        counts.append(count)
+        ppns.append(ppn)
+    known_counts = [c for c in counts if c is not None]
+    known_ppns = [p for p in ppns if p is not None]
+    return NodeSpec(
+        nodes=sum(c if c is not None else 1 for c in counts) if known_counts else None,
+        ppn=max(known_ppns) if known_ppns else None,
+        chunks=len(chunks), exclusive=exclusive,
+        clusters=tuple(dict.fromkeys(clusters)), exclude=tuple(dict.fromkeys(exclude)),
+        hosts=tuple(dict.fromkeys(hosts)), excluded_hosts=tuple(dict.fromkeys(excluded_hosts)),
+        mem_kb=mem_kb, gpus=gpus, properties=tuple(dict.fromkeys(properties)), fractional_ppn=fractional,
+    )
+
+
+def _looks_like_host(token: str) -> bool:
+    """A bare host name with its domain, such as ``zewura19.cerit-sc.cz`` (letters, digits, a dot)."""
+    return "." in token and bool(_HOST.match(token))
+
+
+def _short_host(name: str) -> str:
+    return name.split(".", 1)[0]
+
+
+def host_cluster(host: str) -> str:
+    """The cluster a MetaCentrum host name belongs to: ``zewura19`` -> ``zewura``."""
+    match = _HOST.match(host)
+    return match.group(1) if match else host
+
+
+_SIZE_UNITS = {"b": 1 / 1024, "kb": 1, "mb": 1024, "gb": 1024 ** 2, "tb": 1024 ** 3, "": 1 / 1024}
+
+
+def _size_kb(text: str, spec: str) -> int:
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)([kmgt]?b?)", text.strip().lower())
+    if not match:
+        raise ValueError(f"mem must look like 3gb or 500mb in {spec!r}, got {text!r}")
+    return int(round(float(match.group(1)) * _SIZE_UNITS[match.group(2)]))
+
+
+# --------------------------------------------------------------------------- detection
+
+
+def detect_format(path: str | Path, *, max_lines: int = 50) -> TraceFormat:
+    """``metacentrum``, ``aleang`` or ``swf``, from the first job lines of the file."""
+    return detect_format_of_lines(_first_data_lines(path, max_lines))
+
+
+def detect_format_of_lines(lines: list[str]) -> TraceFormat:
+    for line in lines:
+        fields = line.split()
+        if len(fields) == EXTENDED_FIELDS:
+            if fields[18].startswith("{"):
+                return "metacentrum"
+            if _to_number(fields[18]) is not None and _to_number(fields[20]) is None:
+                return "aleang"
+        return "swf"
+    return "swf"
+
+
+def _first_data_lines(path: str | Path, count: int) -> list[str]:
+    source = _inspect(path)
+    lines: list[str] = []
+    with _open_text(source) as stream:
+        for line in stream:
+            stripped = line.strip()
+            if not stripped or stripped.startswith(";") or stripped.split()[0].lower().startswith("id"):
+                continue
+            lines.append(line)
+            if len(lines) >= count:
+                break
+    return lines
+
+
+# --------------------------------------------------------------------------- reading
+
+
+@dataclass
+class ExtendedTrace:
+    """The 18 SWF fields (as an :class:`SwfTrace`) plus the node-level columns, row-aligned."""
+
+    swf: SwfTrace
+    nodes: pd.DataFrame
+    format: str
+    memory_unit: str
+    report: CleaningReport = field(default_factory=CleaningReport)
+
+
+def read_extended(path: str | Path, *, memory_unit: str | None = None, memory_per: str = "node",
+                  skip_bad_lines: bool = False, trace_format: str | None = None) -> ExtendedTrace:
+    """Read a MetaCentrum-augmented or AleaNG trace (format from the content unless given).
+
+    ``memory_unit``: unit of the requested-memory field (bytes, KB, MB, GB); default: bytes for
+    MetaCentrum, KB for AleaNG (the published traces' units). ``memory_per``: ``node`` (Alea's
+    reading) or ``job`` (divided by the job's nodes).
+    """
+    fmt = trace_format or detect_format(path)
+    if fmt not in ("metacentrum", "aleang"):
+        raise WorkloadError("not an extended trace: the job lines have 18 fields (plain SWF)", file=str(path))
+    unit = memory_unit or DEFAULT_MEMORY_UNIT[fmt]
+    if unit not in MEMORY_UNITS:
+        raise WorkloadError(f"memory unit must be one of {', '.join(MEMORY_UNITS)}, got {unit!r}", file=str(path))
+    if memory_per not in ("node", "job"):
+        raise WorkloadError(f"memory_per must be node or job, got {memory_per!r}", file=str(path))
+    source = _inspect(path)
+    header: list[str] = []
+    numeric: list[list[float]] = []
+    extra: list[tuple] = []
+    report = CleaningReport()
+    bad = 0
+    errors: list[WorkloadError] = []
+    parse = _parse_metacentrum_line if fmt == "metacentrum" else _parse_aleang_line
+    with _open_text(source) as stream:
+        for lineno, line in enumerate(stream, start=1):
+            stripped = line.strip()
+            if not stripped:
+                continue
+            if stripped.startswith(";"):
+                if not numeric:
+                    header.append(line)
+                continue
+            try:
+                values, row = parse(stripped.split(), lineno, source.path)
+            except WorkloadError as error:
+                if not skip_bad_lines:
+                    raise
+                bad += 1
+                if len(errors) < 1000:
+                    errors.append(error)
+                continue
+            numeric.append(values)
+            extra.append(row)
+    if not numeric:
+        raise WorkloadError(f"no jobs: {'all ' + str(bad) + ' job lines are bad' if bad else 'the file has no job lines'}",
+                            file=source.path)
+    matrix = np.asarray(numeric, dtype=np.float64)
+    metadata = parse_header(header)
+    if fmt == "aleang" and "UnixStartTime" in metadata:
+        offset = _to_number(metadata["UnixStartTime"].split()[0]) or 0
+        matrix[:, 1] += offset
+        metadata["TimeBase"] = "absolute (UnixStartTime added)"
+    from engine.workload.swf import _frame_from_matrix
+
+    swf = SwfTrace(jobs=_frame_from_matrix(matrix), metadata=metadata, source=source.path, bad_lines=bad,
+                   bad_line_errors=errors)
+    nodes = _node_columns(extra, swf.jobs["allocated_procs"].to_numpy(), fmt, unit, memory_per, report)
+    return ExtendedTrace(swf, nodes, fmt, unit, report)
+
+
+def _parse_common(fields: list[str], lineno: int, path: str, fmt: str) -> list[float]:
+    if len(fields) != EXTENDED_FIELDS:
+        missing = "nodespec" if len(fields) < EXTENDED_FIELDS else "line"
+        raise WorkloadError(f"line has {len(fields)} fields, expected {EXTENDED_FIELDS} ({fmt} format)",
+                            file=path, line=lineno, field=missing)
+    values = []
+    for name, text in zip(SWF_FIELDS, fields):
+        value = _to_number(text)
+        if value is None:
+            raise WorkloadError(f"expected a number, got {text!r}", file=path, line=lineno, field=name)
+        values.append(value)
+    return values
+
+
+def _parse_metacentrum_line(fields: list[str], lineno: int, path: str) -> tuple[list[float], tuple]:
+    values = _parse_common(fields, lineno, path, "MetaCentrum")
+    hosts = fields[18]
+    if not (hosts.startswith("{") and hosts.endswith("}")):
+        raise WorkloadError(f"expected the allocated hosts as {{id,id,...}}, got {hosts[:40]!r}", file=path,
+                            line=lineno, field="hosts")
+    try:
+        spec = parse_nodespec(fields[20])
+    except ValueError as exc:
+        raise WorkloadError(str(exc), file=path, line=lineno, field="nodespec") from None
+    return values, (fields[19], spec, fields[20])
+
+
+def _parse_aleang_line(fields: list[str], lineno: int, path: str) -> tuple[list[float], tuple]:
+    values = _parse_common(fields, lineno, path, "AleaNG")
+    gpus = _to_number(fields[18])
+    if gpus is None or gpus < 0:
+        raise WorkloadError(f"expected the total GPUs (an integer >= 0), got {fields[18]!r}", file=path,
+                            line=lineno, field="gpus")
+    parts = fields[20].split(":")
+    partition, exclusive, nodes, ppn = parts[0], "excl" in parts[1:], None, None
+    for part in parts[1:]:
+        match = re.fullmatch(r"(\d+)x(\d+)", part)
+        if match:
+            nodes, ppn = int(match.group(1)), int(match.group(2))
+        elif part != "excl":
+            raise WorkloadError(f"expected partition[:excl][:NODESxPPN], got {fields[20]!r}", file=path,
+                                line=lineno, field="partition")
+    properties = () if partition == "all" else (partition,)
+    per_node = int(gpus) // nodes if nodes else int(gpus)
+    spec = NodeSpec(nodes=nodes, ppn=ppn, exclusive=exclusive, properties=properties, gpus=per_node)
+    queue = fields[14]
+    return values, (queue, spec, fields[20])
+
+
+def _node_columns(rows: list[tuple], procs: np.ndarray, fmt: str, unit: str, memory_per: str,
+                  report: CleaningReport) -> pd.DataFrame:
+    """nodes, ppn, gpus, exclusive, cluster rules, properties from the specs; procs repaired to nodes x ppn."""
+    n = len(rows)
+    nodes = np.zeros(n, dtype=np.int64)
+    ppn = np.zeros(n, dtype=np.int64)
+    gpus = np.zeros(n, dtype=np.int64)
+    spec_mem = np.zeros(n, dtype=np.int64)
+    exclusive = np.zeros(n, dtype=bool)
+    queue_names, clusters, exclude, hosts, properties, raw_specs = [], [], [], [], [], []
+    counts = dict.fromkeys((REPAIR_CHUNKS, REPAIR_NO_PPN, REPAIR_NO_NODES, REPAIR_FRACTION, KEPT_EXCLUDED_HOST), 0)
+    for i, (queue, spec, raw) in enumerate(rows):
+        p = max(int(procs[i]), 1)
+        if spec.chunks > 1:
+            counts[REPAIR_CHUNKS] += 1
+        if spec.fractional_ppn:
+            counts[REPAIR_FRACTION] += 1
+        if spec.excluded_hosts:
+            counts[KEPT_EXCLUDED_HOST] += 1
+        if spec.nodes is None and spec.ppn is None and fmt == "aleang":
+            count, per = p, 1                      # AleaNG: no NxP part = CPUs x 1-CPU chunks
+        elif spec.nodes is None:
+            counts[REPAIR_NO_NODES] += 1
+            count, per = 1, spec.ppn or p
+        elif spec.ppn is None:
+            counts[REPAIR_NO_PPN] += 1
+            count, per = spec.nodes, max(math.ceil(p / spec.nodes), 1)
+        else:
+            count, per = spec.nodes, spec.ppn
+        nodes[i], ppn[i] = count, per
+        gpus[i], spec_mem[i], exclusive[i] = spec.gpus, spec.mem_kb, spec.exclusive
+        queue_names.append(queue)
+        clusters.append(";".join(spec.clusters))
+        exclude.append(";".join(spec.exclude))
+        hosts.append(";".join(spec.hosts))
+        properties.append(";".join(spec.properties))
+        raw_specs.append(raw)
+    for reason, count in counts.items():
+        (report.keep if reason == KEPT_EXCLUDED_HOST else report.repair)(reason, count)
+    return pd.DataFrame({
+        "nodes": nodes, "ppn": ppn, "spec_mem": spec_mem, "gpus": gpus, "exclusive": exclusive,
+        "queue_name": queue_names, "clusters": clusters, "exclude": exclude, "hosts": hosts,
+        "properties": properties, "nodespec": raw_specs,
+    })
+
+
+def load_extended(path: str | Path, *, procs: int | None = None, oversize: Oversize = "reject",
+                  overrun: Overrun = "kill", skip_bad_lines: bool = False, memory_unit: str | None = None,
+                  memory_per: str = "node", trace_format: str | None = None) -> Workload:
+    """Read and clean an extended trace into a Workload with the :data:`NODE_COLUMNS`.
+
+    ``procs`` bounds a job's processors (cleaning's oversize rule); without it no job is too
+    large here — the machine description decides later which jobs fit (see engine.sim.nodes).
+    """
+    trace = read_extended(path, memory_unit=memory_unit, memory_per=memory_per, skip_bad_lines=skip_bad_lines,
+                          trace_format=trace_format)
+    raw, extra = trace.swf.jobs, trace.nodes
+    spec_procs = extra["nodes"].to_numpy() * extra["ppn"].to_numpy()
+    changed = spec_procs != raw["allocated_procs"].to_numpy()
+    trace.report.repair(REPAIR_PROCS, int(changed.sum()))
+    raw["allocated_procs"] = spec_procs
+    memory = _memory_kb(raw["requested_memory"].to_numpy(), trace.memory_unit)
+    from_spec = (memory == 0) & (extra["spec_mem"].to_numpy() > 0)
+    trace.report.keep(KEPT_MEMORY_FROM_SPEC, int(from_spec.sum()))
+    memory = np.where(from_spec, extra["spec_mem"].to_numpy(), memory)
+    if memory_per == "job":
+        memory = np.ceil(memory / np.maximum(extra["nodes"].to_numpy(), 1)).astype(np.int64)
+    extra = extra.drop(columns=["spec_mem"])
+    extra.insert(2, "mem", memory.astype(np.int64))
+    size = int(procs) if procs is not None else max(int(spec_procs.max()), 1)
+    workload = clean(trace.swf, machine_procs=size, oversize=oversize, overrun=overrun, extra=extra)
+    report = workload.report
+    for kind in ("repaired", "kept"):
+        for reason, count in getattr(trace.report, kind).items():
+            getattr(report, kind)[reason] = getattr(report, kind).get(reason, 0) + count
+    names = sorted(set(workload.jobs["queue_name"]))
+    codes = {name: code for code, name in enumerate(names)}
+    workload.jobs["queue"] = workload.jobs["queue_name"].map(codes).astype(np.int64)
+    workload.metadata.update({"format": trace.format, "memory_unit": trace.memory_unit, "memory_per": memory_per})
+    if procs is None:
+        workload.metadata["procs"] = size
+        workload.metadata["procs_note"] = "largest job (an extended trace's machine comes from a machine description)"
+    return workload
+
+
+def _memory_kb(values: np.ndarray, unit: str) -> np.ndarray:
+    """Requested memory in KB; -1, 0 and the placeholder 1 mean no request (0)."""
+    known = values > UNKNOWN_MEMORY
+    return np.where(known, np.ceil(values * MEMORY_UNITS[unit]), 0).astype(np.int64)
+
+
+def check_extended_head(path: str | Path, *, max_lines: int = 200,
+                        max_errors: int = 20) -> tuple[dict[str, str], list[WorkloadError], str]:
+    """Cheap upload checks of an extended trace: (header metadata, problems, format). Never raises."""
+    try:
+        source = _inspect(path)
+        lines = _first_data_lines(path, 50)
+    except WorkloadError as error:
+        return {}, [error], "swf"
+    fmt = detect_format_of_lines(lines)
+    parse = _parse_metacentrum_line if fmt == "metacentrum" else _parse_aleang_line
+    header: list[str] = []
+    errors: list[WorkloadError] = []
+    seen = 0
+    with _open_text(source) as stream:
+        for lineno, line in enumerate(stream, start=1):
+            stripped = line.strip()
+            if not stripped:
+                continue
+            if stripped.startswith(";"):
+                if not seen:
+                    header.append(line)
+                continue
+            seen += 1
+            try:
+                parse(stripped.split(), lineno, source.path)
+            except WorkloadError as error:
+                errors.append(error)
+            if seen >= max_lines or len(errors) >= max_errors:
+                break
+    if not seen:
+        errors.append(WorkloadError("no jobs: the file has no job lines", file=source.path))
+    return parse_header(header), errors, fmt
+
+
+def describe_requests(workload: Workload) -> dict:
+    """What an extended trace asks for beyond SWF: format, memory unit, queues, nodes, ppn, RAM, GPUs."""
+    jobs = workload.jobs
+    mem_gib = jobs["mem"].to_numpy(dtype=np.float64) / 1024 ** 2
+    known = mem_gib[mem_gib > 0]
+    return {
+        "format": workload.metadata.get("format"),
+        "memory_unit": workload.metadata.get("memory_unit"),
+        "memory_per": workload.metadata.get("memory_per"),
+        "queues": {str(k): int(v) for k, v in jobs["queue_name"].value_counts().sort_index().items()},
+        "multi_node_jobs": int((jobs["nodes"] > 1).sum()),
+        "max_nodes": int(jobs["nodes"].max()) if len(jobs) else 0,
+        "max_ppn": int(jobs["ppn"].max()) if len(jobs) else 0,
+        "exclusive_jobs": int(jobs["exclusive"].sum()),
+        "gpu_jobs": int((jobs["gpus"] > 0).sum()),
+        "with_memory_request": int(len(known)),
+        "memory_gib_per_node": {"median": round(float(np.median(known)), 3), "max": round(float(known.max()), 3)}
+        if len(known) else None,
+        "cluster_rules": int(((jobs["clusters"] != "") | (jobs["exclude"] != "")).sum()),
+    }
