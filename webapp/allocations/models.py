@@ -39,9 +39,7 @@ class AllocationSet(models.Model):
         return (slugify(self.name) or "allocations") + ".csv"
 
     def parsed(self):  # noqa: ANN201 - engine.platform.allocations.Allocations
-        from engine.platform.allocations import parse_allocations
-
-        return parse_allocations(self.text, source=self.file_name)
+        return _parse(self.text, self.file_name)
 
 
 class ExperimentAllocations(models.Model):
@@ -56,6 +54,10 @@ class ExperimentAllocations(models.Model):
     file_name = models.CharField(max_length=250)
 
     def parsed(self):  # noqa: ANN201 - engine.platform.allocations.Allocations
-        from engine.platform.allocations import parse_allocations
+        return _parse(self.text, self.file_name)
 
-        return parse_allocations(self.text, source=self.file_name)
+
+def _parse(text: str, file_name: str):  # noqa: ANN202 - engine.platform.allocations.Allocations
+    from engine.platform.allocations import parse_allocations
+
+    return parse_allocations(text, source=file_name)
