@@ -88,13 +88,7 @@ def create_experiment(
     queue one task per run once it commits. Raises ExperimentError; nothing is stored then."""
     from webapp.experiments.tasks import run_simulation
 
-    if not trace.is_ready:
-        raise ExperimentError(f"trace “{trace.name}” is not ready ({trace.status})")
-    if allocation not in Experiment.Allocation.values:
-        raise ExperimentError(f"allocation must be one of {', '.join(Experiment.Allocation.values)}")
-    size = machine.procs if machine is not None else (procs or trace.procs)
-    if not size or size < 1:
-        raise ExperimentError("machine size unknown: give a number of processors or a machine")
+    size = checked_setup(trace, procs, machine, allocation)
     planned = plan_runs(policies, sweep_param, sweep_values)
     load_factor = checked_load_factor(load_factor)
     with transaction.atomic():
@@ -110,6 +104,18 @@ def create_experiment(
                                      sweep_value=plan.sweep_value, load_factor=load_factor)
             enqueue(run_simulation, run.pk)
     return experiment
+
+
+def checked_setup(trace: Trace, procs: int | None, machine: Machine | None, allocation: str) -> int:
+    """Check the trace is ready and the allocation rule known; the machine size to simulate."""
+    if not trace.is_ready:
+        raise ExperimentError(f"trace “{trace.name}” is not ready ({trace.status})")
+    if allocation not in Experiment.Allocation.values:
+        raise ExperimentError(f"allocation must be one of {', '.join(Experiment.Allocation.values)}")
+    size = machine.procs if machine is not None else (procs or trace.procs)
+    if not size or size < 1:
+        raise ExperimentError("machine size unknown: give a number of processors or a machine")
+    return size
 
 
 def checked_load_factor(value: Any) -> float:

@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -38,17 +39,19 @@ class LocalCluster:
             "MEDIA_ROOT": str(self.root / "media"),
             "SCHEDLAB_RUN_STALE_SECONDS": str(stale_seconds),
             "SCHEDLAB_WORKER_CONCURRENCY": "1",
+            # a queue of its own: tasks never mix with another cluster or test run on the same Redis
+            "SCHEDLAB_QUEUE": f"schedlab-cluster-{uuid.uuid4().hex[:12]}",
             **(extra_env or {}),
         }
         self.env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
         self.workers: dict[str, subprocess.Popen] = {}
 
     # -- services ----------------------------------------------------------------------------
-    def flush_redis(self) -> None:
-        """Empty this cluster's Redis database (raises if Redis is not running)."""
+    def check_redis(self) -> None:
+        """Raise (redis.ConnectionError) unless Redis answers at ``redis_url``."""
         import redis
 
-        redis.Redis.from_url(self.redis_url, socket_connect_timeout=3).flushdb()
+        redis.Redis.from_url(self.redis_url, socket_connect_timeout=3).ping()
 
     def manage(self, *args: str, timeout: float = 1800, check: bool = True) -> subprocess.CompletedProcess:
         result = subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], cwd=ROOT, env=self.env,

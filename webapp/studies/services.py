@@ -17,7 +17,8 @@ from django.db import transaction
 
 from webapp.experiments.models import Experiment, Run
 from webapp.experiments.services import (
-    METRIC_COLUMNS, ExperimentError, checked_load_factor, parse_sweep_values, rerun, resolve_policy, with_load,
+    METRIC_COLUMNS, ExperimentError, checked_load_factor, checked_setup, parse_sweep_values, rerun, resolve_policy,
+    with_load,
 )
 from webapp.studies.models import LOAD, Study, StudyPoint
 from webapp.traces.models import Machine, Trace
@@ -85,13 +86,7 @@ def create_study(
 ) -> Study:
     """Validate, create the experiment, its runs and the study in one transaction, and fan the runs
     out as one group once it commits. Raises ExperimentError; nothing is stored then."""
-    if not trace.is_ready:
-        raise ExperimentError(f"trace “{trace.name}” is not ready ({trace.status})")
-    if allocation not in Experiment.Allocation.values:
-        raise ExperimentError(f"allocation must be one of {', '.join(Experiment.Allocation.values)}")
-    size = machine.procs if machine is not None else (procs or trace.procs)
-    if not size or size < 1:
-        raise ExperimentError("machine size unknown: give a number of processors or a machine")
+    size = checked_setup(trace, procs, machine, allocation)
     planned = plan_points(policies, grid)
     with transaction.atomic():
         swept = ", ".join(f"{k} × {len(v)}" for k, v in grid.items()) or "no grid"

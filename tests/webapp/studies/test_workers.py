@@ -23,10 +23,10 @@ STALE_SECONDS = 4   # a running point without a heartbeat for this long is lost 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    """A migrated database, media and two worker-less slots; each test starts its own workers."""
+    """A migrated database, media and a Celery queue of its own; each test starts its own workers."""
     root = tmp_path_factory.mktemp("cluster")
     rig = LocalCluster(root, REDIS_URL, stale_seconds=STALE_SECONDS)
-    rig.flush_redis()          # raises (the test fails) when Redis is not running
+    rig.check_redis()          # raises (the test fails) when Redis is not running
     rig.migrate()
     yield rig
     rig.stop()
