@@ -106,6 +106,12 @@ class Simulation:
     def expected_end(self, job: int) -> int:
         return self.start_time[job] + self.estimate[job]
 
+    def wake_at(self, t: int) -> None:
+        """Ask for a scheduling pass at time ``t`` even if nothing ends or arrives then (a policy
+        that plans starts in the future, e.g. at a reservation, calls this)."""
+        if t > self.now and t not in self.wakeups:
+            insort(self.wakeups, t, key=lambda x: -x)   # kept in descending order, soonest last
+
     def start(self, job: int) -> None:
         """Start ``job`` now; it must fit."""
         now = self.now
@@ -126,6 +132,7 @@ class Simulation:
         report_every = max(n // 200, 1)
         next_report = report_every
         wakeups = self.wakeups
+        on_wakeup = getattr(self.allocator, "on_wakeup", lambda: None)
         while next_job < n or completions or (wakeups and self.started < n):
             t = completions[0][0] if completions else submit[next_job] if next_job < n else wakeups[-1]
             if next_job < n and submit[next_job] < t:
@@ -135,7 +142,7 @@ class Simulation:
                     t = wakeups[-1]
                 while wakeups and wakeups[-1] <= t:
                     wakeups.pop()
-                    self.allocator.on_wakeup()
+                    on_wakeup()
             self.now = t
             while completions and completions[0][0] == t:
                 job = heappop(completions)[2]

@@ -90,3 +90,24 @@ def test_a_month_of_a_real_trace_with_buddy_allocation_and_overruns():
     for policy in ("easy", "conservative"):
         result = simulate(workload, 100, policy, allocation="buddy")
         assert_valid(result.schedule, 100)
+
+
+def test_a_policy_can_ask_for_a_pass_when_nothing_happens():
+    """wake_at(t): the simulator runs a scheduling pass at t although no job ends or arrives."""
+    from engine.policies.algorithm import Algorithm
+    from engine.sim.simulator import Simulation
+
+    class StartAtTen(Algorithm):
+        def on_submit(self, job: int) -> None:
+            super().on_submit(job)
+            self.sim.wake_at(10)
+
+        def schedule(self) -> None:
+            if self.sim.now >= 10 and len(self.queue):
+                self.start(self.queue.head())
+
+    from engine.policies.ordering import submit_order
+
+    sim = Simulation(make_workload([(0, 5, 5, 1)]), 4)
+    sim.run(StartAtTen(sim, submit_order(sim, {}), {}))
+    assert sim.start_time == [10]
