@@ -7,7 +7,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     SCHEDLAB_DATA_DIR=/data \
     MEDIA_ROOT=/data/media \
     STATIC_ROOT=/app/staticfiles \
-    SCHEDLAB_STATIC_FROM_FINDERS=False
+    SCHEDLAB_STATIC_FROM_FINDERS=False \
+    NUMBA_CACHE_DIR=/data/numba-cache
 
 RUN useradd --create-home --uid 1000 schedlab && mkdir -p /data && chown schedlab /data
 WORKDIR /app
