@@ -10,7 +10,8 @@ depth 2, backfill on), over --seeds scenario seeds, and prints per user:
 
 The paper's outcomes are printed beside them. The linear configurations are repeated with the
 backfill pass off (``backfill=false``), because with backfilling Bob's 65-node jobs fit in the 150
-nodes Alice's 250-node jobs always leave free (1,400 - 5 x 250) and start at once.
+nodes Alice's 250-node jobs always leave free (1,400 - 5 x 250) and start at once; and SFS is
+repeated with pass 1 holding the previous iteration's reservations (``pass1_holds_reservations``).
 
 Part 2 times sfs-size (without allocations: every job in the default allocation) against easy on a
 real trace (best and median of --repeat runs; the machine is shared, so figures are noisy).
@@ -42,6 +43,8 @@ CONFIGURATIONS = (
     ("sfs-size", {}, "Alice immediate; Bob immediate; Chris <1 d"),
     ("linear-age", {"backfill": False}, "(not in the paper)"),
     ("linear-size", {"backfill": False}, "(not in the paper)"),
+    ("sfs-age", {"pass1_holds_reservations": True}, "(not in the paper)"),
+    ("sfs-size", {"pass1_holds_reservations": True}, "(not in the paper)"),
 )
 
 
@@ -64,16 +67,16 @@ def scenario_table(seeds: int) -> None:
             makespans[i].append(schedule.end.max() / 86400.0)
     names = [name for name, _ in SFS_USERS.values()]
     print(f"§9 scenario, {seeds} seed(s); hours, mean over seeds [min-max of the first start]")
-    print(f"{'configuration':<30}" + "".join(f"{n + ' first':>22}{n + ' median':>14}" for n in names)
+    print(f"{'configuration':<42}" + "".join(f"{n + ' first':>22}{n + ' median':>14}" for n in names)
           + f"{'makespan d':>12}   paper")
     for i, (preset, params, paper) in enumerate(CONFIGURATIONS):
         values = np.array(runs[i])
-        label = preset + (" backfill=false" if params.get("backfill") is False else "")
+        label = preset + "".join(f" {k}={str(v).lower()}" for k, v in params.items())
         cells = ""
         for u in range(len(names)):
             first, median = values[:, 2 * u], values[:, 2 * u + 1]
             cells += f"{first.mean():>9.1f} [{first.min():>4.1f}-{first.max():>5.1f}]{median.mean():>14.1f}"
-        print(f"{label:<30}{cells}{np.mean(makespans[i]):>12.1f}   {paper}")
+        print(f"{label:<42}{cells}{np.mean(makespans[i]):>12.1f}   {paper}")
 
 
 def speed(trace: str, repeat: int) -> None:
