@@ -235,7 +235,6 @@ def assign_queues(config: QueueConfig, queue_names: list[str] | np.ndarray, requ
     n = len(requested)
     index = {q.name: i for i, q in enumerate(config.queues)}
     by_walltime = sorted(range(len(config.queues)), key=lambda i: (config.queues[i].walltime, i))
-    longest = max(range(len(config.queues)), key=lambda i: (config.queues[i].walltime, -i))
     result = np.empty(n, dtype=np.int64)
     moved: dict[str, int] = {}
     fallback_cache: dict[tuple[int, bool], int] = {}
@@ -248,9 +247,9 @@ def assign_queues(config: QueueConfig, queue_names: list[str] | np.ndarray, requ
             continue
         key = (int(requested[job]), single)
         if key not in fallback_cache:
-            fallback_cache[key] = next(
-                (i for i in by_walltime if config.queues[i].walltime >= key[0]
-                 and (single or not config.queues[i].single_node)), longest)
+            eligible = [i for i in by_walltime if single or not config.queues[i].single_node] or by_walltime
+            longest = max(eligible, key=lambda i: (config.queues[i].walltime, -i))
+            fallback_cache[key] = next((i for i in eligible if config.queues[i].walltime >= key[0]), longest)
         result[job] = fallback_cache[key]
         label = f"{name} -> {config.queues[result[job]].name}"
         moved[label] = moved.get(label, 0) + 1

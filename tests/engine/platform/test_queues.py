@@ -1,0 +1,71 @@
+"""Queue configurations: the shipped MetaCentrum setups, missing queues, line-level errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.platform.queues import assign_queues, load_queue_config, parse_queue_config
+from engine.workload import WorkloadError
+
+
+def test_historical_setup_from_the_paper():
+    config = load_queue_config("metacentrum-historical")
+    queues = {q.name: q for q in config.queues}
+    assert config.mode == "priority"
+    assert [(q.walltime, q.priority, q.user_max_jobs) for q in (queues["long"], queues["normal"], queues["short"])] \
+        == [(30 * 86400, 70, 70), (86400, 50, 300), (7200, 60, 250)]
+    backfill = queues["backfill"]
+    assert (backfill.single_node, backfill.walltime, backfill.priority, backfill.user_max_jobs) == (True, 86400, 20, 1000)
+    # long's pool: 1440 of ~6,100 cores -> 0.236 of any machine; on 6,100 cores floor(1439.6) = 1439
+    assert queues["long"].core_limit(6100) == 1439
+
+
+def test_2014_setup_is_virtual_with_pools_shrinking_as_walltime_grows():
+    config = load_queue_config("metacentrum-2014")
+    assert config.mode == "virtual"
+    names = ["q_2h", "q_4h", "q_1d", "q_2d", "q_4d", "q_1w", "q_2w", "q_2w_plus"]
+    queues = [config.queues[config.index(name)] for name in names]
+    walltimes = [q.walltime for q in queues]
+    limits = [q.core_limit(10_000) for q in queues]
+    assert walltimes == sorted(walltimes) and walltimes[-1] == 30 * 86400
+    assert limits == sorted(limits, reverse=True) and limits[-1] < limits[0]
+
+
+def test_missing_queue_goes_to_the_smallest_queue_whose_walltime_fits():
+    config = parse_queue_config("""mode: virtual
+queues:
+  - {name: short, walltime: 2h}
+  - {name: day, walltime: 1d}
+  - {name: single, walltime: 30d, single_node: true}
+  - {name: month, walltime: 30d}
+""")
+    names = np.array(["short", "weird", "weird", "weird", "single", "weird"])
+    requested = np.array([60, 3600, 7201, 40 * 86400, 100, 10 * 86400])
+    nodes = np.array([1, 1, 1, 2, 2, 1])
+    assignment = assign_queues(config, names, requested, nodes)
+    #  short stays; 1 h -> short; 2 h + 1 s -> day; 40 d on 2 nodes fits none -> the longest queue
+    #  that takes multi-node jobs (month); a 2-node job in "single" -> short; 10 d on 1 node -> single
+    assert [config.queues[q].name for q in assignment.queue] == ["short", "short", "day", "month", "short", "single"]
+    assert assignment.moved == {"single -> short": 1, "weird -> day": 1, "weird -> month": 1,
+                                "weird -> short": 1, "weird -> single": 1}
+    assert assignment.over_walltime == 1
+
+
+@pytest.mark.parametrize("text, line, field", [
+    ("mode: sideways\nqueues: []\n", 1, "mode"),
+    ("mode: virtual\nqueues:\n  - name: a\n    walltime: soon\n", 4, "walltime"),
+    ("queues:\n  - name: a\n    walltime: 2h\n    max_share: 1.5\n", 4, "max_share"),
+    ("queues:\n  - name: a\n    walltime: 2h\n  - name: b\n    walltime: 1h\n    user_max_jobs: -3\n", 6, "user_max_jobs"),
+    ("queues:\n  - name: a\n    walltime: 2h\n    prority: 3\n", 4, "prority"),
+    ("queues:\n  - name: a\n    walltime: 2h\n   bad indent: 1\n", 4, None),
+])
+def test_bad_configurations_name_the_line_and_field(text, line, field):
+    with pytest.raises(WorkloadError) as error:
+        parse_queue_config(text, source="q.yaml")
+    assert error.value.line == line and error.value.field == field
+
+
+def test_unknown_name_or_path_is_explained():
+    with pytest.raises(WorkloadError, match="metacentrum-2014"):
+        load_queue_config("metacentrum-2015")

@@ -1,0 +1,165 @@
+"""Node-level placement: ppn per node, RAM, GPUs, exclusive nodes, cluster rules, windows, limits,
+backfilling on clusters; and whole runs of the real wagap-2013 trace that never over-commit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.platform.machines import read_machines
+from engine.platform.queues import load_queue_config, parse_queue_config
+from engine.sim import simulate
+from engine.sim.nodes import REJECT_NO_CLUSTER, prepare
+from engine.workload import load_workload
+from tests.engine.sim.node_invariants import violations
+from tests.engine.sim.node_workloads import GB, machine, node_workload
+
+DATA = Path("/work/shared/data/metacentrum/alea")
+
+
+def starts(rows, machine_, policy="fcfs", **options):
+    return simulate(node_workload(rows), None, policy, machine=machine_, **options).schedule
+
+
+def test_ppn_cores_must_be_free_on_each_node():
+    # 2 nodes x 4 cores. Job 0 takes 3 cores on each node; job 1 wants 2 cores on ONE node:
+    # 2 cores are free in total (1 + 1) but no node has 2, so it waits for job 0 (ends at 10).
+    schedule = starts([{"submit": 0, "runtime": 10, "nodes": 2, "ppn": 3},
+                       {"submit": 0, "runtime": 5, "nodes": 1, "ppn": 2}], machine(("a", 2, 4, 0)))
+    assert schedule["start"].tolist() == [0, 10]
+    assert schedule["nodes"].tolist() == ["a-0;a-1", "a-0"]
+
+
+def test_ram_per_node_is_a_limit():
+    # one node, 8 cores, 16 GB: two 1-core jobs of 10 GB cannot share it
+    schedule = starts([{"submit": 0, "runtime": 10, "mem": 10 * GB}, {"submit": 0, "runtime": 10, "mem": 10 * GB}],
+                      machine(("a", 1, 8, 16 * GB)))
+    assert schedule["start"].tolist() == [0, 10]
+
+
+def test_gpus_per_node_are_a_limit():
+    schedule = starts([{"submit": 0, "runtime": 10, "gpus": 2}, {"submit": 0, "runtime": 10, "gpus": 1}],
+                      machine(("g", 1, 8, 0, 2)))
+    assert schedule["start"].tolist() == [0, 10]
+
+
+def test_an_exclusive_job_takes_whole_free_nodes():
+    # job 0 (1 core) sits on node 0; the exclusive job 1 takes node 1 entirely, so job 2 (1 core)
+    # still fits on node 0 but not on node 1
+    schedule = starts([{"submit": 0, "runtime": 10}, {"submit": 0, "runtime": 20, "exclusive": True},
+                       {"submit": 0, "runtime": 5}], machine(("a", 2, 4, 0)))
+    assert schedule["nodes"].tolist() == ["a-0", "a-1", "a-0"]
+    assert schedule["start"].tolist() == [0, 0, 0]
+    assert schedule["alloc"].tolist() == [1, 1, 1]
+
+
+def test_cluster_rules_and_the_cheapest_suitable_cluster():
+    two = machine(("small", 1, 8, 16 * GB), ("big", 1, 32, 256 * GB))
+    schedule = starts([{"submit": 0, "runtime": 1, "ppn": 2, "mem": 4 * GB},      # price 2 on both: file order
+                       {"submit": 0, "runtime": 1, "ppn": 1, "mem": 8 * GB},      # cheaper on big (1 vs 4)
+                       {"submit": 0, "runtime": 1, "ppn": 1, "clusters": "small"}], two)
+    assert schedule["cluster"].tolist() == ["small", "big", "small"]
+
+
+def test_jobs_no_cluster_can_run_are_rejected_and_counted():
+    workload = node_workload([{"submit": 0, "runtime": 1, "ppn": 64}, {"submit": 0, "runtime": 1}])
+    kept, _, rejected = prepare(workload, machine(("a", 2, 32, 0)))
+    assert len(kept) == 1 and rejected == {REJECT_NO_CLUSTER: 1}
+
+
+def test_a_cluster_that_appears_later_wakes_the_scheduler():
+    # cluster b is available from t=50; the job needs b and nothing else happens before then
+    schedule = starts([{"submit": 0, "runtime": 10, "clusters": "b"}], machine(("a", 1, 4, 0), ("b", 1, 4, 0, 0, 50)))
+    assert schedule["start"].tolist() == [50]
+
+
+def test_easy_backfills_around_the_reserved_nodes():
+    # 2 nodes x 4 cores. Job 0 fills node 0 until 100. Job 1 (2 whole nodes) is the blocked head:
+    # reserved at 100 on both nodes. Job 2 (ends at 1 + 50 = 51 <= 100) backfills on node 1;
+    # job 3 (would end at 202 > 100, and both nodes are reserved) must wait until job 1 ends at 200.
+    rows = [{"submit": 0, "runtime": 100, "ppn": 4}, {"submit": 1, "runtime": 100, "nodes": 2, "ppn": 4},
+            {"submit": 1, "runtime": 50, "ppn": 4}, {"submit": 2, "runtime": 200, "ppn": 4}]
+    schedule = starts(rows, machine(("a", 2, 4, 0)), "easy")
+    assert schedule["start"].tolist() == [0, 100, 1, 200]
+
+
+def test_easy_backfills_on_another_cluster_whatever_it_takes():
+    # the head (job 1) can only use cluster a; job 2, longer than the reservation, runs on b at once
+    rows = [{"submit": 0, "runtime": 100, "ppn": 4, "clusters": "a"},
+            {"submit": 1, "runtime": 100, "ppn": 4, "clusters": "a"},
+            {"submit": 2, "runtime": 500, "ppn": 4}]
+    schedule = starts(rows, machine(("a", 1, 4, 0), ("b", 1, 4, 0)), "easy")
+    assert schedule["start"].tolist() == [0, 100, 2]
+
+
+def test_conservative_keeps_every_reservation():
+    # as the EASY case, plus job 4 (submitted at 3, short): conservative gives every job a
+    # reservation at arrival on core profiles, so job 3 is reserved after job 1 (at 200) and
+    # job 4 (4 cores for 10 s) fits node 1 now without delaying anyone
+    rows = [{"submit": 0, "runtime": 100, "ppn": 4}, {"submit": 1, "runtime": 100, "nodes": 2, "ppn": 4},
+            {"submit": 1, "runtime": 50, "ppn": 4}, {"submit": 2, "runtime": 200, "ppn": 4},
+            {"submit": 3, "runtime": 10, "ppn": 4}]
+    schedule = starts(rows, machine(("a", 2, 4, 0)), "conservative")
+    assert schedule["start"].tolist() == [0, 100, 1, 200, 51]
+
+
+def test_per_user_running_job_limit():
+    queues = parse_queue_config("queues:\n  - {name: q, walltime: 1d, user_max_jobs: 1}\n")
+    rows = [{"submit": 0, "runtime": 10, "queue_name": "q", "user": 1},
+            {"submit": 0, "runtime": 10, "queue_name": "q", "user": 1},
+            {"submit": 0, "runtime": 10, "queue_name": "q", "user": 2}]
+    schedule = starts(rows, machine(("a", 1, 8, 0)), "easy", queues=queues)
+    # user 1's second job waits although 6 cores are free; user 2 is not held back by it
+    assert schedule["start"].tolist() == [0, 10, 0]
+
+
+def test_queue_core_limit_and_priority_mode():
+    queues = parse_queue_config("""mode: priority
+queues:
+  - {name: low, walltime: 1d, priority: 10}
+  - {name: high, walltime: 1d, priority: 90, max_cores: 4}
+""")
+    rows = [{"submit": 0, "runtime": 10, "ppn": 4, "queue_name": "high"},
+            {"submit": 1, "runtime": 10, "ppn": 4, "queue_name": "low"},
+            {"submit": 1, "runtime": 10, "ppn": 4, "queue_name": "high"},
+            {"submit": 1, "runtime": 10, "ppn": 4, "queue_name": "low"}]
+    schedule = starts(rows, machine(("a", 1, 8, 0)), "fairshare-fcfs", queues=queues)
+    # at t=1 the high queue comes first, but its 4-core limit is held by job 0: job 2 is skipped
+    # (not eligible) and job 1 from the low queue starts; at 10 job 2 goes before job 3 (priority)
+    assert schedule["start"].tolist() == [0, 1, 10, 11]
+    assert schedule["queue"].tolist() == ["high", "low", "high", "low"]
+
+
+def test_speed_scaling_stretches_runtimes_on_slow_clusters():
+    from engine.platform.machines import Cluster, Machine
+
+    slow_fast = Machine((Cluster("slow", 1, 4, 0, speed=1.0), Cluster("fast", 1, 4, 0, speed=2.0)))
+    rows = [{"submit": 0, "runtime": 100, "ppn": 4, "clusters": "slow"}]
+    schedule = starts(rows, slow_fast, speed_scaling=True)
+    assert schedule[["start", "end", "runtime"]].values.tolist() == [[0, 200, 200]]   # 100 x 2 / 1
+
+
+@pytest.fixture(scope="module")
+def wagap():
+    return load_workload(DATA / "wagap-2013.swf"), read_machines(DATA / "wagap-2013.swf.machines")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("policy, queues", [
+    ("mrfs-easy", "metacentrum-2014"),
+    ("mrfs-fcfs", "metacentrum-historical"),
+    ("fairshare-easy", "metacentrum-historical"),
+    ("fairshare-fcfs", "metacentrum-2014"),
+    ("mrfs-conservative", "metacentrum-2014"),
+])
+def test_whole_wagap_runs_never_over_commit_nodes_or_limits(wagap, policy, queues):
+    workload, machine_ = wagap
+    config = load_queue_config(queues)
+    result = simulate(workload, None, policy, machine=machine_, queues=config)
+    simulated, _, _ = prepare(workload, machine_, queues=config)
+    schedule = result.schedule
+    assert len(schedule) == 17_897 and (schedule["start"] >= schedule["submit"]).all()
+    assert violations(schedule, simulated.jobs, machine_, config) == []
+    summary = result.meta["summary"]
+    assert sum(q["jobs"] for q in summary["per_queue"].values()) == 17_897
