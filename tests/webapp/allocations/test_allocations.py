@@ -178,3 +178,12 @@ def test_the_json_api_takes_an_allocations_id(alice, bob, scenario):
     refused = other.post("/api/experiments/", body, content_type="application/json")
     assert refused.status_code == 400 and "field allocations" in refused.json()["error"]
     assert Experiment.objects.count() == 1
+
+
+def test_the_pages_render_and_the_new_experiment_form_offers_the_allocations(alice, alice_client):
+    AllocationSet.objects.create(owner=alice, name="year one", text=GOOD)
+    assert "year one" in alice_client.get(reverse("allocations:list")).content.decode()
+    assert alice_client.get(reverse("allocations:new")).status_code == 200
+    assert "1,400 nodes" in alice_client.get(reverse("allocations:scenario")).content.decode()
+    form = alice_client.get(reverse("experiments:new")).content.decode()
+    assert 'name="allocations"' in form and "year one" in form
