@@ -102,6 +102,8 @@ def prebuild_when_last(run_id: int) -> None:
         runs = experiment.runs.all()
         if runs.filter(status__in=[Run.Status.QUEUED, Run.Status.RUNNING]).exists():
             return
+        if hasattr(experiment, "study"):  # a study's points (often dozens) are plotted from summaries
+            return
         if runs.filter(status=Run.Status.DONE).exists():
             prebuild_comparison(experiment)
     except Exception:  # noqa: BLE001 - the plots are then built when the page asks for them
