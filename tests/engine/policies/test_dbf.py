@@ -146,3 +146,68 @@ def test_a_deadline_job_on_time_at_submission_never_misses(rows):
     # and every deadline job is in exactly one of the three deadline classes
     has_deadline = schedule["deadline"].notna().to_numpy()
     assert ((schedule["dbf_class"] != REGULAR).to_numpy() == has_deadline).all()
+
+
+# The extra step of Algorithm 1 (lines 22-35), worked by hand on a 2-processor machine. B fills
+# the machine on [0, 10); three deadline jobs then a regular one arrive while it runs:
+#
+#   job  submit  time  procs  deadline
+#   B      0      10     2     -
+#   E      1       1     1     13
+#   M      2       1     2     12
+#   D      3       1     1     11
+#   R      4       2     1     -      (regular)
+#
+# Arrivals (each deadline job gets the conservative reservation behind everything reserved):
+#   E at 1: [10, 11)                        11 <= 13: L1 = [E]
+#   M at 2: 2 procs, E holds one until 11: [11, 12)   12 <= 12: L1 = [E, M]
+#   D at 3: 1 proc free beside E: [10, 11)   11 <= 11: L1 = [E, M, D]
+# R at 4 runs Algorithm 1 (L0 = [] besides the running B):
+#   lines 1-8: cancel E, M, D; R [10, 12); then L1 in submission order:
+#     E [10, 11) beside R; M needs both procs, R holds one until 12: [12, 13), 13 > 12 late;
+#     D [11, 12) beside R, 12 > 11 late
+#   while, 1st pass: M is the first late job: L_tmp = [M, R], L1 = [E, D]
+#     L_tmp: M [10, 11) (both procs); R [11, 13).  L1: E [11, 12); D [12, 13), 13 > 11 late
+#   while, 2nd pass: L_tmp = [M, D, R], L1 = [E]
+#     L_tmp: M [10, 11); D [11, 12), 12 > 11: still late; R [11, 13).  L1: E [12, 13) <= 13
+#   no late job in L1: the loop ends, but D in L_tmp is late. M, reserved without E in front of it,
+#   took the whole machine on [10, 11), where D used to run beside E: the "different resource
+#   fragmentation" of §4.
+#   extra step: S_max = submit(D) = 3; E (submitted at 1 < 3) moves too: L_tmp = [E, M, D, R], L1 = []
+#     E [10, 11); M [11, 12) (12 <= 12); D [10, 11) beside E (11 <= 11); R: the machine is full
+#     on [10, 12), so [12, 14)
+#   L_tmp joins L0: E, M and D are fixed (dbf_class 2).
+# Without the extra step D would run on [11, 12) and miss its deadline 11. Here DBF ends with the
+# conservative schedule: the extra step gave back the deadline jobs their submission order.
+EXTRA_STEP = [(0, 10, 10, 2), (1, 1, 1, 1), (2, 1, 1, 2), (3, 1, 1, 1), (4, 2, 2, 1)]
+EXTRA_STEP_DEADLINES = [NONE, 13, 12, 11, NONE]
+
+
+def test_the_extra_step_gives_back_a_deadline_job_its_slot():
+    schedule, summary = dbf(with_deadlines(EXTRA_STEP, EXTRA_STEP_DEADLINES), capacity=2)
+    assert schedule["start"].tolist() == [0, 10, 11, 10, 12]       # B, E, M, D, R
+    assert schedule["end"].tolist() == [10, 11, 12, 11, 14]
+    assert summary["dbf_extra_steps"] == 1
+    assert summary["dbf_rounds"] == 1 and summary["dbf_fixed"] == 3
+    assert schedule["dbf_class"].tolist() == [REGULAR, FIXED, FIXED, FIXED, REGULAR]
+    # every deadline job met its deadline at submission, and still does (D exactly)
+    assert (schedule["end"].iloc[1:4] <= schedule["deadline"].iloc[1:4]).all()
+    assert starts(with_deadlines(EXTRA_STEP, EXTRA_STEP_DEADLINES), "conservative", 2) == [0, 10, 11, 10, 12]
+
+
+# A limit of the paper's Algorithm 1, kept as the paper states it: after the extra step the jobs
+# left in L1 are reserved again but not checked against their deadlines. The same trace with one
+# more deadline job X (1 s, 2 procs, due 14) submitted at 4 and R at 5:
+#   X at 4: behind E [10, 11), M [11, 12), D [10, 11): [12, 13), 13 <= 14: L1 = [E, M, D, X]
+#   R at 5: as above, with X re-reserved last in L1 each time: after lines 1-8 and after each pass
+#     of the while loop the machine is busy until 13 (M, then R and E), so X [13, 14): on time;
+#     the extra step leaves L1 = [X] behind L_tmp = [E, M, D, R]: R holds one proc on [12, 14),
+#     so X gets [14, 15): 15 > 14, and nothing moves it. X stays tentative and misses by 1 s
+#     although its first reservation was on time (§4's guarantee does not hold here).
+def test_after_the_extra_step_l1_is_not_checked_again_as_in_the_paper():
+    rows = EXTRA_STEP[:4] + [(4, 1, 1, 2), (5, 2, 2, 1)]
+    schedule, summary = dbf(with_deadlines(rows, EXTRA_STEP_DEADLINES[:4] + [14, NONE]), capacity=2)
+    assert schedule["start"].tolist() == [0, 10, 11, 10, 14, 12]   # B, E, M, D, X, R
+    assert summary["dbf_extra_steps"] == 1 and summary["dbf_first_allocation_misses"] == 0
+    assert schedule["dbf_class"][4] == TENTATIVE
+    assert schedule["end"][4] == 15 > schedule["deadline"][4]
