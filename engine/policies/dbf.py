@@ -11,8 +11,9 @@ Waiting jobs are in one of two lists:
 **A deadline job arrives.** It gets the conservative reservation (the earliest fit after every
 reservation, tentative or definitive). If that ends by its deadline (reserved start + requested time
 <= deadline) it joins L1; otherwise it is treated as regular from then on: its reservation is given
-back and it arrives as a regular job (below), so it may go ahead of L1 jobs. Only such jobs can miss
-their deadline (counted in ``summary()["dbf_first_allocation_misses"]``).
+back and it arrives as a regular job (below), so it may go ahead of L1 jobs. The paper expects only
+such jobs to miss their deadline (counted in ``summary()["dbf_first_allocation_misses"]``); but see
+step 3: rarely, a job whose first reservation was on time misses too.
 
 **A regular job J_r arrives: Algorithm 1.**
 
@@ -21,7 +22,9 @@ their deadline (counted in ``summary()["dbf_first_allocation_misses"]``).
    L_tmp, cancel the reservations of L_tmp and L1, reserve L_tmp in submission order (so the moved
    deadline jobs come before J_r) and then L1 in submission order.
 3. The extra step: if a job of L_tmp still ends after its deadline, move every L1 job submitted
-   before the last such job (S_max) to L_tmp and re-reserve L_tmp then L1 once more.
+   before the last such job (S_max) to L_tmp and re-reserve L_tmp then L1 once more. As in the
+   paper, nothing is checked after this: a job left in L1 (or in L_tmp) may now end after its
+   deadline (tests/engine/policies/test_dbf.py works such a case by hand).
 4. L_tmp joins L0 (its jobs become definitive); jobs whose reservation is now start now (the
    conservative start rule, run by :meth:`schedule`).
 
@@ -162,7 +165,8 @@ class DeadlineBackfilling(Conservative):
     def extra_columns(self) -> dict[str, np.ndarray]:
         """``dbf_class``: 0 regular; 1 deadline job that started from L1; 2 deadline job fixed in L0
         by Algorithm 1; 3 deadline job whose first reservation missed its deadline (treated as
-        regular). Only class 3 can miss (with jobs killed at their requested time)."""
+        regular). With jobs killed at their requested time, class 3 can miss, and classes 1-2 only in the
+        rare case left after the extra step (see the module docstring)."""
         return {"dbf_class": self.job_class.copy()}
 
     def summary(self) -> dict[str, int]:

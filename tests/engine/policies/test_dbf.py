@@ -200,7 +200,7 @@ def test_the_extra_step_gives_back_a_deadline_job_its_slot():
 # more deadline job X (1 s, 2 procs, due 14) submitted at 4 and R at 5:
 #   X at 4: behind E [10, 11), M [11, 12), D [10, 11): [12, 13), 13 <= 14: L1 = [E, M, D, X]
 #   R at 5: as above, with X re-reserved last in L1 each time: after lines 1-8 and after each pass
-#     of the while loop the machine is busy until 13 (M, then R and E), so X [13, 14): on time;
+#     of the while loop the machine is busy until 13, so X [13, 14): on time;
 #     the extra step leaves L1 = [X] behind L_tmp = [E, M, D, R]: R holds one proc on [12, 14),
 #     so X gets [14, 15): 15 > 14, and nothing moves it. X stays tentative and misses by 1 s
 #     although its first reservation was on time (§4's guarantee does not hold here).
