@@ -185,18 +185,11 @@ def cpu_penalties(sim: Any) -> np.ndarray:
 
 
 def multi_resource_penalties(sim: Any) -> np.ndarray:
-    """P_j of the multi-resource fair-share (the cheapest suitable node type; queue pools ignored)."""
+    """P_j of the multi-resource fair-share (engine.sim.nodes.cluster_choices; queue pools ignored)."""
     allocator = sim.allocator
     if getattr(allocator, "kind", "") != "nodes":
         return np.asarray(sim.procs, dtype=np.float64)
-    from engine.sim.nodes import price, suitable_clusters
-
-    machine = allocator.machine
-    per_class = []
-    for request in allocator.requests:
-        clusters = suitable_clusters(machine, request)
-        per_class.append(price(machine.clusters[clusters[0]], request) if clusters else float(request.cores))
-    return np.array(per_class, dtype=np.float64)[allocator.class_of]
+    return np.asarray(allocator.class_penalty, dtype=np.float64)[allocator.class_of]
 
 
 def speed_factor(sim: Any) -> Callable[[int], float]:

@@ -10,7 +10,7 @@ cluster (``nodes = 0``: cores taken node by node in index order).
 
 Placement rule (deterministic): clusters are tried in increasing order of the job's
 multi-resource price on them (``max(cores/cores_m, ram/ram_m) * cores_m`` per node type; ties in
-file order), nodes first-fit by index. A cluster with an availability window accepts a job only
+file order; see :func:`cluster_choices`), nodes first-fit by index. A cluster with an availability window accepts a job only
 if ``from <= now`` and ``now + estimate <= to`` (the job must end before the cluster leaves).
 
 Queue limits (engine.platform.queues) are checked with every fit: the queue's running cores plus
@@ -112,41 +112,69 @@ def request_classes(jobs: pd.DataFrame, queue: np.ndarray | None = None) -> tupl
     return codes, reps
 
 
-def suits(cluster: Cluster, request: Request, known_properties: set[str]) -> bool:
-    """Whether an empty ``cluster`` could ever run ``request`` (ignoring time and queue pools)."""
+def _rules_allow(cluster: Cluster, request: Request, known_properties: set[str]) -> bool:
+    """The job's cluster rules (cl_X, ^cl_X, hosts) and known properties allow ``cluster``."""
     if request.clusters and cluster.name not in request.clusters:
         return False
     if cluster.name in request.exclude:
         return False
     if request.hosts and any(host_cluster(h) != cluster.name for h in request.hosts):
         return False
-    if any(p in known_properties and p not in cluster.properties for p in request.properties):
-        return False
-    if request.gpus > cluster.gpus:
-        return False
-    if request.nodes == 0:
-        return request.procs <= cluster.total_cores
-    if request.nodes > cluster.nodes or request.ppn > cluster.cores:
-        return False
-    return not (cluster.ram_kb > 0 and request.mem > cluster.ram_kb)
-
-
-def price(cluster: Cluster, request: Request) -> float:
-    """The paper's per-machine price ``max(cpu_j/cpu_m, ram_j/ram_m) * cpu_m`` (node type m)."""
-    ram_share = request.ram / cluster.ram_kb if cluster.ram_kb > 0 else 0.0
-    return max(request.cores / cluster.cores, ram_share) * cluster.cores
+    return not any(p in known_properties and p not in cluster.properties for p in request.properties)
 
 
 def known_properties(machine: Machine) -> set[str]:
     return {p for cluster in machine.clusters for p in cluster.properties}
 
 
-def suitable_clusters(machine: Machine, request: Request, pool: tuple[str, ...] | None = None) -> list[int]:
-    """Suitable cluster indices, cheapest first (ties in file order)."""
+def cluster_choices(machine: Machine, requests: list[Request],
+                    pools: list[tuple[str, ...] | None] | None = None) -> tuple[list[list[int]], np.ndarray]:
+    """For each request: the clusters that could ever run it (an empty node fits it, its rules and
+    its queue's pool allow the cluster), cheapest first (ties in file order); and its multi-resource
+    penalty, the paper's ``min over suitable node types m of max(cpu_j/cpu_m, ram_j/ram_m) * cpu_m``
+    (cpu_m, ram_m per node of cluster m; cpu_j, ram_j the job's total cores and RAM; pools ignored).
+    Requests no cluster can run get no clusters and a penalty of their cores."""
+    clusters = machine.clusters
+    if not requests:
+        return [], np.zeros(0)
+    nodes = np.array([r.nodes for r in requests], dtype=np.int64)[:, None]
+    ppn = np.array([r.ppn for r in requests], dtype=np.int64)[:, None]
+    procs = np.array([r.procs for r in requests], dtype=np.int64)[:, None]
+    mem = np.array([r.mem for r in requests], dtype=np.float64)[:, None]
+    gpus = np.array([r.gpus for r in requests], dtype=np.int64)[:, None]
+    c_nodes = np.array([c.nodes for c in clusters], dtype=np.int64)
+    c_cores = np.array([c.cores for c in clusters], dtype=np.int64)
+    c_ram = np.array([c.ram_kb for c in clusters], dtype=np.float64)
+    c_gpus = np.array([c.gpus for c in clusters], dtype=np.int64)
+    spread = nodes == 0
+    fits_empty = np.where(spread, procs <= c_nodes * c_cores,
+                          (nodes <= c_nodes) & (ppn <= c_cores) & ((c_ram == 0) | (mem <= c_ram)))
+    ok = fits_empty & (gpus <= c_gpus)
     known = known_properties(machine)
-    found = [i for i, c in enumerate(machine.clusters)
-             if suits(c, request, known) and (pool is None or c.name in pool)]
-    return sorted(found, key=lambda i: (price(machine.clusters[i], request), i))
+    for i, request in enumerate(requests):
+        if request.clusters or request.exclude or request.hosts or request.properties:
+            ok[i] &= [_rules_allow(c, request, known) for c in clusters]
+    cores = np.where(spread, procs, nodes * ppn).astype(np.float64)
+    ram = mem * np.maximum(nodes, 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ram_share = np.where(c_ram > 0, ram / np.where(c_ram > 0, c_ram, 1), 0.0)
+    price = np.maximum(cores / c_cores, ram_share) * c_cores
+    cost = np.where(ok, price, np.inf)
+    penalty = np.where(ok.any(axis=1), cost.min(axis=1), cores[:, 0])
+    if pools is not None:
+        names = np.array([c.name for c in clusters])
+        for i, pool in enumerate(pools):
+            if pool is not None:
+                ok[i] &= np.isin(names, pool)
+        cost = np.where(ok, price, np.inf)
+    order = np.argsort(cost, axis=1, kind="stable")
+    counts = ok.sum(axis=1)
+    return [row[:count].tolist() for row, count in zip(order, counts.tolist())], penalty
+
+
+def suitable_clusters(machine: Machine, request: Request, pool: tuple[str, ...] | None = None) -> list[int]:
+    """Suitable cluster indices for one request, cheapest first (see :func:`cluster_choices`)."""
+    return cluster_choices(machine, [request], [pool])[0][0]
 
 
 @dataclass
@@ -184,9 +212,9 @@ class NodeAllocator:
             self.assignment = assign_queues(queues, names, jobs["requested_time"].to_numpy(), nodes)
             queue_of = self.assignment.queue
         self.class_of, self.requests = request_classes(jobs, queue_of)
-        self.class_clusters = [
-            suitable_clusters(machine, r, queues.queues[r.queue].pool if queues is not None else None)
-            for r in self.requests]
+        pools = [queues.queues[r.queue].pool if queues is not None else None for r in self.requests]
+        #: per request class: suitable clusters cheapest first, and the multi-resource penalty
+        self.class_clusters, self.class_penalty = cluster_choices(machine, self.requests, pools)
         # per-node state, per cluster (Python lists: updates touch few nodes)
         self.free_cores = [[c.cores] * c.nodes for c in self.clusters]
         self.free_mem = [[c.ram_kb] * c.nodes for c in self.clusters]
@@ -194,6 +222,8 @@ class NodeAllocator:
         self.cluster_free = [c.total_cores for c in self.clusters]
         self.running_on: list[list[tuple[int, int]]] = [[] for _ in self.clusters]
         self.releases = [0] * len(self.clusters)
+        self._bound_stamp = [-1] * len(self.clusters)
+        self._bound: list[tuple[int, int, int, int]] = [(0, 0, 0, 0)] * len(self.clusters)
         n = len(jobs)
         self.cluster_of = np.full(n, -1, dtype=np.int64)
         self.nodes_of: list[tuple[int, ...]] = [()] * n
@@ -333,8 +363,16 @@ class NodeAllocator:
         """(cluster, node indices, cores per node) for ``job`` now, or None."""
         request = self.requests[cls]
         now = self.sim.now
+        cores, ppn, mem, gpus = request.cores, request.ppn, request.mem, request.gpus
+        cluster_free, releases, stamp, bound = self.cluster_free, self.releases, self._bound_stamp, self._bound
         for c in self.class_clusters[cls]:
-            if only is not None and c != only:
+            if only is not None and c != only or cluster_free[c] < cores:
+                continue
+            if stamp[c] != releases[c]:
+                self._refresh_bound(c)
+            largest = bound[c]     # upper bounds on one node's free cores, RAM, GPUs; whole free nodes
+            if request.nodes and (ppn > largest[0] or mem > largest[1] or gpus > largest[2]
+                                  or request.exclusive and request.nodes > largest[3]):
                 continue
             if self.windows and not (self.avail_from[c] <= now and now + self.estimate_on(job, c) <= self.avail_to[c]):
                 continue
@@ -344,6 +382,14 @@ class NodeAllocator:
             if chosen is not None:
                 return (c, *chosen)
         return None
+
+    def _refresh_bound(self, c: int) -> None:
+        """The largest free cores, RAM and GPUs on one node of cluster c, and its entirely free nodes.
+        Valid as upper bounds until a job on c ends (allocations only lower them)."""
+        cluster, free_cores = self.clusters[c], self.free_cores[c]
+        ram = max(self.free_mem[c]) if cluster.ram_kb > 0 else FOREVER
+        self._bound[c] = (max(free_cores), ram, max(self.free_gpus[c]), free_cores.count(cluster.cores))
+        self._bound_stamp[c] = self.releases[c]
 
     def allocate(self, job: int, size: int) -> None:
         cached = self._cached
@@ -422,23 +468,40 @@ class NodeAllocator:
         return best
 
     def _earliest_on(self, job: int, c: int, request: Request, now: int, before: int) -> tuple[int, tuple] | None:
-        """Earliest time (< before) the request fits on cluster c as running jobs end as expected."""
+        """Earliest time (< before) the request fits on cluster c as its running jobs end as
+        expected: running jobs are given back in order of expected end, and only the nodes each
+        one frees are re-examined (a count of nodes that would fit is kept)."""
         cluster = self.clusters[c]
         free_cores, free_mem, free_gpus = list(self.free_cores[c]), list(self.free_mem[c]), list(self.free_gpus[c])
         total = self.cluster_free[c]
-        start = max(now, self.avail_from[c])
         duration = self.estimate_on(job, c)
-        running = self.running_on[c]
+        running, taken = self.running_on[c], self.taken
+        whole, ppn, gpus = cluster.cores, request.ppn, request.gpus
+        mem = request.mem if cluster.ram_kb > 0 else 0
+        exclusive, wanted = request.exclusive, request.nodes
+
+        def good(i: int) -> bool:
+            if exclusive:
+                return free_cores[i] == whole
+            return free_cores[i] >= ppn and (not mem or free_mem[i] >= mem) and (not gpus or free_gpus[i] >= gpus)
+
+        fitting = sum(1 for i in range(cluster.nodes) if good(i)) if wanted else 0
+        start = max(now, self.avail_from[c])
         i = 0
         while True:
             while i < len(running) and running[i][0] <= start:
-                total = _give_back(self.taken[running[i][1]], free_cores, free_mem, free_gpus, total)
+                entry = taken[running[i][1]]
+                was = [good(node) for node in entry[1]] if wanted else ()
+                total = _give_back(entry, free_cores, free_mem, free_gpus, total)
+                if wanted:
+                    fitting += sum(1 for node, before_ in zip(entry[1], was) if not before_ and good(node))
                 i += 1
             if start >= before or start + duration > self.avail_to[c]:
                 return None
-            chosen = select_nodes(free_cores, free_mem, free_gpus, total, cluster, request, None)
-            if chosen is not None:
-                return max(start, now + 1 if start == now else start), chosen[0]
+            if (fitting >= wanted if wanted else total >= request.procs):
+                chosen = select_nodes(free_cores, free_mem, free_gpus, total, cluster, request, None)
+                if chosen is not None:
+                    return (now + 1 if start == now else start), chosen[0]
             if i == len(running):
                 return None
             start = running[i][0]
