@@ -147,3 +147,16 @@ def test_the_paragon_preset_makes_the_papers_grid(alice, alice_client, demo_trac
     assert study.points.count() == 5 * loads + loads * mascs
     page = alice_client.get(reverse("studies:detail", args=[study.pk])).content.decode()
     assert "Figs. 4, 7, 8" in page and "Fig. 5" in page and "Fig. 6" in page
+
+
+@pytest.mark.django_db
+def test_the_worker_builds_no_comparison_after_a_studys_last_point(alice, demo_trace):
+    """A study's runs are plotted from their summaries; a comparison of every point (66 for the
+    Paragon preset) would hold a worker for a long time after the study is over."""
+    from webapp.experiments.tasks import prebuild_when_last
+
+    study = services.create_study(alice, name="s", trace=demo_trace, policies=[{"preset": "fcfs"}], grid={"load": [1]})
+    run_all(study)
+    with mock.patch("webapp.dashboards.views.prebuild_comparison") as prebuild:
+        prebuild_when_last(study.experiment.runs.get().pk)
+    assert not prebuild.called
