@@ -6,9 +6,15 @@ import os
 import uuid
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 # Playwright's sync API runs an event loop in the test thread; Django must still allow ORM calls.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+# In CI the property tests draw the same examples every run (a failure there is reproducible, never
+# a fluke); on a developer's machine they keep exploring new ones.
+hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    hypothesis_settings.load_profile("ci")
 # Celery tasks of this test session go to a queue of its own (see CELERY_TASK_DEFAULT_QUEUE).
 os.environ.setdefault("SCHEDLAB_QUEUE", f"schedlab-test-{uuid.uuid4().hex[:12]}")
 

@@ -139,10 +139,14 @@ def test_random_traces_keep_every_invariant(rows, allocation):
 @given(st.lists(job, min_size=1, max_size=30))
 def test_a_deadline_job_on_time_at_submission_never_misses(rows):
     """§4: if a deadline job's first reservation ends by its deadline, none of Algorithm 1's moves
-    makes it late (jobs are killed at their requested time, so they end by their reservation's end)."""
-    schedule = simulate(random_workload(rows), 4, "dbf").schedule
+    makes it late (jobs are killed at their requested time, so they end by their reservation's end)
+    -- unless an extra step ran: the paper checks nothing after it (see the hand-worked test
+    below), so in a run with extra steps such a miss is possible, as in the paper."""
+    result = simulate(random_workload(rows), 4, "dbf")
+    schedule = result.schedule
     kept = schedule["dbf_class"].isin([TENTATIVE, FIXED]).to_numpy()
-    assert (schedule["end"].to_numpy()[kept] <= schedule["deadline"].to_numpy()[kept]).all()
+    if result.meta["summary"]["dbf_extra_steps"] == 0:
+        assert (schedule["end"].to_numpy()[kept] <= schedule["deadline"].to_numpy()[kept]).all()
     # and every deadline job is in exactly one of the three deadline classes
     has_deadline = schedule["deadline"].notna().to_numpy()
     assert ((schedule["dbf_class"] != REGULAR).to_numpy() == has_deadline).all()
