@@ -42,7 +42,8 @@ def param_field(param: dict[str, Any]) -> forms.Field:
         return forms.BooleanField(label=label, help_text=help_text, initial=bool(default), required=False)
     if kind == "choice":
         choices = [(c, c) for c in param.get("choices") or []]
-        return forms.ChoiceField(label=label, help_text=help_text, choices=choices, initial=default)
+        # not required: only the presets ticked are read, and an empty value means the default
+        return forms.ChoiceField(label=label, help_text=help_text, choices=choices, initial=default, required=False)
     if kind == "int":
         return forms.IntegerField(label=label, help_text=help_text, initial=default, min_value=param.get("minimum"), required=False)
     return forms.FloatField(label=label, help_text=help_text, initial=default, min_value=param.get("minimum"), required=False)
