@@ -1,23 +1,27 @@
-"""Studies on real worker processes: two `celery worker` processes on the real Redis (db 14) and
-one database file, the way several hosts share one Redis and one PostgreSQL (docs/scaleout.md).
+"""Studies on real worker processes: `celery worker` processes sharing the real Redis (db 14, a
+queue of their own), one PostgreSQL database (created for this module, dropped after) and one
+media directory, the way several hosts share them (docs/scaleout.md).
 
-Never skipped: if Redis is not running these tests fail (`make test` starts it first).
+Never skipped: if Redis or PostgreSQL is not running these tests fail (`make test` starts both).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import signal
-import sqlite3
 import time
+import uuid
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from tests.webapp.conftest import synthetic_swf
 from webapp.studies.cluster import LocalCluster
 
 REDIS_URL = "redis://127.0.0.1:6379/14"
+POSTGRES = os.environ.get("SCHEDLAB_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/schedlab_test").rsplit("/", 1)[0]
 STALE_SECONDS = 4   # a running point without a heartbeat for this long is lost (production: 60)
 
 
@@ -25,11 +29,18 @@ STALE_SECONDS = 4   # a running point without a heartbeat for this long is lost 
 def cluster(tmp_path_factory):
     """A migrated database, media and a Celery queue of its own; each test starts its own workers."""
     root = tmp_path_factory.mktemp("cluster")
-    rig = LocalCluster(root, REDIS_URL, stale_seconds=STALE_SECONDS)
-    rig.check_redis()          # raises (the test fails) when Redis is not running
-    rig.migrate()
-    yield rig
-    rig.stop()
+    name = f"schedlab_studies_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(f"{POSTGRES}/postgres", autocommit=True) as admin:   # fails if PostgreSQL is down
+        admin.execute(f'CREATE DATABASE "{name}"')
+    rig = LocalCluster(root, REDIS_URL, database_url=f"{POSTGRES}/{name}", stale_seconds=STALE_SECONDS)
+    try:
+        rig.check_redis()          # raises (the test fails) when Redis is not running
+        rig.migrate()
+        yield rig
+    finally:
+        rig.stop()
+        with psycopg.connect(f"{POSTGRES}/postgres", autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def run_study(cluster: LocalCluster, trace: Path, *grid: str, policies: str, wait: bool) -> dict:
@@ -49,10 +60,10 @@ def wait_for_study(cluster: LocalCluster, study: int) -> dict:
 
 
 def runs(cluster: LocalCluster, study: int) -> list[tuple]:
-    with sqlite3.connect(cluster.root / "schedlab.sqlite3") as db:
+    with psycopg.connect(cluster.env["DATABASE_URL"]) as db:
         return db.execute(
             "SELECT r.id, r.status, r.attempts FROM experiments_run r JOIN studies_studypoint p ON p.run_id = r.id"
-            " WHERE p.study_id = ? ORDER BY r.position", (study,)).fetchall()
+            " WHERE p.study_id = %s ORDER BY r.position", (study,)).fetchall()
 
 
 @pytest.mark.slow
@@ -74,14 +85,13 @@ def test_a_killed_workers_point_is_run_again_not_lost(cluster, tmp_path):
     """SIGKILL the only worker while it simulates a point: the point's heartbeat stops, the wait
     loop's lost-worker check (the experiments app's reconcile) re-queues it once, and a new worker
     finishes it along with the rest."""
-    trace = synthetic_swf(tmp_path / "long.swf", jobs=30000)   # a few seconds per point
+    trace = synthetic_swf(tmp_path / "long.swf", jobs=50000)   # a few seconds per point
     study = run_study(cluster, trace, "load=1,1.1", policies="easy", wait=False)["study"]
     cluster.start_worker("doomed")
     deadline = time.monotonic() + 120
     while not any(status == "running" for _, status, _ in runs(cluster, study)):
         assert time.monotonic() < deadline, "no point started"
-        time.sleep(0.2)
-    time.sleep(1.0)
+        time.sleep(0.1)
     cluster.kill_worker("doomed")
     killed = [pk for pk, status, _ in runs(cluster, study) if status == "running"]
     assert len(killed) == 1
