@@ -76,6 +76,7 @@ INSTALLED_APPS = [
     "webapp.dashboards",  # the comparison and trace characterization pages (Bokeh)
     "webapp.allocations",  # allocations files (SFS targets) and the §9 scenario generator
     "webapp.studies",  # parameter grids (load, MASC, policies) fanned out over every worker
+    "webapp.preview",  # machine descriptions, queue configurations, the queue-reconfiguration preview
 ]
 
 MIDDLEWARE = [

@@ -19,6 +19,7 @@ urlpatterns = [
     path("api/", include("webapp.api.urls")),
     path("allocations/", include("webapp.allocations.urls")),
     path("studies/", include("webapp.studies.urls")),
+    path("preview/", include("webapp.preview.urls")),
 ]
 
 # The comparison and characterization pages live in webapp.dashboards (another engineer's

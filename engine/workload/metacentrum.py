@@ -263,27 +263,16 @@ def read_extended(path: str | Path, *, memory_unit: str | None = None, memory_pe
     report = CleaningReport()
     bad = 0
     errors: list[WorkloadError] = []
-    parse = _parse_metacentrum_line if fmt == "metacentrum" else _parse_aleang_line
-    with _open_text(source) as stream:
-        for lineno, line in enumerate(stream, start=1):
-            stripped = line.strip()
-            if not stripped:
-                continue
-            if stripped.startswith(";"):
-                if not numeric:
-                    header.append(line)
-                continue
-            try:
-                values, row = parse(stripped.split(), lineno, source.path)
-            except WorkloadError as error:
-                if not skip_bad_lines:
-                    raise
-                bad += 1
-                if len(errors) < 1000:
-                    errors.append(error)
-                continue
-            numeric.append(values)
-            extra.append(row)
+    for result in _parsed_lines(source, fmt, header):
+        if isinstance(result, WorkloadError):
+            if not skip_bad_lines:
+                raise result
+            bad += 1
+            if len(errors) < 1000:
+                errors.append(result)
+            continue
+        numeric.append(result[0])
+        extra.append(result[1])
     if not numeric:
         raise WorkloadError(f"no jobs: {'all ' + str(bad) + ' job lines are bad' if bad else 'the file has no job lines'}",
                             file=source.path)
@@ -299,6 +288,27 @@ def read_extended(path: str | Path, *, memory_unit: str | None = None, memory_pe
                    bad_line_errors=errors)
     nodes = _node_columns(extra, swf.jobs["allocated_procs"].to_numpy(), fmt, unit, memory_per, report)
     return ExtendedTrace(swf, nodes, fmt, unit, report)
+
+
+def _parsed_lines(source, fmt: str, header: list[str]):  # noqa: ANN001, ANN202 - a _Source; a generator
+    """Each job line parsed as (SWF values, node-level row), or the WorkloadError naming it; the
+    ``;`` lines before the first job are appended to ``header``."""
+    parse = _parse_metacentrum_line if fmt == "metacentrum" else _parse_aleang_line
+    jobs_seen = False
+    with _open_text(source) as stream:
+        for lineno, line in enumerate(stream, start=1):
+            stripped = line.strip()
+            if not stripped:
+                continue
+            if stripped.startswith(";"):
+                if not jobs_seen:
+                    header.append(line)
+                continue
+            jobs_seen = True
+            try:
+                yield parse(stripped.split(), lineno, source.path)
+            except WorkloadError as error:
+                yield error
 
 
 def _parse_common(fields: list[str], lineno: int, path: str, fmt: str) -> list[float]:
@@ -450,26 +460,15 @@ def check_extended_head(path: str | Path, *, max_lines: int = 200,
     except WorkloadError as error:
         return {}, [error], "swf"
     fmt = detect_format_of_lines(lines)
-    parse = _parse_metacentrum_line if fmt == "metacentrum" else _parse_aleang_line
     header: list[str] = []
     errors: list[WorkloadError] = []
     seen = 0
-    with _open_text(source) as stream:
-        for lineno, line in enumerate(stream, start=1):
-            stripped = line.strip()
-            if not stripped:
-                continue
-            if stripped.startswith(";"):
-                if not seen:
-                    header.append(line)
-                continue
-            seen += 1
-            try:
-                parse(stripped.split(), lineno, source.path)
-            except WorkloadError as error:
-                errors.append(error)
-            if seen >= max_lines or len(errors) >= max_errors:
-                break
+    for result in _parsed_lines(source, fmt, header):
+        seen += 1
+        if isinstance(result, WorkloadError):
+            errors.append(result)
+        if seen >= max_lines or len(errors) >= max_errors:
+            break
     if not seen:
         errors.append(WorkloadError("no jobs: the file has no job lines", file=source.path))
     return parse_header(header), errors, fmt
@@ -495,3 +494,20 @@ def describe_requests(workload: Workload) -> dict:
         if len(known) else None,
         "cluster_rules": int(((jobs["clusters"] != "") | (jobs["exclude"] != "")).sum()),
     }
+
+
+def check_trace_head(path: str | Path, *, max_lines: int = 200,
+                     max_errors: int = 20) -> tuple[dict[str, str], list[WorkloadError], str]:
+    """Cheap upload checks of any trace the engine reads (format from the content): plain SWF via
+    :func:`engine.workload.swf.check_head`, extended ones via :func:`check_extended_head`.
+    Returns (header metadata, problems, format); never raises for bad content."""
+    from engine.workload.swf import check_head
+
+    try:
+        fmt = detect_format(path)
+    except (WorkloadError, OSError, EOFError, ValueError):
+        fmt = "swf"          # let the SWF checks describe what is wrong with the file
+    if fmt == "swf":
+        header, problems = check_head(path, max_lines=max_lines, max_errors=max_errors)
+        return header, problems, fmt
+    return check_extended_head(path, max_lines=max_lines, max_errors=max_errors)

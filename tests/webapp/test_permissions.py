@@ -71,6 +71,19 @@ URLS: dict[str, tuple] = {
     "studies:csv": ("study", "GET", "view"),
     "studies:rerun_failed": ("study", "POST", "change"),
     "studies:point_rerun": ("run", "POST", "change"),
+    # The preview app (webapp.preview): machine descriptions, queue configurations, previews.
+    "preview:index": (None, "GET", "view"),
+    "preview:new": (None, "GET", "view"),
+    "preview:detail": ("preview", "GET", "view"),
+    "preview:delete": ("preview", "POST", "change"),
+    "preview:machine_new": (None, "GET", "view"),
+    "preview:machine_detail": ("machine_file", "GET", "view"),
+    "preview:machine_edit": ("machine_file", "GET", "change"),
+    "preview:machine_delete": ("machine_file", "POST", "change"),
+    "preview:queues_new": (None, "GET", "view"),
+    "preview:queues_detail": ("queue_file", "GET", "view"),
+    "preview:queues_edit": ("queue_file", "GET", "change"),
+    "preview:queues_delete": ("queue_file", "POST", "change"),
 }
 
 
@@ -108,7 +121,20 @@ def objects(alice, bob, demo_trace):
     StudyPoint.objects.create(study=study, run=experiment.runs.get(), policy_label="fcfs", coords={"load": 1.0})
     return {"trace": demo_trace, "machine": machine, "experiment": experiment, "run": experiment.runs.get(),
             "allocations": AllocationSet.objects.create(owner=alice, name="alice's allocations", text=ALLOCATIONS),
-            "study": study}
+            "study": study, **preview_objects(alice, demo_trace)}
+
+
+def preview_objects(alice, trace):  # noqa: ANN001, ANN201
+    """Alice's machine description, queue configuration and a (queued) preview using them."""
+    from webapp.preview.models import MachineFile, Preview, QueueFile
+
+    text = "0\tzewura\t20\t80\t1\t529426432\n"
+    queues = "queues:\n  - {name: q, walltime: 1d}\n"
+    return {"machine_file": MachineFile.objects.create(owner=alice, name="alice's machine file", text=text),
+            "queue_file": QueueFile.objects.create(owner=alice, name="alice's queues", text=queues),
+            "preview": Preview.objects.create(owner=alice, name="alice's preview", trace=trace, machine_name="m",
+                                              machine_text=text, current_name="a", current_text=queues,
+                                              proposed_name="b", proposed_text=queues, policy="mrfs-easy")}
 
 
 def url_for(name: str, objects: dict) -> str:  # noqa: ANN001
@@ -129,6 +155,8 @@ def still_there(objects: dict) -> bool:  # noqa: ANN001
             and Machine.objects.filter(pk=objects["machine"].pk).exists()
             and Experiment.objects.filter(pk=objects["experiment"].pk).exists()
             and AllocationSet.objects.filter(pk=objects["allocations"].pk).exists()
+            and all(type(objects[k]).objects.filter(pk=objects[k].pk).exists()
+                    for k in ("machine_file", "queue_file", "preview"))
             and Run.objects.get(pk=objects["run"].pk).status == "done")
 
 
@@ -148,7 +176,7 @@ def test_another_users_private_object_is_not_found(name, objects, bob):
 @pytest.mark.django_db
 @pytest.mark.parametrize("name", CHANGE_URLS)
 def test_a_shared_object_is_still_changed_only_by_its_owner(name, objects, bob):
-    for kind in ("trace", "machine", "experiment", "allocations"):
+    for kind in ("trace", "machine", "experiment", "allocations", "machine_file", "queue_file", "preview"):
         type(objects[kind]).objects.filter(pk=objects[kind].pk).update(shared=True)
     response = request(login(bob), name, url_for(name, objects), bob)
     assert response.status_code == 404, f"{name}: {response.status_code}"
@@ -158,7 +186,7 @@ def test_a_shared_object_is_still_changed_only_by_its_owner(name, objects, bob):
 @pytest.mark.django_db
 @pytest.mark.parametrize("name", [n for n in OBJECT_URLS if URLS[n][2] == "view"])
 def test_a_shared_object_is_visible_to_others(name, objects, bob):
-    for kind in ("trace", "experiment", "allocations"):
+    for kind in ("trace", "experiment", "allocations", "machine_file", "queue_file", "preview"):
         type(objects[kind]).objects.filter(pk=objects[kind].pk).update(shared=True)
     response = request(login(bob), name, url_for(name, objects), bob)
     assert response.status_code == 200, f"{name}: {response.status_code}"

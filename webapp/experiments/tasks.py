@@ -141,7 +141,8 @@ def load_trace_workload(trace):  # noqa: ANN001, ANN201 - Trace → engine Workl
     path = trace.cache_path
     if path is not None and path.exists():
         return cache.load(path)
-    workload = load_workload(trace.path, procs=trace.procs)  # cache lost: rebuild it once
+    workload = load_workload(trace.path, procs=trace.procs,  # cache lost: rebuild it once
+                             memory_unit=(trace.header or {}).get("memory_unit"))
     target = trace.cache_path_for(int(workload.metadata["procs"]))
     cache.save(workload, target)
     return workload

@@ -16,7 +16,13 @@ class TraceUploadForm(forms.Form):
         help_text="Needed only when the trace header has no MaxProcs or MaxNodes.",
     )
     shared = forms.BooleanField(required=False, help_text="Everybody on this server may see and use it.")
-    file = forms.FileField(help_text="SWF, plain or gzip-compressed (.swf, .swf.gz).")
+    file = forms.FileField(help_text="SWF, plain or gzip-compressed (.swf, .swf.gz), or an extended MetaCentrum / "
+                                     "AleaNG trace (recognised by its content).")
+    memory_unit = forms.ChoiceField(
+        label="Memory unit (extended traces)", required=False,
+        choices=[("", "the format's: bytes for MetaCentrum, KB for AleaNG"), ("bytes", "bytes"), ("KB", "KB"),
+                 ("MB", "MB"), ("GB", "GB")],
+        help_text="Unit of the requested-memory field of a MetaCentrum or AleaNG trace (RAM per node).")
 
     inspected: InspectedUpload | None = None
 
@@ -31,7 +37,8 @@ class TraceUploadForm(forms.Form):
             for problem in rejected.problems:
                 self.add_error("file", problem)
             return data
-        if data.get("procs") is None and header_procs(self.inspected.header) is None:
+        extended = self.inspected.format != "swf"   # its machine comes from a machine description
+        if data.get("procs") is None and header_procs(self.inspected.header) is None and not extended:
             self.discard()
             self.add_error("procs", f"{uploaded.name}: the header has no MaxProcs or MaxNodes; give the machine size.")
         return data

@@ -22,7 +22,7 @@ def parse_trace(trace_id: int) -> int:
         return trace_id
     started = time.monotonic()
     try:
-        workload = load_workload(trace.path, procs=trace.procs)
+        workload = load_workload(trace.path, procs=trace.procs, memory_unit=(trace.header or {}).get("memory_unit"))
         procs = int(workload.metadata["procs"])
         target = trace.cache_path_for(procs)
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -67,6 +67,7 @@ class InspectedUpload:
     compressed: bool
     size_bytes: int
     header: dict[str, str] = field(default_factory=dict)
+    format: str = "swf"   # swf | metacentrum | aleang (engine.workload.metacentrum.detect_format)
 
     @property
     def relative_name(self) -> str:
@@ -125,8 +126,9 @@ class _Inflater:
 
 
 def inspect_upload(uploaded, name: str) -> InspectedUpload:  # noqa: ANN001 - an UploadedFile
-    """Hash, bomb-check and cheaply validate an uploaded SWF; raises UploadRejected with problems."""
-    from engine.workload import swf
+    """Hash, bomb-check and cheaply validate an uploaded trace (SWF, or an extended MetaCentrum/AleaNG
+    trace recognised by its content); raises UploadRejected with problems."""
+    from engine.workload.metacentrum import check_trace_head
 
     source = Path(uploaded.temporary_file_path())
     sha, compressed = hash_and_measure(source, name)
@@ -136,7 +138,7 @@ def inspect_upload(uploaded, name: str) -> InspectedUpload:  # noqa: ANN001 - an
     os.link(source, staged)
     inspected = InspectedUpload(staged, sha, compressed, staged.stat().st_size)
     try:
-        header, problems = swf.check_head(str(staged), max_errors=MAX_PROBLEMS)
+        header, problems, inspected.format = check_trace_head(str(staged), max_errors=MAX_PROBLEMS)
     except Exception as e:  # the checker itself choked: report, never crash the request
         inspected.discard()
         raise UploadRejected([f"{name}: {_one_line(e)}"]) from None

@@ -53,7 +53,8 @@ def create_trace(user, data: dict, inspected: InspectedUpload, original_name: st
                 owner=user, name=data["name"], description=data.get("description", ""),
                 shared=bool(data.get("shared")), sha256=inspected.sha256, file=inspected.relative_name,
                 original_name=original_name[:255], size_bytes=inspected.size_bytes,
-                procs=data.get("procs") or header_procs(inspected.header), header=inspected.header,
+                procs=data.get("procs") or header_procs(inspected.header), format=inspected.format,
+                header={**inspected.header, **({"memory_unit": data["memory_unit"]} if data.get("memory_unit") else {})},
             )
             enqueue(parse_trace, trace.pk)
     except BaseException:

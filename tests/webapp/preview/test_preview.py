@@ -1,0 +1,129 @@
+"""The admin's preview: upload a MetaCentrum trace, a machine description and queue configurations
+(line-level errors), then preview current vs proposed side by side."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from tests.webapp.conftest import login, make_trace
+from webapp.preview.models import MachineFile, Preview, QueueFile
+from webapp.preview.services import run
+from webapp.traces.models import Trace
+
+pytestmark = pytest.mark.django_db
+DATA = Path("/work/shared/data/metacentrum/alea")
+WAGAP_MACHINES = (DATA / "wagap-2013.swf.machines").read_text()
+
+
+@pytest.fixture
+def wagap_head(tmp_path) -> Path:
+    """The first 400 jobs of the real wagap-2013 trace (extended SWF, bytes, absolute epochs)."""
+    path = tmp_path / "wagap-head.txt"
+    path.write_text("".join((DATA / "wagap-2013.swf").read_text().splitlines(keepends=True)[:400]))
+    return path
+
+
+def test_a_metacentrum_trace_uploads_and_parses(alice, media_root, wagap_head):
+    client = login(alice)
+    response = client.post(reverse("traces:upload"), {"name": "wagap", "description": "",
+                                                      "file": SimpleUploadedFile("wagap.txt", wagap_head.read_bytes())})
+    trace = Trace.objects.get()
+    assert response.status_code == 302, response.content.decode()[:500]
+    from webapp.traces.tasks import parse_trace
+
+    parse_trace(trace.pk)
+    trace.refresh_from_db()
+    assert trace.status == "ready", trace.error
+    assert trace.summary["metadata"]["format"] == "metacentrum"
+    assert trace.format == "metacentrum"
+    assert client.get(trace.get_absolute_url()).status_code == 200
+    assert client.get(reverse("dashboards:trace_plots", args=[trace.pk])).status_code == 200
+
+
+def test_the_memory_unit_chosen_at_upload_is_used(alice, media_root, wagap_head):
+    client = login(alice)
+    client.post(reverse("traces:upload"), {"name": "wagap", "description": "", "memory_unit": "KB",
+                                           "file": SimpleUploadedFile("wagap.txt", wagap_head.read_bytes())})
+    trace = Trace.objects.get()
+    from engine.workload import cache
+    from webapp.traces.tasks import parse_trace
+
+    parse_trace(trace.pk)
+    trace.refresh_from_db()
+    jobs = cache.load(trace.cache_path).jobs
+    # the first job asks 68719476736 (64 GiB in bytes); read as KB it stays that number
+    assert trace.header["memory_unit"] == "KB" and jobs["mem"].iloc[0] == 68719476736
+
+
+def test_a_bad_metacentrum_line_is_refused_naming_line_and_field(alice, media_root, wagap_head):
+    lines = wagap_head.read_text().splitlines()
+    lines[2] = lines[2].replace(":ppn=", ":ppn=x")
+    response = login(alice).post(reverse("traces:upload"), {
+        "name": "bad", "description": "", "file": SimpleUploadedFile("bad.swf", "\n".join(lines).encode())})
+    page = response.content.decode()
+    assert response.status_code == 400 and "bad.swf, line 3, field nodespec" in page
+    assert not Trace.objects.exists()
+
+
+def test_machine_descriptions_are_checked_line_by_line(alice):
+    client = login(alice)
+    bad = client.post(reverse("preview:machine_new"), {"name": "wagap", "text": "0\tzewura\t20\t80\t1\t529426432\n"
+                                                                                "1\tzegox\tforty\t12\t1\t94035968\n"})
+    assert bad.status_code == 400 and "line 2: field nodes" in bad.content.decode()
+    good = client.post(reverse("preview:machine_new"), {
+        "name": "wagap", "file": SimpleUploadedFile("wagap.machines", WAGAP_MACHINES.encode())})
+    machine = MachineFile.objects.get()
+    assert good.status_code == 302 and machine.parsed().cores == 2176
+    page = client.get(machine.get_absolute_url()).content.decode()
+    assert "zewura" in page and "2176 cores" in page
+
+
+def test_queue_configurations_start_from_a_shipped_one_and_are_validated(alice):
+    client = login(alice)
+    form = client.get(reverse("preview:queues_new") + "?from=metacentrum-2014").content.decode()
+    assert "q_2w_plus" in form
+    bad = client.post(reverse("preview:queues_new"), {"name": "mine", "text": "mode: virtual\nqueues:\n"
+                                                                              "  - name: q\n    walltime: soon\n"})
+    assert bad.status_code == 400 and "line 4: field walltime" in bad.content.decode()
+    ok = client.post(reverse("preview:queues_new"), {"name": "mine", "text": "queues:\n  - {name: q, walltime: 2d}\n"})
+    assert ok.status_code == 302 and QueueFile.objects.get().parsed().queues[0].walltime == 172800
+
+
+def test_a_preview_compares_current_and_proposed_side_by_side(alice, media_root, wagap_head):
+    trace = make_trace(alice, wagap_head, name="wagap head")
+    assert trace.status == "ready", trace.error
+    machine = MachineFile.objects.create(owner=alice, name="wagap", text=WAGAP_MACHINES)
+    client = login(alice)
+    response = client.post(reverse("preview:new"), {
+        "name": "2013 -> 2014", "trace": trace.pk, "machine": machine.pk, "current": "shipped:metacentrum-historical",
+        "proposed": "shipped:metacentrum-2014", "policy": "mrfs-easy"})
+    preview = Preview.objects.get()
+    assert response.status_code == 302 and preview.status == "queued"
+    run(preview.pk)                       # what the queued task does
+    preview.refresh_from_db()
+    assert preview.status == "done", preview.error
+    runs = preview.summary["runs"]
+    assert {run["preset"] for run in runs.values()} == {"mrfs-easy", "fairshare-easy"}
+    assert set(runs["current"]["per_queue"]) <= {"long", "normal", "short", "backfill"}
+    assert set(runs["proposed"]["per_queue"]) >= {"q_1d"}
+    page = client.get(preview.get_absolute_url()).content.decode()
+    assert "Per queue" in page and "q_1d" in page and "normal" in page
+    for title in ("Cluster utilization", "Jobs completed per week", "Mean wait per user", "Fair-share usage over time",
+                  "Wait of the jobs the RAM penalty affects", "Penalty increase of affected jobs"):
+        assert title in page, title
+
+
+def test_a_preview_that_cannot_run_says_why(alice, media_root, wagap_head):
+    trace = make_trace(alice, wagap_head, name="wagap head")
+    tiny = MachineFile.objects.create(owner=alice, name="tiny", text="0\ttiny\t1\t4\t1\t1048576\n")
+    preview = Preview.objects.create(owner=alice, name="p", trace=trace, machine_name="tiny", machine_text=tiny.text,
+                                     current_name="a", current_text="queues:\n  - {name: q, walltime: 1d, pool: [nope]}\n",
+                                     proposed_name="b", proposed_text="queues:\n  - {name: q, walltime: 1d}\n",
+                                     policy="mrfs-easy")
+    run(preview.pk)
+    preview.refresh_from_db()
+    assert preview.status == "failed" and "pool names cluster 'nope'" in preview.error

@@ -1,0 +1,184 @@
+"""The queue-reconfiguration preview: current vs proposed configuration, CPU vs multi-resource fair-share.
+
+Pure functions: schedules (DataFrames of engine.sim results) in, Bokeh layouts out. The paper's
+figures they follow (Klusáček, Tóth, Podolníková, JSSPP 2015): throughput and wait per week (Fig. 5),
+the wait distribution before/after (Fig. 6), the CDF of the penalty increase (Fig. 8) and the wait
+of the jobs the multi-resource penalty affects (Fig. 9).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+from bokeh.layouts import column, row
+from bokeh.models import ColumnDataSource, FactorRange, HoverTool, LayoutDOM, Legend, NumeralTickFormatter, Whisker
+
+from engine.metrics.groups import busy_by_group, penalty_increase, weekly
+from engine.policies.fairshare import priority_series
+
+from .distributions import ecdf
+from .style import allocation_colours, new_figure, note, policy_colours
+
+SAMPLES = 600
+HALF = 445
+
+
+def cluster_utilization_figure(schedules: Mapping[str, pd.DataFrame], clusters: Mapping[str, int]) -> LayoutDOM:
+    """Per-cluster utilization over time (busy cores / cluster cores), one plot per configuration,
+    sampled at SAMPLES evenly spaced instants (the note says so)."""
+    origin = min(int(s["submit"].min()) for s in schedules.values())
+    end = max(int(s["end"].max()) for s in schedules.values())
+    times = np.linspace(origin, end, SAMPLES)
+    colours = allocation_colours(list(clusters))
+    figures = []
+    for label, schedule in schedules.items():
+        fig = new_figure(f"Cluster utilization — {label}", width=HALF, height=300, x_axis_type="datetime")
+        fig.add_layout(Legend(click_policy="hide", location="top_left"), "center")
+        busy = busy_by_group(schedule, "cluster", times)
+        for name, cores in clusters.items():
+            fig.line(pd.to_datetime(times, unit="s"), busy.get(name, np.zeros(SAMPLES)) / cores,
+                     color=colours[name], line_width=1.5, legend_label=name)
+        fig.yaxis.formatter = NumeralTickFormatter(format="0%")
+        fig.yaxis.axis_label = "busy cores"
+        figures.append(fig)
+    return column(row(*figures), note(f"Sampled at {SAMPLES} instants over the span; the trace's own time base "
+                                      f"read as Unix time.", width=2 * HALF))
+
+
+def weekly_figure(schedules: Mapping[str, pd.DataFrame]) -> LayoutDOM:
+    """Throughput per week (jobs completed and core-hours) and mean wait per week, per configuration."""
+    origin = min(int(s["submit"].min()) for s in schedules.values())
+    colours = policy_colours(schedules)
+    jobs_fig = new_figure("Jobs completed per week", width=HALF, height=280)
+    wait_fig = new_figure("Mean wait of the jobs started each week", width=HALF, height=280)
+    for fig in (jobs_fig, wait_fig):
+        fig.add_layout(Legend(click_policy="hide", location="top_left"), "center")
+        fig.xaxis.axis_label = "week"
+    for label, schedule in schedules.items():
+        table = weekly(schedule, origin)
+        jobs_fig.step(table["week"], table["jobs"], mode="after", color=colours[label], line_width=2,
+                      legend_label=label)
+        wait_fig.step(table["week"], table["mean_wait"] / 3600, mode="after", color=colours[label], line_width=2,
+                      legend_label=label)
+    jobs_fig.add_tools(HoverTool(tooltips=[("week", "$x{0}"), ("jobs", "$y{0,0}")]))
+    wait_fig.yaxis.axis_label = "hours"
+    return row(jobs_fig, wait_fig)
+
+
+def user_wait_figure(schedules: Mapping[str, pd.DataFrame], *, top: int = 20) -> LayoutDOM:
+    """Mean wait per user under each configuration (the `top` users with the most jobs)."""
+    counts = pd.concat([s["user"] for s in schedules.values()]).value_counts()
+    users = [str(u) for u in counts.index[:top]]
+    labels = list(schedules)
+    factors = [(user, label) for user in users for label in labels]
+    values = []
+    for user in users:
+        for label in labels:
+            schedule = schedules[label]
+            waits = schedule.loc[schedule["user"].astype(str) == user, "wait"]
+            values.append(float(waits.mean()) / 3600 if len(waits) else 0.0)
+    colours = policy_colours(labels)
+    source = ColumnDataSource({"x": factors, "hours": values, "colour": [colours[f[1]] for f in factors]})
+    fig = new_figure(f"Mean wait per user (the {len(users)} users with most jobs)", height=300,
+                     x_range=FactorRange(*factors))
+    fig.vbar(x="x", top="hours", width=0.9, color="colour", source=source)
+    fig.xaxis.major_label_orientation = 1.2
+    fig.yaxis.axis_label = "hours"
+    fig.add_tools(HoverTool(tooltips=[("user, configuration", "@x"), ("mean wait", "@hours{0.0} h")]))
+    return fig
+
+
+def priority_figure(schedule: pd.DataFrame, label: str, *, decay_hours: float = 72.0, decay_factor: float = 0.5,
+                    top: int = 8) -> LayoutDOM:
+    """Recorded fair-share usage (lower = higher priority) of the `top` heaviest users over time."""
+    series = priority_series(schedule, decay_hours=decay_hours, decay_factor=decay_factor)
+    fig = new_figure(f"Fair-share usage over time — {label} (lower usage = served first)", height=300,
+                     x_axis_type="datetime")
+    if series.empty:
+        return column(fig, note("No job completed: no usage recorded."))
+    heaviest = series.groupby("user")["usage"].max().nlargest(top).index.tolist()
+    colours = allocation_colours([str(u) for u in heaviest])
+    fig.add_layout(Legend(click_policy="hide", location="top_left"), "center")
+    for user in heaviest:
+        part = series[series["user"] == user]
+        fig.step(pd.to_datetime(part["time"], unit="s"), part["usage"] / 3600, mode="after",
+                 color=colours[str(user)], line_width=1.5, legend_label=f"user {user}")
+    fig.yaxis.axis_label = "penalty x hours (decayed)"
+    return column(fig, note(f"The {len(heaviest)} users with the largest usage; decay x{decay_factor:g} every "
+                            f"{decay_hours:g} h; a job is charged when it completes."))
+
+
+def fairness_figures(cpu: pd.DataFrame, multi: pd.DataFrame) -> LayoutDOM:
+    """Fig. 9 (mean and standard deviation of the wait of affected jobs under CPU-only and
+    multi-resource fair-share) and Fig. 8 (CDF of the penalty increase of affected jobs)."""
+    affected, increase = penalty_increase(cpu["fairshare_weight"].to_numpy(), multi["fairshare_weight"].to_numpy())
+    bars = new_figure("Wait of the jobs the RAM penalty affects", width=HALF, height=300,
+                      x_range=["CPU-only fair-share", "multi-resource fair-share"])
+    cdf = new_figure("Penalty increase of affected jobs (CDF)", width=HALF, height=300, x_axis_type="log")
+    if not affected.any():
+        return column(row(bars, cdf), note("No job's penalty differs between the two fair-shares (no RAM requests?)."))
+    names, means, lows, highs = [], [], [], []
+    for name, schedule in (("CPU-only fair-share", cpu), ("multi-resource fair-share", multi)):
+        waits = schedule["wait"].to_numpy(np.float64)[affected] / 3600
+        names.append(name)
+        means.append(waits.mean())
+        lows.append(max(waits.mean() - waits.std(), 0.0))
+        highs.append(waits.mean() + waits.std())
+    source = ColumnDataSource({"name": names, "mean": means, "low": lows, "high": highs})
+    bars.vbar(x="name", top="mean", width=0.6, color="#0072B2", source=source)
+    bars.add_layout(Whisker(base="name", lower="low", upper="high", source=source))
+    bars.yaxis.axis_label = "mean wait (hours) ± standard deviation"
+    rising = increase[increase > 0]
+    x, y = ecdf(rising)
+    if x.size:
+        cdf.step(x, y, mode="after", color="#D55E00", line_width=2)
+    cdf.xaxis.axis_label = "penalty increase (%)"
+    cdf.yaxis.formatter = NumeralTickFormatter(format="0%")
+    text = (f"{int(affected.sum()):,} jobs are affected (their multi-resource penalty differs from their cores); "
+            f"{rising.size:,} of them pay more, {int(affected.sum()) - rising.size:,} less; "
+            f"{np.mean(rising >= 100):.0%} of those paying more at least double.") if rising.size else \
+        f"{int(affected.sum()):,} jobs are affected; none pays more."
+    return column(row(bars, cdf), note(text, width=2 * HALF))
+
+
+def wait_distribution_figure(schedules: Mapping[str, pd.DataFrame]) -> LayoutDOM:
+    """Share of jobs per wait bin (the paper's Fig. 6 bottom), before/after side by side."""
+    edges = np.array([0, 60, 600, 3600, 4 * 3600, 12 * 3600, 86400, 3 * 86400, 7 * 86400, np.inf])
+    names = ["< 1 min", "1–10 min", "10 min–1 h", "1–4 h", "4–12 h", "12–24 h", "1–3 d", "3–7 d", "≥ 7 d"]
+    labels = list(schedules)
+    colours = policy_colours(labels)
+    factors = [(bin_, label) for bin_ in names for label in labels]
+    shares = {}
+    for label, schedule in schedules.items():
+        counts, _ = np.histogram(schedule["wait"].to_numpy(np.float64), bins=edges)
+        shares[label] = counts / max(len(schedule), 1)
+    values = [shares[label][names.index(bin_)] for bin_, label in factors]
+    source = ColumnDataSource({"x": factors, "share": values, "colour": [colours[f[1]] for f in factors]})
+    fig = new_figure("Jobs by wait time", height=300, x_range=FactorRange(*factors))
+    fig.vbar(x="x", top="share", width=0.9, color="colour", source=source)
+    fig.yaxis.formatter = NumeralTickFormatter(format="0%")
+    fig.xaxis.major_label_orientation = 1.2
+    fig.add_tools(HoverTool(tooltips=[("wait, configuration", "@x"), ("jobs", "@share{0.0%}")]))
+    return fig
+
+
+def preview_layout(current: pd.DataFrame, proposed: pd.DataFrame, counterpart: pd.DataFrame, *,
+                   labels: tuple[str, str], clusters: Mapping[str, int], policy_is_multi: bool,
+                   decay_hours: float = 72.0, decay_factor: float = 0.5) -> LayoutDOM:
+    """Every preview figure in page order. ``counterpart`` is the proposed configuration under the
+    other fair-share (CPU-only if the policy is multi-resource, and the reverse)."""
+    from .distributions import wait_cdf_figure
+
+    pair = {labels[0]: current, labels[1]: proposed}
+    cpu, multi = (counterpart, proposed) if policy_is_multi else (proposed, counterpart)
+    return column(
+        cluster_utilization_figure(pair, clusters),
+        weekly_figure(pair),
+        row(wait_cdf_figure({k: v["wait"].to_numpy() for k, v in pair.items()}), wait_distribution_figure(pair)),
+        user_wait_figure(pair),
+        priority_figure(current, labels[0], decay_hours=decay_hours, decay_factor=decay_factor),
+        priority_figure(proposed, labels[1], decay_hours=decay_hours, decay_factor=decay_factor),
+        fairness_figures(cpu, multi),
+    )

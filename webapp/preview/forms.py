@@ -1,0 +1,130 @@
+"""Forms: machine descriptions and queue configurations (upload or edit in the page, checked by the
+engine's readers, errors naming the line), and a new preview."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from webapp.preview.models import MachineFile, QueueFile
+
+MAX_BYTES = 1_000_000
+#: fair-share presets a preview may use, and their counterpart under the other fair-share
+POLICIES = {"mrfs-easy": "fairshare-easy", "fairshare-easy": "mrfs-easy", "mrfs-fcfs": "fairshare-fcfs",
+            "fairshare-fcfs": "mrfs-fcfs", "mrfs-conservative": "fairshare-conservative",
+            "fairshare-conservative": "mrfs-conservative"}
+MACHINE_HELP = ("Alea .machines (TAB: id name nodes cores speed RAM_KB [properties]), AleaNG (8 columns, RAM in GB, "
+                "GPUs), or YAML: clusters: [{name, nodes, cores, ram: 64 GiB, gpus, speed, properties, "
+                "available_from, available_to}].")
+
+
+class _TextFileForm(forms.ModelForm):
+    """Upload a file or edit the text; the engine's reader must accept it (its error names the line)."""
+
+    file = forms.FileField(required=False, help_text="A file; replaces the text below.")
+
+    def check(self, text: str, source: str) -> None:
+        raise NotImplementedError
+
+    def clean(self) -> dict[str, Any]:
+        from engine.workload import WorkloadError
+
+        data = super().clean()
+        uploaded = data.get("file")
+        source, field = type(self.instance)(name=data.get("name") or "").file_name, "text"
+        if uploaded is not None:
+            if uploaded.size > MAX_BYTES:
+                self.add_error("file", f"{uploaded.name}: larger than {MAX_BYTES:,} bytes.")
+                return data
+            try:
+                data["text"] = uploaded.read().decode("utf-8-sig")
+            except UnicodeDecodeError:
+                self.add_error("file", f"{uploaded.name}: not UTF-8 text.")
+                return data
+            source, field = uploaded.name, "file"
+        if not (data.get("text") or "").strip():
+            self.add_error("text", "Paste the text or choose a file.")
+            return data
+        try:
+            self.check(data["text"], source)
+        except WorkloadError as error:
+            self.add_error(field, str(error))
+        return data
+
+
+class MachineFileForm(_TextFileForm):
+    class Meta:
+        model = MachineFile
+        fields = ["name", "description", "shared", "file", "text"]
+        widgets = {"text": forms.Textarea(attrs={"rows": 14, "class": "mono"}),
+                   "description": forms.Textarea(attrs={"rows": 2})}
+        help_texts = {"text": MACHINE_HELP}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["text"].required = False
+
+    def check(self, text: str, source: str) -> None:
+        from engine.platform.machines import parse_machines
+
+        parse_machines(text, source=source)
+
+
+class QueueFileForm(_TextFileForm):
+    class Meta:
+        model = QueueFile
+        fields = ["name", "description", "shared", "file", "text"]
+        widgets = {"text": forms.Textarea(attrs={"rows": 24, "class": "mono"}),
+                   "description": forms.Textarea(attrs={"rows": 2})}
+        help_texts = {"text": "YAML: mode (priority | virtual) and queues: name, walltime, priority, max_cores, "
+                              "max_share, user_max_jobs, user_max_cores, pool, single_node (see the README)."}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["text"].required = False
+
+    def check(self, text: str, source: str) -> None:
+        from engine.platform.queues import parse_queue_config
+
+        parse_queue_config(text, source=source)
+
+
+def shipped_choices() -> list[tuple[str, str]]:
+    from engine.platform.queues import SHIPPED
+
+    return [(f"shipped:{name}", f"{name} (shipped)") for name in SHIPPED]
+
+
+class PreviewForm(forms.Form):
+    name = forms.CharField(max_length=190, initial="Queue reconfiguration")
+    trace = forms.ModelChoiceField(queryset=None, help_text="A MetaCentrum trace (or any parsed trace).")
+    machine = forms.ModelChoiceField(queryset=None)
+    current = forms.ChoiceField(label="Current configuration")
+    proposed = forms.ChoiceField(label="Proposed configuration")
+    policy = forms.ChoiceField(choices=[(p, p) for p in POLICIES], initial="mrfs-easy",
+                               help_text="Also run with the other fair-share on the proposed configuration "
+                                         "(CPU-only vs multi-resource).")
+    shared = forms.BooleanField(required=False, help_text="Everybody on this server may see it.")
+
+    def __init__(self, *args: Any, traces: Any, machines: Any, queue_files: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["trace"].queryset = traces
+        self.fields["machine"].queryset = machines
+        choices = shipped_choices() + [(str(q.pk), q.name) for q in queue_files]
+        self.queue_files = {str(q.pk): q for q in queue_files}
+        self.fields["current"].choices = choices
+        self.fields["proposed"].choices = choices
+        self.fields["current"].initial = "shipped:metacentrum-historical"
+        self.fields["proposed"].initial = "shipped:metacentrum-2014"
+
+    def configuration(self, key: str) -> tuple[str, str]:
+        """(name, YAML text) of a chosen configuration."""
+        from engine.platform.queues import CONFIG_DIR, SHIPPED
+
+        value = self.cleaned_data[key]
+        if value.startswith("shipped:"):
+            name = value.split(":", 1)[1]
+            return name, (CONFIG_DIR / SHIPPED[name]).read_text(encoding="utf-8")
+        chosen = self.queue_files[value]
+        return chosen.name, chosen.text

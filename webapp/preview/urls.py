@@ -1,0 +1,19 @@
+from django.urls import path
+
+from webapp.preview import views
+
+app_name = "preview"
+urlpatterns = [
+    path("", views.index, name="index"),
+    path("new/", views.preview_new, name="new"),
+    path("<int:pk>/", views.preview_detail, name="detail"),
+    path("<int:pk>/delete/", views.preview_delete, name="delete"),
+    path("machines/new/", views.machine_new, name="machine_new"),
+    path("machines/<int:pk>/", views.machine_detail, name="machine_detail"),
+    path("machines/<int:pk>/edit/", views.machine_edit, name="machine_edit"),
+    path("machines/<int:pk>/delete/", views.machine_delete, name="machine_delete"),
+    path("queues/new/", views.queues_new, name="queues_new"),
+    path("queues/<int:pk>/", views.queues_detail, name="queues_detail"),
+    path("queues/<int:pk>/edit/", views.queues_edit, name="queues_edit"),
+    path("queues/<int:pk>/delete/", views.queues_delete, name="queues_delete"),
+]

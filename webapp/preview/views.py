@@ -1,0 +1,189 @@
+"""Preview pages: machine descriptions, queue configurations (upload or edit, validated line by line),
+and "Preview a reconfiguration" (current vs proposed configuration, side by side)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from webapp.core.permissions import can_change, get_owned_or_404, get_visible_or_404, visible_to
+from webapp.preview.forms import MachineFileForm, PreviewForm, QueueFileForm
+from webapp.preview.models import MachineFile, Preview, QueueFile
+from webapp.traces.models import Trace
+
+
+@require_GET
+def index(request: HttpRequest) -> HttpResponse:
+    user = request.user
+    return render(request, "preview/index.html", {
+        "previews": visible_to(Preview, user).select_related("owner", "trace"),
+        "machines": visible_to(MachineFile, user).select_related("owner"),
+        "queue_files": visible_to(QueueFile, user).select_related("owner"),
+    })
+
+
+# -- machine descriptions and queue configurations (the same pages for both kinds) -------------------
+
+KINDS = {"machine": (MachineFile, MachineFileForm, "machine description"),
+         "queues": (QueueFile, QueueFileForm, "queue configuration")}
+
+
+def _new(request: HttpRequest, kind: str, initial: dict | None = None) -> HttpResponse:
+    model, form_class, label = KINDS[kind]
+    form = form_class(request.POST or None, request.FILES or None, initial=initial)
+    if request.method == "POST":
+        if form.is_valid():
+            obj = form.save(commit=False)
+            obj.owner = request.user
+            obj.save()
+            messages.success(request, f"Saved the {label} “{obj.name}”.")
+            return redirect(obj)
+        return render(request, "preview/form.html", {"form": form, "label": label}, status=400)
+    return render(request, "preview/form.html", {"form": form, "label": label})
+
+
+def _detail(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
+    from engine.workload import WorkloadError
+
+    model, _, label = KINDS[kind]
+    obj = get_visible_or_404(model.objects.select_related("owner"), request.user, pk)
+    try:
+        described, error = obj.parsed().describe(), ""
+    except WorkloadError as problem:
+        described, error = None, str(problem)
+    return render(request, "preview/file_detail.html", {"obj": obj, "kind": kind, "label": label,
+                                                        "described": described, "error": error,
+                                                        "can_change": can_change(obj, request.user)})
+
+
+def _edit(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
+    model, form_class, label = KINDS[kind]
+    obj = get_owned_or_404(model, request.user, pk)
+    form = form_class(request.POST or None, request.FILES or None, instance=obj)
+    if request.method == "POST":
+        if form.is_valid():
+            form.save()
+            messages.success(request, "Saved. Previews already made keep the text they ran with.")
+            return redirect(obj)
+        return render(request, "preview/form.html", {"form": form, "label": label, "obj": obj}, status=400)
+    return render(request, "preview/form.html", {"form": form, "label": label, "obj": obj})
+
+
+def _delete(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
+    model, _, label = KINDS[kind]
+    obj = get_owned_or_404(model, request.user, pk)
+    obj.delete()
+    messages.success(request, f"Deleted the {label} “{obj.name}”.")
+    return redirect("preview:index")
+
+
+@require_http_methods(["GET", "POST"])
+def machine_new(request: HttpRequest) -> HttpResponse:
+    return _new(request, "machine")
+
+
+@require_GET
+def machine_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    return _detail(request, "machine", pk)
+
+
+@require_http_methods(["GET", "POST"])
+def machine_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    return _edit(request, "machine", pk)
+
+
+@require_POST
+def machine_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    return _delete(request, "machine", pk)
+
+
+@require_http_methods(["GET", "POST"])
+def queues_new(request: HttpRequest) -> HttpResponse:
+    """A new configuration, optionally starting from a shipped one (?from=metacentrum-2014)."""
+    from engine.platform.queues import CONFIG_DIR, SHIPPED
+
+    start = request.GET.get("from")
+    initial = {"name": f"{start} (copy)", "text": (CONFIG_DIR / SHIPPED[start]).read_text(encoding="utf-8")} \
+        if start in SHIPPED else None
+    return _new(request, "queues", initial)
+
+
+@require_GET
+def queues_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    return _detail(request, "queues", pk)
+
+
+@require_http_methods(["GET", "POST"])
+def queues_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    return _edit(request, "queues", pk)
+
+
+@require_POST
+def queues_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    return _delete(request, "queues", pk)
+
+
+# -- previews -------------------------------------------------------------------------------------
+
+
+@require_http_methods(["GET", "POST"])
+def preview_new(request: HttpRequest) -> HttpResponse:
+    from webapp.preview.services import create_preview
+
+    user = request.user
+    form = PreviewForm(request.POST or None,
+                       traces=visible_to(Trace, user).filter(status=Trace.Status.READY),
+                       machines=visible_to(MachineFile, user), queue_files=visible_to(QueueFile, user))
+    if request.method == "POST":
+        if form.is_valid():
+            preview = create_preview(user, form)
+            messages.success(request, f"Started “{preview.name}”: three simulations; this page shows them when done.")
+            return redirect(preview)
+        return render(request, "preview/new.html", {"form": form}, status=400)
+    return render(request, "preview/new.html", {"form": form})
+
+
+@require_GET
+def preview_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    preview = get_visible_or_404(Preview.objects.select_related("owner", "trace"), request.user, pk)
+    context = {"preview": preview, "can_change": can_change(preview, request.user)}
+    if preview.status == Preview.Status.DONE:
+        context.update(_results(preview))
+    return render(request, "preview/detail.html", context)
+
+
+def _results(preview: Preview) -> dict:
+    """Per-queue rows side by side and the figures (script and div for the page)."""
+    from bokeh.embed import components
+
+    from webapp.dashboards.figures.preview import preview_layout
+    from webapp.preview.services import schedules
+
+    summary = preview.summary or {}
+    runs = summary.get("runs", {})
+    current, proposed = runs.get("current", {}), runs.get("proposed", {})
+    names = sorted(set(current.get("per_queue", {})) | set(proposed.get("per_queue", {})))
+    rows = [{"queue": name, "current": current.get("per_queue", {}).get(name),
+             "proposed": proposed.get("per_queue", {}).get(name)} for name in names]
+    try:
+        frames = schedules(preview)
+    except OSError:
+        return {"rows": rows, "runs": runs, "missing": True}
+    labels = (f"current: {preview.current_name}", f"proposed: {preview.proposed_name}")
+    layout = preview_layout(frames["current"], frames["proposed"], frames["counterpart"], labels=labels,
+                            clusters=summary.get("clusters", {}), policy_is_multi=preview.policy.startswith("mrfs"))
+    script, div = components(layout)
+    return {"rows": rows, "runs": runs, "bokeh_script": script, "bokeh_div": div}
+
+
+@require_POST
+def preview_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    import shutil
+
+    preview = get_owned_or_404(Preview, request.user, pk)
+    shutil.rmtree(preview.result_dir, ignore_errors=True)
+    preview.delete()
+    messages.success(request, f"Deleted “{preview.name}”.")
+    return redirect("preview:index")
