@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from engine.workload import load_workload
+from tests.webapp.api.conftest import api  # noqa: F401 - the token-authenticated client fixture
 from tests.webapp.conftest import make_experiment
 from webapp.experiments.forms import ExperimentForm
 from webapp.experiments.services import ExperimentError
@@ -36,3 +37,14 @@ def test_the_form_offers_a_load_factor(alice, demo_trace, value, ok):
     form.is_valid()
     assert ("load_factor" not in form.errors) is ok
     assert form.fields["load_factor"].initial == 1.0
+
+
+@pytest.mark.django_db
+def test_the_api_takes_a_load_factor_and_reports_it_per_run(api, demo_trace):
+    body = {"trace": demo_trace.pk, "policies": [{"preset": "fcfs"}], "load_factor": 1.5}
+    created = api.post("/api/experiments/", body, content_type="application/json")
+    assert created.status_code == 201
+    detail = api.get(f"/api/experiments/{created.json()['id']}/").json()
+    assert detail["runs"][0]["load_factor"] == 1.5
+    bad = api.post("/api/experiments/", {**body, "load_factor": -2}, content_type="application/json")
+    assert bad.status_code == 400 and "load factor must be a positive number" in bad.json()["error"]
