@@ -92,17 +92,22 @@ def compare(trace: str, low: float, high: float, policies: list[str], out: Path)
                      "max wait (s)": s["max_wait"], "wall (min)": s["wall_seconds"] / 60,
                      "mean decision (ms)": s.get("mean_decision_ms"), "max decision (ms)": s.get("max_decision_ms"),
                      "annealed": s.get("annealed_decisions")})
-    print(pd.DataFrame(rows).to_string(index=False, float_format=lambda v: f"{v:,.3f}" if v < 10 else f"{v:,.0f}"))
+    formats = {"utilization": "{:.3f}", "paper utilization": "{:.3f}", "mean wait (s)": "{:,.0f}",
+               "mean response (s)": "{:,.0f}", "max wait (s)": "{:,.0f}", "wall (min)": "{:.1f}",
+               "mean decision (ms)": "{:.1f}", "max decision (ms)": "{:,.0f}", "annealed": "{:,.0f}"}
+    print(pd.DataFrame(rows).to_string(index=False, na_rep="–", formatters={
+        name: (lambda f: lambda v: "–" if v is None or v != v else f.format(v))(f) for name, f in formats.items()}))
 
     months = {policy: monthly_wait_and_response(schedule) for policy, schedule in schedules.items()}
     first = next(iter(months.values()))
     table = pd.DataFrame({"month": first["month"], "jobs": first["jobs"]})
+    submitted = (first["jobs"] > 0).to_numpy()   # the last bin may hold only the window's last ends
     for policy, frame in months.items():
         table[f"wait {policy}"] = frame["mean_wait"].round(0)
     for policy, frame in months.items():
         table[f"resp {policy}"] = frame["mean_response"].round(0)
     print("monthly mean wait / mean response (s):")
-    print(table.to_string(index=False))
+    print(table[submitted].to_string(index=False))
 
     if "easy" in schedules and "plan2" in schedules:
         edges = grid_edges(schedules)
