@@ -115,7 +115,7 @@ def study_progress(request: HttpRequest, pk: int) -> JsonResponse:
 
 @require_GET
 def study_plot(request: HttpRequest, pk: int) -> JsonResponse:
-    from webapp.dashboards.figures.sweep import sweep_trend
+    from webapp.studies.figures import study_trend
 
     study = get_visible_or_404(_studies(request.user), request.user, pk)
     axes = list(study.grid)
@@ -127,7 +127,7 @@ def study_plot(request: HttpRequest, pk: int) -> JsonResponse:
     if not any(any(s for s in line) for line in series.values()):
         return JsonResponse({"error": "No point of this plot has finished yet."}, status=409)
     title = METRIC_TITLES.get(metric, metric.replace("_", " "))
-    layout = sweep_trend(x, values, series, metrics=[(metric, title)])
+    layout = study_trend(x, values, series, metric, title)
     return JsonResponse(json_item(layout, request.GET.get("target") or f"plot-{x}-{metric}"))
 
 
