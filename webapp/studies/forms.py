@@ -15,6 +15,12 @@ from webapp.studies.services import parse_grid, plan_points
 from webapp.traces.models import Trace
 
 
+def first_sentence(text: str, limit: int = 160) -> str:
+    """The first sentence of a preset's description (the full model is on the policies page)."""
+    sentence = text.split(". ")[0].rstrip(".") + "."
+    return sentence if len(sentence) <= limit else sentence[:limit - 1].rsplit(" ", 1)[0] + " …"
+
+
 class StudyForm(forms.Form):
     name = forms.CharField(max_length=200, required=False, help_text="Optional; named after the trace and grid otherwise.")
     trace = forms.ModelChoiceField(queryset=Trace.objects.none(), empty_label=None)
@@ -34,7 +40,7 @@ class StudyForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["trace"].queryset = visible_to(Trace, user).filter(status=Trace.Status.READY)
         catalog = policy_catalog()
-        self.fields["policies"].choices = [(p["name"], f"{p['name']}: {p['description'][:140]}") for p in catalog]
+        self.fields["policies"].choices = [(p["name"], f"{p['name']}: {first_sentence(p['description'])}") for p in catalog]
         names = sorted({q["name"] for p in catalog for q in p["params"]})
         self.fields["param"].choices = [("", "none")] + [(n, n) for n in names]
 
