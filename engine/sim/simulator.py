@@ -33,6 +33,31 @@ class SimulationError(RuntimeError):
     """The simulation cannot go on (a policy left jobs waiting on an idle machine, ...)."""
 
 
+class Pacer:
+    """What every event loop does after each instant: report progress about 200 times a run and
+    ask ``should_stop()`` every 1000 instants (Cancelled if it says so)."""
+
+    def __init__(self, n: int, progress: Callable[[float], None] | None,
+                 should_stop: Callable[[], bool] | None) -> None:
+        self.n, self.progress, self.should_stop = n, progress, should_stop
+        self.report_every = max(n // 200, 1)
+        self.next_report = self.report_every
+        self.instants = 0
+
+    def tick(self, finished: int, t: float) -> None:
+        self.instants += 1
+        if finished >= self.next_report:
+            self.next_report = finished + self.report_every
+            if self.progress is not None:
+                self.progress(finished / self.n)
+        if self.should_stop is not None and self.instants % 1000 == 0 and self.should_stop():
+            raise Cancelled(f"cancelled at t={t} after {finished} of {self.n} jobs")
+
+    def done(self) -> None:
+        if self.progress is not None:
+            self.progress(1.0)
+
+
 class Scheduler(Protocol):
     """What the simulator asks of a policy.
 
@@ -128,9 +153,7 @@ class Simulation:
         submit, n = self.submit, self.n
         completions = self._completions
         next_job = 0
-        instants = 0
-        report_every = max(n // 200, 1)
-        next_report = report_every
+        pacer = Pacer(n, progress, should_stop)
         wakeups = self.wakeups
         on_wakeup = getattr(self.allocator, "on_wakeup", lambda: None)
         while next_job < n or completions or (wakeups and self.started < n):
@@ -155,15 +178,8 @@ class Simulation:
             if not completions and next_job == n and self.started < n and not wakeups:
                 raise SimulationError(
                     f"{n - self.started} jobs still wait with the machine idle at t={t}: the policy never starts them")
-            instants += 1
-            if self.finished >= next_report:
-                next_report = self.finished + report_every
-                if progress is not None:
-                    progress(self.finished / n)
-            if should_stop is not None and instants % 1000 == 0 and should_stop():
-                raise Cancelled(f"cancelled at t={t} after {self.finished} of {n} jobs")
-        if progress is not None:
-            progress(1.0)
+            pacer.tick(self.finished, t)
+        pacer.done()
 
     def _finish(self, job: int) -> None:
         self.allocator.release(job, self.size[job])

@@ -29,7 +29,7 @@ import math
 from heapq import heappop, heappush
 from typing import Any, Callable, Mapping
 
-from engine.sim.simulator import Cancelled, Scheduler, Simulation, SimulationError
+from engine.sim.simulator import Pacer, Scheduler, Simulation, SimulationError
 from engine.workload.model import Workload
 
 #: Work (seconds) below which a job counts as finished; absorbs floating-point rounding.
@@ -90,9 +90,7 @@ class TimeSharingSimulation(Simulation):
             should_stop: Callable[[], bool] | None = None) -> None:
         submit, n, due = self.submit, self.n, self._due
         next_job = 0
-        instants = 0
-        report_every = max(n // 200, 1)
-        next_report = report_every
+        pacer = Pacer(n, progress, should_stop)
         while next_job < n or due:
             rate = self.rate
             finish_at = self.now + (due[0][0] - self.virtual) / rate if due else math.inf
@@ -111,17 +109,10 @@ class TimeSharingSimulation(Simulation):
             if not due and next_job == n and self.started < n:
                 raise SimulationError(
                     f"{n - self.started} jobs still wait with the machine idle at t={t:g}: the policy never starts them")
-            instants += 1
-            if self.finished >= next_report:
-                next_report = self.finished + report_every
-                if progress is not None:
-                    progress(self.finished / n)
-            if should_stop is not None and instants % 1000 == 0 and should_stop():
-                raise Cancelled(f"cancelled at t={t:g} after {self.finished} of {n} jobs")
+            pacer.tick(self.finished, t)
         self.start_time = [_round_half_up(t) for t in self.exact_start]
         self.end_time = [_round_half_up(t) for t in self.exact_end]
-        if progress is not None:
-            progress(1.0)
+        pacer.done()
 
     def _finish(self, job: int) -> None:
         self.exact_end[job] = self.now

@@ -9,9 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from engine.policies.registry import catalog
-from engine.sim import simulate
+from engine.sim import Cancelled, simulate
 from engine.workload import load_workload
 from engine.workload.window import select_days
 from tests.engine.conftest import make_workload
@@ -105,3 +106,14 @@ def test_thirty_days_of_kth_keep_the_sharing_bounds():
     assert (took >= runtime - 1).all() and (took <= 2 * runtime + 1).all()
     assert np.array_equal(s.start_order.to_numpy(), np.arange(len(s)))
     assert (took > runtime + 1).any()   # sharing really happened
+
+
+def test_progress_is_reported_and_should_stop_cancels_the_rate_loop():
+    """Same contract as the space-sharing loop: about 200 progress reports ending at 1.0, and
+    should_stop() asked every 1000 instants."""
+    rows = [(i, 5, 5, 1 + i % 3) for i in range(3000)]
+    seen: list[float] = []
+    simulate(make_workload(rows), 4, "tss", progress=seen.append)
+    assert seen[-1] == 1.0 and 100 <= len(seen) <= 300 and seen == sorted(seen)
+    with pytest.raises(Cancelled, match="cancelled at t="):
+        simulate(make_workload(rows), 4, "tss", should_stop=lambda: True)
