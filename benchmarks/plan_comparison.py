@@ -120,6 +120,9 @@ def compare(trace: str, low: float, high: float, policies: list[str], out: Path)
         print(f"PLAN2/EASY mean-wait ratio over {occupied.sum()} occupied size×runtime cells: "
               f"{better} cells PLAN2 waits less, {worse} more, {occupied.sum() - better - worse} equal; "
               f"job-weighted geometric mean ratio {weighted:.2f}")
+        big = {policy: schedule[schedule["procs"] * 8 >= capacity] for policy, schedule in schedules.items()}
+        print(f"jobs of at least 1/8 of the machine ({len(big['easy']):,}): mean wait "
+              + ", ".join(f"{policy} {frame['wait'].mean():,.0f} s" for policy, frame in big.items()))
         from bokeh.embed import file_html
         from bokeh.layouts import column
         from bokeh.resources import INLINE
