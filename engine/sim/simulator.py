@@ -35,7 +35,9 @@ class SimulationError(RuntimeError):
 
 class Pacer:
     """What every event loop does after each instant: report progress about 200 times a run and
-    ask ``should_stop()`` every 1000 instants (Cancelled if it says so)."""
+    ask ``should_stop()`` every 16 instants (Cancelled if it says so). The callback throttles
+    itself (the web checks the database about once a second); asking often keeps cancelling
+    prompt under policies whose decisions take long (plan-based annealing)."""
 
     def __init__(self, n: int, progress: Callable[[float], None] | None,
                  should_stop: Callable[[], bool] | None) -> None:
@@ -50,7 +52,7 @@ class Pacer:
             self.next_report = finished + self.report_every
             if self.progress is not None:
                 self.progress(finished / self.n)
-        if self.should_stop is not None and self.instants % 1000 == 0 and self.should_stop():
+        if self.should_stop is not None and self.instants % 16 == 0 and self.should_stop():
             raise Cancelled(f"cancelled at t={t} after {finished} of {self.n} jobs")
 
     def done(self) -> None:
