@@ -68,11 +68,9 @@ def celery_worker(transactional_db, settings, tmp_path) -> Iterator[None]:  # no
     """The project's Celery app on an in-memory broker, with a solo worker thread in this process."""
     from celery.contrib.testing.worker import start_worker
 
+    from tests.celery_broker import on_broker
     from webapp.celery import app
 
-    app.conf.update(broker_url="memory://", result_backend="cache+memory://", broker_transport_options={},
-                    task_ignore_result=True)
-    app.pool.force_close_all() if app._pool is not None else None
-    app._pool = None
-    with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=10):
+    with on_broker(app, "memory://", "cache+memory://", task_ignore_result=True), \
+            start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=10):
         yield

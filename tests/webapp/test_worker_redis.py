@@ -10,6 +10,7 @@ from celery.contrib.testing.worker import start_worker
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
+from tests.celery_broker import on_broker
 from tests.webapp.conftest import DEMO_SWF, synthetic_swf
 from webapp.celery import app
 from webapp.experiments.models import Experiment, Run
@@ -21,16 +22,11 @@ REDIS_URL = "redis://127.0.0.1:6379/15"
 @pytest.fixture
 def redis_worker():
     """The project's Celery app on Redis db 15 with an in-process worker (a thread)."""
-    saved = {k: app.conf[k] for k in ("broker_url", "result_backend", "broker_transport_options", "task_ignore_result")}
-    app.conf.update(broker_url=REDIS_URL, result_backend=REDIS_URL, broker_transport_options={},
-                    task_ignore_result=False)
-    app._pool = None  # connections follow the new broker URL
-    with app.connection_for_write() as conn:
-        conn.default_channel.client.ping()  # fails loudly when Redis is not running
-    with start_worker(app, pool="solo", concurrency=1, perform_ping_check=False, shutdown_timeout=30):
-        yield app
-    app.conf.update(saved)
-    app._pool = None
+    with on_broker(app, REDIS_URL, REDIS_URL, task_ignore_result=False):
+        with app.connection_for_write() as conn:
+            conn.default_channel.client.ping()  # fails loudly when Redis is not running
+        with start_worker(app, pool="solo", concurrency=1, perform_ping_check=False, shutdown_timeout=30):
+            yield app
 
 
 def wait_for(predicate, timeout: float = 60.0):  # noqa: ANN001, ANN201
