@@ -311,18 +311,24 @@ class NodeAllocator:
 
     def fits_job(self, job: int) -> bool:
         """Limits allow it and it fits node by node somewhere now (the placement is kept for start)."""
-        if self.queue_of is not None and not self._limits_ok(job):
-            return False
-        cls = self.class_of[job]
-        if self._nofit[cls] == self.epoch:
-            return False
-        placement = self._place(job, cls)
+        placement = self._placement_now(job)
         if placement is None:
-            if not self.windows:
-                self._nofit[cls] = self.epoch
             return False
         self._cached = (job, self._version, placement)
         return True
+
+    def _placement_now(self, job: int) -> tuple | None:
+        """Where ``job`` would go now if limits allow it, else None ("does not fit" is remembered for
+        its request class until resources come back, unless clusters have availability windows)."""
+        if self.queue_of is not None and not self._limits_ok(job):
+            return None
+        cls = self.class_of[job]
+        if self._nofit[cls] == self.epoch:
+            return None
+        placement = self._place(job, cls)
+        if placement is None and not self.windows:
+            self._nofit[cls] = self.epoch
+        return placement
 
     def fits_on(self, job: int, cluster: int) -> bool:
         """Like :meth:`fits_job`, on one cluster only (conservative's reservations)."""
@@ -336,23 +342,14 @@ class NodeAllocator:
 
     def backfill_fits(self, job: int, reservation: Reservation) -> bool:
         """EASY's test for a job behind the blocked head (see the module docstring)."""
-        cls = self.class_of[job]
-        if self._nofit[cls] == self.epoch:
-            return False
-        if self.queue_of is not None and not self._limits_ok(job):
-            return False
-        placement = self._place(job, cls)
+        placement = self._placement_now(job)
         if placement is None:
-            if not self.windows:
-                self._nofit[cls] = self.epoch
             return False
-        now = self.sim.now
-        ends_in_time = now + self.estimate_on(job, placement[0]) <= reservation.shadow
-        if not ends_in_time:
+        if self.sim.now + self.estimate_on(job, placement[0]) > reservation.shadow:
             if not self.limits_allow(job, reservation.job):
                 return False
             if placement[0] == reservation.cluster and not reservation.nodes.isdisjoint(placement[1]):
-                placement = self._place(job, cls, avoid=reservation)
+                placement = self._place(job, self.class_of[job], avoid=reservation)
                 if placement is None:
                     return False
         self._cached = (job, self._version, placement)

@@ -25,6 +25,11 @@ SAMPLES = 600
 HALF = 445
 
 
+def short(label: str) -> str:
+    """"current: metacentrum-historical" -> "current" (bar groups; the colours match the legends)."""
+    return label.split(":", 1)[0]
+
+
 def cluster_utilization_figure(schedules: Mapping[str, pd.DataFrame], clusters: Mapping[str, int]) -> LayoutDOM:
     """Per-cluster utilization over time (busy cores / cluster cores), one plot per configuration,
     sampled at SAMPLES evenly spaced instants (the note says so)."""
@@ -72,14 +77,14 @@ def user_wait_figure(schedules: Mapping[str, pd.DataFrame], *, top: int = 20) ->
     counts = pd.concat([s["user"] for s in schedules.values()]).value_counts()
     users = [str(u) for u in counts.index[:top]]
     labels = list(schedules)
-    factors = [(user, label) for user in users for label in labels]
+    factors = [(user, short(label)) for user in users for label in labels]
     values = []
     for user in users:
         for label in labels:
             schedule = schedules[label]
             waits = schedule.loc[schedule["user"].astype(str) == user, "wait"]
             values.append(float(waits.mean()) / 3600 if len(waits) else 0.0)
-    colours = policy_colours(labels)
+    colours = {short(label): colour for label, colour in policy_colours(labels).items()}
     source = ColumnDataSource({"x": factors, "hours": values, "colour": [colours[f[1]] for f in factors]})
     fig = new_figure(f"Mean wait per user (the {len(users)} users with most jobs)", height=300,
                      x_range=FactorRange(*factors))
@@ -148,15 +153,15 @@ def wait_distribution_figure(schedules: Mapping[str, pd.DataFrame]) -> LayoutDOM
     edges = np.array([0, 60, 600, 3600, 4 * 3600, 12 * 3600, 86400, 3 * 86400, 7 * 86400, np.inf])
     names = ["< 1 min", "1–10 min", "10 min–1 h", "1–4 h", "4–12 h", "12–24 h", "1–3 d", "3–7 d", "≥ 7 d"]
     labels = list(schedules)
-    colours = policy_colours(labels)
-    factors = [(bin_, label) for bin_ in names for label in labels]
+    colours = {short(label): colour for label, colour in policy_colours(labels).items()}
+    factors = [(bin_, short(label)) for bin_ in names for label in labels]
     shares = {}
     for label, schedule in schedules.items():
         counts, _ = np.histogram(schedule["wait"].to_numpy(np.float64), bins=edges)
         shares[label] = counts / max(len(schedule), 1)
-    values = [shares[label][names.index(bin_)] for bin_, label in factors]
+    values = [shares[label][names.index(bin_)] for bin_ in names for label in labels]
     source = ColumnDataSource({"x": factors, "share": values, "colour": [colours[f[1]] for f in factors]})
-    fig = new_figure("Jobs by wait time", height=300, x_range=FactorRange(*factors))
+    fig = new_figure("Jobs by wait time", width=HALF, height=360, x_range=FactorRange(*factors))
     fig.vbar(x="x", top="share", width=0.9, color="colour", source=source)
     fig.yaxis.formatter = NumeralTickFormatter(format="0%")
     fig.xaxis.major_label_orientation = 1.2
