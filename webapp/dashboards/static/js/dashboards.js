@@ -3,8 +3,10 @@
 // The status element shows a spinner while loading and the server's message if loading fails.
 //
 // Building a Bokeh document costs the browser 100–250 ms per figure, so plots are embedded lazily:
-// a plot is fetched and embedded when it comes within a screen of the viewport, one plot at a time
-// (the page stays responsive), in page order. Until then its slot says data-bokeh-state="waiting".
+// a plot is embedded when it comes within a screen of the viewport, one plot at a time (the page
+// stays responsive), in page order. Until then its slot says data-bokeh-state="waiting". The JSON
+// of every plot is fetched at once when the page loads (it is small and gzipped), so a plot
+// scrolled into view waits only for its drawing, not for the network.
 // SchedLabDashboards.loadAll() embeds every plot now (the HTML download and tests use it).
 (function () {
   "use strict";
@@ -12,6 +14,16 @@
   var queue = [];          // slots to embed, in the order they came near the viewport
   var busy = false;
   var started = new WeakSet();
+  var fetched = new WeakMap();   // slot -> promise of its json_item, started when the page loads
+
+  function prefetch(slot) {
+    if (!fetched.has(slot)) {
+      var item = fetchItem(slot);
+      item.catch(function () {});   // reported when the plot is embedded
+      fetched.set(slot, item);
+    }
+    return fetched.get(slot);
+  }
 
   function statusFor(slot) {
     var previous = slot.previousElementSibling;
@@ -75,7 +87,7 @@
     if (started.has(slot)) { return; }
     started.add(slot);
     slot.setAttribute("data-bokeh-state", "loading");
-    queue.push({ slot: slot, item: fetchItem(slot) });
+    queue.push({ slot: slot, item: prefetch(slot) });
     pump();
   }
 
@@ -101,6 +113,7 @@
     slots().forEach(function (slot) {
       if (started.has(slot) || slot.hasAttribute("data-bokeh-state")) { return; }
       slot.setAttribute("data-bokeh-state", "waiting");
+      prefetch(slot);
       if (observer) { observer.observe(slot); } else { load(slot); }
     });
   }
