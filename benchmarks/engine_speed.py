@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = Path("/work/shared/data/swf")
+DATA = (SHARED_DATA / "swf")
 TRACES = {
     "HPC2N": "HPC2N-2002-2.2-cln.swf.gz",
     "SDSC-BLUE": "SDSC-BLUE-2000-4.2-cln.swf.gz",
@@ -39,6 +39,7 @@ import json, resource, sys, time
 sys.path.insert(0, sys.argv[1])
 from engine.sim import simulate
 from engine.workload import load_workload
+from shared_data import SHARED_DATA
 
 path, policy = sys.argv[2], sys.argv[3]
 started = time.perf_counter()

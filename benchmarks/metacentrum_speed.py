@@ -35,8 +35,9 @@ from engine.platform.queues import load_queue_config  # noqa: E402
 from engine.sim import simulate  # noqa: E402
 from engine.workload import load_workload  # noqa: E402
 from engine.workload.model import Workload  # noqa: E402
+from shared_data import SHARED_DATA
 
-DATA = Path("/work/shared/data/metacentrum")
+DATA = (SHARED_DATA / "metacentrum")
 TARGET_SECONDS = 60.0
 QUEUE_WEIGHTS = {"q_2h": 0.25, "q_4h": 0.08, "q_1d": 0.35, "q_2d": 0.08, "q_4d": 0.06, "q_1w": 0.1, "q_2w": 0.05,
                  "q_2w_plus": 0.01, "backfill": 0.02}

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = Path("/work/shared/data/swf")
+DATA = (SHARED_DATA / "swf")
 DEFAULT_TRACES = (
     "HPC2N-2002-2.2-cln.swf.gz",
     "SDSC-BLUE-2000-4.2-cln.swf.gz",
@@ -30,6 +30,7 @@ sys.path.insert(0, sys.argv[1])
 from engine.workload import load_workload
 from engine.workload.cache import load, save
 from engine.workload.swf import read_swf
+from shared_data import SHARED_DATA
 
 path, repeat = sys.argv[2], int(sys.argv[3])
 import_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -36,8 +36,9 @@ from engine.workload import load_workload  # noqa: E402
 from engine.workload.window import parse_days, select_days  # noqa: E402
 from webapp.dashboards.figures.heatmaps import (grid_edges, mean_wait_grid, ratio_heatmap,  # noqa: E402
                                                 wait_heatmaps, wait_ratio)
+from shared_data import SHARED_DATA  # noqa: E402
 
-DATA = Path("/work/shared/data/swf")
+DATA = (SHARED_DATA / "swf")
 DEFAULT_RUNS = ("LLNL-Atlas-2006-2.1-cln.swf.gz:0:", "SDSC-BLUE-2000-4.2-cln.swf.gz:0:30")
 #: paper Table II: utilization under FCFS (+EASY), PLAN 1, PLAN 2, PLAN 3
 PAPER_UTILIZATION = {

@@ -37,8 +37,9 @@ from engine.sim.simulator import Simulation  # noqa: E402
 from engine.workload import load_workload  # noqa: E402
 from engine.workload.model import Workload  # noqa: E402
 from engine.workload.window import parse_days, select_days  # noqa: E402
+from shared_data import SHARED_DATA
 
-DATA = Path("/work/shared/data/swf")
+DATA = (SHARED_DATA / "swf")
 SIZES_FROM = DATA / "SDSC-BLUE-2000-4.2-cln.swf.gz"
 LLNL = DATA / "LLNL-Atlas-2006-2.1-cln.swf.gz"
 HOUR = 3600

@@ -35,6 +35,7 @@ from engine.platform.allocations import parse_allocations  # noqa: E402
 from engine.sim import simulate  # noqa: E402
 from engine.workload import load_workload  # noqa: E402
 from engine.workload.scenarios import SFS_MACHINE_NODES, SFS_USERS, sfs_scenario  # noqa: E402
+from shared_data import SHARED_DATA
 
 CONFIGURATIONS = (
     ("linear-age", {}, "Alice immediate; Bob ~1.5 d; Chris 6-7 d"),
@@ -80,7 +81,7 @@ def scenario_table(seeds: int) -> None:
 
 
 def speed(trace: str, repeat: int) -> None:
-    path = Path("/work/shared/data/swf") / trace
+    path = (SHARED_DATA / "swf") / trace
     workload = load_workload(path)
     capacity = int(workload.metadata["procs"])
     print(f"\nspeed on {trace} ({len(workload.jobs):,} jobs, {capacity} processors); machine shared, noisy")

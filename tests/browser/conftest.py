@@ -8,13 +8,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from tests.shared_data import SHARED_DATA
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update"]
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
-SHARED_SWF = REPO.parent / "shared" / "data" / "swf"
+SHARED_SWF = SHARED_DATA / "swf"
 
 # Playwright's sync API runs an event loop in this thread; Django must still allow ORM calls.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")

@@ -8,9 +8,10 @@ import pytest
 
 from tests.browser.conftest import ARTIFACTS
 from tests.browser.test_comparison_flow import log_in
+from tests.shared_data import SHARED_DATA
 
 pytestmark = pytest.mark.browser
-WAGAP = Path("/work/shared/data/metacentrum/alea/wagap-2013.swf")
+WAGAP = (SHARED_DATA / "metacentrum/alea/wagap-2013.swf")
 
 
 @pytest.mark.skipif(not WAGAP.exists(), reason=f"{WAGAP} is not here")

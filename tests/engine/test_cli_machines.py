@@ -7,8 +7,9 @@ import json
 import pandas as pd
 
 from engine.cli import main
+from tests.shared_data import SHARED_DATA
 
-DATA = "/work/shared/data/metacentrum/alea"
+DATA = str(SHARED_DATA / "metacentrum/alea")
 
 
 def test_simulate_a_metacentrum_trace_on_its_clusters_with_2014_queues(tmp_path, capsys):

@@ -13,10 +13,11 @@ from webapp.experiments.services import create_experiment
 from webapp.experiments.tasks import run_simulation
 from webapp.traces.models import Trace
 from webapp.traces.tasks import parse_trace
+from tests.shared_data import SHARED_DATA
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 DEMO_SWF = DATA / "demo.swf"
-SHARED_SWF = Path(__file__).resolve().parents[3] / "shared" / "data" / "swf"
+SHARED_SWF = SHARED_DATA / "swf"
 
 
 @pytest.fixture(autouse=True)

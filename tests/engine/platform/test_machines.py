@@ -8,8 +8,9 @@ import pytest
 
 from engine.platform.machines import parse_machines, read_machines
 from engine.workload import WorkloadError
+from tests.shared_data import SHARED_DATA
 
-DATA = Path("/work/shared/data/metacentrum")
+DATA = (SHARED_DATA / "metacentrum")
 
 
 def test_alea_machines_of_wagap():

@@ -25,9 +25,10 @@ from engine.sim.profile import NEVER
 from engine.workload import load_workload
 from engine.workload.model import Workload
 from tests.engine.conftest import make_workload
+from tests.shared_data import SHARED_DATA
 
 ROOT = Path(__file__).resolve().parents[3]
-SWF = ROOT.parent / "shared" / "data" / "swf"
+SWF = SHARED_DATA / "swf"
 
 
 def plain_compress(self: Conservative) -> None:

@@ -25,8 +25,9 @@ from engine.workload import load_workload
 from engine.workload.window import select_days
 from tests.engine.conftest import make_workload
 from tests.engine.sim.test_invariants import assert_valid
+from tests.shared_data import SHARED_DATA
 
-SWF = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "swf"
+SWF = SHARED_DATA / "swf"
 KINDS = (MEAN_WAIT, MEAN_SQUARED_WAIT, MAKESPAN)
 PAPER_TEMPERATURES = temperature_schedule(1.0, 1e-4, 0.9)
 

@@ -16,8 +16,9 @@ from engine.sim import Cancelled, simulate
 from engine.workload import load_workload
 from engine.workload.window import select_days
 from tests.engine.conftest import make_workload
+from tests.shared_data import SHARED_DATA
 
-KTH = Path(__file__).resolve().parents[4] / "shared" / "data" / "swf" / "KTH-SP2-1996-2.1-cln.swf.gz"
+KTH = SHARED_DATA / "swf" / "KTH-SP2-1996-2.1-cln.swf.gz"
 
 
 def schedule(trace, capacity, policy="tss", **kwargs) -> dict[int, tuple[int, int]]:

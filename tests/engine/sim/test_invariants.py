@@ -19,8 +19,9 @@ from engine.sim import simulate
 from engine.workload import load_workload
 from engine.workload.window import select_days
 from tests.engine.conftest import make_workload
+from tests.shared_data import SHARED_DATA
 
-SWF = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "swf"
+SWF = SHARED_DATA / "swf"
 POLICIES = sorted(PRESETS)
 
 

@@ -14,8 +14,9 @@ from engine.sim.nodes import REJECT_NO_CLUSTER, prepare
 from engine.workload import load_workload
 from tests.engine.sim.node_invariants import violations
 from tests.engine.sim.node_workloads import GB, machine, node_workload
+from tests.shared_data import SHARED_DATA
 
-DATA = Path("/work/shared/data/metacentrum/alea")
+DATA = (SHARED_DATA / "metacentrum/alea")
 
 
 def starts(rows, machine_, policy="fcfs", **options):

@@ -10,8 +10,9 @@ from engine.workload import WorkloadError, load_workload
 from engine.workload.metacentrum import (
     NodeSpec, check_extended_head, detect_format, load_extended, parse_nodespec, read_extended,
 )
+from tests.shared_data import SHARED_DATA
 
-DATA = Path("/work/shared/data/metacentrum")
+DATA = (SHARED_DATA / "metacentrum")
 WAGAP = DATA / "alea" / "wagap-2013.swf"
 
 # Real lines from the reference (alea-formats-and-policies.md §1.3), host lists shortened.

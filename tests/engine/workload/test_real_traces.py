@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from engine.workload import WorkloadError, load_workload
+from tests.shared_data import SHARED_DATA
 
-DATA = Path("/work/shared/data/swf")
+DATA = (SHARED_DATA / "swf")
 #: Traces whose header was stripped, with the machine size to give (from SOURCES.md).
 HEADERLESS = {"METACENTRUM-2009-2.swf.gz": 60, "RICC-2010-2.swf.gz": 8192}
 

@@ -13,9 +13,10 @@ from tests.webapp.conftest import login, make_trace
 from webapp.preview.models import MachineFile, Preview, QueueFile
 from webapp.preview.services import run
 from webapp.traces.models import Trace
+from tests.shared_data import SHARED_DATA
 
 pytestmark = pytest.mark.django_db
-DATA = Path("/work/shared/data/metacentrum/alea")
+DATA = (SHARED_DATA / "metacentrum/alea")
 WAGAP_MACHINES = (DATA / "wagap-2013.swf.machines").read_text()
 
 
