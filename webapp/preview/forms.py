@@ -7,6 +7,7 @@ from typing import Any
 
 from django import forms
 
+from webapp.core.forms import TextFileForm
 from webapp.preview.models import MachineFile, QueueFile
 
 MAX_BYTES = 1_000_000
@@ -19,38 +20,8 @@ MACHINE_HELP = ("Alea .machines (TAB: id name nodes cores speed RAM_KB [properti
                 "available_from, available_to}].")
 
 
-class _TextFileForm(forms.ModelForm):
-    """Upload a file or edit the text; the engine's reader must accept it (its error names the line)."""
-
-    file = forms.FileField(required=False, help_text="A file; replaces the text below.")
-
-    def check(self, text: str, source: str) -> None:
-        raise NotImplementedError
-
-    def clean(self) -> dict[str, Any]:
-        from engine.workload import WorkloadError
-
-        data = super().clean()
-        uploaded = data.get("file")
-        source, field = type(self.instance)(name=data.get("name") or "").file_name, "text"
-        if uploaded is not None:
-            if uploaded.size > MAX_BYTES:
-                self.add_error("file", f"{uploaded.name}: larger than {MAX_BYTES:,} bytes.")
-                return data
-            try:
-                data["text"] = uploaded.read().decode("utf-8-sig")
-            except UnicodeDecodeError:
-                self.add_error("file", f"{uploaded.name}: not UTF-8 text.")
-                return data
-            source, field = uploaded.name, "file"
-        if not (data.get("text") or "").strip():
-            self.add_error("text", "Paste the text or choose a file.")
-            return data
-        try:
-            self.check(data["text"], source)
-        except WorkloadError as error:
-            self.add_error(field, str(error))
-        return data
+class _TextFileForm(TextFileForm):
+    max_bytes = MAX_BYTES
 
 
 class MachineFileForm(_TextFileForm):
@@ -60,10 +31,6 @@ class MachineFileForm(_TextFileForm):
         widgets = {"text": forms.Textarea(attrs={"rows": 14, "class": "mono"}),
                    "description": forms.Textarea(attrs={"rows": 2})}
         help_texts = {"text": MACHINE_HELP}
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["text"].required = False
 
     def check(self, text: str, source: str) -> None:
         from engine.platform.machines import parse_machines
@@ -79,10 +46,6 @@ class QueueFileForm(_TextFileForm):
                    "description": forms.Textarea(attrs={"rows": 2})}
         help_texts = {"text": "YAML: mode (priority | virtual) and queues: name, walltime, priority, max_cores, "
                               "max_share, user_max_jobs, user_max_cores, pool, single_node (see the README)."}
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["text"].required = False
 
     def check(self, text: str, source: str) -> None:
         from engine.platform.queues import parse_queue_config
