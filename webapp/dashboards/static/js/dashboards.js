@@ -42,9 +42,18 @@
     slot.setAttribute("data-bokeh-state", "error");
   }
 
+  // The page may have asked for the JSON already (window.SchedLabPrefetch, url -> fetch promise).
+  function request(url) {
+    var early = window.SchedLabPrefetch && window.SchedLabPrefetch[url];
+    if (early) {
+      delete window.SchedLabPrefetch[url];
+      return early;
+    }
+    return fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
+  }
+
   function fetchItem(slot) {
-    return fetch(slot.getAttribute("data-bokeh-src"),
-                 { credentials: "same-origin", headers: { Accept: "application/json" } })
+    return request(slot.getAttribute("data-bokeh-src"))
       .then(function (response) {
         return response.json().catch(function () { return {}; }).then(function (body) {
           if (!response.ok) {
