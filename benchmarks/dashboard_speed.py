@@ -221,7 +221,7 @@ def main() -> None:
             for label, r in (("first", results[0]), ("last", results[-1])):
                 print(f"per plot ({label} load): JSON request time and gzipped size: " + ", ".join(
                     f"{n} {ms / 1000:.2f} s {size / 1e6:.2f} MB" for n, ms, size in r["per_plot"]))
-                print(f"  page clock when each plot's JSON arrived / was embedded: " + ", ".join(
+                print("  page clock when each plot's JSON arrived / was embedded: " + ", ".join(
                     f"{name.split(':plot-')[0].replace('bokeh-', '')} {name.split(':plot-')[1]} {t / 1000:.2f} s"
                     for name, t in sorted(r["marks"], key=lambda m: m[1])))
             if len(results) > 1:

@@ -22,6 +22,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from shared_data import SHARED_DATA
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = (SHARED_DATA / "swf")
 TRACES = {
@@ -39,7 +41,6 @@ import json, resource, sys, time
 sys.path.insert(0, sys.argv[1])
 from engine.sim import simulate
 from engine.workload import load_workload
-from shared_data import SHARED_DATA
 
 path, policy = sys.argv[2], sys.argv[3]
 started = time.perf_counter()

@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from shared_data import SHARED_DATA
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = (SHARED_DATA / "swf")
 DEFAULT_TRACES = (
@@ -30,7 +32,6 @@ sys.path.insert(0, sys.argv[1])
 from engine.workload import load_workload
 from engine.workload.cache import load, save
 from engine.workload.swf import read_swf
-from shared_data import SHARED_DATA
 
 path, repeat = sys.argv[2], int(sys.argv[3])
 import_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

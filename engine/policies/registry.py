@@ -8,7 +8,6 @@ A new preset added here appears in both without touching either.
 from __future__ import annotations
 
 import json
-import math
 import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable

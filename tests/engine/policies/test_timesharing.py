@@ -6,7 +6,6 @@ admitted jobs, and every admitted job progresses at rate min(1, N / D).
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pytest

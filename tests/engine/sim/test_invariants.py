@@ -6,7 +6,6 @@ runs exactly once for its runtime, and the same input gives the same schedule.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pandas as pd

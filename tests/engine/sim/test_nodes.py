@@ -3,7 +3,6 @@ backfilling on clusters; and whole runs of the real wagap-2013 trace that never 
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 

@@ -4,7 +4,6 @@ kept rows + rejected jobs == the job lines that SOURCES.md lists for the file.""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 

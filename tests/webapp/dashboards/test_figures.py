@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from bokeh.embed import json_item
-from bokeh.models import ColumnDataSource, DataTable, Div, Range1d
+from bokeh.models import DataTable, Div
 from bokeh.plotting import figure
 
 from engine.metrics import timeseries

@@ -9,7 +9,7 @@ from django.urls import reverse
 from webapp.dashboards.comparison import PLOTS
 from webapp.experiments.models import Run
 
-from ..conftest import make_experiment, make_trace
+from ..conftest import make_experiment
 
 pytestmark = pytest.mark.django_db
 
