@@ -29,14 +29,16 @@ def redis_worker():
             yield app
 
 
-def wait_for(predicate, timeout: float = 60.0):  # noqa: ANN001, ANN201
+def wait_for(predicate, timeout: float = 120.0):  # noqa: ANN001, ANN201
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
         if value:
             return value
         time.sleep(0.2)
-    raise AssertionError("timed out")
+    runs = [(r.pk, r.status, r.progress, r.attempts, r.error) for r in Run.objects.all()]
+    traces = [(t.pk, t.status, t.error) for t in Trace.objects.all()]
+    raise AssertionError(f"timed out after {timeout:.0f} s; runs {runs}; traces {traces}")
 
 
 @pytest.mark.slow
@@ -60,7 +62,7 @@ def test_upload_parse_and_two_policies_on_a_real_worker(redis_worker, alice_clie
         seen.update(r["status"] for r in payload["runs"])
         return payload["finished"]
 
-    wait_for(finished, timeout=120)
+    wait_for(finished, timeout=300)
     runs = list(Run.objects.filter(experiment=experiment))
     assert [r.status for r in runs] == ["done", "done"], [r.error for r in runs]
     assert all(r.task_id and r.attempts == 1 and r.summary["jobs"] == 20000 for r in runs)
