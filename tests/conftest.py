@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import uuid
 
 import pytest
 from hypothesis import settings as hypothesis_settings
@@ -15,8 +14,6 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     hypothesis_settings.load_profile("ci")
-# Celery tasks of this test session go to a queue of its own (see CELERY_TASK_DEFAULT_QUEUE).
-os.environ.setdefault("SCHEDLAB_QUEUE", f"schedlab-test-{uuid.uuid4().hex[:12]}")
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ DATABASE_URL (PostgreSQL) and REDIS_URL (broker and results), see docs/web.md.
 from __future__ import annotations
 
 import os
+import tempfile
 import secrets
 from pathlib import Path
 
@@ -123,6 +124,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
     })
     DATABASES["default"]["CONN_MAX_AGE"] = 0
+    # Tests get a file, not SQLite's in-memory database: there, the worker, live-server and test
+    # threads hit "database table is locked" at once instead of waiting for the lock.
+    DATABASES["default"]["TEST"] = {
+        "NAME": str(Path(tempfile.gettempdir()) / f"schedlab-test-{os.getpid()}.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -198,8 +203,6 @@ else:
     CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = not REDIS_URL
 CELERY_TASK_ACKS_LATE = True
-# The queue runs go to; tests use a queue of their own so two test runs on one Redis never mix.
-CELERY_TASK_DEFAULT_QUEUE = os.environ.get("SCHEDLAB_QUEUE", "celery")
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_WORKER_CONCURRENCY = SCHEDLAB_WORKER_CONCURRENCY
