@@ -36,9 +36,10 @@ SUMMARY_KEYS = (
 
 
 def plain(value: Any) -> Any:
-    """A numpy/pandas scalar as a plain Python value; NaN and infinities become ``None``."""
-    if value is None:
-        return None
+    """A JSON-able value: numpy/pandas scalars and arrays as plain Python values, NaN and
+    infinities as ``None``, anything else that JSON cannot hold (a path, ...) as its text."""
+    if value is None or isinstance(value, str):
+        return value
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if isinstance(value, (int, np.integer)):
@@ -48,9 +49,9 @@ def plain(value: Any) -> Any:
         return as_float if math.isfinite(as_float) else None
     if isinstance(value, Mapping):
         return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, (list, tuple, np.ndarray)):
         return [plain(v) for v in value]
-    return value
+    return str(value)
 
 
 def distribution(name: str, values: np.ndarray) -> dict[str, float]:

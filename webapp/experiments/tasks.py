@@ -130,7 +130,6 @@ def execute(run_id: int, reporter: Reporter) -> None:
         context=allocations_context(experiment),
     )
     summary = summarize_result(result, load_factor=run.load_factor)
-    summary = json.loads(json.dumps(summary, default=_json_default))
     write_results(run, result, summary)
     _finish(run_id, Run.Status.DONE, progress=1.0, summary=summary)
 
