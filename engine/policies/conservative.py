@@ -79,7 +79,7 @@ class Conservative(Algorithm):
 
     def on_finish(self, job: int) -> None:
         sim = self.sim
-        expected = sim.start_time[job] + sim.estimate[job]
+        expected = sim.expected_end(job)
         if sim.now < expected:
             self.profile.advance(sim.now)
             self.profile.release(sim.now, expected, sim.size[job])

@@ -69,7 +69,6 @@ class BuddyAllocator:
         for offset, size in self.groups:
             self.blocks.setdefault(size, []).append(offset)
         self.held: dict[int, list[tuple[int, int]]] = {}   # job -> [(offset, size)]
-        self.group_of = {offset: (offset, size) for offset, size in self.groups}
 
     def size_for(self, procs: int) -> int:
         return buddy_size(procs, self.capacity)

@@ -172,11 +172,6 @@ def cluster_choices(machine: Machine, requests: list[Request],
     return [row[:count].tolist() for row, count in zip(order, counts.tolist())], penalty
 
 
-def suitable_clusters(machine: Machine, request: Request, pool: tuple[str, ...] | None = None) -> list[int]:
-    """Suitable cluster indices for one request, cheapest first (see :func:`cluster_choices`)."""
-    return cluster_choices(machine, [request], [pool])[0][0]
-
-
 @dataclass
 class Reservation:
     """EASY's reservation for a blocked head job: its start at the latest, cluster and nodes."""
@@ -438,7 +433,7 @@ class NodeAllocator:
         self.releases[c] += 1
         self._version += 1
         running = self.running_on[c]
-        entry = (self.sim.start_time[job] + self.sim.estimate[job], job)
+        entry = (self.sim.expected_end(job), job)
         del running[bisect_left(running, entry)]
         if self.queue_of is not None:
             self._count_limits(job, -1)

@@ -188,7 +188,7 @@ class Simulation:
         for listener in self.finish_listeners:
             listener(job)
         self.end_time[job] = self.now
-        entry = (self.start_time[job] + self.estimate[job], job)
+        entry = (self.expected_end(job), job)
         del self.running_ends[bisect_left(self.running_ends, entry)]
         self.finished += 1
 
