@@ -264,11 +264,19 @@ def simulate(workload: Workload, capacity: int, policy: Any = "fcfs", *, allocat
     fine), ``queues`` (a QueueConfig) adds queue limits, ``speed_scaling`` scales runtimes by
     cluster speed. Jobs no cluster can run are counted in ``meta["rejected"]``.
     """
-    from engine.policies.registry import apply_workload_options, build_scheduler, resolve, simulation_class
+    from engine.policies.registry import apply_workload_options, build_scheduler, replays, resolve, simulation_class
+    from engine.workload.recorded import with_recorded_starts
 
     spec = resolve(policy)
     workload = apply_workload_options(workload, spec.params, seed=seed)
     allocator = None
+    if replays(spec):   # the recorded run: jobs with a recorded start, where they really ran
+        workload = with_recorded_starts(workload)
+        if not len(workload):
+            raise SimulationError("the trace records no start times (SWF wait field -1 everywhere): "
+                                  "there is no recorded run to show")
+        if machine is not None:
+            capacity, machine = machine.cores, None
     if machine is not None:
         from engine.sim.nodes import check_algorithm, prepare
 
