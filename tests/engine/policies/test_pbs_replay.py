@@ -37,7 +37,7 @@ REACHED = {
 }
 
 
-def numbered_copy(name: str, folder) -> tuple:  # noqa: ANN001 - a pytest tmp_path
+def numbered_copy(name: str, folder) -> tuple:
     """The run's SWF with user names (user_A) as numbers, and its machine description."""
     source = ALEANG / f"NGI_CZ_journal_{name}.swf"
     text = source.read_text()
@@ -48,7 +48,7 @@ def numbered_copy(name: str, folder) -> tuple:  # noqa: ANN001 - a pytest tmp_pa
     return copy, read_machines(f"{source}.machines")
 
 
-def recorded(path) -> pd.DataFrame:  # noqa: ANN001
+def recorded(path) -> pd.DataFrame:
     raw = pd.read_csv(path, sep=r"\s+", comment=";", header=None)
     return pd.DataFrame({"submit": raw[1], "start": raw[1] + raw[2], "end": raw[1] + raw[2] + raw[3],
                          "procs": raw[4], "user": raw[11]}, index=raw[0].to_numpy())
@@ -59,7 +59,7 @@ def spearman(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.corrcoef(*ranks)[0, 1])
 
 
-def replay(name: str, folder, preset: str, params: dict) -> tuple[float, float]:  # noqa: ANN001
+def replay(name: str, folder, preset: str, params: dict) -> tuple[float, float]:
     """(relative error of the mean wait, rank correlation of start times) of a replay."""
     path, machine = numbered_copy(name, folder)
     workload = load_workload(path, procs=machine.cores)
