@@ -157,19 +157,15 @@ def peak_per_group(frame: pd.DataFrame, key: str, amount: np.ndarray) -> tuple[i
 
 
 def host_usage(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per (job, host it ran on): job index, host, cores on that host."""
-    texts = frame["hosts"].tolist()
+    """One row per (job, host it ran on): job index, host, cores on that host (the job's cores
+    shared evenly over its hosts, rounded up: the trace records hosts, not cores per host)."""
     rows, hosts, cores = [], [], []
-    for i, text in enumerate(texts):
-        if not text:
-            continue
-        for item in text.split(";"):
-            host, _, count = item.rpartition(":")
-            if not host:
-                host, count = count, "1"
+    for i, (text, total) in enumerate(zip(frame["hosts"].tolist(), frame["cores"].tolist())):
+        names = [h for h in str(text).split(";") if h]
+        for host in names:
             rows.append(i)
             hosts.append(host)
-            cores.append(int(count) if count.isdigit() else 1)
+            cores.append(-(-int(total) // len(names)))
     return pd.DataFrame({"job": np.asarray(rows, dtype=np.int64), "host": hosts,
                          "cores": np.asarray(cores, dtype=np.int64)})
 

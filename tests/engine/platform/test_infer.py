@@ -142,7 +142,7 @@ def test_peak_counts_ends_before_starts_at_the_same_instant():
 
 
 def test_exec_hosts_keep_cores_per_host():
-    assert exec_hosts_text(["1129", "1129", "1130"]) == "1129:2;1130:1"
+    assert exec_hosts_text(["1129", "1129", "1130"]) == "1129;1130"
 
 
 def test_cli_writes_both_files(trace, tmp_path, capsys):
