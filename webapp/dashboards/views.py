@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET
 
 from webapp.core.permissions import get_visible_or_404
 from webapp.dashboards import comparison as plots
-from webapp.dashboards.data import load_comparison, trace_workload, unique_labels
+from webapp.dashboards.data import fidelity_table, load_comparison, trace_workload, unique_labels
 from webapp.dashboards.figures import trace_characterization
 from webapp.dashboards.plot_cache import cache_key, cached_gzip_json, gzip_json_response
 from webapp.experiments.models import Experiment, Run
@@ -57,6 +57,7 @@ def comparison(request: HttpRequest, pk: int) -> HttpResponse:
                  "url": reverse("dashboards:comparison_plot", args=[pk, name]) + query} for name in names]
     return render(request, "dashboards/comparison.html", {
         "experiment": experiment, "runs": runs, "done": done_labels, "labels": done_labels,
+        "fidelity": fidelity_table(experiment, runs, labels),
         "sections": sections, "params": params,
         "download_url": reverse("dashboards:comparison_download", args=[pk]) + query,
     })

@@ -49,10 +49,12 @@ def policies_of(preview: Preview) -> dict[str, str]:
 
 def compute(preview: Preview) -> dict[str, Any]:
     """Run the three simulations, store their schedules in the preview's folder, return the summary."""
+    from engine.metrics.fidelity import fidelity
     from engine.metrics.summary import summarize_result
     from engine.platform.machines import parse_machines
     from engine.platform.queues import parse_queue_config
     from engine.sim import simulate
+    from engine.workload.recorded import has_recorded_starts
 
     workload = trace_workload(preview)
     machine = parse_machines(preview.machine_text, source=preview.machine_name)
@@ -66,6 +68,12 @@ def compute(preview: Preview) -> dict[str, Any]:
             result = simulate(workload, None, policy, machine=machine, queues=configs[run])
             save_frame(result.schedule, build / f"{run}.npz")
             summary["runs"][run] = {**summarize_result(result), "preset": policy}
+        if has_recorded_starts(workload):   # what really happened, beside the simulations
+            recorded = simulate(workload, None, "recorded", machine=machine)
+            save_frame(recorded.schedule, build / "recorded.npz")
+            summary["runs"]["recorded"] = {**summarize_result(recorded), "preset": "recorded"}
+            summary["fidelity"] = {run: fidelity(recorded.schedule, load_frame(build / f"{run}.npz"),
+                                                 capacity=machine.cores) for run in RUNS}
         replace_dir(build, preview.result_dir)
     finally:
         shutil.rmtree(build, ignore_errors=True)
@@ -73,17 +81,16 @@ def compute(preview: Preview) -> dict[str, Any]:
 
 
 def trace_workload(preview: Preview):  # noqa: ANN201 - engine.workload.Workload
-    from engine.workload import cache, load_workload
-
-    trace = preview.trace
-    if trace.cache_path is not None and trace.cache_path.exists():
-        return cache.load(trace.cache_path)
-    return load_workload(trace.path, procs=trace.procs, memory_unit=(trace.header or {}).get("memory_unit"))
+    return preview.trace.workload()
 
 
 def schedules(preview: Preview) -> dict[str, Any]:
-    """The three stored schedules by run name (for the figures)."""
-    return {run: load_frame(preview.result_dir / f"{run}.npz") for run in RUNS}
+    """The stored schedules by run name (for the figures): the three simulations, and ``recorded``
+    where the trace records start times."""
+    frames = {run: load_frame(preview.result_dir / f"{run}.npz") for run in RUNS}
+    if (preview.result_dir / "recorded.npz").exists():
+        frames["recorded"] = load_frame(preview.result_dir / "recorded.npz")
+    return frames
 
 
 def run(preview_id: int) -> None:

@@ -161,8 +161,11 @@ def _results(preview: Preview) -> dict:
     from webapp.dashboards.figures.preview import preview_layout
     from webapp.preview.services import schedules
 
+    from webapp.dashboards.data import fidelity_view
+
     summary = preview.summary or {}
     runs = summary.get("runs", {})
+    fidelity = fidelity_view("recorded", summary["fidelity"]) if summary.get("fidelity") else None
     current, proposed = runs.get("current", {}), runs.get("proposed", {})
     names = sorted(set(current.get("per_queue", {})) | set(proposed.get("per_queue", {})))
     rows = [{"queue": name, "current": current.get("per_queue", {}).get(name),
@@ -170,12 +173,12 @@ def _results(preview: Preview) -> dict:
     try:
         frames = schedules(preview)
     except OSError:
-        return {"rows": rows, "runs": runs, "missing": True}
+        return {"rows": rows, "runs": runs, "missing": True, "fidelity": fidelity}
     labels = (f"current: {preview.current_name}", f"proposed: {preview.proposed_name}")
     layout = preview_layout(frames["current"], frames["proposed"], frames["counterpart"], labels=labels,
                             clusters=summary.get("clusters", {}), policy_is_multi=preview.policy.startswith("mrfs"))
     script, div = components(layout)
-    return {"rows": rows, "runs": runs, "bokeh_script": script, "bokeh_div": div}
+    return {"rows": rows, "runs": runs, "bokeh_script": script, "bokeh_div": div, "fidelity": fidelity}
 
 
 @require_POST

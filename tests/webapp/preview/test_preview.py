@@ -108,11 +108,13 @@ def test_a_preview_compares_current_and_proposed_side_by_side(alice, media_root,
     preview.refresh_from_db()
     assert preview.status == "done", preview.error
     runs = preview.summary["runs"]
-    assert {run["preset"] for run in runs.values()} == {"mrfs-easy", "fairshare-easy"}
+    assert {run["preset"] for run in runs.values()} == {"mrfs-easy", "fairshare-easy", "recorded"}
+    assert set(preview.summary["fidelity"]) == {"current", "proposed", "counterpart"}   # each against the recording
     assert set(runs["current"]["per_queue"]) <= {"long", "normal", "short", "backfill"}
     assert set(runs["proposed"]["per_queue"]) >= {"q_1d"}
     page = client.get(preview.get_absolute_url()).content.decode()
     assert "Per queue" in page and "q_1d" in page and "normal" in page
+    assert "Against what really happened" in page
     for title in ("Cluster utilization", "Jobs completed per week", "Mean wait per user", "Fair-share usage over time",
                   "Wait of the jobs the RAM penalty affects", "Penalty increase of affected jobs"):
         assert title in page, title
