@@ -34,8 +34,9 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, insort
+from collections.abc import Callable
 from heapq import merge
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
