@@ -73,7 +73,6 @@ def load_comparison(experiment: Experiment, runs: list[Run] | None = None) -> Co
     )
 
 
-<<<<<<< HEAD
 def fidelity_table(experiment: Experiment, runs: list[Run], labels: list[str]) -> dict[str, Any] | None:
     """Each finished simulated run against the finished recorded run (engine.metrics.fidelity), as the
     rows the comparison shows at its top; None without a recorded run."""
@@ -111,7 +110,8 @@ def fidelity_row(label: str, figures: dict[str, Any]) -> dict[str, Any]:
             "p95_wait": f"{wait(sim, 'p95_wait')} vs {wait(rec, 'p95_wait')}",
             "utilization": f"{share(sim)} vs {share(rec)}", "rank": f"{rho:.2f}" if rho is not None else "–",
             "far_queues": figures["far_queues"]}
-=======
+
+
 def trace_time_axis(trace: Any, schedules: dict[str, pd.DataFrame]) -> TimeAxis:
     """The trace's calendar (its header's start time and zone, or epoch submits), else time since start."""
     submits = [float(s["submit"].min()) for s in schedules.values() if len(s)]
@@ -139,7 +139,6 @@ def table_css() -> str:
     """The comparison page's stylesheet, which the self-contained download carries inline."""
     path = finders.find("css/dashboards.css")
     return Path(path).read_text() if path else ""
->>>>>>> main
 
 
 def sweep_series(experiment: Experiment, runs: list[Run], labels: list[str]) -> tuple[dict[str, list], dict[str, dict]]:

@@ -15,13 +15,8 @@ from django.views.decorators.http import require_GET
 
 from webapp.core.permissions import get_visible_or_404
 from webapp.dashboards import comparison as plots
-<<<<<<< HEAD
-from webapp.dashboards.data import fidelity_table, load_comparison, trace_workload, unique_labels
-from webapp.dashboards.figures import trace_characterization
-=======
-from webapp.dashboards.data import cached_schedule, load_comparison, trace_time_axis, trace_workload, unique_labels
+from webapp.dashboards.data import cached_schedule, fidelity_table, load_comparison, trace_time_axis, trace_workload, unique_labels
 from webapp.dashboards.figures import metrics_table_html, policy_colours, trace_characterization
->>>>>>> main
 from webapp.dashboards.plot_cache import cache_key, cached_gzip_json, gzip_json_response
 from webapp.experiments.models import Experiment, Run
 from webapp.traces.models import Trace
@@ -79,6 +74,7 @@ def _comparison_page(request: HttpRequest, experiment: Experiment, runs: list[Ru
         "title": ", ".join(done_labels or labels),
         "machines": sorted({e.machine_label for e in experiments.values()}), "experiments": list(experiments.values()),
         "metrics_table": mark_safe(metrics_table_html(summaries, baseline=baseline, colours=colours)) if done else "",
+        "fidelity": fidelity_table(experiment, runs, labels),
         "baseline": baseline, "sections": sections, "params": params, "query": query,
         "window": _window_text(experiment, runs, params),
         "download_url": download_url + suffix,
@@ -99,23 +95,6 @@ def _window_text(experiment: Experiment, runs: list[Run], params: dict[str, str]
 
 @require_GET
 def comparison(request: HttpRequest, pk: int) -> HttpResponse:
-<<<<<<< HEAD
-    experiment = get_visible_or_404(Experiment, request.user, pk)
-    runs = list(experiment.runs.order_by("position", "pk"))
-    labels = unique_labels(runs)
-    done_labels = [label for label, run in zip(labels, runs) if run.status == run.Status.DONE]
-    params = _params(request)
-    query = f"?{urlencode(params)}" if params else ""
-    names = plots.plot_names(bool(experiment.sweep_param and experiment.sweep_values), runs_have_deadlines(runs))
-    sections = [{"name": name, "title": plots.SECTION_TITLES[name],
-                 "url": reverse("dashboards:comparison_plot", args=[pk, name]) + query} for name in names]
-    return render(request, "dashboards/comparison.html", {
-        "experiment": experiment, "runs": runs, "done": done_labels, "labels": done_labels,
-        "fidelity": fidelity_table(experiment, runs, labels),
-        "sections": sections, "params": params,
-        "download_url": reverse("dashboards:comparison_download", args=[pk]) + query,
-    })
-=======
     experiment = get_visible_or_404(Experiment.objects.select_related("trace"), request.user, pk)
     runs = list(experiment.runs.select_related("experiment").order_by("position", "pk"))
     return _comparison_page(request, experiment, runs, cross=False, query={},
@@ -165,7 +144,6 @@ def compare_runs(request: HttpRequest) -> HttpResponse:
     return _comparison_page(request, runs[0].experiment, runs, cross=True, query=query,
                             plot_url=lambda name: reverse("dashboards:compare_plot", args=[name]),
                             download_url=reverse("dashboards:compare_download"))
->>>>>>> main
 
 
 def runs_have_deadlines(runs) -> bool:  # noqa: ANN001 - Run objects
