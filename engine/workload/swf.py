@@ -26,7 +26,7 @@ from typing import IO
 import numpy as np
 import pandas as pd
 
-from engine.workload.errors import WorkloadError
+from engine.workload.errors import MAX_MAGNITUDE, WorkloadError, shown
 
 #: The 18 SWF fields, in file order.
 SWF_FIELDS: tuple[str, ...] = (
@@ -59,11 +59,14 @@ MAX_KEPT_ERRORS = 1000  # bad lines beyond this are counted but their errors are
 
 _HEADER_KEY = re.compile(r"^([A-Z][A-Za-z0-9_]*)\s*:\s*(.*)$")
 _FIELD = re.compile(r"[^ \t\r\n\v\f]+")
-_NUMBER_PATTERN = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+# Unambiguous (each digit belongs to exactly one part), so a failed match backtracks in linear
+# time: "\d+\.?\d*" would try every split of a long digit run, quadratic per field (a line with
+# one 5,000-digit number took 17 s to reject).
+_NUMBER_PATTERN = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _NUMBER = re.compile(f"^{_NUMBER_PATTERN}$")
 _SPACE_PATTERN = r"[ \t\r\n\v\f]"
 _GOOD_LINE = re.compile(f"{_SPACE_PATTERN}*{_NUMBER_PATTERN}(?:{_SPACE_PATTERN}+{_NUMBER_PATTERN}){{17}}{_SPACE_PATTERN}*")
-_INT64_LIMIT = 2.0**62
+_INT64_LIMIT = float(MAX_MAGNITUDE)
 _STREAM_ERRORS = (OSError, EOFError, zlib.error)
 
 
@@ -348,7 +351,7 @@ def _parse_line(
         value = _to_number(text)
         if value is None:
             problems.append(
-                WorkloadError(f"expected a number, got {text!r}", file=path, line=lineno, field=name)
+                WorkloadError(f"expected a number, got {shown(text)}", file=path, line=lineno, field=name)
             )
             if first_only:
                 return values, problems
@@ -373,7 +376,7 @@ def _field_count_problem(fields: list[str], lineno: int, path: str) -> WorkloadE
         )
     if len(fields) > expected:
         return WorkloadError(
-            f"line has {len(fields)} fields, expected {expected} (unexpected {fields[expected]!r} "
+            f"line has {len(fields)} fields, expected {expected} (unexpected {shown(fields[expected])} "
             f"after think_time)",
             file=path,
             line=lineno,
