@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from engine.workload import load_workload
-from engine.workload.metacentrum import check_trace_head
+from engine.workload.loading import check_trace_head
 from tests.engine.fuzz import check_reader, mutants, parts, raise_first, swf_corpus
 
 
