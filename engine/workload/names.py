@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 import numpy as np
+import pandas as pd
 
 #: Metadata keys of the name mappings, by workload column.
 NAME_KEYS = {"user": "user_names", "group": "group_names", "queue": "queue_names",
@@ -41,11 +42,13 @@ def encode_column(values: np.ndarray, texts: Mapping[int, str]) -> tuple[np.ndar
 def encode_names(names: Iterable[str]) -> tuple[np.ndarray, dict[int, str]]:
     """A column that is all text (user names of an accounting log): numbers and ``{number: name}``.
     Empty names are unknown (-1)."""
-    items = list(names)
-    numbers = number_names(name for name in items if name)
-    codes = np.fromiter((numbers.get(name, -1) if name else -1 for name in items), dtype=np.int64,
-                        count=len(items))
-    return codes, {number: name for name, number in numbers.items()}
+    codes, uniques = pd.factorize(pd.Series(list(names), dtype=object), sort=True)
+    labels = [str(name) for name in uniques]
+    shift = 1 if labels and labels[0] == "" else 0        # "" sorts first: unknown
+    codes = codes.astype(np.int64) + 1 - shift
+    if shift:
+        codes[codes == 0] = -1
+    return codes, {number: name for number, name in enumerate(labels[shift:], start=1)}
 
 
 def name_metadata(names: Mapping[str, Mapping[int, str]]) -> dict[str, dict[str, str]]:

@@ -72,7 +72,7 @@ _JOBID = re.compile(r"^(\d+)(?:\[(\d*)\])?")
 _DATE = re.compile(r"^(\d\d)/(\d\d)/(\d{4}) (\d\d):(\d\d):(\d\d)$")
 
 
-@dataclass
+@dataclass(slots=True)
 class _Job:
     """The records of one job seen so far: (line, message) of the last of each kind."""
 
@@ -92,6 +92,10 @@ class _Scan:
     bad_lines: int = 0
     errors: list[WorkloadError] = field(default_factory=list)
     offset: int | None = None
+    #: parsed once per distinct value: requests, walltimes, host lists
+    requests: dict[tuple, tuple] = field(default_factory=dict)
+    durations: dict[str, int] = field(default_factory=dict)
+    hosts: dict[tuple, str] = field(default_factory=dict)
 
 
 def load_pbs(path: str | Path, *, procs: int | None = None, oversize: Oversize = "reject",
@@ -139,10 +143,29 @@ def check_pbs_head(path: str | Path, *, max_lines: int = 200, max_errors: int = 
 
 def _scan(source, *, skip_bad_lines: bool, max_records: int | None) -> _Scan:
     scan = _Scan()
+    jobs = scan.jobs
+    limit = max_records if max_records is not None else -1
     with _open_text(source) as stream:
         for lineno, line in enumerate(stream, start=1):
-            if max_records is not None and lineno > max_records:
+            if lineno == limit + 1:
                 break
+            parts = line.split(";", 3)
+            kind = parts[1] if len(parts) == 4 else ""
+            date = parts[0]
+            if kind in ("S", "E", "Q") and len(date) == 19 and date[2] == "/" and date[5] == "/":   # quickly
+                key = parts[2].partition(".")[0]
+                if key.isdigit():
+                    job = jobs.get(key)
+                    if job is None:
+                        job = jobs[key] = _Job(order=len(jobs))
+                    entry = (lineno, date, parts[3])
+                    if kind == "E":
+                        job.ended = entry
+                    elif kind == "S":
+                        job.started = entry
+                    elif job.queued is None:
+                        job.queued = entry
+                    continue
             if not line.strip() or line.startswith(";"):
                 continue
             try:
@@ -169,14 +192,16 @@ def _record(line: str, lineno: int, path: str, scan: _Scan) -> None:
                             field="type")
     if kind not in JOB_TYPES:
         return
-    match = _JOBID.match(jobid)
-    if not match:
-        raise WorkloadError(f"expected a job id such as 123.server or 123[4].server, got {jobid[:40]!r}",
-                            file=path, line=lineno, field="jobid")
-    key = match.group(0)
-    if match.group(2) == "" and match.group(0).endswith("[]"):
-        scan.array_parents.add(key)
-        return
+    key = jobid.partition(".")[0]
+    if not key.isdigit():
+        match = _JOBID.match(jobid)
+        if not match:
+            raise WorkloadError(f"expected a job id such as 123.server or 123[4].server, got {jobid[:40]!r}",
+                                file=path, line=lineno, field="jobid")
+        key = match.group(0)
+        if match.group(2) == "" and key.endswith("[]"):
+            scan.array_parents.add(key)
+            return
     job = scan.jobs.get(key)
     if job is None:
         job = scan.jobs[key] = _Job(order=len(scan.jobs))
@@ -213,6 +238,47 @@ def attributes(message: str) -> dict[str, str]:
 
 _PAIR = re.compile(r"""(\S+?)=("[^"]*"|'[^']*'|\S*)""")
 
+#: the attributes the reader uses; the E record's others (resources_used.cput, session, ...) are skipped
+USED_KEYS = ("user", "group", "account", "project", "queue", "ctime", "qtime", "start", "end", "exec_host",
+             "exec_vnode", "Exit_status", "resources_used.walltime", "resources_used.ncpus",
+             *(f"Resource_List.{name}" for name in ("select", "nodes", "ncpus", "nodect", "mem", "ngpus",
+                                                   "walltime", "place")))
+_USED = frozenset(USED_KEYS)
+#: with these from the E record, the Q record adds nothing
+_COMPLETE_KEYS = frozenset({"user", "queue", "ctime"})
+
+
+def used_attributes(message: str) -> dict[str, str]:
+    """The attributes of a message (at least the :data:`USED_KEYS`); a quoted value
+    (``jobname="my job"``) is kept whole, without its quotes."""
+    pairs = dict([token.split("=", 1) for token in message.split() if "=" in token])
+    if '"' not in message and "'" not in message:
+        return pairs
+    for key, value in pairs.items():
+        if value[:1] in ('"', "'") and (len(value) < 2 or value[-1] != value[0]):
+            return _quoted_attributes(message)          # a quoted value with spaces: the careful way
+    return {key: value[1:-1] if value[:1] in ('"', "'") else value for key, value in pairs.items()}
+
+
+def _quoted_attributes(message: str) -> dict[str, str]:
+    pairs = {}
+    tokens = message.split()
+    i, n = 0, len(tokens)
+    while i < n:
+        key, sep, value = tokens[i].partition("=")
+        i += 1
+        if not sep:
+            continue
+        if value[:1] in ('"', "'"):
+            quote = value[0]
+            while (len(value) < 2 or value[-1] != quote) and i < n:
+                value += " " + tokens[i]
+                i += 1
+            value = value[1:-1] if len(value) >= 2 and value[-1] == quote else value[1:]
+        if key in _USED:
+            pairs[key] = value
+    return pairs
+
 
 def _collect(jobid: str, job: _Job, jobs: Jobs, path: str, scan: _Scan) -> None:
     """Add one job to ``jobs`` or count why it is left out."""
@@ -225,11 +291,11 @@ def _collect(jobid: str, job: _Job, jobs: Jobs, path: str, scan: _Scan) -> None:
         return
     report.keep(KEPT_RERUN, min(job.reruns, 1))
     lineno, date, message = job.ended
-    attrs = attributes(message)
+    attrs = used_attributes(message)
     if job.started is not None and "start" not in attrs:
-        attrs["start"] = attributes(job.started[2]).get("start", "")
-    if job.queued is not None:
-        for key, value in attributes(job.queued[2]).items():
+        attrs["start"] = used_attributes(job.started[2]).get("start", "")
+    if job.queued is not None and not _COMPLETE_KEYS <= attrs.keys():
+        for key, value in used_attributes(job.queued[2]).items():
             attrs.setdefault(key, value)
     where = {"file": path, "line": lineno}
     submit = _epoch(attrs, ("ctime", "qtime"), where)
@@ -251,15 +317,18 @@ def _collect(jobid: str, job: _Job, jobs: Jobs, path: str, scan: _Scan) -> None:
         report.repair(REPAIR_RUNTIME_USED, 1)
     else:
         runtime = -1
-    request = _request(attrs, where, report)
+    request = _cached_request(attrs, where, report, scan)
     jobs.jobid.append(jobid)
     jobs.order.append(job.order)
     jobs.submit.append(submit)
     jobs.start.append(start)
     jobs.runtime.append(runtime)
     jobs.procs.append(request.procs)
-    jobs.requested_time.append(_duration(attrs, "Resource_List.walltime", where)
-                               if "Resource_List.walltime" in attrs else -1)
+    walltime = attrs.get("Resource_List.walltime")
+    limit = scan.durations.get(walltime) if walltime else -1
+    if limit is None:
+        limit = scan.durations[walltime] = _duration(attrs, "Resource_List.walltime", where)
+    jobs.requested_time.append(limit)
     jobs.status.append(_status(attrs, job.deleted))
     jobs.user.append(attrs.get("user", "").split("@", 1)[0])
     jobs.group.append(attrs.get("group", ""))
@@ -270,7 +339,11 @@ def _collect(jobid: str, job: _Job, jobs: Jobs, path: str, scan: _Scan) -> None:
     jobs.mem.append(request.mem)
     jobs.gpus.append(request.gpus)
     jobs.exclusive.append(request.exclusive)
-    jobs.exec_hosts.append(";".join(exec_hosts(attrs)))
+    host_key = (attrs.get("exec_host"), attrs.get("exec_vnode"))
+    hosts = scan.hosts.get(host_key)
+    if hosts is None:
+        hosts = scan.hosts[host_key] = ";".join(exec_hosts(attrs))
+    jobs.exec_hosts.append(hosts)
     jobs.request.append(request.text)
 
 
@@ -283,6 +356,30 @@ class Request:
     gpus: int         # per node (per job when nodes = 0)
     exclusive: bool
     text: str
+
+
+#: the attributes a request is computed from (engine.workload.pbs._request), in a cache key
+REQUEST_KEYS = ("Resource_List.select", "Resource_List.nodes", "Resource_List.ncpus", "Resource_List.nodect",
+                "Resource_List.mem", "Resource_List.ngpus", "Resource_List.place", "resources_used.ncpus")
+
+
+def _cached_request(attrs: dict[str, str], where: dict, report: CleaningReport, scan: _Scan) -> Request:
+    """_request, computed once per distinct request (logs repeat a few requests a lot); the repairs
+    are counted for every job."""
+    key = tuple(attrs.get(name) for name in REQUEST_KEYS)
+    cached = scan.requests.get(key)
+    if cached is None:
+        repairs = CleaningReport()
+        request = _request(attrs, where, repairs)
+        if "exec_host" in attrs and request.procs == _slots(attrs) and not any(key[2:4]) and not key[0]:
+            for reason, count in repairs.repaired.items():     # depends on exec_host: not cached
+                report.repair(reason, count)
+            return request
+        cached = scan.requests[key] = (request, tuple(repairs.repaired))
+    request, repaired = cached
+    for reason in repaired:
+        report.repair(reason, 1)
+    return request
 
 
 def _request(attrs: dict[str, str], where: dict, report: CleaningReport) -> Request:

@@ -30,6 +30,7 @@ Needed: ``JobID`` (or ``JobIDRaw``), ``Submit`` and ``Start`` with ``End`` or ``
 
 from __future__ import annotations
 
+import gzip
 import math
 import re
 from pathlib import Path
@@ -48,7 +49,7 @@ from engine.workload.accounting import (
 )
 from engine.workload.errors import WorkloadError
 from engine.workload.model import CleaningReport, Workload
-from engine.workload.swf import _inspect, _open_text
+from engine.workload.swf import ENCODING, _inspect, _open_text
 from engine.workload.transforms import Overrun, Oversize
 
 MAX_KEPT_ERRORS = 1000
@@ -62,6 +63,11 @@ REJECT_NOT_STARTED = "never started"
 REPAIR_ELAPSED = "runtime from Elapsed (no End)"
 REPAIR_PROCS_UNKNOWN = "processors unknown: 1"
 
+#: the columns the reader uses (the fast path reads only these)
+USED_COLUMNS = frozenset({"jobid", "jobidraw", "partition", "account", "user", "uid", "group", "gid", "submit",
+                          "start", "end", "elapsed", "state", "nnodes", "allocnodes", "ncpus", "alloccpus", "reqcpus",
+                          "reqmem", "reqtres", "alloctres", "timelimit", "nodelist"})
+_NEVER_TEXTS = ["", "Unknown", "None", "unknown", "none", "UNKNOWN", "NONE"]
 _ARRAY_REMAINDER = re.compile(r"^\d+_\[([^\]]*)\]$")
 _TIME_FORMAT = "%Y-%m-%dT%H:%M:%S"
 
@@ -70,8 +76,11 @@ def load_sacct(path: str | Path, *, procs: int | None = None, oversize: Oversize
                overrun: Overrun = "kill", skip_bad_lines: bool = False, max_records: int | None = None) -> Workload:
     """Read a ``sacct --parsable2`` dump into a cleaned Workload (see the module docstring)."""
     source = _inspect(path)
-    header, rows, lines, report, errors = _read_rows(source, skip_bad_lines=skip_bad_lines, max_records=max_records)
-    jobs = _jobs(header, rows, lines, source.path, report, skip_bad_lines, errors)
+    frame = _read_fast(source) if max_records is None else None
+    report, errors = CleaningReport(), []
+    if frame is None:
+        frame, report, errors = _read_rows(source, skip_bad_lines=skip_bad_lines, max_records=max_records)
+    jobs = _jobs(frame, source.path, report, skip_bad_lines, errors)
     metadata = {"TimeZoneString": "the cluster's local time (sacct prints no offset)"}
     return to_workload(jobs, source=source.path, fmt="slurm", metadata=metadata, procs=procs,
                        oversize=oversize, overrun=overrun)
@@ -81,8 +90,8 @@ def check_sacct_head(path: str | Path, *, max_lines: int = 200, max_errors: int 
     """Upload check: the header and the first ``max_lines`` lines; problems name line and field."""
     try:
         source = _inspect(path)
-        header, rows, lines, report, errors = _read_rows(source, skip_bad_lines=True, max_records=max_lines)
-        _jobs(header, rows, lines, source.path, report, True, errors)
+        frame, report, errors = _read_rows(source, skip_bad_lines=True, max_records=max_lines)
+        _jobs(frame, source.path, report, True, errors)
     except WorkloadError as error:
         return [error]
     return errors[:max_errors]
@@ -91,8 +100,46 @@ def check_sacct_head(path: str | Path, *, max_lines: int = 200, max_errors: int 
 # --------------------------------------------------------------------------- lines -> rows
 
 
-def _read_rows(source, *, skip_bad_lines: bool, max_records: int | None):
-    """(header names lowercased, rows of fields, their line numbers, report, errors)."""
+def _read_fast(source) -> pd.DataFrame | None:  # noqa: ANN001 - a _Source
+    """The whole dump through pandas' C parser (columns lowercased, ``_line`` = the physical line),
+    or None when it cannot vouch for it (a ragged or short line, a ``;`` comment): the line-by-line
+    reader then finds and names the problem."""
+    try:
+        frame = pd.read_csv(source.path, sep="|", dtype=object, na_filter=False, keep_default_na=False,
+                            skip_blank_lines=False, engine="c", encoding=ENCODING,
+                            usecols=lambda name: name.strip().lower() in USED_COLUMNS or name.startswith("Unnamed:"),
+                            compression="gzip" if source.compressed else None)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, UnicodeDecodeError, OSError, EOFError):
+        return None
+    frame.columns = [str(name).strip().lower() for name in frame.columns]
+    if frame.columns[-1].startswith("unnamed:"):          # --parsable: every line ends with |
+        frame = frame.iloc[:, :-1]
+    frame["_line"] = np.arange(2, len(frame) + 2)
+    first = frame.columns[0]
+    blank = frame[first] == ""
+    frame = frame.loc[~blank]
+    if not {"jobid", "jobidraw"} & set(frame.columns) or frame[first].str.startswith(";").any():
+        return None
+    if not _every_line_complete(source):
+        return None
+    try:
+        _header(list(frame.columns[:-1]), 1, source.path)
+    except WorkloadError:
+        return None
+    return frame.reset_index(drop=True)
+
+
+def _every_line_complete(source) -> bool:  # noqa: ANN001 - a _Source
+    """Every non-blank line has as many ``|`` as the header (the C parser would fill a short line's
+    missing fields with empty ones, which a dump also writes for empty values)."""
+    opener = gzip.open if source.compressed else open
+    with opener(source.path, "rb") as stream:
+        counts = {line.count(b"|") for line in stream if line.strip()}
+    return len(counts) == 1
+
+
+def _read_rows(source, *, skip_bad_lines: bool, max_records: int | None):  # noqa: ANN001, ANN202
+    """The dump line by line: (frame with ``_line``, report, errors)."""
     header: list[str] | None = None
     rows: list[list[str]] = []
     lines: list[int] = []
@@ -125,7 +172,9 @@ def _read_rows(source, *, skip_bad_lines: bool, max_records: int | None):
             lines.append(lineno)
     if header is None:
         raise WorkloadError("no header line naming the sacct columns (JobID|...)", file=source.path)
-    return header, rows, lines, report, errors
+    frame = pd.DataFrame(rows, columns=header) if rows else pd.DataFrame(columns=header)
+    frame["_line"] = lines
+    return frame, report, errors
 
 
 def _header(fields: list[str], lineno: int, path: str) -> list[str]:
@@ -147,16 +196,16 @@ def _header(fields: list[str], lineno: int, path: str) -> list[str]:
 # --------------------------------------------------------------------------- rows -> jobs
 
 
-def _jobs(header: list[str], rows: list[list[str]], lines: list[int], path: str, report: CleaningReport,
-          skip_bad_lines: bool, errors: list[WorkloadError]) -> Jobs:
-    frame = pd.DataFrame(rows, columns=header) if rows else pd.DataFrame(columns=header)
-    frame["_line"] = lines
+def _jobs(frame: pd.DataFrame, path: str, report: CleaningReport, skip_bad_lines: bool,
+          errors: list[WorkloadError]) -> Jobs:
     jobid = frame["jobid"] if "jobid" in frame else frame["jobidraw"]
     steps = jobid.str.contains(".", regex=False)
     report.keep(KEPT_STEPS, int(steps.sum()))
     frame = frame.loc[~steps].reset_index(drop=True)
     jobid = jobid.loc[~steps].reset_index(drop=True)
-    remainder = jobid.str.match(_ARRAY_REMAINDER)
+    remainder = jobid.str.contains("[", regex=False)
+    if remainder.any():
+        remainder[remainder] = jobid[remainder].str.match(_ARRAY_REMAINDER)
     report.reject(REJECT_PENDING, sum(_array_size(text) for text in jobid[remainder]))
     frame, jobid = frame.loc[~remainder].reset_index(drop=True), jobid.loc[~remainder].reset_index(drop=True)
 
@@ -185,7 +234,8 @@ def _jobs(header: list[str], rows: list[list[str]], lines: list[int], path: str,
         report.bad_lines += int(bad.sum())
         errors.extend(problems[: MAX_KEPT_ERRORS - len(errors)])
 
-    state = frame["state"].str.split(" ", n=1).str[0].str.upper() if "state" in frame else pd.Series([""] * len(frame))
+    state = pd.Series(_mapped(frame["state"].tolist(), lambda text: text.strip().split(" ", 1)[0].upper())
+                      if "state" in frame else [""] * len(frame))
     started = ~bad & (start >= 0)
     for reason, mask in ((REJECT_CANCELLED, state == "CANCELLED"), (REJECT_PENDING, state == "PENDING")):
         report.reject(reason, int((~bad & ~started & mask.to_numpy()).sum()))
@@ -201,57 +251,86 @@ def _jobs(header: list[str], rows: list[list[str]], lines: list[int], path: str,
     report.repair(REPAIR_ELAPSED, int(from_elapsed.sum()))
     runtime = np.where(from_elapsed, elapsed, runtime)
 
-    trees = {name: frame[name] if name in frame else pd.Series([""] * len(frame))
-             for name in ("alloctres", "reqtres", "reqmem", "nodelist", "partition", "account", "qos")}
-    jobs = Jobs(report=report)
-    rows_kept = np.flatnonzero(keep)
-    user = _text(frame, ("user", "uid"))
-    group = _text(frame, ("group", "gid"))
-    for row in rows_kept.tolist():
-        alloc, req = trees["alloctres"].iloc[row], trees["reqtres"].iloc[row]
-        cpus = ncpus[row] or reqcpus[row] or _tres(alloc, "cpu") or _tres(req, "cpu")
-        if cpus <= 0:
-            cpus = 1
-            report.repair(REPAIR_PROCS_UNKNOWN, 1)
-        nodes = max(nnodes[row] or _tres(alloc, "node") or _tres(req, "node") or 1, 1)
-        ppn = math.ceil(cpus / nodes)
-        gpus = _tres(alloc, "gres/gpu") or _tres(req, "gres/gpu")
-        try:
-            mem = _memory_per_node(trees["reqmem"].iloc[row], req, nodes, ppn)
-        except ValueError as exc:
-            error = WorkloadError(str(exc), file=path, line=int(frame["_line"].iloc[row]), field="ReqMem")
+    kept = np.flatnonzero(keep)
+    part = frame.iloc[kept]
+
+    def texts(*names: str) -> list[str]:
+        for name in names:
+            if name in part:
+                return _mapped(part[name].tolist(), str.strip)
+        return [""] * len(part)
+
+    alloc, req = texts("alloctres"), texts("reqtres")
+    cpus = np.where(ncpus[kept] > 0, ncpus[kept], reqcpus[kept])
+    missing = np.flatnonzero(cpus <= 0)
+    for row in missing.tolist():
+        cpus[row] = _tres(alloc[row], "cpu") or _tres(req[row], "cpu")
+    unknown = cpus <= 0
+    report.repair(REPAIR_PROCS_UNKNOWN, int(unknown.sum()))
+    cpus = np.where(unknown, 1, cpus)
+    nodes = nnodes[kept].copy()
+    for row in np.flatnonzero(nodes <= 0).tolist():
+        nodes[row] = _tres(alloc[row], "node") or _tres(req[row], "node") or 1
+    ppn = -(-cpus // nodes)
+    gpus = np.array(_mapped([a or r for a, r in zip(alloc, req)],
+                            lambda text: _tres(text, "gres/gpu")), dtype=np.int64)
+    memories = _mapped(list(zip(texts("reqmem"), req, nodes.tolist(), ppn.tolist())), _memory_or_none)
+    bad_memory = [row for row, value in enumerate(memories) if value is None]
+    if bad_memory:
+        for row in bad_memory:
+            value = part["reqmem"].iloc[row]
+            error = WorkloadError(f"expected a size like 4000Mn or 2000Mc, got {value[:40]!r}", file=path,
+                                  line=int(part["_line"].iloc[row]), field="ReqMem")
             if not skip_bad_lines:
-                raise error from None
-            report.bad_lines += 1
-            errors.append(error)
-            continue
-        jobs.jobid.append(str(jobid.iloc[row]))
-        jobs.order.append(row)
-        jobs.submit.append(int(submit[row]))
-        jobs.start.append(int(start[row]))
-        jobs.runtime.append(int(runtime[row]))
-        jobs.procs.append(int(cpus))
-        jobs.requested_time.append(int(limit[row]))
-        jobs.status.append(_status(state.iloc[row]))
-        jobs.user.append(user[row])
-        jobs.group.append(group[row])
-        jobs.account.append(str(trees["account"].iloc[row]))
-        jobs.queue.append(str(trees["partition"].iloc[row]))
-        jobs.nodes.append(int(nodes))
-        jobs.ppn.append(int(ppn))
-        jobs.mem.append(mem)
-        jobs.gpus.append(math.ceil(gpus / nodes) if gpus else 0)
-        jobs.exclusive.append(False)
-        jobs.exec_hosts.append(";".join(expand_hostlist(trees["nodelist"].iloc[row])))
-        jobs.request.append(str(req))
+                raise error
+            if len(errors) < MAX_KEPT_ERRORS:
+                errors.append(error)
+        report.bad_lines += len(bad_memory)
+    good = np.ones(len(part), dtype=bool)
+    good[bad_memory] = False
+    take = np.flatnonzero(good)
+    states = state.to_numpy()[kept]
+    jobs = Jobs(report=report)
+    jobs.jobid = jobid.to_numpy()[kept][take].astype(str).tolist()
+    jobs.order = kept[take].tolist()
+    jobs.submit, jobs.start, jobs.runtime = submit[kept][take], start[kept][take], runtime[kept][take]
+    jobs.procs, jobs.requested_time = cpus[take], limit[kept][take]
+    jobs.status = np.array([_status(text) for text in states[take]], dtype=np.int64)
+    jobs.user = [texts("user", "uid")[row] for row in take] if len(take) != len(part) else texts("user", "uid")
+    jobs.group = [texts("group", "gid")[row] for row in take] if len(take) != len(part) else texts("group", "gid")
+    jobs.account = _taken(texts("account"), take)
+    jobs.queue = _taken(texts("partition"), take)
+    jobs.nodes, jobs.ppn = nodes[take], ppn[take]
+    jobs.mem = np.array([memories[row] for row in take], dtype=np.int64)
+    jobs.gpus = -(-gpus[take] // nodes[take])
+    jobs.exclusive = np.zeros(len(take), dtype=bool)
+    jobs.exec_hosts = _taken(_mapped(texts("nodelist"), lambda text: ";".join(expand_hostlist(text))), take)
+    jobs.request = _taken(req, take)
     return jobs
+
+
+def _mapped(values: list, function) -> list:  # noqa: ANN001
+    """``function`` of each value, computed once per distinct value (dumps repeat a few values a lot)."""
+    table = {value: function(value) for value in dict.fromkeys(values)}
+    return [table[value] for value in values]
+
+
+def _taken(values: list, rows: np.ndarray) -> list:
+    return values if len(rows) == len(values) else [values[row] for row in rows.tolist()]
+
+
+def _memory_or_none(key: tuple[str, str, int, int]) -> int | None:
+    try:
+        return _memory_per_node(*key)
+    except ValueError:
+        return None
 
 
 def _times(frame: pd.DataFrame, column: str, fail, *, required: bool = False) -> np.ndarray:
     """Epoch seconds of an ISO column (local time read as UTC); -1 for Unknown/None."""
-    text = frame[column].str.strip()
+    text = frame[column]
     parsed = pd.to_datetime(text, format=_TIME_FORMAT, errors="coerce")
-    never = text.str.lower().isin(NEVER).to_numpy()
+    never = text.isin(_NEVER_TEXTS).to_numpy()
     bad = parsed.isna().to_numpy() & (~never | required)
     fail(bad, column, "expected a time like 2024-03-01T08:00:05" + (" (needed)" if required else ""))
     seconds = (parsed - pd.Timestamp("1970-01-01")) // pd.Timedelta(seconds=1)
@@ -283,7 +362,12 @@ def _integers(frame: pd.DataFrame, names: tuple[str, ...], fail) -> np.ndarray:
     """The first of ``names`` the dump has, as integers (0 where empty)."""
     for name in names:
         if name in frame:
-            text = frame[name].str.strip()
+            text = frame[name]
+            try:
+                return text.astype(np.int64).to_numpy()
+            except (ValueError, TypeError):
+                pass
+            text = text.str.strip()
             numbers = pd.to_numeric(text.where(text != "", "0"), errors="coerce")
             fail(numbers.isna().to_numpy(), name, "expected a whole number")
             return numbers.fillna(0).astype(np.int64).to_numpy()
@@ -326,6 +410,7 @@ def _memory_per_node(reqmem: str, reqtres: str, nodes: int, ppn: int) -> int:
 
 
 def _status(state: str) -> int:
+    state = str(state)
     if state == "COMPLETED":
         return STATUS_COMPLETED
     return STATUS_CANCELLED if state == "CANCELLED" else STATUS_FAILED
