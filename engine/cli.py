@@ -92,6 +92,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="unit of requested memory in an extended (MetaCentrum/AleaNG) trace")
     ins.add_argument("--json", action="store_true")
     ins.set_defaults(command=run_inspect)
+
+    fid = commands.add_parser("fidelity", help="a simulated schedule against the recorded one (JSON)")
+    fid.add_argument("recorded", metavar="RECORDED.csv", help="the schedule of --policy recorded")
+    fid.add_argument("simulated", metavar="SIMULATED.csv", help="a simulated schedule of the same trace")
+    fid.add_argument("--capacity", type=int, help="processors of the machine (for utilization)")
+    fid.set_defaults(command=run_fidelity)
     return parser
 
 
@@ -199,6 +205,29 @@ def run_inspect(args: argparse.Namespace) -> int:
         else:
             print(f"{key}: {value}")
     return 0
+
+
+def run_fidelity(args: argparse.Namespace) -> int:
+    from engine.metrics.fidelity import fidelity
+
+    recorded, simulated = read_schedule(args.recorded), read_schedule(args.simulated)
+    write_json(fidelity(recorded, simulated, capacity=args.capacity), "-")
+    return 0
+
+
+def read_schedule(path: str) -> Any:
+    """A schedule CSV written by ``simulate --out``; a missing column is a WorkloadError naming it."""
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise WorkloadError(f"not a schedule CSV: {exc}", file=path) from None
+    for column in ("job_id", "submit", "start", "end", "procs", "runtime", "wait"):
+        if column not in frame:
+            raise WorkloadError("not a schedule CSV written by simulate --out (no such column)", file=path,
+                                field=column)
+    return frame
 
 
 def write_json(data: dict, path: str) -> None:

@@ -44,6 +44,7 @@ FAMILY_MODULES = (
     "engine.policies.plan",
     "engine.policies.fairshare",
     "engine.policies.heterogeneous",
+    "engine.policies.recorded",
 )
 
 
@@ -214,6 +215,11 @@ def simulation_class(spec: PolicySpec) -> Any:
     from engine.sim.simulator import Simulation
 
     return ALGORITHMS[spec.algorithm].simulation or Simulation
+
+
+def replays(spec: PolicySpec) -> bool:
+    """True for a run that replays a trace's recorded schedule (the ``recorded`` preset)."""
+    return bool(getattr(simulation_class(spec), "replays", False))
 
 
 def build_scheduler(spec: PolicySpec, sim: Any, *, seed: int = 0) -> Any:

@@ -438,6 +438,7 @@ def load_extended(path: str | Path, *, procs: int | None = None, oversize: Overs
     names = sorted(set(workload.jobs["queue_name"]))
     codes = {name: code for code, name in enumerate(names)}
     workload.jobs["queue"] = workload.jobs["queue_name"].map(codes).astype(np.int64)
+    workload.metadata["queue_names"] = {str(code): name for name, code in codes.items()}
     workload.metadata.update({"format": trace.format, "memory_unit": trace.memory_unit, "memory_per": memory_per})
     if procs is None:
         workload.metadata["procs"] = size
