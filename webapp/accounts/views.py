@@ -6,11 +6,12 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.views import LoginView
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from webapp.accounts import throttle
 from webapp.api.models import Token
+from webapp.core.permissions import get_owned_or_404
 
 
 class ThrottledLoginView(LoginView):
@@ -64,7 +65,7 @@ def token_new(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 def token_revoke(request: HttpRequest, pk: int) -> HttpResponse:
-    token = get_object_or_404(Token, pk=pk, user=request.user)
+    token = get_owned_or_404(Token, request.user, pk)
     label = token.name or (f"{token.prefix}…" if token.prefix else f"created {token.created:%Y-%m-%d %H:%M}")
     token.delete()
     messages.success(request, f"Revoked the token {label}; scripts using it now get 401.")

@@ -34,6 +34,7 @@ class Verdict:
 
 
 class Token(models.Model):
+    OWNER_FIELD = "user"  # webapp.core.permissions: its owner (and staff) may revoke it
     user = models.ForeignKey(settings.AUTH_USER_MODEL, models.CASCADE, related_name="api_tokens")
     digest = models.CharField(max_length=64, unique=True)
     name = models.CharField(max_length=100, blank=True, help_text="What it is for, e.g. “laptop scripts”.")
