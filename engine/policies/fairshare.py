@@ -34,8 +34,9 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, insort
+from collections.abc import Callable
 from heapq import merge
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -46,13 +47,15 @@ from engine.policies.registry import Component, Preset, register, register_order
 
 HOUR = 3600
 DECAY_HOURS = Param("decay_hours", "float", 72.0, "recorded usage decays every this many hours (0 = never)",
-                    minimum=0)
+                    minimum=0, label="usage decays every", unit="h")
 DECAY_FACTOR = Param("decay_factor", "float", 0.5, "recorded usage is multiplied by this at each decay",
-                     minimum=0)
+                     minimum=0, label="decay factor")
 CHARGE_RUNNING = Param("charge_running", "bool", False,
-                       "also charge running jobs for the time they have run (default: charged at completion)")
+                       "also charge running jobs for the time they have run (default: charged at completion)",
+                       label="charge running jobs")
 CYCLE = Param("cycle", "int", 0, "while jobs wait and others run, schedule again this many seconds after each "
-              "pass (PBS's scheduler_iteration; 0 = only when jobs arrive or end)", minimum=0)
+              "pass (PBS's scheduler_iteration; 0 = only when jobs arrive or end)", minimum=0,
+              label="scheduling cycle", unit="s")
 FAIRSHARE_PARAMS = (DECAY_HOURS, DECAY_FACTOR, CHARGE_RUNNING, CYCLE)
 
 
@@ -280,4 +283,4 @@ for _name, _ordering, _algorithm, _text in (
     ("mrfs-easy", "mrfs", "easy", "Multi-resource fair-share order with EASY backfilling (MetaCentrum 2014)."),
     ("mrfs-conservative", "mrfs", "conservative", "Multi-resource fair-share order with conservative backfilling."),
 ):
-    register(Preset(_name, _text, _ordering, _algorithm))
+    register(Preset(_name, _text, _ordering, _algorithm, family="fairshare", paper="metacentrum"))

@@ -11,4 +11,4 @@ DESCRIPTION = ("What really happened: every job starts at its recorded start tim
 
 register_algorithm(Component("recorded", RecordedScheduler, (), "the recorded starts, replayed",
                              simulation=RecordedSimulation))
-register(Preset("recorded", DESCRIPTION, "fcfs", "recorded"))
+register(Preset("recorded", DESCRIPTION, "fcfs", "recorded", family="recorded"))

@@ -121,6 +121,10 @@ def execute(run_id: int, reporter: Reporter) -> None:
     run = Run.objects.select_related("experiment__trace").get(pk=run_id)
     experiment = run.experiment
     workload = load_trace_workload(experiment.trace)
+    if experiment.days:
+        from engine.workload.window import parse_days, select_days
+
+        workload = select_days(workload, *parse_days(experiment.days))
     if run.load_factor != 1.0:
         from engine.workload.load import scale_load
 
@@ -131,7 +135,7 @@ def execute(run_id: int, reporter: Reporter) -> None:
         progress=reporter.progress, should_stop=reporter.should_stop,
         context=allocations_context(experiment),
     )
-    summary = summarize_result(result, load_factor=run.load_factor)
+    summary = summarize_result(result, load_factor=run.load_factor, days=experiment.days or None)
     write_results(run, result, summary)
     _finish(run_id, Run.Status.DONE, progress=1.0, summary=summary)
 
