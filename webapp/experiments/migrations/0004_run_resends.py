@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('experiments', '0002_run_load_factor'),
+        ('experiments', '0003_experiment_days'),
     ]
 
     operations = [
