@@ -37,8 +37,9 @@ def by_queue(schedules: Mapping[str, pd.DataFrame], queue_of: Mapping[int, str],
     groups = [(OVERALL, waits)] + [(str(name), part) for name, part in waits.groupby("queue", sort=True)]
     rows = []
     for name, part in groups:
-        means = {run: float(part[run].mean()) if len(part) else None for run in runs}
-        change = means[after] - means[before] if before in means and after in means and len(part) else None
+        means: dict[str, float | None] = {run: float(part[run].mean()) if len(part) else None for run in runs}
+        low, high = means.get(before), means.get(after)
+        change = high - low if low is not None and high is not None else None
         rows.append({"queue": name, "jobs": len(part), "mean_wait": means, "change": change})
     return rows
 

@@ -84,6 +84,7 @@ URLS: dict[str, tuple] = {
     "preview:queues_detail": ("queue_file", "GET", "view"),
     "preview:queues_edit": ("queue_file", "GET", "change"),
     "preview:queues_delete": ("queue_file", "POST", "change"),
+    "preview:edit_inferred": ("preview", "POST", "change", {"kind": "queues"}),
 }
 
 
@@ -133,7 +134,8 @@ def preview_objects(alice, trace):  # noqa: ANN001, ANN201
     return {"machine_file": MachineFile.objects.create(owner=alice, name="alice's machine file", text=text),
             "queue_file": QueueFile.objects.create(owner=alice, name="alice's queues", text=queues),
             "preview": Preview.objects.create(owner=alice, name="alice's preview", trace=trace, machine_name="m",
-                                              machine_text=text, current_name="a", current_text=queues,
+                                              machine_text=text, current_name="inferred from the trace",
+                                              current_text=queues,
                                               proposed_name="b", proposed_text=queues, policy="mrfs-easy")}
 
 

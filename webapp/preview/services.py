@@ -127,6 +127,15 @@ def trace_queues(workload: Any) -> pd.Series:
     return pd.Series(names.astype(str).to_numpy(), index=jobs["job_id"].to_numpy())
 
 
+def inferred_from(trace: Any) -> Any:
+    """What ``trace``'s recorded schedule shows (engine.platform.infer), named after the trace."""
+    from engine.platform.infer import infer
+
+    found = infer(trace_workload_of(trace))
+    found.source = trace.name
+    return found
+
+
 def inference_problem(trace: Any, *, queues: bool, machine: bool) -> str | None:
     """Why a configuration / machine cannot be inferred from ``trace`` (None when it can)."""
     from engine.workload import WorkloadError
