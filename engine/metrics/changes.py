@@ -10,9 +10,8 @@ moves jobs to other queues is still compared job for job. The change is ``propos
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
 from datetime import UTC
+from typing import Any
 
 import numpy as np
 import pandas as pd

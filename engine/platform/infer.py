@@ -320,7 +320,8 @@ def infer(workload: Workload, machine: Machine | None = None) -> InferredConfigu
     if machine is None and clusters_of:
         inferred_machine, machine_evidence = infer_machine(frame, usage, clusters_of, peaks, zone)
     job_clusters = _job_clusters(frame, usage, clusters_of)
-    names = {int(k): str(v) for k, v in dict(workload.metadata.get("user_names") or {}).items()}
+    given: Any = workload.metadata.get("user_names") or {}
+    names = {int(k): str(v) for k, v in given.items()} if isinstance(given, dict) else {}
     queues = [_infer_queue(name, frame.loc[rows].reset_index(drop=True), job_clusters[rows], zone, names)
               for name, rows in sorted(frame.groupby("queue").indices.items())]
     span = (when_text(frame["submit"].min(), zone), when_text(frame["submit"].max(), zone)) if len(frame) else ("", "")
