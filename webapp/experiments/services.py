@@ -175,12 +175,15 @@ def cancel_run(run: Run) -> None:
 
 def rerun(run: Run) -> bool:
     """Queue a finished (done, failed or cancelled) run again from scratch."""
+    from django.utils import timezone
+
     from webapp.experiments.tasks import remove_results, run_simulation
 
     with transaction.atomic():
         again = Run.objects.filter(pk=run.pk, status__in=Run.FINAL).update(
             status=Run.Status.QUEUED, progress=0.0, error="", summary=None, cancel_requested=False,
-            attempts=0, task_id="", started_at=None, heartbeat_at=None, finished_at=None,
+            attempts=0, resends=0, task_id="", started_at=None, heartbeat_at=None, finished_at=None,
+            queued_at=timezone.now(),
         )
         if again:
             remove_results(run)
