@@ -26,7 +26,8 @@ from typing import IO
 import numpy as np
 import pandas as pd
 
-from engine.workload.errors import MAX_MAGNITUDE, WorkloadError, shown
+from engine.workload.errors import WorkloadError, shown
+from engine.workload.numbers import MAX_MAGNITUDE
 from engine.workload.names import encode_column
 
 #: The 18 SWF fields, in file order.
