@@ -24,7 +24,13 @@ from engine.workload.errors import WorkloadError, shown
 from engine.workload.model import CleaningReport, Workload
 from engine.workload.names import encode_names, name_metadata
 from engine.workload.numbers import MAX_MAGNITUDE
-from engine.workload.swf import SWF_FIELDS, SwfTrace, _frame_from_matrix, _inspect, _open_text
+from engine.workload.swf import (
+    SWF_FIELDS,
+    SwfTrace,
+    _frame_from_matrix,
+    _inspect,
+    _open_text,
+)
 from engine.workload.transforms import Overrun, Oversize, clean
 
 AccountingFormat = Literal["pbs", "slurm"]

@@ -40,8 +40,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.workload.accounting import (
-    STATUS_CANCELLED, STATUS_COMPLETED, STATUS_FAILED, Jobs, offset_label, parse_duration, parse_size_kb,
-    to_workload)
+    STATUS_CANCELLED,
+    STATUS_COMPLETED,
+    STATUS_FAILED,
+    Jobs,
+    offset_label,
+    parse_duration,
+    parse_size_kb,
+    to_workload,
+)
 from engine.workload.errors import WorkloadError, shown
 from engine.workload.model import CleaningReport, Workload
 from engine.workload.numbers import MAX_COUNT, MAX_MAGNITUDE, whole_number
@@ -131,7 +138,7 @@ def check_pbs_head(path: str | Path, *, max_lines: int = 200, max_errors: int = 
 # --------------------------------------------------------------------------- pass 1: records by job
 
 
-def _scan(source, *, skip_bad_lines: bool, max_records: int | None) -> _Scan:  # noqa: ANN001 - a _Source
+def _scan(source, *, skip_bad_lines: bool, max_records: int | None) -> _Scan:
     scan = _Scan()
     with _open_text(source) as stream:
         for lineno, line in enumerate(stream, start=1):
@@ -448,4 +455,4 @@ def _local_epoch(date: str, lineno: int, path: str) -> int:
 
 def _zone_offset(local_as_utc: int, epoch: int) -> int:
     """The server's offset from UTC, rounded to a quarter hour."""
-    return int(round((local_as_utc - epoch) / 900.0)) * 900
+    return round((local_as_utc - epoch) / 900.0) * 900

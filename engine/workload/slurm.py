@@ -38,7 +38,15 @@ import numpy as np
 import pandas as pd
 
 from engine.workload.accounting import (
-    STATUS_CANCELLED, STATUS_COMPLETED, STATUS_FAILED, FieldError, Jobs, parse_duration, parse_size_kb, to_workload)
+    STATUS_CANCELLED,
+    STATUS_COMPLETED,
+    STATUS_FAILED,
+    FieldError,
+    Jobs,
+    parse_duration,
+    parse_size_kb,
+    to_workload,
+)
 from engine.workload.errors import WorkloadError, shown
 from engine.workload.model import CleaningReport, Workload
 from engine.workload.numbers import MAX_COUNT, whole_number
@@ -87,7 +95,7 @@ def check_sacct_head(path: str | Path, *, max_lines: int = 200, max_errors: int 
 # --------------------------------------------------------------------------- lines -> rows
 
 
-def _read_rows(source, *, skip_bad_lines: bool, max_records: int | None):  # noqa: ANN001, ANN202
+def _read_rows(source, *, skip_bad_lines: bool, max_records: int | None):
     """(header names lowercased, rows of fields, their line numbers, report, errors)."""
     header: list[str] | None = None
     rows: list[list[str]] = []
@@ -241,14 +249,14 @@ def _jobs(header: list[str], rows: list[list[str]], lines: list[int], path: str,
         jobs.nodes.append(int(nodes))
         jobs.ppn.append(int(ppn))
         jobs.mem.append(mem)
-        jobs.gpus.append(int(math.ceil(gpus / nodes)) if gpus else 0)
+        jobs.gpus.append(math.ceil(gpus / nodes) if gpus else 0)
         jobs.exclusive.append(False)
         jobs.exec_hosts.append(";".join(hosts))
         jobs.request.append(str(req))
     return jobs
 
 
-def _times(frame: pd.DataFrame, column: str, fail, *, required: bool = False) -> np.ndarray:  # noqa: ANN001
+def _times(frame: pd.DataFrame, column: str, fail, *, required: bool = False) -> np.ndarray:
     """Epoch seconds of an ISO column (local time read as UTC); -1 for Unknown/None."""
     text = frame[column].str.strip()
     parsed = pd.to_datetime(text, format=_TIME_FORMAT, errors="coerce")
@@ -259,7 +267,7 @@ def _times(frame: pd.DataFrame, column: str, fail, *, required: bool = False) ->
     return np.where(parsed.isna(), -1, seconds.fillna(-1)).astype(np.int64)
 
 
-def _durations(frame: pd.DataFrame, column: str, fail) -> np.ndarray:  # noqa: ANN001
+def _durations(frame: pd.DataFrame, column: str, fail) -> np.ndarray:
     """Seconds of ``[D-]HH:MM:SS`` / ``MM:SS``; -1 for UNLIMITED, Partition_Limit, empty or INVALID."""
     values = np.full(len(frame), -1, dtype=np.int64)
     cache: dict[str, int] = {}
@@ -280,7 +288,7 @@ def _durations(frame: pd.DataFrame, column: str, fail) -> np.ndarray:  # noqa: A
     return values
 
 
-def _integers(frame: pd.DataFrame, names: tuple[str, ...], fail) -> np.ndarray:  # noqa: ANN001
+def _integers(frame: pd.DataFrame, names: tuple[str, ...], fail) -> np.ndarray:
     """The first of ``names`` the dump has, as integers (0 where empty)."""
     for name in names:
         if name in frame:

@@ -43,6 +43,11 @@ URLS: dict[str, tuple] = {
     "experiments:run_rerun": ("run", "POST", "change"),
     "experiments:run_schedule_csv": ("run", "GET", "view"),
     "api:token": (None, "POST", "public"),
+    # The accounts app (webapp.accounts): one's own API tokens.
+    "accounts:tokens": (None, "GET", "view"),
+    "accounts:tokens_new": (None, "GET", "view"),
+    "accounts:token_create": (None, "POST", "view"),
+    "accounts:token_revoke": ("token", "POST", "change"),
     "api:traces": (None, "GET", "view"),
     "api:trace": ("trace", "GET", "view"),
     "api:experiments": (None, "GET", "view"),
@@ -122,7 +127,8 @@ def objects(alice, bob, demo_trace):
     StudyPoint.objects.create(study=study, run=experiment.runs.get(), policy_label="fcfs", coords={"load": 1.0})
     return {"trace": demo_trace, "machine": machine, "experiment": experiment, "run": experiment.runs.get(),
             "allocations": AllocationSet.objects.create(owner=alice, name="alice's allocations", text=ALLOCATIONS),
-            "study": study, **preview_objects(alice, demo_trace)}
+            "study": study, "token": Token.objects.get(pk=Token.create_for(alice, "alice's token")[1].pk),
+            **preview_objects(alice, demo_trace)}
 
 
 def preview_objects(alice, trace):  # noqa: ANN001, ANN201
@@ -159,6 +165,7 @@ def still_there(objects: dict) -> bool:  # noqa: ANN001
             and AllocationSet.objects.filter(pk=objects["allocations"].pk).exists()
             and all(type(objects[k]).objects.filter(pk=objects[k].pk).exists()
                     for k in ("machine_file", "queue_file", "preview"))
+            and Token.objects.filter(pk=objects["token"].pk).exists()
             and Run.objects.get(pk=objects["run"].pk).status == "done")
 
 

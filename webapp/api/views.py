@@ -13,6 +13,7 @@ from django.views.decorators.csrf import csrf_exempt
 from webapp.allocations.models import AllocationSet
 from webapp.allocations.services import attach
 from webapp.api.decorators import authorize, error, json_body
+from webapp.accounts import throttle
 from webapp.api.models import Token
 from webapp.core.permissions import get_visible_or_404, visible_to
 from webapp.experiments.models import Experiment, Run
@@ -25,16 +26,30 @@ from webapp.traces.views import create_trace
 
 @csrf_exempt
 def token(request: HttpRequest) -> JsonResponse:
+    """A new token for {username, password[, name]}; throttled like the login page (wrong passwords
+    count as on the login page), and every request, right or wrong, counts as a token request."""
     if request.method != "POST":
         return error("use POST with {username, password}", 405)
     try:
         data = json_body(request)
     except ValueError as e:
         return error(str(e))
-    user = authenticate(request, username=data.get("username", ""), password=data.get("password", ""))
+    username = str(data.get("username", ""))
+    passwords = throttle.keys(throttle.PASSWORD, request, username)
+    requests = throttle.keys(throttle.TOKEN, request, username)
+    wait = throttle.wait_seconds(passwords + requests)
+    if wait:
+        response = error(throttle.refusal(wait), 429, retry_after=wait)
+        response["Retry-After"] = str(wait)
+        return response
+    throttle.record(requests)
+    user = authenticate(request, username=username, password=str(data.get("password", "")))
     if user is None:
+        throttle.record(passwords)
         return error("wrong username or password", 401)
-    return JsonResponse({"token": Token.issue(user)})
+    throttle.forget(passwords)
+    key, issued = Token.create_for(user, str(data.get("name", "")))
+    return JsonResponse({"token": key, "expires": issued.expires.isoformat()})
 
 
 def trace_json(trace: Trace) -> dict[str, Any]:
