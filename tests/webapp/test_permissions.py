@@ -53,6 +53,9 @@ URLS: dict[str, tuple] = {
     "api:experiments": (None, "GET", "view"),
     "api:experiment": ("experiment", "GET", "view"),
     "api:run_schedule_csv": ("run", "GET", "view"),
+    "api:studies": (None, "GET", "view"),
+    "api:study": ("study", "GET", "view"),
+    "api:study_csv": ("study", "GET", "view"),
     # The dashboards app (webapp.dashboards): pages about one trace or one experiment.
     "dashboards:trace_plots": ("trace", "GET", "view"),
     "dashboards:comparison": ("experiment", "GET", "view"),

@@ -1,4 +1,4 @@
-"""Token authentication and JSON errors for the API (no framework needed for six endpoints)."""
+"""Token authentication and JSON errors for the API (no framework needed for a dozen endpoints)."""
 
 from __future__ import annotations
 
