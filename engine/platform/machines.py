@@ -41,7 +41,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from engine.platform.yaml_text import key_lines, key_name, load_yaml, sequence_items
-from engine.workload.errors import MAX_MAGNITUDE, WorkloadError, shown
+from engine.workload.errors import WorkloadError, shown
+from engine.workload.numbers import MAX_MAGNITUDE
 
 KB = 1
 _UNITS_KB = {

@@ -33,7 +33,8 @@ from typing import Any, Literal
 import numpy as np
 
 from engine.platform.yaml_text import key_lines, key_name, load_yaml, sequence_items
-from engine.workload.errors import MAX_MAGNITUDE, WorkloadError, shown
+from engine.workload.errors import WorkloadError, shown
+from engine.workload.numbers import MAX_MAGNITUDE
 
 Mode = Literal["priority", "virtual"]
 CONFIG_DIR = Path(__file__).with_name("configs")

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-#: The largest magnitude a reader accepts for a number: sums and differences of two such values
-#: still fit the int64 arithmetic of the simulator.
-MAX_MAGNITUDE = 2**62
-
 
 class WorkloadError(ValueError):
     """Bad input in a trace: names the file, the line (1-based), the field and what was expected."""

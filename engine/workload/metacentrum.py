@@ -42,8 +42,9 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from engine.workload.errors import MAX_MAGNITUDE, WorkloadError, shown
+from engine.workload.errors import WorkloadError, shown
 from engine.workload.model import CleaningReport, Workload
+from engine.workload.numbers import MAX_COUNT, MAX_MAGNITUDE, whole_number
 from engine.workload.swf import (
     SWF_FIELDS,
     SwfTrace,
@@ -78,9 +79,6 @@ KEPT_EXCLUDED_HOST = "excluded host (^host) recorded, not enforced"
 KEPT_MEMORY_FROM_SPEC = "memory taken from the nodespec mem= (field 10 unknown)"
 
 _HOST = re.compile(r"^([A-Za-z][A-Za-z_-]*?)(\d+)(\..*)?$")
-_DIGITS = re.compile(r"[0-9]{1,12}")
-#: The largest node count, ppn or GPU count a nodespec may give: nodes x ppn still fits int64.
-MAX_COUNT = 2**31 - 1
 
 
 # --------------------------------------------------------------------------- nodespec
@@ -176,9 +174,11 @@ def parse_nodespec(spec: str) -> NodeSpec:
 
 def _count(text: str, what: str, spec: str, *, minimum: int = 1) -> int:
     """A nodespec count: ASCII digits, at least ``minimum``, at most MAX_COUNT."""
-    if not _DIGITS.fullmatch(text) or not minimum <= int(text) <= MAX_COUNT:
-        raise ValueError(f"{what} must be an integer from {minimum} to {MAX_COUNT} in {shown(spec, 80)}, got {shown(text)}")
-    return int(text)
+    value = whole_number(text, maximum=MAX_COUNT)
+    if value is None or value < minimum:
+        raise ValueError(f"{what} must be an integer from {minimum} to {MAX_COUNT} in {shown(spec, 80)}, "
+                         f"got {shown(text)}")
+    return value
 
 
 def _looks_like_host(token: str) -> bool:
@@ -204,7 +204,7 @@ def _size_kb(text: str, spec: str) -> int:
     kb = float(match.group(1)) * _SIZE_UNITS[match.group(2)] if match else math.nan
     if not kb < MAX_MAGNITUDE:      # also false for nan (no match)
         raise ValueError(f"mem must look like 3gb or 500mb in {shown(spec, 80)}, got {shown(text)}")
-    return int(round(kb))
+    return round(kb)
 
 
 # --------------------------------------------------------------------------- detection
@@ -367,9 +367,9 @@ def _parse_aleang_line(fields: list[str], lineno: int, path: str) -> tuple[list[
     parts = fields[20].split(":")
     partition, exclusive, nodes, ppn = parts[0], "excl" in parts[1:], None, None
     for part in parts[1:]:
-        match = re.fullmatch(r"([0-9]{1,12})x([0-9]{1,12})", part)
-        if match and 1 <= int(match.group(1)) <= MAX_COUNT and 1 <= int(match.group(2)) <= MAX_COUNT:
-            nodes, ppn = int(match.group(1)), int(match.group(2))
+        count, _, per = part.partition("x")
+        if min(whole_number(count, maximum=MAX_COUNT) or 0, whole_number(per, maximum=MAX_COUNT) or 0) >= 1:
+            nodes, ppn = int(count), int(per)
         elif part != "excl":
             raise WorkloadError(f"expected partition[:excl][:NODESxPPN] (NODES and PPN from 1 to {MAX_COUNT}), "
                                 f"got {shown(fields[20], 60)}", file=path,

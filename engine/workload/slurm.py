@@ -33,7 +33,9 @@ from __future__ import annotations
 import gzip
 import math
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -42,17 +44,21 @@ from engine.workload.accounting import (
     STATUS_CANCELLED,
     STATUS_COMPLETED,
     STATUS_FAILED,
+    FieldError,
     Jobs,
     parse_duration,
     parse_size_kb,
     to_workload,
 )
-from engine.workload.errors import WorkloadError
+from engine.workload.errors import WorkloadError, shown
 from engine.workload.model import CleaningReport, Workload
+from engine.workload.numbers import MAX_COUNT, whole_number
 from engine.workload.swf import ENCODING, _inspect, _open_text
 from engine.workload.transforms import Overrun, Oversize
 
 MAX_KEPT_ERRORS = 1000
+#: The most hosts one job's NodeList may expand to (``n[1-99999999]`` is refused, not expanded).
+MAX_HOSTS = 100_000
 NEVER = frozenset({"", "unknown", "none"})
 
 KEPT_STEPS = "job steps skipped (.batch, .extern, .N)"
@@ -100,7 +106,7 @@ def check_sacct_head(path: str | Path, *, max_lines: int = 200, max_errors: int 
 # --------------------------------------------------------------------------- lines -> rows
 
 
-def _read_fast(source) -> pd.DataFrame | None:  # noqa: ANN001 - a _Source
+def _read_fast(source) -> pd.DataFrame | None:
     """The whole dump through pandas' C parser (columns lowercased, ``_line`` = the physical line),
     or None when it cannot vouch for it (a ragged or short line, a ``;`` comment): the line-by-line
     reader then finds and names the problem."""
@@ -129,7 +135,7 @@ def _read_fast(source) -> pd.DataFrame | None:  # noqa: ANN001 - a _Source
     return frame.reset_index(drop=True)
 
 
-def _every_line_complete(source) -> bool:  # noqa: ANN001 - a _Source
+def _every_line_complete(source) -> bool:
     """Every non-blank line has as many ``|`` as the header (the C parser would fill a short line's
     missing fields with empty ones, which a dump also writes for empty values)."""
     opener = gzip.open if source.compressed else open
@@ -138,7 +144,7 @@ def _every_line_complete(source) -> bool:  # noqa: ANN001 - a _Source
     return len(counts) == 1
 
 
-def _read_rows(source, *, skip_bad_lines: bool, max_records: int | None):  # noqa: ANN001, ANN202
+def _read_rows(source, *, skip_bad_lines: bool, max_records: int | None):
     """The dump line by line: (frame with ``_line``, report, errors)."""
     header: list[str] | None = None
     rows: list[list[str]] = []
@@ -181,6 +187,9 @@ def _header(fields: list[str], lineno: int, path: str) -> list[str]:
     names = [name.strip().lower() for name in fields]
     if names and names[-1] == "":
         names.pop()
+    for position, name in enumerate(names):
+        if name and name in names[:position]:
+            raise WorkloadError(f"the header names {_title(name)} twice", file=path, line=lineno, field=_title(name))
     if not {"jobid", "jobidraw"} & set(names):
         raise WorkloadError("the header names no JobID or JobIDRaw column", file=path, line=lineno, field="JobID")
     for needed in ("submit", "start"):
@@ -260,34 +269,43 @@ def _jobs(frame: pd.DataFrame, path: str, report: CleaningReport, skip_bad_lines
                 return _mapped(part[name].tolist(), str.strip)
         return [""] * len(part)
 
+    failures: dict[int, WorkloadError] = {}
+
+    def checked(values: list, rows: list[int] | None = None) -> list:
+        """Values that are exceptions become failures of their rows (line and field named), 0 here."""
+        for row, value in zip(rows if rows is not None else range(len(values)), values):
+            if isinstance(value, Exception) and row not in failures:
+                failures[row] = WorkloadError(str(value), file=path, line=int(part["_line"].iloc[row]),
+                                              field=getattr(value, "field", "ReqMem"))
+        return [0 if isinstance(value, Exception) else value for value in values]
+
     alloc, req = texts("alloctres"), texts("reqtres")
     cpus = np.where(ncpus[kept] > 0, ncpus[kept], reqcpus[kept])
-    missing = np.flatnonzero(cpus <= 0)
-    for row in missing.tolist():
-        cpus[row] = _tres(alloc[row], "cpu") or _tres(req[row], "cpu")
+    missing = np.flatnonzero(cpus <= 0).tolist()
+    cpus[missing] = checked([_attempt(lambda a=alloc[row], r=req[row]: _tres(a, "cpu", "AllocTRES")
+                                      or _tres(r, "cpu", "ReqTRES")) for row in missing], missing)
     unknown = cpus <= 0
     report.repair(REPAIR_PROCS_UNKNOWN, int(unknown.sum()))
     cpus = np.where(unknown, 1, cpus)
     nodes = nnodes[kept].copy()
-    for row in np.flatnonzero(nodes <= 0).tolist():
-        nodes[row] = _tres(alloc[row], "node") or _tres(req[row], "node") or 1
+    missing = np.flatnonzero(nodes <= 0).tolist()
+    nodes[missing] = checked([_attempt(lambda a=alloc[row], r=req[row]: _tres(a, "node", "AllocTRES")
+                                       or _tres(r, "node", "ReqTRES")) for row in missing], missing)
+    nodes = np.maximum(nodes, 1)
     ppn = -(-cpus // nodes)
-    gpus = np.array(_mapped([a or r for a, r in zip(alloc, req)],
-                            lambda text: _tres(text, "gres/gpu")), dtype=np.int64)
-    memories = _mapped(list(zip(texts("reqmem"), req, nodes.tolist(), ppn.tolist())), _memory_or_none)
-    bad_memory = [row for row, value in enumerate(memories) if value is None]
-    if bad_memory:
-        for row in bad_memory:
-            value = part["reqmem"].iloc[row]
-            error = WorkloadError(f"expected a size like 4000Mn or 2000Mc, got {value[:40]!r}", file=path,
-                                  line=int(part["_line"].iloc[row]), field="ReqMem")
-            if not skip_bad_lines:
-                raise error
-            if len(errors) < MAX_KEPT_ERRORS:
-                errors.append(error)
-        report.bad_lines += len(bad_memory)
+    gpus = np.array(checked(_mapped(list(zip(alloc, req)), lambda pair: _attempt(
+        lambda: _tres(pair[0], "gres/gpu", "AllocTRES") or _tres(pair[1], "gres/gpu", "ReqTRES")))), dtype=np.int64)
+    memories = checked(_mapped(list(zip(texts("reqmem"), req, nodes.tolist(), ppn.tolist())),
+                               lambda key: _attempt(lambda: _memory_per_node(*key))))
+    hosts = checked(_mapped(texts("nodelist"), lambda text: _attempt(lambda: ";".join(expand_hostlist(text)))))
+    for row in sorted(failures):
+        if not skip_bad_lines:
+            raise failures[row]
+        if len(errors) < MAX_KEPT_ERRORS:
+            errors.append(failures[row])
+    report.bad_lines += len(failures)
     good = np.ones(len(part), dtype=bool)
-    good[bad_memory] = False
+    good[list(failures)] = False
     take = np.flatnonzero(good)
     states = state.to_numpy()[kept]
     jobs = Jobs(report=report)
@@ -296,20 +314,28 @@ def _jobs(frame: pd.DataFrame, path: str, report: CleaningReport, skip_bad_lines
     jobs.submit, jobs.start, jobs.runtime = submit[kept][take], start[kept][take], runtime[kept][take]
     jobs.procs, jobs.requested_time = cpus[take], limit[kept][take]
     jobs.status = np.array([_status(text) for text in states[take]], dtype=np.int64)
-    jobs.user = [texts("user", "uid")[row] for row in take] if len(take) != len(part) else texts("user", "uid")
-    jobs.group = [texts("group", "gid")[row] for row in take] if len(take) != len(part) else texts("group", "gid")
+    jobs.user = _taken(texts("user", "uid"), take)
+    jobs.group = _taken(texts("group", "gid"), take)
     jobs.account = _taken(texts("account"), take)
     jobs.queue = _taken(texts("partition"), take)
     jobs.nodes, jobs.ppn = nodes[take], ppn[take]
-    jobs.mem = np.array([memories[row] for row in take], dtype=np.int64)
+    jobs.mem = np.array([memories[row] for row in take.tolist()], dtype=np.int64)
     jobs.gpus = -(-gpus[take] // nodes[take])
     jobs.exclusive = np.zeros(len(take), dtype=bool)
-    jobs.exec_hosts = _taken(_mapped(texts("nodelist"), lambda text: ";".join(expand_hostlist(text))), take)
+    jobs.exec_hosts = _taken(hosts, take)
     jobs.request = _taken(req, take)
     return jobs
 
 
-def _mapped(values: list, function) -> list:  # noqa: ANN001
+def _attempt(function: Callable[[], Any]) -> Any:
+    """``function()``, or the ValueError it raised (kept as a value, reported with its row)."""
+    try:
+        return function()
+    except ValueError as exc:
+        return exc
+
+
+def _mapped(values: list, function) -> list:
     """``function`` of each value, computed once per distinct value (dumps repeat a few values a lot)."""
     table = {value: function(value) for value in dict.fromkeys(values)}
     return [table[value] for value in values]
@@ -317,13 +343,6 @@ def _mapped(values: list, function) -> list:  # noqa: ANN001
 
 def _taken(values: list, rows: np.ndarray) -> list:
     return values if len(rows) == len(values) else [values[row] for row in rows.tolist()]
-
-
-def _memory_or_none(key: tuple[str, str, int, int]) -> int | None:
-    try:
-        return _memory_per_node(*key)
-    except ValueError:
-        return None
 
 
 def _times(frame: pd.DataFrame, column: str, fail, *, required: bool = False) -> np.ndarray:
@@ -364,13 +383,14 @@ def _integers(frame: pd.DataFrame, names: tuple[str, ...], fail) -> np.ndarray:
         if name in frame:
             text = frame[name]
             try:
-                return text.astype(np.int64).to_numpy()
-            except (ValueError, TypeError):
-                pass
-            text = text.str.strip()
-            numbers = pd.to_numeric(text.where(text != "", "0"), errors="coerce")
-            fail(numbers.isna().to_numpy(), name, "expected a whole number")
-            return numbers.fillna(0).astype(np.int64).to_numpy()
+                values = text.astype(np.int64).to_numpy()
+            except (ValueError, TypeError, OverflowError):
+                values = None
+            if values is not None and not ((values < 0) | (values > MAX_COUNT)).any():
+                return values
+            numbers = [whole_number(text.strip() or "0", maximum=MAX_COUNT) for text in frame[name].tolist()]
+            fail(np.array([n is None for n in numbers], dtype=bool), name, f"expected a whole number up to {MAX_COUNT}")
+            return np.array([n or 0 for n in numbers], dtype=np.int64)
     return np.zeros(len(frame), dtype=np.int64)
 
 
@@ -381,14 +401,18 @@ def _text(frame: pd.DataFrame, names: tuple[str, ...]) -> list[str]:
     return [""] * len(frame)
 
 
-def _tres(text: str, key: str) -> int:
-    """The count of ``key`` in a TRES list ``cpu=4,mem=4000M,node=1,gres/gpu=2`` (typed gres summed)."""
+def _tres(text: str, key: str, column: str) -> int:
+    """The count of ``key`` in a TRES list ``cpu=4,mem=4000M,node=1,gres/gpu=2`` (typed gres summed).
+    Raises FieldError (naming ``column``) for a count above MAX_COUNT."""
     total = 0
     for item in str(text).split(","):
         name, _, value = item.partition("=")
         if name == key or name.startswith(key + ":"):
             digits = re.match(r"\d+", value)
-            total += int(digits.group(0)) if digits else 0
+            count = whole_number(digits.group(0), maximum=MAX_COUNT) if digits else 0
+            if count is None or total + count > MAX_COUNT:
+                raise FieldError(column, f"{key} count above {MAX_COUNT} in {shown(text)}")
+            total += count
     return total
 
 
@@ -426,9 +450,10 @@ def _array_size(jobid: str) -> int:
         step = 1
         if ":" in high:
             high, _, step_text = high.partition(":")
-            step = int(step_text) if step_text.isdigit() else 1
-        if low.isdigit() and (not high or high.isdigit()):
-            total += (int(high) - int(low)) // step + 1 if high else 1
+            step = whole_number(step_text, maximum=MAX_COUNT) or 1
+        first, last = whole_number(low, maximum=MAX_COUNT), whole_number(high, maximum=MAX_COUNT)
+        if first is not None and (not high or last is not None):
+            total += max(last - first, 0) // step + 1 if last is not None else 1
     return total
 
 
@@ -447,8 +472,11 @@ def expand_hostlist(text: str) -> list[str]:
         prefix, ranges, suffix = match.groups()
         for part in ranges.split(","):
             low, _, high = part.partition("-")
-            if high and low.isdigit() and high.isdigit():
-                hosts.extend(f"{prefix}{i:0{len(low)}d}{suffix}" for i in range(int(low), int(high) + 1))
+            first, last = whole_number(low), whole_number(high)
+            if first is not None and last is not None:
+                if len(hosts) + last - first >= MAX_HOSTS:
+                    raise FieldError("NodeList", f"more than {MAX_HOSTS} hosts in {shown(text)}")
+                hosts.extend(f"{prefix}{i:0{len(low)}d}{suffix}" for i in range(first, last + 1))
             else:
                 hosts.append(f"{prefix}{low}{suffix}")
     return list(dict.fromkeys(hosts))

@@ -26,8 +26,9 @@ from typing import IO
 import numpy as np
 import pandas as pd
 
-from engine.workload.errors import MAX_MAGNITUDE, WorkloadError, shown
+from engine.workload.errors import WorkloadError, shown
 from engine.workload.names import encode_column
+from engine.workload.numbers import MAX_MAGNITUDE
 
 #: The 18 SWF fields, in file order.
 SWF_FIELDS: tuple[str, ...] = (

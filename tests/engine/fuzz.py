@@ -37,6 +37,7 @@ from engine.workload.scenarios import sfs_scenario
 from tests.shared_data import SHARED_DATA
 
 METACENTRUM = SHARED_DATA / "metacentrum"
+ACCOUNTING = Path(__file__).parents[1] / "data" / "accounting"
 
 #: A reader call using more CPU time than this fails the test, naming the input. CPU time, not wall
 #: time, so that a busy shared machine does not fail the test while a quadratic reader still does.
@@ -46,7 +47,7 @@ HANG_SECONDS = 10.0
 #: Inputs are written to memory when the machine has /dev/shm (rewriting a file on disk 10,000
 #: times costs more than reading it).
 SCRATCH = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
-#: Mutants per reader: the fast test runs the first FAST ones, the slow one the rest up to TOTAL.
+#: Mutants per reader and entry point (see cases(): a quick part in every run, the rest slow).
 TOTAL = 10_000
 
 HUGE = "9" * 400
@@ -106,6 +107,19 @@ def aleang_corpus() -> dict[str, bytes]:
     examples = METACENTRUM / "aleang/examples"
     return {name: trace_prefix(examples / name, jobs=12)
             for name in ("example1_load100_urgent10.swf", "example5_load85_urgent10_spacesharing.swf")}
+
+
+@cache
+def pbs_corpus() -> dict[str, bytes]:
+    """The real OpenPBS log of fairshareSim (its first records) and the hand-made edge cases."""
+    return {"OpenPBS.log": text_prefix(METACENTRUM / "fairsharesim/OpenPBS.log", lines=30),
+            "pbs_edge_cases.log": (ACCOUNTING / "pbs_edge_cases.log").read_bytes()}
+
+
+@cache
+def slurm_corpus() -> dict[str, bytes]:
+    """Real sacct dumps (three layouts) and the documented-format sample."""
+    return {path.name: text_prefix(path, lines=25) for path in sorted(ACCOUNTING.glob("slurm_*.txt"))}
 
 
 @cache
@@ -339,12 +353,16 @@ def mutant(corpus: dict[str, bytes], label: str, index: int, *, gzip_too: bool =
     return Mutant(f"{label}#{index}", "; ".join(steps), data)
 
 
-def parts(fast: int, total: int = TOTAL) -> list:
-    """Mutant indices for a reader's fuzz test: the first ``fast`` in every run, the rest (up to
-    ``total``) under the slow mark."""
-    quick = pytest.param(range(fast), id=f"mutants-0-{fast}")
-    rest = pytest.param(range(fast, total), id=f"mutants-{fast}-{total}", marks=pytest.mark.slow)
-    return [quick, rest] if fast < total else [quick]
+def cases(fast: dict[str, int], total: int = TOTAL) -> list:
+    """``(kind, indices)`` parameters for a reader's fuzz test: per kind, mutants ``0..fast`` in
+    every run and the rest up to ``total`` under the slow mark (the fast set stays within a minute
+    of CPU all told)."""
+    params = []
+    for kind, quick in fast.items():
+        params.append(pytest.param(kind, range(quick), id=f"{kind}-0-{quick}"))
+        if quick < total:
+            params.append(pytest.param(kind, range(quick, total), id=f"{kind}-{quick}-{total}", marks=pytest.mark.slow))
+    return params
 
 
 def mutants(corpus: dict[str, bytes], label: str, indices: range, *, gzip_too: bool = False) -> Iterator[Mutant]:

@@ -7,7 +7,7 @@ import pytest
 
 from engine.workload import load_workload
 from engine.workload.loading import check_trace_head
-from tests.engine.fuzz import check_reader, mutants, parts, raise_first, swf_corpus
+from tests.engine.fuzz import cases, check_reader, mutants, raise_first, swf_corpus
 
 
 def upload_check(path):
@@ -15,13 +15,13 @@ def upload_check(path):
     raise_first(check_trace_head(path)[1])
 
 
-@pytest.mark.parametrize("indices", parts(fast=1_000))
-def test_load_workload_on_mutated_swf(indices):
-    outcome = check_reader(load_workload, mutants(swf_corpus(), "swf", indices, gzip_too=True))
+@pytest.mark.parametrize("kind, indices", cases({"swf": 500}))
+def test_load_workload_on_mutated_swf(kind, indices):
+    outcome = check_reader(load_workload, mutants(swf_corpus(), kind, indices, gzip_too=True))
     assert outcome.accepted and outcome.rejected
 
 
-@pytest.mark.parametrize("indices", parts(fast=2_000))
-def test_upload_check_on_mutated_swf(indices):
-    outcome = check_reader(upload_check, mutants(swf_corpus(), "swf-head", indices, gzip_too=True))
+@pytest.mark.parametrize("kind, indices", cases({"swf": 1_000}))
+def test_upload_check_on_mutated_swf(kind, indices):
+    outcome = check_reader(upload_check, mutants(swf_corpus(), f"{kind}-head", indices, gzip_too=True))
     assert outcome.accepted and outcome.rejected
