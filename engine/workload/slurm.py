@@ -110,6 +110,11 @@ def _read_fast(source) -> pd.DataFrame | None:
     """The whole dump through pandas' C parser (columns lowercased, ``_line`` = the physical line),
     or None when it cannot vouch for it (a ragged or short line, a ``;`` comment): the line-by-line
     reader then finds and names the problem."""
+    with _open_text(source) as stream:
+        first = next((line for line in stream if line.strip()), "")
+    names = [name.strip().lower() for name in first.rstrip("\r\n").split("|")]
+    if first.startswith(";") or len(set(names)) != len(names):
+        return None                  # a comment or a column named twice: the careful reader says so
     try:
         frame = pd.read_csv(source.path, sep="|", dtype=object, na_filter=False, keep_default_na=False,
                             skip_blank_lines=False, engine="c", encoding=ENCODING,
