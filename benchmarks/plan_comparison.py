@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine.metrics.summary import summarize_result  # noqa: E402
 from engine.metrics.timeseries import monthly  # noqa: E402
-from engine.sim import simulate  # noqa: E402
+from engine.run import simulate  # noqa: E402
 from engine.workload import load_workload  # noqa: E402
 from engine.workload.window import parse_days, select_days  # noqa: E402
 from webapp.dashboards.figures.heatmaps import (grid_edges, mean_wait_grid, ratio_heatmap,  # noqa: E402

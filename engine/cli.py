@@ -12,13 +12,8 @@ import sys
 import time
 from typing import Any, Sequence
 
-from engine.metrics.summary import summarize_result
-from engine.policies import PolicyError
-from engine.policies.registry import catalog, resolve
-from engine.sim import Cancelled, SimulationError, simulate
-from engine.workload import WorkloadError, describe, load_workload
-from engine.workload.load import scale_load
-from engine.workload.window import parse_days, select_days
+from engine import api
+from engine.api import Cleaning, Clusters, Pool, PolicyError, Scenario, Transforms, WorkloadError
 
 USAGE_ERROR = 2
 
@@ -28,8 +23,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.command(args)
-    except (WorkloadError, PolicyError, SimulationError, Cancelled, OSError) as exc:
-        print(f"error: {_one_line(exc)}", file=sys.stderr)
+    except (*api.INPUT_ERRORS, api.SimulationError, api.Cancelled, OSError) as exc:
+        print(f"error: {api.error_line(exc)}", file=sys.stderr)
         return USAGE_ERROR
 
 
@@ -97,79 +92,58 @@ def build_parser() -> argparse.ArgumentParser:
 
 def policy_with_settings(policy: str, settings: list[str]) -> dict[str, Any]:
     """The --policy spec with every --set KEY=VALUE applied (validated by the registry)."""
-    spec = resolve(policy).to_dict()
+    spec = api.resolve_policy(policy).to_dict()
     for item in settings:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise PolicyError(f"--set expects KEY=VALUE, got {item!r}")
         spec["params"][key.strip()] = value.strip()
-    return resolve({"preset": spec["preset"], "ordering": spec["ordering"],
-                    "algorithm": spec["algorithm"], "params": spec["params"]}).to_dict()
+    return api.resolve_policy({"preset": spec["preset"], "ordering": spec["ordering"],
+                               "algorithm": spec["algorithm"], "params": spec["params"]}).to_dict()
 
 
 def run_simulate(args: argparse.Namespace) -> int:
-    policy = policy_with_settings(args.policy, args.set + workload_settings(args))
+    policy = policy_with_settings(args.policy, args.set)
     began = time.perf_counter()
-    workload = load_workload(args.trace, procs=args.procs, oversize=args.oversize, overrun=args.overrun,
-                             skip_bad_lines=args.skip_bad_lines, memory_unit=args.memory_unit)
+    workload = api.read_trace(args.trace, procs=args.procs, cleaning=cleaning_options(args))
     parse_seconds = time.perf_counter() - began
-    if args.days:
-        workload = select_days(workload, *parse_days(args.days))
-    if args.load != 1.0:
-        workload = scale_load(workload, args.load)
-    capacity = int(workload.metadata["procs"])
-    platform = platform_options(args)
+    scenario = Scenario(
+        trace=workload, policy=policy, platform=platform_options(args),
+        transforms=Transforms(days=api.parse_days(args.days) if args.days else None, load_factor=args.load,
+                              deadlines=args.deadlines, paper_preprocessing=args.paper_preprocessing),
+        allocations=api.read_allocations(args.allocations) if args.allocations else None,
+        exact_estimates=args.exact_estimates, seed=args.seed)
     show = sys.stderr.isatty() if args.progress is None else args.progress
     bar = ProgressBar(sys.stderr) if show else None
-    result = simulate(workload, capacity, policy, allocation=args.allocation,
-                      exact_estimates=args.exact_estimates, seed=args.seed,
-                      progress=bar.update if bar else None, context=simulation_context(args), **platform)
+    result = api.run(scenario, progress=bar.update if bar else None)
     if bar:
         bar.close()
     result.to_csv(args.out)
     if args.summary:
-        summary = summarize_result(result, parse_seconds=parse_seconds, trace=args.trace, days=args.days,
-                                   load_factor=args.load)
+        summary = api.summarize(result, parse_seconds=parse_seconds, trace=args.trace, days=args.days,
+                                load_factor=args.load)
         write_json(summary, args.summary)
     return 0
 
 
-def platform_options(args: argparse.Namespace) -> dict[str, Any]:
-    """``machine``, ``queues`` and ``speed_scaling`` for simulate() from --machines/--queues/--speed-scaling."""
+def cleaning_options(args: argparse.Namespace) -> Cleaning:
+    return Cleaning(oversize=args.oversize, overrun=args.overrun, skip_bad_lines=args.skip_bad_lines,
+                    memory_unit=args.memory_unit)
+
+
+def platform_options(args: argparse.Namespace) -> Pool | Clusters:
+    """One pool of the trace's size (--procs, else its header), or the clusters of --machines."""
     if not args.machines:
         if args.queues or args.speed_scaling:
             raise WorkloadError("--queues and --speed-scaling need a machine description (--machines FILE)")
-        return {}
-    from engine.platform.machines import read_machines
-    from engine.platform.queues import load_queue_config
-
-    return {"machine": read_machines(args.machines),
-            "queues": load_queue_config(args.queues) if args.queues else None,
-            "speed_scaling": args.speed_scaling}
-
-
-def simulation_context(args: argparse.Namespace) -> dict[str, Any]:
-    """Inputs particular policies need, read from the files the flags name."""
-    context: dict[str, Any] = {}
-    if args.allocations:
-        from engine.platform.allocations import read_allocations
-
-        context["allocations"] = read_allocations(args.allocations)
-    return context
-
-
-def workload_settings(args: argparse.Namespace) -> list[str]:
-    """The flags that are spellings of workload options (engine.policies.registry.WorkloadOption)."""
-    settings = []
-    if args.deadlines is not None:
-        settings.append(f"deadline_fraction={args.deadlines}")
-    if args.paper_preprocessing:
-        settings.append("drop_interactive=true")
-    return settings
+        return Pool(allocation=args.allocation)
+    return Clusters(api.read_machines(args.machines),
+                    queues=api.read_queue_config(args.queues) if args.queues else None,
+                    speed_scaling=args.speed_scaling)
 
 
 def run_policies(args: argparse.Namespace) -> int:
-    entries = catalog()
+    entries = api.list_policies()
     if args.json:
         print(json.dumps(entries, indent=2))
         return 0
@@ -181,13 +155,11 @@ def run_policies(args: argparse.Namespace) -> int:
 
 
 def run_inspect(args: argparse.Namespace) -> int:
-    workload = load_workload(args.trace, procs=args.procs, skip_bad_lines=args.skip_bad_lines,
-                             memory_unit=args.memory_unit)
-    info = describe(workload)
+    workload = api.read_trace(args.trace, procs=args.procs,
+                              cleaning=Cleaning(skip_bad_lines=args.skip_bad_lines, memory_unit=args.memory_unit))
+    info = api.describe(workload)
     if "nodespec" in workload.jobs:
-        from engine.workload.metacentrum import describe_requests
-
-        info["requests"] = describe_requests(workload)
+        info["requests"] = api.describe_requests(workload)
     if args.json:
         print(json.dumps(info, indent=2, default=str))
         return 0
@@ -227,10 +199,6 @@ class ProgressBar:
 
     def close(self) -> None:
         self.stream.write("\n")
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from engine.workload.errors import WorkloadError
+from engine.errors import WorkloadError
 
 #: Header of an allocations file (target_factor and target may be empty on every line).
 COLUMNS = ("allocation", "members", "award", "period_days", "target_factor", "target")

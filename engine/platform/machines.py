@@ -40,7 +40,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
 
-from engine.workload.errors import WorkloadError
+from engine.errors import WorkloadError
 
 KB = 1
 _UNITS_KB = {
@@ -51,6 +51,14 @@ _SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?\d+)?)\s*([A-Za-z]*)\s*$")
 #: AleaNG: a RAM value below this is GB, otherwise KB
 ALEANG_GB_LIMIT = 10240
 ALEA_DEFAULT_RAM_KB = 1024
+#: a host name: cluster name, node number, optional domain (``zewura19.cerit-sc.cz``)
+HOST_NAME = re.compile(r"^([A-Za-z][A-Za-z_-]*?)(\d+)(\..*)?$")
+
+
+def host_cluster(host: str) -> str:
+    """The cluster a host belongs to: ``zewura19`` -> ``zewura`` (a name of another shape is its own cluster)."""
+    match = HOST_NAME.match(host)
+    return match.group(1) if match else host
 
 
 @dataclass(frozen=True)
@@ -217,7 +225,7 @@ def _aleang_cluster(cells: list[str], source: str, lineno: int) -> Cluster:
 
 
 def _parse_yaml(text: str, source: str) -> Machine:
-    import yaml
+    import yaml  # here, not at the top: ~0.1 s of start-up (-X importtime) only machine/queue files need
 
     try:
         loader = yaml.SafeLoader(text)

@@ -83,12 +83,16 @@ def to_json_value(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class PolicySpec:
-    """A resolved policy: preset name, its ordering and algorithm, and every parameter's value."""
+    """A resolved policy: preset name, its ordering and algorithm, and every parameter's value.
+
+    ``defaults`` are the preset's own values (set by the registry's resolve), so the label can name
+    what differs without looking the preset up; they are not part of the spec's data or equality."""
 
     preset: str
     ordering: str
     algorithm: str
     params: dict[str, Any] = field(default_factory=dict)
+    defaults: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {"preset": self.preset, "ordering": self.ordering, "algorithm": self.algorithm,
@@ -97,8 +101,5 @@ class PolicySpec:
     @property
     def label(self) -> str:
         """A short human label: the preset and the parameters that differ from its defaults."""
-        from engine.policies.registry import PRESETS
-
-        defaults = PRESETS[self.preset].defaults() if self.preset in PRESETS else {}
-        changed = [f"{k}={to_json_value(v)}" for k, v in self.params.items() if defaults.get(k) != v]
+        changed = [f"{k}={to_json_value(v)}" for k, v in self.params.items() if self.defaults.get(k) != v]
         return self.preset + (f" ({', '.join(changed)})" if changed else "")

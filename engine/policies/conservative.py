@@ -140,11 +140,7 @@ class Conservative(Algorithm):
         Needed only when reality left the profile: a job running past its requested time (when
         overruns are allowed) or a buddy request with no aligned free block.
         """
-        sim = self.sim
-        now = sim.now
-        self.profile = Profile(sim.capacity, now)
-        for end, job in sim.running_ends:
-            self.profile.reserve(now, max(end, now + 1), sim.size[job])
+        self.profile = self.sim.running_profile()
         self._due.clear()
         for job in self.queue.jobs():
             self._place(job)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from engine.policies.base import Param, PolicyError, PolicySpec
+from engine.sim.simulator import Simulation
 
 @dataclass(frozen=True)
 class Component:
@@ -24,7 +25,7 @@ class Component:
     description: str = ""
     #: for an algorithm that needs its own event loop (time sharing): the Simulation subclass that
     #: runs it; None = the space-sharing loop of engine.sim.simulator.Simulation
-    simulation: Any = None
+    simulation: type[Simulation] | None = None
 
 
 #: Orderings and algorithms by name. Policy families add theirs with register_ordering /
@@ -188,10 +189,13 @@ def resolve(spec: str | dict | PolicySpec) -> PolicySpec:
     if unknown:
         known = ", ".join(schema) or "none"
         raise PolicyError(f"policy {preset.name}: unknown parameter {unknown[0]!r} (parameters: {known})")
-    values = preset.defaults()
+    defaults = preset.defaults()
+    values = dict(defaults)
     for name, value in given.items():
         values[name] = schema[name].coerce(value)
-    return PolicySpec(preset.name, preset.ordering, preset.algorithm, values)
+    # a preset's label names what differs from its defaults; a custom ordering x algorithm's names every value
+    return PolicySpec(preset.name, preset.ordering, preset.algorithm, values,
+                      defaults if preset.name in PRESETS else {})
 
 
 def _preset_of(spec: dict) -> Preset:
@@ -208,11 +212,9 @@ def _preset_of(spec: dict) -> Preset:
     return Preset("custom", f"{ORDERINGS[ordering].description} with {algorithm}", ordering, algorithm)
 
 
-def simulation_class(spec: PolicySpec) -> Any:
+def simulation_class(spec: PolicySpec) -> type[Simulation]:
     """The Simulation (sub)class that runs ``spec``'s algorithm (see Component.simulation)."""
     load_families()
-    from engine.sim.simulator import Simulation
-
     return ALGORITHMS[spec.algorithm].simulation or Simulation
 
 

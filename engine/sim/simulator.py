@@ -7,7 +7,6 @@ start. Policies read the public state of :class:`Simulation` and call :meth:`Sim
 
 from __future__ import annotations
 
-import time
 from bisect import bisect_left, insort
 from dataclasses import dataclass, field
 from heapq import heappop, heappush
@@ -16,8 +15,8 @@ from typing import Any, Callable, Mapping, Protocol
 import numpy as np
 import pandas as pd
 
-from engine import __version__
 from engine.sim.allocation import make_allocator
+from engine.sim.profile import Profile
 from engine.workload.model import Workload
 
 #: The schedule CSV begins with these columns, in this order (a stable contract).
@@ -133,6 +132,28 @@ class Simulation:
     def expected_end(self, job: int) -> int:
         return self.start_time[job] + self.estimate[job]
 
+    def running_profile(self) -> Profile:
+        """Free processors from now on if running jobs end when expected (one still running past its
+        expected end: in one second). One sweep over ``running_ends`` (sorted by expected end); the
+        same as reserving each running job from now in an empty profile."""
+        now = self.now
+        profile = Profile(self.capacity, now)
+        running = self.running_ends
+        if not running:
+            return profile
+        size = self.size
+        ends = np.maximum(np.fromiter((end for end, _ in running), np.int64, len(running)), now + 1)
+        sizes = np.fromiter((size[job] for _, job in running), np.int64, len(running))
+        released = np.cumsum(sizes)
+        last_of_each_end = np.append(ends[1:] != ends[:-1], True)
+        free_now = self.capacity - int(released[-1])
+        steps = 1 + int(last_of_each_end.sum())
+        profile.make_room(steps)
+        profile.times[:steps] = np.concatenate(([now], ends[last_of_each_end]))
+        profile.free[:steps] = np.concatenate(([free_now], free_now + released[last_of_each_end]))
+        profile.length = steps
+        return profile
+
     def wake_at(self, t: int) -> None:
         """Ask for a scheduling pass at time ``t`` even if nothing ends or arrives then (a policy
         that plans starts in the future, e.g. at a reservation, calls this)."""
@@ -235,71 +256,3 @@ def schedule_frame(sim: Simulation, workload: Workload) -> pd.DataFrame:
         "partition": column("partition"),
         "start_order": np.asarray(sim.start_order, dtype=np.int64),
     })
-
-
-def simulate(workload: Workload, capacity: int, policy: Any = "fcfs", *, allocation: str = "count",
-             exact_estimates: bool = False, seed: int = 0,
-             progress: Callable[[float], None] | None = None,
-             should_stop: Callable[[], bool] | None = None,
-             context: Mapping[str, Any] | None = None,
-             machine: Any = None, queues: Any = None, speed_scaling: bool = False) -> SimResult:
-    """Simulate ``workload`` on a homogeneous machine of ``capacity`` processors under ``policy``.
-
-    ``policy`` is a preset name, a JSON string or a dict (see :func:`engine.policies.registry.resolve`).
-    ``context`` carries inputs particular policies need (e.g. ``{"allocations": ...}``).
-    Jobs larger than the machine are not simulated; they are counted in ``meta["rejected"]``.
-
-    ``machine`` (an :class:`engine.platform.machines.Machine`): simulate on its clusters of nodes
-    instead, with node-level placement (engine.sim.nodes); ``capacity`` is then ignored (None is
-    fine), ``queues`` (a QueueConfig) adds queue limits, ``speed_scaling`` scales runtimes by
-    cluster speed. Jobs no cluster can run are counted in ``meta["rejected"]``.
-    """
-    from engine.policies.registry import apply_workload_options, build_scheduler, resolve, simulation_class
-
-    spec = resolve(policy)
-    workload = apply_workload_options(workload, spec.params, seed=seed)
-    allocator = None
-    if machine is not None:
-        from engine.sim.nodes import check_algorithm, prepare
-
-        check_algorithm(spec)
-        workload, allocator, too_big = prepare(workload, machine, queues=queues, speed_scaling=speed_scaling)
-        capacity, allocation = machine.cores, allocator.name
-        rejected = {**workload.report.rejected, **too_big}
-    else:
-        workload, rejected = _fit_to_machine(workload, int(capacity))
-    started = time.perf_counter()
-    if allocator is None:
-        sim = simulation_class(spec)(workload, capacity, allocation=allocation, exact_estimates=exact_estimates,
-                                     context=context)
-    else:
-        sim = Simulation(workload, capacity, exact_estimates=exact_estimates, context=context, allocator=allocator)
-    scheduler = build_scheduler(spec, sim, seed=seed)
-    sim.run(scheduler, progress=progress, should_stop=should_stop)
-    wall = time.perf_counter() - started
-    schedule = schedule_frame(sim, workload)
-    if "deadline" in workload.jobs:   # the deadline scenario: NaN for regular jobs
-        schedule["deadline"] = workload.jobs["deadline"].to_numpy(dtype=np.float64)
-    for source in (scheduler, getattr(scheduler, "queue", None), sim.allocator):
-        for name, values in getattr(source, "extra_columns", dict)().items():
-            schedule[name] = values
-    meta = {
-        "policy": spec.to_dict(), "label": spec.label, "allocation": allocation,
-        "exact_estimates": exact_estimates, "seed": seed, "capacity": int(capacity),
-        "engine_version": __version__, "wall_seconds": wall, "rejected": rejected,
-        "source": workload.source,
-        "summary": {**getattr(scheduler, "summary", dict)(),
-                    **(sim.allocator.summary(schedule) if allocator is not None else {})},
-    }
-    return SimResult(schedule, int(capacity), meta)
-
-
-def _fit_to_machine(workload: Workload, capacity: int) -> tuple[Workload, dict[str, int]]:
-    rejected = dict(workload.report.rejected)
-    too_big = workload.jobs["procs"].to_numpy() > capacity
-    if too_big.any():
-        reason = "larger than the simulated machine"
-        rejected[reason] = rejected.get(reason, 0) + int(too_big.sum())
-        jobs = workload.jobs.loc[~too_big].reset_index(drop=True)
-        workload = Workload(jobs, workload.metadata, workload.report, workload.source)
-    return workload, rejected

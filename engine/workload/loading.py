@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from engine.workload import metacentrum
 from engine.workload.errors import WorkloadError
 from engine.workload.model import Workload
 from engine.workload.swf import read_header, read_swf
@@ -27,8 +28,6 @@ def load_workload(
 
     Extended traces (MetaCentrum's 21-field SWF, AleaNG's), recognised by their content, go to
     :func:`engine.workload.metacentrum.load_extended` (``memory_unit`` applies to them only)."""
-    from engine.workload import metacentrum
-
     if metacentrum.detect_format(path) != "swf":
         return metacentrum.load_extended(path, procs=procs, oversize=oversize, overrun=overrun,
                                          skip_bad_lines=skip_bad_lines, memory_unit=memory_unit)

@@ -13,6 +13,7 @@ from django.db import models
 from django.urls import reverse
 from django.utils.text import slugify
 
+from engine.api import Allocations, parse_allocations
 from webapp.experiments.models import Experiment
 
 
@@ -38,8 +39,8 @@ class AllocationSet(models.Model):
     def file_name(self) -> str:
         return (slugify(self.name) or "allocations") + ".csv"
 
-    def parsed(self):  # noqa: ANN201 - engine.platform.allocations.Allocations
-        return _parse(self.text, self.file_name)
+    def parsed(self) -> Allocations:
+        return parse_allocations(self.text, source=self.file_name)
 
 
 class ExperimentAllocations(models.Model):
@@ -53,11 +54,5 @@ class ExperimentAllocations(models.Model):
     text = models.TextField()
     file_name = models.CharField(max_length=250)
 
-    def parsed(self):  # noqa: ANN201 - engine.platform.allocations.Allocations
-        return _parse(self.text, self.file_name)
-
-
-def _parse(text: str, file_name: str):  # noqa: ANN202 - engine.platform.allocations.Allocations
-    from engine.platform.allocations import parse_allocations
-
-    return parse_allocations(text, source=file_name)
+    def parsed(self) -> Allocations:
+        return parse_allocations(self.text, source=self.file_name)

@@ -1,7 +1,8 @@
 """From runs' schedules to the comparison dashboard's layouts (no Django here: plain data in).
 
-Every number comes from engine.metrics (one metrics module for every page); this module only
-chooses what to show, downsamples it for display and says so, and calls the figure builders.
+Every number comes from the engine's metrics (through engine.api: one metrics module for every
+page); this module only chooses what to show, downsamples it for display and says so, and calls the
+figure builders.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import pandas as pd
 from bokeh.layouts import column
 from bokeh.models import LayoutDOM
 
-from engine.metrics import deadlines, fairness, summary, timeseries
+from engine import api
 from webapp.dashboards.figures import (GanttWindow, PolicyTimelines, deadline_figures, fairness_figure, gantt_figure, grid_edges,
                                        linked_timelines, mean_wait_grid, metrics_table, policy_colours,
                                        ratio_heatmap, sweep_trend, wait_cdf_figure, wait_heatmaps)
@@ -55,8 +56,8 @@ def allocation_key(schedule: pd.DataFrame) -> str | None:
 
 
 def summaries_of(comparison: Comparison) -> dict[str, dict]:
-    """Each run's summary: the stored one when present, else engine.metrics.summary.summarize()."""
-    return {label: comparison.summaries.get(label) or summary.summarize(s, comparison.capacity)
+    """Each run's summary: the stored one when present, else the engine's summarize_schedule()."""
+    return {label: comparison.summaries.get(label) or api.summarize_schedule(s, comparison.capacity)
             for label, s in comparison.schedules.items()}
 
 
@@ -65,17 +66,17 @@ def downsampled(series: pd.DataFrame, what: str, notes: list[str], max_points: i
     if len(series) <= max_points:
         return series
     notes.append(f"{what} {len(series):,} steps")
-    return timeseries.downsample_steps(series, max_points, how="mean")
+    return api.downsample_steps(series, max_points, how="mean")
 
 
 def policy_timelines(schedule: pd.DataFrame, *, key: str | None, busy_column: str = "procs",
                      max_points: int = MAX_STEP_POINTS) -> PolicyTimelines:
     notes: list[str] = []
-    busy = downsampled(timeseries.busy_processors(schedule, busy_column), "utilization", notes, max_points)
-    queue = downsampled(timeseries.queue_length(schedule), "queue", notes, max_points)
+    busy = downsampled(api.busy_processors(schedule, busy_column), "utilization", notes, max_points)
+    queue = downsampled(api.queue_length(schedule), "queue", notes, max_points)
     occupancy = None
     if key is not None:
-        occupancy = timeseries.occupancy_by(schedule, key, column=busy_column, top=TOP_ALLOCATIONS)
+        occupancy = api.occupancy_by(schedule, key, column=busy_column, top=TOP_ALLOCATIONS)
         occupancy = downsampled(occupancy, key, notes, max_points)
     return PolicyTimelines(busy=busy, queue=queue, occupancy=occupancy, notes=notes)
 
@@ -107,8 +108,8 @@ def cdf_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:
 
 
 def fairness_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:
-    per_user = {label: fairness.per_user(s) for label, s in comparison.schedules.items()}
-    jain = {label: fairness.jain_index(table["mean_bsld"]) for label, table in per_user.items()}
+    per_user = {label: api.per_user(s) for label, s in comparison.schedules.items()}
+    jain = {label: api.jain_index(table["mean_bsld"]) for label, table in per_user.items()}
     return fairness_figure(per_user, jain={k: v for k, v in jain.items() if v is not None},
                            colours=policy_colours(comparison.schedules))
 
@@ -173,21 +174,21 @@ def sweep_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM
 
 
 def has_deadline_jobs(schedules: Mapping[str, pd.DataFrame]) -> bool:
-    return any(deadlines.deadline_mask(s).any() for s in schedules.values())
+    return any(api.deadline_mask(s).any() for s in schedules.values())
 
 
 def deadlines_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:
     """Regular vs deadline jobs (deadline scenario); ``?zero_wait=drop`` applies the DBF paper's filter
     of the jobs that waited 0 under every policy to the regular jobs' waits."""
-    schedules = {label: s for label, s in comparison.schedules.items() if deadlines.has_deadlines(s)}
+    schedules = {label: s for label, s in comparison.schedules.items() if api.has_deadlines(s)}
     if not has_deadline_jobs(schedules):
         return note("No deadline jobs in these runs (set deadline_fraction to run the deadline scenario).")
     filtered = params.get("zero_wait") == "drop"
     try:
-        summaries = deadlines.compared_summaries(schedules, drop_zero_wait=filtered)
+        summaries = api.compared_summaries(schedules, drop_zero_wait=filtered)
     except ValueError:   # runs over different jobs: no common filter
-        summaries, filtered = deadlines.compared_summaries(schedules), False
-    usage = {label: deadlines.usage_histogram(deadlines.deadline_usage(s)) for label, s in schedules.items()}
+        summaries, filtered = api.compared_summaries(schedules), False
+    usage = {label: api.usage_histogram(api.deadline_usage(s)) for label, s in schedules.items()}
     return deadline_figures(summaries, usage, filtered=filtered)
 
 

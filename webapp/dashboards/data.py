@@ -83,12 +83,3 @@ def sweep_series(experiment: Experiment, runs: list[Run], labels: list[str]) -> 
             row[values.index(run.sweep_value)] = run.summary
     return series, baselines
 
-
-def trace_workload(trace: Any):  # noqa: ANN201 - engine.workload.Workload
-    """The trace's parsed columnar cache (jobs, metadata, cleaning report), or None while not ready."""
-    from engine.workload import cache
-
-    path = trace.cache_path
-    if not trace.is_ready or path is None or not path.exists():
-        return None
-    return cache.load(path)

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET
 
 from webapp.core.permissions import get_visible_or_404
 from webapp.dashboards import comparison as plots
-from webapp.dashboards.data import load_comparison, trace_workload, unique_labels
+from webapp.dashboards.data import load_comparison, unique_labels
 from webapp.dashboards.figures import trace_characterization
 from webapp.dashboards.plot_cache import cache_key, cached_gzip_json, gzip_json_response
 from webapp.experiments.models import Experiment, Run
@@ -36,7 +36,7 @@ def trace_plots(request: HttpRequest, pk: int) -> HttpResponse:
     target = request.GET.get("target", "trace-plots")
 
     def build() -> dict:
-        workload = trace_workload(trace)
+        workload = trace.workload()
         # the page shows the cleaning report itself (an HTML table), so not again as a plot
         return json_item(trace_characterization(workload.jobs, workload.metadata), target)
 

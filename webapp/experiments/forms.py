@@ -12,6 +12,7 @@ from django import forms
 
 from webapp.allocations.models import AllocationSet
 from webapp.core.permissions import visible_to
+from engine.api import list_policies
 from webapp.experiments.models import Experiment
 from webapp.experiments.services import ExperimentError, parse_sweep_values, plan_runs, resolve_policy
 from webapp.traces.models import Machine, Trace
@@ -21,12 +22,6 @@ MACHINE_SOURCES = [
     ("machine", "a machine description"),
     ("size", "a number of processors"),
 ]
-
-
-def policy_catalog() -> list[dict[str, Any]]:
-    from engine.policies.registry import catalog
-
-    return catalog()
 
 
 def param_field(param: dict[str, Any]) -> forms.Field:
@@ -73,7 +68,7 @@ class ExperimentForm(forms.Form):
         self.fields["trace"].queryset = visible_to(Trace, user).filter(status=Trace.Status.READY)
         self.fields["machine"].queryset = visible_to(Machine, user)
         self.fields["allocations"].queryset = visible_to(AllocationSet, user)
-        self.catalog = policy_catalog()
+        self.catalog = list_policies()
         names: set[str] = set()
         for preset in self.catalog:
             self.fields[f"policy_{preset['name']}"] = forms.BooleanField(

@@ -8,6 +8,7 @@ from typing import Any
 
 from django.db import transaction
 
+from engine import api
 from webapp.core.tasks import enqueue
 from webapp.experiments.models import Experiment, Run
 from webapp.traces.models import Machine, Trace
@@ -26,12 +27,9 @@ class PlannedRun:
 
 def resolve_policy(spec: Any) -> dict[str, Any]:
     """Validate one policy spec through the engine's registry; returns {"preset", "params", "_label"}."""
-    from engine.policies import PolicyError
-    from engine.policies.registry import resolve
-
     try:
-        resolved = resolve(spec)
-    except PolicyError as e:
+        resolved = api.resolve_policy(spec)
+    except api.PolicyError as e:
         raise ExperimentError(str(e)) from None
     data = resolved.to_dict()
     return {"preset": data["preset"], "params": data["params"], "_label": resolved.label}
@@ -120,12 +118,9 @@ def checked_setup(trace: Trace, procs: int | None, machine: Machine | None, allo
 
 def checked_load_factor(value: Any) -> float:
     """A load factor from a form or the API as a positive float, or ExperimentError."""
-    from engine.workload import WorkloadError
-    from engine.workload.load import check_load_factor
-
     try:
-        return check_load_factor(1.0 if value in (None, "") else value)
-    except WorkloadError as e:
+        return api.check_load_factor(1.0 if value in (None, "") else value)
+    except api.WorkloadError as e:
         raise ExperimentError(str(e)) from None
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from django import forms
 
+from engine.api import SHIPPED_QUEUE_CONFIGS, parse_machines, parse_queue_config, shipped_queue_text
 from webapp.core.forms import TextFileForm
 from webapp.preview.models import MachineFile, QueueFile
 
@@ -33,8 +34,6 @@ class MachineFileForm(_TextFileForm):
         help_texts = {"text": MACHINE_HELP}
 
     def check(self, text: str, source: str) -> None:
-        from engine.platform.machines import parse_machines
-
         parse_machines(text, source=source)
 
 
@@ -48,15 +47,11 @@ class QueueFileForm(_TextFileForm):
                               "max_share, user_max_jobs, user_max_cores, pool, single_node (see the README)."}
 
     def check(self, text: str, source: str) -> None:
-        from engine.platform.queues import parse_queue_config
-
         parse_queue_config(text, source=source)
 
 
 def shipped_choices() -> list[tuple[str, str]]:
-    from engine.platform.queues import SHIPPED
-
-    return [(f"shipped:{name}", f"{name} (shipped)") for name in SHIPPED]
+    return [(f"shipped:{name}", f"{name} (shipped)") for name in SHIPPED_QUEUE_CONFIGS]
 
 
 class PreviewForm(forms.Form):
@@ -83,11 +78,9 @@ class PreviewForm(forms.Form):
 
     def configuration(self, key: str) -> tuple[str, str]:
         """(name, YAML text) of a chosen configuration."""
-        from engine.platform.queues import CONFIG_DIR, SHIPPED
-
         value = self.cleaned_data[key]
         if value.startswith("shipped:"):
             name = value.split(":", 1)[1]
-            return name, (CONFIG_DIR / SHIPPED[name]).read_text(encoding="utf-8")
+            return name, shipped_queue_text(name)
         chosen = self.queue_files[value]
         return chosen.name, chosen.text

@@ -14,6 +14,7 @@ from django.db import models
 from django.urls import reverse
 from django.utils.text import slugify
 
+from engine.api import Machine, QueueConfig, parse_machines, parse_queue_config
 from webapp.core.files import media_path
 from webapp.traces.models import Trace
 
@@ -51,9 +52,7 @@ class MachineFile(TextFile):
     def get_absolute_url(self) -> str:
         return reverse("preview:machine_detail", args=[self.pk])
 
-    def parsed(self):  # noqa: ANN201 - engine.platform.machines.Machine
-        from engine.platform.machines import parse_machines
-
+    def parsed(self) -> Machine:
         return parse_machines(self.text, source=self.file_name)
 
 
@@ -67,9 +66,7 @@ class QueueFile(TextFile):
     def get_absolute_url(self) -> str:
         return reverse("preview:queues_detail", args=[self.pk])
 
-    def parsed(self):  # noqa: ANN201 - engine.platform.queues.QueueConfig
-        from engine.platform.queues import parse_queue_config
-
+    def parsed(self) -> QueueConfig:
         return parse_queue_config(self.text, source=self.file_name)
 
 

@@ -16,6 +16,9 @@ from typing import Any
 
 from django.utils import timezone
 
+from engine.api import (INPUT_ERRORS, Clusters, Scenario, SimulationError, error_line, parse_machines,
+                        parse_queue_config, summarize)
+from engine.api import run as run_scenario
 from webapp.core.files import replace_dir
 from webapp.core.tasks import enqueue
 from webapp.experiments.models import load_frame, save_frame
@@ -49,12 +52,7 @@ def policies_of(preview: Preview) -> dict[str, str]:
 
 def compute(preview: Preview) -> dict[str, Any]:
     """Run the three simulations, store their schedules in the preview's folder, return the summary."""
-    from engine.metrics.summary import summarize_result
-    from engine.platform.machines import parse_machines
-    from engine.platform.queues import parse_queue_config
-    from engine.sim import simulate
-
-    workload = trace_workload(preview)
+    workload = preview.trace.workload()
     machine = parse_machines(preview.machine_text, source=preview.machine_name)
     configs = {"current": parse_queue_config(preview.current_text, source=preview.current_name),
                "proposed": parse_queue_config(preview.proposed_text, source=preview.proposed_name)}
@@ -63,22 +61,13 @@ def compute(preview: Preview) -> dict[str, Any]:
     summary: dict[str, Any] = {"clusters": {c.name: c.total_cores for c in machine.clusters}, "runs": {}}
     try:
         for run, policy in policies_of(preview).items():
-            result = simulate(workload, None, policy, machine=machine, queues=configs[run])
+            result = run_scenario(Scenario(trace=workload, policy=policy, platform=Clusters(machine, configs[run])))
             save_frame(result.schedule, build / f"{run}.npz")
-            summary["runs"][run] = {**summarize_result(result), "preset": policy}
+            summary["runs"][run] = {**summarize(result), "preset": policy}
         replace_dir(build, preview.result_dir)
     finally:
         shutil.rmtree(build, ignore_errors=True)
     return summary
-
-
-def trace_workload(preview: Preview):  # noqa: ANN201 - engine.workload.Workload
-    from engine.workload import cache, load_workload
-
-    trace = preview.trace
-    if trace.cache_path is not None and trace.cache_path.exists():
-        return cache.load(trace.cache_path)
-    return load_workload(trace.path, procs=trace.procs, memory_unit=(trace.header or {}).get("memory_unit"))
 
 
 def schedules(preview: Preview) -> dict[str, Any]:
@@ -88,18 +77,14 @@ def schedules(preview: Preview) -> dict[str, Any]:
 
 def run(preview_id: int) -> None:
     """The worker's job: queued -> running -> done | failed (one line for the user)."""
-    from engine.policies import PolicyError
-    from engine.sim import SimulationError
-    from engine.workload import WorkloadError
-
     if not Preview.objects.filter(pk=preview_id, status=Preview.Status.QUEUED).update(status=Preview.Status.RUNNING):
         return
     preview = Preview.objects.get(pk=preview_id)
     preview.result_dir.parent.mkdir(parents=True, exist_ok=True)
     try:
         summary = compute(preview)
-    except (WorkloadError, PolicyError, SimulationError) as error:
-        _finish(preview_id, Preview.Status.FAILED, error=" ".join(str(error).split()))
+    except (*INPUT_ERRORS, SimulationError) as error:
+        _finish(preview_id, Preview.Status.FAILED, error=error_line(error))
         return
     except Exception as error:  # noqa: BLE001 - users get one line, the log gets the traceback
         log.exception("preview %s failed", preview_id)

@@ -8,6 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from engine.api import SHIPPED_QUEUE_CONFIGS, WorkloadError, shipped_queue_text
 from webapp.core.permissions import can_change, get_owned_or_404, get_visible_or_404, visible_to
 from webapp.preview.forms import MachineFileForm, PreviewForm, QueueFileForm
 from webapp.preview.models import MachineFile, Preview, QueueFile
@@ -45,8 +46,6 @@ def _new(request: HttpRequest, kind: str, initial: dict | None = None) -> HttpRe
 
 
 def _detail(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
-    from engine.workload import WorkloadError
-
     model, _, label = KINDS[kind]
     obj = get_visible_or_404(model.objects.select_related("owner"), request.user, pk)
     try:
@@ -102,11 +101,8 @@ def machine_delete(request: HttpRequest, pk: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def queues_new(request: HttpRequest) -> HttpResponse:
     """A new configuration, optionally starting from a shipped one (?from=metacentrum-2014)."""
-    from engine.platform.queues import CONFIG_DIR, SHIPPED
-
     start = request.GET.get("from")
-    initial = {"name": f"{start} (copy)", "text": (CONFIG_DIR / SHIPPED[start]).read_text(encoding="utf-8")} \
-        if start in SHIPPED else None
+    initial = {"name": f"{start} (copy)", "text": shipped_queue_text(start)} if start in SHIPPED_QUEUE_CONFIGS else None
     return _new(request, "queues", initial)
 
 

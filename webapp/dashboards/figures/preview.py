@@ -15,8 +15,7 @@ import pandas as pd
 from bokeh.layouts import column, row
 from bokeh.models import ColumnDataSource, FactorRange, HoverTool, LayoutDOM, Legend, NumeralTickFormatter, Whisker
 
-from engine.metrics.groups import busy_by_group, penalty_increase, weekly
-from engine.policies.fairshare import priority_series
+from engine.api import busy_by_group, penalty_increase, priority_series, weekly
 
 from .distributions import ecdf
 from .style import allocation_colours, new_figure, note, policy_colours
