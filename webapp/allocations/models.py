@@ -14,7 +14,6 @@ from django.urls import reverse
 from django.utils.text import slugify
 
 from engine.api import Allocations, parse_allocations
-from webapp.experiments.models import Experiment
 
 
 class AllocationSet(models.Model):
@@ -49,7 +48,7 @@ class ExperimentAllocations(models.Model):
     OWNER_FIELD = "experiment__owner"
     SHARED_FIELD = "experiment__shared"
 
-    experiment = models.OneToOneField(Experiment, models.CASCADE, related_name="allocations_used")
+    experiment = models.OneToOneField("experiments.Experiment", models.CASCADE, related_name="allocations_used")
     allocation_set = models.ForeignKey(AllocationSet, models.PROTECT, related_name="experiments_using")
     text = models.TextField()
     file_name = models.CharField(max_length=250)

@@ -7,16 +7,17 @@ import math
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 
 from engine.api import Allocations, check_upload, sfs_scenario
-
 from webapp.allocations.models import AllocationSet, ExperimentAllocations
 from webapp.traces.services import create_trace
 from webapp.traces.uploads import InspectedUpload, hash_and_measure
-from webapp.experiments.models import Experiment
+
+if TYPE_CHECKING:  # allocations sit below experiments: type names only, never a runtime import
+    from webapp.experiments.models import Experiment
 
 
 def attach(experiment: Experiment, allocation_set: AllocationSet | None) -> None:

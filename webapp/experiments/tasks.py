@@ -26,7 +26,8 @@ from engine.api import INPUT_ERRORS, Cancelled, Pool, Scenario, SimResult, Simul
 from engine.api import run as run_scenario
 from engine.api import summarize
 from webapp.core.files import replace_dir
-from webapp.experiments.models import Run, save_frame
+from webapp.experiments.models import Experiment, Run, save_frame
+from webapp.experiments.signals import experiment_finished
 
 log = logging.getLogger(__name__)
 
@@ -94,11 +95,10 @@ def run_simulation(self, run_id: int) -> int:  # noqa: ANN001
 
 
 def prebuild_when_last(run_id: int) -> None:
-    """After the experiment's last unfinished run: build its comparison plots here in the worker, so
-    the first person to open the comparison does not wait for them. Never fails the run (it is over)."""
+    """After the experiment's last unfinished run: announce it (experiment_finished), so the dashboards
+    build its comparison plots here in the worker and the first person to open the comparison does not
+    wait for them. Never fails the run (it is over)."""
     try:
-        from webapp.dashboards.views import prebuild_comparison
-
         experiment = Run.objects.select_related("experiment").get(pk=run_id).experiment
         runs = experiment.runs.all()
         if runs.filter(status__in=[Run.Status.QUEUED, Run.Status.RUNNING]).exists():
@@ -106,7 +106,7 @@ def prebuild_when_last(run_id: int) -> None:
         if hasattr(experiment, "study"):  # a study's points (often dozens) are plotted from summaries
             return
         if runs.filter(status=Run.Status.DONE).exists():
-            prebuild_comparison(experiment)
+            experiment_finished.send(sender=Experiment, experiment=experiment)
     except Exception:  # noqa: BLE001 - the plots are then built when the page asks for them
         log.exception("building the comparison plots after run %s failed", run_id)
 
