@@ -21,18 +21,24 @@ from typing import Any
 
 from engine.metrics.deadlines import compared_summaries, deadline_mask, deadline_usage, has_deadlines, usage_histogram
 from engine.metrics.fairness import jain_index, per_user
+from engine.metrics.fidelity import fidelity
 from engine.metrics.groups import busy_by_group, penalty_increase, weekly
 from engine.metrics.summary import summarize as summarize_schedule
 from engine.metrics.summary import summarize_result
 from engine.metrics.timeseries import busy_processors, downsample_steps, occupancy_by, queue_length
 from engine.platform.allocations import Allocations, parse_allocations, read_allocations
+from engine.platform.infer import InferredConfiguration
+from engine.platform.infer import infer as infer_configuration
 from engine.platform.machines import Machine, parse_machines, read_machines
 from engine.platform.queues import SHIPPED, QueueConfig, parse_queue_config, shipped_text
 from engine.platform.queues import load_queue_config as read_queue_config
 from engine.policies.base import PolicyError, PolicySpec
 from engine.policies.fairshare import priority_series
+from engine.policies.registry import FAMILIES as POLICY_FAMILIES
+from engine.policies.registry import PAPERS
 from engine.policies.registry import catalog as list_policies
 from engine.policies.registry import resolve as resolve_policy
+from engine.policies.registry import workload_option_schemas as workload_options
 from engine.run import Cleaning, Clusters, Pool, Scenario, Transforms, run, simulate
 from engine.sim.simulator import SCHEDULE_COLUMNS, Cancelled, SimResult, SimulationError
 from engine.version import __version__
@@ -54,8 +60,9 @@ __all__ = [
     "Machine", "read_machines", "parse_machines",
     "QueueConfig", "read_queue_config", "parse_queue_config", "SHIPPED_QUEUE_CONFIGS", "shipped_queue_text",
     "Allocations", "read_allocations", "parse_allocations", "sfs_scenario",
+    "InferredConfiguration", "infer_configuration",
     # policies
-    "PolicySpec", "list_policies", "resolve_policy",
+    "PolicySpec", "list_policies", "resolve_policy", "workload_options", "POLICY_FAMILIES", "PAPERS",
     # running
     "Scenario", "Pool", "Clusters", "Cleaning", "Transforms", "run", "simulate", "SimResult",
     "SCHEDULE_COLUMNS", "check_load_factor", "parse_days", "summarize", "summarize_schedule",
@@ -64,7 +71,7 @@ __all__ = [
     # metrics for figures
     "busy_processors", "queue_length", "occupancy_by", "downsample_steps", "jain_index", "per_user",
     "compared_summaries", "deadline_mask", "deadline_usage", "has_deadlines", "usage_histogram",
-    "busy_by_group", "penalty_increase", "weekly", "priority_series",
+    "busy_by_group", "penalty_increase", "weekly", "priority_series", "fidelity",
     "__version__",
 ]
 

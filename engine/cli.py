@@ -10,7 +10,10 @@ import argparse
 import json
 import sys
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
 
 from engine import api
 from engine.api import Cleaning, Clusters, Pool, PolicyError, Scenario, Transforms, WorkloadError
@@ -87,6 +90,22 @@ def build_parser() -> argparse.ArgumentParser:
                      help="unit of requested memory in an extended (MetaCentrum/AleaNG) trace")
     ins.add_argument("--json", action="store_true")
     ins.set_defaults(command=run_inspect)
+
+    inf = commands.add_parser("infer", help="the queue configuration (and machine) a trace's recorded schedule shows")
+    inf.add_argument("trace", help="a trace that records start times and queues (extended SWF, accounting log)")
+    inf.add_argument("--machines", metavar="FILE", help="the machine description (default: inferred from the "
+                                                        "hosts the jobs ran on)")
+    inf.add_argument("--queues-out", required=True, metavar="QUEUES.yaml")
+    inf.add_argument("--machines-out", metavar="MACHINES.yaml", help="write the inferred machine description")
+    inf.add_argument("--skip-bad-lines", action="store_true")
+    inf.add_argument("--memory-unit", choices=("bytes", "KB", "MB", "GB"))
+    inf.set_defaults(command=run_infer)
+
+    fid = commands.add_parser("fidelity", help="a simulated schedule against the recorded one (JSON)")
+    fid.add_argument("recorded", metavar="RECORDED.csv", help="the schedule of --policy recorded")
+    fid.add_argument("simulated", metavar="SIMULATED.csv", help="a simulated schedule of the same trace")
+    fid.add_argument("--capacity", type=int, help="processors of the machine (for utilization)")
+    fid.set_defaults(command=run_fidelity)
     return parser
 
 
@@ -171,6 +190,53 @@ def run_inspect(args: argparse.Namespace) -> int:
         else:
             print(f"{key}: {value}")
     return 0
+
+
+def run_infer(args: argparse.Namespace) -> int:
+    machine = api.read_machines(args.machines) if args.machines else None
+    workload = api.read_trace(args.trace,
+                              cleaning=Cleaning(skip_bad_lines=args.skip_bad_lines, memory_unit=args.memory_unit))
+    found = api.infer_configuration(workload, machine)
+    if not found.queues:
+        raise WorkloadError("no job has a recorded start: nothing to infer from", file=args.trace)
+    write_text(found.queues_yaml(), args.queues_out)
+    if args.machines_out:
+        if found.machine is None:
+            raise WorkloadError("no machine description inferred: "
+                                + ("one was given (--machines)" if machine else "the trace records no hosts"),
+                                file=args.trace)
+        write_text(found.machine_yaml(), args.machines_out)
+    left = sum(found.left_out.values())
+    print(f"{len(found.queues)} queues from {found.jobs:,} jobs" + (f" ({left:,} without a recorded start left out)"
+                                                                    if left else ""), file=sys.stderr)
+    return 0
+
+
+def write_text(text: str, path: str) -> None:
+    if path in ("-", "/dev/stdout"):
+        sys.stdout.write(text)
+        return
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def run_fidelity(args: argparse.Namespace) -> int:
+    recorded, simulated = read_schedule(args.recorded), read_schedule(args.simulated)
+    write_json(api.fidelity(recorded, simulated, capacity=args.capacity), "-")
+    return 0
+
+
+def read_schedule(path: str) -> Any:
+    """A schedule CSV written by ``simulate --out``; a missing column is a WorkloadError naming it."""
+    try:
+        frame = pd.read_csv(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise WorkloadError(f"not a schedule CSV: {exc}", file=path) from None
+    for column in ("job_id", "submit", "start", "end", "procs", "runtime", "wait"):
+        if column not in frame:
+            raise WorkloadError("not a schedule CSV written by simulate --out (no such column)", file=path,
+                                field=column)
+    return frame
 
 
 def write_json(data: dict, path: str) -> None:

@@ -21,13 +21,14 @@ from engine.platform.allocations import Allocations
 from engine.platform.machines import Machine
 from engine.platform.queues import QueueConfig
 from engine.policies.base import PolicyError, PolicySpec
-from engine.policies.registry import apply_workload_options, build_scheduler, resolve, simulation_class
+from engine.policies.registry import apply_workload_options, build_scheduler, replays, resolve, simulation_class
 from engine.sim.nodes import NODE_ALGORITHMS, NodeAllocator, prepare
-from engine.sim.simulator import SimResult, Simulation, schedule_frame
+from engine.sim.simulator import SimResult, Simulation, SimulationError, schedule_frame
 from engine.version import __version__
 from engine.workload.load import scale_load
 from engine.workload.loading import load_workload
 from engine.workload.model import Workload
+from engine.workload.recorded import with_recorded_starts
 from engine.workload.transforms import Overrun, Oversize
 from engine.workload.window import select_days
 
@@ -160,6 +161,13 @@ def simulate(workload: Workload, capacity: int | None, policy: PolicyLike = "fcf
     spec = resolve(policy)
     workload = apply_workload_options(workload, spec.params, seed=seed)
     allocator: NodeAllocator | None = None
+    if replays(spec):   # the recorded run: jobs with a recorded start, where they really ran
+        workload = with_recorded_starts(workload)
+        if not len(workload):
+            raise SimulationError("the trace records no start times (SWF wait field -1 everywhere): "
+                                  "there is no recorded run to show")
+        if machine is not None:
+            capacity, machine = machine.cores, None
     if machine is not None:
         check_node_algorithm(spec)
         workload, allocator, too_big = prepare(workload, machine, queues=queues, speed_scaling=speed_scaling)

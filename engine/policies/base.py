@@ -26,6 +26,8 @@ class Param:
     minimum: float | None = None
     choices: tuple[str, ...] | None = None
     allow_infinity: bool = False   # "inf" (or None) means unbounded
+    label: str = ""                # in words, for forms ("maximum skipping count"); default: the name
+    unit: str = ""                 # of the value ("h", "jobs", "share 0-1"); "" when it has none
 
     def coerce(self, value: Any) -> Any:
         """Turn a value from JSON, a form or ``--set`` into this parameter's type, or raise PolicyError."""
@@ -60,6 +62,7 @@ class Param:
             "name": self.name, "type": self.type, "default": to_json_value(self.default),
             "description": self.description, "minimum": self.minimum,
             "choices": list(self.choices) if self.choices else None, "allow_infinity": self.allow_infinity,
+            "label": self.label or self.name.replace("_", " "), "unit": self.unit,
         }
 
 

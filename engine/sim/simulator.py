@@ -18,6 +18,7 @@ import pandas as pd
 from engine.sim.allocation import make_allocator
 from engine.sim.profile import Profile
 from engine.workload.model import Workload
+from engine.workload.names import names_of
 
 #: The schedule CSV begins with these columns, in this order (a stable contract).
 SCHEDULE_COLUMNS = ("job_id", "user", "submit", "start", "end", "procs", "requested_time", "runtime", "wait", "killed")
@@ -239,7 +240,7 @@ def schedule_frame(sim: Simulation, workload: Workload) -> pd.DataFrame:
     def column(name: str, default: int = -1) -> np.ndarray:
         return jobs[name].to_numpy() if name in jobs else np.full(len(jobs), default, dtype=np.int64)
 
-    return pd.DataFrame({
+    frame = pd.DataFrame({
         "job_id": column("job_id"),
         "user": column("user"),
         "submit": submit,
@@ -256,3 +257,12 @@ def schedule_frame(sim: Simulation, workload: Workload) -> pd.DataFrame:
         "partition": column("partition"),
         "start_order": np.asarray(sim.start_order, dtype=np.int64),
     })
+    return with_user_names(frame, workload.metadata)
+
+
+def with_user_names(frame: pd.DataFrame, metadata: Mapping[str, Any]) -> pd.DataFrame:
+    """The schedule with a ``user_name`` column where the trace named its users (engine.workload.names)."""
+    names = names_of(metadata, "user")
+    if names:
+        frame["user_name"] = frame["user"].map(names).fillna("").astype(str).to_numpy()
+    return frame

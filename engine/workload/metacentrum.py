@@ -45,8 +45,16 @@ import pandas as pd
 from engine.platform.machines import HOST_NAME as _HOST
 from engine.workload.errors import WorkloadError
 from engine.workload.model import CleaningReport, Workload
-from engine.workload.swf import (SWF_FIELDS, SwfTrace, _frame_from_matrix, _inspect, _open_text, _to_number, check_head,
-                                 parse_header)
+from engine.workload.swf import (
+    SWF_FIELDS,
+    SwfTrace,
+    _frame_from_matrix,
+    _inspect,
+    _open_text,
+    _to_number,
+    check_head,
+    parse_header,
+)
 from engine.workload.transforms import Overrun, Oversize, clean
 
 TraceFormat = Literal["swf", "metacentrum", "aleang"]
@@ -59,7 +67,10 @@ UNKNOWN_MEMORY = 1
 
 #: Columns the extended readers add to the workload (after the canonical and SWF extra ones).
 NODE_COLUMNS = ("nodes", "ppn", "mem", "gpus", "exclusive", "queue_name", "clusters", "exclude", "hosts",
-                "properties", "nodespec")
+                "properties", "nodespec", "exec_hosts")
+#: the hosts a job really ran on, as the trace records them: ``host:cores;host:cores`` in the order
+#: first seen ("" when the format does not record them); see :func:`exec_hosts_text`
+EXEC_HOSTS = "exec_hosts"
 
 REPAIR_CHUNKS = "nodespec with several '+' chunks: total nodes x largest ppn"
 REPAIR_NO_PPN = "nodespec without ppn: procs spread over its nodes"
@@ -283,7 +294,7 @@ def read_extended(path: str | Path, *, memory_unit: str | None = None, memory_pe
     return ExtendedTrace(swf, nodes, fmt, unit, report)
 
 
-def _parsed_lines(source, fmt: str, header: list[str]):  # noqa: ANN001, ANN202 - a _Source; a generator
+def _parsed_lines(source, fmt: str, header: list[str]):
     """Each job line parsed as (SWF values, node-level row), or the WorkloadError naming it; the
     ``;`` lines before the first job are appended to ``header``."""
     parse = _parse_metacentrum_line if fmt == "metacentrum" else _parse_aleang_line
@@ -328,7 +339,16 @@ def _parse_metacentrum_line(fields: list[str], lineno: int, path: str) -> tuple[
         spec = parse_nodespec(fields[20])
     except ValueError as exc:
         raise WorkloadError(str(exc), file=path, line=lineno, field="nodespec") from None
-    return values, (fields[19], spec, fields[20])
+    return values, (fields[19], spec, fields[20], exec_hosts_text(hosts[1:-1].split(",")))
+
+
+def exec_hosts_text(hosts: list[str]) -> str:
+    """``host:cores;...`` from one entry per allocated core (``{1129,1129,1130}`` -> ``1129:2;1130:1``)."""
+    counts: dict[str, int] = {}
+    for host in hosts:
+        if host:
+            counts[host] = counts.get(host, 0) + 1
+    return ";".join(f"{host}:{count}" for host, count in counts.items())
 
 
 def _parse_aleang_line(fields: list[str], lineno: int, path: str) -> tuple[list[float], tuple]:
@@ -350,7 +370,7 @@ def _parse_aleang_line(fields: list[str], lineno: int, path: str) -> tuple[list[
     per_node = int(gpus) // nodes if nodes else int(gpus)
     spec = NodeSpec(nodes=nodes, ppn=ppn, exclusive=exclusive, properties=properties, gpus=per_node)
     queue = fields[14]
-    return values, (queue, spec, fields[20])
+    return values, (queue, spec, fields[20], "")
 
 
 def _node_columns(rows: list[tuple], procs: np.ndarray, fmt: str, unit: str, memory_per: str,
@@ -362,9 +382,9 @@ def _node_columns(rows: list[tuple], procs: np.ndarray, fmt: str, unit: str, mem
     gpus = np.zeros(n, dtype=np.int64)
     spec_mem = np.zeros(n, dtype=np.int64)
     exclusive = np.zeros(n, dtype=bool)
-    queue_names, clusters, exclude, hosts, properties, raw_specs = [], [], [], [], [], []
+    queue_names, clusters, exclude, hosts, properties, raw_specs, executed = [], [], [], [], [], [], []
     counts = dict.fromkeys((REPAIR_CHUNKS, REPAIR_NO_PPN, REPAIR_NO_NODES, REPAIR_FRACTION, KEPT_EXCLUDED_HOST), 0)
-    for i, (queue, spec, raw) in enumerate(rows):
+    for i, (queue, spec, raw, ran_on) in enumerate(rows):
         p = max(int(procs[i]), 1)
         if spec.chunks > 1:
             counts[REPAIR_CHUNKS] += 1
@@ -390,12 +410,13 @@ def _node_columns(rows: list[tuple], procs: np.ndarray, fmt: str, unit: str, mem
         hosts.append(";".join(spec.hosts))
         properties.append(";".join(spec.properties))
         raw_specs.append(raw)
+        executed.append(ran_on)
     for reason, count in counts.items():
         (report.keep if reason == KEPT_EXCLUDED_HOST else report.repair)(reason, count)
     return pd.DataFrame({
         "nodes": nodes, "ppn": ppn, "spec_mem": spec_mem, "gpus": gpus, "exclusive": exclusive,
         "queue_name": queue_names, "clusters": clusters, "exclude": exclude, "hosts": hosts,
-        "properties": properties, "nodespec": raw_specs,
+        "properties": properties, "nodespec": raw_specs, EXEC_HOSTS: executed,
     })
 
 
@@ -431,6 +452,7 @@ def load_extended(path: str | Path, *, procs: int | None = None, oversize: Overs
     names = sorted(set(workload.jobs["queue_name"]))
     codes = {name: code for code, name in enumerate(names)}
     workload.jobs["queue"] = workload.jobs["queue_name"].map(codes).astype(np.int64)
+    workload.metadata["queue_names"] = {str(code): name for name, code in codes.items()}
     workload.metadata.update({"format": trace.format, "memory_unit": trace.memory_unit, "memory_per": memory_per})
     if procs is None:
         workload.metadata["procs"] = size
@@ -482,7 +504,7 @@ def describe_requests(workload: Workload) -> dict:
         "max_ppn": int(jobs["ppn"].max()) if len(jobs) else 0,
         "exclusive_jobs": int(jobs["exclusive"].sum()),
         "gpu_jobs": int((jobs["gpus"] > 0).sum()),
-        "with_memory_request": int(len(known)),
+        "with_memory_request": len(known),
         "memory_gib_per_node": {"median": round(float(np.median(known)), 3), "max": round(float(known.max()), 3)}
         if len(known) else None,
         "cluster_rules": int(((jobs["clusters"] != "") | (jobs["exclude"] != "")).sum()),

@@ -34,6 +34,9 @@ class Experiment(models.Model):
     seed = models.IntegerField(default=0)
     sweep_param = models.CharField(max_length=100, blank=True)
     sweep_values = models.JSONField(default=list, blank=True)
+    #: only the jobs submitted in this window, "FROM:TO" in days from the first submit (the command
+    #: line's --days, engine.workload.window); "" = the whole trace. Applied before the load factor.
+    days = models.CharField("time window (days)", max_length=60, blank=True)
 
     class Meta:
         ordering = ["-created", "-pk"]

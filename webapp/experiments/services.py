@@ -80,7 +80,7 @@ def create_experiment(
     owner: Any, *, name: str, trace: Trace, procs: int | None, machine: Machine | None,
     policies: list[Any], allocation: str = "count", exact_estimates: bool = False, seed: int = 0,
     sweep_param: str = "", sweep_values: list[Any] | None = None, shared: bool = False, description: str = "",
-    load_factor: float = 1.0,
+    load_factor: float = 1.0, days: str = "",
 ) -> Experiment:
     """Validate everything first, then create the experiment and its runs in one transaction and
     queue one task per run once it commits. Raises ExperimentError; nothing is stored then."""
@@ -89,12 +89,13 @@ def create_experiment(
     size = checked_setup(trace, procs, machine, allocation)
     planned = plan_runs(policies, sweep_param, sweep_values)
     load_factor = checked_load_factor(load_factor)
+    days = checked_days(days)
     with transaction.atomic():
         experiment = Experiment.objects.create(
             owner=owner, name=name or f"{trace.name}: {', '.join(p.label for p in planned[:4])}"[:200],
             description=description, shared=shared, trace=trace, machine=machine, procs=size,
             allocation=allocation, exact_estimates=exact_estimates, seed=seed,
-            sweep_param=sweep_param if sweep_values else "", sweep_values=sweep_values or [],
+            sweep_param=sweep_param if sweep_values else "", sweep_values=sweep_values or [], days=days,
         )
         for position, plan in enumerate(planned):
             run = Run.objects.create(experiment=experiment, position=position,
@@ -122,6 +123,18 @@ def checked_load_factor(value: Any) -> float:
         return api.check_load_factor(1.0 if value in (None, "") else value)
     except api.WorkloadError as e:
         raise ExperimentError(str(e)) from None
+
+
+def checked_days(text: str | None) -> str:
+    """A time window "FROM:TO" (days from the first submit, either side may be empty) normalised, or
+    ExperimentError; "" = the whole trace."""
+    if not text or not text.strip():
+        return ""
+    try:
+        low, high = api.parse_days(text.strip())
+    except api.WorkloadError as e:
+        raise ExperimentError(str(e).replace("--days", "time window")) from None
+    return f"{low:g}:{'' if high == math.inf else f'{high:g}'}"
 
 
 def with_load(label: str, load_factor: float) -> str:

@@ -22,9 +22,11 @@ from django.conf import settings
 from django.db.models import F, Q
 from django.utils import timezone
 
-from engine.api import INPUT_ERRORS, Cancelled, Pool, Scenario, SimResult, SimulationError, Transforms, error_line
+from engine.api import (INPUT_ERRORS, Cancelled, Pool, Scenario, SimResult, SimulationError, Transforms, error_line,
+                        parse_days)
 from engine.api import run as run_scenario
 from engine.api import summarize
+from webapp.allocations.services import allocations_of
 from webapp.core.files import replace_dir
 from webapp.experiments.models import Experiment, Run, save_frame
 from webapp.experiments.signals import experiment_finished
@@ -113,18 +115,18 @@ def prebuild_when_last(run_id: int) -> None:
 
 def execute(run_id: int, reporter: Reporter) -> None:
     """Load the trace, simulate, write results to MEDIA_ROOT/runs/<id>/ atomically, mark done."""
-    from webapp.allocations.services import allocations_of
-
     run = Run.objects.select_related("experiment__trace").get(pk=run_id)
     experiment = run.experiment
     scenario = Scenario(
         trace=experiment.trace.workload(), policy=run.policy,
         platform=Pool(experiment.procs, experiment.allocation),
-        transforms=Transforms(load_factor=run.load_factor), allocations=allocations_of(experiment),
+        transforms=Transforms(days=parse_days(experiment.days) if experiment.days else None,
+                              load_factor=run.load_factor),
+        allocations=allocations_of(experiment),
         exact_estimates=experiment.exact_estimates, seed=experiment.seed,
     )
     result = run_scenario(scenario, progress=reporter.progress, should_stop=reporter.should_stop)
-    summary = summarize(result, load_factor=run.load_factor)
+    summary = summarize(result, load_factor=run.load_factor, days=experiment.days or None)
     write_results(run, result, summary)
     _finish(run_id, Run.Status.DONE, progress=1.0, summary=summary)
 

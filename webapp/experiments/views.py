@@ -12,10 +12,12 @@ from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from engine.api import PAPERS
 from webapp.allocations.services import attach
 from webapp.core.permissions import can_change, get_owned_or_404, get_visible_or_404, visible_to
 from webapp.experiments.forms import ExperimentEditForm, ExperimentForm
 from webapp.experiments.models import Experiment, Run
+from webapp.experiments.reproduce import PRESETS as PAPER_PRESETS
 from webapp.experiments.services import (
     METRIC_COLUMNS, ExperimentError, cancel_run, create_experiment, delete_experiment, progress_payload, rerun,
 )
@@ -28,9 +30,24 @@ def experiment_list(request: HttpRequest) -> HttpResponse:
     return render(request, "experiments/list.html", {"experiments": experiments})
 
 
+@require_GET
+def reproduce_index(request: HttpRequest) -> HttpResponse:
+    return render(request, "experiments/reproduce.html", {"presets": paper_presets()})
+
+
+def paper_presets() -> list[dict]:
+    """Every "reproduce a paper" preset with its paper's citation (from the engine's registry)."""
+    return [{"preset": p, "citation": PAPERS[p.key].citation if p.key in PAPERS else "",
+             "url": (reverse("studies:new") + f"?preset={p.key}#preset-{p.study}") if p.study
+             else reverse("experiments:new") + f"?reproduce={p.key}"} for p in PAPER_PRESETS.values()]
+
+
 @require_http_methods(["GET", "POST"])
 def experiment_new(request: HttpRequest) -> HttpResponse:
     initial = {"trace": request.GET.get("trace")} if request.GET.get("trace") else {}
+    reproduce = PAPER_PRESETS.get(request.GET.get("reproduce", ""))
+    if reproduce is not None and not reproduce.study:
+        initial.update(reproduce.initial())
     form = ExperimentForm(request.user, request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -44,6 +61,7 @@ def experiment_new(request: HttpRequest) -> HttpResponse:
                     policies=data["policies"], allocation=data["allocation"], exact_estimates=data["exact_estimates"],
                     seed=data["seed"], sweep_param=data["sweep_param"] if data["sweep_list"] else "",
                     sweep_values=data["sweep_list"], shared=data["shared"], load_factor=data.get("load_factor") or 1.0,
+                    days=data["days"],
                 )
                 attach(experiment, data.get("allocations"))
         except ExperimentError as e:
@@ -52,7 +70,8 @@ def experiment_new(request: HttpRequest) -> HttpResponse:
             messages.success(request, f"Queued {experiment.runs.count()} run(s).")
             return redirect(experiment)
     status = 400 if request.method == "POST" else 200
-    return render(request, "experiments/new.html", {"form": form}, status=status)
+    return render(request, "experiments/new.html", {"form": form, "reproduce": reproduce,
+                                                    "presets": paper_presets()}, status=status)
 
 
 def comparison_url(experiment: Experiment) -> str:

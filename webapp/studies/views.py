@@ -14,6 +14,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from webapp.core.permissions import can_change, get_owned_or_404, get_visible_or_404, visible_to
 from webapp.experiments.models import Run
+from webapp.experiments.reproduce import PRESETS as PAPER_PRESETS
+from webapp.experiments.views import paper_presets
 from webapp.experiments.services import ExperimentError, rerun
 from webapp.experiments.tasks import reconcile
 from webapp.studies import services
@@ -56,7 +58,10 @@ def study_new(request: HttpRequest) -> HttpResponse:
             messages.success(request, f"Queued {study.points.count()} point(s) over every worker.")
             return redirect(study)
     traces = visible_to(Trace, request.user).filter(status=Trace.Status.READY)
-    return render(request, "studies/new.html", {"form": form, "presets": PRESETS.values(), "traces": traces},
+    paper = PAPER_PRESETS.get(request.GET.get("preset", ""))
+    return render(request, "studies/new.html", {"form": form, "presets": PRESETS.values(), "traces": traces,
+                                                "reproduce": paper if paper and paper.study else None,
+                                                "paper_presets": paper_presets()},
                   status=400 if request.method == "POST" else 200)
 
 
