@@ -26,7 +26,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.command(args)
-    except (*api.INPUT_ERRORS, api.SimulationError, api.Cancelled, OSError) as exc:
+    except (WorkloadError, PolicyError, api.SimulationError, api.Cancelled, OSError) as exc:
         print(f"error: {api.error_line(exc)}", file=sys.stderr)
         return USAGE_ERROR
 

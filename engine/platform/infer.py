@@ -291,7 +291,8 @@ def infer(workload: Workload, machine: Machine | None = None) -> InferredConfigu
     usage = host_usage(frame)
     peaks = host_peaks(frame, usage) if len(usage) else {}
     clusters_of = assign_hosts(frame, usage, machine, peaks) if len(usage) else {}
-    inferred_machine, machine_evidence = (None, {})
+    inferred_machine: Machine | None = None
+    machine_evidence: dict[str, dict[str, str]] = {}
     if machine is None and clusters_of:
         inferred_machine, machine_evidence = infer_machine(frame, usage, clusters_of, peaks, zone)
     job_clusters = _job_clusters(frame, usage, clusters_of)

@@ -70,6 +70,7 @@ class Conservative(Algorithm):
     def _place(self, job: int) -> None:
         sim = self.sim
         start = self.profile.earliest_start(sim.now, sim.estimate[job], sim.size[job])
+        assert start is not None   # every job fits the empty machine eventually
         self._reserve(job, start)
 
     def on_submit(self, job: int) -> None:

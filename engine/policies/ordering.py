@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, insort
-from typing import Callable
+from collections.abc import Callable
 
 from engine.policies.base import Param
 from engine.policies.registry import Component, register_ordering

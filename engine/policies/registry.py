@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import importlib
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable, Mapping
 
 from engine.policies.base import Param, PolicyError, PolicySpec
 from engine.sim.simulator import Simulation
@@ -215,12 +216,14 @@ def workload_option_schemas() -> list[dict[str, Any]]:
     return [option.param.to_dict() for option in WORKLOAD_OPTIONS.values()]
 
 
-def resolve(spec: str | dict | PolicySpec) -> PolicySpec:
+def resolve(spec: str | Mapping[str, Any] | PolicySpec) -> PolicySpec:
     """A preset name, a JSON string, ``{"preset": ..., "params": {...}}`` or
     ``{"ordering": ..., "algorithm": ..., "params": {...}}`` -> a validated PolicySpec."""
     load_families()
     if isinstance(spec, PolicySpec):
         spec = spec.to_dict()
+    elif isinstance(spec, Mapping):
+        spec = dict(spec)
     if isinstance(spec, str):
         text = spec.strip()
         if text.startswith("{"):

@@ -118,6 +118,7 @@ class PriorityReservations(Algorithm):
             if profile is None:
                 profile = self.sim.running_profile()
             start = profile.earliest_start(sim.now, sim.estimate[job], sim.size[job])
+            assert start is not None   # every job fits the empty machine eventually
             profile.reserve(start, start + sim.estimate[job], sim.size[job])
             reserved.append((job, start))
             if len(reserved) >= depth:

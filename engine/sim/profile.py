@@ -19,7 +19,7 @@ import numpy as np
 try:
     from numba import njit
 except ImportError:  # pragma: no cover - numba is a dependency; this keeps the engine importable
-    def njit(*args, **kwargs):
+    def njit(*args, **kwargs):  # type: ignore[no-redef]
         return args[0] if args and callable(args[0]) else (lambda function: function)
 
 #: "no such time" for the kernels (earliest_* found nothing; no ``before`` limit).

@@ -263,7 +263,7 @@ def _read_header(source: _Source) -> dict[str, str]:
     lineno = 0
     try:
         with _open_text(source) as stream:
-            for lineno, line in enumerate(stream, start=1):
+            for lineno, line in enumerate(stream, start=1):  # noqa: B007 - the except clause reads it
                 if not _is_header_line(line):
                     break
                 lines.append(line)

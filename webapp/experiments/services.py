@@ -7,10 +7,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 
 from engine import api
 from webapp.core.tasks import enqueue
 from webapp.experiments.models import Experiment, Run
+from webapp.experiments.tasks import remove_results, run_simulation
 from webapp.traces.models import Machine, Trace
 
 
@@ -84,8 +86,6 @@ def create_experiment(
 ) -> Experiment:
     """Validate everything first, then create the experiment and its runs in one transaction and
     queue one task per run once it commits. Raises ExperimentError; nothing is stored then."""
-    from webapp.experiments.tasks import run_simulation
-
     size = checked_setup(trace, procs, machine, allocation)
     planned = plan_runs(policies, sweep_param, sweep_values)
     load_factor = checked_load_factor(load_factor)
@@ -144,8 +144,6 @@ def with_load(label: str, load_factor: float) -> str:
 
 def cancel_run(run: Run) -> None:
     """A queued run is cancelled at once; a running one stops at its next should_stop check."""
-    from django.utils import timezone
-
     if not Run.objects.filter(pk=run.pk, status=Run.Status.QUEUED).update(
         status=Run.Status.CANCELLED, cancel_requested=True, finished_at=timezone.now(), error="cancelled before it started"
     ):
@@ -154,8 +152,6 @@ def cancel_run(run: Run) -> None:
 
 def rerun(run: Run) -> bool:
     """Queue a finished (done, failed or cancelled) run again from scratch."""
-    from webapp.experiments.tasks import remove_results, run_simulation
-
     with transaction.atomic():
         again = Run.objects.filter(pk=run.pk, status__in=Run.FINAL).update(
             status=Run.Status.QUEUED, progress=0.0, error="", summary=None, cancel_requested=False,
@@ -168,8 +164,6 @@ def rerun(run: Run) -> bool:
 
 
 def delete_experiment(experiment: Experiment) -> None:
-    from webapp.experiments.tasks import remove_results
-
     runs = list(experiment.runs.all())
     for run in runs:
         cancel_run(run)

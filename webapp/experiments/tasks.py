@@ -19,7 +19,7 @@ from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from celery.signals import worker_ready
 from django.conf import settings
-from django.db.models import F, Q
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from engine.api import (INPUT_ERRORS, Cancelled, Pool, Scenario, SimResult, SimulationError, Transforms, error_line,
@@ -174,7 +174,7 @@ def failure_message(error: Exception) -> str:
 # --------------------------------------------------------------------------- reconcile
 
 
-def reconcile(runs=None, stale_seconds: int | None = None) -> dict[str, int]:  # noqa: ANN001
+def reconcile(runs: QuerySet[Run] | None = None, stale_seconds: int | None = None) -> dict[str, int]:
     """Runs marked running whose worker stopped writing heartbeats are lost: re-queue each once,
     then fail it with "worker lost". Safe to call from several places at once."""
     stale = stale_seconds if stale_seconds is not None else settings.SCHEDLAB_RUN_STALE_SECONDS

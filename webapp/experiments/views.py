@@ -9,7 +9,7 @@ from django.contrib import messages
 from django.db import transaction
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from engine.api import PAPERS
@@ -75,10 +75,7 @@ def experiment_new(request: HttpRequest) -> HttpResponse:
 
 
 def comparison_url(experiment: Experiment) -> str:
-    try:
-        return reverse("dashboards:comparison", args=[experiment.pk])
-    except NoReverseMatch:
-        return ""
+    return reverse("dashboards:comparison", args=[experiment.pk])
 
 
 @require_GET

@@ -3,6 +3,9 @@ and "Preview a reconfiguration" (current vs proposed configuration, side by side
 
 from __future__ import annotations
 
+import shutil
+
+from bokeh.embed import components
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -10,8 +13,10 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from engine.api import SHIPPED_QUEUE_CONFIGS, WorkloadError, shipped_queue_text
 from webapp.core.permissions import can_change, get_owned_or_404, get_visible_or_404, visible_to
+from webapp.dashboards.figures.preview import preview_layout
 from webapp.preview.forms import MachineFileForm, PreviewForm, QueueFileForm
 from webapp.preview.models import MachineFile, Preview, QueueFile
+from webapp.preview.services import create_preview, schedules
 from webapp.traces.models import Trace
 
 
@@ -126,8 +131,6 @@ def queues_delete(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def preview_new(request: HttpRequest) -> HttpResponse:
-    from webapp.preview.services import create_preview
-
     user = request.user
     form = PreviewForm(request.POST or None,
                        traces=visible_to(Trace, user).filter(status=Trace.Status.READY),
@@ -152,11 +155,6 @@ def preview_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _results(preview: Preview) -> dict:
     """Per-queue rows side by side and the figures (script and div for the page)."""
-    from bokeh.embed import components
-
-    from webapp.dashboards.figures.preview import preview_layout
-    from webapp.preview.services import schedules
-
     summary = preview.summary or {}
     runs = summary.get("runs", {})
     current, proposed = runs.get("current", {}), runs.get("proposed", {})
@@ -176,8 +174,6 @@ def _results(preview: Preview) -> dict:
 
 @require_POST
 def preview_delete(request: HttpRequest, pk: int) -> HttpResponse:
-    import shutil
-
     preview = get_owned_or_404(Preview, request.user, pk)
     shutil.rmtree(preview.result_dir, ignore_errors=True)
     preview.delete()

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
+from django.core.files.uploadedfile import TemporaryUploadedFile
 from django.core.files.uploadhandler import FileUploadHandler, StopUpload
 from django.template.defaultfilters import filesizeformat
 
@@ -127,7 +128,7 @@ class _Inflater:
             raise UploadRejected([f"{self.name}: not a valid gzip file ({e})."]) from None
 
 
-def inspect_upload(uploaded, name: str) -> InspectedUpload:  # noqa: ANN001 - an UploadedFile
+def inspect_upload(uploaded: TemporaryUploadedFile, name: str) -> InspectedUpload:
     """Hash, bomb-check and cheaply validate an uploaded trace (SWF, or an extended MetaCentrum/AleaNG
     trace recognised by its content); raises UploadRejected with problems."""
     source = Path(uploaded.temporary_file_path())

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from webapp.core.permissions import can_change, get_owned_or_404, get_visible_or_404, visible_to
@@ -42,11 +42,8 @@ def trace_upload(request: HttpRequest) -> HttpResponse:
 
 
 def trace_plots_url(trace: Trace) -> str:
-    """Where the characterization plots load from (the dashboards app), if it is installed."""
-    try:
-        return reverse("dashboards:trace_plots", args=[trace.pk])
-    except NoReverseMatch:
-        return ""
+    """Where the characterization plots load from (the dashboards app)."""
+    return reverse("dashboards:trace_plots", args=[trace.pk])
 
 
 @require_GET

@@ -17,7 +17,7 @@ from bokeh.models import ColumnDataSource, FactorRange, HoverTool, LayoutDOM, Le
 
 from engine.api import busy_by_group, penalty_increase, priority_series, weekly
 
-from .distributions import ecdf
+from .distributions import ecdf, wait_cdf_figure
 from .style import allocation_colours, new_figure, note, policy_colours
 
 SAMPLES = 600
@@ -173,8 +173,6 @@ def preview_layout(current: pd.DataFrame, proposed: pd.DataFrame, counterpart: p
                    decay_hours: float = 72.0, decay_factor: float = 0.5) -> LayoutDOM:
     """Every preview figure in page order. ``counterpart`` is the proposed configuration under the
     other fair-share (CPU-only if the policy is multi-resource, and the reverse)."""
-    from .distributions import wait_cdf_figure
-
     pair = {labels[0]: current, labels[1]: proposed}
     cpu, multi = (counterpart, proposed) if policy_is_multi else (proposed, counterpart)
     return column(
