@@ -19,16 +19,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from engine.metrics.changes import by_queue, user_changes, wall_clock
 from engine.metrics.deadlines import compared_summaries, deadline_mask, deadline_usage, has_deadlines, usage_histogram
 from engine.metrics.fairness import jain_index, per_user
-from engine.metrics.fidelity import fidelity
+from engine.metrics.diff import JobDiff, delta_histogram, gains_by, job_diff, moved_most
+from engine.metrics.fidelity import fidelity, human_seconds
 from engine.metrics.groups import busy_by_group, penalty_increase, weekly
 from engine.metrics.summary import summarize as summarize_schedule
 from engine.metrics.summary import summarize_result
-from engine.metrics.timeseries import busy_processors, downsample_steps, occupancy_by, queue_length
+from engine.metrics.timeseries import busy_processors, day_edges, downsample_steps, envelope, occupancy_by, queue_length
 from engine.platform.allocations import Allocations, parse_allocations, read_allocations
 from engine.platform.infer import InferredConfiguration
 from engine.platform.infer import infer as infer_configuration
+from engine.platform.infer import time_zone as trace_time_zone
 from engine.platform.machines import Machine, parse_machines, read_machines
 from engine.platform.queues import SHIPPED, QueueConfig, parse_queue_config, shipped_text
 from engine.platform.queues import load_queue_config as read_queue_config
@@ -47,15 +50,19 @@ from engine.workload.cache import save as save_parsed
 from engine.workload.characterize import describe
 from engine.errors import WorkloadError
 from engine.workload.load import check_load_factor
-from engine.workload.loading import header_integer, load_workload
-from engine.workload.metacentrum import check_trace_head, describe_requests
+from engine.workload.export import write_swf
+from engine.workload.loading import check_trace_head, header_integer, load_workload
+from engine.workload.metacentrum import EXEC_HOSTS, describe_requests
 from engine.workload.model import Workload
+from engine.workload.recorded import has_recorded_starts
 from engine.workload.scenarios import sfs_scenario
+from engine.workload.swf import read_header as read_trace_header
 from engine.workload.window import parse_days
 
 __all__ = [
     # reading
-    "Workload", "read_trace", "check_upload", "declared_procs", "describe", "describe_requests",
+    "Workload", "read_trace", "read_trace_header", "check_upload", "declared_procs", "describe", "describe_requests",
+    "has_recorded_starts", "EXEC_HOSTS", "trace_time_zone", "write_swf",
     "save_parsed", "load_parsed",
     "Machine", "read_machines", "parse_machines",
     "QueueConfig", "read_queue_config", "parse_queue_config", "SHIPPED_QUEUE_CONFIGS", "shipped_queue_text",
@@ -71,7 +78,9 @@ __all__ = [
     # metrics for figures
     "busy_processors", "queue_length", "occupancy_by", "downsample_steps", "jain_index", "per_user",
     "compared_summaries", "deadline_mask", "deadline_usage", "has_deadlines", "usage_histogram",
-    "busy_by_group", "penalty_increase", "weekly", "priority_series", "fidelity",
+    "busy_by_group", "penalty_increase", "weekly", "priority_series", "fidelity", "human_seconds",
+    "day_edges", "envelope", "wall_clock", "by_queue", "user_changes",
+    "JobDiff", "job_diff", "delta_histogram", "gains_by", "moved_most",
     "__version__",
 ]
 

@@ -101,6 +101,16 @@ def build_parser() -> argparse.ArgumentParser:
     inf.add_argument("--memory-unit", choices=("bytes", "KB", "MB", "GB"))
     inf.set_defaults(command=run_infer)
 
+    conv = commands.add_parser("convert", help="any trace (SWF, extended SWF, PBS log, sacct dump) as SWF")
+    conv.add_argument("trace")
+    conv.add_argument("--out", required=True, metavar="OUT.swf")
+    conv.add_argument("--extended", action="store_true",
+                      help="extended SWF (MetaCentrum's 21 fields: hosts, queue name, nodespec)")
+    conv.add_argument("--procs", type=int)
+    conv.add_argument("--skip-bad-lines", action="store_true")
+    conv.add_argument("--memory-unit", choices=("bytes", "KB", "MB", "GB"))
+    conv.set_defaults(command=run_convert)
+
     fid = commands.add_parser("fidelity", help="a simulated schedule against the recorded one (JSON)")
     fid.add_argument("recorded", metavar="RECORDED.csv", help="the schedule of --policy recorded")
     fid.add_argument("simulated", metavar="SIMULATED.csv", help="a simulated schedule of the same trace")
@@ -218,6 +228,16 @@ def write_text(text: str, path: str) -> None:
         return
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(text)
+
+
+def run_convert(args: argparse.Namespace) -> int:
+    workload = api.read_trace(args.trace, procs=args.procs,
+                              cleaning=Cleaning(skip_bad_lines=args.skip_bad_lines, memory_unit=args.memory_unit))
+    api.write_swf(workload, args.out, extended=args.extended)
+    report = workload.report
+    print(f"{len(workload)} jobs written to {args.out}; left out: {report.total_rejected}, "
+          f"bad lines: {report.bad_lines}", file=sys.stderr)
+    return 0
 
 
 def run_fidelity(args: argparse.Namespace) -> int:

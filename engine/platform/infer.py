@@ -42,12 +42,13 @@ from engine.platform.machines import Cluster, Machine, host_cluster
 from engine.platform.queues import QueueConfig, parse_queue_config
 from engine.workload.metacentrum import EXEC_HOSTS
 from engine.workload.model import Workload
+from engine.workload.recorded import REJECT_NO_START, recorded_starts
 
 #: usual walltime limits, in seconds, with how they are written
 USUAL_WALLTIMES = [(h * 3600, f"{h}h") for h in (1, 2, 4, 6, 8, 12)] + \
     [(d * 86400, f"{d}d") for d in (1, 2, 3, 4, 5)] + [(w * 7 * 86400, f"{w}w") for w in (1, 2, 3)] + \
     [(d * 86400, f"{d}d") for d in (30, 60, 90, 180, 365)]
-NO_START = "no recorded start (left out of the inference)"
+NO_START = REJECT_NO_START
 
 
 @dataclass(frozen=True)
@@ -103,9 +104,8 @@ def recorded_jobs(workload: Workload) -> tuple[pd.DataFrame, int]:
     """Jobs with a recorded start: submit, start, end, cores, user, queue name, hosts; and how many
     had none."""
     jobs = workload.jobs
-    wait = jobs["wait_trace"].to_numpy(np.int64) if "wait_trace" in jobs else np.full(len(jobs), -1, np.int64)
-    known = wait >= 0
-    start = jobs["submit"].to_numpy(np.int64) + wait
+    start = recorded_starts(workload)
+    known = start >= 0
     cores = (jobs["nodes"] * jobs["ppn"]).to_numpy(np.int64) if "nodes" in jobs and "ppn" in jobs \
         else jobs["procs"].to_numpy(np.int64)
     cores = np.where(cores > 0, cores, jobs["procs"].to_numpy(np.int64))
@@ -157,19 +157,15 @@ def peak_per_group(frame: pd.DataFrame, key: str, amount: np.ndarray) -> tuple[i
 
 
 def host_usage(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per (job, host it ran on): job index, host, cores on that host."""
-    texts = frame["hosts"].tolist()
+    """One row per (job, host it ran on): job index, host, cores on that host (the job's cores
+    shared evenly over its hosts, rounded up: the trace records hosts, not cores per host)."""
     rows, hosts, cores = [], [], []
-    for i, text in enumerate(texts):
-        if not text:
-            continue
-        for item in text.split(";"):
-            host, _, count = item.rpartition(":")
-            if not host:
-                host, count = count, "1"
+    for i, (text, total) in enumerate(zip(frame["hosts"].tolist(), frame["cores"].tolist())):
+        names = [h for h in str(text).split(";") if h]
+        for host in names:
             rows.append(i)
             hosts.append(host)
-            cores.append(int(count) if count.isdigit() else 1)
+            cores.append(-(-int(total) // len(names)))
     return pd.DataFrame({"job": np.asarray(rows, dtype=np.int64), "host": hosts,
                          "cores": np.asarray(cores, dtype=np.int64)})
 

@@ -68,8 +68,8 @@ UNKNOWN_MEMORY = 1
 #: Columns the extended readers add to the workload (after the canonical and SWF extra ones).
 NODE_COLUMNS = ("nodes", "ppn", "mem", "gpus", "exclusive", "queue_name", "clusters", "exclude", "hosts",
                 "properties", "nodespec", "exec_hosts")
-#: the hosts a job really ran on, as the trace records them: ``host:cores;host:cores`` in the order
-#: first seen ("" when the format does not record them); see :func:`exec_hosts_text`
+#: the distinct hosts a job really ran on, ``;``-joined in the order first seen ("" when the format
+#: does not record them), as the accounting-log readers write it; see :func:`exec_hosts_text`
 EXEC_HOSTS = "exec_hosts"
 
 REPAIR_CHUNKS = "nodespec with several '+' chunks: total nodes x largest ppn"
@@ -343,12 +343,8 @@ def _parse_metacentrum_line(fields: list[str], lineno: int, path: str) -> tuple[
 
 
 def exec_hosts_text(hosts: list[str]) -> str:
-    """``host:cores;...`` from one entry per allocated core (``{1129,1129,1130}`` -> ``1129:2;1130:1``)."""
-    counts: dict[str, int] = {}
-    for host in hosts:
-        if host:
-            counts[host] = counts.get(host, 0) + 1
-    return ";".join(f"{host}:{count}" for host, count in counts.items())
+    """The distinct hosts of one entry per allocated core (``{1129,1129,1130}`` -> ``1129;1130``)."""
+    return ";".join(dict.fromkeys(host for host in hosts if host))
 
 
 def _parse_aleang_line(fields: list[str], lineno: int, path: str) -> tuple[list[float], tuple]:

@@ -58,3 +58,15 @@ def names_of(metadata: Mapping, column: str) -> dict[int, str]:
     """The ``{number: name}`` mapping of ``column`` kept in a workload's metadata (empty if none)."""
     mapping = metadata.get(NAME_KEYS.get(column, f"{column}_names")) or {}
     return {int(number): str(name) for number, name in mapping.items()}
+
+
+def header_names(header: Mapping[str, str]) -> dict[str, dict[str, str]]:
+    """Name mappings an SWF header written by engine.workload.export carries (``; UserNames: 1=alice
+    2=bob``), as workload metadata (``{"user_names": {"1": "alice", ...}}``)."""
+    result = {}
+    for key in NAME_KEYS.values():
+        text = header.get(key.title().replace("_", ""))
+        if text:
+            pairs = (item.partition("=") for item in text.split())
+            result[key] = {number: name for number, sep, name in pairs if sep and number.lstrip("-").isdigit()}
+    return result

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from django.contrib.staticfiles import finders
 
+from engine.api import read_trace_header
 from webapp.allocations.services import with_allocations
 from webapp.dashboards.comparison import Comparison
+from webapp.dashboards.figures.time_axis import TimeAxis, time_axis
 from webapp.experiments.models import Experiment, Run
 
 CACHED_SCHEDULES = 8
@@ -47,22 +51,53 @@ def _why_missing(run: Run, label: str) -> str:
     return f"{label} is {run.status}"
 
 
-def load_comparison(experiment: Experiment) -> Comparison:
-    """The experiment's done runs as a Comparison; the others are listed in `missing` with why."""
-    runs = list(experiment.runs.order_by("position", "pk"))
+def load_comparison(experiment: Experiment, runs: list[Run] | None = None) -> Comparison:
+    """Done runs as a Comparison (the others are listed in `missing` with why): the experiment's own
+    runs, or ``runs`` of any experiments on its trace (then no sweep); machine, allocation rule and
+    allocations come from ``experiment``."""
+    own = runs is None
+    runs = list(experiment.runs.order_by("position", "pk")) if runs is None else runs
     labels = unique_labels(runs)
     done = [(label, run) for label, run in zip(labels, runs) if run.status == Run.Status.DONE]
     schedules = {label: cached_schedule(run) for label, run in done}
     summaries = {label: run.summary for label, run in done if run.summary}
     missing = [_why_missing(run, label) for label, run in zip(labels, runs) if run.status != Run.Status.DONE]
-    series, baselines = sweep_series(experiment, runs, labels)
+    series, baselines = sweep_series(experiment, runs, labels) if own else ({}, {})
     schedules, targets = with_allocations(experiment, schedules)
     return Comparison(
         schedules=schedules, capacity=int(experiment.procs), summaries=summaries,
         busy_column="alloc" if experiment.allocation == Experiment.Allocation.BUDDY else "procs",
         sweep_parameter=experiment.sweep_param if series else "", sweep_values=list(experiment.sweep_values or []),
         sweep_series=series, sweep_baselines=baselines, missing=missing, targets=targets,
+        time_axis=trace_time_axis(experiment.trace, schedules), table_css=table_css(),
     )
+
+
+def trace_time_axis(trace: Any, schedules: dict[str, pd.DataFrame]) -> TimeAxis:
+    """The trace's calendar (its header's start time and zone, or epoch submits), else time since start."""
+    submits = [float(s["submit"].min()) for s in schedules.values() if len(s)]
+    return time_axis(trace_header(trace), min(submits) if submits else None)
+
+
+CALENDAR_KEYS = ("UnixStartTime", "TimeZoneString", "TimeZone", "TimeBase")
+
+
+def trace_header(trace: Any) -> dict:
+    """The trace's header as stored at upload, or read from the file's ';' lines when that lacks the
+    calendar keys (traces stored another way, e.g. a local import)."""
+    header = dict(trace.header or {})
+    if any(key in header for key in CALENDAR_KEYS):
+        return header
+    try:
+        return {**read_trace_header(trace.path), **header}
+    except (OSError, ValueError):
+        return header
+
+
+def table_css() -> str:
+    """The comparison page's stylesheet, which the self-contained download carries inline."""
+    path = finders.find("css/dashboards.css")
+    return Path(path).read_text() if path else ""
 
 
 def sweep_series(experiment: Experiment, runs: list[Run], labels: list[str]) -> tuple[dict[str, list], dict[str, dict]]:

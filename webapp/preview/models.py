@@ -18,6 +18,16 @@ from engine.api import Machine, QueueConfig, parse_machines, parse_queue_config
 from webapp.core.files import media_path
 from webapp.traces.models import Trace
 
+#: fair-share presets a preview may use, and their counterpart under the other fair-share
+POLICIES = {"mrfs-easy": "fairshare-easy", "fairshare-easy": "mrfs-easy", "mrfs-fcfs": "fairshare-fcfs",
+            "fairshare-fcfs": "mrfs-fcfs", "mrfs-conservative": "fairshare-conservative",
+            "fairshare-conservative": "mrfs-conservative"}
+
+#: the choice "inferred from the trace" (engine.platform.infer), for the current configuration and the machine
+INFERRED = "inferred"
+INFERRED_LABEL = "inferred from the trace"
+
+
 
 class TextFile(models.Model):
     """A small owned text file edited in the browser; subclasses say how the engine reads it."""

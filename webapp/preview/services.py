@@ -1,6 +1,10 @@
-"""Create and compute a reconfiguration preview: three simulations of one trace on one machine.
+"""Create and compute a reconfiguration preview: three simulations of one trace on one machine, and
+what really happened.
 
-* current: the current queue configuration under the chosen policy;
+* recorded: the schedule as it happened (when the trace records start times), the baseline the
+  others are held against (engine.metrics.fidelity);
+* current: the current queue configuration under the chosen policy — by default inferred from the
+  trace (engine.platform.infer), as is the machine when none is chosen;
 * proposed: the proposed configuration under the same policy;
 * counterpart: the proposed configuration under the other fair-share (CPU-only <-> multi-resource),
   for the paper's Figs. 8–9.
@@ -14,65 +18,137 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 from django.utils import timezone
 
-from engine.api import (INPUT_ERRORS, Clusters, Scenario, SimulationError, error_line, parse_machines,
-                        parse_queue_config, summarize)
+from engine.api import (
+    EXEC_HOSTS,
+    INPUT_ERRORS,
+    Clusters,
+    Scenario,
+    SimulationError,
+    Workload,
+    WorkloadError,
+    by_queue,
+    error_line,
+    fidelity,
+    has_recorded_starts,
+    infer_configuration,
+    parse_machines,
+    parse_queue_config,
+    summarize,
+    trace_time_zone,
+    user_changes,
+)
 from engine.api import run as run_scenario
 from webapp.core.files import replace_dir
-from webapp.core.tasks import enqueue
 from webapp.experiments.models import load_frame, save_frame
-from webapp.preview.models import Preview
+from webapp.preview.models import INFERRED_LABEL, POLICIES, Preview
 
 log = logging.getLogger(__name__)
 RUNS = ("current", "proposed", "counterpart")
+RECORDED = "recorded"
 
 
 def create_preview(owner: Any, form: Any) -> Preview:
-    """A Preview from a valid PreviewForm (texts copied), queued for a worker."""
-    from webapp.preview.tasks import run_preview
-
+    """A Preview from a valid PreviewForm (texts copied); webapp.preview.tasks.queue_preview also queues it."""
     data = form.cleaned_data
     current_name, current_text = form.configuration("current")
     proposed_name, proposed_text = form.configuration("proposed")
+    machine = data["machine"]
     preview = Preview.objects.create(
         owner=owner, name=data["name"], shared=data["shared"], trace=data["trace"],
-        machine_name=data["machine"].name, machine_text=data["machine"].text,
+        machine_name=machine.name if machine else INFERRED_LABEL, machine_text=machine.text if machine else "",
         current_name=current_name, current_text=current_text,
         proposed_name=proposed_name, proposed_text=proposed_text, policy=data["policy"])
-    enqueue(run_preview, preview.pk)
     return preview
 
 
 def policies_of(preview: Preview) -> dict[str, str]:
-    from webapp.preview.forms import POLICIES
-
     return {"current": preview.policy, "proposed": preview.policy, "counterpart": POLICIES[preview.policy]}
 
 
 def compute(preview: Preview) -> dict[str, Any]:
-    """Run the three simulations, store their schedules in the preview's folder, return the summary."""
+    """Run the simulations (and the recorded run), store their schedules in the preview's folder,
+    return the summary. An inferred configuration or machine is stored in the preview first."""
     workload = preview.trace.workload()
+    infer_texts(preview, workload)
     machine = parse_machines(preview.machine_text, source=preview.machine_name)
     configs = {"current": parse_queue_config(preview.current_text, source=preview.current_name),
                "proposed": parse_queue_config(preview.proposed_text, source=preview.proposed_name)}
     configs["counterpart"] = configs["proposed"]
     build = Path(tempfile.mkdtemp(prefix=f".preview-{preview.pk}-", dir=preview.result_dir.parent))
-    summary: dict[str, Any] = {"clusters": {c.name: c.total_cores for c in machine.clusters}, "runs": {}}
+    summary: dict[str, Any] = {"clusters": {c.name: c.total_cores for c in machine.clusters}, "runs": {},
+                               "time_zone": trace_time_zone(workload)[1]}
+    frames = {}
     try:
+        if has_recorded_starts(workload):
+            result = run_scenario(Scenario(trace=workload, policy=RECORDED, platform=Clusters(machine)))
+            frames[RECORDED] = result.schedule
+            save_frame(result.schedule, build / f"{RECORDED}.npz")
+            summary[RECORDED] = {**summarize(result), "preset": RECORDED}
         for run, policy in policies_of(preview).items():
             result = run_scenario(Scenario(trace=workload, policy=policy, platform=Clusters(machine, configs[run])))
+            frames[run] = result.schedule
             save_frame(result.schedule, build / f"{run}.npz")
             summary["runs"][run] = {**summarize(result), "preset": policy}
+        if RECORDED in frames:
+            summary["fidelity"] = fidelity(frames[RECORDED], frames["current"], capacity=machine.cores)
+        compared = {k: frames[k] for k in (RECORDED, "current", "proposed") if k in frames}
+        queue_of = trace_queues(workload)
+        summary["changes"] = {"by_queue": by_queue(compared, queue_of), "users": user_changes(compared)}
         replace_dir(build, preview.result_dir)
     finally:
         shutil.rmtree(build, ignore_errors=True)
     return summary
 
 
+def infer_texts(preview: Preview, workload: Workload) -> None:
+    """Fill in an inferred current configuration and machine (empty texts) and store them."""
+    if preview.current_text and preview.machine_text:
+        return
+    given = parse_machines(preview.machine_text, source=preview.machine_name) if preview.machine_text else None
+    found = infer_configuration(workload, given)
+    found.source = preview.trace.name             # the name the admin gave it, not the stored file's
+    if not found.queues:
+        raise WorkloadError("the trace records no start times: no configuration can be inferred from it")
+    if not preview.machine_text:
+        if found.machine is None:
+            raise WorkloadError("the trace records no hosts its jobs ran on: choose a machine description")
+        preview.machine_text = found.machine_yaml()
+    if not preview.current_text:
+        preview.current_text = found.queues_yaml()
+    Preview.objects.filter(pk=preview.pk).update(machine_text=preview.machine_text, current_text=preview.current_text)
+
+
+def trace_queues(workload: Workload) -> pd.Series:
+    """job_id -> the queue the trace gives the job (its name where the trace names queues)."""
+    jobs = workload.jobs
+    names = jobs["queue_name"] if "queue_name" in jobs else jobs["queue"].astype(str)
+    return pd.Series(names.astype(str).to_numpy(), index=jobs["job_id"].to_numpy())
+
+
+def inference_problem(trace: Any, *, queues: bool, machine: bool) -> str | None:
+    """Why a configuration / machine cannot be inferred from ``trace`` (None when it can)."""
+    try:
+        workload = trace.workload()
+    except (WorkloadError, OSError) as error:
+        return f"cannot read the trace: {error}"
+    if not has_recorded_starts(workload):
+        return "this trace records no start times (SWF wait field -1): nothing to infer; choose a configuration"
+    if queues and "queue_name" not in workload.jobs:
+        return "this trace names no queues: choose a configuration"
+    if machine and (EXEC_HOSTS not in workload.jobs or not (workload.jobs[EXEC_HOSTS].astype(str) != "").any()):
+        return "this trace records no hosts its jobs ran on: choose a machine description"
+    return None
+
+
 def schedules(preview: Preview) -> dict[str, Any]:
-    """The three stored schedules by run name (for the figures)."""
-    return {run: load_frame(preview.result_dir / f"{run}.npz") for run in RUNS}
+    """The stored schedules by run name (for the figures); ``recorded`` when the trace had one."""
+    frames = {run: load_frame(preview.result_dir / f"{run}.npz") for run in RUNS}
+    if (preview.result_dir / f"{RECORDED}.npz").exists():
+        frames[RECORDED] = load_frame(preview.result_dir / f"{RECORDED}.npz")
+    return frames
 
 
 def run(preview_id: int) -> None:

@@ -7,16 +7,22 @@ import shutil
 
 from bokeh.embed import components
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from engine.api import SHIPPED_QUEUE_CONFIGS, WorkloadError, shipped_queue_text
-from webapp.core.permissions import can_change, get_owned_or_404, get_visible_or_404, visible_to
+from webapp.core.permissions import (
+    can_change,
+    get_owned_or_404,
+    get_visible_or_404,
+    visible_to,
+)
 from webapp.dashboards.figures.preview import preview_layout
 from webapp.preview.forms import MachineFileForm, PreviewForm, QueueFileForm
-from webapp.preview.models import MachineFile, Preview, QueueFile
-from webapp.preview.services import create_preview, schedules
+from webapp.preview.models import INFERRED_LABEL, MachineFile, Preview, QueueFile
+from webapp.preview.services import RECORDED, schedules
+from webapp.preview.tasks import queue_preview
 from webapp.traces.models import Trace
 
 
@@ -137,7 +143,7 @@ def preview_new(request: HttpRequest) -> HttpResponse:
                        machines=visible_to(MachineFile, user), queue_files=visible_to(QueueFile, user))
     if request.method == "POST":
         if form.is_valid():
-            preview = create_preview(user, form)
+            preview = queue_preview(user, form)
             messages.success(request, f"Started “{preview.name}”: three simulations; this page shows them when done.")
             return redirect(preview)
         return render(request, "preview/new.html", {"form": form}, status=400)
@@ -154,22 +160,51 @@ def preview_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def _results(preview: Preview) -> dict:
-    """Per-queue rows side by side and the figures (script and div for the page)."""
+    """What the admin reads first (fidelity of 'current', recorded / current / proposed per trace
+    queue, the users who gain and lose most), the per-configuration-queue rows and the figures."""
+
+
     summary = preview.summary or {}
     runs = summary.get("runs", {})
     current, proposed = runs.get("current", {}), runs.get("proposed", {})
     names = sorted(set(current.get("per_queue", {})) | set(proposed.get("per_queue", {})))
     rows = [{"queue": name, "current": current.get("per_queue", {}).get(name),
              "proposed": proposed.get("per_queue", {}).get(name)} for name in names]
+    changes = summary.get("changes", {})
+    inferred = [(kind, label, text) for kind, label, name, text in (
+        ("queues", "queue configuration", preview.current_name, preview.current_text),
+        ("machine", "machine description", preview.machine_name, preview.machine_text)) if name == INFERRED_LABEL]
+    context = {"inferred": inferred, "rows": rows, "runs": runs, "recorded": summary.get(RECORDED), "fidelity": summary.get("fidelity"),
+               "changes": changes.get("by_queue", []), "users": changes.get("users", {}),
+               "time_zone": summary.get("time_zone", "UTC")}
     try:
         frames = schedules(preview)
     except OSError:
-        return {"rows": rows, "runs": runs, "missing": True}
+        return {**context, "missing": True}
     labels = (f"current: {preview.current_name}", f"proposed: {preview.proposed_name}")
     layout = preview_layout(frames["current"], frames["proposed"], frames["counterpart"], labels=labels,
-                            clusters=summary.get("clusters", {}), policy_is_multi=preview.policy.startswith("mrfs"))
+                            clusters=summary.get("clusters", {}), policy_is_multi=preview.policy.startswith("mrfs"),
+                            recorded=frames.get(RECORDED), zone=context["time_zone"])
     script, div = components(layout)
-    return {"rows": rows, "runs": runs, "bokeh_script": script, "bokeh_div": div}
+    return {**context, "bokeh_script": script, "bokeh_div": div}
+
+
+@require_POST
+def preview_edit_inferred(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
+    """Copy a preview's inferred configuration or machine into a file of one's own, to edit like any other."""
+    preview = get_visible_or_404(Preview.objects.select_related("trace"), request.user, pk)
+    if kind not in KINDS:
+        raise Http404
+    model, _, label = KINDS[kind]
+    name, text = (preview.current_name, preview.current_text) if kind == "queues" \
+        else (preview.machine_name, preview.machine_text)
+    if name != INFERRED_LABEL or not text:
+        raise Http404
+    obj = model.objects.create(owner=request.user, name=f"{preview.trace.name}: {INFERRED_LABEL}", text=text,
+                               description=f"Inferred from the trace {preview.trace.name} by the preview "
+                                           f"“{preview.name}”; every value is commented with its evidence.")
+    messages.success(request, f"Saved the inferred {label} as “{obj.name}”; edit it here.")
+    return redirect(f"preview:{kind if kind == 'queues' else 'machine'}_edit", obj.pk)
 
 
 @require_POST

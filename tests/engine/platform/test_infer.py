@@ -118,7 +118,7 @@ def test_jobs_without_a_recorded_start_are_left_out_and_counted(tmp_path):
     found = infer(load_workload(path))
     assert [q.name for q in found.queues] == ["q_2h"]
     assert sum(found.left_out.values()) == 1
-    assert "# 1 job left out: no recorded start" in found.queues_yaml()
+    assert "# 1 job left out: no recorded start time" in found.queues_yaml()
 
 
 def test_times_are_shown_in_the_trace_time_zone(tmp_path):
@@ -142,7 +142,7 @@ def test_peak_counts_ends_before_starts_at_the_same_instant():
 
 
 def test_exec_hosts_keep_cores_per_host():
-    assert exec_hosts_text(["1129", "1129", "1130"]) == "1129:2;1130:1"
+    assert exec_hosts_text(["1129", "1129", "1130"]) == "1129;1130"
 
 
 def test_cli_writes_both_files(trace, tmp_path, capsys):
