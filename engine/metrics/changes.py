@@ -38,7 +38,8 @@ def by_queue(schedules: Mapping[str, pd.DataFrame], queue_of: Mapping[int, str],
     rows = []
     for name, part in groups:
         means = {run: float(part[run].mean()) if len(part) else None for run in runs}
-        change = means[after] - means[before] if before in means and after in means and len(part) else None
+        old, new = means.get(before), means.get(after)
+        change = new - old if old is not None and new is not None else None
         rows.append({"queue": name, "jobs": len(part), "mean_wait": means, "change": change})
     return rows
 

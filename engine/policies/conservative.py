@@ -38,7 +38,7 @@ import numpy as np
 
 from engine.policies.algorithm import Algorithm
 from engine.policies.ordering import WaitingQueue
-from engine.sim.profile import FOREVER, NEVER, Profile, add, earliest_start, njit
+from engine.sim.profile import FOREVER, NEVER, Profile, add, earliest_start, njit, running_jobs_profile
 from engine.sim.simulator import Simulation
 
 
@@ -141,7 +141,7 @@ class Conservative(Algorithm):
         Needed only when reality left the profile: a job running past its requested time (when
         overruns are allowed) or a buddy request with no aligned free block.
         """
-        self.profile = self.sim.running_profile()
+        self.profile = running_jobs_profile(self.sim)
         self._due.clear()
         for job in self.queue.jobs():
             self._place(job)

@@ -49,6 +49,7 @@ from engine.policies.ordering import WaitingQueue
 from engine.policies.registry import Component, Preset, register, register_algorithm
 from engine.sim.planner import (MAKESPAN, MEAN_SQUARED_WAIT, MEAN_WAIT, SCALE_ABSOLUTE, SCALE_CURRENT,
                                 SCALE_INITIAL, best_plan, plan_cost, temperature_schedule)
+from engine.sim.profile import running_jobs_profile
 from engine.sim.simulator import Simulation
 
 OBJECTIVES = {"wait": MEAN_WAIT, "squared-wait": MEAN_SQUARED_WAIT, "makespan": MAKESPAN}
@@ -147,7 +148,7 @@ def running_profile(sim: Simulation, kind: int) -> tuple[np.ndarray, np.ndarray,
     and the cost a plan starts from (for the makespan the latest running end from now, else 0).
 
     A job running past its expected end (overruns allowed) is expected to end in one second."""
-    profile = sim.running_profile()
+    profile = running_jobs_profile(sim)
     base_t, base_f = profile.times[:profile.length].copy(), profile.free[:profile.length].copy()
     base_cost = float(base_t[-1] - base_t[0]) if kind == MAKESPAN else 0.0
     return base_t, base_f, base_cost

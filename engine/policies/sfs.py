@@ -42,7 +42,7 @@ from engine.policies.base import Param
 from engine.policies.ordering import WaitingQueue
 from engine.policies.registry import Component, Preset, register, register_algorithm
 from engine.policies.priority import ELIGIBLE_TIME_DOMINANT, NODE_COUNT_DOMINANT
-from engine.sim.profile import Profile
+from engine.sim.profile import Profile, running_jobs_profile
 from engine.sim.simulator import Simulation
 
 PASS_1, PASS_2, BACKFILL = "1", "2", "backfill"
@@ -116,7 +116,7 @@ class PriorityReservations(Algorithm):
             if len(reserved) >= depth:
                 break
             if profile is None:
-                profile = self.sim.running_profile()
+                profile = running_jobs_profile(self.sim)
             start = profile.earliest_start(sim.now, sim.estimate[job], sim.size[job])
             assert start is not None   # every job fits the empty machine eventually
             profile.reserve(start, start + sim.estimate[job], sim.size[job])
@@ -153,7 +153,7 @@ class SimultaneousFairShare(PriorityReservations):
         held = [(job, start) for job, start in self.reservations if sim.start_time[job] < 0] if self.hold else []
         profile = None
         if held:
-            profile = self.sim.running_profile()
+            profile = running_jobs_profile(self.sim)
             for job, start in held:
                 profile.reserve(start, start + sim.estimate[job], sim.size[job])
         held_start = dict(held)

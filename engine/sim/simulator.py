@@ -17,7 +17,6 @@ import numpy as np
 import pandas as pd
 
 from engine.sim.allocation import make_allocator
-from engine.sim.profile import Profile
 from engine.workload.model import Workload
 from engine.workload.names import names_of
 
@@ -133,28 +132,6 @@ class Simulation:
 
     def expected_end(self, job: int) -> int:
         return self.start_time[job] + self.estimate[job]
-
-    def running_profile(self) -> Profile:
-        """Free processors from now on if running jobs end when expected (one still running past its
-        expected end: in one second). One sweep over ``running_ends`` (sorted by expected end); the
-        same as reserving each running job from now in an empty profile."""
-        now = self.now
-        profile = Profile(self.capacity, now)
-        running = self.running_ends
-        if not running:
-            return profile
-        size = self.size
-        ends = np.maximum(np.fromiter((end for end, _ in running), np.int64, len(running)), now + 1)
-        sizes = np.fromiter((size[job] for _, job in running), np.int64, len(running))
-        released = np.cumsum(sizes)
-        last_of_each_end = np.append(ends[1:] != ends[:-1], True)
-        free_now = self.capacity - int(released[-1])
-        steps = 1 + int(last_of_each_end.sum())
-        profile.make_room(steps)
-        profile.times[:steps] = np.concatenate(([now], ends[last_of_each_end]))
-        profile.free[:steps] = np.concatenate(([free_now], free_now + released[last_of_each_end]))
-        profile.length = steps
-        return profile
 
     def wake_at(self, t: int) -> None:
         """Ask for a scheduling pass at time ``t`` even if nothing ends or arrives then (a policy

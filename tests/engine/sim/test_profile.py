@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.sim.profile import Profile
+from engine.sim.profile import Profile, running_jobs_profile
 from engine.sim.simulator import Simulation
 from tests.engine.conftest import make_workload
 
@@ -140,4 +140,4 @@ def test_the_running_profile_is_what_reserving_each_running_job_gives(running, n
     expected = Profile(capacity, now)
     for end, n in running:
         expected.reserve(now, max(end, now + 1), n)
-    assert sim.running_profile().steps() == expected.steps()
+    assert running_jobs_profile(sim).steps() == expected.steps()
