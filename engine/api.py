@@ -50,7 +50,7 @@ from engine.workload.cache import save as save_parsed
 from engine.workload.characterize import describe
 from engine.errors import WorkloadError
 from engine.workload.load import check_load_factor
-from engine.workload.export import write_swf
+from engine.workload.export import swf_text, write_swf
 from engine.workload.loading import check_trace_head, header_integer, load_workload
 from engine.workload.metacentrum import EXEC_HOSTS, describe_requests
 from engine.workload.model import Workload
@@ -62,7 +62,7 @@ from engine.workload.window import parse_days
 __all__ = [
     # reading
     "Workload", "read_trace", "read_trace_header", "check_upload", "declared_procs", "describe", "describe_requests",
-    "has_recorded_starts", "EXEC_HOSTS", "trace_time_zone", "write_swf",
+    "has_recorded_starts", "EXEC_HOSTS", "trace_time_zone", "write_swf", "swf_text",
     "save_parsed", "load_parsed",
     "Machine", "read_machines", "parse_machines",
     "QueueConfig", "read_queue_config", "parse_queue_config", "SHIPPED_QUEUE_CONFIGS", "shipped_queue_text",

@@ -43,7 +43,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from engine.platform.machines import Cluster, Machine, host_cluster
+from engine.platform.hosts import host_cluster
+from engine.platform.machines import Cluster, Machine
 from engine.platform.queues import Assignment, QueueConfig, assign_queues, check_pools
 from engine.workload.model import Workload
 

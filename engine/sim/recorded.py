@@ -9,12 +9,12 @@ hosts a job ran on (PBS exec_host, sacct NodeList), the schedule's ``nodes`` and
 
 from __future__ import annotations
 
-from typing import Any
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from engine.platform.machines import host_cluster
+from engine.platform.hosts import host_cluster
 from engine.sim.simulator import Pacer, Simulation
 from engine.workload.names import names_of
 from engine.workload.recorded import recorded_starts

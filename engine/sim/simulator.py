@@ -8,10 +8,10 @@ start. Policies read the public state of :class:`Simulation` and call :meth:`Sim
 from __future__ import annotations
 
 from bisect import bisect_left, insort
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from heapq import heappop, heappush
 from typing import Any, Protocol
-from collections.abc import Callable, Mapping
 
 import numpy as np
 import pandas as pd

@@ -26,9 +26,9 @@ The model (the policy description in :mod:`engine.policies.timesharing` states i
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from heapq import heappop, heappush
 from typing import Any
-from collections.abc import Callable, Mapping
 
 from engine.sim.simulator import Pacer, Scheduler, Simulation, SimulationError
 from engine.workload.model import Workload

@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 from django.contrib.staticfiles import finders
 
-from engine.api import read_trace_header
+from engine.api import fidelity, human_seconds, read_trace_header
 from webapp.allocations.services import with_allocations
 from webapp.dashboards.comparison import Comparison
 from webapp.dashboards.figures.time_axis import TimeAxis, time_axis
@@ -71,6 +71,45 @@ def load_comparison(experiment: Experiment, runs: list[Run] | None = None) -> Co
         sweep_series=series, sweep_baselines=baselines, missing=missing, targets=targets,
         time_axis=trace_time_axis(experiment.trace, schedules), table_css=table_css(),
     )
+
+
+def fidelity_table(experiment: Experiment, runs: list[Run], labels: list[str]) -> dict[str, Any] | None:
+    """Each finished simulated run against the finished recorded run (engine.metrics.fidelity), as the
+    rows the comparison shows at its top; None without a recorded run."""
+    done = [(label, run) for label, run in zip(labels, runs) if run.status == Run.Status.DONE]
+    recorded = [(label, run) for label, run in done if (run.policy or {}).get("preset") == "recorded"]
+    if not recorded:
+        return None
+    label, run = recorded[0]
+    reference = cached_schedule(run)
+    return fidelity_view(label, {other_label: fidelity(reference, cached_schedule(other), capacity=int(experiment.procs))
+                                 for other_label, other in done if other is not run})
+
+
+def fidelity_view(recorded: str, figures: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """What templates/_fidelity.html shows: one row per simulated run, and the runs' warnings."""
+    rows = [fidelity_row(label, values) for label, values in figures.items()]
+    return {"recorded": recorded, "rows": rows,
+            "warnings": [f"{row['label']}: {row['warning']}" for row in rows if row["warning"]]}
+
+
+def fidelity_row(label: str, figures: dict[str, Any]) -> dict[str, Any]:
+    """One run's fidelity figures in human units (hours, percent) for a table."""
+    overall = figures["overall"]
+    rec, sim = overall.get("recorded") or {}, overall.get("simulated") or {}
+
+    def wait(side: dict, key: str) -> str:
+        return human_seconds(side[key]) if side.get(key) is not None else "–"
+
+    def share(side: dict) -> str:
+        return f"{side['utilization']:.0%}" if side.get("utilization") is not None else "–"
+
+    rho = overall.get("wait_rank_correlation")
+    return {"label": label, "jobs": figures["jobs"]["matched"], "far": figures["far"], "warning": figures["warning"],
+            "mean_wait": f"{wait(sim, 'mean_wait')} vs {wait(rec, 'mean_wait')}",
+            "p95_wait": f"{wait(sim, 'p95_wait')} vs {wait(rec, 'p95_wait')}",
+            "utilization": f"{share(sim)} vs {share(rec)}", "rank": f"{rho:.2f}" if rho is not None else "–",
+            "far_queues": figures["far_queues"]}
 
 
 def trace_time_axis(trace: Any, schedules: dict[str, pd.DataFrame]) -> TimeAxis:

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET
 
 from webapp.core.permissions import get_visible_or_404
 from webapp.dashboards import comparison as plots
-from webapp.dashboards.data import cached_schedule, load_comparison, trace_time_axis, unique_labels
+from webapp.dashboards.data import cached_schedule, fidelity_table, load_comparison, trace_time_axis, unique_labels
 from webapp.dashboards.figures import metrics_table_html, policy_colours, trace_characterization
 from webapp.dashboards.plot_cache import cache_key, cached_gzip_json, gzip_json_response
 from webapp.experiments.models import Experiment, Run
@@ -74,6 +74,7 @@ def _comparison_page(request: HttpRequest, experiment: Experiment, runs: list[Ru
         "title": ", ".join(done_labels or labels),
         "machines": sorted({e.machine_label for e in experiments.values()}), "experiments": list(experiments.values()),
         "metrics_table": mark_safe(metrics_table_html(summaries, baseline=baseline, colours=colours)) if done else "",
+        "fidelity": fidelity_table(experiment, runs, labels),
         "baseline": baseline, "sections": sections, "params": params, "query": query,
         "window": _window_text(experiment, runs, params),
         "download_url": download_url + suffix,

@@ -82,13 +82,18 @@ def create_experiment(
     owner: Any, *, name: str, trace: Trace, procs: int | None, machine: Machine | None,
     policies: list[Any], allocation: str = "count", exact_estimates: bool = False, seed: int = 0,
     sweep_param: str = "", sweep_values: list[Any] | None = None, shared: bool = False, description: str = "",
-    load_factor: float = 1.0, days: str = "",
+    load_factor: float = 1.0, days: str = "", with_recorded: bool = False,
 ) -> Experiment:
     """Validate everything first, then create the experiment and its runs in one transaction and
-    queue one task per run once it commits. Raises ExperimentError; nothing is stored then."""
+    queue one task per run once it commits. Raises ExperimentError; nothing is stored then.
+
+    ``with_recorded``: put the recorded run (what really happened, preset ``recorded``) first, when
+    the trace records start times and the arrivals are not rescaled (load factor 1)."""
     size = checked_setup(trace, procs, machine, allocation)
     planned = plan_runs(policies, sweep_param, sweep_values)
     load_factor = checked_load_factor(load_factor)
+    if with_recorded and load_factor == 1.0:
+        planned = with_recorded_run(trace, planned)
     days = checked_days(days)
     with transaction.atomic():
         experiment = Experiment.objects.create(
@@ -103,6 +108,14 @@ def create_experiment(
                                      sweep_value=plan.sweep_value, load_factor=load_factor)
             enqueue(run_simulation, run.pk)
     return experiment
+
+
+def with_recorded_run(trace: Trace, planned: list[PlannedRun]) -> list[PlannedRun]:
+    """``planned`` with the recorded run first, if the trace records start times and it is not there."""
+    if not (trace.summary or {}).get("recorded_starts") or any(p.policy["preset"] == "recorded" for p in planned):
+        return planned
+    recorded = resolve_policy("recorded")
+    return [PlannedRun(recorded.pop("_label"), recorded), *planned]
 
 
 def checked_setup(trace: Trace, procs: int | None, machine: Machine | None, allocation: str) -> int:
@@ -155,7 +168,8 @@ def rerun(run: Run) -> bool:
     with transaction.atomic():
         again = Run.objects.filter(pk=run.pk, status__in=Run.FINAL).update(
             status=Run.Status.QUEUED, progress=0.0, error="", summary=None, cancel_requested=False,
-            attempts=0, task_id="", started_at=None, heartbeat_at=None, finished_at=None,
+            attempts=0, resends=0, task_id="", started_at=None, heartbeat_at=None, finished_at=None,
+            queued_at=timezone.now(),
         )
         if again:
             remove_results(run)

@@ -61,7 +61,7 @@ def experiment_new(request: HttpRequest) -> HttpResponse:
                     policies=data["policies"], allocation=data["allocation"], exact_estimates=data["exact_estimates"],
                     seed=data["seed"], sweep_param=data["sweep_param"] if data["sweep_list"] else "",
                     sweep_values=data["sweep_list"], shared=data["shared"], load_factor=data.get("load_factor") or 1.0,
-                    days=data["days"],
+                    days=data["days"], with_recorded=data.get("with_recorded", False),
                 )
                 attach(experiment, data.get("allocations"))
         except ExperimentError as e:

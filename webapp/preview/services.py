@@ -25,6 +25,7 @@ from engine.api import (
     EXEC_HOSTS,
     INPUT_ERRORS,
     Clusters,
+    InferredConfiguration,
     Scenario,
     SimulationError,
     Workload,
@@ -126,6 +127,13 @@ def trace_queues(workload: Workload) -> pd.Series:
     jobs = workload.jobs
     names = jobs["queue_name"] if "queue_name" in jobs else jobs["queue"].astype(str)
     return pd.Series(names.astype(str).to_numpy(), index=jobs["job_id"].to_numpy())
+
+
+def inferred_from(trace: Any) -> InferredConfiguration:
+    """What ``trace``'s recorded schedule shows (engine.platform.infer), named after the trace."""
+    found = infer_configuration(trace.workload())
+    found.source = trace.name
+    return found
 
 
 def inference_problem(trace: Any, *, queues: bool, machine: bool) -> str | None:

@@ -21,7 +21,7 @@ from webapp.core.permissions import (
 from webapp.dashboards.figures.preview import preview_layout
 from webapp.preview.forms import MachineFileForm, PreviewForm, QueueFileForm
 from webapp.preview.models import INFERRED_LABEL, MachineFile, Preview, QueueFile
-from webapp.preview.services import RECORDED, schedules
+from webapp.preview.services import RECORDED, inference_problem, inferred_from, schedules
 from webapp.preview.tasks import queue_preview
 from webapp.traces.models import Trace
 
@@ -30,6 +30,7 @@ from webapp.traces.models import Trace
 def index(request: HttpRequest) -> HttpResponse:
     user = request.user
     return render(request, "preview/index.html", {
+        "traces": visible_to(Trace, user).filter(status=Trace.Status.READY),
         "previews": visible_to(Preview, user).select_related("owner", "trace"),
         "machines": visible_to(MachineFile, user).select_related("owner"),
         "queue_files": visible_to(QueueFile, user).select_related("owner"),
@@ -89,9 +90,28 @@ def _delete(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
     return redirect("preview:index")
 
 
+def _inferred_initial(request: HttpRequest, kind: str) -> dict | None:
+    """``?trace=ID``: the form starts from what that trace's recorded schedule shows (or says why not)."""
+    if "trace" not in request.GET or request.method != "GET":
+        return None
+    try:
+        pk = int(request.GET["trace"])
+    except ValueError:
+        raise Http404 from None
+    trace = get_visible_or_404(Trace.objects.filter(status=Trace.Status.READY), request.user, pk)
+    problem = inference_problem(trace, queues=kind == "queues", machine=kind == "machine")
+    if problem:
+        messages.error(request, f"{trace.name}: {problem}")
+        return None
+    found = inferred_from(trace)
+    text = found.queues_yaml() if kind == "queues" else found.machine_yaml()
+    return {"name": f"{trace.name}: inferred from the trace", "text": text,
+            "description": f"Inferred from the trace {trace.name}; every value is commented with its evidence."}
+
+
 @require_http_methods(["GET", "POST"])
 def machine_new(request: HttpRequest) -> HttpResponse:
-    return _new(request, "machine")
+    return _new(request, "machine", _inferred_initial(request, "machine"))
 
 
 @require_GET
@@ -113,7 +133,8 @@ def machine_delete(request: HttpRequest, pk: int) -> HttpResponse:
 def queues_new(request: HttpRequest) -> HttpResponse:
     """A new configuration, optionally starting from a shipped one (?from=metacentrum-2014)."""
     start = request.GET.get("from")
-    initial = {"name": f"{start} (copy)", "text": shipped_queue_text(start)} if start in SHIPPED_QUEUE_CONFIGS else None
+    initial = {"name": f"{start} (copy)", "text": shipped_queue_text(start)} \
+        if start in SHIPPED_QUEUE_CONFIGS else _inferred_initial(request, "queues")
     return _new(request, "queues", initial)
 
 
@@ -191,8 +212,8 @@ def _results(preview: Preview) -> dict:
 
 @require_POST
 def preview_edit_inferred(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
-    """Copy a preview's inferred configuration or machine into a file of one's own, to edit like any other."""
-    preview = get_visible_or_404(Preview.objects.select_related("trace"), request.user, pk)
+    """Copy a preview's inferred configuration or machine into a file of its owner's, to edit like any other."""
+    preview = get_owned_or_404(Preview.objects.select_related("trace"), request.user, pk)
     if kind not in KINDS:
         raise Http404
     model, _, label = KINDS[kind]

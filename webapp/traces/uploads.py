@@ -70,7 +70,7 @@ class InspectedUpload:
     compressed: bool
     size_bytes: int
     header: dict[str, str] = field(default_factory=dict)
-    format: str = "swf"   # swf | metacentrum | aleang (engine.workload.metacentrum.detect_format)
+    format: str = "swf"   # swf | metacentrum | aleang | pbs | slurm (engine.workload.loading.trace_format)
 
     @property
     def relative_name(self) -> str:

@@ -8,6 +8,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from engine.api import swf_text
 from webapp.core.permissions import can_change, get_owned_or_404, get_visible_or_404, visible_to
 from webapp.traces.forms import MachineForm, TraceEditForm, TraceUploadForm
 from webapp.traces.models import Machine, Trace
@@ -70,6 +71,22 @@ def trace_download(request: HttpRequest, pk: int) -> FileResponse:
     if not trace.path.exists():
         raise Http404("The trace file is missing on the server.")
     return FileResponse(open(trace.path, "rb"), as_attachment=True, filename=trace.download_name)
+
+
+SWF_KINDS = {"swf": False, "extended": True}
+
+
+@require_GET
+def trace_download_swf(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
+    """The trace converted to SWF or extended SWF (whatever format it was uploaded in), as cleaned."""
+    trace = get_visible_or_404(Trace, request.user, pk)
+    if kind not in SWF_KINDS or not trace.is_ready:
+        raise Http404("No such conversion, or the trace is not parsed yet.")
+    text = swf_text(trace.workload(), extended=SWF_KINDS[kind])
+    stem = (trace.original_name or trace.name).rsplit(".", 1)[0] or "trace"
+    response = HttpResponse(text, content_type="text/plain; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{stem}{"-extended" if SWF_KINDS[kind] else ""}.swf"'
+    return response
 
 
 @require_http_methods(["GET", "POST"])

@@ -223,3 +223,24 @@ def test_the_fidelity_warning_is_plain_and_on_top(alice, media_root, wagap_head)
     assert '<td class="better">−1.5 h</td>' in page and '<td class="better">−2.0 h</td>' in page
     assert "<td>7</td><td>3</td><td>2.0 h</td><td>1.0 min</td>" in page and "Nobody." in page
     assert "Times in Europe/Prague." in page
+
+
+def test_a_configuration_and_a_machine_start_from_what_a_trace_shows(alice, bob, media_root, wagap_head):
+    trace = make_trace(alice, wagap_head, name="wagap head")
+    client = login(alice)
+    assert "Infer the queue configuration" in client.get(reverse("preview:index")).content.decode()
+    form = client.get(reverse("preview:queues_new") + f"?trace={trace.pk}").content.decode()
+    assert "wagap head: inferred from the trace" in form and "running at once on 2013-01-" in form
+    machine = client.get(reverse("preview:machine_new") + f"?trace={trace.pk}").content.decode()
+    assert "clusters:" in machine and "hosts seen:" in machine
+    # somebody else's private trace is a 404
+    assert login(bob).get(reverse("preview:queues_new") + f"?trace={trace.pk}").status_code == 404
+
+
+def test_inferring_from_a_trace_without_recorded_starts_says_why(alice, media_root, tmp_path):
+    path = tmp_path / "nowait.swf"
+    path.write_text("; MaxProcs: 4\n" + "".join(f"{i} {i * 10} -1 100 1 -1 -1 1 200 -1 1 1 1 1 1 1 -1 -1\n"
+                                               for i in range(1, 6)))
+    trace = make_trace(alice, path, name="no waits")
+    page = login(alice).get(reverse("preview:queues_new") + f"?trace={trace.pk}", follow=True).content.decode()
+    assert "no waits: this trace records no start times" in page

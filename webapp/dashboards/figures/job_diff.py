@@ -55,7 +55,7 @@ def _gains(jobs: pd.DataFrame, key: str, what: str):
     source = ColumnDataSource({"name": names, "hours": hours, "jobs": table["jobs"].to_numpy(),
                                "mean": table["mean_delta"].to_numpy(float) / 3600.0,
                                "colour": np.where(hours < 0, EARLIER, LATER)})
-    fig = new_figure(f"{what} that gain and lose most (total start difference)", width=445,
+    fig = new_figure(f"{what}: most gained (green), most lost (red)", width=445,
                      height=max(200, 40 + 22 * len(names)), y_range=FactorRange(*(names[::-1] or ["none"])))
     fig.hbar(y="name", right="hours", height=0.75, color="colour", source=source)
     fig.xaxis.axis_label = "job-hours: Σ (start under B − start under A)"
@@ -92,7 +92,8 @@ def _diff_gantt(jobs: pd.DataFrame, a: str, b: str, colours: dict[str, str], axi
     if len(shown) > MAX_GANTT_JOBS:
         left_out = len(shown) - MAX_GANTT_JOBS
         shown = shown.iloc[np.argsort(-np.abs(shown["delta"].to_numpy()), kind="stable")[:MAX_GANTT_JOBS]]
-    shown = shown.sort_values(["start_a", "job_id"], kind="stable").reset_index(drop=True)
+    shown = shown.assign(first=np.minimum(shown["start_a"], shown["start_b"]))
+    shown = shown.sort_values(["first", "job_id"], kind="stable").reset_index(drop=True)
     rows = np.arange(len(shown), dtype=float)
     fig = new_figure(f"Diff Gantt, {axis.text(start)} to {axis.text(end)}: {a} (wide bars) and {b} (narrow bars)",
                      height=min(700, 120 + 6 * len(shown)), tools=TIME_TOOLS,
@@ -105,11 +106,16 @@ def _diff_gantt(jobs: pd.DataFrame, a: str, b: str, colours: dict[str, str], axi
                                    "delta_h": shown["delta"].to_numpy(float) / 3600.0})
         fig.hbar(y="y", left="left", right="right", height=height, fill_color=colours[run], fill_alpha=alpha,
                  line_color=None, source=source, legend_label=run)
+    moves = ColumnDataSource({"y": rows, "a": axis.x(shown["start_a"].to_numpy(float)),
+                              "b": axis.x(shown["start_b"].to_numpy(float)),
+                              "colour": np.where(shown["delta"] < 0, EARLIER, np.where(shown["delta"] > 0, LATER, SAME))})
+    fig.segment(x0="a", y0="y", x1="b", y1="y", color="colour", line_width=1.5, source=moves)
     fig.add_tools(HoverTool(tooltips=[("job", "@job"), ("user", "@user"), ("B − A (h)", "@delta_h{0,0.00}")]))
     fig.yaxis.visible = False
     fig.xaxis.axis_label = axis.label
     fig.legend.location = "top_right"
-    text = (f"{len(shown):,} jobs running in this window under A or B, one row each (sorted by start under A)."
+    text = (f"{len(shown):,} jobs running in this window under A or B, one row each (by first start); a thin line "
+            "joins a job's start under A to its start under B (green: earlier under B, red: later)."
             + (f" {left_out:,} more left out: only the {MAX_GANTT_JOBS} that moved most are drawn; narrow the window "
                "to see them all." if left_out else "") + " The window is the Gantt window above.")
     return column(fig, note(text))

@@ -147,11 +147,17 @@ def _daily_panels(timelines: Mapping[str, PolicyTimelines], capacity: int, colou
     for what, attribute, y_range, scale in (("Utilization", "busy_daily", share_range, float(capacity)),
                                              ("Queue length (jobs waiting)", "queue_daily", queue_range, 1.0)):
         parts.append(Div(text=f"<b>{what}: daily mean and min–max, one panel per run</b>"))
-        for label, lines in timelines.items():
+        for i, (label, lines) in enumerate(timelines.items()):
             daily = getattr(lines, attribute)
-            fig = _time_figure(f"{what} — {label}", x_range, axis, height=120, legend=False)
+            last = i == len(timelines) - 1
+            fig = _time_figure(f"{what} — {label}", x_range, axis, height=135 if last else 95, legend=False)
             fig.y_range = y_range
+            fig.yaxis.ticker.desired_num_ticks = 3
             fig.title.text_color = colours[label]
+            fig.min_border_top = 2
+            if not last:   # one date axis under the last panel of the group: the panels share it
+                fig.xaxis.visible = False
+                fig.min_border_bottom = 4
             if scale != 1.0:
                 fig.yaxis.formatter = NumeralTickFormatter(format="0%")
             source = ColumnDataSource({"left": axis.x(daily["start"].to_numpy(float)),
