@@ -7,6 +7,7 @@ database and result files share; :mod:`engine.policies.registry` names the prese
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -104,5 +105,11 @@ class PolicySpec:
     @property
     def label(self) -> str:
         """A short human label: the preset and the parameters that differ from its defaults."""
-        changed = [f"{k}={to_json_value(v)}" for k, v in self.params.items() if self.defaults.get(k) != v]
+        return self.label_without(())
+
+    def label_without(self, names: Iterable[str]) -> str:
+        """The label leaving out the parameters ``names`` (e.g. settings every run of an experiment shares)."""
+        left_out = set(names)
+        changed = [f"{k}={to_json_value(v)}" for k, v in self.params.items()
+                   if self.defaults.get(k) != v and k not in left_out]
         return self.preset + (f" ({', '.join(changed)})" if changed else "")

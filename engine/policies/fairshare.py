@@ -284,3 +284,13 @@ for _name, _ordering, _algorithm, _text in (
     ("mrfs-conservative", "mrfs", "conservative", "Multi-resource fair-share order with conservative backfilling."),
 ):
     register(Preset(_name, _text, _ordering, _algorithm, family="fairshare", paper="metacentrum"))
+
+#: what a real OpenPBS did with fair-share (AleaNG's PBS* runs; tests/engine/policies/test_pbs_replay.py)
+PBS_LIKE = {"charge_running": True, "cycle": 600}
+for _name, _algorithm, _text in (
+    ("pbs-easy", "easy", ("PBS-like: CPU fair-share charged while jobs run, a scheduling cycle every 600 s, EASY "
+                         "backfilling (replays AleaNG's real OpenPBS runs: start order rank correlation 0.98-1.00).")),
+    ("pbs-strict", "none", ("PBS-like: CPU fair-share charged while jobs run, a scheduling cycle every 600 s, strict "
+                           "order (no backfilling; replays AleaNG's real OpenPBS strict runs).")),
+):
+    register(Preset(_name, _text, "fairshare", _algorithm, dict(PBS_LIKE), family="fairshare"))

@@ -27,12 +27,14 @@ URLS: dict[str, tuple] = {
     "traces:detail": ("trace", "GET", "view"),
     "traces:status": ("trace", "GET", "view"),
     "traces:download": ("trace", "GET", "view"),
+    "traces:download_swf": ("trace", "GET", "view", {"kind": "swf"}),
     "traces:edit": ("trace", "GET", "change"),
     "traces:delete": ("trace", "POST", "change"),
     "traces:machine_new": (None, "GET", "view"),
     "traces:machine_delete": ("machine", "POST", "change"),
     "experiments:list": (None, "GET", "view"),
     "experiments:new": (None, "GET", "view"),
+    "experiments:reproduce": (None, "GET", "view"),
     "experiments:detail": ("experiment", "GET", "view"),
     "experiments:progress": ("experiment", "GET", "view"),
     "experiments:metrics_csv": ("experiment", "GET", "view"),
@@ -61,6 +63,10 @@ URLS: dict[str, tuple] = {
     "dashboards:comparison": ("experiment", "GET", "view"),
     "dashboards:comparison_plot": ("experiment", "GET", "view", {"name": "metrics"}),
     "dashboards:comparison_download": ("experiment", "GET", "view"),
+    # Runs of any experiments, named in ?runs= (their permissions: tests/webapp/dashboards).
+    "dashboards:compare": (None, "GET", "view"),
+    "dashboards:compare_plot": (None, "GET", "view", {"name": "metrics"}),
+    "dashboards:compare_download": (None, "GET", "view"),
     # The allocations app (webapp.allocations): allocations files, owned and shared like traces.
     "allocations:list": (None, "GET", "view"),
     "allocations:new": (None, "GET", "view"),
@@ -150,7 +156,7 @@ def preview_objects(alice, trace):  # noqa: ANN001, ANN201
 
 def url_for(name: str, objects: dict) -> str:  # noqa: ANN001
     kind, extra = URLS[name][0], (URLS[name][3] if len(URLS[name]) > 3 else {})
-    return reverse(name, kwargs={"pk": objects[kind].pk, **extra}) if kind else reverse(name)
+    return reverse(name, kwargs={**({"pk": objects[kind].pk} if kind else {}), **extra})
 
 
 def request(client, name: str, url: str, user=None):  # noqa: ANN001, ANN201

@@ -15,9 +15,22 @@ from bokeh.layouts import column
 from bokeh.models import Div, LayoutDOM
 
 from engine import api
-from webapp.dashboards.figures import (GanttWindow, PolicyTimelines, deadline_figures, fairness_figure, gantt_figure, grid_edges,
-                                       linked_timelines, mean_wait_grid, metrics_table_html, policy_colours,
-                                       ratio_heatmap, sweep_trend, wait_cdf_figure, wait_heatmaps)
+from webapp.dashboards.figures import (
+    GanttWindow,
+    PolicyTimelines,
+    deadline_figures,
+    fairness_figure,
+    gantt_figure,
+    grid_edges,
+    linked_timelines,
+    mean_wait_grid,
+    metrics_table_html,
+    policy_colours,
+    ratio_heatmap,
+    sweep_trend,
+    wait_cdf_figure,
+    wait_heatmaps,
+)
 from webapp.dashboards.figures.job_diff import job_diff_layout
 from webapp.dashboards.figures.style import heading, note
 from webapp.dashboards.figures.time_axis import TimeAxis
@@ -44,7 +57,7 @@ class Comparison:
     sweep_series: dict[str, list] = field(default_factory=dict)         # policy → summary per value (or None)
     sweep_baselines: dict[str, dict] = field(default_factory=dict)      # runs not swept → summary
     missing: list[str] = field(default_factory=list)           # runs not shown, with why
-    time_axis: TimeAxis = TimeAxis()                            # calendar of the trace, if it has one
+    time_axis: TimeAxis = field(default_factory=TimeAxis)       # calendar of the trace, if it has one
     baseline: str = ""                                          # the run the metrics table compares against
     table_css: str = ""                                         # the metrics table's style, for the download
 

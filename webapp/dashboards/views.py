@@ -15,8 +15,18 @@ from django.views.decorators.http import require_GET
 
 from webapp.core.permissions import get_visible_or_404
 from webapp.dashboards import comparison as plots
-from webapp.dashboards.data import cached_schedule, fidelity_table, load_comparison, trace_time_axis, unique_labels
-from webapp.dashboards.figures import metrics_table_html, policy_colours, trace_characterization
+from webapp.dashboards.data import (
+    cached_schedule,
+    fidelity_table,
+    load_comparison,
+    trace_time_axis,
+    unique_labels,
+)
+from webapp.dashboards.figures import (
+    metrics_table_html,
+    policy_colours,
+    trace_characterization,
+)
 from webapp.dashboards.plot_cache import cache_key, cached_gzip_json, gzip_json_response
 from webapp.experiments.models import Experiment, Run
 from webapp.traces.models import Trace

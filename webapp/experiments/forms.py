@@ -14,8 +14,13 @@ from engine.api import POLICY_FAMILIES, list_policies, workload_options
 from webapp.allocations.models import AllocationSet
 from webapp.core.permissions import visible_to
 from webapp.experiments.models import Experiment
-from webapp.experiments.services import (ExperimentError, checked_days, parse_sweep_values, plan_runs,
-                                         resolve_policy)
+from webapp.experiments.services import (
+    ExperimentError,
+    checked_days,
+    parse_sweep_values,
+    plan_runs,
+    resolve_policy,
+)
 from webapp.traces.models import Machine, Trace
 
 MACHINE_SOURCES = [

@@ -75,7 +75,23 @@ def plan_runs(policies: list[Any], sweep_param: str = "", sweep_values: list[Any
             planned.append(PlannedRun(base.pop("_label"), base))
     if sweep_param and not swept_any:
         raise ExperimentError(f"sweep parameter {sweep_param!r}: none of the chosen policies has it")
+    shared = shared_workload_settings(planned)
+    if shared:
+        for plan in planned:   # "dbf (deadline_fraction=0.4)" for every run says nothing: the experiment says it once
+            plan.label = api.resolve_policy(plan.policy).label_without(shared)
     return planned
+
+
+def shared_workload_settings(planned: list[PlannedRun]) -> dict[str, Any]:
+    """Workload options (engine registry) set to the same non-default value in every planned run."""
+    shared = {}
+    for option in api.workload_options():
+        name = option["name"]
+        values = {repr(plan.policy["params"].get(name)) for plan in planned}
+        value = planned[0].policy["params"].get(name) if planned else None
+        if len(values) == 1 and value is not None and value != option["default"]:
+            shared[name] = value
+    return shared
 
 
 def create_experiment(
@@ -97,7 +113,7 @@ def create_experiment(
     days = checked_days(days)
     with transaction.atomic():
         experiment = Experiment.objects.create(
-            owner=owner, name=name or f"{trace.name}: {', '.join(p.label for p in planned[:4])}"[:200],
+            owner=owner, name=name or default_name(trace, planned, load_factor, days),
             description=description, shared=shared, trace=trace, machine=machine, procs=size,
             allocation=allocation, exact_estimates=exact_estimates, seed=seed,
             sweep_param=sweep_param if sweep_values else "", sweep_values=sweep_values or [], days=days,
@@ -116,6 +132,17 @@ def with_recorded_run(trace: Trace, planned: list[PlannedRun]) -> list[PlannedRu
         return planned
     recorded = resolve_policy("recorded")
     return [PlannedRun(recorded.pop("_label"), recorded), *planned]
+
+
+def default_name(trace: Trace, planned: list[PlannedRun], load_factor: float, days: str) -> str:
+    """ "CTC: easy, conservative, dbf (deadline_fraction=0.4; days 0:30)": runs and what they all share."""
+    labels = list(dict.fromkeys(p.label for p in planned))
+    runs = ", ".join(labels[:6]) + (f" and {len(labels) - 6} more" if len(labels) > 6 else "")
+    simulated = [p for p in planned if p.policy["preset"] != "recorded"]   # the recording has no workload options
+    shared = [f"{k}={v}" for k, v in shared_workload_settings(simulated).items()]
+    shared += [f"load ×{load_factor:g}"] if load_factor != 1.0 else []
+    shared += [f"days {days}"] if days else []
+    return (f"{trace.name}: {runs}" + (f" ({'; '.join(shared)})" if shared else ""))[:200]
 
 
 def checked_setup(trace: Trace, procs: int | None, machine: Machine | None, allocation: str) -> int:

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from engine.metrics.diff import delta_histogram, gains_by, job_classes, job_diff, moved_most
+from engine.metrics.diff import (
+    delta_histogram,
+    gains_by,
+    job_classes,
+    job_diff,
+    moved_most,
+)
 
 
 def schedule(starts: list[int]) -> pd.DataFrame:

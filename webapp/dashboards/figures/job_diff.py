@@ -8,8 +8,17 @@ import html
 import numpy as np
 import pandas as pd
 from bokeh.layouts import column, row
-from bokeh.models import (ColumnDataSource, DataTable, Div, FactorRange, HoverTool, LayoutDOM, NumberFormatter,
-                          Range1d, TableColumn)
+from bokeh.models import (
+    ColumnDataSource,
+    DataTable,
+    Div,
+    FactorRange,
+    HoverTool,
+    LayoutDOM,
+    NumberFormatter,
+    Range1d,
+    TableColumn,
+)
 
 from engine.api import JobDiff, delta_histogram, gains_by, moved_most
 

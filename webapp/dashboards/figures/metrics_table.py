@@ -7,9 +7,14 @@ from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
 import numpy as np
-from bokeh.models import ColumnDataSource, DataTable, HTMLTemplateFormatter, TableColumn
 from bokeh.layouts import column
-from bokeh.models import LayoutDOM
+from bokeh.models import (
+    ColumnDataSource,
+    DataTable,
+    HTMLTemplateFormatter,
+    LayoutDOM,
+    TableColumn,
+)
 
 from .style import format_seconds, note
 

@@ -13,8 +13,18 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 from bokeh.layouts import column, row
-from bokeh.models import (ColumnDataSource, CustomJS, Div, HoverTool, LayoutDOM, Legend, NumeralTickFormatter,
-                          RadioButtonGroup, Range1d, Span)
+from bokeh.models import (
+    ColumnDataSource,
+    CustomJS,
+    Div,
+    HoverTool,
+    LayoutDOM,
+    Legend,
+    NumeralTickFormatter,
+    RadioButtonGroup,
+    Range1d,
+    Span,
+)
 from bokeh.plotting import figure
 
 from .style import TIME_TOOLS, allocation_colours, new_figure, note, policy_colours
