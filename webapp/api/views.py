@@ -124,7 +124,7 @@ def experiment_arguments(request: HttpRequest, data: dict[str, Any]) -> dict[str
     """Check the JSON of POST /api/experiments/ and turn it into create_experiment's arguments."""
     unknown = sorted(set(data) - {"trace", "procs", "machine", "policies", "allocation", "exact_estimates",
                                   "seed", "name", "description", "shared", "sweep", "load_factor",
-                                  "allocations"})
+                                  "allocations", "days"})
     if unknown:
         raise ValueError(f"unknown field {unknown[0]!r}")
     if "trace" not in data:
@@ -151,7 +151,7 @@ def experiment_arguments(request: HttpRequest, data: dict[str, Any]) -> dict[str
         "procs": procs, "machine": machine, "policies": policies, "allocation": str(data.get("allocation", "count")),
         "exact_estimates": bool(data.get("exact_estimates", False)), "seed": seed,
         "sweep_param": str(sweep.get("param", "")), "sweep_values": list(values), "shared": bool(data.get("shared", False)),
-        "load_factor": data.get("load_factor", 1.0),
+        "load_factor": data.get("load_factor", 1.0), "days": str(data.get("days") or ""),
     }
 
 
