@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import shutil
 
-from bokeh.embed import components
+from bokeh.embed import json_item
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -184,7 +184,6 @@ def _results(preview: Preview) -> dict:
     """What the admin reads first (fidelity of 'current', recorded / current / proposed per trace
     queue, the users who gain and lose most), the per-configuration-queue rows and the figures."""
 
-
     summary = preview.summary or {}
     runs = summary.get("runs", {})
     current, proposed = runs.get("current", {}), runs.get("proposed", {})
@@ -206,8 +205,8 @@ def _results(preview: Preview) -> dict:
     layout = preview_layout(frames["current"], frames["proposed"], frames["counterpart"], labels=labels,
                             clusters=summary.get("clusters", {}), policy_is_multi=preview.policy.startswith("mrfs"),
                             recorded=frames.get(RECORDED), zone=context["time_zone"])
-    script, div = components(layout)
-    return {**context, "bokeh_script": script, "bokeh_div": div}
+    # A json_item in a JSON data block, embedded by a static script: the CSP allows no inline script.
+    return {**context, "bokeh_item": json_item(layout, "preview-plots")}
 
 
 @require_POST
