@@ -183,7 +183,6 @@ def preview_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def _results(preview: Preview) -> dict:
     """What the admin reads first (fidelity of 'current', recorded / current / proposed per trace
     queue, the users who gain and lose most), the per-configuration-queue rows and the figures."""
-
     summary = preview.summary or {}
     runs = summary.get("runs", {})
     current, proposed = runs.get("current", {}), runs.get("proposed", {})
