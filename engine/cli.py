@@ -10,7 +10,8 @@ import argparse
 import json
 import sys
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from engine.metrics.summary import summarize_result
 from engine.policies import PolicyError
@@ -93,6 +94,32 @@ def build_parser() -> argparse.ArgumentParser:
                      help="unit of requested memory in an extended (MetaCentrum/AleaNG) trace")
     ins.add_argument("--json", action="store_true")
     ins.set_defaults(command=run_inspect)
+
+    inf = commands.add_parser("infer", help="the queue configuration (and machine) a trace's recorded schedule shows")
+    inf.add_argument("trace", help="a trace that records start times and queues (extended SWF, accounting log)")
+    inf.add_argument("--machines", metavar="FILE", help="the machine description (default: inferred from the "
+                                                        "hosts the jobs ran on)")
+    inf.add_argument("--queues-out", required=True, metavar="QUEUES.yaml")
+    inf.add_argument("--machines-out", metavar="MACHINES.yaml", help="write the inferred machine description")
+    inf.add_argument("--skip-bad-lines", action="store_true")
+    inf.add_argument("--memory-unit", choices=("bytes", "KB", "MB", "GB"))
+    inf.set_defaults(command=run_infer)
+
+    conv = commands.add_parser("convert", help="any trace (SWF, extended SWF, PBS log, sacct dump) as SWF")
+    conv.add_argument("trace")
+    conv.add_argument("--out", required=True, metavar="OUT.swf")
+    conv.add_argument("--extended", action="store_true",
+                      help="extended SWF (MetaCentrum's 21 fields: hosts, queue name, nodespec)")
+    conv.add_argument("--procs", type=int)
+    conv.add_argument("--skip-bad-lines", action="store_true")
+    conv.add_argument("--memory-unit", choices=("bytes", "KB", "MB", "GB"))
+    conv.set_defaults(command=run_convert)
+
+    fid = commands.add_parser("fidelity", help="a simulated schedule against the recorded one (JSON)")
+    fid.add_argument("recorded", metavar="RECORDED.csv", help="the schedule of --policy recorded")
+    fid.add_argument("simulated", metavar="SIMULATED.csv", help="a simulated schedule of the same trace")
+    fid.add_argument("--capacity", type=int, help="processors of the machine (for utilization)")
+    fid.set_defaults(command=run_fidelity)
     return parser
 
 
@@ -200,6 +227,71 @@ def run_inspect(args: argparse.Namespace) -> int:
         else:
             print(f"{key}: {value}")
     return 0
+
+
+def run_infer(args: argparse.Namespace) -> int:
+    from engine.platform.infer import infer
+    from engine.platform.machines import read_machines
+
+    machine = read_machines(args.machines) if args.machines else None
+    workload = load_workload(args.trace, skip_bad_lines=args.skip_bad_lines, memory_unit=args.memory_unit)
+    found = infer(workload, machine)
+    if not found.queues:
+        raise WorkloadError("no job has a recorded start: nothing to infer from", file=args.trace)
+    write_text(found.queues_yaml(), args.queues_out)
+    if args.machines_out:
+        if found.machine is None:
+            raise WorkloadError("no machine description inferred: "
+                                + ("one was given (--machines)" if machine else "the trace records no hosts"),
+                                file=args.trace)
+        write_text(found.machine_yaml(), args.machines_out)
+    left = sum(found.left_out.values())
+    print(f"{len(found.queues)} queues from {found.jobs:,} jobs" + (f" ({left:,} without a recorded start left out)"
+                                                                    if left else ""), file=sys.stderr)
+    return 0
+
+
+def write_text(text: str, path: str) -> None:
+    if path in ("-", "/dev/stdout"):
+        sys.stdout.write(text)
+        return
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def run_convert(args: argparse.Namespace) -> int:
+    from engine.workload.export import write_swf
+
+    workload = load_workload(args.trace, procs=args.procs, skip_bad_lines=args.skip_bad_lines,
+                             memory_unit=args.memory_unit)
+    write_swf(workload, args.out, extended=args.extended)
+    report = workload.report
+    print(f"{len(workload)} jobs written to {args.out}; left out: {report.total_rejected}, "
+          f"bad lines: {report.bad_lines}", file=sys.stderr)
+    return 0
+
+
+def run_fidelity(args: argparse.Namespace) -> int:
+    from engine.metrics.fidelity import fidelity
+
+    recorded, simulated = read_schedule(args.recorded), read_schedule(args.simulated)
+    write_json(fidelity(recorded, simulated, capacity=args.capacity), "-")
+    return 0
+
+
+def read_schedule(path: str) -> Any:
+    """A schedule CSV written by ``simulate --out``; a missing column is a WorkloadError naming it."""
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise WorkloadError(f"not a schedule CSV: {exc}", file=path) from None
+    for column in ("job_id", "submit", "start", "end", "procs", "runtime", "wait"):
+        if column not in frame:
+            raise WorkloadError("not a schedule CSV written by simulate --out (no such column)", file=path,
+                                field=column)
+    return frame
 
 
 def write_json(data: dict, path: str) -> None:

@@ -30,7 +30,7 @@ BACKFILL_BOUND = Param(
     "backfill_bound", "int", math.inf,
     "most waiting jobs one backfill pass tests behind the reserved one (like Slurm's bf_max_job_test or PBS's "
     "backfill depth; conservative: jobs its compression moves); inf = every one, the exact schedule",
-    minimum=1, allow_infinity=True)
+    minimum=1, allow_infinity=True, label="backfill bound", unit="jobs")
 
 
 def bounded(params: dict[str, Any]) -> int | None:
@@ -137,14 +137,26 @@ class Easy(Algorithm):
 
     def shadow(self, head: int) -> tuple[int, int]:
         """When the head job can start at the latest (running jobs end as requested), and how
-        many processors will be left over then (the *extra* processors backfill may use)."""
+        many processors will be left over then (the *extra* processors backfill may use).
+
+        The extra processors count every running job that has ended by the shadow time, also
+        those expected to end at the very instant the head first fits (textbook EASY); stopping at
+        the first job that makes the head fit would leave processors idle that backfill may use.
+        A job running past its expected end (overruns allowed) is expected to end in one second.
+        """
         sim = self.sim
         need, available, now = sim.size[head], sim.free, sim.now
+        size = sim.size
+        shadow = -1
         for end, job in sim.running_ends:
-            available += sim.size[job]
-            if available >= need:
-                return max(end, now + 1), available - need
-        return now + 1, 0   # unreachable for jobs that fit the machine
+            if shadow >= 0 and end > shadow:
+                break
+            available += size[job]
+            if shadow < 0 and available >= need:
+                shadow = max(end, now + 1)
+        if shadow < 0:
+            return now + 1, 0   # unreachable for jobs that fit the machine
+        return shadow, available - need
 
 
 register_algorithm(Component("none", InOrder, (), "start jobs in queue order while the head fits"))

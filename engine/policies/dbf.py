@@ -225,15 +225,18 @@ def _paper_preprocessing(workload, drop, seed):  # noqa: ANN001, ANN202 - regist
 DEADLINE_FRACTION = Param(
     "deadline_fraction", "float", 0.0,
     "share of jobs (0-1, seeded pick) made deadline jobs with deadline = submit + max(24 h, 10 × requested "
-    "time); applies to the workload, so every policy sees the same deadline jobs", minimum=0.0)
+    "time); applies to the workload, so every policy sees the same deadline jobs", minimum=0.0,
+    label="share of jobs with a deadline", unit="0-1")
 
 DROP_INTERACTIVE = Param(
     "drop_interactive", "bool", False,
     "the DBF paper's trace preparation: remove the jobs of queues the trace header names interactive "
-    "(negative runtimes/processors are always dropped and jobs stopped at their walltime)")
+    "(negative runtimes/processors are always dropped and jobs stopped at their walltime)",
+    label="drop interactive jobs")
 
 register_algorithm(Component("dbf", DeadlineBackfilling, (), "deadline-based backfilling"))
 register_workload_option(WorkloadOption(DROP_INTERACTIVE, _paper_preprocessing))
 register_workload_option(WorkloadOption(DEADLINE_FRACTION, _deadline_scenario))
 register(Preset("dbf", "FCFS with deadline-based backfilling: conservative, but deadline jobs give way to regular "
-                "ones while they still end by their deadline (set deadline_fraction).", "fcfs", "dbf"))
+                "ones while they still end by their deadline (set deadline_fraction).", "fcfs", "dbf",
+                family="deadlines", paper="dbf"))

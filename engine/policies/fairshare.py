@@ -19,6 +19,13 @@ With a queue configuration in ``priority`` mode (the historical setup), queues a
 priority, highest first, and fair-share orders the jobs inside each queue; in ``virtual`` mode (2014)
 there is one queue ordered by fair-share and queues only limit (see engine.sim.nodes).
 
+``cycle`` (seconds, default 0) asks for a scheduling pass that long after every pass while jobs
+wait and others run, as PBS's periodic scheduling cycle (``scheduler_iteration``, 600 s by
+default) does: with ``charge_running`` the order changes as running jobs accrue usage, and a job
+can start between events. Held against real OpenPBS runs (AleaNG's PBS* traces,
+tests/engine/policies/test_pbs_replay.py) fair-share with ``charge_running`` and ``cycle=600``
+reproduces the recorded schedules (rank correlation of start times 0.98-1.00).
+
 Every change of a user's recorded usage is kept as (time, user, usage) — the series the dashboard
 draws; :func:`priority_series` rebuilds the same series from a schedule.
 """
@@ -27,8 +34,9 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, insort
+from collections.abc import Callable, Iterator
 from heapq import merge
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -39,12 +47,16 @@ from engine.policies.registry import Component, Preset, register, register_order
 
 HOUR = 3600
 DECAY_HOURS = Param("decay_hours", "float", 72.0, "recorded usage decays every this many hours (0 = never)",
-                    minimum=0)
+                    minimum=0, label="usage decays every", unit="h")
 DECAY_FACTOR = Param("decay_factor", "float", 0.5, "recorded usage is multiplied by this at each decay",
-                     minimum=0)
+                     minimum=0, label="decay factor")
 CHARGE_RUNNING = Param("charge_running", "bool", False,
-                       "also charge running jobs for the time they have run (default: charged at completion)")
-FAIRSHARE_PARAMS = (DECAY_HOURS, DECAY_FACTOR, CHARGE_RUNNING)
+                       "also charge running jobs for the time they have run (default: charged at completion)",
+                       label="charge running jobs")
+CYCLE = Param("cycle", "int", 0, "while jobs wait and others run, schedule again this many seconds after each "
+              "pass (PBS's scheduler_iteration; 0 = only when jobs arrive or end)", minimum=0,
+              label="scheduling cycle", unit="s")
+FAIRSHARE_PARAMS = (DECAY_HOURS, DECAY_FACTOR, CHARGE_RUNNING, CYCLE)
 
 
 class FairShareAccount:
@@ -115,6 +127,7 @@ class FairShareQueue(WaitingQueue):
         self.rank = rank
         self.groups: dict[tuple[int, int], list[int]] = {}
         self.count = 0
+        self.cycle = 0
 
     def __len__(self) -> int:
         return self.count
@@ -136,6 +149,8 @@ class FairShareQueue(WaitingQueue):
 
     def _ordered_groups(self) -> list[tuple[tuple[int, float], list[int]]]:
         now = self.sim.now
+        if self.cycle and self.count and self.sim.running_ends:
+            self.sim.wake_at(now + self.cycle)
         self.account.advance(now)
         value = self.account.value
         keyed = [((rank, value(user, now)), members) for (rank, user), members in self.groups.items()]
@@ -235,7 +250,9 @@ def _fair_share_queue(sim: Any, params: dict, penalties: np.ndarray) -> FairShar
         origin=sim.submit[0] if sim.n else 0, decay_hours=params.get("decay_hours", 72.0),
         decay_factor=params.get("decay_factor", 0.5), charge_running=bool(params.get("charge_running", False)))
     sim.finish_listeners.append(lambda job: account.finished(job, sim.now))
-    return FairShareQueue(sim, account, _queue_ranks(sim))
+    queue = FairShareQueue(sim, account, _queue_ranks(sim))
+    queue.cycle = int(params.get("cycle", 0))
+    return queue
 
 
 def cpu_fair_share(sim: Any, params: dict) -> FairShareQueue:
@@ -281,4 +298,14 @@ for _name, _ordering, _algorithm, _text in (
     ("mrfs-easy", "mrfs", "easy", "Multi-resource fair-share order with EASY backfilling (MetaCentrum 2014)."),
     ("mrfs-conservative", "mrfs", "conservative", "Multi-resource fair-share order with conservative backfilling."),
 ):
-    register(Preset(_name, _text, _ordering, _algorithm))
+    register(Preset(_name, _text, _ordering, _algorithm, family="fairshare", paper="metacentrum"))
+
+#: what a real OpenPBS did with fair-share (AleaNG's PBS* runs; tests/engine/policies/test_pbs_replay.py)
+PBS_LIKE = {"charge_running": True, "cycle": 600}
+for _name, _algorithm, _text in (
+    ("pbs-easy", "easy", ("PBS-like: CPU fair-share charged while jobs run, a scheduling cycle every 600 s, EASY "
+                         "backfilling (replays AleaNG's real OpenPBS runs: start order rank correlation 0.98-1.00).")),
+    ("pbs-strict", "none", ("PBS-like: CPU fair-share charged while jobs run, a scheduling cycle every 600 s, strict "
+                           "order (no backfilling; replays AleaNG's real OpenPBS strict runs).")),
+):
+    register(Preset(_name, _text, "fairshare", _algorithm, dict(PBS_LIKE), family="fairshare"))

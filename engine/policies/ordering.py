@@ -148,7 +148,7 @@ def largest_first(sim: Simulation, params: dict) -> WaitingQueue:
 
 MASC = Param("masc", "int", math.inf,
              "maximum skipping count: no job is passed by more than this many later arrivals (inf = plain sorting)",
-             minimum=0, allow_infinity=True)
+             minimum=0, allow_infinity=True, label="maximum skipping count (MASC)", unit="later arrivals")
 
 register_ordering(Component("fcfs", submit_order, (), "submit order"))
 register_ordering(Component("sjf", shortest_first, (), "shortest requested time first"))

@@ -57,16 +57,19 @@ ACCEPTANCE = {"initial": SCALE_INITIAL, "current": SCALE_CURRENT, "absolute": SC
 PARAMS = (
     Param("objective", "choice", "squared-wait",
           "what a plan minimises: wait (PLAN 1), squared-wait (PLAN 2), makespan (PLAN 3)",
-          choices=tuple(OBJECTIVES)),
-    Param("t0", "float", 1.0, "initial temperature T0", minimum=0),
-    Param("t_threshold", "float", 1e-4, "annealing stops when the temperature is not above this", minimum=1e-12),
-    Param("moves_per_temperature", "int", 100, "moves tried at each temperature (N)", minimum=0),
-    Param("cooling", "float", 0.9, "temperature factor r after each N moves (0 < r < 1)", minimum=0),
+          choices=tuple(OBJECTIVES), label="objective"),
+    Param("t0", "float", 1.0, "initial temperature T0", minimum=0, label="initial temperature T0"),
+    Param("t_threshold", "float", 1e-4, "annealing stops when the temperature is not above this", minimum=1e-12,
+          label="stop temperature Tth"),
+    Param("moves_per_temperature", "int", 100, "moves tried at each temperature (N)", minimum=0,
+          label="moves per temperature N", unit="moves"),
+    Param("cooling", "float", 0.9, "temperature factor r after each N moves (0 < r < 1)", minimum=0,
+          label="cooling factor r"),
     Param("acceptance", "choice", "initial",
           "a cost increase is divided by: the initial plan's cost, the current plan's cost, or nothing (absolute)",
-          choices=tuple(ACCEPTANCE)),
+          choices=tuple(ACCEPTANCE), label="a cost increase is scaled by"),
     Param("window", "int", math.inf, "anneal only the first K waiting jobs (the rest follow in queue order)",
-          minimum=1, allow_infinity=True),
+          minimum=1, allow_infinity=True, label="jobs annealed (window K)", unit="jobs"),
 )
 
 
@@ -178,4 +181,5 @@ register_algorithm(Component("plan", PlanBased, PARAMS, "plan-based scheduling b
 for _name, _objective, _what in (("plan1", "wait", "mean wait"), ("plan2", "squared-wait", "mean squared wait"),
                                  ("plan3", "makespan", "plan makespan (utilization)")):
     register(Preset(_name, f"Plan-based scheduling: simulated annealing of the whole queue's plan for {_what} "
-                           f"(PLAN {_name[-1]}).", "fcfs", "plan", {"objective": _objective}))
+                           f"(PLAN {_name[-1]}).", "fcfs", "plan", {"objective": _objective},
+                    family="plan", paper="plan"))

@@ -44,15 +44,19 @@ ELIGIBLE_TIME_DOMINANT = {"weight_size": 1.0, "weight_age": 20.0}
 NODE_COUNT_DOMINANT = {"weight_size": 20.0, "weight_age": 1.0}
 
 PARAMS = (
-    Param("weight_size", "float", 1.0, "priority per processor requested", minimum=0),
-    Param("weight_age", "float", 1.0, "priority per minute eligible in the queue", minimum=0),
+    Param("weight_size", "float", 1.0, "priority per processor requested", minimum=0,
+          label="size weight", unit="per processor"),
+    Param("weight_age", "float", 1.0, "priority per minute eligible in the queue", minimum=0,
+          label="age weight", unit="per minute eligible"),
     Param("max_age", "float", math.inf, "hours after which age stops adding priority (inf = never)",
-          minimum=0, allow_infinity=True),
+          minimum=0, allow_infinity=True, label="age stops counting after", unit="h"),
     Param("weight_fairshare", "float", 0.0,
-          "priority per unit of the history-based fair-share factor (0..1; 0 = off)", minimum=0),
-    Param("fairshare_halflife", "float", 168.0, "half-life in hours of past usage in fair-share", minimum=0.001),
+          "priority per unit of the history-based fair-share factor (0..1; 0 = off)", minimum=0,
+          label="fair-share weight"),
+    Param("fairshare_halflife", "float", 168.0, "half-life in hours of past usage in fair-share", minimum=0.001,
+          label="fair-share half-life", unit="h"),
     Param("weight_queue", "float", 0.0, "priority per unit of the queue's priority (context queue_priorities)",
-          minimum=0),
+          minimum=0, label="queue weight"),
 )
 
 

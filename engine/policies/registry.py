@@ -44,6 +44,7 @@ FAMILY_MODULES = (
     "engine.policies.plan",
     "engine.policies.fairshare",
     "engine.policies.heterogeneous",
+    "engine.policies.recorded",
 )
 
 
@@ -96,6 +97,42 @@ def apply_workload_options(workload: Any, params: dict[str, Any], *, seed: int =
     return workload
 
 
+#: Policy families, in the order forms show them: key -> heading.
+FAMILIES: dict[str, str] = {
+    "queue": "Queue order and backfilling",
+    "plan": "Plan-based",
+    "fairshare": "Fair-share and queues",
+    "allocations": "Allocations",
+    "deadlines": "Deadlines",
+    "timesharing": "Time sharing",
+    "recorded": "As recorded (the trace's own schedule)",
+}
+
+
+@dataclass(frozen=True)
+class Paper:
+    """A paper a policy comes from (the text is in ../shared/papers/<file>)."""
+
+    key: str
+    citation: str
+    file: str
+
+
+#: The papers presets name (Preset.paper), by key.
+PAPERS: dict[str, Paper] = {p.key: p for p in (
+    Paper("paragon", "Suzuoka, Subhlok & Gross, Evaluating job scheduling techniques for highly parallel "
+                     "computers, CMU-CS-95-149, 1995", "paragon-sorting-backfilling-timesharing.txt"),
+    Paper("plan", "Zheng, Zhou, Yang, Lan & Wang, Exploring plan-based scheduling for large-scale computing "
+                  "systems, IEEE CLUSTER 2016", "plan-based-simulated-annealing.txt"),
+    Paper("metacentrum", "Klusáček, Tóth & Podolníková, Real-life experience with major reconfiguration of job "
+                         "scheduling system, JSSPP 2015", "metacentrum-queues-multiresource-fairshare.txt"),
+    Paper("sfs", "Steffen, A better way of scheduling jobs on HPC systems: Simultaneous Fair-Share, "
+                 "HPCSYSPROS 2019", "simultaneous-fair-share.txt"),
+    Paper("dbf", "N'Takpé & Suter, Don't hurry be happy: a deadline-based backfilling approach, JSSPP 2017",
+          "deadline-based-backfilling.txt"),
+)}
+
+
 @dataclass(frozen=True)
 class Preset:
     name: str
@@ -103,6 +140,8 @@ class Preset:
     ordering: str
     algorithm: str
     overrides: dict[str, Any] = field(default_factory=dict)
+    family: str = "queue"       # a FAMILIES key
+    paper: str = ""             # a PAPERS key, "" for a textbook policy
 
     def params(self) -> tuple[Param, ...]:
         return (ORDERINGS[self.ordering].params + ALGORITHMS[self.algorithm].params
@@ -116,16 +155,18 @@ class Preset:
 
 PRESETS: dict[str, Preset] = {p.name: p for p in (  # the core presets; families register more
     Preset("fcfs", "First come, first served: start jobs in submit order while the head fits (SSS).",
-           "fcfs", "none"),
+           "fcfs", "none", paper="paragon"),
     Preset("sjf", "Shortest requested time first, no backfilling.", "sjf", "none"),
-    Preset("sorted", "Largest job first, unlimited skipping (Paragon paper §5.1).", "largest", "none"),
+    Preset("sorted", "Largest job first, unlimited skipping (Paragon paper §5.1).", "largest", "none",
+           paper="paragon"),
     Preset("sorted-masc", "Largest job first, no job passed by more than MASC later arrivals (MASC 10).",
-           "largest", "none", {"masc": 10}),
+           "largest", "none", {"masc": 10}, paper="paragon"),
     Preset("easy", "FCFS with EASY backfilling: a reservation for the head job only.", "fcfs", "easy"),
     Preset("conservative", "FCFS with conservative backfilling: a reservation for every waiting job.",
            "fcfs", "conservative"),
     Preset("firstfit", "Any waiting job that fits starts, in submit order; no reservation.", "fcfs", "firstfit"),
-    Preset("sorted-easy", "Largest job first with EASY backfilling (Paragon paper §5.2).", "largest", "easy"),
+    Preset("sorted-easy", "Largest job first with EASY backfilling (Paragon paper §5.2).", "largest", "easy",
+           paper="paragon"),
 )}
 
 
@@ -147,7 +188,8 @@ def load_families() -> None:
 
 
 def catalog() -> list[dict[str, Any]]:
-    """Every preset with its description and parameter schema, JSON-able (for forms and --help)."""
+    """Every preset with its description, family, paper and parameter schema, JSON-able (for forms
+    and --help). A parameter that is a workload option has ``"workload": True``."""
     load_families()
     result = []
     for preset in PRESETS.values():
@@ -156,10 +198,20 @@ def catalog() -> list[dict[str, Any]]:
         for param in preset.params():
             entry = param.to_dict()
             entry["default"] = Param(**{**param.__dict__, "default": defaults[param.name]}).to_dict()["default"]
+            entry["workload"] = param.name in WORKLOAD_OPTIONS
             params.append(entry)
+        paper = PAPERS.get(preset.paper)
         result.append({"name": preset.name, "description": preset.description,
-                       "ordering": preset.ordering, "algorithm": preset.algorithm, "params": params})
+                       "ordering": preset.ordering, "algorithm": preset.algorithm, "params": params,
+                       "family": preset.family, "family_title": FAMILIES.get(preset.family, preset.family),
+                       "paper": preset.paper, "paper_citation": paper.citation if paper else ""})
     return result
+
+
+def workload_option_schemas() -> list[dict[str, Any]]:
+    """The workload options' parameter schemas (one set for every policy of an experiment)."""
+    load_families()
+    return [option.param.to_dict() for option in WORKLOAD_OPTIONS.values()]
 
 
 def resolve(spec: str | dict | PolicySpec) -> PolicySpec:
@@ -214,6 +266,11 @@ def simulation_class(spec: PolicySpec) -> Any:
     from engine.sim.simulator import Simulation
 
     return ALGORITHMS[spec.algorithm].simulation or Simulation
+
+
+def replays(spec: PolicySpec) -> bool:
+    """True for a run that replays a trace's recorded schedule (the ``recorded`` preset)."""
+    return bool(getattr(simulation_class(spec), "replays", False))
 
 
 def build_scheduler(spec: PolicySpec, sim: Any, *, seed: int = 0) -> Any:

@@ -49,10 +49,11 @@ PASS_1, PASS_2, BACKFILL = "1", "2", "backfill"
 
 DEPTH = Param("reservation_depth", "int", 2,
               "jobs that do not fit in pass 2 and get a reservation (the last one ends the pass)",
-              minimum=0, allow_infinity=True)
-BACKFILL_PARAM = Param("backfill", "bool", True, "run the backfill pass")
+              minimum=0, allow_infinity=True, label="reservation depth", unit="jobs")
+BACKFILL_PARAM = Param("backfill", "bool", True, "run the backfill pass", label="backfill pass")
 HOLD = Param("pass1_holds_reservations", "bool", False,
-             "pass 1 may not delay the reservations made at the previous iteration (off: the paper's §6.2)")
+             "pass 1 may not delay the reservations made at the previous iteration (off: the paper's §6.2)",
+             label="pass 1 keeps earlier reservations")
 
 
 class PriorityReservations(Algorithm):
@@ -206,14 +207,15 @@ _AGE = "eligible time dominant (an hour eligible outweighs 1,200 processors)"
 _SIZE = "node count dominant (a processor outweighs 20 minutes eligible)"
 for _preset in (
     Preset("sfs", "Simultaneous Fair-Share over linear priority (SFS paper §4); needs --allocations for "
-           "targets; the time slice is the instant of each scheduling iteration.", "linear", "sfs"),
+           "targets; the time slice is the instant of each scheduling iteration.", "linear", "sfs",
+           family="allocations", paper="sfs"),
     Preset("linear-age", f"Linear priority, {_AGE}, reservation depth 2 and backfill (SFS paper §9.3.1).",
-           "linear", "reserve", dict(ELIGIBLE_TIME_DOMINANT)),
+           "linear", "reserve", dict(ELIGIBLE_TIME_DOMINANT), family="allocations", paper="sfs"),
     Preset("linear-size", f"Linear priority, {_SIZE}, reservation depth 2 and backfill (SFS paper §9.3.2).",
-           "linear", "reserve", dict(NODE_COUNT_DOMINANT)),
+           "linear", "reserve", dict(NODE_COUNT_DOMINANT), family="allocations", paper="sfs"),
     Preset("sfs-age", f"Simultaneous Fair-Share, {_AGE} (SFS paper §9.3.3).", "linear", "sfs",
-           dict(ELIGIBLE_TIME_DOMINANT)),
+           dict(ELIGIBLE_TIME_DOMINANT), family="allocations", paper="sfs"),
     Preset("sfs-size", f"Simultaneous Fair-Share, {_SIZE} (SFS paper §9.3.4).", "linear", "sfs",
-           dict(NODE_COUNT_DOMINANT)),
+           dict(NODE_COUNT_DOMINANT), family="allocations", paper="sfs"),
 ):
     register(_preset)

@@ -53,4 +53,4 @@ class TimeSharing(Algorithm):
 register_algorithm(Component("timesharing", TimeSharing, (), "time sharing: admit the head while it raises "
                              "utilization; admitted jobs progress at rate min(1, N/D)",
                              simulation=TimeSharingSimulation))
-register(Preset("tss", DESCRIPTION, "fcfs", "timesharing"))
+register(Preset("tss", DESCRIPTION, "fcfs", "timesharing", family="timesharing", paper="paragon"))

@@ -19,6 +19,7 @@ import pandas as pd
 from engine import __version__
 from engine.sim.allocation import make_allocator
 from engine.workload.model import Workload
+from engine.workload.names import names_of
 
 #: The schedule CSV begins with these columns, in this order (a stable contract).
 SCHEDULE_COLUMNS = ("job_id", "user", "submit", "start", "end", "procs", "requested_time", "runtime", "wait", "killed")
@@ -218,7 +219,7 @@ def schedule_frame(sim: Simulation, workload: Workload) -> pd.DataFrame:
     def column(name: str, default: int = -1) -> np.ndarray:
         return jobs[name].to_numpy() if name in jobs else np.full(len(jobs), default, dtype=np.int64)
 
-    return pd.DataFrame({
+    frame = pd.DataFrame({
         "job_id": column("job_id"),
         "user": column("user"),
         "submit": submit,
@@ -235,6 +236,15 @@ def schedule_frame(sim: Simulation, workload: Workload) -> pd.DataFrame:
         "partition": column("partition"),
         "start_order": np.asarray(sim.start_order, dtype=np.int64),
     })
+    return with_user_names(frame, workload.metadata)
+
+
+def with_user_names(frame: pd.DataFrame, metadata: Mapping[str, Any]) -> pd.DataFrame:
+    """The schedule with a ``user_name`` column where the trace named its users (engine.workload.names)."""
+    names = names_of(metadata, "user")
+    if names:
+        frame["user_name"] = frame["user"].map(names).fillna("").astype(str).to_numpy()
+    return frame
 
 
 def simulate(workload: Workload, capacity: int, policy: Any = "fcfs", *, allocation: str = "count",
@@ -254,11 +264,19 @@ def simulate(workload: Workload, capacity: int, policy: Any = "fcfs", *, allocat
     fine), ``queues`` (a QueueConfig) adds queue limits, ``speed_scaling`` scales runtimes by
     cluster speed. Jobs no cluster can run are counted in ``meta["rejected"]``.
     """
-    from engine.policies.registry import apply_workload_options, build_scheduler, resolve, simulation_class
+    from engine.policies.registry import apply_workload_options, build_scheduler, replays, resolve, simulation_class
+    from engine.workload.recorded import with_recorded_starts
 
     spec = resolve(policy)
     workload = apply_workload_options(workload, spec.params, seed=seed)
     allocator = None
+    if replays(spec):   # the recorded run: jobs with a recorded start, where they really ran
+        workload = with_recorded_starts(workload)
+        if not len(workload):
+            raise SimulationError("the trace records no start times (SWF wait field -1 everywhere): "
+                                  "there is no recorded run to show")
+        if machine is not None:
+            capacity, machine = machine.cores, None
     if machine is not None:
         from engine.sim.nodes import check_algorithm, prepare
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from engine.workload import metacentrum, pbs, slurm
+from engine.workload.accounting import detect_accounting
 from engine.workload.errors import WorkloadError
 from engine.workload.model import Workload
 from engine.workload.swf import read_header, read_swf
@@ -26,9 +28,12 @@ def load_workload(
     MaxProcs, else its MaxNodes; ``Workload.metadata["procs"]`` records the size used.
 
     Extended traces (MetaCentrum's 21-field SWF, AleaNG's), recognised by their content, go to
-    :func:`engine.workload.metacentrum.load_extended` (``memory_unit`` applies to them only)."""
-    from engine.workload import metacentrum
-
+    :func:`engine.workload.metacentrum.load_extended` (``memory_unit`` applies to them only);
+    accounting logs (PBS/Torque, Slurm sacct) to :mod:`engine.workload.pbs` / :mod:`engine.workload.slurm`."""
+    kind = detect_accounting(path)
+    if kind is not None:
+        reader = pbs.load_pbs if kind == "pbs" else slurm.load_sacct
+        return reader(path, procs=procs, oversize=oversize, overrun=overrun, skip_bad_lines=skip_bad_lines)
     if metacentrum.detect_format(path) != "swf":
         return metacentrum.load_extended(path, procs=procs, oversize=oversize, overrun=overrun,
                                          skip_bad_lines=skip_bad_lines, memory_unit=memory_unit)
@@ -61,3 +66,24 @@ def header_integer(value: str | None) -> int | None:
     if not match or int(match.group(1)) <= 0:
         return None
     return int(match.group(1))
+
+
+def trace_format(path: str | Path) -> str:
+    """``pbs``, ``slurm``, ``metacentrum``, ``aleang`` or ``swf``, from the content."""
+    return detect_accounting(path) or metacentrum.detect_format(path)
+
+
+def check_trace_head(path: str | Path, *, max_lines: int = 200,
+                     max_errors: int = 20) -> tuple[dict[str, str], list[WorkloadError], str]:
+    """Cheap upload checks of any trace the engine reads, format from the content: accounting logs
+    (their first ``max_lines`` records), extended and plain SWF (engine.workload.metacentrum).
+    Returns (header metadata, problems naming line and field, format); never raises for bad content."""
+    try:
+        kind = detect_accounting(path)
+    except (WorkloadError, OSError, EOFError, ValueError):
+        kind = None
+    if kind == "pbs":
+        return {}, pbs.check_pbs_head(path, max_lines=max_lines, max_errors=max_errors), kind
+    if kind == "slurm":
+        return {}, slurm.check_sacct_head(path, max_lines=max_lines, max_errors=max_errors), kind
+    return metacentrum.check_trace_head(path, max_lines=max_lines, max_errors=max_errors)

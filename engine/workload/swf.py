@@ -26,7 +26,9 @@ from typing import IO
 import numpy as np
 import pandas as pd
 
-from engine.workload.errors import WorkloadError
+from engine.workload.errors import WorkloadError, shown
+from engine.workload.names import encode_column
+from engine.workload.numbers import MAX_MAGNITUDE
 
 #: The 18 SWF fields, in file order.
 SWF_FIELDS: tuple[str, ...] = (
@@ -53,17 +55,25 @@ SWF_FIELDS: tuple[str, ...] = (
 #: Fields the format allows to be fractional; every other field is an integer (floats there are rounded).
 FLOAT_FIELDS: frozenset[str] = frozenset({"avg_cpu_time"})
 
+#: Fields that may hold names instead of numbers (AleaNG's ``user_A``, Tohoku's queue ``sxf``); names
+#: become numbers (engine.workload.names) and the mapping is kept in ``SwfTrace.names``.
+NAME_FIELDS: dict[str, str] = {"user_id": "user", "group_id": "group", "executable": "executable",
+                               "queue": "queue", "partition": "partition"}
+
 GZIP_MAGIC = b"\x1f\x8b"
 ENCODING = "latin-1"  # every byte decodes, so odd bytes in comments never stop a read
 MAX_KEPT_ERRORS = 1000  # bad lines beyond this are counted but their errors are not kept
 
 _HEADER_KEY = re.compile(r"^([A-Z][A-Za-z0-9_]*)\s*:\s*(.*)$")
 _FIELD = re.compile(r"[^ \t\r\n\v\f]+")
-_NUMBER_PATTERN = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+# Unambiguous (each digit belongs to exactly one part), so a failed match backtracks in linear
+# time: "\d+\.?\d*" would try every split of a long digit run, quadratic per field (a line with
+# one 5,000-digit number took 17 s to reject).
+_NUMBER_PATTERN = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _NUMBER = re.compile(f"^{_NUMBER_PATTERN}$")
 _SPACE_PATTERN = r"[ \t\r\n\v\f]"
 _GOOD_LINE = re.compile(f"{_SPACE_PATTERN}*{_NUMBER_PATTERN}(?:{_SPACE_PATTERN}+{_NUMBER_PATTERN}){{17}}{_SPACE_PATTERN}*")
-_INT64_LIMIT = 2.0**62
+_INT64_LIMIT = float(MAX_MAGNITUDE)
 _STREAM_ERRORS = (OSError, EOFError, zlib.error)
 
 
@@ -76,6 +86,8 @@ class SwfTrace:
     source: str                              # the path read
     bad_lines: int = 0                       # lines skipped because skip_bad_lines=True
     bad_line_errors: list[WorkloadError] = field(default_factory=list)  # the first MAX_KEPT_ERRORS of them
+    #: names read in NAME_FIELDS, by workload column: {"user": {3: "user_A"}}
+    names: dict[str, dict[int, str]] = field(default_factory=dict)
 
     @property
     def lines(self) -> int:
@@ -106,20 +118,35 @@ def read_swf(path: str | Path, *, skip_bad_lines: bool = False) -> SwfTrace:
     source = _inspect(path)
     try:
         metadata = _read_header(source)
-        matrix = _read_fast(source)
+        texts: dict[int, dict[int, str]] = {}
+        matrix = _read_fast(source, texts)
         bad_errors: list[WorkloadError] = []
         bad_count = 0
         if matrix is None:
-            matrix, bad_errors, bad_count = _read_validating(source, skip_bad_lines=skip_bad_lines)
+            texts = {}
+            matrix, bad_errors, bad_count = _read_validating(source, skip_bad_lines=skip_bad_lines, texts=texts)
     except WorkloadError as error:
         raise _with_name_hint(error, source) from None
+    matrix, names = encode_name_fields(matrix, texts)
     return SwfTrace(
         jobs=_frame_from_matrix(matrix),
         metadata=metadata,
         source=source.path,
         bad_lines=bad_count,
         bad_line_errors=bad_errors,
+        names=names,
     )
+
+
+def encode_name_fields(matrix: np.ndarray, texts: dict[int, dict[int, str]]) -> tuple[np.ndarray, dict]:
+    """The matrix with the names read in NAME_FIELDS (NaN placeholders; ``texts`` = {field index:
+    {row: name}}) replaced by their numbers, and the mappings by workload column."""
+    names: dict[str, dict[int, str]] = {}
+    for index, rows in texts.items():
+        if rows:
+            matrix[:, index], mapping = encode_column(matrix[:, index], rows)
+            names[NAME_FIELDS[SWF_FIELDS[index]]] = mapping
+    return matrix, names
 
 
 def check_head(
@@ -149,11 +176,13 @@ def check_head(
                 if not fields:
                     continue
                 data_lines += 1
-                errors.extend(_parse_line(fields, lineno, source.path, first_only=False)[1])
+                errors.extend(_parse_line(fields, lineno, source.path, first_only=False, texts={})[1])
                 if len(errors) >= max_errors or data_lines >= max_lines:
                     break
     except _STREAM_ERRORS as exc:
         errors.append(_corrupt_stream_error(source, lineno, exc))
+    except WorkloadError as error:      # the stream broke (see _open_text)
+        errors.append(error)
     if data_lines == 0 and not errors:
         errors.append(_empty_file_error(source))
     errors = [_with_name_hint(error, source) for error in errors[:max_errors]]
@@ -223,10 +252,21 @@ def _inspect(path: str | Path) -> _Source:
 
 
 @contextmanager
-def _open_text(source: _Source) -> Iterator[IO[str]]:
+def _open_text(source: _Source) -> Iterator[Iterator[str]]:
+    """The file's lines (gzip or plain). A corrupt or truncated stream raises WorkloadError naming
+    the file and the line where it broke, for every reader that goes through here."""
     opener = gzip.open if source.compressed else open
     with opener(source.path, "rt", encoding=ENCODING) as stream:  # type: ignore[operator]
-        yield stream
+        yield _checked_lines(stream, source)
+
+
+def _checked_lines(stream: IO[str], source: _Source) -> Iterator[str]:
+    lineno = 0
+    try:
+        for lineno, line in enumerate(stream, start=1):
+            yield line
+    except _STREAM_ERRORS as exc:
+        raise _corrupt_stream_error(source, lineno, exc) from None
 
 
 def _is_header_line(line: str) -> bool:
@@ -252,12 +292,13 @@ def _read_header(source: _Source) -> dict[str, str]:
 # --------------------------------------------------------------------------- the two reading paths
 
 
-def _read_fast(source: _Source) -> np.ndarray | None:
+def _read_fast(source: _Source, texts: dict[int, dict[int, str]] | None = None) -> np.ndarray | None:
     """The whole file through pandas' C parser, or None when the result cannot be trusted.
 
     Column types are inferred rather than forced to float so that anything pandas would read
     differently from a plain number (it turns "TRUE" into 1.0 under a float dtype) shows up as a
-    non-numeric column and sends the file to the validating pass."""
+    non-numeric column and sends the file to the validating pass. Text in NAME_FIELDS is a name:
+    NaN in the matrix, the text in ``texts`` ({field index: {row: name}})."""
     try:
         frame = pd.read_csv(
             source.path,
@@ -271,9 +312,28 @@ def _read_fast(source: _Source) -> np.ndarray | None:
         )
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, *_STREAM_ERRORS):
         return None
-    if frame.shape[1] != len(SWF_FIELDS) or frame.empty or not all(map(_is_plain_number, frame.dtypes)):
+    if frame.shape[1] != len(SWF_FIELDS) or frame.empty:
         return None
+    named = [i for i, dtype in enumerate(frame.dtypes) if not _is_plain_number(dtype)]
+    if any(SWF_FIELDS[i] not in NAME_FIELDS for i in named) or (named and texts is None):
+        return None
+    for index in named:
+        column = frame[index].astype(str)
+        numbers = [_to_number(text) for text in column.tolist()]
+        if not all(number is not None or _is_name(text) for text, number in zip(column.tolist(), numbers)):
+            return None
+        texts[index] = {row: text for row, (text, number) in enumerate(zip(column.tolist(), numbers))  # type: ignore[index]
+                        if number is None}
+        frame[index] = [np.nan if number is None else number for number in numbers]
     matrix = frame.to_numpy(dtype=np.float64)
+    if named:
+        placeholders = np.zeros(matrix.shape, dtype=bool)
+        for index in named:
+            placeholders[:, index] = np.isnan(matrix[:, index])
+        matrix = np.where(placeholders, 0.0, matrix)
+        if not np.isfinite(matrix).all() or (np.abs(matrix) >= _INT64_LIMIT).any():
+            return None
+        return np.where(placeholders, np.nan, matrix)
     if not np.isfinite(matrix).all() or (np.abs(matrix) >= _INT64_LIMIT).any():
         return None
     return matrix
@@ -284,9 +344,11 @@ def _is_plain_number(dtype: np.dtype) -> bool:
 
 
 def _read_validating(
-    source: _Source, *, skip_bad_lines: bool
+    source: _Source, *, skip_bad_lines: bool, texts: dict[int, dict[int, str]] | None = None
 ) -> tuple[np.ndarray, list[WorkloadError], int]:
-    """Line by line: the first bad line raises, or with skip_bad_lines all are counted and skipped."""
+    """Line by line: the first bad line raises, or with skip_bad_lines all are counted and skipped.
+    Names in NAME_FIELDS are NaN in the matrix and collected in ``texts`` ({field index: {row: name}})."""
+    texts = {} if texts is None else texts
     rows: list[list[float]] = []
     errors: list[WorkloadError] = []
     bad_count = 0
@@ -301,8 +363,11 @@ def _read_validating(
                 fields = _data_fields(line)
                 if not fields:
                     continue
-                values, problems = _parse_line(fields, lineno, source.path, first_only=True)
+                line_texts: dict[int, str] = {}
+                values, problems = _parse_line(fields, lineno, source.path, first_only=True, texts=line_texts)
                 if not problems:
+                    for index, text in line_texts.items():
+                        texts.setdefault(index, {})[len(rows)] = text
                     rows.append(values)
                     continue
                 if not skip_bad_lines:
@@ -336,19 +401,24 @@ def _data_fields(line: str) -> list[str]:
 
 
 def _parse_line(
-    fields: list[str], lineno: int, path: str, *, first_only: bool
+    fields: list[str], lineno: int, path: str, *, first_only: bool, texts: dict[int, str] | None = None
 ) -> tuple[list[float], list[WorkloadError]]:
     """Parse one job line's fields; problems name the line and the field.
 
     Text in a field is reported before a wrong field count, because a line such as
-    "these are my notes" is better described by its first word than by its length."""
+    "these are my notes" is better described by its first word than by its length.
+    With ``texts`` (a dict), text in NAME_FIELDS is a name: NaN in the values, the text in
+    ``texts[field index]``."""
     problems: list[WorkloadError] = []
     values: list[float] = []
-    for name, text in zip(SWF_FIELDS, fields):
+    for index, (name, text) in enumerate(zip(SWF_FIELDS, fields)):
         value = _to_number(text)
-        if value is None:
+        if value is None and texts is not None and name in NAME_FIELDS and _is_name(text):
+            texts[index] = text
+            values.append(math.nan)
+        elif value is None:
             problems.append(
-                WorkloadError(f"expected a number, got {text!r}", file=path, line=lineno, field=name)
+                WorkloadError(f"expected a number, got {shown(text)}", file=path, line=lineno, field=name)
             )
             if first_only:
                 return values, problems
@@ -373,13 +443,18 @@ def _field_count_problem(fields: list[str], lineno: int, path: str) -> WorkloadE
         )
     if len(fields) > expected:
         return WorkloadError(
-            f"line has {len(fields)} fields, expected {expected} (unexpected {fields[expected]!r} "
+            f"line has {len(fields)} fields, expected {expected} (unexpected {shown(fields[expected])} "
             f"after think_time)",
             file=path,
             line=lineno,
             field=SWF_FIELDS[-1],
         )
     return None
+
+
+def _is_name(text: str) -> bool:
+    """A word that can name a user, group or queue: printable, starting with a letter, digit or _."""
+    return text.isprintable() and (text[0].isalnum() or text[0] == "_")
 
 
 def _to_number(text: str) -> float | None:

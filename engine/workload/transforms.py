@@ -27,6 +27,7 @@ import pandas as pd
 
 from engine.workload.errors import WorkloadError
 from engine.workload.model import CANONICAL_COLUMNS, CleaningReport, Workload
+from engine.workload.names import header_names, name_metadata
 from engine.workload.swf import SwfTrace
 
 Oversize = Literal["reject", "clip"]
@@ -105,6 +106,8 @@ def clean(
 
     metadata: dict = dict(trace.metadata)
     metadata["procs"] = machine_procs
+    metadata.update(header_names(trace.metadata))
+    metadata.update(name_metadata(getattr(trace, "names", {})))
     return Workload(jobs=jobs, metadata=metadata, report=report, source=trace.source)
 
 

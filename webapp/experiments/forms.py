@@ -13,7 +13,13 @@ from django import forms
 from webapp.allocations.models import AllocationSet
 from webapp.core.permissions import visible_to
 from webapp.experiments.models import Experiment
-from webapp.experiments.services import ExperimentError, parse_sweep_values, plan_runs, resolve_policy
+from webapp.experiments.services import (
+    ExperimentError,
+    checked_days,
+    parse_sweep_values,
+    plan_runs,
+    resolve_policy,
+)
 from webapp.traces.models import Machine, Trace
 
 MACHINE_SOURCES = [
@@ -29,17 +35,32 @@ def policy_catalog() -> list[dict[str, Any]]:
     return catalog()
 
 
+def workload_schemas() -> list[dict[str, Any]]:
+    from engine.policies.registry import workload_option_schemas
+
+    return workload_option_schemas()
+
+
+def param_label(param: dict[str, Any]) -> str:
+    """The parameter in words, with its unit: "fair-share half-life (h)"."""
+    label = param.get("label") or param["name"].replace("_", " ")
+    return f"{label} ({param['unit']})" if param.get("unit") else label
+
+
 def param_field(param: dict[str, Any]) -> forms.Field:
-    """A form field for one registry parameter schema."""
-    label = param["name"]
-    help_text = param.get("description", "")
+    """A form field for one registry parameter schema: labelled in words and units, default shown."""
+    label = param_label(param)
+    description = param.get("description", "")
     default = param.get("default")
     kind = param.get("type")
+    shown = "inf" if default in (None, "inf") and param.get("allow_infinity") else default
+    help_text = f"{description}. Default: {shown}." if description else f"Default: {shown}."
     if param.get("allow_infinity"):
-        return forms.CharField(label=label, help_text=help_text + " (inf for unbounded)",
-                               initial="inf" if default in (None, "inf") else default, required=False)
+        return forms.CharField(label=label, help_text=help_text.replace("Default", "inf = unbounded. Default"),
+                               initial=shown, required=False)
     if kind == "bool":
-        return forms.BooleanField(label=label, help_text=help_text, initial=bool(default), required=False)
+        return forms.BooleanField(label=label, help_text=f"{description}." if description else "",
+                                  initial=bool(default), required=False)
     if kind == "choice":
         choices = [(c, c) for c in param.get("choices") or []]
         # not required: only the presets ticked are read, and an empty value means the default
@@ -47,6 +68,12 @@ def param_field(param: dict[str, Any]) -> forms.Field:
     if kind == "int":
         return forms.IntegerField(label=label, help_text=help_text, initial=default, min_value=param.get("minimum"), required=False)
     return forms.FloatField(label=label, help_text=help_text, initial=default, min_value=param.get("minimum"), required=False)
+
+
+def first_sentence(text: str, limit: int = 160) -> str:
+    """The first sentence of a preset's description (the full text is in its tooltip)."""
+    sentence = text.split(". ")[0].rstrip(".") + "."
+    return sentence if len(sentence) <= limit else sentence[:limit - 1].rsplit(" ", 1)[0] + " …"
 
 
 class ExperimentForm(forms.Form):
@@ -57,12 +84,20 @@ class ExperimentForm(forms.Form):
     procs = forms.IntegerField(label="Processors", min_value=1, required=False)
     allocation = forms.ChoiceField(choices=Experiment.Allocation.choices, initial="count")
     exact_estimates = forms.BooleanField(required=False, help_text="Use actual runtimes as the requested times.")
+    with_recorded = forms.BooleanField(
+        required=False, initial=True, label="Show what really happened",
+        help_text="Where the trace records start times (SWF wait field, PBS S records, sacct Start), add the "
+                  "recorded run beside the simulations and compare each simulation with it.")
     seed = forms.IntegerField(initial=0)
     allocations = forms.ModelChoiceField(
         queryset=AllocationSet.objects.none(), required=False, label="Allocations",
         help_text="Targets for Simultaneous Fair-Share (sfs presets) and target lines on the comparison.")
-    load_factor = forms.FloatField(label="Load factor", initial=1.0, required=False, min_value=0.01,
-                                   help_text="Inter-arrival times divided by this: 2 = the same jobs arriving twice as fast.")
+    load_factor = forms.FloatField(label="Load factor (× recorded arrival rate)", initial=1.0, required=False, min_value=0.01,
+                                   help_text="Inter-arrival times divided by this: 2 = the same jobs arriving twice as fast. Default: 1.")
+    days_from = forms.FloatField(label="From day", required=False, min_value=0,
+                                 help_text="Days after the first submit; empty = from the start.")
+    days_to = forms.FloatField(label="To day", required=False, min_value=0,
+                               help_text="Empty = to the end of the trace.")
     sweep_param = forms.ChoiceField(label="Sweep parameter", required=False)
     sweep_values = forms.CharField(label="Sweep values", required=False, help_text="For example: 1, 2, 5, 10, 20, inf")
     shared = forms.BooleanField(required=False, help_text="Everybody on this server may see it.")
@@ -74,22 +109,40 @@ class ExperimentForm(forms.Form):
         self.fields["machine"].queryset = visible_to(Machine, user)
         self.fields["allocations"].queryset = visible_to(AllocationSet, user)
         self.catalog = policy_catalog()
-        names: set[str] = set()
+        self.workload = workload_schemas()
+        for option in self.workload:  # once, for every run: the engine applies them to the workload
+            self.fields[f"workload_{option['name']}"] = param_field(option)
+        names: dict[str, str] = {option["name"]: param_label(option) for option in self.workload}
         for preset in self.catalog:
             self.fields[f"policy_{preset['name']}"] = forms.BooleanField(
-                label=preset["name"], help_text=preset["description"], required=False)
-            for param in preset["params"]:
+                label=preset["name"], help_text=preset["description"], required=False,
+                widget=forms.CheckboxInput(attrs={"class": "policy-use"}))
+            for param in self.policy_params(preset):
                 self.fields[f"param_{preset['name']}_{param['name']}"] = param_field(param)
-                names.add(param["name"])
-        self.fields["sweep_param"].choices = [("", "no sweep")] + [(n, n) for n in sorted(names)]
+                names.setdefault(param["name"], param_label(param))
+        self.fields["sweep_param"].choices = [("", "no sweep")] + sorted(
+            ((name, f"{label} [{name}]") for name, label in names.items()), key=lambda c: c[1])
 
-    def policy_groups(self) -> list[dict[str, Any]]:
-        """For the template: each preset's checkbox and its parameter fields."""
-        return [
-            {"preset": p, "use": self[f"policy_{p['name']}"],
-             "params": [self[f"param_{p['name']}_{q['name']}"] for q in p["params"]]}
-            for p in self.catalog
-        ]
+    @staticmethod
+    def policy_params(preset: dict[str, Any]) -> list[dict[str, Any]]:
+        """A preset's own parameters (the workload options are asked once, for every policy)."""
+        return [p for p in preset["params"] if not p.get("workload")]
+
+    def workload_fields(self) -> list[Any]:
+        return [self[f"workload_{option['name']}"] for option in self.workload]
+
+    def policy_families(self) -> list[dict[str, Any]]:
+        """For the template: families in registry order, each with its presets' checkbox and parameters."""
+        from engine.policies.registry import FAMILIES
+
+        families: dict[str, dict[str, Any]] = {key: {"key": key, "title": title, "policies": []}
+                                               for key, title in FAMILIES.items()}
+        for p in self.catalog:
+            family = families.setdefault(p["family"], {"key": p["family"], "title": p["family_title"], "policies": []})
+            family["policies"].append({
+                "preset": p, "summary": first_sentence(p["description"]), "use": self[f"policy_{p['name']}"],
+                "params": [self[f"param_{p['name']}_{q['name']}"] for q in self.policy_params(p)]})
+        return [family for family in families.values() if family["policies"]]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -98,15 +151,21 @@ class ExperimentForm(forms.Form):
             self.add_error("machine", "Choose a machine description (or add one).")
         if source == "size" and not data.get("procs"):
             self.add_error("procs", "Give the number of processors.")
+        workload = {}
+        for option in self.workload:
+            value = data.get(f"workload_{option['name']}")
+            if value not in (None, "") or option["type"] == "bool":
+                workload[option["name"]] = value
         policies = []
         for preset in self.catalog:
             if not data.get(f"policy_{preset['name']}"):
                 continue
             params = {}
-            for param in preset["params"]:
+            for param in self.policy_params(preset):
                 value = data.get(f"param_{preset['name']}_{param['name']}")
                 if value not in (None, "") or param["type"] == "bool":
                     params[param["name"]] = value
+            params.update(workload)
             spec = {"preset": preset["name"], "params": params}
             try:
                 resolve_policy(spec)
@@ -123,9 +182,20 @@ class ExperimentForm(forms.Form):
         except ExperimentError as e:
             self.add_error("sweep_values", str(e))
             values = []
+        data["days"] = self._days(data)
         data["policies"] = policies
         data["sweep_list"] = values
         return data
+
+    def _days(self, data: dict[str, Any]) -> str:
+        low, high = data.get("days_from"), data.get("days_to")
+        if low is None and high is None:
+            return ""
+        try:
+            return checked_days(f"{'' if low is None else f'{low:g}'}:{'' if high is None else f'{high:g}'}")
+        except ExperimentError as e:
+            self.add_error("days_to", str(e))
+            return ""
 
 
 class ExperimentEditForm(forms.ModelForm):

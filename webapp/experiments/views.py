@@ -16,6 +16,7 @@ from webapp.allocations.services import attach
 from webapp.core.permissions import can_change, get_owned_or_404, get_visible_or_404, visible_to
 from webapp.experiments.forms import ExperimentEditForm, ExperimentForm
 from webapp.experiments.models import Experiment, Run
+from webapp.experiments.reproduce import PRESETS as PAPER_PRESETS
 from webapp.experiments.services import (
     METRIC_COLUMNS, ExperimentError, cancel_run, create_experiment, delete_experiment, progress_payload, rerun,
 )
@@ -28,9 +29,26 @@ def experiment_list(request: HttpRequest) -> HttpResponse:
     return render(request, "experiments/list.html", {"experiments": experiments})
 
 
+@require_GET
+def reproduce_index(request: HttpRequest) -> HttpResponse:
+    return render(request, "experiments/reproduce.html", {"presets": paper_presets()})
+
+
+def paper_presets() -> list[dict]:
+    """Every "reproduce a paper" preset with its paper's citation (from the engine's registry)."""
+    from engine.policies.registry import PAPERS
+
+    return [{"preset": p, "citation": PAPERS[p.key].citation if p.key in PAPERS else "",
+             "url": (reverse("studies:new") + f"?preset={p.key}#preset-{p.study}") if p.study
+             else reverse("experiments:new") + f"?reproduce={p.key}"} for p in PAPER_PRESETS.values()]
+
+
 @require_http_methods(["GET", "POST"])
 def experiment_new(request: HttpRequest) -> HttpResponse:
     initial = {"trace": request.GET.get("trace")} if request.GET.get("trace") else {}
+    reproduce = PAPER_PRESETS.get(request.GET.get("reproduce", ""))
+    if reproduce is not None and not reproduce.study:
+        initial.update(reproduce.initial())
     form = ExperimentForm(request.user, request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -44,6 +62,7 @@ def experiment_new(request: HttpRequest) -> HttpResponse:
                     policies=data["policies"], allocation=data["allocation"], exact_estimates=data["exact_estimates"],
                     seed=data["seed"], sweep_param=data["sweep_param"] if data["sweep_list"] else "",
                     sweep_values=data["sweep_list"], shared=data["shared"], load_factor=data.get("load_factor") or 1.0,
+                    days=data["days"], with_recorded=data.get("with_recorded", False),
                 )
                 attach(experiment, data.get("allocations"))
         except ExperimentError as e:
@@ -52,7 +71,8 @@ def experiment_new(request: HttpRequest) -> HttpResponse:
             messages.success(request, f"Queued {experiment.runs.count()} run(s).")
             return redirect(experiment)
     status = 400 if request.method == "POST" else 200
-    return render(request, "experiments/new.html", {"form": form}, status=status)
+    return render(request, "experiments/new.html", {"form": form, "reproduce": reproduce,
+                                                    "presets": paper_presets()}, status=status)
 
 
 def comparison_url(experiment: Experiment) -> str:
@@ -70,8 +90,20 @@ def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "runs": experiment.runs.all(),
         "can_change": can_change(experiment, request.user),
         "comparison_url": comparison_url(experiment),
+        "other_runs": comparable_runs(experiment, request.user),
     }
     return render(request, "experiments/detail.html", ctx)
+
+
+#: Runs of other experiments offered by the "compare with…" picker (the most recent first).
+COMPARABLE_RUNS = 60
+
+
+def comparable_runs(experiment: Experiment, user) -> list[Run]:  # noqa: ANN001 - a User
+    """Finished runs of other experiments on the same trace that ``user`` may see."""
+    return list(visible_to(Run, user).filter(experiment__trace=experiment.trace_id, status=Run.Status.DONE)
+                .exclude(experiment=experiment).select_related("experiment__owner")
+                .order_by("-experiment__created", "position", "pk")[:COMPARABLE_RUNS])
 
 
 @require_GET

@@ -7,18 +7,12 @@ from typing import Any
 from django import forms
 
 from webapp.core.permissions import visible_to
-from webapp.experiments.forms import policy_catalog
+from webapp.experiments.forms import first_sentence, policy_catalog
 from webapp.experiments.models import Experiment
 from webapp.experiments.services import ExperimentError
 from webapp.studies.models import LOAD
 from webapp.studies.services import parse_grid, plan_points
 from webapp.traces.models import Trace
-
-
-def first_sentence(text: str, limit: int = 160) -> str:
-    """The first sentence of a preset's description (the full model is on the policies page)."""
-    sentence = text.split(". ")[0].rstrip(".") + "."
-    return sentence if len(sentence) <= limit else sentence[:limit - 1].rsplit(" ", 1)[0] + " …"
 
 
 class StudyForm(forms.Form):

@@ -14,6 +14,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from webapp.core.permissions import can_change, get_owned_or_404, get_visible_or_404, visible_to
 from webapp.experiments.models import Run
+from webapp.experiments.reproduce import PRESETS as PAPER_PRESETS
+from webapp.experiments.views import paper_presets
 from webapp.experiments.services import ExperimentError, rerun
 from webapp.experiments.tasks import reconcile
 from webapp.studies import services
@@ -56,7 +58,10 @@ def study_new(request: HttpRequest) -> HttpResponse:
             messages.success(request, f"Queued {study.points.count()} point(s) over every worker.")
             return redirect(study)
     traces = visible_to(Trace, request.user).filter(status=Trace.Status.READY)
-    return render(request, "studies/new.html", {"form": form, "presets": PRESETS.values(), "traces": traces},
+    paper = PAPER_PRESETS.get(request.GET.get("preset", ""))
+    return render(request, "studies/new.html", {"form": form, "presets": PRESETS.values(), "traces": traces,
+                                                "reproduce": paper if paper and paper.study else None,
+                                                "paper_presets": paper_presets()},
                   status=400 if request.method == "POST" else 200)
 
 
@@ -133,7 +138,11 @@ def study_plot(request: HttpRequest, pk: int) -> JsonResponse:
 
 @require_GET
 def study_csv(request: HttpRequest, pk: int) -> HttpResponse:
-    study = get_visible_or_404(_studies(request.user), request.user, pk)
+    return csv_download(get_visible_or_404(_studies(request.user), request.user, pk))
+
+
+def csv_download(study: Study) -> HttpResponse:
+    """The study's table as a CSV attachment (the page's link and GET /api/studies/<id>/study.csv)."""
     response = HttpResponse(content_type="text/csv")
     filename = f"{slugify(study.name) or 'study'}-{study.pk}.csv"
     response["Content-Disposition"] = f'attachment; filename="{filename}"'

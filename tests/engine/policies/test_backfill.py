@@ -98,3 +98,14 @@ def test_sorted_easy_backfills_behind_the_largest_job():
     trace = [(0, 10, 10, 2), (3, 5, 5, 1), (3, 10, 10, 3)]
     result = starts(simulate(make_workload(trace), 4, "sorted-easy"))
     assert result == {1: (0, 10), 2: (3, 8), 3: (10, 20)}
+
+
+def test_easy_counts_every_job_that_ends_at_the_shadow_time_as_extra():
+    """Machine of 5. J1 and J2 (2 processors each) both end at 10, one processor is free; head J3
+    needs 3, so it fits once either has ended: shadow time 10. Both end then, so 5 - 3 = 2
+    processors are extra, and J4 (1 processor, 100 s) may take the free one now. (Stopping at J1,
+    the first job that makes the head fit, counted 0 extra and kept J4 waiting until 10.) J3 still
+    starts at its shadow time."""
+    trace = [(0, 10, 10, 2), (0, 10, 10, 2), (1, 10, 10, 3), (2, 100, 100, 1)]
+    result = starts(simulate(make_workload(trace), 5, "easy"))
+    assert result == {1: (0, 10), 2: (0, 10), 3: (10, 20), 4: (2, 102)}

@@ -182,11 +182,11 @@ def test_text_in_a_numeric_field_names_the_field(tmp_path, bad):
 
 def test_line_numbers_are_physical_lines_counting_comments_and_blanks(tmp_path):
     path = tmp_path / "physical.swf"
-    path.write_text("; Version: 2.2\n\n" + job_line(1) + "\n; note\n\n" + job_line(2, user="x") + "\n")
+    path.write_text("; Version: 2.2\n\n" + job_line(1) + "\n; note\n\n" + job_line(2, req_procs="x") + "\n")
 
     error = error_from(path)
 
-    assert (error.line, error.field) == (6, "user_id")
+    assert (error.line, error.field) == (6, "requested_procs")
 
 
 def test_empty_file(tmp_path):
@@ -254,7 +254,7 @@ def test_skip_bad_lines_counts_every_bad_line_and_keeps_the_rest(tmp_path):
     lines = [
         job_line(1),
         " ".join(job_line(2).split()[:10]),  # short
-        job_line(3, user="abc"),             # text
+        job_line(3, req_time="abc"),         # text
         job_line(4),
         job_line(5) + " 1 2",                # too long
         job_line(6),
@@ -266,7 +266,7 @@ def test_skip_bad_lines_counts_every_bad_line_and_keeps_the_rest(tmp_path):
     assert trace.lines == 6
     assert [(e.line, e.field) for e in trace.bad_line_errors] == [
         (HEADER_LINES + 2, "status"),  # 10 fields: status is the first missing
-        (HEADER_LINES + 3, "user_id"),
+        (HEADER_LINES + 3, "requested_time"),
         (HEADER_LINES + 5, "think_time"),
     ]
 
@@ -343,7 +343,7 @@ def test_check_head_on_real_gzip_bytes_matches_reader(tmp_path):
 def read_without_fast_path(path: Path):
     """read_swf as it reads a file the C parser could not vouch for."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(swf, "_read_fast", lambda source: None)
+        patch.setattr(swf, "_read_fast", lambda source, texts=None: None)
         return read_swf(path)
 
 

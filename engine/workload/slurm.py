@@ -1,0 +1,398 @@
+"""Slurm ``sacct --parsable2`` dumps as traces.
+
+The first line names the columns (``|``-separated, any subset in any order, case-insensitive;
+``--parsable`` dumps with a trailing ``|`` read too); one job or step per line after it. Made with::
+
+    sacct --allusers --parsable2 --allocations --starttime ... --endtime ... \\
+      --format=JobID,JobIDRaw,Partition,QOS,Account,User,Group,Submit,Eligible,Start,End,Elapsed,State,\\
+NNodes,NCPUS,ReqCPUS,ReqMem,ReqTRES,AllocTRES,Timelimit,NodeList
+
+Needed: ``JobID`` (or ``JobIDRaw``), ``Submit`` and ``Start`` with ``End`` or ``Elapsed``.
+
+* Steps (``123.batch``, ``123.extern``, ``123.0``: dumps made without ``--allocations``) are
+  skipped, counted. Array elements ``123_4`` and heterogeneous components ``123+0`` are jobs; a
+  pending array remainder ``123_[5-9%2]`` counts its elements as never started.
+* Jobs that never started (``Start`` ``Unknown``/``None``: cancelled before they started,
+  pending when dumped) and jobs without an end (running when dumped) are left out, counted by state.
+* Times: ISO ``2024-03-01T08:00:05`` in the cluster's local time, which sacct prints without its
+  offset: they are kept as they are (read as if UTC), so calendar dates show the cluster's local
+  time; the metadata says so (``TimeZoneString``).
+* Runtime ``End - Start``; ``Elapsed`` only in a dump without an End column (counted); a job still
+  running (End ``Unknown``, State RUNNING) is left out. Processors: ``NCPUS``/``AllocCPUS``, else
+  ``ReqCPUS``, else ``cpu=`` of ``AllocTRES``/``ReqTRES``, else 1 (counted). Nodes: ``NNodes``
+  (``AllocNodes``), ppn = processors / nodes rounded up. Memory: ``ReqMem`` with its ``n`` (per node)
+  or ``c`` (per CPU) suffix; without one (Slurm >= 21) ``mem=`` of ``ReqTRES`` is the job's total,
+  else ReqMem is per node; units K, M (default), G, T. GPUs: ``gres/gpu=N`` (or ``gres/gpu:type=N``)
+  of AllocTRES, else ReqTRES. ``Timelimit`` ``[D-]HH:MM:SS``; ``UNLIMITED``/``Partition_Limit``:
+  none (cleaning sets it to the runtime, counted). Queue: ``Partition``; user ``User`` (else ``UID``),
+  group ``Group`` (else ``GID``), ``Account``, ``QOS``. Hosts: ``NodeList`` (``n[001-004,010]``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from engine.workload.accounting import (
+    STATUS_CANCELLED,
+    STATUS_COMPLETED,
+    STATUS_FAILED,
+    FieldError,
+    Jobs,
+    parse_duration,
+    parse_size_kb,
+    to_workload,
+)
+from engine.workload.errors import WorkloadError, shown
+from engine.workload.model import CleaningReport, Workload
+from engine.workload.numbers import MAX_COUNT, whole_number
+from engine.workload.swf import _inspect, _open_text
+from engine.workload.transforms import Overrun, Oversize
+
+MAX_KEPT_ERRORS = 1000
+#: The most hosts one job's NodeList may expand to (``n[1-99999999]`` is refused, not expanded).
+MAX_HOSTS = 100_000
+NEVER = frozenset({"", "unknown", "none"})
+
+KEPT_STEPS = "job steps skipped (.batch, .extern, .N)"
+REJECT_CANCELLED = "cancelled before it started"
+REJECT_PENDING = "pending when dumped (never started)"
+REJECT_RUNNING = "running when dumped (no end)"
+REJECT_NOT_STARTED = "never started"
+REPAIR_ELAPSED = "runtime from Elapsed (no End)"
+REPAIR_PROCS_UNKNOWN = "processors unknown: 1"
+
+_ARRAY_REMAINDER = re.compile(r"^\d+_\[([^\]]*)\]$")
+_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S"
+
+
+def load_sacct(path: str | Path, *, procs: int | None = None, oversize: Oversize = "reject",
+               overrun: Overrun = "kill", skip_bad_lines: bool = False, max_records: int | None = None) -> Workload:
+    """Read a ``sacct --parsable2`` dump into a cleaned Workload (see the module docstring)."""
+    source = _inspect(path)
+    header, rows, lines, report, errors = _read_rows(source, skip_bad_lines=skip_bad_lines, max_records=max_records)
+    jobs = _jobs(header, rows, lines, source.path, report, skip_bad_lines, errors)
+    metadata = {"TimeZoneString": "the cluster's local time (sacct prints no offset)"}
+    return to_workload(jobs, source=source.path, fmt="slurm", metadata=metadata, procs=procs,
+                       oversize=oversize, overrun=overrun)
+
+
+def check_sacct_head(path: str | Path, *, max_lines: int = 200, max_errors: int = 20) -> list[WorkloadError]:
+    """Upload check: the header and the first ``max_lines`` lines; problems name line and field."""
+    try:
+        source = _inspect(path)
+        header, rows, lines, report, errors = _read_rows(source, skip_bad_lines=True, max_records=max_lines)
+        _jobs(header, rows, lines, source.path, report, True, errors)
+    except WorkloadError as error:
+        return [error]
+    return errors[:max_errors]
+
+
+# --------------------------------------------------------------------------- lines -> rows
+
+
+def _read_rows(source, *, skip_bad_lines: bool, max_records: int | None):
+    """(header names lowercased, rows of fields, their line numbers, report, errors)."""
+    header: list[str] | None = None
+    rows: list[list[str]] = []
+    lines: list[int] = []
+    errors: list[WorkloadError] = []
+    report = CleaningReport()
+    with _open_text(source) as stream:
+        for lineno, line in enumerate(stream, start=1):
+            if max_records is not None and lineno > max_records:
+                break
+            text = line.rstrip("\r\n")
+            if not text.strip() or text.startswith(";"):
+                continue
+            fields = text.split("|")
+            if header is None:
+                header = _header(fields, lineno, source.path)
+                continue
+            if len(fields) == len(header) + 1 and fields[-1] == "":
+                fields.pop()                      # --parsable (not 2) ends every line with |
+            if len(fields) != len(header):
+                error = WorkloadError(f"line has {len(fields)} fields, the header names {len(header)}",
+                                      file=source.path, line=lineno,
+                                      field=_title(header[min(len(fields), len(header) - 1)]))
+                if not skip_bad_lines:
+                    raise error
+                report.bad_lines += 1
+                if len(errors) < MAX_KEPT_ERRORS:
+                    errors.append(error)
+                continue
+            rows.append(fields)
+            lines.append(lineno)
+    if header is None:
+        raise WorkloadError("no header line naming the sacct columns (JobID|...)", file=source.path)
+    return header, rows, lines, report, errors
+
+
+def _header(fields: list[str], lineno: int, path: str) -> list[str]:
+    names = [name.strip().lower() for name in fields]
+    if names and names[-1] == "":
+        names.pop()
+    for position, name in enumerate(names):
+        if name and name in names[:position]:
+            raise WorkloadError(f"the header names {_title(name)} twice", file=path, line=lineno, field=_title(name))
+    if not {"jobid", "jobidraw"} & set(names):
+        raise WorkloadError("the header names no JobID or JobIDRaw column", file=path, line=lineno, field="JobID")
+    for needed in ("submit", "start"):
+        if needed not in names:
+            raise WorkloadError(f"the header names no {needed.title()} column (needed)", file=path, line=lineno,
+                                field=needed.title())
+    if "end" not in names and "elapsed" not in names:
+        raise WorkloadError("the header names neither End nor Elapsed (one is needed)", file=path, line=lineno,
+                            field="End")
+    return names
+
+
+# --------------------------------------------------------------------------- rows -> jobs
+
+
+def _jobs(header: list[str], rows: list[list[str]], lines: list[int], path: str, report: CleaningReport,
+          skip_bad_lines: bool, errors: list[WorkloadError]) -> Jobs:
+    frame = pd.DataFrame(rows, columns=header) if rows else pd.DataFrame(columns=header)
+    frame["_line"] = lines
+    jobid = frame["jobid"] if "jobid" in frame else frame["jobidraw"]
+    steps = jobid.str.contains(".", regex=False)
+    report.keep(KEPT_STEPS, int(steps.sum()))
+    frame = frame.loc[~steps].reset_index(drop=True)
+    jobid = jobid.loc[~steps].reset_index(drop=True)
+    remainder = jobid.str.match(_ARRAY_REMAINDER)
+    report.reject(REJECT_PENDING, sum(_array_size(text) for text in jobid[remainder]))
+    frame, jobid = frame.loc[~remainder].reset_index(drop=True), jobid.loc[~remainder].reset_index(drop=True)
+
+    bad = np.zeros(len(frame), dtype=bool)
+    problems: list[WorkloadError] = []
+
+    def fail(mask: np.ndarray, column: str, message: str) -> None:
+        for row in np.flatnonzero(mask & ~bad)[: MAX_KEPT_ERRORS]:
+            value = frame[column].iloc[row]
+            problems.append(WorkloadError(f"{message}, got {value[:40]!r}", file=path,
+                                          line=int(frame["_line"].iloc[row]), field=_title(column)))
+        bad[:] |= mask
+
+    submit = _times(frame, "submit", fail, required=True)
+    start = _times(frame, "start", fail)
+    end = _times(frame, "end", fail) if "end" in frame else np.full(len(frame), -1)
+    elapsed = _durations(frame, "elapsed", fail) if "elapsed" in frame else np.full(len(frame), -1)
+    limit = _durations(frame, "timelimit", fail) if "timelimit" in frame else np.full(len(frame), -1)
+    ncpus = _integers(frame, ("ncpus", "alloccpus"), fail)
+    reqcpus = _integers(frame, ("reqcpus",), fail)
+    nnodes = _integers(frame, ("nnodes", "allocnodes"), fail)
+    if problems:
+        problems.sort(key=lambda e: e.line or 0)
+        if not skip_bad_lines:
+            raise problems[0]
+        report.bad_lines += int(bad.sum())
+        errors.extend(problems[: MAX_KEPT_ERRORS - len(errors)])
+
+    state = frame["state"].str.split(" ", n=1).str[0].str.upper() if "state" in frame else pd.Series([""] * len(frame))
+    started = ~bad & (start >= 0)
+    for reason, mask in ((REJECT_CANCELLED, state == "CANCELLED"), (REJECT_PENDING, state == "PENDING")):
+        report.reject(reason, int((~bad & ~started & mask.to_numpy()).sum()))
+    other = ~bad & ~started & ~state.isin(["CANCELLED", "PENDING"]).to_numpy()
+    report.reject(REJECT_NOT_STARTED, int(other.sum()))
+    has_end = "end" in frame
+    running = state.isin(["RUNNING", "SUSPENDED", "REQUEUED", "RESIZING"]).to_numpy()
+    no_end = started & (running | ((end < 0) if has_end else (elapsed < 0)))
+    report.reject(REJECT_RUNNING, int(no_end.sum()))
+    keep = started & ~no_end
+    runtime = np.where(end >= start, end - start, -1)
+    from_elapsed = keep & (runtime < 0)
+    report.repair(REPAIR_ELAPSED, int(from_elapsed.sum()))
+    runtime = np.where(from_elapsed, elapsed, runtime)
+
+    trees = {name: frame[name] if name in frame else pd.Series([""] * len(frame))
+             for name in ("alloctres", "reqtres", "reqmem", "nodelist", "partition", "account", "qos")}
+    jobs = Jobs(report=report)
+    rows_kept = np.flatnonzero(keep)
+    user = _text(frame, ("user", "uid"))
+    group = _text(frame, ("group", "gid"))
+    for row in rows_kept.tolist():
+        alloc, req = trees["alloctres"].iloc[row], trees["reqtres"].iloc[row]
+        try:
+            cpus = ncpus[row] or reqcpus[row] or _tres(alloc, "cpu", "AllocTRES") or _tres(req, "cpu", "ReqTRES")
+            if cpus <= 0:
+                cpus = 1
+                report.repair(REPAIR_PROCS_UNKNOWN, 1)
+            nodes = max(nnodes[row] or _tres(alloc, "node", "AllocTRES") or _tres(req, "node", "ReqTRES") or 1, 1)
+            ppn = math.ceil(cpus / nodes)
+            gpus = _tres(alloc, "gres/gpu", "AllocTRES") or _tres(req, "gres/gpu", "ReqTRES")
+            mem = _memory_per_node(trees["reqmem"].iloc[row], req, nodes, ppn)
+            hosts = expand_hostlist(trees["nodelist"].iloc[row])
+        except ValueError as exc:       # a FieldError says its field; the others come from ReqMem
+            error = WorkloadError(str(exc), file=path, line=int(frame["_line"].iloc[row]),
+                                  field=getattr(exc, "field", "ReqMem"))
+            if not skip_bad_lines:
+                raise error from None
+            report.bad_lines += 1
+            errors.append(error)
+            continue
+        jobs.jobid.append(str(jobid.iloc[row]))
+        jobs.order.append(row)
+        jobs.submit.append(int(submit[row]))
+        jobs.start.append(int(start[row]))
+        jobs.runtime.append(int(runtime[row]))
+        jobs.procs.append(int(cpus))
+        jobs.requested_time.append(int(limit[row]))
+        jobs.status.append(_status(state.iloc[row]))
+        jobs.user.append(user[row])
+        jobs.group.append(group[row])
+        jobs.account.append(str(trees["account"].iloc[row]))
+        jobs.queue.append(str(trees["partition"].iloc[row]))
+        jobs.nodes.append(int(nodes))
+        jobs.ppn.append(int(ppn))
+        jobs.mem.append(mem)
+        jobs.gpus.append(math.ceil(gpus / nodes) if gpus else 0)
+        jobs.exclusive.append(False)
+        jobs.exec_hosts.append(";".join(hosts))
+        jobs.request.append(str(req))
+    return jobs
+
+
+def _times(frame: pd.DataFrame, column: str, fail, *, required: bool = False) -> np.ndarray:
+    """Epoch seconds of an ISO column (local time read as UTC); -1 for Unknown/None."""
+    text = frame[column].str.strip()
+    parsed = pd.to_datetime(text, format=_TIME_FORMAT, errors="coerce")
+    never = text.str.lower().isin(NEVER).to_numpy()
+    bad = parsed.isna().to_numpy() & (~never | required)
+    fail(bad, column, "expected a time like 2024-03-01T08:00:05" + (" (needed)" if required else ""))
+    seconds = (parsed - pd.Timestamp("1970-01-01")) // pd.Timedelta(seconds=1)
+    return np.where(parsed.isna(), -1, seconds.fillna(-1)).astype(np.int64)
+
+
+def _durations(frame: pd.DataFrame, column: str, fail) -> np.ndarray:
+    """Seconds of ``[D-]HH:MM:SS`` / ``MM:SS``; -1 for UNLIMITED, Partition_Limit, empty or INVALID."""
+    values = np.full(len(frame), -1, dtype=np.int64)
+    cache: dict[str, int] = {}
+    bad = np.zeros(len(frame), dtype=bool)
+    for row, text in enumerate(frame[column].tolist()):
+        if text in cache:
+            values[row] = cache[text]
+            continue
+        stripped = text.strip()
+        if stripped.lower() in ("", "unlimited", "partition_limit", "invalid", "unknown", "none"):
+            cache[text] = -1
+            continue
+        try:
+            values[row] = cache[text] = parse_duration(stripped)
+        except ValueError:
+            bad[row] = True
+    fail(bad, column, "expected a duration like 01:30:00 or 2-00:00:00")
+    return values
+
+
+def _integers(frame: pd.DataFrame, names: tuple[str, ...], fail) -> np.ndarray:
+    """The first of ``names`` the dump has, as integers (0 where empty)."""
+    for name in names:
+        if name in frame:
+            numbers = [whole_number(text.strip() or "0", maximum=MAX_COUNT) for text in frame[name].tolist()]
+            fail(np.array([n is None for n in numbers], dtype=bool), name, f"expected a whole number up to {MAX_COUNT}")
+            return np.array([n or 0 for n in numbers], dtype=np.int64)
+    return np.zeros(len(frame), dtype=np.int64)
+
+
+def _text(frame: pd.DataFrame, names: tuple[str, ...]) -> list[str]:
+    for name in names:
+        if name in frame:
+            return frame[name].str.strip().tolist()
+    return [""] * len(frame)
+
+
+def _tres(text: str, key: str, column: str) -> int:
+    """The count of ``key`` in a TRES list ``cpu=4,mem=4000M,node=1,gres/gpu=2`` (typed gres summed).
+    Raises FieldError (naming ``column``) for a count above MAX_COUNT."""
+    total = 0
+    for item in str(text).split(","):
+        name, _, value = item.partition("=")
+        if name == key or name.startswith(key + ":"):
+            digits = re.match(r"\d+", value)
+            count = whole_number(digits.group(0), maximum=MAX_COUNT) if digits else 0
+            if count is None or total + count > MAX_COUNT:
+                raise FieldError(column, f"{key} count above {MAX_COUNT} in {shown(text)}")
+            total += count
+    return total
+
+
+def _memory_per_node(reqmem: str, reqtres: str, nodes: int, ppn: int) -> int:
+    """KB per node from ReqMem (``4000Mn`` per node, ``2000Mc`` per CPU; plain: ReqTRES mem= is the
+    job's total, else per node). Raises ValueError."""
+    text = str(reqmem).strip()
+    if text in ("", "0", "0n", "0c"):
+        return 0
+    per = text[-1].lower() if text[-1].lower() in "nc" else ""
+    value = text[:-1] if per else text
+    kb = parse_size_kb(value, default_unit="mb")
+    if per == "c":
+        return kb * ppn
+    if per == "n":
+        return kb
+    total = next((item.partition("=")[2] for item in str(reqtres).split(",") if item.startswith("mem=")), "")
+    return math.ceil(parse_size_kb(total, default_unit="mb") / nodes) if total else kb
+
+
+def _status(state: str) -> int:
+    if state == "COMPLETED":
+        return STATUS_COMPLETED
+    return STATUS_CANCELLED if state == "CANCELLED" else STATUS_FAILED
+
+
+def _array_size(jobid: str) -> int:
+    """Elements of a pending array remainder ``123_[5-9,12%2]`` (5-9 and 12: 6)."""
+    match = _ARRAY_REMAINDER.match(jobid)
+    body = match.group(1).split("%", 1)[0] if match else ""
+    total = 0
+    for part in filter(None, body.split(",")):
+        low, _, high = part.partition("-")
+        step = 1
+        if ":" in high:
+            high, _, step_text = high.partition(":")
+            step = whole_number(step_text, maximum=MAX_COUNT) or 1
+        first, last = whole_number(low, maximum=MAX_COUNT), whole_number(high, maximum=MAX_COUNT)
+        if first is not None and (not high or last is not None):
+            total += max(last - first, 0) // step + 1 if last is not None else 1
+    return total
+
+
+def expand_hostlist(text: str) -> list[str]:
+    """Slurm host list ``n[001-003,010],gpu5`` -> ``['n001', 'n002', 'n003', 'n010', 'gpu5']``;
+    ``None assigned`` and empty -> []."""
+    text = str(text).strip()
+    if not text or text.lower().startswith("none"):
+        return []
+    hosts: list[str] = []
+    for item in re.findall(r"[^,\[]+(?:\[[^\]]*\][^,\[]*)*", text):
+        match = re.fullmatch(r"([^\[]*)\[([^\]]*)\](.*)", item)
+        if not match:
+            hosts.append(item)
+            continue
+        prefix, ranges, suffix = match.groups()
+        for part in ranges.split(","):
+            low, _, high = part.partition("-")
+            first, last = whole_number(low), whole_number(high)
+            if first is not None and last is not None:
+                if len(hosts) + last - first >= MAX_HOSTS:
+                    raise FieldError("NodeList", f"more than {MAX_HOSTS} hosts in {shown(text)}")
+                hosts.extend(f"{prefix}{i:0{len(low)}d}{suffix}" for i in range(first, last + 1))
+            else:
+                hosts.append(f"{prefix}{low}{suffix}")
+    return list(dict.fromkeys(hosts))
+
+
+_TITLES = {"jobid": "JobID", "jobidraw": "JobIDRaw", "submit": "Submit", "start": "Start", "end": "End",
+           "elapsed": "Elapsed", "timelimit": "Timelimit", "ncpus": "NCPUS", "alloccpus": "AllocCPUS",
+           "reqcpus": "ReqCPUS", "nnodes": "NNodes", "allocnodes": "AllocNodes", "reqmem": "ReqMem",
+           "state": "State", "partition": "Partition", "user": "User", "uid": "UID", "group": "Group",
+           "gid": "GID", "account": "Account", "qos": "QOS", "eligible": "Eligible", "reqtres": "ReqTRES",
+           "alloctres": "AllocTRES", "nodelist": "NodeList"}
+
+
+def _title(column: str) -> str:
+    """The column's name as sacct spells it."""
+    return _TITLES.get(column, column)

@@ -1,0 +1,105 @@
+""""Reproduce a paper": each paper's headline comparison on the closest trace we have, as the
+new-experiment form's initial values (or the preset study), with what the paper found.
+
+The papers themselves are named once, in the engine's registry (engine.policies.registry.PAPERS).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class PaperPreset:
+    key: str                                   # URL part; also the registry's PAPERS key
+    title: str
+    found: str                                 # what the paper reports, to compare with
+    trace_hint: str                            # the file in ../shared/data to upload and choose
+    setup: str                                 # what the preset runs, in words (and what it leaves out)
+    policies: list[str] = field(default_factory=list)       # registry presets ticked
+    params: dict[str, dict[str, Any]] = field(default_factory=dict)   # preset -> parameter values
+    workload: dict[str, Any] = field(default_factory=dict)  # workload options (deadline_fraction, ...)
+    days: tuple[str, str] = ("", "")           # time window, days from the first submit
+    allocation: str = "count"
+    exact_estimates: bool = False
+    sweep_param: str = ""
+    sweep_values: str = ""
+    study: str = ""                            # a webapp.studies preset instead of an experiment
+
+    def initial(self) -> dict[str, Any]:
+        """The new-experiment form's initial values (webapp.experiments.forms.ExperimentForm names)."""
+        values: dict[str, Any] = {"allocation": self.allocation, "exact_estimates": self.exact_estimates,
+                                  "sweep_param": self.sweep_param, "sweep_values": self.sweep_values,
+                                  "days_from": self.days[0], "days_to": self.days[1]}
+        values.update({f"policy_{name}": True for name in self.policies})
+        for preset, params in self.params.items():
+            values.update({f"param_{preset}_{name}": value for name, value in params.items()})
+        values.update({f"workload_{name}": value for name, value in self.workload.items()})
+        return values
+
+
+PRESETS: dict[str, PaperPreset] = {p.key: p for p in (
+    PaperPreset(
+        key="plan", title="PLAN 1/2/3 against EASY backfilling",
+        found=("Against FCFS with EASY backfilling on ANL, LLNL-Atlas and SDSC-Blue, plan-based scheduling "
+               "cut the job wait time by about 40 % and the response time by about 30 % while utilization rose "
+               "slightly (LLNL: 0.744 under EASY, 0.750 / 0.751 / 0.758 under PLAN 1 / 2 / 3, highest for "
+               "PLAN 3); PLAN 2 beat EASY's mean wait in every month, PLAN 1 and PLAN 3 in all but two LLNL "
+               "months; each decision took under a second."),
+        trace_hint="swf/LLNL-Atlas-2006-2.1-cln.swf.gz (one busy month: days 150 to 180)",
+        setup="PLAN 1, PLAN 2 and PLAN 3 with the paper's annealing (T0 = 1, Tth = 1e-4, N = 100, r = 0.9) and "
+              "EASY, on one month of the trace (the whole year takes hours under PLAN).",
+        policies=["plan1", "plan2", "plan3", "easy"], days=("150", "180"),
+    ),
+    PaperPreset(
+        key="paragon", title="Paragon: SSS, sorted, backfilling and time sharing against load",
+        found=("On the 96-node Paragon's workload, sorting the queue by size improved the average turnaround "
+               "over SSS (FCFS), more so at higher job invocation rates, at the cost of fairness (the mean "
+               "skipping count grew with load); a maximum skipping count of 10 kept a large part of the gain; "
+               "sorting with backfilling was considerably better than either alone; time sharing (TSS) improved "
+               "performance considerably over space sharing."),
+        trace_hint="swf/KTH-SP2-1996-2.1-cln.swf.gz (100 processors; the paper's Paragon had 96)",
+        setup="The preset study: SSS (fcfs), sorted, EASY with exact estimates, sorted + EASY and time sharing "
+              "at load factors 0.3 to 0.8, buddy allocation; sorted-masc over MASC 1 to 50.",
+        study="paragon",
+    ),
+    PaperPreset(
+        key="metacentrum", title="CPU-time against multi-resource fair-share (MetaCentrum 2014)",
+        found=("After the 2014 reconfiguration (new queues and fair-share charging CPU and RAM), throughput "
+               "rose markedly while waits stayed decent; the multi-resource fair-share gave higher penalties, "
+               "and longer waits, to jobs asking for much RAM than the CPU-time fair-share had."),
+        trace_hint="metacentrum/alea/wagap-2013.swf (with wagap-2013.swf.machines)",
+        setup=("CPU-time fair-share and multi-resource fair-share, both with EASY backfilling, on the total "
+               "processor count. Not applied here: the 2014 queue limits and the two clusters (web experiments "
+               "do not take a machine description or a queue configuration yet); for those run "
+               "python -m engine simulate wagap-2013.swf --machines wagap-2013.swf.machines "
+               "--queues metacentrum-2014 --policy mrfs-easy, or use the Preview page."),
+        policies=["fairshare-easy", "mrfs-easy"],
+    ),
+    PaperPreset(
+        key="sfs", title="Simultaneous Fair-Share: the §9 scenario",
+        found=("Under linear priority, Bob's many small jobs waited days behind Alice's (eligible time "
+               "dominant) or longer still (node count dominant), and Chris's large job waited days too; with "
+               "SFS, Bob's jobs started at once with a steady throughput, and with node count dominant SFS "
+               "Chris's job also started soon: every allocation got served."),
+        trace_hint="the generated scenario (Allocations → Generate the SFS paper's scenario): its trace and "
+                   "its allocations file",
+        setup="Linear priority with eligible time dominant and node count dominant, and SFS with each; choose "
+              "the scenario's allocations file below.",
+        policies=["linear-age", "linear-size", "sfs-age", "sfs-size"],
+    ),
+    PaperPreset(
+        key="dbf", title="DBF against conservative and EASY at 20–80 % deadline jobs",
+        found=("DBF lowered the regular jobs' average wait and stretch compared with conservative backfilling "
+               "and EASY, decreasing linearly as the share of deadline jobs grew: on SDSC-DS it more than halved "
+               "the average wait already at 20 % deadline jobs; at 20 % it was at least on par with EASY (up to "
+               "25 % lower wait on HPC2N) while still bounding completion times. Jobs that waited 0 under all "
+               "three algorithms are left out of the regular jobs' figures (the comparison page's filter)."),
+        trace_hint="swf/SDSC-DS-2004-2.1-cln.swf.gz (also SDSC-BLUE-2000, HPC2N-2002)",
+        setup="DBF, conservative and EASY on the paper's trace preparation (interactive jobs dropped), one run "
+              "per share of deadline jobs 0.2, 0.4, 0.6, 0.8 (the same seeded deadline jobs for every policy).",
+        policies=["dbf", "conservative", "easy"], workload={"drop_interactive": True},
+        sweep_param="deadline_fraction", sweep_values="0.2, 0.4, 0.6, 0.8",
+    ),
+)}
