@@ -13,8 +13,10 @@ keep-alive connection,
 loop for `--seconds` (at most 120): pick a request (trace list page, experiment page, one of the
 comparison's plot JSONs, API: the experiment's status or the trace list, with a token), send it,
 wait `--think` seconds on average (exponential, seeded), again. Prints requests per second,
-p50/p95/p99 latency overall and per kind, errors (status >= 300 or no answer), the load average
-before and after, and whether the simulation was running all along.
+p50/p95/p99 latency overall and per kind, errors (status >= 300 or no answer), the CPU time the web
+server, the worker and this client used meanwhile (the web server's per request is the figure that
+does not depend on what else the machine runs), the load average before and after, and whether the
+simulation was running all along.
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.shared_data import SHARED_DATA  # noqa: E402
-from tests.app_process import PASSWORD, App, wait_for  # noqa: E402
+from tests.app_process import PASSWORD, App, children_of, wait_for  # noqa: E402
+from webapp.run import group_members  # noqa: E402
 
 MAX_SECONDS = 120
 
@@ -137,6 +140,21 @@ def user(browser: Browser, fixture: dict, token: str, stop_at: float, think: flo
         time.sleep(rng.expovariate(1 / think) if think > 0 else 0)
 
 
+def cpu_seconds(app: App, name: str) -> float:
+    """CPU time used so far by every process of the supervisor's child `name` ("gunicorn", "celery")."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for leader, command in children_of(app.proc.pid):
+        if name in command:
+            for pid in group_members(leader):
+                try:
+                    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                    total += int(fields[11]) + int(fields[12])  # utime + stime
+                except OSError:
+                    continue
+    return total / ticks
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered)) - 1))]
@@ -176,6 +194,8 @@ def main() -> int:
             results: dict[str, list[float]] = defaultdict(list)
             errors: list[str] = []
             lock = threading.Lock()
+            cpu_before = {name: cpu_seconds(app, name) for name in ("gunicorn", "celery")}
+            client_before = time.process_time()
             stop_at = time.monotonic() + seconds
             started = time.monotonic()
             threads = [threading.Thread(target=user, args=(browser, fixture, app.token, stop_at, args.think, i,
@@ -189,6 +209,11 @@ def main() -> int:
             after = os.getloadavg()
             print(f"{args.users} users, think time {args.think} s on average, {elapsed:.0f} s")
             report(results, errors, elapsed)
+            cpu = {name: cpu_seconds(app, name) - cpu_before[name] for name in cpu_before}
+            served = sum(len(v) for v in results.values())
+            print(f"CPU used meanwhile: web server {cpu['gunicorn']:.1f} s ({cpu['gunicorn'] / max(served, 1) * 1000:.0f} ms "
+                  f"a request), worker {cpu['celery']:.1f} s, this client {time.process_time() - client_before:.1f} s, "
+                  f"out of {elapsed * (os.cpu_count() or 1):.0f} CPU-seconds of the machine")
             still = app.run_row(fixture["long_run"])
             print(f"load average after: {after[0]:.2f} {after[1]:.2f} {after[2]:.2f}; "
                   f"the worker's simulation was {still[0]} at the end (attempts {still[1]})")

@@ -75,11 +75,27 @@ def check_plots_name_every_run(page, labels: list[str]) -> None:  # noqa: ANN001
         assert all(any(item == label or item.startswith(label + " ") for item in legend) for label in labels), legend
     titles = " ".join(t for d in docs for t in d["titles"] if t)
     assert all(label in titles for label in labels)   # per-run panels (daily timelines, Gantt) name their run
-    assert sum(d["datetime"] > 0 for d in docs) >= 3, "timelines, diff Gantt and Gantt should have date axes"
+    assert sum(d["datetime"] for d in docs) >= 3, "timelines, diff Gantt and Gantt should have date axes"
+
+
+def check_the_download(page, live_server, labels: list[str], tmp_path) -> None:  # noqa: ANN001
+    """The self-contained HTML file draws the same plots and table offline (opened from disk)."""
+    download = page.request.get(live_server.url + page.get_attribute("#download-html", "href"))
+    assert download.ok
+    path = tmp_path / "comparison.html"
+    path.write_bytes(download.body())
+    errors_before = len(page.watch.errors)
+    page.goto(path.as_uri())
+    page.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0 && Bokeh.documents.every(d => d.is_idle)")
+    page.screenshot(path=str(ARTIFACTS / "comparison-download.png"), full_page=True)
+    assert page.watch.errors[errors_before:] == [], "console errors in the downloaded file"
+    assert page.locator(".metrics-table").count() == 1      # the HTML table, inside Bokeh's shadow DOM
+    check_plots_name_every_run(page, labels)
+    page.watch.external.clear()                               # file:// is not the server: expected here
 
 
 @pytest.mark.skipif(not TRACE.exists(), reason=f"{TRACE} is not here")
-def test_comparison_pages_read_well_at_both_widths(browser, live_server, kth_runs):  # noqa: ANN001
+def test_comparison_pages_read_well_at_both_widths(browser, live_server, kth_runs, tmp_path):  # noqa: ANN001
     main, other = kth_runs
     labels = list(main.runs.order_by("position").values_list("label", flat=True))
     assert all(run.status == "done" for run in main.runs.all())
@@ -100,6 +116,8 @@ def test_comparison_pages_read_well_at_both_widths(browser, live_server, kth_run
             box = table.bounding_box()
             assert box["x"] + box["width"] <= width
             check_plots_name_every_run(page, labels)
+            if width == WIDTHS[0]:
+                check_the_download(page, live_server, labels, tmp_path)
 
             page.goto(live_server.url + reverse("dashboards:compare") + "?runs=" + ",".join(str(r.pk) for r in cross))
             state = render_every_plot(page)

@@ -124,7 +124,7 @@ def experiment_arguments(request: HttpRequest, data: dict[str, Any]) -> dict[str
     """Check the JSON of POST /api/experiments/ and turn it into create_experiment's arguments."""
     unknown = sorted(set(data) - {"trace", "procs", "machine", "policies", "allocation", "exact_estimates",
                                   "seed", "name", "description", "shared", "sweep", "load_factor",
-                                  "allocations"})
+                                  "allocations", "days"})
     if unknown:
         raise ValueError(f"unknown field {unknown[0]!r}")
     if "trace" not in data:
@@ -151,7 +151,7 @@ def experiment_arguments(request: HttpRequest, data: dict[str, Any]) -> dict[str
         "procs": procs, "machine": machine, "policies": policies, "allocation": str(data.get("allocation", "count")),
         "exact_estimates": bool(data.get("exact_estimates", False)), "seed": seed,
         "sweep_param": str(sweep.get("param", "")), "sweep_values": list(values), "shared": bool(data.get("shared", False)),
-        "load_factor": data.get("load_factor", 1.0),
+        "load_factor": data.get("load_factor", 1.0), "days": str(data.get("days") or ""),
     }
 
 
@@ -223,9 +223,9 @@ def create_study_from(request: HttpRequest, data: dict[str, Any]) -> Study:
     grid = data.get("grid")
     if not isinstance(grid, dict) or not all(isinstance(v, (list, str)) for v in grid.values()):
         raise ValueError('field grid: {"load": [0.8, 1, 1.2], "masc": [5, 10, "inf"]}')
-    arguments = experiment_arguments(request, {k: v for k, v in data.items() if k not in ("grid", "preset")})
-    for dropped in ("sweep_param", "sweep_values", "load_factor"):
-        arguments.pop(dropped)
+    checked = experiment_arguments(request, {k: v for k, v in data.items() if k not in ("grid", "preset")})
+    arguments = {k: checked[k] for k in ("name", "description", "trace", "procs", "machine", "policies",
+                                         "allocation", "exact_estimates", "seed", "shared")}
     return study_services.create_study(request.user, grid=study_services.parse_grid(grid), **arguments)
 
 
