@@ -43,6 +43,7 @@ from engine.policies.registry import catalog as list_policies
 from engine.policies.registry import resolve as resolve_policy
 from engine.policies.registry import workload_option_schemas as workload_options
 from engine.run import Cleaning, Clusters, Pool, Scenario, Transforms, run, simulate
+from engine.sim.eta import format_duration, time_left
 from engine.sim.simulator import SCHEDULE_COLUMNS, Cancelled, SimResult, SimulationError
 from engine.version import __version__
 from engine.workload.cache import load as load_parsed
@@ -73,6 +74,7 @@ __all__ = [
     # running
     "Scenario", "Pool", "Clusters", "Cleaning", "Transforms", "run", "simulate", "SimResult",
     "SCHEDULE_COLUMNS", "check_load_factor", "parse_days", "summarize", "summarize_schedule",
+    "time_left", "format_duration",
     # errors
     "WorkloadError", "PolicyError", "SimulationError", "Cancelled", "INPUT_ERRORS", "error_line",
     # metrics for figures

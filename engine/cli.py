@@ -269,10 +269,11 @@ def write_json(data: dict, path: str) -> None:
 
 
 class ProgressBar:
-    """A one-line bar on stderr, redrawn at most ten times a second."""
+    """A one-line bar on stderr with the time left at the pace so far, redrawn at most ten times a second."""
 
     def __init__(self, stream: Any, width: int = 40) -> None:
         self.stream, self.width, self.last = stream, width, 0.0
+        self.began = time.monotonic()
 
     def update(self, fraction: float) -> None:
         now = time.monotonic()
@@ -280,7 +281,9 @@ class ProgressBar:
             return
         self.last = now
         filled = int(fraction * self.width)
-        self.stream.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {fraction:6.1%} of jobs")
+        left = api.format_duration(api.time_left(fraction, now - self.began))
+        self.stream.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {fraction:6.1%} of jobs, "
+                          f"about {left} left   ")
         self.stream.flush()
 
     def close(self) -> None:
