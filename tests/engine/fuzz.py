@@ -47,7 +47,7 @@ HANG_SECONDS = 10.0
 #: Inputs are written to memory when the machine has /dev/shm (rewriting a file on disk 10,000
 #: times costs more than reading it).
 SCRATCH = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
-#: Mutants per reader: the fast test runs the first FAST ones, the slow one the rest up to TOTAL.
+#: Mutants per reader and entry point (see cases(): a quick part in every run, the rest slow).
 TOTAL = 10_000
 
 HUGE = "9" * 400

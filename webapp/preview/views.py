@@ -184,7 +184,7 @@ def preview_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def _results(preview: Preview) -> dict:
     """What the admin reads first (fidelity of 'current', recorded / current / proposed per trace
     queue, the users who gain and lose most), the per-configuration-queue rows and the figures."""
-    from bokeh.embed import components
+    from bokeh.embed import json_item
 
     from webapp.dashboards.figures.preview import preview_layout
     from webapp.preview.services import RECORDED, schedules
@@ -212,8 +212,8 @@ def _results(preview: Preview) -> dict:
     layout = preview_layout(frames["current"], frames["proposed"], frames["counterpart"], labels=labels,
                             clusters=summary.get("clusters", {}), policy_is_multi=preview.policy.startswith("mrfs"),
                             recorded=frames.get(RECORDED), zone=context["time_zone"])
-    script, div = components(layout)
-    return {**context, "bokeh_script": script, "bokeh_div": div}
+    # A json_item in a JSON data block, embedded by a static script: the CSP allows no inline script.
+    return {**context, "bokeh_item": json_item(layout, "preview-plots")}
 
 
 @require_POST
