@@ -7,6 +7,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
+
+from engine.sim.eta import format_duration, time_left
 
 from webapp.core.tasks import enqueue
 from webapp.experiments.models import Experiment, Run
@@ -238,11 +241,20 @@ METRIC_COLUMNS = ["jobs", "rejected", "mean_wait", "median_wait", "p95_wait", "m
                   "max_skip", "utilization", "makespan", "throughput", "jain_bsld", "wall_seconds"]
 
 
+def time_left_text(run: Run) -> str:
+    """"about 4 min 10 s left" for a running run (at its pace so far), else ""."""
+    if run.status != Run.Status.RUNNING or run.started_at is None:
+        return ""
+    left = time_left(run.progress, (timezone.now() - run.started_at).total_seconds())
+    return "" if left is None else f"about {format_duration(left)} left"
+
+
 def progress_payload(experiment: Experiment) -> dict[str, Any]:
     runs = [
         {"id": r.pk, "label": r.label, "policy": r.policy, "sweep_value": r.sweep_value,
          "load_factor": r.load_factor, "status": r.status,
          "progress": round(r.progress, 4), "percent": int(r.progress * 100) if r.status != "done" else 100,
+         "time_left": time_left_text(r),
          "error": r.error, "attempts": r.attempts, "cancel_requested": r.cancel_requested,
          "summary": r.summary}
         for r in experiment.runs.all()
