@@ -154,6 +154,14 @@ class DeadlineBackfilling(Conservative):
         for q in np.flatnonzero(after != before).tolist():   # unchanged ones are already due then
             self._note(jobs[q], int(after[q]))
 
+    def _note(self, job: int, start: int) -> None:
+        """Also wake the simulator at the reservation: Algorithm 1 moves deadline jobs later
+        without compressing, so a reservation may begin where no job ends or arrives (conservative's
+        fixpoint argument does not hold here); without the wake-up the job would start late, or
+        never if the machine went idle."""
+        super()._note(job, start)
+        self.sim.wake_at(start)
+
     # starts ------------------------------------------------------------------------------------
     def start(self, job: int) -> None:
         if self.limit[job] != FOREVER:   # started from L1
