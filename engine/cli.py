@@ -17,6 +17,7 @@ from engine.metrics.summary import summarize_result
 from engine.policies import PolicyError
 from engine.policies.registry import catalog, resolve
 from engine.sim import Cancelled, SimulationError, simulate
+from engine.sim.eta import format_duration, time_left
 from engine.workload import WorkloadError, describe, load_workload
 from engine.workload.load import scale_load
 from engine.workload.window import parse_days, select_days
@@ -303,10 +304,11 @@ def write_json(data: dict, path: str) -> None:
 
 
 class ProgressBar:
-    """A one-line bar on stderr, redrawn at most ten times a second."""
+    """A one-line bar on stderr with the time left at the pace so far, redrawn at most ten times a second."""
 
     def __init__(self, stream: Any, width: int = 40) -> None:
         self.stream, self.width, self.last = stream, width, 0.0
+        self.began = time.monotonic()
 
     def update(self, fraction: float) -> None:
         now = time.monotonic()
@@ -314,7 +316,9 @@ class ProgressBar:
             return
         self.last = now
         filled = int(fraction * self.width)
-        self.stream.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {fraction:6.1%} of jobs")
+        left = format_duration(time_left(fraction, now - self.began))
+        self.stream.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {fraction:6.1%} of jobs, "
+                          f"about {left} left   ")
         self.stream.flush()
 
     def close(self) -> None:

@@ -2,11 +2,19 @@
 
 SQLite and media in the data directory (SCHEDLAB_DATA_DIR, default ./var), one Celery worker on
 kombu's filesystem:// broker (also in the data directory) as a subprocess, and the web server on
-HOST:PORT (default 127.0.0.1:8000). The first start creates an admin account. Ctrl-C stops both.
+HOST:PORT (default 127.0.0.1:8000). The first start creates an admin account.
+
+This process supervises both. Each child runs in a process group of its own, and stopping
+(Ctrl-C, SIGTERM) ends every process of each group, the worker's pool processes included. A
+worker that dies (the out-of-memory killer, say) is restarted after a back-off while the web server
+stays up, and the runs it was computing are queued again at once: this supervisor knows it is gone.
+The lost-work checks (webapp.experiments.tasks.reconcile_runs, webapp.preview.tasks.reconcile_previews)
+run here every minute, so no beat process is needed.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import secrets
 import signal
@@ -15,6 +23,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import IO
+
+STOP_GRACE = 10.0  # seconds a child has to stop on SIGTERM before its whole group is killed
+CHECK_EVERY = 60.0  # seconds between lost-work checks
+BACKOFF = (1, 2, 4, 8, 16, 32, 60)  # seconds before restarting a worker that died, doubling
+STEADY = 60.0  # a worker that lived this long starts the back-off afresh when it dies
 
 
 def main() -> int:
@@ -35,29 +49,36 @@ def main() -> int:
     data = Path(settings.DATA_DIR)
     for folder in (data, Path(settings.MEDIA_ROOT), Path(settings.FILE_UPLOAD_TEMP_DIR)):
         folder.mkdir(parents=True, exist_ok=True)
+    lock = lock_data_dir(data)
+    if lock is None:
+        print(f"error: another SchedLab is running on the data directory {data}; stop it first", file=sys.stderr)
+        return 1
     print(f"SchedLab: data directory {data}")
     call_command("migrate", interactive=False, verbosity=0)
     login_hint = ensure_admin()
+    recover_interrupted()  # left running by a previous start that did not stop cleanly
 
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     worker_log = data / "worker.log"
-    children = [
-        start("worker", [sys.executable, "-m", "celery", "-A", "webapp", "worker", "--beat",
-                         "--schedule", str(data / "celerybeat-schedule"),
-                         "--concurrency", str(settings.SCHEDLAB_WORKER_CONCURRENCY), "--loglevel", "INFO"],
-              env, open(worker_log, "ab")),
-        start("web", [sys.executable, "-m", "gunicorn", "webapp.wsgi", "--preload", "--bind", f"{host}:{port}",
-                      "--worker-class", "gthread", "--workers", "2", "--threads", "4", "--timeout", "600",
-                      "--log-level", "warning"], env, None),
-    ]
-    if not wait_for_port(host, port, children):
-        stop(children)
+    worker = Child("worker", [sys.executable, "-m", "celery", "-A", "webapp", "worker",
+                              "--concurrency", str(settings.SCHEDLAB_WORKER_CONCURRENCY), "--loglevel", "INFO"],
+                   env, worker_log)
+    web = Child("web", [sys.executable, "-m", "gunicorn", "webapp.wsgi", "--preload", "--bind", f"{host}:{port}",
+                        "--worker-class", "gthread", "--workers", "2", "--threads", "4", "--timeout", "600",
+                        "--log-level", "warning"], env)
+    worker.start()
+    web.start()
+    if not wait_for_port(host, port, [worker, web]):
+        stop([worker, web])
         print("error: the web server did not start; see the messages above", file=sys.stderr)
         return 1
     shown = "localhost" if host in ("127.0.0.1", "0.0.0.0") else host
     print(f"\nSchedLab is running at http://{shown}:{port}/\n  {login_hint}\n"
           f"  worker log: {worker_log}\nPress Ctrl-C to stop.\n", flush=True)
-    return supervise(children)
+    try:
+        return supervise(web, worker)
+    finally:
+        lock.close()
 
 
 def ensure_admin() -> str:
@@ -78,10 +99,66 @@ def ensure_admin() -> str:
     return f"log in as {username} with password {password}   (shown only this once)"
 
 
-def start(name: str, command: list[str], env: dict, output) -> subprocess.Popen:  # noqa: ANN001
-    # A process group of its own: Ctrl-C reaches us, and we stop the children in order.
-    return subprocess.Popen(command, env=env, stdout=output, stderr=subprocess.STDOUT if output else None,
-                            start_new_session=True)
+class Child:
+    """A command run in a new session (so a process group of its own: Ctrl-C reaches only the
+    supervisor, which stops the children in order), restartable."""
+
+    def __init__(self, name: str, command: list[str], env: dict[str, str], log: Path | None = None) -> None:
+        self.name, self.command, self.env, self.log = name, command, env, log
+        self.proc: subprocess.Popen | None = None
+        self.started = 0.0
+
+    def start(self) -> None:
+        output: IO[bytes] | None = open(self.log, "ab") if self.log else None  # noqa: SIM115 - the child keeps it
+        try:
+            self.proc = subprocess.Popen(self.command, env=self.env, stdout=output,
+                                         stderr=subprocess.STDOUT if output else None, start_new_session=True)
+        finally:
+            if output:
+                output.close()
+        self.started = time.monotonic()
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def exited(self) -> int | None:
+        """Its exit status once it has stopped (negative: the signal that killed it), else None."""
+        return self.proc.poll() if self.proc else 0
+
+    def terminate(self) -> None:
+        if self.exited() is None:
+            self.proc.send_signal(signal.SIGTERM)
+
+    def kill_group(self) -> None:
+        """SIGKILL every process left in its group (pool processes, gunicorn workers, anything it
+        started), then reap it. Processes of a group outlive their leader: kill them by group."""
+        if self.proc is None:
+            return
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.proc.wait()
+        deadline = time.monotonic() + 5
+        while group_members(self.proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)  # killed processes that init has yet to reap
+
+
+def group_members(pgid: int) -> list[int]:
+    """Pids of the live (not zombie) processes in process group `pgid`."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            members.append(int(entry.name))
+    return members
 
 
 def port_free(host: str, port: int) -> bool:
@@ -94,11 +171,23 @@ def port_free(host: str, port: int) -> bool:
     return True
 
 
-def wait_for_port(host: str, port: int, children: list[subprocess.Popen], timeout: float = 30) -> bool:
+def lock_data_dir(data: Path) -> IO[str] | None:
+    """An exclusive lock on the data directory (held while this process lives), or None if another
+    `make run` holds it: two supervisors would each think the runs of the other's worker were lost."""
+    handle = open(data / "run.lock", "w")  # noqa: SIM115 - held until the supervisor exits
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        return None
+    return handle
+
+
+def wait_for_port(host: str, port: int, children: list[Child], timeout: float = 30) -> bool:
     deadline = time.monotonic() + timeout
     target = "127.0.0.1" if host == "0.0.0.0" else host
     while time.monotonic() < deadline:
-        if any(c.poll() is not None for c in children):
+        if any(c.exited() is not None for c in children):
             return False
         try:
             with socket.create_connection((target, port), timeout=0.5):
@@ -108,7 +197,7 @@ def wait_for_port(host: str, port: int, children: list[subprocess.Popen], timeou
     return False
 
 
-def supervise(children: list[subprocess.Popen]) -> int:
+def supervise(web: Child, worker: Child) -> int:
     stopping = False
 
     def on_signal(signum: int, frame: object) -> None:
@@ -117,30 +206,116 @@ def supervise(children: list[subprocess.Popen]) -> int:
 
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
+    failures = 0  # worker deaths in a row (each without a steady run): the back-off step
+    restart_at: float | None = None
+    next_check = time.monotonic() + CHECK_EVERY
     while not stopping:
-        dead = [c for c in children if c.poll() is not None]
-        if dead:
-            print(f"error: a SchedLab process stopped (exit status {dead[0].returncode}); stopping the rest",
-                  file=sys.stderr)
-            stop(children)
+        now = time.monotonic()
+        if web.exited() is not None:
+            print(f"error: the web server stopped ({describe(web.exited())}); stopping SchedLab", file=sys.stderr)
+            stop([web, worker])
             return 1
-        time.sleep(0.5)
+        if restart_at is None and worker.exited() is not None:
+            failures = 0 if now - worker.started >= STEADY else failures
+            delay = BACKOFF[min(failures, len(BACKOFF) - 1)]
+            failures += 1
+            status = describe(worker.exited())
+            worker.kill_group()  # its pool processes must not go on computing lost runs
+            recovered = recover_lost_worker()
+            say(worker, f"the worker stopped ({status}); {recovered}; restarting it in {delay} s")
+            restart_at = now + delay
+        if restart_at is not None and now >= restart_at:
+            worker.start()
+            say(worker, f"worker restarted (pid {worker.pid})")
+            restart_at = None
+        if now >= next_check:
+            check_lost_work()
+            next_check = now + CHECK_EVERY
+        time.sleep(0.25)
     print("\nstopping SchedLab…", flush=True)
-    stop(children)
+    stop([web, worker])
+    interrupted = recover_interrupted()
+    if interrupted:
+        print(f"{interrupted} interrupted run(s) and preview(s) queued again; they continue at the next start",
+              flush=True)
     return 0
 
 
-def stop(children: list[subprocess.Popen]) -> None:
+def stop(children: list[Child]) -> None:
+    """SIGTERM to each child (gunicorn and Celery then stop their own processes); after STOP_GRACE
+    seconds (a simulation does not stop for SIGTERM) every process left in their groups is killed."""
     for child in children:
-        if child.poll() is None:
-            child.send_signal(signal.SIGTERM)
-    deadline = time.monotonic() + 20
+        child.terminate()
+    deadline = time.monotonic() + STOP_GRACE
+    while any(c.exited() is None for c in children) and time.monotonic() < deadline:
+        time.sleep(0.1)
     for child in children:
-        try:
-            child.wait(timeout=max(deadline - time.monotonic(), 0.1))
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
+        child.kill_group()
+
+
+def describe(status: int | None) -> str:
+    if status is not None and status < 0:
+        return f"killed by {signal.Signals(-status).name}"
+    return f"exit status {status}"
+
+
+def say(worker: Child, line: str) -> None:
+    """A line in this terminal and in the worker log."""
+    stamped = f"[{time.strftime('%Y-%m-%d %H:%M:%S')}] SchedLab supervisor: {line}"
+    print(stamped, file=sys.stderr, flush=True)
+    if worker.log:
+        with open(worker.log, "a") as log:
+            log.write(stamped + "\n")
+
+
+def recover_lost_worker() -> str:
+    """The only worker died: its running runs and previews are lost now, not in a minute. Queued
+    again once (the attempt counts: a run that kills its worker twice fails with "worker lost")."""
+    from django.db import close_old_connections
+
+    from webapp.experiments.tasks import reconcile
+    from webapp.preview.tasks import requeue_running
+
+    try:
+        runs = reconcile(stale_seconds=0)
+        previews = requeue_running(count=True)
+    except Exception as e:  # noqa: BLE001 - the supervisor must go on; the minute check retries
+        return f"could not re-queue its runs ({type(e).__name__}: {e})"
+    finally:
+        close_old_connections()
+    return (f"{runs['requeued'] + previews['requeued']} run(s)/preview(s) it was computing queued again, "
+            f"{runs['failed'] + previews['failed']} failed as worker lost")
+
+
+def recover_interrupted() -> int:
+    """No worker runs (before the first start, after stopping): whatever is marked running was
+    interrupted, not lost by its own fault; queued again without counting the attempt."""
+    from django.db import close_old_connections
+
+    from webapp.experiments.tasks import requeue_interrupted
+    from webapp.preview.tasks import requeue_running
+
+    try:
+        return requeue_interrupted() + requeue_running(count=False)["requeued"]
+    finally:
+        close_old_connections()
+
+
+def check_lost_work() -> None:
+    """The minute check (what beat does on a lab server): stale heartbeats, lost queue messages."""
+    from django.db import close_old_connections
+
+    from webapp.experiments.tasks import reconcile, resend_lost
+    from webapp.preview.tasks import reconcile_previews
+
+    try:
+        reconcile()
+        resend_lost()
+        reconcile_previews()
+    except Exception as e:  # noqa: BLE001 - retried next minute
+        print(f"SchedLab supervisor: the lost-work check failed ({type(e).__name__}: {e})", file=sys.stderr)
+    finally:
+        close_old_connections()
 
 
 if __name__ == "__main__":

@@ -71,6 +71,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",  # keep this literal: pytest-django's live_server serves finders only then
     "webapp.core",
+    "webapp.accounts",  # login throttling, the API tokens page
     "webapp.traces",
     "webapp.experiments",
     "webapp.api",
@@ -89,6 +90,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "webapp.core.middleware.ContentSecurityPolicyMiddleware",
     "webapp.core.middleware.LoginRequiredMiddleware",
 ]
 
@@ -136,6 +138,40 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "traces:list"
 LOGOUT_REDIRECT_URL = "login"
+
+# Accounts on a shared server: throttled password attempts and token requests, expiring tokens.
+SCHEDLAB_AUTH_ATTEMPTS = envint("SCHEDLAB_AUTH_ATTEMPTS", "10")  # a minute, per account and per address
+SCHEDLAB_AUTH_LOCKOUT_SECONDS = envint("SCHEDLAB_AUTH_LOCKOUT_SECONDS", "60")  # the wait after that
+SCHEDLAB_PROXIES = envint("SCHEDLAB_PROXIES", "0")  # reverse proxies in front (their X-Forwarded-For entry is the address)
+SCHEDLAB_TOKEN_MAX_AGE = envint("SCHEDLAB_TOKEN_MAX_AGE", str(30 * 24 * 3600))
+
+# Security headers. Django's defaults already send nosniff, Referrer-Policy: same-origin and
+# X-Frame-Options: DENY; they are spelled out here because they are meant, not inherited.
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = True  # no script of ours reads it: forms carry the token
+# As strict as BokehJS allows: no inline script anywhere (pages load only our static files), but
+# BokehJS compiles CustomJS callbacks, tick formatters and table cell templates with `new Function`
+# ('unsafe-eval') and styles its shadow DOM with <style> elements and style attributes ('unsafe-inline'
+# for styles only). Plot data comes as JSON from our own views (connect-src 'self').
+CONTENT_SECURITY_POLICY = "; ".join([
+    "default-src 'self'", "script-src 'self' 'unsafe-eval'", "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data: blob:", "font-src 'self' data:", "connect-src 'self'", "worker-src 'self' blob:",
+    "object-src 'none'", "base-uri 'self'", "form-action 'self'", "frame-ancestors 'none'",
+])
+# Behind a TLS-terminating proxy (which must set X-Forwarded-Proto): secure cookies, HTTPS only, HSTS.
+SCHEDLAB_BEHIND_TLS = envbool("SCHEDLAB_BEHIND_TLS", "False")
+if SCHEDLAB_BEHIND_TLS:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = True
+    SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = envint("SCHEDLAB_HSTS_SECONDS", str(365 * 24 * 3600))
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    # Preloading is a promise to browser vendors that the whole domain stays HTTPS: the admin opts in.
+    SECURE_HSTS_PRELOAD = envbool("SCHEDLAB_HSTS_PRELOAD", "False")
+    SILENCED_SYSTEM_CHECKS = [] if SECURE_HSTS_PRELOAD else ["security.W021"]
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -208,8 +244,9 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_WORKER_CONCURRENCY = SCHEDLAB_WORKER_CONCURRENCY
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BEAT_SCHEDULE = {  # used where a beat runs (`make run`'s worker, compose's beat service)
+CELERY_BEAT_SCHEDULE = {  # compose's beat service; `make run`'s supervisor calls the same checks itself
     "reconcile-runs": {"task": "webapp.experiments.tasks.reconcile_runs", "schedule": 60.0},
+    "reconcile-previews": {"task": "webapp.preview.tasks.reconcile_previews", "schedule": 60.0},
 }
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

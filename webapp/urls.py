@@ -9,10 +9,15 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from django.views.generic import RedirectView
 
+from webapp.accounts.views import ThrottledLoginView
+
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="traces:list"), name="home"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/", include("webapp.accounts.urls")),
+    # The admin's own login form would be a second, unthrottled password entry point.
+    path("admin/login/", RedirectView.as_view(pattern_name="login", query_string=True)),
     path("admin/", admin.site.urls),
     path("traces/", include("webapp.traces.urls")),
     path("experiments/", include("webapp.experiments.urls")),

@@ -10,10 +10,13 @@ moves jobs to other queues is still compared job for job. The change is ``propos
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC
 from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from engine.platform.infer import zone_named
 
 OVERALL = "overall"
 
@@ -37,8 +40,9 @@ def by_queue(schedules: Mapping[str, pd.DataFrame], queue_of: Mapping[int, str],
     groups = [(OVERALL, waits)] + [(str(name), part) for name, part in waits.groupby("queue", sort=True)]
     rows = []
     for name, part in groups:
-        means = {run: float(part[run].mean()) if len(part) else None for run in runs}
-        change = means[after] - means[before] if before in means and after in means and len(part) else None
+        means: dict[str, float | None] = {run: float(part[run].mean()) if len(part) else None for run in runs}
+        low, high = means.get(before), means.get(after)
+        change = high - low if low is not None and high is not None else None
         rows.append({"queue": name, "jobs": len(part), "mean_wait": means, "change": change})
     return rows
 
@@ -64,6 +68,7 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def wall_clock(epochs: np.ndarray, zone: str) -> pd.DatetimeIndex:
-    """Epoch seconds as naive wall-clock times in ``zone`` (what a datetime axis shows as is)."""
+    """Epoch seconds as naive wall-clock times in ``zone`` (``Europe/Prague``, ``UTC+01:00``; what a
+    datetime axis shows as is); an unknown zone is UTC."""
     stamps = pd.to_datetime(np.asarray(epochs, dtype=np.float64), unit="s", utc=True)
-    return stamps.tz_convert(zone).tz_localize(None)
+    return stamps.tz_convert(zone_named(zone) or UTC).tz_localize(None)

@@ -40,7 +40,7 @@ def fidelity(recorded: pd.DataFrame, simulated: pd.DataFrame, *, capacity: int |
     far_queues = [name for name, figures in per_queue.items()
                   if figures["far"] and figures["jobs"] >= MIN_QUEUE_JOBS]
     return {
-        "jobs": {"recorded": int(len(recorded)), "simulated": int(len(simulated)), "matched": int(len(matched))},
+        "jobs": {"recorded": len(recorded), "simulated": len(simulated), "matched": len(matched)},
         "capacity": capacity,
         "overall": overall,
         "per_queue": per_queue,

@@ -302,3 +302,43 @@ def monthly(
         "used_core_hours": used_core_seconds / 3600.0,
         "utilization": utilization,
     })
+
+
+def day_edges(first: int, last: int, *, start_epoch: int | None = None, tz: str | None = None) -> np.ndarray:
+    """Boundaries (trace seconds) of the days covering [first, last], clipped to it: calendar days in
+    ``tz`` when ``start_epoch`` (the Unix time of t = 0) is given, else 24-hour days from ``first``."""
+    if last <= first:
+        return np.array([first, first + 1], dtype=np.int64)
+    if start_epoch is None:
+        inner = np.arange(first + 86400, last, 86400, dtype=np.int64)
+    else:
+        zone = tz or "UTC"
+        local = pd.to_datetime(np.array([first, last], dtype=np.int64) + start_epoch, unit="s", utc=True).tz_convert(zone)
+        days = pd.date_range(local[0].normalize(), local[1].normalize() + pd.Timedelta(days=1), freq="D")
+        inner = days.tz_convert("UTC").as_unit("s").asi8 - start_epoch
+        inner = inner[(inner > first) & (inner < last)]
+    return np.concatenate([[first], inner, [last]]).astype(np.int64)
+
+
+def envelope(series: pd.DataFrame, edges: np.ndarray) -> pd.DataFrame:
+    """Per bucket [edges[i], edges[i+1]) of a step series (``time``, ``value``): the time-weighted
+    ``mean`` and the ``low``/``high`` of the values in effect during it (0 before the first time).
+
+    The readable form of a long timeline: a year of steps becomes a daily mean with its min-max band.
+    """
+    times = series["time"].to_numpy(dtype=np.int64)
+    values = series["value"].to_numpy(dtype=np.float64)
+    edges = np.asarray(edges, dtype=np.int64)
+    buckets = len(edges) - 1
+    if len(times) == 0 or buckets < 1:
+        zeros = np.zeros(max(buckets, 0))
+        return pd.DataFrame({"start": edges[:-1], "end": edges[1:], "mean": zeros, "low": zeros, "high": zeros})
+    mean = np.diff(step_integral_at(times, values, edges)) / np.diff(edges)
+    carried_row = np.searchsorted(times, edges[:-1], side="right") - 1
+    carried = np.where(carried_row >= 0, values[np.maximum(carried_row, 0)], 0.0)
+    low, high = carried.copy(), carried.copy()
+    bucket = np.searchsorted(edges, times, side="right") - 1
+    inside = (bucket >= 0) & (bucket < buckets) & (times < edges[-1])
+    np.minimum.at(low, bucket[inside], values[inside])
+    np.maximum.at(high, bucket[inside], values[inside])
+    return pd.DataFrame({"start": edges[:-1], "end": edges[1:], "mean": mean, "low": low, "high": high})

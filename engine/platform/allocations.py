@@ -33,7 +33,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from engine.workload.errors import WorkloadError
+from engine.workload.errors import WorkloadError, shown
 
 #: Header of an allocations file (target_factor and target may be empty on every line).
 COLUMNS = ("allocation", "members", "award", "period_days", "target_factor", "target")
@@ -150,7 +150,7 @@ def parse_allocations(text: str, *, source: str = "allocations") -> Allocations:
         raise WorkloadError(f"empty: expected the header {','.join(COLUMNS)}", file=source, line=1)
     header_line, header = lines[0][0], _cells(lines[0][1])
     if tuple(c.strip().lower() for c in header) != COLUMNS:
-        raise WorkloadError(f"the header must be {','.join(COLUMNS)}, got {lines[0][1].strip()!r}",
+        raise WorkloadError(f"the header must be {','.join(COLUMNS)}, got {shown(lines[0][1].strip(), 80)}",
                             file=source, line=header_line)
     allocations: list[Allocation] = []
     seen_names: dict[str, int] = {}
@@ -163,7 +163,7 @@ def parse_allocations(text: str, *, source: str = "allocations") -> Allocations:
         row = dict(zip(COLUMNS, (c.strip() for c in cells)))
         allocation = _allocation(row, source, number)
         if allocation.name in seen_names:
-            raise WorkloadError(f"allocation {allocation.name!r} is already defined on line "
+            raise WorkloadError(f"allocation {shown(allocation.name)} is already defined on line "
                                 f"{seen_names[allocation.name]}", file=source, line=number, field="allocation")
         seen_names[allocation.name] = number
         for kind, ids in (("user", allocation.users), ("group", allocation.groups)):
@@ -191,7 +191,7 @@ def _allocation(row: dict[str, str], source: str, line: int) -> Allocation:
             value = math.nan
         if not math.isfinite(value) or value < 0 or (positive and value == 0):
             expected = "a positive number" if positive else "a number >= 0"
-            raise WorkloadError(f"expected {expected}, got {text!r}", file=source, line=line, field=name)
+            raise WorkloadError(f"expected {expected}, got {shown(text)}", file=source, line=line, field=name)
         return value
 
     name = row["allocation"]
@@ -227,7 +227,7 @@ def _members(text: str, source: str, line: int) -> tuple[set[int], set[int]]:
                 raise ValueError
             value = int(ident.strip())
         except ValueError:
-            raise WorkloadError(f"expected user:ID or group:ID (separated by ';'), got {part!r}",
+            raise WorkloadError(f"expected user:ID or group:ID (separated by ';'), got {shown(part)}",
                                 file=source, line=line, field="members") from None
         (users if kind == "user" else groups).add(value)
     return users, groups

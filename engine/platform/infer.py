@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +113,8 @@ def recorded_jobs(workload: Workload) -> tuple[pd.DataFrame, int]:
         "submit": jobs["submit"].to_numpy(np.int64), "start": start,
         "end": start + jobs["runtime"].to_numpy(np.int64), "cores": cores,
         "user": jobs["user"].to_numpy(np.int64) if "user" in jobs else -1,
+        "nodes": jobs["nodes"].to_numpy(np.int64) if "nodes" in jobs else 0,
+        "ppn": jobs["ppn"].to_numpy(np.int64) if "ppn" in jobs else 0,
         "queue": _queue_names(jobs),
         "requested_time": jobs["requested_time"].to_numpy(np.int64),
         "hosts": jobs[EXEC_HOSTS].astype(str).to_numpy() if EXEC_HOSTS in jobs else "",
@@ -157,15 +159,18 @@ def peak_per_group(frame: pd.DataFrame, key: str, amount: np.ndarray) -> tuple[i
 
 
 def host_usage(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per (job, host it ran on): job index, host, cores on that host (the job's cores
-    shared evenly over its hosts, rounded up: the trace records hosts, not cores per host)."""
+    """One row per (job, host it ran on): job index, host, cores on that host. The trace records
+    hosts, not cores per host: a job on as many hosts as the nodes it asked for holds its ppn on
+    each; otherwise its cores are shared evenly, rounded down (at least 1)."""
     rows, hosts, cores = [], [], []
-    for i, (text, total) in enumerate(zip(frame["hosts"].tolist(), frame["cores"].tolist())):
+    for i, (text, total, nodes, ppn) in enumerate(zip(frame["hosts"].tolist(), frame["cores"].tolist(),
+                                                      frame["nodes"].tolist(), frame["ppn"].tolist())):
         names = [h for h in str(text).split(";") if h]
+        each = ppn if nodes == len(names) and ppn > 0 else max(int(total) // max(len(names), 1), 1)
         for host in names:
             rows.append(i)
             hosts.append(host)
-            cores.append(-(-int(total) // len(names)))
+            cores.append(each)
     return pd.DataFrame({"job": np.asarray(rows, dtype=np.int64), "host": hosts,
                          "cores": np.asarray(cores, dtype=np.int64)})
 
@@ -263,16 +268,39 @@ def duration_text(seconds: int) -> str:
 
 
 def time_zone(workload: Workload) -> tuple[tzinfo, str]:
-    """The trace's time zone (header ``TimeZoneString``), else UTC."""
+    """The trace's time zone and its name: the header's ``TimeZoneString`` (``Europe/Prague``,
+    ``UTC+01:00``), else its ``TimeZone`` offset in seconds, else UTC."""
     name = str(workload.metadata.get("TimeZoneString", "") or "").strip()
-    if name:
-        try:
-            from zoneinfo import ZoneInfo
-
-            return ZoneInfo(name), name
-        except (KeyError, ValueError, OSError):
-            pass
+    zone = zone_named(name) if name else None
+    if zone is not None:
+        return zone, name
+    offset = str(workload.metadata.get("TimeZone", "") or "").strip()
+    if re.fullmatch(r"[+-]?\d+", offset) and int(offset):
+        return timezone(timedelta(seconds=int(offset))), offset_name(int(offset))
     return UTC, "UTC"
+
+
+def zone_named(name: str) -> tzinfo | None:
+    """An IANA zone (``Europe/Prague``) or a fixed offset (``UTC+01:00``); None if neither."""
+    match = re.fullmatch(r"UTC([+-])(\d\d):(\d\d)", name)
+    if match:
+        sign = 1 if match.group(1) == "+" else -1
+        return timezone(sign * timedelta(hours=int(match.group(2)), minutes=int(match.group(3))))
+    if name == "UTC":
+        return UTC
+    try:
+        from zoneinfo import ZoneInfo
+
+        return ZoneInfo(name)
+    except (KeyError, ValueError, OSError):
+        return None
+
+
+def offset_name(seconds: int) -> str:
+    """``UTC+01:00`` for 3600."""
+    sign = "+" if seconds >= 0 else "-"
+    hours, minutes = divmod(abs(seconds) // 60, 60)
+    return f"UTC{sign}{hours:02d}:{minutes:02d}"
 
 
 def when_text(epoch: int, zone: tzinfo) -> str:
@@ -287,11 +315,14 @@ def infer(workload: Workload, machine: Machine | None = None) -> InferredConfigu
     usage = host_usage(frame)
     peaks = host_peaks(frame, usage) if len(usage) else {}
     clusters_of = assign_hosts(frame, usage, machine, peaks) if len(usage) else {}
-    inferred_machine, machine_evidence = (None, {})
+    inferred_machine: Machine | None = None
+    machine_evidence: dict[str, dict[str, str]] = {}
     if machine is None and clusters_of:
         inferred_machine, machine_evidence = infer_machine(frame, usage, clusters_of, peaks, zone)
     job_clusters = _job_clusters(frame, usage, clusters_of)
-    queues = [_infer_queue(name, frame.loc[rows].reset_index(drop=True), job_clusters[rows], zone)
+    given: Any = workload.metadata.get("user_names") or {}
+    names = {int(k): str(v) for k, v in given.items()} if isinstance(given, dict) else {}
+    queues = [_infer_queue(name, frame.loc[rows].reset_index(drop=True), job_clusters[rows], zone, names)
               for name, rows in sorted(frame.groupby("queue").indices.items())]
     span = (when_text(frame["submit"].min(), zone), when_text(frame["submit"].max(), zone)) if len(frame) else ("", "")
     left_out = {NO_START: no_start} if no_start else {}
@@ -310,7 +341,8 @@ def _job_clusters(frame: pd.DataFrame, usage: pd.DataFrame, clusters_of: dict[st
     return np.asarray(ran, dtype=object)
 
 
-def _infer_queue(name: str, jobs: pd.DataFrame, ran_on: np.ndarray, zone: tzinfo) -> InferredQueue:
+def _infer_queue(name: str, jobs: pd.DataFrame, ran_on: np.ndarray, zone: tzinfo,
+                 user_names: dict[int, str]) -> InferredQueue:
     count = len(jobs)
     largest = int(jobs["requested_time"].max())
     _, text = round_walltime(largest)
@@ -320,8 +352,9 @@ def _infer_queue(name: str, jobs: pd.DataFrame, ran_on: np.ndarray, zone: tzinfo
     held, when = peak(start, end, cores)
     max_cores = Evidence(held, f"{_count(held, 'core')} running at once on {when_text(when, zone)}")
     n_jobs, when_j, user_j = peak_per_group(jobs, "user", np.ones(count, dtype=np.int64))
-    user_jobs = Evidence(n_jobs, f"user {user_j} ran {_count(n_jobs, 'job')} at once on {when_text(when_j, zone)}")
     n_cores, when_c, user_c = peak_per_group(jobs, "user", cores)
+    user_j, user_c = (user_names.get(int(u), u) if u is not None else u for u in (user_j, user_c))
+    user_jobs = Evidence(n_jobs, f"user {user_j} ran {_count(n_jobs, 'job')} at once on {when_text(when_j, zone)}")
     user_cores = Evidence(n_cores, f"user {user_c} held {_count(n_cores, 'core')} at once on {when_text(when_c, zone)}")
     pool = None
     counts: dict[str, int] = {}

@@ -40,14 +40,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
 
-from engine.workload.errors import WorkloadError
+from engine.platform.yaml_text import key_lines, key_name, load_yaml, sequence_items
+from engine.workload.errors import WorkloadError, shown
+from engine.workload.numbers import MAX_MAGNITUDE
 
 KB = 1
 _UNITS_KB = {
     "b": 1 / 1024, "kb": 1, "k": 1, "kib": 1, "mb": 1024, "m": 1024, "mib": 1024,
     "gb": 1024 ** 2, "g": 1024 ** 2, "gib": 1024 ** 2, "tb": 1024 ** 3, "t": 1024 ** 3, "tib": 1024 ** 3,
 }
-_SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?\d+)?)\s*([A-Za-z]*)\s*$")
+_SIZE = re.compile(r"^\s*((?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-z]*)\s*$")   # unambiguous: linear
 #: AleaNG: a RAM value below this is GB, otherwise KB
 ALEANG_GB_LIMIT = 10240
 ALEA_DEFAULT_RAM_KB = 1024
@@ -140,7 +142,7 @@ def read_machines(path: str | Path) -> Machine:
 
 def parse_machines(text: str, *, source: str = "<machines>") -> Machine:
     """Parse machine-description text (any of the three forms)."""
-    kind = detect_machine_format(text)
+    kind = detect_machine_format(text, source=source)
     if kind == "yaml":
         return _parse_yaml(text, source)
     if kind == "csv":
@@ -148,7 +150,7 @@ def parse_machines(text: str, *, source: str = "<machines>") -> Machine:
     return _parse_alea(text, source)
 
 
-def detect_machine_format(text: str) -> str:
+def detect_machine_format(text: str, *, source: str | None = None) -> str:
     """``yaml`` (a ``clusters:`` key), ``csv`` (a header line with ``name`` and ``nodes``) or ``alea``."""
     for line in text.splitlines():
         stripped = line.strip()
@@ -160,7 +162,7 @@ def detect_machine_format(text: str) -> str:
         if "name" in lowered and "nodes" in lowered:
             return "csv"
         return "alea"
-    raise WorkloadError("no clusters: the machine description is empty", file=None)
+    raise WorkloadError("no clusters: the machine description is empty", file=source)
 
 
 def _parse_alea(text: str, source: str) -> Machine:
@@ -217,33 +219,21 @@ def _aleang_cluster(cells: list[str], source: str, lineno: int) -> Cluster:
 
 
 def _parse_yaml(text: str, source: str) -> Machine:
-    import yaml
-
-    try:
-        loader = yaml.SafeLoader(text)
-        try:
-            node = loader.get_single_node()
-        finally:
-            loader.dispose()
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise WorkloadError(f"not valid YAML: {getattr(exc, 'problem', None) or exc}", file=source,
-                            line=mark.line + 1 if mark else None) from None
+    data, root = load_yaml(text, source)
     if isinstance(data, list):
-        items, item_nodes = data, node.value if node is not None else []
+        items, item_nodes = data, sequence_items(root)
     elif isinstance(data, dict) and isinstance(data.get("clusters"), list):
-        items = data["clusters"]
-        item_nodes = next(v.value for k, v in node.value if k.value == "clusters")
+        items, item_nodes = data["clusters"], sequence_items(root, "clusters")
     else:
         raise WorkloadError("expected a top-level 'clusters:' list", file=source, line=1, field="clusters")
     clusters = []
-    for item, item_node in zip(items, item_nodes):
-        line = item_node.start_mark.line + 1
+    for position, item in enumerate(items):
+        item_node = item_nodes[position] if position < len(item_nodes) else root
+        line = item_node.start_mark.line + 1 if item_node is not None else 1
         if not isinstance(item, dict):
-            raise WorkloadError("each cluster is a mapping of name, nodes, cores, ...", file=source, line=line)
-        lines = {k.value: k.start_mark.line + 1 for k, _ in item_node.value} if hasattr(item_node, "value") else {}
-        clusters.append(_cluster_from_mapping(item, source, line, lines))
+            raise WorkloadError("each cluster is a mapping of name, nodes, cores, ...", file=source, line=line,
+                                field="clusters")
+        clusters.append(_cluster_from_mapping(item, source, line, key_lines(item_node)))
     if not clusters:
         raise WorkloadError("no clusters listed", file=source, field="clusters")
     _check_unique(clusters, source)
@@ -278,7 +268,7 @@ def _cluster_from_mapping(item: dict, source: str, line: int, lines: dict[str, i
     def where(key: str) -> dict:
         return {"file": source, "line": lines.get(key, line)}
 
-    unknown = sorted(set(item) - _KNOWN_KEYS)
+    unknown = sorted(key_name(key) for key in item if key not in _KNOWN_KEYS)
     if unknown:
         raise WorkloadError(f"unknown key {unknown[0]!r} (keys: {', '.join(sorted(_KNOWN_KEYS))})",
                             field=unknown[0], **where(unknown[0]))
@@ -316,36 +306,40 @@ def parse_size_kb(value: Any, field_name: str, where: dict) -> int:
     if isinstance(value, bool):
         raise WorkloadError(f"expected a size, got {value!r}", field=field_name, **where)
     if isinstance(value, (int, float)):
-        if value < 0 or not math.isfinite(value):
-            raise WorkloadError(f"expected a size >= 0, got {value!r}", field=field_name, **where)
-        return int(round(value))
+        kb = _number(value)
+        if kb is None or kb < 0:
+            raise WorkloadError(f"expected a size >= 0, got {shown(value, 60)}", field=field_name, **where)
+        return int(round(kb))
     match = _SIZE.match(str(value))
     unit = match.group(2).lower() if match else ""
-    if not match or unit not in _UNITS_KB and unit != "":
-        raise WorkloadError(f"expected a size such as 64 GiB or 65536 (KB), got {value!r}", field=field_name, **where)
-    return int(round(float(match.group(1)) * (_UNITS_KB[unit] if unit else 1)))
+    kb = _number(float(match.group(1)) * _UNITS_KB.get(unit, 1)) if match else None
+    if kb is None or unit not in _UNITS_KB and unit != "":
+        raise WorkloadError(f"expected a size such as 64 GiB or 65536 (KB), got {shown(value, 60)}", field=field_name,
+                            **where)
+    return int(round(kb))
 
 
 def _number(text: Any) -> float | None:
+    """A finite number of magnitude below MAX_MAGNITUDE, else None."""
     try:
         value = float(text)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
-    return value if math.isfinite(value) else None
+    return value if math.isfinite(value) and abs(value) < MAX_MAGNITUDE else None
 
 
 def _positive_int(text: Any, field_name: str, where: dict, *, allow_zero: bool = False) -> int:
     value = _number(text)
     if value is None or value != int(value) or value < (0 if allow_zero else 1) or isinstance(text, bool):
         expected = "an integer >= 0" if allow_zero else "a positive integer"
-        raise WorkloadError(f"expected {expected}, got {text!r}", field=field_name, **where)
+        raise WorkloadError(f"expected {expected}, got {shown(text, 60)}", field=field_name, **where)
     return int(value)
 
 
 def _positive_float(text: Any, field_name: str, where: dict, *, allow_zero: bool = False) -> float:
     value = _number(text)
     if value is None or value < 0 or (value == 0 and not allow_zero) or isinstance(text, bool):
-        raise WorkloadError(f"expected a positive number, got {text!r}", field=field_name, **where)
+        raise WorkloadError(f"expected a positive number, got {shown(text, 60)}", field=field_name, **where)
     return value
 
 

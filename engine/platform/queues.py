@@ -32,7 +32,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from engine.workload.errors import WorkloadError
+from engine.platform.yaml_text import key_lines, key_name, load_yaml, sequence_items
+from engine.workload.errors import WorkloadError, shown
+from engine.workload.numbers import MAX_MAGNITUDE
 
 Mode = Literal["priority", "virtual"]
 CONFIG_DIR = Path(__file__).with_name("configs")
@@ -120,42 +122,36 @@ def load_queue_config(name_or_path: str | Path) -> QueueConfig:
 
 def parse_queue_config(text: str, *, source: str = "<queues>") -> QueueConfig:
     """Parse and validate the YAML; errors name the file, line and field."""
-    import yaml
-
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise WorkloadError(f"not valid YAML: {getattr(exc, 'problem', None) or exc}", file=source,
-                            line=mark.line + 1 if mark else None) from None
+    data, root = load_yaml(text, source)
     if not isinstance(data, dict):
-        raise WorkloadError("expected a mapping with 'mode' and 'queues'", file=source, line=1)
-    top_lines = {k.value: k.start_mark.line + 1 for k, _ in root.value}
-    unknown = sorted(set(data) - {"mode", "queues", "description"})
+        raise WorkloadError("expected a mapping with 'mode' and 'queues'", file=source, line=1, field="queues")
+    top_lines = key_lines(root)
+    unknown = sorted(key_name(key) for key in data if key not in ("mode", "queues", "description"))
     if unknown:
         raise WorkloadError(f"unknown key {unknown[0]!r} (keys: mode, queues, description)", file=source,
                             line=top_lines.get(unknown[0]), field=unknown[0])
     mode = data.get("mode", "priority")
     if mode not in ("priority", "virtual"):
-        raise WorkloadError(f"mode must be priority or virtual, got {mode!r}", file=source,
+        raise WorkloadError(f"mode must be priority or virtual, got {shown(mode, 60)}", file=source,
                             line=top_lines.get("mode"), field="mode")
     items = data.get("queues")
     if not isinstance(items, list) or not items:
         raise WorkloadError("'queues' must be a non-empty list", file=source, line=top_lines.get("queues", 1),
                             field="queues")
-    item_nodes = next(v for k, v in root.value if k.value == "queues").value
+    item_nodes = sequence_items(root, "queues")
     queues = []
-    for item, node in zip(items, item_nodes):
-        line = node.start_mark.line + 1
+    for position, item in enumerate(items):
+        node = item_nodes[position] if position < len(item_nodes) else None
+        line = node.start_mark.line + 1 if node is not None else top_lines.get("queues", 1)
         if not isinstance(item, dict):
-            raise WorkloadError("each queue is a mapping (name, walltime, ...)", file=source, line=line)
-        lines = {k.value: k.start_mark.line + 1 for k, _ in node.value}
-        queues.append(_queue(item, source, line, lines))
+            raise WorkloadError("each queue is a mapping (name, walltime, ...)", file=source, line=line,
+                                field="queues")
+        queues.append(_queue(item, source, line, key_lines(node)))
     names = [q.name for q in queues]
-    for name in names:
-        if names.count(name) > 1:
-            raise WorkloadError(f"queue {name!r} is listed twice", file=source, field="name")
+    for position, name in enumerate(names):
+        if name in names[:position]:
+            line = item_nodes[position].start_mark.line + 1 if position < len(item_nodes) else None
+            raise WorkloadError(f"queue {name!r} is listed twice", file=source, line=line, field="name")
     return QueueConfig(tuple(queues), mode, source)
 
 
@@ -163,7 +159,7 @@ def _queue(item: dict, source: str, line: int, lines: dict[str, int]) -> Queue:
     def fail(key: str, message: str) -> WorkloadError:
         return WorkloadError(message, file=source, line=lines.get(key, line), field=key)
 
-    unknown = sorted(set(item) - _KEYS)
+    unknown = sorted(key_name(key) for key in item if key not in _KEYS)
     if unknown:
         raise fail(unknown[0], f"unknown key {unknown[0]!r} (keys: {', '.join(sorted(_KEYS))})")
     for key in ("name", "walltime"):
@@ -174,8 +170,8 @@ def _queue(item: dict, source: str, line: int, lines: dict[str, int]) -> Queue:
         value = item.get(key)
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise fail(key, f"expected an integer >= {minimum}, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value < MAX_MAGNITUDE:
+            raise fail(key, f"expected an integer >= {minimum}, got {shown(value, 60)}")
         return value
 
     share = item.get("max_share")
@@ -191,8 +187,8 @@ def _queue(item: dict, source: str, line: int, lines: dict[str, int]) -> Queue:
     if not isinstance(single, bool):
         raise fail("single_node", f"expected true or false, got {single!r}")
     priority = item.get("priority", 0)
-    if isinstance(priority, bool) or not isinstance(priority, int):
-        raise fail("priority", f"expected an integer, got {priority!r}")
+    if isinstance(priority, bool) or not isinstance(priority, int) or abs(priority) >= MAX_MAGNITUDE:
+        raise fail("priority", f"expected an integer, got {shown(priority, 60)}")
     return Queue(
         name=str(item["name"]), walltime=_duration(item["walltime"], fail), priority=priority,
         max_cores=count("max_cores"), max_share=float(share) if share is not None else None,
@@ -205,14 +201,14 @@ def _duration(value: Any, fail) -> int:
     if isinstance(value, bool):
         raise fail("walltime", f"expected a duration such as 2h, 4d or 7200, got {value!r}")
     if isinstance(value, (int, float)):
-        seconds = value
+        seconds = float(value) if abs(value) < MAX_MAGNITUDE else math.inf
     else:
         match = _DURATION.match(str(value))
         if not match:
-            raise fail("walltime", f"expected a duration such as 2h, 4d or 7200, got {value!r}")
+            raise fail("walltime", f"expected a duration such as 2h, 4d or 7200, got {shown(value, 60)}")
         seconds = float(match.group(1)) * _SECONDS[match.group(2).lower()]
-    if seconds <= 0:
-        raise fail("walltime", f"a walltime must be positive, got {value!r}")
+    if not (math.isfinite(seconds) and 1 <= seconds < MAX_MAGNITUDE):
+        raise fail("walltime", f"a walltime must be a positive number of seconds, got {shown(value, 60)}")
     return int(seconds)
 
 

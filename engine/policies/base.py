@@ -7,6 +7,7 @@ database and result files share; :mod:`engine.policies.registry` names the prese
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,8 +101,14 @@ class PolicySpec:
     @property
     def label(self) -> str:
         """A short human label: the preset and the parameters that differ from its defaults."""
+        return self.label_without(())
+
+    def label_without(self, names: Iterable[str]) -> str:
+        """The label leaving out the parameters ``names`` (e.g. settings every run of an experiment shares)."""
         from engine.policies.registry import PRESETS
 
+        left_out = set(names)
         defaults = PRESETS[self.preset].defaults() if self.preset in PRESETS else {}
-        changed = [f"{k}={to_json_value(v)}" for k, v in self.params.items() if defaults.get(k) != v]
+        changed = [f"{k}={to_json_value(v)}" for k, v in self.params.items()
+                   if defaults.get(k) != v and k not in left_out]
         return self.preset + (f" ({', '.join(changed)})" if changed else "")

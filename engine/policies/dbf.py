@@ -73,10 +73,11 @@ class DeadlineBackfilling(Conservative):
         self.extra_steps = 0             # times the extra step (lines 22-35) ran
         #: what became of each job, for the schedule's ``dbf_class`` column (see extra_columns)
         self.job_class = np.where(self.has_deadline, TENTATIVE, REGULAR).astype(np.int8)
+        self._first_seq: dict[tuple[int, int], int] = {}   # (job, start) -> seq of its first reservation there
 
     # arrivals ----------------------------------------------------------------------------------
     def on_submit(self, job: int) -> None:
-        self.queue.add(job)
+        self.enqueue(job)
         self.profile.advance(self.sim.now)
         if self.has_deadline[job]:
             self._place(job)
@@ -168,6 +169,23 @@ class DeadlineBackfilling(Conservative):
             l1 = self.tentative
             del l1[bisect_left(l1, job)]
         super().start(job)
+
+    # when jobs fall due --------------------------------------------------------------------------
+    # Here a job may come back to a start it held before (Algorithm 1 cancels and re-reserves);
+    # jobs due at one instant then start in the order of the *first* reservation at that start
+    # since the last rebuild, as they always have.
+    def _note(self, job: int, start: int) -> None:
+        super()._note(job, start)
+        self.seq[job] = self._first_seq.setdefault((job, start), int(self.seq[job]))
+
+    def moved(self, moves: np.ndarray) -> None:
+        first, seq = self._first_seq, self.seq
+        for job, new in moves.tolist():
+            seq[job] = first.setdefault((job, new), int(seq[job]))
+
+    def rebuild(self) -> None:
+        self._first_seq.clear()
+        super().rebuild()
 
     # reporting ---------------------------------------------------------------------------------
     def extra_columns(self) -> dict[str, np.ndarray]:

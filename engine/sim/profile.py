@@ -7,20 +7,16 @@ time advances, and equal neighbouring steps are merged, so its length stays near
 distinct reservation edges ahead.
 
 The steps live in two int64 arrays with spare room at the end (``length`` of them are in use) and
-every operation is a small function compiled by numba, so that policies can run their own
-compiled loops over the profile (see conservative compression). Without numba the same functions
-run as plain Python: correct, only slower.
+every operation is a small function compiled by numba (at its first call, see engine.sim.jit), so
+that policies can run their own compiled loops over the profile (see conservative compression).
+Without numba the same functions run as plain Python: correct, only slower.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-try:
-    from numba import njit
-except ImportError:  # pragma: no cover - numba is a dependency; this keeps the engine importable
-    def njit(*args, **kwargs):
-        return args[0] if args and callable(args[0]) else (lambda function: function)
+from engine.sim.jit import njit
 
 #: "no such time" for the kernels (earliest_* found nothing; no ``before`` limit).
 NEVER = -1

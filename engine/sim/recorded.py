@@ -9,7 +9,8 @@ hosts a job ran on (PBS exec_host, sacct NodeList), the schedule's ``nodes`` and
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

@@ -20,10 +20,17 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from engine.workload.errors import WorkloadError
+from engine.workload.errors import WorkloadError, shown
 from engine.workload.model import CleaningReport, Workload
 from engine.workload.names import encode_names, name_metadata
-from engine.workload.swf import SWF_FIELDS, SwfTrace, _frame_from_matrix, _inspect, _open_text
+from engine.workload.numbers import MAX_MAGNITUDE
+from engine.workload.swf import (
+    SWF_FIELDS,
+    SwfTrace,
+    _frame_from_matrix,
+    _inspect,
+    _open_text,
+)
 from engine.workload.transforms import Overrun, Oversize, clean
 
 AccountingFormat = Literal["pbs", "slurm"]
@@ -67,6 +74,14 @@ def first_lines(path: str | Path, count: int) -> list[str]:
 
 # --------------------------------------------------------------------------- units
 
+
+class FieldError(ValueError):
+    """A value a reader cannot use, and the field (column, attribute) it came from."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
 _DURATION = re.compile(r"^(?:(\d+)-)?(?:(\d+):)?(?:(\d+):)?(\d+)(?:\.\d+)?$")
 
 
@@ -75,8 +90,10 @@ def parse_duration(text: str) -> int:
     a fraction of a second is dropped). Raises ValueError."""
     match = _DURATION.match(text.strip())
     if not match:
-        raise ValueError(f"expected a duration like 01:30:00 or 2-00:00:00, got {text!r}")
+        raise ValueError(f"expected a duration like 01:30:00 or 2-00:00:00, got {shown(text)}")
     days, first, second, last = match.groups()
+    if max(len(g or "") for g in match.groups()) > 12:
+        raise ValueError(f"duration too long: {shown(text)}")
     parts = [int(p) for p in (first, second) if p is not None] + [int(last)]
     seconds = 0
     for part in parts:
@@ -95,12 +112,15 @@ def parse_size_kb(text: str, *, default_unit: str = "b") -> int:
     ``default_unit``: bytes for PBS, ``m`` (MB) for Slurm). Raises ValueError."""
     match = _SIZE.match(text.strip())
     if not match:
-        raise ValueError(f"expected a size like 600mb or 4gb, got {text!r}")
+        raise ValueError(f"expected a size like 600mb or 4gb, got {shown(text)}")
     number, prefix, unit = float(match.group(1)), match.group(2).lower(), (match.group(3) or "").lower()
     if not prefix and not unit:
         prefix, unit = (default_unit[:-1], default_unit[-1]) if default_unit.endswith("b") else (default_unit, "b")
     factor = 1024 ** _SIZE_POWER[prefix] * (8 if unit == "w" else 1)
-    return int(np.ceil(number * factor / 1024))
+    kb = np.ceil(number * factor / 1024)
+    if not kb < MAX_MAGNITUDE:
+        raise ValueError(f"size too large: {shown(text)}")
+    return int(kb)
 
 
 def offset_label(seconds: int) -> str:

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from engine.workload.model import Workload
+from engine.workload.recorded import recorded_starts
 
 SECONDS_PER_DAY = 86_400
 
@@ -34,6 +35,7 @@ def describe(workload: Workload) -> dict:
         "requested_time": _stats(jobs["requested_time"]),
         "killed": int(jobs["killed"].sum()),
         "core_hours": round(float((jobs["procs"] * jobs["runtime"]).sum()) / 3600.0, 1),
+        "recorded_starts": int((recorded_starts(workload) >= 0).sum()),
         "metadata": {key: _plain(value) for key, value in workload.metadata.items()},
         "report": workload.report.to_dict(),
     }

@@ -25,3 +25,10 @@ class WorkloadError(ValueError):
         prefix = ":".join(where[:1]) + (f", {where[1]}" if len(where) > 1 else "")
         field = f" field {self.field}:" if self.field else ""
         return f"{prefix}:{field} {self.message}" if prefix else f"{field.strip()} {self.message}".strip()
+
+
+def shown(value: object, limit: int = 40) -> str:
+    """``repr(value)`` for a message, cut to about ``limit`` characters (a 5,000-digit field stays one
+    readable line)."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"

@@ -51,8 +51,8 @@ def header_lines(workload: Workload, *, extended: bool) -> list[str]:
     source = metadata.get("format", "swf")
     lines = ["; Version: 2.2",
              f"; Conversion: SchedLab, from the {source} trace {Path(workload.source).name or '(unnamed)'}",
-             f"; Note: {'extended SWF (MetaCentrum 21 fields: hosts, queue name, nodespec)' if extended else 'SWF'};"
-             " submit times in the trace's own time base (Unix epochs where it has them)",
+             (f"; Note: {'extended SWF (MetaCentrum 21 fields: hosts, queue name, nodespec)' if extended else 'SWF'};"
+              " submit times in the trace's own time base (Unix epochs where it has them)"),
              f"; MaxJobs: {len(jobs)}", f"; MaxProcs: {metadata.get('procs', int(jobs['procs'].max()) if len(jobs) else 0)}"]
     start = metadata.get("UnixStartTime")
     if start is None and len(jobs) and int(jobs["submit"].min()) > 10 ** 8:

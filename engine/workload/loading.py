@@ -9,6 +9,7 @@ from engine.workload import metacentrum, pbs, slurm
 from engine.workload.accounting import detect_accounting
 from engine.workload.errors import WorkloadError
 from engine.workload.model import Workload
+from engine.workload.numbers import MAX_COUNT, whole_number
 from engine.workload.swf import read_header, read_swf
 from engine.workload.transforms import Overrun, Oversize, clean
 
@@ -55,17 +56,17 @@ def machine_size(metadata: dict[str, str], procs: int | None = None, *, source: 
         size = header_integer(metadata.get(key))
         if size:
             return size
-    raise WorkloadError(
-        "machine size unknown: the trace has no MaxProcs or MaxNodes header; give --procs", file=source
-    )
+    given = [key for key in ("MaxProcs", "MaxNodes") if key in metadata]
+    what = f"its {' and '.join(given)} header is not a whole number from 1 to {MAX_COUNT}" if given else \
+        "the trace has no MaxProcs or MaxNodes header"
+    raise WorkloadError(f"machine size unknown: {what}; give --procs", file=source, field=given[0] if given else None)
 
 
 def header_integer(value: str | None) -> int | None:
-    """The positive integer a header value starts with, or None."""
+    """The positive integer a header value starts with (at most MAX_COUNT), or None."""
     match = _LEADING_INTEGER.match(value or "")
-    if not match or int(match.group(1)) <= 0:
-        return None
-    return int(match.group(1))
+    size = whole_number(match.group(1), maximum=MAX_COUNT) if match else None
+    return size or None
 
 
 def trace_format(path: str | Path) -> str:

@@ -42,8 +42,9 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from engine.workload.errors import WorkloadError
+from engine.workload.errors import WorkloadError, shown
 from engine.workload.model import CleaningReport, Workload
+from engine.workload.numbers import MAX_COUNT, MAX_MAGNITUDE, whole_number
 from engine.workload.swf import (
     SWF_FIELDS,
     SwfTrace,
@@ -120,7 +121,7 @@ def parse_nodespec(spec: str) -> NodeSpec:
     for chunk in chunks:
         tokens = [t for t in chunk.split(":") if t != ""]
         if not tokens:
-            raise ValueError(f"empty chunk in {spec!r}")
+            raise ValueError(f"empty chunk in {shown(spec, 80)}")
         count: int | None = None
         ppn: int | None = None
         for position, raw in enumerate(tokens):
@@ -133,21 +134,13 @@ def parse_nodespec(spec: str) -> NodeSpec:
                     continue
             lowered = token.lower()
             if position == 0 and token.isdigit():
-                count = int(token)
-                if count <= 0:
-                    raise ValueError(f"node count must be positive in {spec!r}")
+                count = _count(token, "node count", spec)
             elif lowered.startswith(("ppn=", "ncpus=")):
                 value = token.split("=", 1)[1]
-                whole = value.split(".", 1)[0]
-                if not whole.isdigit() or int(whole) <= 0:
-                    raise ValueError(f"ppn must be a positive integer in {spec!r}, got {value!r}")
+                ppn = _count(value.split(".", 1)[0], "ppn", spec)
                 fractional |= "." in value
-                ppn = int(whole)
             elif lowered.startswith(("gpu=", "ngpus=", "gpus=")):
-                value = token.split("=", 1)[1]
-                if not value.isdigit():
-                    raise ValueError(f"gpu count must be an integer in {spec!r}, got {value!r}")
-                gpus = max(gpus, int(value))
+                gpus = max(gpus, _count(token.split("=", 1)[1], "gpu count", spec, minimum=0))
             elif lowered.startswith("mem="):
                 mem_kb = max(mem_kb, _size_kb(token[4:], spec))
             elif lowered.startswith("^cl_"):
@@ -167,6 +160,8 @@ def parse_nodespec(spec: str) -> NodeSpec:
         ppns.append(ppn)
     known_counts = [c for c in counts if c is not None]
     known_ppns = [p for p in ppns if p is not None]
+    if sum(c if c is not None else 1 for c in counts) > MAX_COUNT:
+        raise ValueError(f"more than {MAX_COUNT} nodes in {shown(spec, 80)}")
     return NodeSpec(
         nodes=sum(c if c is not None else 1 for c in counts) if known_counts else None,
         ppn=max(known_ppns) if known_ppns else None,
@@ -175,6 +170,15 @@ def parse_nodespec(spec: str) -> NodeSpec:
         hosts=tuple(dict.fromkeys(hosts)), excluded_hosts=tuple(dict.fromkeys(excluded_hosts)),
         mem_kb=mem_kb, gpus=gpus, properties=tuple(dict.fromkeys(properties)), fractional_ppn=fractional,
     )
+
+
+def _count(text: str, what: str, spec: str, *, minimum: int = 1) -> int:
+    """A nodespec count: ASCII digits, at least ``minimum``, at most MAX_COUNT."""
+    value = whole_number(text, maximum=MAX_COUNT)
+    if value is None or value < minimum:
+        raise ValueError(f"{what} must be an integer from {minimum} to {MAX_COUNT} in {shown(spec, 80)}, "
+                         f"got {shown(text)}")
+    return value
 
 
 def _looks_like_host(token: str) -> bool:
@@ -197,9 +201,10 @@ _SIZE_UNITS = {"b": 1 / 1024, "kb": 1, "mb": 1024, "gb": 1024 ** 2, "tb": 1024 *
 
 def _size_kb(text: str, spec: str) -> int:
     match = re.fullmatch(r"(\d+(?:\.\d+)?)([kmgt]?b?)", text.strip().lower())
-    if not match:
-        raise ValueError(f"mem must look like 3gb or 500mb in {spec!r}, got {text!r}")
-    return int(round(float(match.group(1)) * _SIZE_UNITS[match.group(2)]))
+    kb = float(match.group(1)) * _SIZE_UNITS[match.group(2)] if match else math.nan
+    if not kb < MAX_MAGNITUDE:      # also false for nan (no match)
+        raise ValueError(f"mem must look like 3gb or 500mb in {shown(spec, 80)}, got {shown(text)}")
+    return round(kb)
 
 
 # --------------------------------------------------------------------------- detection
@@ -305,7 +310,7 @@ def _parsed_lines(source, fmt: str, header: list[str]):
     ``;`` lines before the first job are appended to ``header``."""
     parse = _parse_metacentrum_line if fmt == "metacentrum" else _parse_aleang_line
     jobs_seen = False
-    with _open_text(source) as stream:
+    with _open_text(source) as stream:      # a broken stream raises, even when skipping bad lines
         for lineno, line in enumerate(stream, start=1):
             stripped = line.strip()
             if not stripped:
@@ -330,7 +335,7 @@ def _parse_common(fields: list[str], lineno: int, path: str, fmt: str) -> list[f
     for name, text in zip(SWF_FIELDS, fields):
         value = _to_number(text)
         if value is None:
-            raise WorkloadError(f"expected a number, got {text!r}", file=path, line=lineno, field=name)
+            raise WorkloadError(f"expected a number, got {shown(text)}", file=path, line=lineno, field=name)
         values.append(value)
     return values
 
@@ -356,17 +361,18 @@ def exec_hosts_text(hosts: list[str]) -> str:
 def _parse_aleang_line(fields: list[str], lineno: int, path: str) -> tuple[list[float], tuple]:
     values = _parse_common(fields, lineno, path, "AleaNG")
     gpus = _to_number(fields[18])
-    if gpus is None or gpus < 0:
-        raise WorkloadError(f"expected the total GPUs (an integer >= 0), got {fields[18]!r}", file=path,
+    if gpus is None or not 0 <= gpus <= MAX_COUNT:
+        raise WorkloadError(f"expected the total GPUs (an integer from 0 to {MAX_COUNT}), got {shown(fields[18])}", file=path,
                             line=lineno, field="gpus")
     parts = fields[20].split(":")
     partition, exclusive, nodes, ppn = parts[0], "excl" in parts[1:], None, None
     for part in parts[1:]:
-        match = re.fullmatch(r"(\d+)x(\d+)", part)
-        if match:
-            nodes, ppn = int(match.group(1)), int(match.group(2))
+        count, _, per = part.partition("x")
+        if min(whole_number(count, maximum=MAX_COUNT) or 0, whole_number(per, maximum=MAX_COUNT) or 0) >= 1:
+            nodes, ppn = int(count), int(per)
         elif part != "excl":
-            raise WorkloadError(f"expected partition[:excl][:NODESxPPN], got {fields[20]!r}", file=path,
+            raise WorkloadError(f"expected partition[:excl][:NODESxPPN] (NODES and PPN from 1 to {MAX_COUNT}), "
+                                f"got {shown(fields[20], 60)}", file=path,
                                 line=lineno, field="partition")
     properties = () if partition == "all" else (partition,)
     per_node = int(gpus) // nodes if nodes else int(gpus)
@@ -465,7 +471,8 @@ def load_extended(path: str | Path, *, procs: int | None = None, oversize: Overs
 def _memory_kb(values: np.ndarray, unit: str) -> np.ndarray:
     """Requested memory in KB; -1, 0 and the placeholder 1 mean no request (0)."""
     known = values > UNKNOWN_MEMORY
-    return np.where(known, np.ceil(values * MEMORY_UNITS[unit]), 0).astype(np.int64)
+    kb = np.minimum(np.ceil(values * MEMORY_UNITS[unit]), MAX_MAGNITUDE)   # GB-sized units could pass int64
+    return np.where(known, kb, 0).astype(np.int64)
 
 
 def check_extended_head(path: str | Path, *, max_lines: int = 200,
@@ -480,13 +487,16 @@ def check_extended_head(path: str | Path, *, max_lines: int = 200,
     header: list[str] = []
     errors: list[WorkloadError] = []
     seen = 0
-    for result in _parsed_lines(source, fmt, header):
-        seen += 1
-        if isinstance(result, WorkloadError):
-            errors.append(result)
-        if seen >= max_lines or len(errors) >= max_errors:
-            break
-    if not seen:
+    try:
+        for result in _parsed_lines(source, fmt, header):
+            seen += 1
+            if isinstance(result, WorkloadError):
+                errors.append(result)
+            if seen >= max_lines or len(errors) >= max_errors:
+                break
+    except WorkloadError as error:      # the stream itself is corrupt
+        errors.append(error)
+    if not seen and not errors:
         errors.append(WorkloadError("no jobs: the file has no job lines", file=source.path))
     return parse_header(header), errors, fmt
 

@@ -40,10 +40,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.workload.accounting import (
-    STATUS_CANCELLED, STATUS_COMPLETED, STATUS_FAILED, Jobs, offset_label, parse_duration, parse_size_kb,
-    to_workload)
-from engine.workload.errors import WorkloadError
+    STATUS_CANCELLED,
+    STATUS_COMPLETED,
+    STATUS_FAILED,
+    Jobs,
+    offset_label,
+    parse_duration,
+    parse_size_kb,
+    to_workload,
+)
+from engine.workload.errors import WorkloadError, shown
 from engine.workload.model import CleaningReport, Workload
+from engine.workload.numbers import MAX_COUNT, MAX_MAGNITUDE, whole_number
 from engine.workload.swf import _inspect, _open_text
 from engine.workload.transforms import Overrun, Oversize
 
@@ -130,7 +138,7 @@ def check_pbs_head(path: str | Path, *, max_lines: int = 200, max_errors: int = 
 # --------------------------------------------------------------------------- pass 1: records by job
 
 
-def _scan(source, *, skip_bad_lines: bool, max_records: int | None) -> _Scan:  # noqa: ANN001 - a _Source
+def _scan(source, *, skip_bad_lines: bool, max_records: int | None) -> _Scan:
     scan = _Scan()
     with _open_text(source) as stream:
         for lineno, line in enumerate(stream, start=1):
@@ -245,6 +253,9 @@ def _collect(jobid: str, job: _Job, jobs: Jobs, path: str, scan: _Scan) -> None:
     else:
         runtime = -1
     request = _request(attrs, where, report)
+    if max(request.procs, request.nodes, request.ppn, request.gpus) > MAX_COUNT or request.mem > MAX_MAGNITUDE:
+        raise WorkloadError(f"the request adds up to more than {MAX_COUNT} processors, nodes or GPUs "
+                            f"(or {MAX_MAGNITUDE} KB)", field="Resource_List", **where)
     jobs.jobid.append(jobid)
     jobs.order.append(job.order)
     jobs.submit.append(submit)
@@ -319,20 +330,20 @@ def _select(text: str, where: dict) -> list[tuple[int, int, int, int]]:
     chunks = []
     for chunk in text.split("+"):
         tokens = chunk.split(":")
-        count = 1
-        if tokens and tokens[0].isdigit():
-            count = int(tokens.pop(0))
+        count: int | None = 1
+        if tokens and tokens[0][:1].isdigit():
+            count = whole_number(tokens.pop(0), maximum=MAX_COUNT)
         values = dict(token.partition("=")[::2] for token in tokens if "=" in token)
         try:
-            ncpus = int(values.get("ncpus", "1"))
+            ncpus = whole_number(values.get("ncpus", "1"), maximum=MAX_COUNT)
             mem = parse_size_kb(values["mem"]) if "mem" in values else 0
-            ngpus = int(values.get("ngpus", "0"))
+            ngpus = whole_number(values.get("ngpus", "0"), maximum=MAX_COUNT)
         except ValueError as exc:
-            raise WorkloadError(f"cannot read the select chunk {chunk!r}: {exc}", field="Resource_List.select",
+            raise WorkloadError(f"cannot read the select chunk {shown(chunk)}: {exc}", field="Resource_List.select",
                                 **where) from None
-        if count <= 0 or ncpus < 0:
-            raise WorkloadError(f"a chunk needs a positive count and ncpus >= 0, got {chunk!r}",
-                                field="Resource_List.select", **where)
+        if not count or ncpus is None or ngpus is None:
+            raise WorkloadError(f"a chunk needs a count from 1 and ncpus, ngpus from 0 to {MAX_COUNT}, "
+                                f"got {shown(chunk)}", field="Resource_List.select", **where)
         chunks.append((count, ncpus, mem, ngpus))
     return chunks
 
@@ -342,15 +353,15 @@ def _torque_nodes(text: str, where: dict) -> list[tuple[int, int, int, int]]:
     chunks = []
     for chunk in text.split("+"):
         tokens = chunk.split(":")
-        count = int(tokens[0]) if tokens[0].isdigit() else 1
-        ppn = 1
+        count = whole_number(tokens[0], maximum=MAX_COUNT) if tokens[0][:1].isdigit() else 1
+        ppn: int | None = 1
         for token in tokens[1:]:
             key, _, value = token.partition("=")
             if key in ("ppn", "ncpus"):
-                if not value.isdigit():
-                    raise WorkloadError(f"ppn must be a whole number in {text!r}", field="Resource_List.nodes",
-                                        **where)
-                ppn = int(value)
+                ppn = whole_number(value, maximum=MAX_COUNT)
+        if count is None or ppn is None:
+            raise WorkloadError(f"node counts and ppn must be whole numbers up to {MAX_COUNT} in {shown(text)}",
+                                field="Resource_List.nodes", **where)
         chunks.append((count, ppn, 0, 0))
     return chunks
 
@@ -373,14 +384,16 @@ def _slots(attrs: dict[str, str]) -> int:
     total = 0
     for part in filter(None, text.split("+")):
         slot = part.partition("/")[2]
-        if "*" in slot and slot.rpartition("*")[2].isdigit():
-            total += int(slot.rpartition("*")[2])
+        times = whole_number(slot.rpartition("*")[2], maximum=MAX_COUNT) if "*" in slot else None
+        low, _, high = slot.partition("-")
+        first, last = whole_number(low, maximum=MAX_COUNT), whole_number(high, maximum=MAX_COUNT)
+        if times is not None:
+            total += times
         elif "-" in slot:
-            low, _, high = slot.partition("-")
-            total += int(high) - int(low) + 1 if low.isdigit() and high.isdigit() else 1
+            total += last - first + 1 if first is not None and last is not None and last >= first else 1
         else:
             total += sum(1 for _ in slot.split(",")) if slot else 1
-    return total
+    return min(total, MAX_COUNT)
 
 
 def _status(attrs: dict[str, str], deleted: bool) -> int:
@@ -393,9 +406,10 @@ def _epoch(attrs: dict[str, str], keys: tuple[str, ...], where: dict) -> int:
     for key in keys:
         value = attrs.get(key)
         if value:
-            if not value.isdigit():
-                raise WorkloadError(f"expected Unix epoch seconds, got {value[:30]!r}", field=key, **where)
-            return int(value)
+            seconds = whole_number(value)
+            if seconds is None:
+                raise WorkloadError(f"expected Unix epoch seconds, got {shown(value)}", field=key, **where)
+            return seconds
     return -1
 
 
@@ -403,9 +417,10 @@ def _int(attrs: dict[str, str], key: str, where: dict) -> int:
     value = attrs.get(key)
     if not value:
         return 0
-    if not value.isdigit():
-        raise WorkloadError(f"expected a whole number, got {value[:30]!r}", field=key, **where)
-    return int(value)
+    number = whole_number(value, maximum=MAX_COUNT)
+    if number is None:
+        raise WorkloadError(f"expected a whole number up to {MAX_COUNT}, got {shown(value)}", field=key, **where)
+    return number
 
 
 def _size(attrs: dict[str, str], key: str, where: dict) -> int:
@@ -440,4 +455,4 @@ def _local_epoch(date: str, lineno: int, path: str) -> int:
 
 def _zone_offset(local_as_utc: int, epoch: int) -> int:
     """The server's offset from UTC, rounded to a quarter hour."""
-    return int(round((local_as_utc - epoch) / 900.0)) * 900
+    return round((local_as_utc - epoch) / 900.0) * 900

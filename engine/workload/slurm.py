@@ -38,13 +38,24 @@ import numpy as np
 import pandas as pd
 
 from engine.workload.accounting import (
-    STATUS_CANCELLED, STATUS_COMPLETED, STATUS_FAILED, Jobs, parse_duration, parse_size_kb, to_workload)
-from engine.workload.errors import WorkloadError
+    STATUS_CANCELLED,
+    STATUS_COMPLETED,
+    STATUS_FAILED,
+    FieldError,
+    Jobs,
+    parse_duration,
+    parse_size_kb,
+    to_workload,
+)
+from engine.workload.errors import WorkloadError, shown
 from engine.workload.model import CleaningReport, Workload
+from engine.workload.numbers import MAX_COUNT, whole_number
 from engine.workload.swf import _inspect, _open_text
 from engine.workload.transforms import Overrun, Oversize
 
 MAX_KEPT_ERRORS = 1000
+#: The most hosts one job's NodeList may expand to (``n[1-99999999]`` is refused, not expanded).
+MAX_HOSTS = 100_000
 NEVER = frozenset({"", "unknown", "none"})
 
 KEPT_STEPS = "job steps skipped (.batch, .extern, .N)"
@@ -84,7 +95,7 @@ def check_sacct_head(path: str | Path, *, max_lines: int = 200, max_errors: int 
 # --------------------------------------------------------------------------- lines -> rows
 
 
-def _read_rows(source, *, skip_bad_lines: bool, max_records: int | None):  # noqa: ANN001, ANN202
+def _read_rows(source, *, skip_bad_lines: bool, max_records: int | None):
     """(header names lowercased, rows of fields, their line numbers, report, errors)."""
     header: list[str] | None = None
     rows: list[list[str]] = []
@@ -125,6 +136,9 @@ def _header(fields: list[str], lineno: int, path: str) -> list[str]:
     names = [name.strip().lower() for name in fields]
     if names and names[-1] == "":
         names.pop()
+    for position, name in enumerate(names):
+        if name and name in names[:position]:
+            raise WorkloadError(f"the header names {_title(name)} twice", file=path, line=lineno, field=_title(name))
     if not {"jobid", "jobidraw"} & set(names):
         raise WorkloadError("the header names no JobID or JobIDRaw column", file=path, line=lineno, field="JobID")
     for needed in ("submit", "start"):
@@ -202,17 +216,19 @@ def _jobs(header: list[str], rows: list[list[str]], lines: list[int], path: str,
     group = _text(frame, ("group", "gid"))
     for row in rows_kept.tolist():
         alloc, req = trees["alloctres"].iloc[row], trees["reqtres"].iloc[row]
-        cpus = ncpus[row] or reqcpus[row] or _tres(alloc, "cpu") or _tres(req, "cpu")
-        if cpus <= 0:
-            cpus = 1
-            report.repair(REPAIR_PROCS_UNKNOWN, 1)
-        nodes = max(nnodes[row] or _tres(alloc, "node") or _tres(req, "node") or 1, 1)
-        ppn = math.ceil(cpus / nodes)
-        gpus = _tres(alloc, "gres/gpu") or _tres(req, "gres/gpu")
         try:
+            cpus = ncpus[row] or reqcpus[row] or _tres(alloc, "cpu", "AllocTRES") or _tres(req, "cpu", "ReqTRES")
+            if cpus <= 0:
+                cpus = 1
+                report.repair(REPAIR_PROCS_UNKNOWN, 1)
+            nodes = max(nnodes[row] or _tres(alloc, "node", "AllocTRES") or _tres(req, "node", "ReqTRES") or 1, 1)
+            ppn = math.ceil(cpus / nodes)
+            gpus = _tres(alloc, "gres/gpu", "AllocTRES") or _tres(req, "gres/gpu", "ReqTRES")
             mem = _memory_per_node(trees["reqmem"].iloc[row], req, nodes, ppn)
-        except ValueError as exc:
-            error = WorkloadError(str(exc), file=path, line=int(frame["_line"].iloc[row]), field="ReqMem")
+            hosts = expand_hostlist(trees["nodelist"].iloc[row])
+        except ValueError as exc:       # a FieldError says its field; the others come from ReqMem
+            error = WorkloadError(str(exc), file=path, line=int(frame["_line"].iloc[row]),
+                                  field=getattr(exc, "field", "ReqMem"))
             if not skip_bad_lines:
                 raise error from None
             report.bad_lines += 1
@@ -233,14 +249,14 @@ def _jobs(header: list[str], rows: list[list[str]], lines: list[int], path: str,
         jobs.nodes.append(int(nodes))
         jobs.ppn.append(int(ppn))
         jobs.mem.append(mem)
-        jobs.gpus.append(int(math.ceil(gpus / nodes)) if gpus else 0)
+        jobs.gpus.append(math.ceil(gpus / nodes) if gpus else 0)
         jobs.exclusive.append(False)
-        jobs.exec_hosts.append(";".join(expand_hostlist(trees["nodelist"].iloc[row])))
+        jobs.exec_hosts.append(";".join(hosts))
         jobs.request.append(str(req))
     return jobs
 
 
-def _times(frame: pd.DataFrame, column: str, fail, *, required: bool = False) -> np.ndarray:  # noqa: ANN001
+def _times(frame: pd.DataFrame, column: str, fail, *, required: bool = False) -> np.ndarray:
     """Epoch seconds of an ISO column (local time read as UTC); -1 for Unknown/None."""
     text = frame[column].str.strip()
     parsed = pd.to_datetime(text, format=_TIME_FORMAT, errors="coerce")
@@ -251,7 +267,7 @@ def _times(frame: pd.DataFrame, column: str, fail, *, required: bool = False) ->
     return np.where(parsed.isna(), -1, seconds.fillna(-1)).astype(np.int64)
 
 
-def _durations(frame: pd.DataFrame, column: str, fail) -> np.ndarray:  # noqa: ANN001
+def _durations(frame: pd.DataFrame, column: str, fail) -> np.ndarray:
     """Seconds of ``[D-]HH:MM:SS`` / ``MM:SS``; -1 for UNLIMITED, Partition_Limit, empty or INVALID."""
     values = np.full(len(frame), -1, dtype=np.int64)
     cache: dict[str, int] = {}
@@ -272,14 +288,13 @@ def _durations(frame: pd.DataFrame, column: str, fail) -> np.ndarray:  # noqa: A
     return values
 
 
-def _integers(frame: pd.DataFrame, names: tuple[str, ...], fail) -> np.ndarray:  # noqa: ANN001
+def _integers(frame: pd.DataFrame, names: tuple[str, ...], fail) -> np.ndarray:
     """The first of ``names`` the dump has, as integers (0 where empty)."""
     for name in names:
         if name in frame:
-            text = frame[name].str.strip()
-            numbers = pd.to_numeric(text.where(text != "", "0"), errors="coerce")
-            fail(numbers.isna().to_numpy(), name, "expected a whole number")
-            return numbers.fillna(0).astype(np.int64).to_numpy()
+            numbers = [whole_number(text.strip() or "0", maximum=MAX_COUNT) for text in frame[name].tolist()]
+            fail(np.array([n is None for n in numbers], dtype=bool), name, f"expected a whole number up to {MAX_COUNT}")
+            return np.array([n or 0 for n in numbers], dtype=np.int64)
     return np.zeros(len(frame), dtype=np.int64)
 
 
@@ -290,14 +305,18 @@ def _text(frame: pd.DataFrame, names: tuple[str, ...]) -> list[str]:
     return [""] * len(frame)
 
 
-def _tres(text: str, key: str) -> int:
-    """The count of ``key`` in a TRES list ``cpu=4,mem=4000M,node=1,gres/gpu=2`` (typed gres summed)."""
+def _tres(text: str, key: str, column: str) -> int:
+    """The count of ``key`` in a TRES list ``cpu=4,mem=4000M,node=1,gres/gpu=2`` (typed gres summed).
+    Raises FieldError (naming ``column``) for a count above MAX_COUNT."""
     total = 0
     for item in str(text).split(","):
         name, _, value = item.partition("=")
         if name == key or name.startswith(key + ":"):
             digits = re.match(r"\d+", value)
-            total += int(digits.group(0)) if digits else 0
+            count = whole_number(digits.group(0), maximum=MAX_COUNT) if digits else 0
+            if count is None or total + count > MAX_COUNT:
+                raise FieldError(column, f"{key} count above {MAX_COUNT} in {shown(text)}")
+            total += count
     return total
 
 
@@ -334,9 +353,10 @@ def _array_size(jobid: str) -> int:
         step = 1
         if ":" in high:
             high, _, step_text = high.partition(":")
-            step = int(step_text) if step_text.isdigit() else 1
-        if low.isdigit() and (not high or high.isdigit()):
-            total += (int(high) - int(low)) // step + 1 if high else 1
+            step = whole_number(step_text, maximum=MAX_COUNT) or 1
+        first, last = whole_number(low, maximum=MAX_COUNT), whole_number(high, maximum=MAX_COUNT)
+        if first is not None and (not high or last is not None):
+            total += max(last - first, 0) // step + 1 if last is not None else 1
     return total
 
 
@@ -355,8 +375,11 @@ def expand_hostlist(text: str) -> list[str]:
         prefix, ranges, suffix = match.groups()
         for part in ranges.split(","):
             low, _, high = part.partition("-")
-            if high and low.isdigit() and high.isdigit():
-                hosts.extend(f"{prefix}{i:0{len(low)}d}{suffix}" for i in range(int(low), int(high) + 1))
+            first, last = whole_number(low), whole_number(high)
+            if first is not None and last is not None:
+                if len(hosts) + last - first >= MAX_HOSTS:
+                    raise FieldError("NodeList", f"more than {MAX_HOSTS} hosts in {shown(text)}")
+                hosts.extend(f"{prefix}{i:0{len(low)}d}{suffix}" for i in range(first, last + 1))
             else:
                 hosts.append(f"{prefix}{low}{suffix}")
     return list(dict.fromkeys(hosts))

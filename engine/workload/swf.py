@@ -26,8 +26,9 @@ from typing import IO
 import numpy as np
 import pandas as pd
 
-from engine.workload.errors import WorkloadError
+from engine.workload.errors import WorkloadError, shown
 from engine.workload.names import encode_column
+from engine.workload.numbers import MAX_MAGNITUDE
 
 #: The 18 SWF fields, in file order.
 SWF_FIELDS: tuple[str, ...] = (
@@ -65,11 +66,14 @@ MAX_KEPT_ERRORS = 1000  # bad lines beyond this are counted but their errors are
 
 _HEADER_KEY = re.compile(r"^([A-Z][A-Za-z0-9_]*)\s*:\s*(.*)$")
 _FIELD = re.compile(r"[^ \t\r\n\v\f]+")
-_NUMBER_PATTERN = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+# Unambiguous (each digit belongs to exactly one part), so a failed match backtracks in linear
+# time: "\d+\.?\d*" would try every split of a long digit run, quadratic per field (a line with
+# one 5,000-digit number took 17 s to reject).
+_NUMBER_PATTERN = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _NUMBER = re.compile(f"^{_NUMBER_PATTERN}$")
 _SPACE_PATTERN = r"[ \t\r\n\v\f]"
 _GOOD_LINE = re.compile(f"{_SPACE_PATTERN}*{_NUMBER_PATTERN}(?:{_SPACE_PATTERN}+{_NUMBER_PATTERN}){{17}}{_SPACE_PATTERN}*")
-_INT64_LIMIT = 2.0**62
+_INT64_LIMIT = float(MAX_MAGNITUDE)
 _STREAM_ERRORS = (OSError, EOFError, zlib.error)
 
 
@@ -177,6 +181,8 @@ def check_head(
                     break
     except _STREAM_ERRORS as exc:
         errors.append(_corrupt_stream_error(source, lineno, exc))
+    except WorkloadError as error:      # the stream broke (see _open_text)
+        errors.append(error)
     if data_lines == 0 and not errors:
         errors.append(_empty_file_error(source))
     errors = [_with_name_hint(error, source) for error in errors[:max_errors]]
@@ -246,10 +252,21 @@ def _inspect(path: str | Path) -> _Source:
 
 
 @contextmanager
-def _open_text(source: _Source) -> Iterator[IO[str]]:
+def _open_text(source: _Source) -> Iterator[Iterator[str]]:
+    """The file's lines (gzip or plain). A corrupt or truncated stream raises WorkloadError naming
+    the file and the line where it broke, for every reader that goes through here."""
     opener = gzip.open if source.compressed else open
     with opener(source.path, "rt", encoding=ENCODING) as stream:  # type: ignore[operator]
-        yield stream
+        yield _checked_lines(stream, source)
+
+
+def _checked_lines(stream: IO[str], source: _Source) -> Iterator[str]:
+    lineno = 0
+    try:
+        for lineno, line in enumerate(stream, start=1):
+            yield line
+    except _STREAM_ERRORS as exc:
+        raise _corrupt_stream_error(source, lineno, exc) from None
 
 
 def _is_header_line(line: str) -> bool:
@@ -401,7 +418,7 @@ def _parse_line(
             values.append(math.nan)
         elif value is None:
             problems.append(
-                WorkloadError(f"expected a number, got {text!r}", file=path, line=lineno, field=name)
+                WorkloadError(f"expected a number, got {shown(text)}", file=path, line=lineno, field=name)
             )
             if first_only:
                 return values, problems
@@ -426,7 +443,7 @@ def _field_count_problem(fields: list[str], lineno: int, path: str) -> WorkloadE
         )
     if len(fields) > expected:
         return WorkloadError(
-            f"line has {len(fields)} fields, expected {expected} (unexpected {fields[expected]!r} "
+            f"line has {len(fields)} fields, expected {expected} (unexpected {shown(fields[expected])} "
             f"after think_time)",
             file=path,
             line=lineno,

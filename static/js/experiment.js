@@ -16,7 +16,7 @@
     status.className = "status status-" + run.status;
     get("error").textContent = run.error || "";
     get("bar").style.width = run.percent + "%";
-    get("percent").textContent = run.percent + " %";
+    get("percent").textContent = run.percent + " %" + (run.time_left ? ", " + run.time_left : "");
     const s = run.summary || {};
     get("mean_wait").textContent = fmt(s.mean_wait, 0);
     get("mean_bsld").textContent = fmt(s.mean_bsld, 2);

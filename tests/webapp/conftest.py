@@ -14,6 +14,7 @@ from webapp.experiments.tasks import run_simulation
 from webapp.traces.models import Trace
 from webapp.traces.tasks import parse_trace
 from tests.shared_data import SHARED_DATA
+from tests.synthetic import synthetic_swf  # noqa: F401 - also imported from here by other tests
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 DEMO_SWF = DATA / "demo.swf"
@@ -95,18 +96,6 @@ def done_experiment(alice, demo_trace) -> Experiment:
 @pytest.fixture
 def done_run(done_experiment) -> Run:
     return done_experiment.runs.first()
-
-
-def synthetic_swf(path: Path, jobs: int = 5000, procs: int = 128) -> Path:
-    """A valid SWF with `jobs` jobs, deterministic, big enough for the simulator to report progress
-    and consult should_stop (every 1000 event instants)."""
-    lines = [f"; MaxProcs: {procs}", f"; MaxNodes: {procs}"]
-    for i in range(1, jobs + 1):
-        size = 1 + (i * 7) % (procs // 4)   # load about 0.8: queues stay short, runs stay fast
-        runtime = 60 + (i * 37) % 600
-        lines.append(f"{i} {i * 60} -1 {runtime} {size} -1 -1 {size} {runtime + 600} -1 1 {1 + i % 9} 1 -1 1 -1 -1 -1")
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 @pytest.fixture

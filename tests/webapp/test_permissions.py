@@ -27,12 +27,14 @@ URLS: dict[str, tuple] = {
     "traces:detail": ("trace", "GET", "view"),
     "traces:status": ("trace", "GET", "view"),
     "traces:download": ("trace", "GET", "view"),
+    "traces:download_swf": ("trace", "GET", "view", {"kind": "swf"}),
     "traces:edit": ("trace", "GET", "change"),
     "traces:delete": ("trace", "POST", "change"),
     "traces:machine_new": (None, "GET", "view"),
     "traces:machine_delete": ("machine", "POST", "change"),
     "experiments:list": (None, "GET", "view"),
     "experiments:new": (None, "GET", "view"),
+    "experiments:reproduce": (None, "GET", "view"),
     "experiments:detail": ("experiment", "GET", "view"),
     "experiments:progress": ("experiment", "GET", "view"),
     "experiments:metrics_csv": ("experiment", "GET", "view"),
@@ -43,16 +45,28 @@ URLS: dict[str, tuple] = {
     "experiments:run_rerun": ("run", "POST", "change"),
     "experiments:run_schedule_csv": ("run", "GET", "view"),
     "api:token": (None, "POST", "public"),
+    # The accounts app (webapp.accounts): one's own API tokens.
+    "accounts:tokens": (None, "GET", "view"),
+    "accounts:tokens_new": (None, "GET", "view"),
+    "accounts:token_create": (None, "POST", "view"),
+    "accounts:token_revoke": ("token", "POST", "change"),
     "api:traces": (None, "GET", "view"),
     "api:trace": ("trace", "GET", "view"),
     "api:experiments": (None, "GET", "view"),
     "api:experiment": ("experiment", "GET", "view"),
     "api:run_schedule_csv": ("run", "GET", "view"),
+    "api:studies": (None, "GET", "view"),
+    "api:study": ("study", "GET", "view"),
+    "api:study_csv": ("study", "GET", "view"),
     # The dashboards app (webapp.dashboards): pages about one trace or one experiment.
     "dashboards:trace_plots": ("trace", "GET", "view"),
     "dashboards:comparison": ("experiment", "GET", "view"),
     "dashboards:comparison_plot": ("experiment", "GET", "view", {"name": "metrics"}),
     "dashboards:comparison_download": ("experiment", "GET", "view"),
+    # Runs of any experiments, named in ?runs= (their permissions: tests/webapp/dashboards).
+    "dashboards:compare": (None, "GET", "view"),
+    "dashboards:compare_plot": (None, "GET", "view", {"name": "metrics"}),
+    "dashboards:compare_download": (None, "GET", "view"),
     # The allocations app (webapp.allocations): allocations files, owned and shared like traces.
     "allocations:list": (None, "GET", "view"),
     "allocations:new": (None, "GET", "view"),
@@ -84,6 +98,7 @@ URLS: dict[str, tuple] = {
     "preview:queues_detail": ("queue_file", "GET", "view"),
     "preview:queues_edit": ("queue_file", "GET", "change"),
     "preview:queues_delete": ("queue_file", "POST", "change"),
+    "preview:edit_inferred": ("preview", "POST", "change", {"kind": "queues"}),
 }
 
 
@@ -121,7 +136,8 @@ def objects(alice, bob, demo_trace):
     StudyPoint.objects.create(study=study, run=experiment.runs.get(), policy_label="fcfs", coords={"load": 1.0})
     return {"trace": demo_trace, "machine": machine, "experiment": experiment, "run": experiment.runs.get(),
             "allocations": AllocationSet.objects.create(owner=alice, name="alice's allocations", text=ALLOCATIONS),
-            "study": study, **preview_objects(alice, demo_trace)}
+            "study": study, "token": Token.objects.get(pk=Token.create_for(alice, "alice's token")[1].pk),
+            **preview_objects(alice, demo_trace)}
 
 
 def preview_objects(alice, trace):  # noqa: ANN001, ANN201
@@ -133,13 +149,14 @@ def preview_objects(alice, trace):  # noqa: ANN001, ANN201
     return {"machine_file": MachineFile.objects.create(owner=alice, name="alice's machine file", text=text),
             "queue_file": QueueFile.objects.create(owner=alice, name="alice's queues", text=queues),
             "preview": Preview.objects.create(owner=alice, name="alice's preview", trace=trace, machine_name="m",
-                                              machine_text=text, current_name="a", current_text=queues,
+                                              machine_text=text, current_name="inferred from the trace",
+                                              current_text=queues,
                                               proposed_name="b", proposed_text=queues, policy="mrfs-easy")}
 
 
 def url_for(name: str, objects: dict) -> str:  # noqa: ANN001
     kind, extra = URLS[name][0], (URLS[name][3] if len(URLS[name]) > 3 else {})
-    return reverse(name, kwargs={"pk": objects[kind].pk, **extra}) if kind else reverse(name)
+    return reverse(name, kwargs={**({"pk": objects[kind].pk} if kind else {}), **extra})
 
 
 def request(client, name: str, url: str, user=None):  # noqa: ANN001, ANN201
@@ -157,6 +174,7 @@ def still_there(objects: dict) -> bool:  # noqa: ANN001
             and AllocationSet.objects.filter(pk=objects["allocations"].pk).exists()
             and all(type(objects[k]).objects.filter(pk=objects[k].pk).exists()
                     for k in ("machine_file", "queue_file", "preview"))
+            and Token.objects.filter(pk=objects["token"].pk).exists()
             and Run.objects.get(pk=objects["run"].pk).status == "done")
 
 

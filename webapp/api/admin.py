@@ -5,5 +5,5 @@ from webapp.api.models import Token
 
 @admin.register(Token)
 class TokenAdmin(admin.ModelAdmin):
-    list_display = ("user", "created", "last_used")
-    readonly_fields = ("digest",)
+    list_display = ("user", "name", "prefix", "created", "expires", "last_used")
+    readonly_fields = ("digest", "prefix")

@@ -1,34 +1,78 @@
-"""API tokens. Only a hash is stored; the token itself is shown once, when it is created."""
+"""API tokens. Only a SHA-256 hash is stored; the token itself is shown once, when it is created.
+
+A fast hash is enough: a token is 160 random bits (nothing to guess from a list, unlike a
+password), and every API call checks one. Tokens expire SCHEDLAB_TOKEN_MAX_AGE seconds after they
+are issued; their owner lists and revokes them on the tokens page (webapp.accounts).
+"""
 
 from __future__ import annotations
 
 import hashlib
 import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
+
+PREFIX_LENGTH = 6  # shown in the tokens list so that an owner recognises a token; 134 secret bits remain
+LAST_USED_RESOLUTION = timedelta(minutes=1)  # at most one write a minute per token, not one per call
 
 
 def digest(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """What a presented key is worth: the user, or why not."""
+
+    user: Any = None
+    expired: Any = None  # when a known but expired token expired
+
+
 class Token(models.Model):
+    OWNER_FIELD = "user"  # webapp.core.permissions: its owner (and staff) may revoke it
     user = models.ForeignKey(settings.AUTH_USER_MODEL, models.CASCADE, related_name="api_tokens")
     digest = models.CharField(max_length=64, unique=True)
+    name = models.CharField(max_length=100, blank=True, help_text="What it is for, e.g. “laptop scripts”.")
+    prefix = models.CharField(max_length=PREFIX_LENGTH, blank=True)
     created = models.DateTimeField(auto_now_add=True)
+    expires = models.DateTimeField()
     last_used = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created", "-pk"]
 
     def __str__(self) -> str:
         return f"token of {self.user} created {self.created:%Y-%m-%d %H:%M}"
 
-    @classmethod
-    def issue(cls, user) -> str:  # noqa: ANN001
-        key = secrets.token_hex(20)
-        cls.objects.create(user=user, digest=digest(key))
-        return key
+    @property
+    def is_expired(self) -> bool:
+        return self.expires <= timezone.now()
 
     @classmethod
-    def user_for(cls, key: str):  # noqa: ANN206
+    def create_for(cls, user: Any, name: str = "") -> tuple[str, Token]:
+        """A new token: its key (to show once) and its row (which holds only the key's hash)."""
+        key = secrets.token_hex(20)
+        token = cls.objects.create(user=user, digest=digest(key), name=name[:100], prefix=key[:PREFIX_LENGTH],
+                                   expires=timezone.now() + timedelta(seconds=settings.SCHEDLAB_TOKEN_MAX_AGE))
+        return key, token
+
+    @classmethod
+    def issue(cls, user: Any, name: str = "") -> str:
+        return cls.create_for(user, name)[0]
+
+    @classmethod
+    def verify(cls, key: str) -> Verdict:
         token = cls.objects.select_related("user").filter(digest=digest(key), user__is_active=True).first()
-        return token.user if token else None
+        if token is None:
+            return Verdict()
+        now = timezone.now()
+        if token.expires <= now:
+            return Verdict(expired=token.expires)
+        if token.last_used is None or token.last_used < now - LAST_USED_RESOLUTION:
+            cls.objects.filter(pk=token.pk).update(last_used=now)
+        return Verdict(user=token.user)

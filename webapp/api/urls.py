@@ -10,4 +10,7 @@ urlpatterns = [
     path("experiments/", views.experiments, name="experiments"),
     path("experiments/<int:pk>/", views.experiment_detail, name="experiment"),
     path("runs/<int:pk>/schedule.csv", views.run_schedule_csv, name="run_schedule_csv"),
+    path("studies/", views.studies, name="studies"),
+    path("studies/<int:pk>/", views.study_detail, name="study"),
+    path("studies/<int:pk>/study.csv", views.study_csv, name="study_csv"),
 ]

@@ -10,6 +10,7 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonRe
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 
+from webapp.accounts import throttle
 from webapp.allocations.models import AllocationSet
 from webapp.allocations.services import attach
 from webapp.api.decorators import authorize, error, json_body
@@ -17,6 +18,11 @@ from webapp.api.models import Token
 from webapp.core.permissions import get_visible_or_404, visible_to
 from webapp.experiments.models import Experiment, Run
 from webapp.experiments.services import ExperimentError, create_experiment, parse_sweep_values, progress_payload
+from webapp.experiments.tasks import reconcile
+from webapp.studies import services as study_services
+from webapp.studies.models import Study
+from webapp.studies.presets import PRESETS, create_preset_study
+from webapp.studies.views import csv_download
 from webapp.traces.forms import TraceUploadForm
 from webapp.traces.models import Machine, Trace
 from webapp.traces.uploads import too_large_message
@@ -25,16 +31,30 @@ from webapp.traces.views import create_trace
 
 @csrf_exempt
 def token(request: HttpRequest) -> JsonResponse:
+    """A new token for {username, password[, name]}; throttled like the login page (wrong passwords
+    count as on the login page), and every request, right or wrong, counts as a token request."""
     if request.method != "POST":
         return error("use POST with {username, password}", 405)
     try:
         data = json_body(request)
     except ValueError as e:
         return error(str(e))
-    user = authenticate(request, username=data.get("username", ""), password=data.get("password", ""))
+    username = str(data.get("username", ""))
+    passwords = throttle.keys(throttle.PASSWORD, request, username)
+    requests = throttle.keys(throttle.TOKEN, request, username)
+    wait = throttle.wait_seconds(passwords + requests)
+    if wait:
+        response = error(throttle.refusal(wait), 429, retry_after=wait)
+        response["Retry-After"] = str(wait)
+        return response
+    throttle.record(requests)
+    user = authenticate(request, username=username, password=str(data.get("password", "")))
     if user is None:
+        throttle.record(passwords)
         return error("wrong username or password", 401)
-    return JsonResponse({"token": Token.issue(user)})
+    throttle.forget(passwords)
+    key, issued = Token.create_for(user, str(data.get("name", "")))
+    return JsonResponse({"token": key, "expires": issued.expires.isoformat()})
 
 
 def trace_json(trace: Trace) -> dict[str, Any]:
@@ -104,7 +124,7 @@ def experiment_arguments(request: HttpRequest, data: dict[str, Any]) -> dict[str
     """Check the JSON of POST /api/experiments/ and turn it into create_experiment's arguments."""
     unknown = sorted(set(data) - {"trace", "procs", "machine", "policies", "allocation", "exact_estimates",
                                   "seed", "name", "description", "shared", "sweep", "load_factor",
-                                  "allocations"})
+                                  "allocations", "days"})
     if unknown:
         raise ValueError(f"unknown field {unknown[0]!r}")
     if "trace" not in data:
@@ -131,7 +151,7 @@ def experiment_arguments(request: HttpRequest, data: dict[str, Any]) -> dict[str
         "procs": procs, "machine": machine, "policies": policies, "allocation": str(data.get("allocation", "count")),
         "exact_estimates": bool(data.get("exact_estimates", False)), "seed": seed,
         "sweep_param": str(sweep.get("param", "")), "sweep_values": list(values), "shared": bool(data.get("shared", False)),
-        "load_factor": data.get("load_factor", 1.0),
+        "load_factor": data.get("load_factor", 1.0), "days": str(data.get("days") or ""),
     }
 
 
@@ -154,3 +174,68 @@ def run_schedule_csv(request: HttpRequest, pk: int) -> HttpResponse:
         return error(f"run {run.pk} has no schedule: it is {run.status}", 404)
     return FileResponse(open(run.schedule_csv, "rb"), as_attachment=True,
                         filename=f"run-{run.pk}-schedule.csv", content_type="text/csv")
+
+
+# --------------------------------------------------------------------------- studies
+
+
+def study_json(study: Study) -> dict[str, Any]:
+    """A study's grid and progress: points done / total, counts per status, each point's run."""
+    experiment = study.experiment
+    return {**study_services.progress(study), "name": study.name, "experiment": experiment.pk,
+            "trace": experiment.trace_id, "procs": experiment.procs, "owner": experiment.owner.username,
+            "shared": experiment.shared, "grid": study.grid, "policies": study.policies, "preset": study.preset,
+            "url": study.get_absolute_url(), "csv": reverse("api:study_csv", args=[study.pk])}
+
+
+def _studies(user: Any):  # noqa: ANN202
+    return visible_to(Study, user).select_related("experiment__owner")
+
+
+@authorize("GET", "POST")
+def studies(request: HttpRequest) -> JsonResponse:
+    if request.method == "GET":
+        return JsonResponse({"studies": [
+            {"id": s.pk, "name": s.name, "trace": s.experiment.trace_id, "owner": s.experiment.owner.username,
+             "grid": s.grid, "url": s.get_absolute_url()} for s in _studies(request.user)]})
+    try:
+        data = json_body(request)
+        study = create_study_from(request, data)
+    except (ValueError, ExperimentError) as e:
+        return error(str(e))
+    return JsonResponse({"id": study.pk, "points": study.points.count(),
+                         "runs": list(study.experiment.runs.values_list("pk", flat=True))}, status=201)
+
+
+def create_study_from(request: HttpRequest, data: dict[str, Any]) -> Study:
+    """POST /api/studies/: a preset on a trace, or a trace, policies and a grid (see the README)."""
+    unknown = sorted(set(data) - {"trace", "procs", "machine", "policies", "grid", "allocation", "exact_estimates",
+                                  "seed", "name", "description", "shared", "preset"})
+    if unknown:
+        raise ValueError(f"unknown field {unknown[0]!r}")
+    if "trace" not in data:
+        raise ValueError("field trace: give a trace id")
+    trace = _visible(Trace, request, data["trace"], "trace")
+    if data.get("preset"):
+        if data["preset"] not in PRESETS:
+            raise ValueError(f"field preset: one of {', '.join(PRESETS)}")
+        return create_preset_study(request.user, data["preset"], trace, shared=bool(data.get("shared", False)))
+    grid = data.get("grid")
+    if not isinstance(grid, dict) or not all(isinstance(v, (list, str)) for v in grid.values()):
+        raise ValueError('field grid: {"load": [0.8, 1, 1.2], "masc": [5, 10, "inf"]}')
+    checked = experiment_arguments(request, {k: v for k, v in data.items() if k not in ("grid", "preset")})
+    arguments = {k: checked[k] for k in ("name", "description", "trace", "procs", "machine", "policies",
+                                         "allocation", "exact_estimates", "seed", "shared")}
+    return study_services.create_study(request.user, grid=study_services.parse_grid(grid), **arguments)
+
+
+@authorize("GET")
+def study_detail(request: HttpRequest, pk: int) -> JsonResponse:
+    study = get_visible_or_404(_studies(request.user), request.user, pk)
+    reconcile(study.experiment.runs.all())  # as the page's poll: the lost-worker check
+    return JsonResponse(study_json(study))
+
+
+@authorize("GET")
+def study_csv(request: HttpRequest, pk: int) -> HttpResponse:
+    return csv_download(get_visible_or_404(_studies(request.user), request.user, pk))

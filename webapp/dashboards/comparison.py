@@ -12,13 +12,30 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 from bokeh.layouts import column
-from bokeh.models import LayoutDOM
+from bokeh.models import Div, LayoutDOM
 
 from engine.metrics import deadlines, fairness, summary, timeseries
-from webapp.dashboards.figures import (GanttWindow, PolicyTimelines, deadline_figures, fairness_figure, gantt_figure, grid_edges,
-                                       linked_timelines, mean_wait_grid, metrics_table, policy_colours,
-                                       ratio_heatmap, sweep_trend, wait_cdf_figure, wait_heatmaps)
+from engine.metrics.diff import job_diff
+from webapp.dashboards.figures import (
+    GanttWindow,
+    PolicyTimelines,
+    deadline_figures,
+    fairness_figure,
+    gantt_figure,
+    grid_edges,
+    linked_timelines,
+    mean_wait_grid,
+    metrics_table_html,
+    policy_colours,
+    ratio_heatmap,
+    sweep_trend,
+    wait_cdf_figure,
+    wait_heatmaps,
+)
+from webapp.dashboards.figures.job_diff import job_diff_layout
 from webapp.dashboards.figures.style import heading, note
+from webapp.dashboards.figures.time_axis import TimeAxis
+from webapp.dashboards.figures.timelines import is_long
 
 #: Points per step series sent to the browser (a few thousand is sharp on any screen).
 MAX_STEP_POINTS = 1_000
@@ -41,6 +58,14 @@ class Comparison:
     sweep_series: dict[str, list] = field(default_factory=dict)         # policy → summary per value (or None)
     sweep_baselines: dict[str, dict] = field(default_factory=dict)      # runs not swept → summary
     missing: list[str] = field(default_factory=list)           # runs not shown, with why
+    time_axis: TimeAxis = field(default_factory=TimeAxis)       # calendar of the trace, if it has one
+    baseline: str = ""                                          # the run the metrics table compares against
+    table_css: str = ""                                         # the metrics table's style, for the download
+
+    @property
+    def colours(self) -> dict[str, str]:
+        """One colour per run, the same in every figure, the page's legend and the table."""
+        return policy_colours(self.schedules)
 
 
 def allocation_key(schedule: pd.DataFrame) -> str | None:
@@ -69,15 +94,43 @@ def downsampled(series: pd.DataFrame, what: str, notes: list[str], max_points: i
 
 
 def policy_timelines(schedule: pd.DataFrame, *, key: str | None, busy_column: str = "procs",
-                     max_points: int = MAX_STEP_POINTS) -> PolicyTimelines:
+                     max_points: int = MAX_STEP_POINTS, axis: TimeAxis | None = None,
+                     zoom: tuple[float, float] | None = None, span: tuple[float, float] | None = None) -> PolicyTimelines:
+    """A run's timelines; over a long ``span`` (schedule seconds, all runs) also the daily envelopes
+    and the raw steps inside ``zoom``."""
     notes: list[str] = []
-    busy = downsampled(timeseries.busy_processors(schedule, busy_column), "utilization", notes, max_points)
-    queue = downsampled(timeseries.queue_length(schedule), "queue", notes, max_points)
+    raw_busy = timeseries.busy_processors(schedule, busy_column)
+    raw_queue = timeseries.queue_length(schedule)
+    busy = downsampled(raw_busy, "utilization", notes, max_points)
+    queue = downsampled(raw_queue, "queue", notes, max_points)
     occupancy = None
     if key is not None:
         occupancy = timeseries.occupancy_by(schedule, key, column=busy_column, top=TOP_ALLOCATIONS)
         occupancy = downsampled(occupancy, key, notes, max_points)
-    return PolicyTimelines(busy=busy, queue=queue, occupancy=occupancy, notes=notes)
+    extra: dict = {}
+    if span is not None and is_long(span[1] - span[0]):
+        axis = axis or TimeAxis()
+        edges = timeseries.day_edges(int(span[0]), int(span[1]), start_epoch=axis.origin, tz=axis.tz)
+        extra = {"busy_daily": timeseries.envelope(raw_busy, edges), "queue_daily": timeseries.envelope(raw_queue, edges)}
+        if zoom is not None:
+            extra.update(busy_raw=steps_in(raw_busy, *zoom), queue_raw=steps_in(raw_queue, *zoom))
+    return PolicyTimelines(busy=busy, queue=queue, occupancy=occupancy, notes=notes, **extra)
+
+
+def steps_in(series: pd.DataFrame, start: float, end: float) -> pd.DataFrame:
+    """The steps of a series inside [start, end], with the value in effect at ``start`` as first row."""
+    times = series["time"].to_numpy()
+    first = max(int(np.searchsorted(times, start, side="right")) - 1, 0)
+    last = int(np.searchsorted(times, end, side="right"))
+    return series.iloc[first:last + 1].reset_index(drop=True)
+
+
+def schedules_span(schedules: Mapping[str, pd.DataFrame]) -> tuple[float, float]:
+    """From the first submit to the last end over every schedule (schedule seconds)."""
+    frames = [s for s in schedules.values() if len(s)]
+    if not frames:
+        return 0.0, 1.0
+    return (float(min(s["submit"].min() for s in frames)), float(max(s["end"].max() for s in frames)))
 
 
 def _with_missing(layout: LayoutDOM, comparison: Comparison) -> LayoutDOM:
@@ -87,15 +140,21 @@ def _with_missing(layout: LayoutDOM, comparison: Comparison) -> LayoutDOM:
 
 
 def metrics_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:
-    return metrics_table(summaries_of(comparison))
+    """The metrics table (HTML with its style: the download shows it as the page does)."""
+    table = metrics_table_html(summaries_of(comparison), baseline=params.get("baseline") or comparison.baseline,
+                               colours=comparison.colours)
+    return Div(text=f"<style>{comparison.table_css}</style>{table}", width=1100)
 
 
 def timelines_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:
     key = allocation_key(next(iter(comparison.schedules.values())))
-    lines = {label: policy_timelines(s, key=key, busy_column=comparison.busy_column)
+    span = schedules_span(comparison.schedules)
+    window = gantt_window(comparison.schedules, params, comparison.time_axis)
+    lines = {label: policy_timelines(s, key=key, busy_column=comparison.busy_column, axis=comparison.time_axis,
+                                     zoom=(window.start, window.end), span=span)
              for label, s in comparison.schedules.items()}
     layout = linked_timelines(lines, comparison.capacity, allocation_kind=key or "", targets=comparison.targets,
-                              colours=policy_colours(comparison.schedules))
+                              colours=comparison.colours, axis=comparison.time_axis, zoom=(window.start, window.end))
     if key is None:
         return column(layout, note("No occupancy plots: the trace has no groups, queues or user ids to tell "
                                    "allocations apart."))
@@ -144,25 +203,33 @@ def default_window(schedules: Mapping[str, pd.DataFrame], seconds: int = DEFAULT
     return GanttWindow(middle, middle + seconds)
 
 
-def gantt_window(schedules: Mapping[str, pd.DataFrame], params: Mapping[str, str]) -> GanttWindow:
+def gantt_window(schedules: Mapping[str, pd.DataFrame], params: Mapping[str, str],
+                 axis: TimeAxis | None = None) -> GanttWindow:
+    """The window of the Gantt charts and of the timelines' zoom: ``start``/``end`` as schedule seconds
+    or (for a trace with a calendar) dates in its time zone; one day from mid-trace by default."""
+    axis = axis or TimeAxis()
     default = default_window(schedules)
-    start = _float_or(params.get("start"), default.start)
-    end = _float_or(params.get("end"), start + (default.end - default.start))
+    start = axis.seconds(params.get("start", ""))
+    start = default.start if start is None else start
+    end = axis.seconds(params.get("end", ""))
+    end = start + (default.end - default.start) if end is None else end
     if end <= start:
         end = start + 1.0
     return GanttWindow(start, end)
 
 
-def _float_or(text: str | None, default: float) -> float:
-    try:
-        value = float(text) if text not in (None, "") else default
-    except ValueError:
-        return default
-    return value if np.isfinite(value) else default
-
-
 def gantt_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:
-    return gantt_figure(comparison.schedules, comparison.capacity, gantt_window(comparison.schedules, params))
+    return gantt_figure(comparison.schedules, comparison.capacity,
+                        gantt_window(comparison.schedules, params, comparison.time_axis), axis=comparison.time_axis)
+
+
+def diff_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:
+    """Runs a and b side by side, job by job."""
+    labels = list(comparison.schedules)
+    a, b = ratio_pair(labels, params.get("a"), params.get("b"))
+    window = gantt_window(comparison.schedules, params, comparison.time_axis)
+    diff = job_diff(comparison.schedules[a], comparison.schedules[b])
+    return job_diff_layout(diff, a, b, comparison.colours, comparison.time_axis, (window.start, window.end))
 
 
 def sweep_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:
@@ -200,7 +267,8 @@ SECTION_TITLES: dict[str, str] = {
     "cdf": "Wait-time distribution",
     "fairness": "Per-user fairness",
     "heatmaps": "Mean wait by job size and runtime",
-    "ratio": "Wait ratio between two policies",
+    "ratio": "Wait ratio between two runs",
+    "diff": "Two runs side by side, job by job",
     "gantt": "Gantt chart",
 }
 
@@ -216,13 +284,15 @@ PLOTS: dict[str, Builder] = {
     "fairness": fairness_layout,
     "heatmaps": heatmaps_layout,
     "ratio": ratio_layout,
+    "diff": diff_layout,
     "gantt": gantt_layout,
 }
 
 
-def plot_names(comparison_is_sweep: bool, has_deadlines: bool = False) -> list[str]:
+def plot_names(comparison_is_sweep: bool, has_deadlines: bool = False, runs: int = 2) -> list[str]:
     return [name for name in PLOTS
-            if (name != "sweep" or comparison_is_sweep) and (name != "deadlines" or has_deadlines)]
+            if (name != "sweep" or comparison_is_sweep) and (name != "deadlines" or has_deadlines)
+            and (name not in ("ratio", "diff") or runs > 1)]
 
 
 def build_plot(name: str, comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:
@@ -234,7 +304,8 @@ def build_plot(name: str, comparison: Comparison, params: Mapping[str, str]) -> 
 def full_layout(comparison: Comparison, params: Mapping[str, str], title: str) -> LayoutDOM:
     """Every part in one layout, for the self-contained HTML download."""
     parts: list[LayoutDOM] = [heading(title)]
-    for name in plot_names(bool(comparison.sweep_parameter), has_deadline_jobs(comparison.schedules)):
+    for name in plot_names(bool(comparison.sweep_parameter), has_deadline_jobs(comparison.schedules),
+                           len(comparison.schedules)):
         parts += [heading(SECTION_TITLES[name]), PLOTS[name](comparison, params)]
     if comparison.missing:
         parts.append(note("Not shown: " + "; ".join(comparison.missing) + "."))

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from django.contrib.staticfiles import finders
 
+from engine.metrics.fidelity import fidelity, human_seconds
 from webapp.allocations.services import with_allocations
 from webapp.dashboards.comparison import Comparison
+from webapp.dashboards.figures.time_axis import TimeAxis, time_axis
 from webapp.experiments.models import Experiment, Run
 
 CACHED_SCHEDULES = 8
@@ -47,22 +51,94 @@ def _why_missing(run: Run, label: str) -> str:
     return f"{label} is {run.status}"
 
 
-def load_comparison(experiment: Experiment) -> Comparison:
-    """The experiment's done runs as a Comparison; the others are listed in `missing` with why."""
-    runs = list(experiment.runs.order_by("position", "pk"))
+def load_comparison(experiment: Experiment, runs: list[Run] | None = None) -> Comparison:
+    """Done runs as a Comparison (the others are listed in `missing` with why): the experiment's own
+    runs, or ``runs`` of any experiments on its trace (then no sweep); machine, allocation rule and
+    allocations come from ``experiment``."""
+    own = runs is None
+    runs = list(experiment.runs.order_by("position", "pk")) if runs is None else runs
     labels = unique_labels(runs)
     done = [(label, run) for label, run in zip(labels, runs) if run.status == Run.Status.DONE]
     schedules = {label: cached_schedule(run) for label, run in done}
     summaries = {label: run.summary for label, run in done if run.summary}
     missing = [_why_missing(run, label) for label, run in zip(labels, runs) if run.status != Run.Status.DONE]
-    series, baselines = sweep_series(experiment, runs, labels)
+    series, baselines = sweep_series(experiment, runs, labels) if own else ({}, {})
     schedules, targets = with_allocations(experiment, schedules)
     return Comparison(
         schedules=schedules, capacity=int(experiment.procs), summaries=summaries,
         busy_column="alloc" if experiment.allocation == Experiment.Allocation.BUDDY else "procs",
         sweep_parameter=experiment.sweep_param if series else "", sweep_values=list(experiment.sweep_values or []),
         sweep_series=series, sweep_baselines=baselines, missing=missing, targets=targets,
+        time_axis=trace_time_axis(experiment.trace, schedules), table_css=table_css(),
     )
+
+
+def fidelity_table(experiment: Experiment, runs: list[Run], labels: list[str]) -> dict[str, Any] | None:
+    """Each finished simulated run against the finished recorded run (engine.metrics.fidelity), as the
+    rows the comparison shows at its top; None without a recorded run."""
+    done = [(label, run) for label, run in zip(labels, runs) if run.status == Run.Status.DONE]
+    recorded = [(label, run) for label, run in done if (run.policy or {}).get("preset") == "recorded"]
+    if not recorded:
+        return None
+    label, run = recorded[0]
+    reference = cached_schedule(run)
+    return fidelity_view(label, {other_label: fidelity(reference, cached_schedule(other), capacity=int(experiment.procs))
+                                 for other_label, other in done if other is not run})
+
+
+def fidelity_view(recorded: str, figures: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """What templates/_fidelity.html shows: one row per simulated run, and the runs' warnings."""
+    rows = [fidelity_row(label, values) for label, values in figures.items()]
+    return {"recorded": recorded, "rows": rows,
+            "warnings": [f"{row['label']}: {row['warning']}" for row in rows if row["warning"]]}
+
+
+def fidelity_row(label: str, figures: dict[str, Any]) -> dict[str, Any]:
+    """One run's fidelity figures in human units (hours, percent) for a table."""
+    overall = figures["overall"]
+    rec, sim = overall.get("recorded") or {}, overall.get("simulated") or {}
+
+    def wait(side: dict, key: str) -> str:
+        return human_seconds(side[key]) if side.get(key) is not None else "–"
+
+    def share(side: dict) -> str:
+        return f"{side['utilization']:.0%}" if side.get("utilization") is not None else "–"
+
+    rho = overall.get("wait_rank_correlation")
+    return {"label": label, "jobs": figures["jobs"]["matched"], "far": figures["far"], "warning": figures["warning"],
+            "mean_wait": f"{wait(sim, 'mean_wait')} vs {wait(rec, 'mean_wait')}",
+            "p95_wait": f"{wait(sim, 'p95_wait')} vs {wait(rec, 'p95_wait')}",
+            "utilization": f"{share(sim)} vs {share(rec)}", "rank": f"{rho:.2f}" if rho is not None else "–",
+            "far_queues": figures["far_queues"]}
+
+
+def trace_time_axis(trace: Any, schedules: dict[str, pd.DataFrame]) -> TimeAxis:
+    """The trace's calendar (its header's start time and zone, or epoch submits), else time since start."""
+    submits = [float(s["submit"].min()) for s in schedules.values() if len(s)]
+    return time_axis(trace_header(trace), min(submits) if submits else None)
+
+
+CALENDAR_KEYS = ("UnixStartTime", "TimeZoneString", "TimeZone", "TimeBase")
+
+
+def trace_header(trace: Any) -> dict:
+    """The trace's header as stored at upload, or read from the file's ';' lines when that lacks the
+    calendar keys (traces stored another way, e.g. a local import)."""
+    header = dict(trace.header or {})
+    if any(key in header for key in CALENDAR_KEYS):
+        return header
+    from engine.workload.swf import read_header
+
+    try:
+        return {**read_header(trace.path), **header}
+    except (OSError, ValueError):
+        return header
+
+
+def table_css() -> str:
+    """The comparison page's stylesheet, which the self-contained download carries inline."""
+    path = finders.find("css/dashboards.css")
+    return Path(path).read_text() if path else ""
 
 
 def sweep_series(experiment: Experiment, runs: list[Run], labels: list[str]) -> tuple[dict[str, list], dict[str, dict]]:

@@ -9,19 +9,31 @@ from bokeh.resources import INLINE
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.safestring import mark_safe
 from django.utils.text import slugify
 from django.views.decorators.http import require_GET
 
 from webapp.core.permissions import get_visible_or_404
 from webapp.dashboards import comparison as plots
-from webapp.dashboards.data import load_comparison, trace_workload, unique_labels
-from webapp.dashboards.figures import trace_characterization
+from webapp.dashboards.data import (
+    cached_schedule,
+    fidelity_table,
+    load_comparison,
+    trace_time_axis,
+    trace_workload,
+    unique_labels,
+)
+from webapp.dashboards.figures import (
+    metrics_table_html,
+    policy_colours,
+    trace_characterization,
+)
 from webapp.dashboards.plot_cache import cache_key, cached_gzip_json, gzip_json_response
 from webapp.experiments.models import Experiment, Run
 from webapp.traces.models import Trace
 
 #: Query parameters the plots read (ratio pair, Gantt window); passed from the page to each plot URL.
-PLOT_PARAMS = ("a", "b", "start", "end")
+PLOT_PARAMS = ("a", "b", "start", "end", "baseline", "zero_wait")
 
 
 def _params(request: HttpRequest) -> dict[str, str]:
@@ -44,22 +56,105 @@ def trace_plots(request: HttpRequest, pk: int) -> HttpResponse:
     return gzip_json_response(request, cached_gzip_json(f"traces/{trace.pk}", "characterization", key, build))
 
 
+#: At most this many runs on one comparison page (legends and tables stay readable).
+MAX_RUNS = 12
+
+
+def _done_labels(runs: list[Run]) -> list[str]:
+    return [label for label, run in zip(unique_labels(runs), runs) if run.status == Run.Status.DONE]
+
+
+def _comparison_page(request: HttpRequest, experiment: Experiment, runs: list[Run], *, plot_url, download_url: str,
+                     cross: bool, query: dict[str, str]) -> HttpResponse:
+    """The comparison page of ``runs`` (one experiment's, or picked from several on one trace)."""
+    labels = unique_labels(runs)
+    done = [(label, run) for label, run in zip(labels, runs) if run.status == Run.Status.DONE]
+    done_labels = [label for label, _ in done]
+    colours = policy_colours(done_labels)
+    params = _params(request)
+    baseline = params.get("baseline") if params.get("baseline") in done_labels else (done_labels[0] if done_labels else "")
+    suffix = f"?{urlencode({**params, **query})}" if params or query else ""
+    sweep = bool(not cross and experiment.sweep_param and experiment.sweep_values)
+    names = [name for name in plots.plot_names(sweep, runs_have_deadlines(runs), len(done)) if name != "metrics"]
+    sections = [{"name": name, "title": plots.SECTION_TITLES[name], "url": plot_url(name) + suffix} for name in names]
+    summaries = {label: run.summary or {} for label, run in done}
+    experiments = {run.experiment_id: run.experiment for run in runs}
+    return render(request, "dashboards/comparison.html", {
+        "experiment": experiment, "runs": runs, "cross": cross, "labels": done_labels,
+        "done": done_labels, "legend": [{"label": label, "colour": colours[label], "run": run} for label, run in done],
+        "title": ", ".join(done_labels or labels),
+        "machines": sorted({e.machine_label for e in experiments.values()}), "experiments": list(experiments.values()),
+        "metrics_table": mark_safe(metrics_table_html(summaries, baseline=baseline, colours=colours)) if done else "",
+        "fidelity": fidelity_table(experiment, runs, labels),
+        "baseline": baseline, "sections": sections, "params": params, "query": query,
+        "window": _window_text(experiment, runs, params),
+        "download_url": download_url + suffix,
+    })
+
+
+def _window_text(experiment: Experiment, runs: list[Run], params: dict[str, str]) -> dict[str, str]:
+    """The Gantt window as the form shows it (dates when the trace has a calendar), and the axis' zone."""
+    done = [run for run in runs if run.status == Run.Status.DONE]
+    if not done:
+        return {}
+    schedules = {str(run.pk): cached_schedule(run) for run in done[:1]}
+    axis = trace_time_axis(experiment.trace, schedules)
+    window = plots.gantt_window(schedules, params, axis)
+    return {"start": axis.text(window.start), "end": axis.text(window.end),
+            "zone": axis.tz if axis.calendar else "", "calendar": "yes" if axis.calendar else ""}
+
+
 @require_GET
 def comparison(request: HttpRequest, pk: int) -> HttpResponse:
-    experiment = get_visible_or_404(Experiment, request.user, pk)
-    runs = list(experiment.runs.order_by("position", "pk"))
-    labels = unique_labels(runs)
-    done_labels = [label for label, run in zip(labels, runs) if run.status == run.Status.DONE]
-    params = _params(request)
-    query = f"?{urlencode(params)}" if params else ""
-    names = plots.plot_names(bool(experiment.sweep_param and experiment.sweep_values), runs_have_deadlines(runs))
-    sections = [{"name": name, "title": plots.SECTION_TITLES[name],
-                 "url": reverse("dashboards:comparison_plot", args=[pk, name]) + query} for name in names]
-    return render(request, "dashboards/comparison.html", {
-        "experiment": experiment, "runs": runs, "done": done_labels, "labels": done_labels,
-        "sections": sections, "params": params,
-        "download_url": reverse("dashboards:comparison_download", args=[pk]) + query,
-    })
+    experiment = get_visible_or_404(Experiment.objects.select_related("trace"), request.user, pk)
+    runs = list(experiment.runs.select_related("experiment").order_by("position", "pk"))
+    return _comparison_page(request, experiment, runs, cross=False, query={},
+                            plot_url=lambda name: reverse("dashboards:comparison_plot", args=[pk, name]),
+                            download_url=reverse("dashboards:comparison_download", args=[pk]))
+
+
+class BadRequest(ValueError):
+    """A comparison request that names no run, too many, or runs of different traces."""
+
+
+def requested_runs(request: HttpRequest) -> list[Run]:
+    """``?runs=ID,ID,...`` (or repeated ``runs=``) as visible runs in that order; Http404 when one is
+    not visible to the user (as if it did not exist), BadRequest when they cannot be compared."""
+    ids: list[int] = []
+    for part in ",".join(request.GET.getlist("runs")).split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if not part.isdigit():
+            raise BadRequest(f"runs: {part!r} is not a run number (expected runs=ID,ID,...)")
+        if int(part) not in ids:
+            ids.append(int(part))
+    if not ids:
+        raise BadRequest("Choose the runs to compare: runs=ID,ID,...")
+    if len(ids) > MAX_RUNS:
+        raise BadRequest(f"At most {MAX_RUNS} runs on one page; {len(ids)} were asked for.")
+    queryset = Run.objects.select_related("experiment__trace", "experiment__machine", "experiment__owner")
+    runs = [get_visible_or_404(queryset, request.user, pk) for pk in ids]
+    traces = {run.experiment.trace_id for run in runs}
+    if len(traces) > 1:
+        raise BadRequest("These runs are on different traces; only runs on the same trace can be compared job by job.")
+    return runs
+
+
+def _bad_request(error: BadRequest) -> HttpResponse:
+    return HttpResponse(str(error), status=400, content_type="text/plain; charset=utf-8")
+
+
+@require_GET
+def compare_runs(request: HttpRequest) -> HttpResponse:
+    try:
+        runs = requested_runs(request)
+    except BadRequest as e:
+        return _bad_request(e)
+    query = {"runs": ",".join(str(run.pk) for run in runs)}
+    return _comparison_page(request, runs[0].experiment, runs, cross=True, query=query,
+                            plot_url=lambda name: reverse("dashboards:compare_plot", args=[name]),
+                            download_url=reverse("dashboards:compare_download"))
 
 
 def runs_have_deadlines(runs) -> bool:  # noqa: ANN001 - Run objects
@@ -67,50 +162,84 @@ def runs_have_deadlines(runs) -> bool:  # noqa: ANN001 - Run objects
     return any((run.summary or {}).get("deadline_jobs") for run in runs)
 
 
-def _runs_state(experiment: Experiment) -> list:
+def _runs_state(experiment: Experiment, runs: list[Run]) -> list:
     """What a comparison plot depends on besides its parameters: each run's id, status and finish time."""
     return [experiment.procs, experiment.allocation, experiment.sweep_param, experiment.sweep_values,
-            list(experiment.runs.order_by("position", "pk").values_list("pk", "label", "status", "finished_at"))]
+            [(run.pk, run.label, run.status, run.finished_at) for run in runs]]
 
 
-def comparison_plot_gzip(experiment: Experiment, name: str, params: dict[str, str]) -> bytes:
-    """One plot's gzipped json_item, from the cache or built now (no permission check: callers do it)."""
+def comparison_plot_gzip(experiment: Experiment, name: str, params: dict[str, str], runs: list[Run] | None = None) -> bytes:
+    """One plot's gzipped json_item, from the cache or built now (no permission check: callers do it).
+    ``runs``: a cross-experiment selection; None = the experiment's own runs."""
+    own = runs is None
+    listed = list(experiment.runs.order_by("position", "pk")) if own else runs
+
     def build() -> dict:
-        return json_item(plots.build_plot(name, load_comparison(experiment), params), f"plot-{name}")
+        return json_item(plots.build_plot(name, load_comparison(experiment, None if own else runs), params), f"plot-{name}")
 
-    key = cache_key("comparison", name, params, _runs_state(experiment))
-    return cached_gzip_json(f"experiments/{experiment.pk}", name, key, build)
+    key = cache_key("comparison", name, params, _runs_state(experiment, listed))
+    folder = f"experiments/{experiment.pk}" if own else f"compare/{cache_key([run.pk for run in listed])[:16]}"
+    return cached_gzip_json(folder, name, key, build)
 
 
 def prebuild_comparison(experiment: Experiment) -> None:
     """Build and cache every default plot of the comparison, e.g. from the worker when the last run is
     done, so the first person to open the page does not wait for the computation."""
-    runs = experiment.runs.all()
-    for name in plots.plot_names(bool(experiment.sweep_param and experiment.sweep_values), runs_have_deadlines(runs)):
-        comparison_plot_gzip(experiment, name, {})
+    runs = list(experiment.runs.all())
+    done = sum(run.status == Run.Status.DONE for run in runs)
+    for name in plots.plot_names(bool(experiment.sweep_param and experiment.sweep_values), runs_have_deadlines(runs), done):
+        if name != "metrics":
+            comparison_plot_gzip(experiment, name, {})
+
+
+def _plot_response(request: HttpRequest, experiment: Experiment, name: str, runs: list[Run] | None) -> HttpResponse:
+    if name not in plots.PLOTS:
+        raise Http404("No such plot.")
+    listed = runs if runs is not None else list(experiment.runs.all())
+    if not any(run.status == Run.Status.DONE for run in listed):
+        return JsonResponse({"error": "None of these runs has finished yet."}, status=409)
+    return gzip_json_response(request, comparison_plot_gzip(experiment, name, _params(request), runs))
 
 
 @require_GET
 def comparison_plot(request: HttpRequest, pk: int, name: str) -> HttpResponse:
     experiment = get_visible_or_404(Experiment, request.user, pk)
-    if name not in plots.PLOTS:
-        raise Http404("No such plot.")
-    if not experiment.runs.filter(status=Run.Status.DONE).exists():
-        return JsonResponse({"error": "No run of this experiment has finished yet."}, status=409)
-    return gzip_json_response(request, comparison_plot_gzip(experiment, name, _params(request)))
+    return _plot_response(request, experiment, name, None)
+
+
+@require_GET
+def compare_plot(request: HttpRequest, name: str) -> HttpResponse:
+    try:
+        runs = requested_runs(request)
+    except BadRequest as e:
+        return JsonResponse({"error": str(e)}, status=400)
+    return _plot_response(request, runs[0].experiment, name, runs)
+
+
+def _download(request: HttpRequest, experiment: Experiment, runs: list[Run] | None, name: str) -> HttpResponse:
+    data = load_comparison(experiment, runs)
+    if not data.schedules:
+        return HttpResponse("None of these runs has finished yet.", status=409, content_type="text/plain")
+    params = _params(request)
+    title = f"SchedLab comparison: {', '.join(data.schedules)} ({experiment.trace.name})"
+    layout = plots.full_layout(data, params, title)
+    html = file_html(layout, INLINE, title=title)
+    response = HttpResponse(html, content_type="text/html; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{slugify(name) or "comparison"}-comparison.html"'
+    return response
 
 
 @require_GET
 def comparison_download(request: HttpRequest, pk: int) -> HttpResponse:
     """The whole comparison as one self-contained HTML file (BokehJS inline, works offline)."""
     experiment = get_visible_or_404(Experiment, request.user, pk)
-    data = load_comparison(experiment)
-    if not data.schedules:
-        return HttpResponse("No run of this experiment has finished yet.", status=409, content_type="text/plain")
-    title = f"SchedLab comparison: {experiment.name}"
-    layout = plots.full_layout(data, _params(request), title)
-    html = file_html(layout, INLINE, title=title)
-    response = HttpResponse(html, content_type="text/html; charset=utf-8")
-    filename = f"{slugify(experiment.name) or 'experiment'}-{experiment.pk}-comparison.html"
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
+    return _download(request, experiment, None, f"{experiment.name}-{experiment.pk}")
+
+
+@require_GET
+def compare_download(request: HttpRequest) -> HttpResponse:
+    try:
+        runs = requested_runs(request)
+    except BadRequest as e:
+        return _bad_request(e)
+    return _download(request, runs[0].experiment, runs, "runs-" + "-".join(str(run.pk) for run in runs))

@@ -13,8 +13,13 @@ from django import forms
 from webapp.allocations.models import AllocationSet
 from webapp.core.permissions import visible_to
 from webapp.experiments.models import Experiment
-from webapp.experiments.services import (ExperimentError, checked_days, parse_sweep_values, plan_runs,
-                                         resolve_policy)
+from webapp.experiments.services import (
+    ExperimentError,
+    checked_days,
+    parse_sweep_values,
+    plan_runs,
+    resolve_policy,
+)
 from webapp.traces.models import Machine, Trace
 
 MACHINE_SOURCES = [
@@ -79,6 +84,10 @@ class ExperimentForm(forms.Form):
     procs = forms.IntegerField(label="Processors", min_value=1, required=False)
     allocation = forms.ChoiceField(choices=Experiment.Allocation.choices, initial="count")
     exact_estimates = forms.BooleanField(required=False, help_text="Use actual runtimes as the requested times.")
+    with_recorded = forms.BooleanField(
+        required=False, initial=True, label="Show what really happened",
+        help_text="Where the trace records start times (SWF wait field, PBS S records, sacct Start), add the "
+                  "recorded run beside the simulations and compare each simulation with it.")
     seed = forms.IntegerField(initial=0)
     allocations = forms.ModelChoiceField(
         queryset=AllocationSet.objects.none(), required=False, label="Allocations",

@@ -79,8 +79,10 @@ class Run(models.Model):
     error = models.TextField(blank=True)
     task_id = models.CharField(max_length=100, blank=True)
     attempts = models.PositiveIntegerField(default=0)
+    #: times its message was found lost while it was queued and sent again (webapp.core.broker.resend_lost)
+    resends = models.PositiveSmallIntegerField(default=0)
     cancel_requested = models.BooleanField(default=False)
-    queued_at = models.DateTimeField(auto_now_add=True)
+    queued_at = models.DateTimeField(auto_now_add=True)  # when its message was last sent
     started_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -7,6 +7,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
+
+from engine.sim.eta import format_duration, time_left
 
 from webapp.core.tasks import enqueue
 from webapp.experiments.models import Experiment, Run
@@ -75,26 +78,51 @@ def plan_runs(policies: list[Any], sweep_param: str = "", sweep_values: list[Any
             planned.append(PlannedRun(base.pop("_label"), base))
     if sweep_param and not swept_any:
         raise ExperimentError(f"sweep parameter {sweep_param!r}: none of the chosen policies has it")
+    shared = shared_workload_settings(planned)
+    if shared:
+        from engine.policies.registry import resolve
+
+        for plan in planned:   # "dbf (deadline_fraction=0.4)" for every run says nothing: the experiment says it once
+            plan.label = resolve(plan.policy).label_without(shared)
     return planned
+
+
+def shared_workload_settings(planned: list[PlannedRun]) -> dict[str, Any]:
+    """Workload options (engine registry) set to the same non-default value in every planned run."""
+    from engine.policies.registry import WORKLOAD_OPTIONS, load_families
+
+    load_families()
+    shared = {}
+    for name, option in WORKLOAD_OPTIONS.items():
+        values = {repr(plan.policy["params"].get(name)) for plan in planned}
+        value = planned[0].policy["params"].get(name) if planned else None
+        if len(values) == 1 and value is not None and value != option.param.to_dict()["default"]:
+            shared[name] = value
+    return shared
 
 
 def create_experiment(
     owner: Any, *, name: str, trace: Trace, procs: int | None, machine: Machine | None,
     policies: list[Any], allocation: str = "count", exact_estimates: bool = False, seed: int = 0,
     sweep_param: str = "", sweep_values: list[Any] | None = None, shared: bool = False, description: str = "",
-    load_factor: float = 1.0, days: str = "",
+    load_factor: float = 1.0, days: str = "", with_recorded: bool = False,
 ) -> Experiment:
     """Validate everything first, then create the experiment and its runs in one transaction and
-    queue one task per run once it commits. Raises ExperimentError; nothing is stored then."""
+    queue one task per run once it commits. Raises ExperimentError; nothing is stored then.
+
+    ``with_recorded``: put the recorded run (what really happened, preset ``recorded``) first, when
+    the trace records start times and the arrivals are not rescaled (load factor 1)."""
     from webapp.experiments.tasks import run_simulation
 
     size = checked_setup(trace, procs, machine, allocation)
     planned = plan_runs(policies, sweep_param, sweep_values)
     load_factor = checked_load_factor(load_factor)
+    if with_recorded and load_factor == 1.0:
+        planned = with_recorded_run(trace, planned)
     days = checked_days(days)
     with transaction.atomic():
         experiment = Experiment.objects.create(
-            owner=owner, name=name or f"{trace.name}: {', '.join(p.label for p in planned[:4])}"[:200],
+            owner=owner, name=name or default_name(trace, planned, load_factor, days),
             description=description, shared=shared, trace=trace, machine=machine, procs=size,
             allocation=allocation, exact_estimates=exact_estimates, seed=seed,
             sweep_param=sweep_param if sweep_values else "", sweep_values=sweep_values or [], days=days,
@@ -105,6 +133,25 @@ def create_experiment(
                                      sweep_value=plan.sweep_value, load_factor=load_factor)
             enqueue(run_simulation, run.pk)
     return experiment
+
+
+def with_recorded_run(trace: Trace, planned: list[PlannedRun]) -> list[PlannedRun]:
+    """``planned`` with the recorded run first, if the trace records start times and it is not there."""
+    if not (trace.summary or {}).get("recorded_starts") or any(p.policy["preset"] == "recorded" for p in planned):
+        return planned
+    recorded = resolve_policy("recorded")
+    return [PlannedRun(recorded.pop("_label"), recorded), *planned]
+
+
+def default_name(trace: Trace, planned: list[PlannedRun], load_factor: float, days: str) -> str:
+    """ "CTC: easy, conservative, dbf (deadline_fraction=0.4; days 0:30)": runs and what they all share."""
+    labels = list(dict.fromkeys(p.label for p in planned))
+    runs = ", ".join(labels[:6]) + (f" and {len(labels) - 6} more" if len(labels) > 6 else "")
+    simulated = [p for p in planned if p.policy["preset"] != "recorded"]   # the recording has no workload options
+    shared = [f"{k}={v}" for k, v in shared_workload_settings(simulated).items()]
+    shared += [f"load ×{load_factor:g}"] if load_factor != 1.0 else []
+    shared += [f"days {days}"] if days else []
+    return (f"{trace.name}: {runs}" + (f" ({'; '.join(shared)})" if shared else ""))[:200]
 
 
 def checked_setup(trace: Trace, procs: int | None, machine: Machine | None, allocation: str) -> int:
@@ -162,12 +209,15 @@ def cancel_run(run: Run) -> None:
 
 def rerun(run: Run) -> bool:
     """Queue a finished (done, failed or cancelled) run again from scratch."""
+    from django.utils import timezone
+
     from webapp.experiments.tasks import remove_results, run_simulation
 
     with transaction.atomic():
         again = Run.objects.filter(pk=run.pk, status__in=Run.FINAL).update(
             status=Run.Status.QUEUED, progress=0.0, error="", summary=None, cancel_requested=False,
-            attempts=0, task_id="", started_at=None, heartbeat_at=None, finished_at=None,
+            attempts=0, resends=0, task_id="", started_at=None, heartbeat_at=None, finished_at=None,
+            queued_at=timezone.now(),
         )
         if again:
             remove_results(run)
@@ -191,11 +241,20 @@ METRIC_COLUMNS = ["jobs", "rejected", "mean_wait", "median_wait", "p95_wait", "m
                   "max_skip", "utilization", "makespan", "throughput", "jain_bsld", "wall_seconds"]
 
 
+def time_left_text(run: Run) -> str:
+    """"about 4 min 10 s left" for a running run (at its pace so far), else ""."""
+    if run.status != Run.Status.RUNNING or run.started_at is None:
+        return ""
+    left = time_left(run.progress, (timezone.now() - run.started_at).total_seconds())
+    return "" if left is None else f"about {format_duration(left)} left"
+
+
 def progress_payload(experiment: Experiment) -> dict[str, Any]:
     runs = [
         {"id": r.pk, "label": r.label, "policy": r.policy, "sweep_value": r.sweep_value,
          "load_factor": r.load_factor, "status": r.status,
          "progress": round(r.progress, 4), "percent": int(r.progress * 100) if r.status != "done" else 100,
+         "time_left": time_left_text(r),
          "error": r.error, "attempts": r.attempts, "cancel_requested": r.cancel_requested,
          "summary": r.summary}
         for r in experiment.runs.all()

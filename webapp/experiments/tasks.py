@@ -20,8 +20,10 @@ from celery.exceptions import SoftTimeLimitExceeded
 from celery.signals import worker_ready
 from django.conf import settings
 from django.db.models import F, Q
+from django.db.models.functions import Greatest
 from django.utils import timezone
 
+from webapp.core.broker import resend_lost as resend_lost_messages
 from webapp.core.files import replace_dir
 from webapp.experiments.models import Run, save_frame
 
@@ -208,7 +210,7 @@ def reconcile(runs=None, stale_seconds: int | None = None) -> dict[str, int]:  #
     for run in lost.only("pk", "attempts", "heartbeat_at", "cancel_requested"):
         guard = Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING, heartbeat_at=run.heartbeat_at)
         if run.attempts < MAX_ATTEMPTS and not run.cancel_requested:
-            if guard.update(status=Run.Status.QUEUED, progress=0.0, task_id=""):
+            if guard.update(status=Run.Status.QUEUED, progress=0.0, task_id="", queued_at=timezone.now()):
                 run_simulation.delay(run.pk)
                 counts["requeued"] += 1
         elif guard.update(status=Run.Status.FAILED, finished_at=timezone.now(),
@@ -220,15 +222,43 @@ def reconcile(runs=None, stale_seconds: int | None = None) -> dict[str, int]:  #
     return counts
 
 
+LOST_MESSAGE = ("lost in the queue: its message was lost twice (a worker holding it stopped); "
+                "run it again")
+
+
+def resend_lost() -> dict[str, int]:
+    """Queued runs whose message the broker no longer holds (kombu's filesystem broker loses what a
+    dying worker had taken) are sent again once, then failed with the reason."""
+    return resend_lost_messages(
+        Run.objects.filter(status=Run.Status.QUEUED, cancel_requested=False), run_simulation,
+        settings.SCHEDLAB_RUN_STALE_SECONDS,
+        {"status": Run.Status.FAILED, "finished_at": timezone.now(), "error": LOST_MESSAGE})
+
+
+def requeue_interrupted() -> int:
+    """Runs left running when `make run` stopped its only worker: queued again without counting the
+    interrupted attempt (stopping the application is not the run's fault). Returns how many."""
+    ids = list(Run.objects.filter(status=Run.Status.RUNNING).values_list("pk", flat=True))
+    count = 0
+    for pk in ids:
+        if Run.objects.filter(pk=pk, status=Run.Status.RUNNING).update(
+                status=Run.Status.QUEUED, progress=0.0, task_id="", queued_at=timezone.now(),
+                attempts=Greatest(F("attempts") - 1, 0)):
+            run_simulation.delay(pk)
+            count += 1
+    return count
+
+
 @shared_task
 def reconcile_runs() -> dict[str, int]:
-    return reconcile()
+    return {**reconcile(), **resend_lost()}
 
 
 @worker_ready.connect
 def _reconcile_at_start(**_: object) -> None:
     try:
         reconcile()
+        resend_lost()
     except Exception:  # noqa: BLE001 - never keep a worker from starting
         log.exception("reconcile at worker start failed")
 

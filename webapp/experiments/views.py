@@ -62,7 +62,7 @@ def experiment_new(request: HttpRequest) -> HttpResponse:
                     policies=data["policies"], allocation=data["allocation"], exact_estimates=data["exact_estimates"],
                     seed=data["seed"], sweep_param=data["sweep_param"] if data["sweep_list"] else "",
                     sweep_values=data["sweep_list"], shared=data["shared"], load_factor=data.get("load_factor") or 1.0,
-                    days=data["days"],
+                    days=data["days"], with_recorded=data.get("with_recorded", False),
                 )
                 attach(experiment, data.get("allocations"))
         except ExperimentError as e:
@@ -90,8 +90,20 @@ def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "runs": experiment.runs.all(),
         "can_change": can_change(experiment, request.user),
         "comparison_url": comparison_url(experiment),
+        "other_runs": comparable_runs(experiment, request.user),
     }
     return render(request, "experiments/detail.html", ctx)
+
+
+#: Runs of other experiments offered by the "compare with…" picker (the most recent first).
+COMPARABLE_RUNS = 60
+
+
+def comparable_runs(experiment: Experiment, user) -> list[Run]:  # noqa: ANN001 - a User
+    """Finished runs of other experiments on the same trace that ``user`` may see."""
+    return list(visible_to(Run, user).filter(experiment__trace=experiment.trace_id, status=Run.Status.DONE)
+                .exclude(experiment=experiment).select_related("experiment__owner")
+                .order_by("-experiment__created", "position", "pk")[:COMPARABLE_RUNS])
 
 
 @require_GET

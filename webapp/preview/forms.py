@@ -53,6 +53,11 @@ class QueueFileForm(_TextFileForm):
         parse_queue_config(text, source=source)
 
 
+#: the choice "inferred from the trace" (engine.platform.infer), for the current configuration and the machine
+INFERRED = "inferred"
+INFERRED_LABEL = "inferred from the trace"
+
+
 def shipped_choices() -> list[tuple[str, str]]:
     from engine.platform.queues import SHIPPED
 
@@ -62,8 +67,12 @@ def shipped_choices() -> list[tuple[str, str]]:
 class PreviewForm(forms.Form):
     name = forms.CharField(max_length=190, initial="Queue reconfiguration")
     trace = forms.ModelChoiceField(queryset=None, help_text="A MetaCentrum trace (or any parsed trace).")
-    machine = forms.ModelChoiceField(queryset=None)
-    current = forms.ChoiceField(label="Current configuration")
+    machine = forms.ModelChoiceField(queryset=None, required=False,
+                                     empty_label=f"{INFERRED_LABEL} (the hosts its jobs ran on)")
+    current = forms.ChoiceField(label="Current configuration",
+                                help_text="“Inferred from the trace”: every queue the trace names, with the walltime, "
+                                          "core and per-user limits its recorded schedule shows (you can edit it "
+                                          "afterwards like any configuration).")
     proposed = forms.ChoiceField(label="Proposed configuration")
     policy = forms.ChoiceField(choices=[(p, p) for p in POLICIES], initial="mrfs-easy",
                                help_text="Also run with the other fair-share on the proposed configuration "
@@ -76,16 +85,32 @@ class PreviewForm(forms.Form):
         self.fields["machine"].queryset = machines
         choices = shipped_choices() + [(str(q.pk), q.name) for q in queue_files]
         self.queue_files = {str(q.pk): q for q in queue_files}
-        self.fields["current"].choices = choices
+        self.fields["current"].choices = [(INFERRED, INFERRED_LABEL), *choices]
         self.fields["proposed"].choices = choices
-        self.fields["current"].initial = "shipped:metacentrum-historical"
+        self.fields["current"].initial = INFERRED
         self.fields["proposed"].initial = "shipped:metacentrum-2014"
+
+    def clean(self) -> dict[str, Any]:
+        """Inferring needs a trace that records start times and queues (and hosts, for the machine)."""
+        from webapp.preview.services import inference_problem
+
+        data = super().clean()
+        trace = data.get("trace")
+        wants_queues = data.get("current") == INFERRED
+        wants_machine = "machine" in data and data.get("machine") is None
+        if trace is not None and (wants_queues or wants_machine):
+            problem = inference_problem(trace, queues=wants_queues, machine=wants_machine)
+            if problem:
+                self.add_error("current" if wants_queues else "machine", problem)
+        return data
 
     def configuration(self, key: str) -> tuple[str, str]:
         """(name, YAML text) of a chosen configuration."""
         from engine.platform.queues import CONFIG_DIR, SHIPPED
 
         value = self.cleaned_data[key]
+        if value == INFERRED:
+            return INFERRED_LABEL, ""                 # the worker infers it and stores the text
         if value.startswith("shipped:"):
             name = value.split(":", 1)[1]
             return name, (CONFIG_DIR / SHIPPED[name]).read_text(encoding="utf-8")

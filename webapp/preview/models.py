@@ -12,6 +12,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.text import slugify
 
 from webapp.core.files import media_path
@@ -98,6 +99,9 @@ class Preview(models.Model):
     summary = models.JSONField(null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)
     finished = models.DateTimeField(null=True, blank=True)
+    queued_at = models.DateTimeField(default=timezone.now)  # when its message was last sent
+    #: times it was sent again: its message was lost while queued, or its worker died while running
+    resends = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         ordering = ["-created", "-pk"]

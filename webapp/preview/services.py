@@ -1,6 +1,10 @@
-"""Create and compute a reconfiguration preview: three simulations of one trace on one machine.
+"""Create and compute a reconfiguration preview: three simulations of one trace on one machine, and
+what really happened.
 
-* current: the current queue configuration under the chosen policy;
+* recorded: the schedule as it happened (when the trace records start times), the baseline the
+  others are held against (engine.metrics.fidelity);
+* current: the current queue configuration under the chosen policy — by default inferred from the
+  trace (engine.platform.infer), as is the machine when none is chosen;
 * proposed: the proposed configuration under the same policy;
 * counterpart: the proposed configuration under the other fair-share (CPU-only <-> multi-resource),
   for the paper's Figs. 8–9.
@@ -14,6 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 from django.utils import timezone
 
 from webapp.core.files import replace_dir
@@ -23,18 +28,21 @@ from webapp.preview.models import Preview
 
 log = logging.getLogger(__name__)
 RUNS = ("current", "proposed", "counterpart")
+RECORDED = "recorded"
 
 
 def create_preview(owner: Any, form: Any) -> Preview:
     """A Preview from a valid PreviewForm (texts copied), queued for a worker."""
+    from webapp.preview.forms import INFERRED_LABEL
     from webapp.preview.tasks import run_preview
 
     data = form.cleaned_data
     current_name, current_text = form.configuration("current")
     proposed_name, proposed_text = form.configuration("proposed")
+    machine = data["machine"]
     preview = Preview.objects.create(
         owner=owner, name=data["name"], shared=data["shared"], trace=data["trace"],
-        machine_name=data["machine"].name, machine_text=data["machine"].text,
+        machine_name=machine.name if machine else INFERRED_LABEL, machine_text=machine.text if machine else "",
         current_name=current_name, current_text=current_text,
         proposed_name=proposed_name, proposed_text=proposed_text, policy=data["policy"])
     enqueue(run_preview, preview.pk)
@@ -48,42 +56,123 @@ def policies_of(preview: Preview) -> dict[str, str]:
 
 
 def compute(preview: Preview) -> dict[str, Any]:
-    """Run the three simulations, store their schedules in the preview's folder, return the summary."""
+    """Run the simulations (and the recorded run), store their schedules in the preview's folder,
+    return the summary. An inferred configuration or machine is stored in the preview first."""
+    from engine.metrics.changes import by_queue, user_changes
+    from engine.metrics.fidelity import fidelity
     from engine.metrics.summary import summarize_result
+    from engine.platform.infer import infer, time_zone
     from engine.platform.machines import parse_machines
     from engine.platform.queues import parse_queue_config
     from engine.sim import simulate
+    from engine.workload.recorded import has_recorded_starts
 
     workload = trace_workload(preview)
+    infer_texts(preview, workload, infer)
     machine = parse_machines(preview.machine_text, source=preview.machine_name)
     configs = {"current": parse_queue_config(preview.current_text, source=preview.current_name),
                "proposed": parse_queue_config(preview.proposed_text, source=preview.proposed_name)}
     configs["counterpart"] = configs["proposed"]
     build = Path(tempfile.mkdtemp(prefix=f".preview-{preview.pk}-", dir=preview.result_dir.parent))
-    summary: dict[str, Any] = {"clusters": {c.name: c.total_cores for c in machine.clusters}, "runs": {}}
+    summary: dict[str, Any] = {"clusters": {c.name: c.total_cores for c in machine.clusters}, "runs": {},
+                               "time_zone": time_zone(workload)[1]}
+    frames = {}
     try:
+        if has_recorded_starts(workload):
+            result = simulate(workload, None, RECORDED, machine=machine)
+            frames[RECORDED] = result.schedule
+            save_frame(result.schedule, build / f"{RECORDED}.npz")
+            summary[RECORDED] = {**summarize_result(result), "preset": RECORDED}
         for run, policy in policies_of(preview).items():
             result = simulate(workload, None, policy, machine=machine, queues=configs[run])
+            frames[run] = result.schedule
             save_frame(result.schedule, build / f"{run}.npz")
             summary["runs"][run] = {**summarize_result(result), "preset": policy}
+        if RECORDED in frames:
+            summary["fidelity"] = fidelity(frames[RECORDED], frames["current"], capacity=machine.cores)
+        compared = {k: frames[k] for k in (RECORDED, "current", "proposed") if k in frames}
+        queue_of = trace_queues(workload)
+        summary["changes"] = {"by_queue": by_queue(compared, queue_of), "users": user_changes(compared)}
         replace_dir(build, preview.result_dir)
     finally:
         shutil.rmtree(build, ignore_errors=True)
     return summary
 
 
+def infer_texts(preview: Preview, workload: Any, infer: Any) -> None:
+    """Fill in an inferred current configuration and machine (empty texts) and store them."""
+    from engine.platform.machines import parse_machines
+    from engine.workload import WorkloadError
+
+    if preview.current_text and preview.machine_text:
+        return
+    given = parse_machines(preview.machine_text, source=preview.machine_name) if preview.machine_text else None
+    found = infer(workload, given)
+    found.source = preview.trace.name             # the name the admin gave it, not the stored file's
+    if not found.queues:
+        raise WorkloadError("the trace records no start times: no configuration can be inferred from it")
+    if not preview.machine_text:
+        if found.machine is None:
+            raise WorkloadError("the trace records no hosts its jobs ran on: choose a machine description")
+        preview.machine_text = found.machine_yaml()
+    if not preview.current_text:
+        preview.current_text = found.queues_yaml()
+    Preview.objects.filter(pk=preview.pk).update(machine_text=preview.machine_text, current_text=preview.current_text)
+
+
+def trace_queues(workload: Any) -> pd.Series:
+    """job_id -> the queue the trace gives the job (its name where the trace names queues)."""
+    jobs = workload.jobs
+    names = jobs["queue_name"] if "queue_name" in jobs else jobs["queue"].astype(str)
+    return pd.Series(names.astype(str).to_numpy(), index=jobs["job_id"].to_numpy())
+
+
+def inferred_from(trace: Any) -> Any:
+    """What ``trace``'s recorded schedule shows (engine.platform.infer), named after the trace."""
+    from engine.platform.infer import infer
+
+    found = infer(trace_workload_of(trace))
+    found.source = trace.name
+    return found
+
+
+def inference_problem(trace: Any, *, queues: bool, machine: bool) -> str | None:
+    """Why a configuration / machine cannot be inferred from ``trace`` (None when it can)."""
+    from engine.workload import WorkloadError
+    from engine.workload.metacentrum import EXEC_HOSTS
+    from engine.workload.recorded import has_recorded_starts
+
+    try:
+        workload = trace_workload_of(trace)
+    except (WorkloadError, OSError) as error:
+        return f"cannot read the trace: {error}"
+    if not has_recorded_starts(workload):
+        return "this trace records no start times (SWF wait field -1): nothing to infer; choose a configuration"
+    if queues and "queue_name" not in workload.jobs:
+        return "this trace names no queues: choose a configuration"
+    if machine and (EXEC_HOSTS not in workload.jobs or not (workload.jobs[EXEC_HOSTS].astype(str) != "").any()):
+        return "this trace records no hosts its jobs ran on: choose a machine description"
+    return None
+
+
 def trace_workload(preview: Preview):  # noqa: ANN201 - engine.workload.Workload
+    return trace_workload_of(preview.trace)
+
+
+def trace_workload_of(trace: Any):  # noqa: ANN201 - engine.workload.Workload
     from engine.workload import cache, load_workload
 
-    trace = preview.trace
     if trace.cache_path is not None and trace.cache_path.exists():
         return cache.load(trace.cache_path)
     return load_workload(trace.path, procs=trace.procs, memory_unit=(trace.header or {}).get("memory_unit"))
 
 
 def schedules(preview: Preview) -> dict[str, Any]:
-    """The three stored schedules by run name (for the figures)."""
-    return {run: load_frame(preview.result_dir / f"{run}.npz") for run in RUNS}
+    """The stored schedules by run name (for the figures); ``recorded`` when the trace had one."""
+    frames = {run: load_frame(preview.result_dir / f"{run}.npz") for run in RUNS}
+    if (preview.result_dir / f"{RECORDED}.npz").exists():
+        frames[RECORDED] = load_frame(preview.result_dir / f"{RECORDED}.npz")
+    return frames
 
 
 def run(preview_id: int) -> None:

@@ -4,11 +4,16 @@ and "Preview a reconfiguration" (current vs proposed configuration, side by side
 from __future__ import annotations
 
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from webapp.core.permissions import can_change, get_owned_or_404, get_visible_or_404, visible_to
+from webapp.core.permissions import (
+    can_change,
+    get_owned_or_404,
+    get_visible_or_404,
+    visible_to,
+)
 from webapp.preview.forms import MachineFileForm, PreviewForm, QueueFileForm
 from webapp.preview.models import MachineFile, Preview, QueueFile
 from webapp.traces.models import Trace
@@ -18,6 +23,7 @@ from webapp.traces.models import Trace
 def index(request: HttpRequest) -> HttpResponse:
     user = request.user
     return render(request, "preview/index.html", {
+        "traces": visible_to(Trace, user).filter(status=Trace.Status.READY),
         "previews": visible_to(Preview, user).select_related("owner", "trace"),
         "machines": visible_to(MachineFile, user).select_related("owner"),
         "queue_files": visible_to(QueueFile, user).select_related("owner"),
@@ -79,9 +85,30 @@ def _delete(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
     return redirect("preview:index")
 
 
+def _inferred_initial(request: HttpRequest, kind: str) -> dict | None:
+    """``?trace=ID``: the form starts from what that trace's recorded schedule shows (or says why not)."""
+    from webapp.preview.services import inference_problem, inferred_from
+
+    if "trace" not in request.GET or request.method != "GET":
+        return None
+    try:
+        pk = int(request.GET["trace"])
+    except ValueError:
+        raise Http404 from None
+    trace = get_visible_or_404(Trace.objects.filter(status=Trace.Status.READY), request.user, pk)
+    problem = inference_problem(trace, queues=kind == "queues", machine=kind == "machine")
+    if problem:
+        messages.error(request, f"{trace.name}: {problem}")
+        return None
+    found = inferred_from(trace)
+    text = found.queues_yaml() if kind == "queues" else found.machine_yaml()
+    return {"name": f"{trace.name}: inferred from the trace", "text": text,
+            "description": f"Inferred from the trace {trace.name}; every value is commented with its evidence."}
+
+
 @require_http_methods(["GET", "POST"])
 def machine_new(request: HttpRequest) -> HttpResponse:
-    return _new(request, "machine")
+    return _new(request, "machine", _inferred_initial(request, "machine"))
 
 
 @require_GET
@@ -106,7 +133,7 @@ def queues_new(request: HttpRequest) -> HttpResponse:
 
     start = request.GET.get("from")
     initial = {"name": f"{start} (copy)", "text": (CONFIG_DIR / SHIPPED[start]).read_text(encoding="utf-8")} \
-        if start in SHIPPED else None
+        if start in SHIPPED else _inferred_initial(request, "queues")
     return _new(request, "queues", initial)
 
 
@@ -155,11 +182,12 @@ def preview_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def _results(preview: Preview) -> dict:
-    """Per-queue rows side by side and the figures (script and div for the page)."""
-    from bokeh.embed import components
+    """What the admin reads first (fidelity of 'current', recorded / current / proposed per trace
+    queue, the users who gain and lose most), the per-configuration-queue rows and the figures."""
+    from bokeh.embed import json_item
 
     from webapp.dashboards.figures.preview import preview_layout
-    from webapp.preview.services import schedules
+    from webapp.preview.services import RECORDED, schedules
 
     summary = preview.summary or {}
     runs = summary.get("runs", {})
@@ -167,15 +195,45 @@ def _results(preview: Preview) -> dict:
     names = sorted(set(current.get("per_queue", {})) | set(proposed.get("per_queue", {})))
     rows = [{"queue": name, "current": current.get("per_queue", {}).get(name),
              "proposed": proposed.get("per_queue", {}).get(name)} for name in names]
+    changes = summary.get("changes", {})
+    from webapp.preview.forms import INFERRED_LABEL
+
+    inferred = [(kind, label, text) for kind, label, name, text in (
+        ("queues", "queue configuration", preview.current_name, preview.current_text),
+        ("machine", "machine description", preview.machine_name, preview.machine_text)) if name == INFERRED_LABEL]
+    context = {"inferred": inferred, "rows": rows, "runs": runs, "recorded": summary.get(RECORDED), "fidelity": summary.get("fidelity"),
+               "changes": changes.get("by_queue", []), "users": changes.get("users", {}),
+               "time_zone": summary.get("time_zone", "UTC")}
     try:
         frames = schedules(preview)
     except OSError:
-        return {"rows": rows, "runs": runs, "missing": True}
+        return {**context, "missing": True}
     labels = (f"current: {preview.current_name}", f"proposed: {preview.proposed_name}")
     layout = preview_layout(frames["current"], frames["proposed"], frames["counterpart"], labels=labels,
-                            clusters=summary.get("clusters", {}), policy_is_multi=preview.policy.startswith("mrfs"))
-    script, div = components(layout)
-    return {"rows": rows, "runs": runs, "bokeh_script": script, "bokeh_div": div}
+                            clusters=summary.get("clusters", {}), policy_is_multi=preview.policy.startswith("mrfs"),
+                            recorded=frames.get(RECORDED), zone=context["time_zone"])
+    # A json_item in a JSON data block, embedded by a static script: the CSP allows no inline script.
+    return {**context, "bokeh_item": json_item(layout, "preview-plots")}
+
+
+@require_POST
+def preview_edit_inferred(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
+    """Copy a preview's inferred configuration or machine into a file of its owner's, to edit like any other."""
+    from webapp.preview.forms import INFERRED_LABEL
+
+    preview = get_owned_or_404(Preview.objects.select_related("trace"), request.user, pk)
+    if kind not in KINDS:
+        raise Http404
+    model, _, label = KINDS[kind]
+    name, text = (preview.current_name, preview.current_text) if kind == "queues" \
+        else (preview.machine_name, preview.machine_text)
+    if name != INFERRED_LABEL or not text:
+        raise Http404
+    obj = model.objects.create(owner=request.user, name=f"{preview.trace.name}: {INFERRED_LABEL}", text=text,
+                               description=f"Inferred from the trace {preview.trace.name} by the preview "
+                                           f"“{preview.name}”; every value is commented with its evidence.")
+    messages.success(request, f"Saved the inferred {label} as “{obj.name}”; edit it here.")
+    return redirect(f"preview:{kind if kind == 'queues' else 'machine'}_edit", obj.pk)
 
 
 @require_POST

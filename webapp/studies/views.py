@@ -138,7 +138,11 @@ def study_plot(request: HttpRequest, pk: int) -> JsonResponse:
 
 @require_GET
 def study_csv(request: HttpRequest, pk: int) -> HttpResponse:
-    study = get_visible_or_404(_studies(request.user), request.user, pk)
+    return csv_download(get_visible_or_404(_studies(request.user), request.user, pk))
+
+
+def csv_download(study: Study) -> HttpResponse:
+    """The study's table as a CSV attachment (the page's link and GET /api/studies/<id>/study.csv)."""
     response = HttpResponse(content_type="text/csv")
     filename = f"{slugify(study.name) or 'study'}-{study.pk}.csv"
     response["Content-Disposition"] = f'attachment; filename="{filename}"'

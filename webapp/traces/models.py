@@ -86,6 +86,14 @@ class Trace(models.Model):
     def report(self) -> dict:
         return (self.summary or {}).get("cleaning") or (self.summary or {}).get("report") or {}
 
+    def workload(self):  # noqa: ANN201 - engine.workload.Workload
+        """The parsed workload: the columnar cache, else the file parsed again."""
+        from engine.workload import cache, load_workload
+
+        if self.cache_path is not None and self.cache_path.exists():
+            return cache.load(self.cache_path)
+        return load_workload(self.path, procs=self.procs, memory_unit=(self.header or {}).get("memory_unit"))
+
     def cache_path_for(self, procs: int) -> Path:
         return media_path(f"traces/{self.sha256}-p{procs}.npz")
 

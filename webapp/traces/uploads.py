@@ -67,7 +67,7 @@ class InspectedUpload:
     compressed: bool
     size_bytes: int
     header: dict[str, str] = field(default_factory=dict)
-    format: str = "swf"   # swf | metacentrum | aleang (engine.workload.metacentrum.detect_format)
+    format: str = "swf"   # swf | metacentrum | aleang | pbs | slurm (engine.workload.loading.trace_format)
 
     @property
     def relative_name(self) -> str:
@@ -128,7 +128,7 @@ class _Inflater:
 def inspect_upload(uploaded, name: str) -> InspectedUpload:  # noqa: ANN001 - an UploadedFile
     """Hash, bomb-check and cheaply validate an uploaded trace (SWF, or an extended MetaCentrum/AleaNG
     trace recognised by its content); raises UploadRejected with problems."""
-    from engine.workload.metacentrum import check_trace_head
+    from engine.workload.loading import check_trace_head
 
     source = Path(uploaded.temporary_file_path())
     sha, compressed = hash_and_measure(source, name)

@@ -9,6 +9,7 @@ urlpatterns = [
     path("<int:pk>/", views.trace_detail, name="detail"),
     path("<int:pk>/status/", views.trace_status, name="status"),
     path("<int:pk>/download/", views.trace_download, name="download"),
+    path("<int:pk>/download/<str:kind>.swf", views.trace_download_swf, name="download_swf"),
     path("<int:pk>/edit/", views.trace_edit, name="edit"),
     path("<int:pk>/delete/", views.trace_delete, name="delete"),
     path("machines/new/", views.machine_new, name="machine_new"),

@@ -101,6 +101,24 @@ def trace_download(request: HttpRequest, pk: int) -> FileResponse:
     return FileResponse(open(trace.path, "rb"), as_attachment=True, filename=trace.download_name)
 
 
+SWF_KINDS = {"swf": False, "extended": True}
+
+
+@require_GET
+def trace_download_swf(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
+    """The trace converted to SWF or extended SWF (whatever format it was uploaded in), as cleaned."""
+    from engine.workload.export import swf_text
+
+    trace = get_visible_or_404(Trace, request.user, pk)
+    if kind not in SWF_KINDS or not trace.is_ready:
+        raise Http404("No such conversion, or the trace is not parsed yet.")
+    text = swf_text(trace.workload(), extended=SWF_KINDS[kind])
+    stem = (trace.original_name or trace.name).rsplit(".", 1)[0] or "trace"
+    response = HttpResponse(text, content_type="text/plain; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{stem}{"-extended" if SWF_KINDS[kind] else ""}.swf"'
+    return response
+
+
 @require_http_methods(["GET", "POST"])
 def trace_edit(request: HttpRequest, pk: int) -> HttpResponse:
     trace = get_owned_or_404(Trace, request.user, pk)

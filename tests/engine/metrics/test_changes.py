@@ -46,3 +46,8 @@ def test_wall_clock_in_the_trace_time_zone():
     # 2013-02-14 10:00 UTC is 11:00 in Prague (CET); 2013-07-01 10:00 UTC is 12:00 (CEST)
     times = wall_clock([1_360_836_000, 1_372_672_800], "Europe/Prague")
     assert [t.strftime("%Y-%m-%d %H:%M") for t in times] == ["2013-02-14 11:00", "2013-07-01 12:00"]
+
+
+def test_wall_clock_with_a_fixed_offset_as_accounting_logs_give_it():
+    assert wall_clock([1_360_836_000], "UTC+01:00")[0].strftime("%H:%M") == "11:00"
+    assert wall_clock([1_360_836_000], "Mars/Olympus")[0].strftime("%H:%M") == "10:00"

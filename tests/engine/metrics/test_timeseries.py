@@ -224,3 +224,20 @@ def test_downsampling_a_wide_frame_reduces_each_column():
     assert steps(small) == [(0, 3, 0), (2, 1, 2), (4, 0, 0)]
     mean = downsample_steps(wide, max_points=3, how="mean")
     assert mean["a"].tolist() == [2.0, 0.5, 0.0] and mean["b"].tolist() == [0.0, 2.0, 0.0]
+
+
+def test_daily_envelope_by_hand():
+    from engine.metrics.timeseries import day_edges, envelope
+
+    series = pd.DataFrame({"time": [0, 100, 86450, 172800], "value": [2, 5, 1, 0]})
+    daily = envelope(series, day_edges(0, 172800))
+    assert daily["start"].tolist() == [0, 86400] and daily["end"].tolist() == [86400, 172800]
+    assert daily["low"].tolist() == [2, 1] and daily["high"].tolist() == [5, 5]   # day 2 starts at 5 until 86450
+    assert daily["mean"].tolist() == [(2 * 100 + 5 * 86300) / 86400, (5 * 50 + 1 * 86350) / 86400]
+
+
+def test_calendar_days_follow_the_time_zone():
+    from engine.metrics.timeseries import day_edges
+
+    edges = day_edges(0, 3 * 86400, start_epoch=1_700_000_000, tz="Europe/Prague")   # starts 23:13:20 local
+    assert edges.tolist() == [0, 2800, 2800 + 86400, 2800 + 2 * 86400, 3 * 86400]

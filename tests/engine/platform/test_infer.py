@@ -160,3 +160,19 @@ def test_cli_with_a_machine_refuses_to_write_an_inferred_one(trace, tmp_path, ca
                  "--machines-out", str(tmp_path / "m.yaml")])
     assert code == 2
     assert "one was given" in capsys.readouterr().err
+
+
+def test_a_pbs_accounting_log(tmp_path):
+    """The real OpenPBS log behind PBSeasy: one queue, two hosts of 2 cores, users by name, times in
+    the log's own offset (UTC+01:00)."""
+    from tests.shared_data import SHARED_DATA
+
+    found = infer(load_workload(SHARED_DATA / "metacentrum" / "fairsharesim" / "OpenPBS.log"))
+    (workq,) = found.queues
+    assert workq.name == "workq" and workq.walltime.value == "2h" and workq.max_cores.value == 4
+    assert workq.pool.value == ["torque"] and workq.user_max_cores.why.startswith("user ")
+    assert workq.user_max_cores.why.split()[1] in ("vchlum", "klusacek")
+    assert found.time_zone == "UTC+01:00" and "on 2024-12-21 17:58" in workq.max_cores.why
+    machine = found.machine
+    assert [(c.name, c.nodes) for c in machine.clusters] == [("torque", 2)]
+    assert machine.clusters[0].cores <= 3      # 2 in reality; a 3-core job on two hosts is shared evenly (1 each)

@@ -71,9 +71,21 @@ def test_csv_form():
     ("clusters:\n  - name: a\n    nodes: 2\n    cores: 4\n    colour: red\n", 5, "colour"),
     ("clusters:\n  - name: a\n    nodes: 2\n    cores: 4\n    ram: 3 parsecs\n", 5, "ram"),
     ("name,nodes,cores\nminos,49\n", 2, "line"),
+    # found by fuzzing: OverflowError, a two-line message, an unsortable key
+    pytest.param("clusters:\n  - name: a\n    nodes: 2\n    cores: 4\n    ram: " + "9" * 400 + " GiB\n", 5, "ram",
+                 id="400-digit ram"),
+    ("clusters:\n  - name: a\n    nodes: 1e300\n    cores: 4\n", 3, "nodes"),
+    ("clusters:\n  - name: a\n    nodes: 2\n    cores: 4\n    0: 1\n", 5, "0"),
+    ("clusters:\n  - name: a\n    nodes: 2\x1a\n    cores: 4\n", 3, None),
 ])
 def test_bad_lines_name_the_line_and_field(text, line, field):
     with pytest.raises(WorkloadError) as error:
         parse_machines(text, source="m.txt")
     assert (error.value.line, error.value.field) == (line, field)
-    assert str(error.value).startswith("m.txt, line")
+    assert str(error.value).startswith(f"m.txt, line {line}:") and "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("text", ["", "\n# only a comment\n"])
+def test_an_empty_description_names_the_file(text):
+    with pytest.raises(WorkloadError, match="^m.txt: no clusters"):
+        parse_machines(text, source="m.txt")

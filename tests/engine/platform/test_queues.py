@@ -59,11 +59,20 @@ queues:
     ("queues:\n  - name: a\n    walltime: 2h\n  - name: b\n    walltime: 1h\n    user_max_jobs: -3\n", 6, "user_max_jobs"),
     ("queues:\n  - name: a\n    walltime: 2h\n    prority: 3\n", 4, "prority"),
     ("queues:\n  - name: a\n    walltime: 2h\n   bad indent: 1\n", 4, None),
+    # found by fuzzing: OverflowError, ValueError, a two-line message, an unsortable key
+    pytest.param("queues:\n  - name: a\n    walltime: " + "9" * 400 + "\n", 3, "walltime", id="400-digit walltime"),
+    ("queues:\n  - name: a\n    walltime: 1e400\n", 3, "walltime"),
+    pytest.param("queues:\n  - name: a\n    walltime: 2h\n    max_cores: " + "9" * 5000 + "\n", 4, None,
+                 id="5000-digit integer"),
+    ("queues:\n  - name: a\n    walltime: 2h\n    user_max_jobs: 99999999999999999999\n", 4, "user_max_jobs"),
+    ("queues:\n  - name: a\n    walltime: 2h\n\x0b  - name: b\n", 4, None),
+    ("queues:\n  - name: a\n    walltime: 2h\n    0: 1\n", 4, "0"),
 ])
 def test_bad_configurations_name_the_line_and_field(text, line, field):
     with pytest.raises(WorkloadError) as error:
         parse_queue_config(text, source="q.yaml")
     assert error.value.line == line and error.value.field == field
+    assert str(error.value).startswith(f"q.yaml, line {line}:") and "\n" not in str(error.value)
 
 
 def test_unknown_name_or_path_is_explained():

@@ -22,19 +22,20 @@ import pytest
 
 from engine.metrics.fidelity import fidelity, spearman
 from engine.platform.machines import read_machines
+from engine.policies.registry import resolve
 from engine.sim import simulate
 from engine.workload import load_workload
 from tests.shared_data import SHARED_DATA
 
 ALEANG = SHARED_DATA / "metacentrum" / "aleang"
-PBS_LIKE = {"charge_running": True, "cycle": 600}
+PBS_LIKE = {"charge_running": True, "cycle": 600}     # what the presets pbs-easy and pbs-strict set
 
 #: run -> (preset, mean wait within, rank correlation of start times at least): the figures reached
 REACHED = {
-    "PBSeasy": ("fairshare-easy", 0.07, 0.98),
-    "PBSeasy4": ("fairshare-easy", 0.02, 0.98),
-    "PBSstrict": ("fairshare-fcfs", 0.02, 0.99),
-    "PBSstrict4": ("fairshare-fcfs", 0.02, 0.99),
+    "PBSeasy": ("pbs-easy", 0.07, 0.98),
+    "PBSeasy4": ("pbs-easy", 0.02, 0.98),
+    "PBSstrict": ("pbs-strict", 0.02, 0.99),
+    "PBSstrict4": ("pbs-strict", 0.02, 0.99),
 }
 
 
@@ -63,7 +64,7 @@ def replay(name: str, preset: str, params: dict) -> tuple[float, float]:
 @pytest.mark.parametrize("name", sorted(REACHED))
 def test_fair_share_replay_matches_the_real_pbs(name):
     preset, within, correlation = REACHED[name]
-    error, rho = replay(name, preset, PBS_LIKE)
+    error, rho = replay(name, preset, {})
     assert abs(error) <= within, f"{name}: mean wait {error:+.1%} off the real PBS"
     assert rho >= correlation, f"{name}: rank correlation {rho:.3f}"
 
@@ -82,6 +83,13 @@ def test_the_periodic_cycle_starts_jobs_between_events():
     without, _ = replay("PBSstrict4", "fairshare-fcfs", {"charge_running": True})
     with_cycle, _ = replay("PBSstrict4", "fairshare-fcfs", PBS_LIKE)
     assert abs(with_cycle) < abs(without)
+
+
+def test_the_presets_are_fair_share_with_the_pbs_settings():
+    for preset, algorithm in (("pbs-easy", "easy"), ("pbs-strict", "none")):
+        spec = resolve(preset)
+        assert (spec.ordering, spec.algorithm) == ("fairshare", algorithm)
+        assert {k: spec.params[k] for k in PBS_LIKE} == PBS_LIKE
 
 
 def test_pbsstrict3_is_not_a_schedule_of_its_machine():

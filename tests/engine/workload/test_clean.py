@@ -216,6 +216,16 @@ def test_machine_size_unknown_without_header_or_procs(tmp_path):
     assert caught.value.file == str(path)
 
 
+@pytest.mark.parametrize("digits", [30, 5000])       # 5,000 digits: a ValueError from int() before
+def test_a_machine_size_of_too_many_digits_is_named(tmp_path, digits):
+    path = write_swf(tmp_path / "huge.swf", [job_line(1)], header=f"; MaxProcs: {'9' * digits}\n")
+
+    with pytest.raises(WorkloadError, match="its MaxProcs header is not a whole number") as caught:
+        load_workload(path)
+
+    assert caught.value.field == "MaxProcs"
+
+
 def test_load_workload_passes_skipped_lines_into_the_report(tmp_path):
     path = write_swf(tmp_path / "t.swf", [job_line(1), "1 2 3", job_line(3)])
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 
 import pytest
@@ -49,7 +50,11 @@ def test_every_nodespec_form_of_the_reference(spec, expected):
     assert parse_nodespec(spec) == expected
 
 
-@pytest.mark.parametrize("spec", ["", "1:ppn=x", "0:ppn=1", "1:ppn=1:mem=lots", "1:ppn=1+"])
+@pytest.mark.parametrize("spec", ["", "1:ppn=x", "0:ppn=1", "1:ppn=1:mem=lots", "1:ppn=1+",
+                                  # counts past int64 once multiplied (found by fuzzing: OverflowError)
+                                  pytest.param("9" * 400 + ":ppn=2", id="400-digit count"), "1:ppn=99999999999",
+                                  "2147483647:ppn=1+1:ppn=1", pytest.param("1:ppn=1:mem=" + "9" * 400 + "gb", id="400-digit mem"),
+                                  "1:ppn=1:gpu=²", "٣:ppn=1"])
 def test_bad_nodespecs_are_refused(spec):
     with pytest.raises(ValueError):
         parse_nodespec(spec)
@@ -102,6 +107,7 @@ def test_a_spec_without_ppn_spreads_the_processors_and_is_counted(tmp_path):
     (LINE_1.replace("1356996695", "soon"), "submit_time"),
     (LINE_1.replace("{1129,1129}", "1129"), "hosts"),
     (LINE_1.replace("1:ppn=12", "1:ppn=twelve"), "nodespec"),
+    (LINE_1.replace("1:ppn=12", "100000000000:ppn=12"), "nodespec"),
 ])
 def test_bad_lines_name_file_line_and_field(tmp_path, line, field):
     path = write(tmp_path, "bad.swf", LINE_0, line)
@@ -111,6 +117,15 @@ def test_bad_lines_name_file_line_and_field(tmp_path, line, field):
     assert "bad.swf" in str(error.value)
     skipped = read_extended(path, trace_format="metacentrum", skip_bad_lines=True)
     assert skipped.swf.bad_lines == 1 and len(skipped.swf.jobs) == 1
+
+
+def test_a_truncated_gzip_names_the_file_not_eof(tmp_path):
+    path = tmp_path / "cut.swf.gz"
+    packed = gzip.compress(WAGAP.read_bytes())
+    path.write_bytes(packed[:len(packed) // 2])
+    with pytest.raises(WorkloadError, match="gzip stream is corrupt or truncated") as error:
+        load_workload(path, skip_bad_lines=True)     # the cut line is skipped, then the stream ends
+    assert error.value.file == str(path) and error.value.line
 
 
 def test_upload_check_reports_problems_without_raising(tmp_path):

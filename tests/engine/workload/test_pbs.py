@@ -96,6 +96,14 @@ def test_time_zone_of_the_log_is_kept_for_display(edge):
     ("06/01/2024 10:00:00;E;1.srv;user=a ctime=1 start=5 end=9 Resource_List.mem=lots", "Resource_List.mem"),
     ("06/01/2024 10:00:00;E", "record"),
     ("06/01/2024 10:00:00;Q;abc.srv;queue=q", "jobid"),
+    # found by fuzzing (OverflowError into the int64 columns)
+    ("06/01/2024 10:00:00;E;1.srv;user=a ctime=1 start=" + "9" * 30 + " end=9", "start"),
+    ("06/01/2024 10:00:00;E;1.srv;user=a ctime=1 start=5 end=9 Resource_List.ncpus=99999999999", "Resource_List.ncpus"),
+    ("06/01/2024 10:00:00;E;1.srv;user=a ctime=1 start=5 end=9 Resource_List.select=9999999999:ncpus=2",
+     "Resource_List.select"),
+    ("06/01/2024 10:00:00;E;1.srv;user=a ctime=1 start=5 end=9 Resource_List.select=2000000000:ncpus=2000000000",
+     "Resource_List"),
+    ("06/01/2024 10:00:00;E;1.srv;user=a ctime=1 start=5 end=9 Resource_List.mem=" + "9" * 400 + "gb", "Resource_List.mem"),
 ])
 def test_errors_name_file_line_and_field(tmp_path, line, field):
     path = tmp_path / "bad.log"

@@ -81,6 +81,10 @@ def test_documented_format_memory_gpus_het_and_host_lists():
     ("7|2024-03-01T08:00:00|2024-03-01T08:00:00|2024-03-01T09:00:00|four|COMPLETED|01:00:00", "NCPUS"),
     ("7|2024-03-01T08:00:00|2024-03-01T08:00:00|2024-03-01T09:00:00|4|COMPLETED|1 hour", "Timelimit"),
     ("7|2024-03-01T08:00:00|2024-03-01T08:00:00", "End"),
+    # found by fuzzing (OverflowError, IntCastingNaNError)
+    ("7|2024-03-01T08:00:00|2024-03-01T08:00:00|2024-03-01T09:00:00|inf|COMPLETED|01:00:00", "NCPUS"),
+    ("7|2024-03-01T08:00:00|2024-03-01T08:00:00|2024-03-01T09:00:00|99999999999|COMPLETED|01:00:00", "NCPUS"),
+    ("7|2024-03-01T08:00:00|2024-03-01T08:00:00|2024-03-01T09:00:00|4|COMPLETED|999999999999999:00:00", "Timelimit"),
 ])
 def test_errors_name_file_line_and_field(tmp_path, line, field):
     path = tmp_path / "bad.txt"
@@ -89,6 +93,20 @@ def test_errors_name_file_line_and_field(tmp_path, line, field):
     with pytest.raises(WorkloadError) as caught:
         load_sacct(path)
     assert (caught.value.file, caught.value.line, caught.value.field) == (str(path), 3, field)
+
+
+@pytest.mark.parametrize("header, nodelist, field", [
+    (HEADER + "|NCPUS", "n1", "NCPUS"),                        # a column named twice (AttributeError)
+    (HEADER + "|NodeList", "n[1-99999999999]", "NodeList"),    # expanding it hung
+    (HEADER + "|AllocTRES", "cpu=" + "9" * 400, "AllocTRES"),  # ValueError: int from 400 digits
+])
+def test_found_by_fuzzing_headers_host_lists_and_tres(tmp_path, header, nodelist, field):
+    path = tmp_path / "bad.txt"
+    path.write_text(f"{header}\n6|2024-03-01T08:00:00|2024-03-01T08:00:00|2024-03-01T09:00:00|0|COMPLETED|01:00:00|"
+                    f"{nodelist}\n")
+    with pytest.raises(WorkloadError) as caught:
+        load_sacct(path)
+    assert caught.value.field == field and caught.value.line in (1, 2)
 
 
 def test_a_header_without_needed_columns_names_them(tmp_path):

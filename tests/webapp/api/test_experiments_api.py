@@ -33,6 +33,13 @@ def test_create_run_and_read_results(api, demo_trace):
     assert b"".join(csv.streaming_content).startswith(b"job_id,user,submit,start,end")
 
 
+def test_a_time_window_applies_to_every_run(api, demo_trace):
+    body = post(api, {"trace": demo_trace.pk, "policies": [{"preset": "easy"}], "days": "0:0.1"}).json()
+    assert Experiment.objects.get().days == "0:0.1"
+    run_simulation(body["runs"][0])
+    assert api.get(f"/api/experiments/{body['id']}/").json()["runs"][0]["summary"]["days"] == "0:0.1"
+
+
 def test_a_sweep(api, demo_trace):
     body = post(api, {"trace": demo_trace.pk, "policies": [{"preset": "sorted-masc"}],
                       "sweep": {"param": "masc", "values": [1, 10, "inf"]}}).json()
@@ -47,6 +54,7 @@ def test_a_sweep(api, demo_trace):
     ({"trace": "T", "policies": [{"preset": "sorted-masc", "params": {"masc": -1}}]}, "masc"),
     ({"trace": "T", "procs": 0, "policies": [{"preset": "easy"}]}, "field procs"),
     ({"trace": "T", "policies": [{"preset": "easy"}], "colour": "red"}, "unknown field 'colour'"),
+    ({"trace": "T", "policies": [{"preset": "easy"}], "days": "5:2"}, "time window 5:2: TO must be after FROM"),
 ])
 def test_bad_input_is_a_json_error_and_stores_nothing(api, demo_trace, body, message):
     body = {k: (demo_trace.pk if v == "T" else v) for k, v in body.items()}

@@ -70,7 +70,7 @@ def test_ratio_and_gantt_read_their_query_parameters(alice_client, done_experime
     ratio = alice_client.get(plot_url(done_experiment, "ratio", f"?a={labels[1]}&b={labels[0]}")).content.decode()
     assert f"Wait ratio {labels[1]} / {labels[0]}" in ratio
     gantt = alice_client.get(plot_url(done_experiment, "gantt", "?start=0&end=3600")).content.decode()
-    assert "between 0 s and 3,600 s" in gantt
+    assert "between 2023-11-14 23:13 and 2023-11-15 00:13" in gantt   # the demo trace starts then, in Prague
 
 
 def test_trace_plots_json(alice_client, demo_trace):
@@ -82,7 +82,7 @@ def test_trace_plots_json(alice_client, demo_trace):
 def test_page_lists_every_plot_and_loads_bokeh_locally(alice_client, done_experiment):
     html = alice_client.get(reverse("dashboards:comparison", args=[done_experiment.pk])).content.decode()
     for name in PLOTS:
-        assert (f'id="plot-{name}"' in html) == (name not in ("sweep", "deadlines"))   # no deadline jobs here
+        assert (f'id="plot-{name}"' in html) == (name not in ("sweep", "deadlines", "metrics"))   # no deadline jobs here
     assert "/static/bokeh/js/bokeh.min.js" in html and "/static/bokeh/js/bokeh-gl.min.js" in html
     assert "cdn.bokeh.org" not in html
 
@@ -149,7 +149,7 @@ def test_prebuild_fills_the_cache_for_every_default_plot(done_experiment, media_
     prebuild_comparison(done_experiment)
     folder = media_root / "dashboards" / f"experiments/{done_experiment.pk}"
     built = {p.name.split("-")[0] for p in folder.glob("*.json.gz")}
-    assert built == {name for name in PLOTS if name not in ("sweep", "deadlines")}
+    assert built == {name for name in PLOTS if name not in ("sweep", "deadlines", "metrics")}   # metrics: HTML in the page
 
 
 def test_the_last_run_of_an_experiment_prebuilds_its_plots_in_the_worker(alice, demo_trace, media_root):
@@ -162,7 +162,7 @@ def test_the_last_run_of_an_experiment_prebuilds_its_plots_in_the_worker(alice, 
     assert not folder.exists()             # one run still queued: nothing built yet
     run_simulation.apply(args=[last.pk])
     built = {p.name.split("-")[0] for p in folder.glob("*.json.gz")}
-    assert built == {name for name in PLOTS if name not in ("sweep", "deadlines")}
+    assert built == {name for name in PLOTS if name not in ("sweep", "deadlines", "metrics")}   # metrics: HTML in the page
 
 
 def test_a_failing_prebuild_never_fails_the_run(alice, demo_trace, monkeypatch, caplog):

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from tests.webapp.conftest import make_experiment
 from webapp.experiments.models import Run
@@ -31,6 +34,13 @@ def test_a_queued_run_reports_zero_percent(alice_client, alice, demo_trace):
     Run.objects.update(status="running", progress=0.42)
     data = alice_client.get(reverse("experiments:progress", args=[experiment.pk])).json()
     assert data["runs"][0]["percent"] == 42 and data["finished"] is False
+
+
+def test_a_running_run_says_about_how_long_it_has_left(alice_client, alice, demo_trace):
+    experiment = make_experiment(alice, demo_trace, ["easy"], run=False)
+    Run.objects.update(status="running", progress=0.25, started_at=timezone.now() - timedelta(minutes=1))
+    data = alice_client.get(reverse("experiments:progress", args=[experiment.pk])).json()
+    assert data["runs"][0]["time_left"] == "about 3 min 00 s left"
 
 
 def test_a_failed_run_shows_its_reason(alice_client, done_experiment):

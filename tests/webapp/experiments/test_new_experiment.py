@@ -14,7 +14,7 @@ from webapp.experiments.models import Experiment, Run
 pytestmark = pytest.mark.django_db
 
 
-def form_data(trace, **extra):  # noqa: ANN001, ANN201
+def form_data(trace, **extra):
     return {"trace": trace.pk, "machine_source": "header", "allocation": "count", "seed": "0", **extra}
 
 
@@ -145,3 +145,22 @@ def test_the_machine_can_be_a_size(alice_client, demo_trace):
 def test_another_users_private_trace_cannot_be_used(bob_client, demo_trace):
     response = bob_client.post(reverse("experiments:new"), form_data(demo_trace, policy_fcfs="on"))
     assert response.status_code == 400 and not Experiment.objects.exists()
+
+
+def test_settings_every_run_shares_are_named_once_not_in_every_label(alice_client, demo_trace):
+    data = form_data(demo_trace, policy_dbf="on", policy_easy="on", workload_drop_interactive="on",
+                     sweep_param="deadline_fraction", sweep_values="0.2, 0.4")
+    assert alice_client.post(reverse("experiments:new"), data).status_code == 302
+    experiment = Experiment.objects.get()
+    labels = list(experiment.runs.order_by("position").values_list("label", flat=True))
+    assert labels == ["easy (deadline_fraction=0.2)", "easy (deadline_fraction=0.4)",   # the form's (registry) order
+                      "dbf (deadline_fraction=0.2)", "dbf (deadline_fraction=0.4)"]
+    assert all(r.policy["params"]["drop_interactive"] is True for r in experiment.runs.all())
+    assert "drop_interactive=True" in experiment.name
+
+
+def test_the_paragon_study_preset_says_what_the_paper_found(alice_client):
+    from webapp.experiments.reproduce import PRESETS
+
+    page = alice_client.get(reverse("studies:new") + "?preset=paragon").content.decode()
+    assert escape(PRESETS["paragon"].found) in page and 'id="preset-paragon"' in page

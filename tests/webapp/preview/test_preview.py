@@ -128,3 +128,119 @@ def test_a_preview_that_cannot_run_says_why(alice, media_root, wagap_head):
     run(preview.pk)
     preview.refresh_from_db()
     assert preview.status == "failed" and "pool names cluster 'nope'" in preview.error
+
+
+# -- the current configuration inferred from the trace, reality beside the runs ----------------------
+
+
+def test_the_new_preview_form_starts_from_the_configuration_inferred_from_the_trace(alice):
+    page = login(alice).get(reverse("preview:new")).content.decode()
+    assert '<option value="inferred" selected>inferred from the trace</option>' in page
+    assert "inferred from the trace (the hosts its jobs ran on)" in page
+
+
+def test_a_preview_on_the_inferred_configuration_and_machine_holds_current_against_reality(
+        alice, media_root, wagap_head):
+    trace = make_trace(alice, wagap_head, name="wagap head")
+    client = login(alice)
+    response = client.post(reverse("preview:new"), {
+        "name": "as it is -> 2014", "trace": trace.pk, "machine": "", "current": "inferred",
+        "proposed": "shipped:metacentrum-2014", "policy": "mrfs-easy"})
+    assert response.status_code == 302, response.content.decode()[:2000]
+    preview = Preview.objects.get()
+    run(preview.pk)
+    preview.refresh_from_db()
+    assert preview.status == "done", preview.error
+    # the texts the worker inferred are kept in the preview, with their evidence
+    assert "cores running at once on 2013-01-" in preview.current_text and "mode: virtual" in preview.current_text
+    assert "# Inferred from wagap head by" in preview.current_text
+    assert "clusters:" in preview.machine_text and "hosts seen:" in preview.machine_text
+    summary = preview.summary
+    assert summary["fidelity"]["jobs"]["matched"] > 300
+    overall = summary["changes"]["by_queue"][0]
+    assert overall["queue"] == "overall" and set(overall["mean_wait"]) == {"recorded", "current", "proposed"}
+    page = client.get(preview.get_absolute_url()).content.decode()
+    assert "Is “current” like what really happened?" in page
+    assert ("warning-box" in page) != ("ok-box" in page)
+    assert "Mean wait per queue: recorded, current, proposed" in page and "q_1d" in page
+    assert "Users who gain and lose most" in page and "Times in UTC." in page
+    assert 'class="better"' in page or 'class="worse"' in page or 'class="same"' in page
+
+
+def test_the_inferred_configuration_is_edited_like_any_other(alice, bob, media_root, wagap_head):
+    trace = make_trace(alice, wagap_head, name="wagap head")
+    preview = Preview.objects.create(owner=alice, name="p", trace=trace, machine_name="wagap",
+                                     machine_text=WAGAP_MACHINES, current_name="inferred from the trace",
+                                     current_text="", proposed_name="metacentrum-2014",
+                                     proposed_text=(Path("engine/platform/configs/2014.yaml")).read_text(),
+                                     policy="mrfs-easy")
+    run(preview.pk)
+    preview.refresh_from_db()
+    assert preview.status == "done", preview.error
+    client = login(alice)
+    response = client.post(reverse("preview:edit_inferred", args=[preview.pk, "queues"]))
+    saved = QueueFile.objects.get()
+    assert response.status_code == 302 and response.url == reverse("preview:queues_edit", args=[saved.pk])
+    assert saved.owner == alice and saved.text == preview.current_text
+    assert saved.parsed().mode == "virtual"
+    # the machine was given, not inferred: nothing to copy; somebody else's private preview is a 404
+    assert client.post(reverse("preview:edit_inferred", args=[preview.pk, "machine"])).status_code == 404
+    assert login(bob).post(reverse("preview:edit_inferred", args=[preview.pk, "queues"])).status_code == 404
+
+
+def test_a_trace_without_recorded_starts_cannot_infer(alice, media_root, tmp_path):
+    path = tmp_path / "nowait.swf"
+    path.write_text("; MaxProcs: 4\n" + "".join(f"{i} {i * 10} -1 100 1 -1 -1 1 200 -1 1 1 1 1 1 1 -1 -1\n"
+                                               for i in range(1, 6)))
+    trace = make_trace(alice, path, name="no waits")
+    machine = MachineFile.objects.create(owner=alice, name="m", text="0\tm\t4\t1\t1\t1048576\n")
+    response = login(alice).post(reverse("preview:new"), {
+        "name": "p", "trace": trace.pk, "machine": machine.pk, "current": "inferred",
+        "proposed": "shipped:metacentrum-2014", "policy": "mrfs-easy"})
+    assert response.status_code == 400
+    assert "records no start times" in response.content.decode()
+    assert not Preview.objects.exists()
+
+
+def test_the_fidelity_warning_is_plain_and_on_top(alice, media_root, wagap_head):
+    trace = make_trace(alice, wagap_head, name="wagap head")
+    warning = "The simulated baseline is far from what really happened: mean wait 77.0 h simulated vs 14.2 h recorded."
+    side = {"mean_wait": 3600.0, "p95_wait": 7200.0, "utilization": 0.5}
+    summary = {"runs": {}, "recorded": {"jobs": 10}, "time_zone": "Europe/Prague",
+               "fidelity": {"jobs": {"matched": 10}, "warning": warning,
+                            "overall": {"recorded": side, "simulated": dict(side, mean_wait=5.5 * 86400),
+                                        "mean_wait_ratio": 132.0, "wait_rank_correlation": 0.31}},
+               "changes": {"by_queue": [{"queue": "overall", "jobs": 10, "change": -5400.0,
+                                         "mean_wait": {"recorded": 3600.0, "current": 9000.0, "proposed": 3600.0}}],
+                           "users": {"gain": [{"user": 7, "jobs": 3, "before": 7200.0, "after": 60.0,
+                                               "change": -7140.0}], "lose": []}}}
+    preview = Preview.objects.create(owner=alice, name="p", trace=trace, machine_name="m", machine_text="x",
+                                     current_name="c", current_text="x", proposed_name="p", proposed_text="x",
+                                     policy="mrfs-easy", status=Preview.Status.DONE, summary=summary)
+    page = login(alice).get(preview.get_absolute_url()).content.decode()
+    assert page.index("warning-box") < page.index("Mean wait per queue")
+    assert warning in page and "5.5 d</strong> simulated vs" in page and "132.00×" in page
+    assert '<td class="better">−1.5 h</td>' in page and '<td class="better">−2.0 h</td>' in page
+    assert "<td>7</td><td>3</td><td>2.0 h</td><td>1.0 min</td>" in page and "Nobody." in page
+    assert "Times in Europe/Prague." in page
+
+
+def test_a_configuration_and_a_machine_start_from_what_a_trace_shows(alice, bob, media_root, wagap_head):
+    trace = make_trace(alice, wagap_head, name="wagap head")
+    client = login(alice)
+    assert "Infer the queue configuration" in client.get(reverse("preview:index")).content.decode()
+    form = client.get(reverse("preview:queues_new") + f"?trace={trace.pk}").content.decode()
+    assert "wagap head: inferred from the trace" in form and "running at once on 2013-01-" in form
+    machine = client.get(reverse("preview:machine_new") + f"?trace={trace.pk}").content.decode()
+    assert "clusters:" in machine and "hosts seen:" in machine
+    # somebody else's private trace is a 404
+    assert login(bob).get(reverse("preview:queues_new") + f"?trace={trace.pk}").status_code == 404
+
+
+def test_inferring_from_a_trace_without_recorded_starts_says_why(alice, media_root, tmp_path):
+    path = tmp_path / "nowait.swf"
+    path.write_text("; MaxProcs: 4\n" + "".join(f"{i} {i * 10} -1 100 1 -1 -1 1 200 -1 1 1 1 1 1 1 -1 -1\n"
+                                               for i in range(1, 6)))
+    trace = make_trace(alice, path, name="no waits")
+    page = login(alice).get(reverse("preview:queues_new") + f"?trace={trace.pk}", follow=True).content.decode()
+    assert "no waits: this trace records no start times" in page

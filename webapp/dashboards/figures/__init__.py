@@ -7,7 +7,7 @@ from .distributions import ecdf, wait_cdf_figure
 from .fairness import fairness_figure
 from .gantt import GanttWindow, gantt_figure
 from .heatmaps import grid_edges, mean_wait_grid, ratio_heatmap, wait_heatmaps
-from .metrics_table import metrics_table
+from .metrics_table import metrics_table, metrics_table_html
 from .style import policy_colours
 from .sweep import sweep_trend
 from .timelines import PolicyTimelines, linked_timelines
@@ -15,6 +15,6 @@ from .trace import trace_characterization
 
 __all__ = [
     "GanttWindow", "PolicyTimelines", "deadline_figures", "ecdf", "fairness_figure", "gantt_figure", "grid_edges", "linked_timelines",
-    "mean_wait_grid", "metrics_table", "policy_colours", "ratio_heatmap", "sweep_trend", "trace_characterization",
+    "mean_wait_grid", "metrics_table", "metrics_table_html", "policy_colours", "ratio_heatmap", "sweep_trend", "trace_characterization",
     "wait_cdf_figure", "wait_heatmaps",
 ]

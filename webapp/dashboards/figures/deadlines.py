@@ -7,10 +7,16 @@ from collections.abc import Mapping
 
 import numpy as np
 from bokeh.layouts import column, row
-from bokeh.models import ColumnDataSource, FactorRange, HoverTool, LayoutDOM, NumeralTickFormatter
+from bokeh.models import (
+    ColumnDataSource,
+    FactorRange,
+    HoverTool,
+    LayoutDOM,
+    NumeralTickFormatter,
+)
 from bokeh.transform import factor_cmap
 
-from .style import POLICY_PALETTE, duration_axis, new_figure, note
+from .style import POLICY_PALETTE, duration_formatter, new_figure, note
 
 GROUPS = ("regular", "deadline")
 
@@ -45,7 +51,8 @@ def _wait_bars(summaries: Mapping[str, Mapping], labels: list[str]):
     fig = new_figure("mean wait: regular vs deadline jobs", width=450, height=300, x_range=FactorRange(*factors))
     fig.vbar(x="x", top="wait", width=0.8, source=source,
              fill_color=factor_cmap("group", palette=[POLICY_PALETTE[0], POLICY_PALETTE[1]], factors=list(GROUPS)))
-    duration_axis(fig.yaxis)
+    fig.y_range.start = 0
+    fig.yaxis.formatter = duration_formatter()   # round-duration ticks are for log axes: on this linear one they piled up at 0
     fig.xaxis.major_label_orientation = 0.9
     fig.add_tools(HoverTool(tooltips=[("", "@x"), ("mean wait (s)", "@wait{0,0}")]))
     return fig

@@ -10,7 +10,7 @@ from bokeh.layouts import column
 from bokeh.models import ColumnDataSource, FactorRange, HoverTool, LayoutDOM, Legend
 from bokeh.transform import dodge
 
-from .style import duration_axis, new_figure, note, policy_colours
+from .style import PLOT_WIDTH, duration_axis, new_figure, note, policy_colours
 
 TOP_USERS = 25
 
@@ -38,7 +38,7 @@ def fairness_figure(per_user: Mapping[str, pd.DataFrame], *, jain: Mapping[str, 
                            "per-user comparison; see the metrics table for the overall figures."))
     users = top_users(per_user, rank_by=rank_by, top=top)
     user_range = FactorRange(*users)
-    width = max(700, min(1400, 40 * len(users) + 200))
+    width = max(700, min(PLOT_WIDTH, 40 * len(users) + 200))   # wider runs off a 1024 px screen
     wait = new_figure("Mean wait per user", width=width, height=280, x_range=user_range, y_axis_type="log")
     bsld = new_figure("Mean bounded slowdown per user", width=width, height=280, x_range=user_range,
                       y_axis_type="log")

@@ -20,7 +20,8 @@ from bokeh.layouts import column
 from bokeh.models import ColorBar, ColumnDataSource, HoverTool, LayoutDOM, LinearColorMapper, Range1d
 from bokeh.palettes import Category20, Inferno256
 
-from .style import TIME_TOOLS, new_figure, note, time_axis_label, time_unit_for_span
+from .style import TIME_TOOLS, new_figure, note
+from .time_axis import TimeAxis
 
 MAX_RECTANGLES = 200_000
 TIME_BUCKETS = 400
@@ -130,23 +131,23 @@ class GanttWindow:
 
 
 def gantt_figure(schedules: Mapping[str, pd.DataFrame], capacity: int, window: GanttWindow, *,
-                 max_rectangles: int = MAX_RECTANGLES) -> LayoutDOM:
+                 max_rectangles: int = MAX_RECTANGLES, axis: TimeAxis | None = None) -> LayoutDOM:
     """Per-policy Gantt panels of `window` sharing one time range; aggregated above `max_rectangles`."""
     windows = {label: jobs_in_window(s, window.start, window.end) for label, s in schedules.items()}
     jobs = sum(len(w) for w in windows.values())
-    unit = time_unit_for_span(window.end - window.start)
-    x_range = Range1d(window.start / unit, window.end / unit)
+    axis = (axis or TimeAxis()).for_span(window.end - window.start)
+    x_range = Range1d(*axis.x(np.array([window.start, window.end])))
     if jobs > max_rectangles:
-        return _aggregated(windows, capacity, window, x_range, unit,
+        return _aggregated(windows, capacity, window, x_range, axis,
                            f"{jobs:,} jobs in this window exceed the {max_rectangles:,}-rectangle limit")
     rectangles = {label: _rectangles(w, capacity) for label, w in windows.items()}
     total = sum(len(r.job) for r in rectangles.values())
     if total > max_rectangles:
-        return _aggregated(windows, capacity, window, x_range, unit,
+        return _aggregated(windows, capacity, window, x_range, axis,
                            f"{total:,} rectangles in this window exceed the {max_rectangles:,} limit")
-    panels = [_gantt_panel(label, windows[label], rectangles[label], capacity, x_range, unit)
+    panels = [_gantt_panel(label, windows[label], rectangles[label], capacity, x_range, axis)
               for label in schedules]
-    text = (f"{jobs:,} jobs ({total:,} rectangles) running between {window.start:,.0f} s and {window.end:,.0f} s; "
+    text = (f"{jobs:,} jobs ({total:,} rectangles) running between {axis.text(window.start)} and {axis.text(window.end)}; "
             "colour = user; processors are numbered for drawing (first fit in start order), "
             "a job on a fragmented set is drawn as several rectangles.")
     return column(*panels, note(text))
@@ -159,22 +160,22 @@ def _rectangles(window: pd.DataFrame, capacity: int) -> Rectangles:
 
 
 def _gantt_panel(label: str, window: pd.DataFrame, rects: Rectangles, capacity: int, x_range: Range1d,
-                 unit: float):
-    fig = new_figure(f"Gantt — {label}", height=300, tools=TIME_TOOLS, x_range=x_range,
+                 axis: TimeAxis):
+    fig = new_figure(f"Gantt — {label}", height=300, tools=TIME_TOOLS, x_range=x_range, **axis.figure_kwargs(),
                      y_range=Range1d(0, max(capacity, int(rects.high.max()) if len(rects.high) else capacity)),
                      output_backend="webgl")
     rows = window.iloc[rects.job]
     users = rows["user"].to_numpy(np.int64)
     colours = np.asarray(USER_PALETTE)[np.abs(users) % len(USER_PALETTE)]
     source = ColumnDataSource({
-        "left": rows["start"].to_numpy(float) / unit, "right": rows["end"].to_numpy(float) / unit,
+        "left": axis.x(rows["start"].to_numpy(float)), "right": axis.x(rows["end"].to_numpy(float)),
         "bottom": rects.low.astype(float), "top": rects.high.astype(float), "colour": colours,
         "job_id": rows["job_id"].to_numpy(np.int64), "user": users, "procs": rows["procs"].to_numpy(np.int64),
         "wait": rows["wait"].to_numpy(np.int64),
     })
     fig.quad(left="left", right="right", bottom="bottom", top="top", fill_color="colour", fill_alpha=0.8,
              line_color="#333", line_width=0.3, source=source)
-    fig.xaxis.axis_label = time_axis_label(unit)
+    fig.xaxis.axis_label = axis.label
     fig.yaxis.axis_label = "processor (numbered for drawing)"
     fig.add_tools(HoverTool(tooltips=[("job", "@job_id"), ("user", "@user"), ("processors", "@procs"),
                                       ("wait", "@wait{0,0} s")]))
@@ -182,14 +183,14 @@ def _gantt_panel(label: str, window: pd.DataFrame, rects: Rectangles, capacity: 
 
 
 def _aggregated(windows: Mapping[str, pd.DataFrame], capacity: int, window: GanttWindow, x_range: Range1d,
-                unit: float, reason: str) -> LayoutDOM:
+                axis: TimeAxis, reason: str) -> LayoutDOM:
     edges = np.linspace(window.start, window.end, TIME_BUCKETS + 1)
     classes = sorted({int(k) for w in windows.values() for k in np.unique(size_classes(w["procs"].to_numpy()))}) or [0]
     mapper = LinearColorMapper(palette=tuple(reversed(Inferno256)), low=0.0, high=1.0)
     panels = []
     for label, w in windows.items():
         fig = new_figure(f"Gantt aggregated — {label}: share of the machine used by each job-size class",
-                         height=260, tools=TIME_TOOLS, x_range=x_range,
+                         height=260, tools=TIME_TOOLS, x_range=x_range, **axis.figure_kwargs(),
                          y_range=Range1d(-0.5, len(classes) - 0.5), output_backend="webgl")
         widths = (w["alloc"] if "alloc" in w.columns else w["procs"]).to_numpy(float)
         k = size_classes(w["procs"].to_numpy())
@@ -199,8 +200,8 @@ def _aggregated(windows: Mapping[str, pd.DataFrame], capacity: int, window: Gant
             used = mean_in_use_per_bucket(np.clip(w["start"].to_numpy(float)[mask], window.start, window.end),
                                           np.clip(w["end"].to_numpy(float)[mask], window.start, window.end),
                                           widths[mask], edges) / capacity
-            left.append(edges[:-1] / unit)
-            right.append(edges[1:] / unit)
+            left.append(axis.x(edges[:-1]))
+            right.append(axis.x(edges[1:]))
             row.append(np.full(TIME_BUCKETS, row_index, float))
             value.append(used)
         source = ColumnDataSource({"left": np.concatenate(left), "right": np.concatenate(right),
@@ -211,7 +212,7 @@ def _aggregated(windows: Mapping[str, pd.DataFrame], capacity: int, window: Gant
         fig.yaxis.ticker = list(range(len(classes)))
         fig.yaxis.major_label_overrides = {i: class_label(c) for i, c in enumerate(classes)}
         fig.yaxis.axis_label = "job size (processors)"
-        fig.xaxis.axis_label = time_axis_label(unit)
+        fig.xaxis.axis_label = axis.label
         fig.add_tools(HoverTool(tooltips=[("share of machine", "@value{0.0%}")]))
         panels.append(fig)
     panels[-1].add_layout(ColorBar(color_mapper=mapper, title="share of machine", width=10), "right")

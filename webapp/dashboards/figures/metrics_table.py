@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
 import numpy as np
-from bokeh.models import ColumnDataSource, DataTable, HTMLTemplateFormatter, TableColumn
 from bokeh.layouts import column
-from bokeh.models import LayoutDOM
+from bokeh.models import (
+    ColumnDataSource,
+    DataTable,
+    HTMLTemplateFormatter,
+    LayoutDOM,
+    TableColumn,
+)
 
 from .style import format_seconds, note
 
@@ -89,3 +95,72 @@ def metrics_table(summaries: Mapping[str, Mapping[str, float]], *, width: int = 
     data = DataTable(source=ColumnDataSource(table), columns=columns, width=width,
                      height=30 + 26 * len(table["metric"]), index_position=None, sortable=False)
     return column(data, note("The best value of each row is in bold.", width=width))
+
+
+#: Row units for durations: the largest that keeps the row's biggest value at 1 or more.
+DURATION_UNITS = (("d", 86400.0), ("h", 3600.0), ("min", 60.0), ("s", 1.0))
+
+
+def row_unit(row: MetricRow, values: list[float]) -> tuple[str, float, int | None]:
+    """(unit, divisor, decimals) for one row: durations in d/h/min/s, percentages in %; other rows
+    (None decimals) are written by the row's own format."""
+    if row.fmt is format_seconds:
+        largest = max((abs(v) for v in values if np.isfinite(v)), default=0.0)
+        for unit, size in DURATION_UNITS:
+            if largest >= size or unit == "s":
+                return unit, size, 0 if unit == "s" else 2
+    if row.fmt is _percent:
+        return "%", 0.01, 1
+    return "", 1.0, None
+
+
+def change(value: float, base: float, lower_is_better: bool) -> tuple[str, str]:
+    """(text, "better" | "worse" | "same") of ``value`` against the baseline's ``base``."""
+    if not (np.isfinite(value) and np.isfinite(base)):
+        return "", "same"
+    if value == base:
+        return "±0", "same"
+    better = (value < base) == lower_is_better
+    if base != 0:
+        text = f"{100 * (value - base) / abs(base):+,.1f} %".replace("-", "−")
+    else:
+        text = f"{value - base:+,.3g}".replace("-", "−")
+    return text, "better" if better else "worse"
+
+
+def metrics_table_html(summaries: Mapping[str, Mapping[str, float]], *, baseline: str | None = None,
+                       colours: Mapping[str, str] | None = None) -> str:
+    """The metrics as an HTML table: a sticky first column of metrics with their unit, one column per
+    run (a colour mark matching the plots), each value with its change against the ``baseline`` run."""
+    labels = list(summaries)
+    baseline = baseline if baseline in summaries else (labels[0] if labels else None)
+    colours = colours or {}
+    head = ["<th class='metric'>metric (unit)</th>"]
+    for label in labels:
+        mark = f"<span class='swatch' style='background:{escape(colours.get(label, '#888'))}'></span>"
+        tag = "<br><small>baseline</small>" if label == baseline else ""
+        head.append(f"<th scope='col' data-run='{escape(label)}'>{mark}{escape(label)}{tag}</th>")
+    body = []
+    for row in rows_for(summaries):
+        values = {label: _as_float(summary.get(row.key)) for label, summary in summaries.items()}
+        unit, divisor, digits = row_unit(row, list(values.values()))
+        name = f"{row.label} ({unit})" if unit else row.label
+        cells = [f"<th scope='row' class='metric'>{escape(name)}</th>"]
+        base = values.get(baseline, float("nan")) if baseline else float("nan")
+        for label, value in values.items():
+            if not np.isfinite(value):
+                shown = "–"
+            else:
+                shown = row.fmt(value) if digits is None else f"{value / divisor:,.{digits}f}"
+            delta, kind = ("", "same") if label == baseline else change(value, base, row.lower_is_better)
+            cells.append(f"<td class='num'>{shown}" + (f" <span class='delta {kind}'>{delta}</span>" if delta else "")
+                         + "</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return ("<div class='metrics-scroll'><table class='metrics-table'><thead><tr>" + "".join(head)
+            + "</tr></thead><tbody>" + "".join(body) + "</tbody></table></div>"
+            + "<p class='metrics-note'>Change against the baseline: <span class='delta better'>better</span> / "
+              "<span class='delta worse'>worse</span> (lower is better except utilization and Jain index).</p>")
+
+
+def escape(text: object) -> str:
+    return html.escape(str(text), quote=True)

@@ -13,8 +13,17 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 from bokeh.layouts import column, row
-from bokeh.models import ColumnDataSource, FactorRange, HoverTool, LayoutDOM, Legend, NumeralTickFormatter, Whisker
+from bokeh.models import (
+    ColumnDataSource,
+    FactorRange,
+    HoverTool,
+    LayoutDOM,
+    Legend,
+    NumeralTickFormatter,
+    Whisker,
+)
 
+from engine.metrics.changes import wall_clock
 from engine.metrics.groups import busy_by_group, penalty_increase, weekly
 from engine.policies.fairshare import priority_series
 
@@ -30,9 +39,10 @@ def short(label: str) -> str:
     return label.split(":", 1)[0]
 
 
-def cluster_utilization_figure(schedules: Mapping[str, pd.DataFrame], clusters: Mapping[str, int]) -> LayoutDOM:
+def cluster_utilization_figure(schedules: Mapping[str, pd.DataFrame], clusters: Mapping[str, int], *,
+                               zone: str = "UTC") -> LayoutDOM:
     """Per-cluster utilization over time (busy cores / cluster cores), one plot per configuration,
-    sampled at SAMPLES evenly spaced instants (the note says so)."""
+    sampled at SAMPLES evenly spaced instants (the note says so); dates in the trace's ``zone``."""
     origin = min(int(s["submit"].min()) for s in schedules.values())
     end = max(int(s["end"].max()) for s in schedules.values())
     times = np.linspace(origin, end, SAMPLES)
@@ -42,32 +52,36 @@ def cluster_utilization_figure(schedules: Mapping[str, pd.DataFrame], clusters: 
         fig = new_figure(f"Cluster utilization — {label}", width=HALF, height=300, x_axis_type="datetime")
         fig.add_layout(Legend(click_policy="hide", location="top_left"), "center")
         busy = busy_by_group(schedule, "cluster", times)
+        fig.xaxis.axis_label = f"date ({zone})"
         for name, cores in clusters.items():
-            fig.line(pd.to_datetime(times, unit="s"), busy.get(name, np.zeros(SAMPLES)) / cores,
+            fig.line(wall_clock(times, zone), busy.get(name, np.zeros(SAMPLES)) / cores,
                      color=colours[name], line_width=1.5, legend_label=name)
         fig.yaxis.formatter = NumeralTickFormatter(format="0%")
         fig.yaxis.axis_label = "busy cores"
         figures.append(fig)
-    return column(row(*figures), note(f"Sampled at {SAMPLES} instants over the span; the trace's own time base "
-                                      f"read as Unix time.", width=2 * HALF))
+    return column(row(*figures), note(f"Sampled at {SAMPLES} instants over the span; times in {zone} (the trace's "
+                                      f"time base read as Unix time).", width=2 * HALF))
 
 
-def weekly_figure(schedules: Mapping[str, pd.DataFrame]) -> LayoutDOM:
-    """Throughput per week (jobs completed and core-hours) and mean wait per week, per configuration."""
+def weekly_figure(schedules: Mapping[str, pd.DataFrame], *, zone: str = "UTC") -> LayoutDOM:
+    """Throughput per week (jobs completed and core-hours) and mean wait per week, per configuration;
+    each week drawn at its first day (in the trace's ``zone``)."""
     origin = min(int(s["submit"].min()) for s in schedules.values())
     colours = policy_colours(schedules)
-    jobs_fig = new_figure("Jobs completed per week", width=HALF, height=280)
-    wait_fig = new_figure("Mean wait of the jobs started each week", width=HALF, height=280)
+    jobs_fig = new_figure("Jobs completed per week", width=HALF, height=280, x_axis_type="datetime")
+    wait_fig = new_figure("Mean wait of the jobs started each week", width=HALF, height=280, x_axis_type="datetime")
     for fig in (jobs_fig, wait_fig):
         fig.add_layout(Legend(click_policy="hide", location="top_left"), "center")
-        fig.xaxis.axis_label = "week"
+        fig.xaxis.axis_label = f"week starting ({zone})"
     for label, schedule in schedules.items():
         table = weekly(schedule, origin)
-        jobs_fig.step(table["week"], table["jobs"], mode="after", color=colours[label], line_width=2,
+        days = wall_clock(origin + table["week"].to_numpy() * 7 * 86400, zone)
+        jobs_fig.step(days, table["jobs"], mode="after", color=colours[label], line_width=2,
                       legend_label=label)
-        wait_fig.step(table["week"], table["mean_wait"] / 3600, mode="after", color=colours[label], line_width=2,
+        wait_fig.step(days, table["mean_wait"] / 3600, mode="after", color=colours[label], line_width=2,
                       legend_label=label)
-    jobs_fig.add_tools(HoverTool(tooltips=[("week", "$x{0}"), ("jobs", "$y{0,0}")]))
+    jobs_fig.add_tools(HoverTool(tooltips=[("week starting", "$x{%F}"), ("jobs", "$y{0,0}")],
+                                 formatters={"$x": "datetime"}))
     wait_fig.yaxis.axis_label = "hours"
     return row(jobs_fig, wait_fig)
 
@@ -96,7 +110,7 @@ def user_wait_figure(schedules: Mapping[str, pd.DataFrame], *, top: int = 20) ->
 
 
 def priority_figure(schedule: pd.DataFrame, label: str, *, decay_hours: float = 72.0, decay_factor: float = 0.5,
-                    top: int = 8) -> LayoutDOM:
+                    top: int = 8, zone: str = "UTC") -> LayoutDOM:
     """Recorded fair-share usage (lower = higher priority) of the `top` heaviest users over time."""
     series = priority_series(schedule, decay_hours=decay_hours, decay_factor=decay_factor)
     fig = new_figure(f"Fair-share usage over time — {label} (lower usage = served first)", height=300,
@@ -108,9 +122,10 @@ def priority_figure(schedule: pd.DataFrame, label: str, *, decay_hours: float = 
     fig.add_layout(Legend(click_policy="hide", location="top_left"), "center")
     for user in heaviest:
         part = series[series["user"] == user]
-        fig.step(pd.to_datetime(part["time"], unit="s"), part["usage"] / 3600, mode="after",
+        fig.step(wall_clock(part["time"].to_numpy(), zone), part["usage"] / 3600, mode="after",
                  color=colours[str(user)], line_width=1.5, legend_label=f"user {user}")
     fig.yaxis.axis_label = "penalty x hours (decayed)"
+    fig.xaxis.axis_label = f"date ({zone})"
     return column(fig, note(f"The {len(heaviest)} users with the largest usage; decay x{decay_factor:g} every "
                             f"{decay_hours:g} h; a job is charged when it completes."))
 
@@ -171,19 +186,22 @@ def wait_distribution_figure(schedules: Mapping[str, pd.DataFrame]) -> LayoutDOM
 
 def preview_layout(current: pd.DataFrame, proposed: pd.DataFrame, counterpart: pd.DataFrame, *,
                    labels: tuple[str, str], clusters: Mapping[str, int], policy_is_multi: bool,
-                   decay_hours: float = 72.0, decay_factor: float = 0.5) -> LayoutDOM:
+                   decay_hours: float = 72.0, decay_factor: float = 0.5, recorded: pd.DataFrame | None = None,
+                   zone: str = "UTC") -> LayoutDOM:
     """Every preview figure in page order. ``counterpart`` is the proposed configuration under the
-    other fair-share (CPU-only if the policy is multi-resource, and the reverse)."""
+    other fair-share (CPU-only if the policy is multi-resource, and the reverse); ``recorded``, the
+    schedule as it happened, is drawn beside them where the figure compares runs; dates in ``zone``."""
     from .distributions import wait_cdf_figure
 
     pair = {labels[0]: current, labels[1]: proposed}
+    runs = ({"recorded": recorded} if recorded is not None else {}) | pair
     cpu, multi = (counterpart, proposed) if policy_is_multi else (proposed, counterpart)
     return column(
-        cluster_utilization_figure(pair, clusters),
-        weekly_figure(pair),
-        row(wait_cdf_figure({k: v["wait"].to_numpy() for k, v in pair.items()}), wait_distribution_figure(pair)),
-        user_wait_figure(pair),
-        priority_figure(current, labels[0], decay_hours=decay_hours, decay_factor=decay_factor),
-        priority_figure(proposed, labels[1], decay_hours=decay_hours, decay_factor=decay_factor),
+        cluster_utilization_figure(pair, clusters, zone=zone),
+        weekly_figure(runs, zone=zone),
+        row(wait_cdf_figure({k: v["wait"].to_numpy() for k, v in runs.items()}), wait_distribution_figure(runs)),
+        user_wait_figure(runs),
+        priority_figure(current, labels[0], decay_hours=decay_hours, decay_factor=decay_factor, zone=zone),
+        priority_figure(proposed, labels[1], decay_hours=decay_hours, decay_factor=decay_factor, zone=zone),
         fairness_figures(cpu, multi),
     )

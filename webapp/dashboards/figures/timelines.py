@@ -13,12 +13,25 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 from bokeh.layouts import column, row
-from bokeh.models import (ColumnDataSource, CustomJS, Div, HoverTool, LayoutDOM, Legend, NumeralTickFormatter,
-                          RadioButtonGroup, Range1d, Span)
+from bokeh.models import (
+    ColumnDataSource,
+    CustomJS,
+    Div,
+    HoverTool,
+    LayoutDOM,
+    Legend,
+    NumeralTickFormatter,
+    RadioButtonGroup,
+    Range1d,
+    Span,
+)
 from bokeh.plotting import figure
 
-from .style import (TIME_TOOLS, allocation_colours, new_figure, note, policy_colours,
-                    time_axis_label, time_unit_for_span)
+from .style import TIME_TOOLS, allocation_colours, new_figure, note, policy_colours
+from .time_axis import TimeAxis
+
+#: Above this many days a timeline is drawn as daily means with their min-max band, one panel per run.
+LONG_SPAN_DAYS = 14
 
 
 @dataclass(frozen=True)
@@ -29,6 +42,10 @@ class PolicyTimelines:
     queue: pd.DataFrame                       # columns time, value: jobs waiting
     occupancy: pd.DataFrame | None = None     # column time + one column per allocation (processors)
     notes: list[str] = field(default_factory=list)   # e.g. "downsampled from 480,000 steps"
+    busy_daily: pd.DataFrame | None = None    # engine.metrics.timeseries.envelope per day (long traces)
+    queue_daily: pd.DataFrame | None = None
+    busy_raw: pd.DataFrame | None = None      # the raw steps inside the zoom window (long traces)
+    queue_raw: pd.DataFrame | None = None
 
 
 def step_points(times: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -54,28 +71,39 @@ def _span_seconds(timelines: Mapping[str, PolicyTimelines]) -> tuple[float, floa
     return lo, hi if hi > lo else lo + 1.0
 
 
-def _time_figure(title: str, x_range: Range1d | None, unit: float, height: int = 230) -> figure:
+def _time_figure(title: str, x_range: Range1d | None, axis: TimeAxis, height: int = 230, *,
+                 legend: bool = True) -> figure:
     kwargs = {"x_range": x_range} if x_range is not None else {}
-    fig = new_figure(title, height=height, tools=TIME_TOOLS, **kwargs)
-    fig.xaxis.axis_label = time_axis_label(unit)
-    fig.add_layout(Legend(click_policy="hide", label_text_font_size="11px"), "right")
+    fig = new_figure(title, height=height, tools=TIME_TOOLS, **kwargs, **axis.figure_kwargs())
+    fig.xaxis.axis_label = axis.label
+    if legend:
+        fig.add_layout(Legend(click_policy="hide", label_text_font_size="11px"), "right")
     return fig
 
 
 def _step_lines(fig: figure, series: Mapping[str, pd.DataFrame], colours: Mapping[str, str],
-                unit: float, scale: float = 1.0) -> None:
+                axis: TimeAxis, scale: float = 1.0) -> None:
     for label, frame in series.items():
-        source = ColumnDataSource({"x": frame["time"].to_numpy(dtype=float) / unit,
+        source = ColumnDataSource({"x": axis.x(frame["time"].to_numpy(dtype=float)),
                                    "y": frame["value"].to_numpy(dtype=float) / scale})
         fig.step("x", "y", source=source, mode="after", color=colours[label], line_width=1.5,
                  legend_label=label)
 
 
+def is_long(span_seconds: float) -> bool:
+    return span_seconds > LONG_SPAN_DAYS * 86400
+
+
 def linked_timelines(timelines: Mapping[str, PolicyTimelines], capacity: int, *,
                      allocation_kind: str = "group",
                      targets: Mapping[str, float] | None = None,
-                     colours: Mapping[str, str] | None = None) -> LayoutDOM:
+                     colours: Mapping[str, str] | None = None,
+                     axis: TimeAxis | None = None, zoom: tuple[float, float] | None = None) -> LayoutDOM:
     """Utilization, queue length and a stacked occupancy plot (a button per policy) sharing one x_range.
+
+    Over more than LONG_SPAN_DAYS days, overlaid step lines are unreadable: each run then gets its own
+    small panel (shared axes) with the daily mean and the day's min-max band, and the raw steps of all
+    runs are overlaid for the ``zoom`` window (schedule seconds) only.
 
     `targets` maps an allocation name to its target share of the machine (0..1); the occupancy
     plots stack the targeted allocations at the bottom and draw a dashed line at the cumulative
@@ -83,31 +111,108 @@ def linked_timelines(timelines: Mapping[str, PolicyTimelines], capacity: int, *,
     """
     colours = dict(colours or policy_colours(timelines))
     lo, hi = _span_seconds(timelines)
-    unit = time_unit_for_span(hi - lo)
-    x_range = Range1d(lo / unit, hi / unit)
+    axis = (axis or TimeAxis()).for_span(hi - lo)
+    x_range = Range1d(*axis.x(np.array([lo, hi])))
+    long = is_long(hi - lo) and all(t.busy_daily is not None for t in timelines.values())
+    if long:
+        parts = _daily_panels(timelines, capacity, colours, axis, x_range, zoom)
+    else:
+        utilization = _time_figure("Utilization (processors in use / machine size): " + ", ".join(timelines),
+                                   x_range, axis)
+        utilization.y_range = Range1d(0, 1.05)
+        utilization.yaxis.formatter = NumeralTickFormatter(format="0%")
+        utilization.yaxis.axis_label = "utilization"
+        _step_lines(utilization, {k: t.busy for k, t in timelines.items()}, colours, axis, scale=float(capacity))
 
-    utilization = _time_figure("Utilization (processors in use / machine size)", x_range, unit)
-    utilization.y_range = Range1d(0, 1.05)
-    utilization.yaxis.formatter = NumeralTickFormatter(format="0%")
-    utilization.yaxis.axis_label = "utilization"
-    _step_lines(utilization, {k: t.busy for k, t in timelines.items()}, colours, unit, scale=float(capacity))
-
-    queue = _time_figure("Queue length (jobs waiting)", x_range, unit)
-    queue.yaxis.axis_label = "jobs waiting"
-    _step_lines(queue, {k: t.queue for k, t in timelines.items()}, colours, unit)
-
-    parts: list[LayoutDOM] = [note("One time axis: pan or zoom any plot and all follow; click a legend entry to hide it."),
-                               utilization, queue]
+        queue = _time_figure("Queue length (jobs waiting): " + ", ".join(timelines), x_range, axis)
+        queue.yaxis.axis_label = "jobs waiting"
+        _step_lines(queue, {k: t.queue for k, t in timelines.items()}, colours, axis)
+        parts = [note("One time axis: pan or zoom any plot and all follow; click a legend entry to hide it."),
+                 utilization, queue]
     occupancies = {label: t.occupancy for label, t in timelines.items()
                    if t.occupancy is not None and t.occupancy.shape[1] > 1}
     if occupancies:
-        parts.append(occupancy_selector(occupancies, capacity, x_range=x_range, unit=unit,
+        parts.append(occupancy_selector(occupancies, capacity, x_range=x_range, axis=axis,
                                         allocation_kind=allocation_kind, targets=targets))
     all_notes = [f"{label}: {', '.join(t.notes)}" for label, t in timelines.items() if t.notes]
     if all_notes:
         parts.append(note("Downsampled for display (time-averaged into at most 1,000 points per series; zooming in does not add detail) from: "
                           + "; ".join(all_notes) + "."))
     return column(*parts)
+
+
+#: Height of one run's band in the daily views, as a share of its row (the rest separates the rows).
+BAND = 0.85
+
+
+def _daily_panels(timelines: Mapping[str, PolicyTimelines], capacity: int, colours: Mapping[str, str],
+                  axis: TimeAxis, x_range: Range1d, zoom: tuple[float, float] | None) -> list[LayoutDOM]:
+    """Per metric, one figure with a row per run (small multiples sharing the time axis: one Bokeh
+    figure, not one per run, which the browser builds in 100-250 ms each): daily mean + min-max band;
+    then the raw steps of every run over the zoom window."""
+    parts: list[LayoutDOM] = [note(
+        "Long trace: one row per run on one time axis. Line: the daily time-weighted mean; band: the "
+        "lowest to highest value during that day" + (f" (days in {axis.tz})" if axis.calendar else " (24-hour days from the first submit)")
+        + ". Pan or zoom and every plot follows. The raw steps of every run are drawn below for the zoom window.")]
+    peak = max(float(t.queue_daily["high"].max()) if t.queue_daily is not None and len(t.queue_daily) else 0.0
+               for t in timelines.values())
+    queue_top = max(1.0, peak)
+    for what, attribute, scale, span in (
+            ("Utilization", "busy_daily", float(capacity), "each row from 0 to 100 % of the machine"),
+            ("Queue length (jobs waiting)", "queue_daily", queue_top, f"each row from 0 to {queue_top:,.0f} jobs waiting")):
+        parts.append(_daily_rows(f"{what}: daily mean and min–max per run ({span})", timelines, attribute, scale,
+                                 colours, axis, x_range))
+    if zoom is not None:
+        parts += _raw_window(timelines, capacity, colours, axis, zoom)
+    return parts
+
+
+def _daily_rows(title: str, timelines: Mapping[str, PolicyTimelines], attribute: str, scale: float,
+                colours: Mapping[str, str], axis: TimeAxis, x_range: Range1d) -> figure:
+    """Runs top to bottom; row i spans [i, i + BAND] for values 0..scale."""
+    labels = list(timelines)
+    rows = len(labels)
+    fig = _time_figure(title, x_range, axis, height=70 + 62 * rows, legend=False)
+    fig.y_range = Range1d(rows + 0.05, -0.1)   # the first run at the top
+    for i, label in enumerate(labels):
+        daily = getattr(timelines[label], attribute)
+        base = i + BAND                        # the row's zero line (y grows downwards)
+        source = ColumnDataSource({"left": axis.x(daily["start"].to_numpy(float)),
+                                   "right": axis.x(daily["end"].to_numpy(float)),
+                                   "low": base - BAND * daily["low"].to_numpy(float) / scale,
+                                   "high": base - BAND * daily["high"].to_numpy(float) / scale,
+                                   "mean": base - BAND * daily["mean"].to_numpy(float) / scale,
+                                   "mean_value": daily["mean"].to_numpy(float), "low_value": daily["low"].to_numpy(float),
+                                   "high_value": daily["high"].to_numpy(float)})
+        fig.quad(left="left", right="right", bottom="low", top="high", source=source, fill_color=colours[label],
+                 fill_alpha=0.22, line_color=None)
+        line = fig.step("left", "mean", source=source, mode="after", color=colours[label], line_width=1.5,
+                        legend_label=label)
+        fig.add_tools(HoverTool(renderers=[line], tooltips=[("run", label), ("mean", "@mean_value{0,0.0}"),
+                                                            ("min", "@low_value{0,0.0}"), ("max", "@high_value{0,0.0}")]))
+        fig.add_layout(Span(location=base, dimension="width", line_color="#bbb", line_width=1))
+    fig.yaxis.ticker = [i + BAND / 2 for i in range(rows)]
+    fig.yaxis.major_label_overrides = {i + BAND / 2: label for i, label in enumerate(labels)}
+    fig.ygrid.visible = False
+    fig.legend.visible = False                 # the rows are labelled; the legend items name every run for tools
+    return fig
+
+
+def _raw_window(timelines: Mapping[str, PolicyTimelines], capacity: int, colours: Mapping[str, str],
+                axis: TimeAxis, zoom: tuple[float, float]) -> list[LayoutDOM]:
+    start, end = zoom
+    x_range = Range1d(*axis.x(np.array([start, end])))
+    window = f"{axis.text(start)} to {axis.text(end)}"
+    utilization = _time_figure(f"Utilization, raw steps, {window}: " + ", ".join(timelines), x_range, axis)
+    utilization.y_range = Range1d(0, 1.05)
+    utilization.yaxis.formatter = NumeralTickFormatter(format="0%")
+    _step_lines(utilization, {k: t.busy_raw for k, t in timelines.items() if t.busy_raw is not None}, colours, axis,
+                scale=float(capacity))
+    queue = _time_figure(f"Queue length, raw steps, {window}: " + ", ".join(timelines), x_range, axis)
+    queue.yaxis.axis_label = "jobs waiting"
+    _step_lines(queue, {k: t.queue_raw for k, t in timelines.items() if t.queue_raw is not None}, colours, axis)
+    return [Div(text=f"<b>Zoom: every step of every run, {html.escape(window)}</b> (the window is the Gantt "
+                     "window's start and end above)"), utilization, queue]
 
 
 def occupancy_names(occupancies: Sequence[pd.DataFrame], targets: Mapping[str, float] | None = None) -> list:
@@ -121,12 +226,12 @@ def occupancy_names(occupancies: Sequence[pd.DataFrame], targets: Mapping[str, f
     return [n for n in names if str(n) in targeted] + [n for n in names if str(n) not in targeted]
 
 
-def occupancy_data(occupancy: pd.DataFrame, names: Sequence, unit: float) -> dict[str, np.ndarray]:
+def occupancy_data(occupancy: pd.DataFrame, names: Sequence, axis: TimeAxis) -> dict[str, np.ndarray]:
     """Step corner points of each allocation as column band<i> (zeros where the frame lacks it), and
     their total; columns are numbered, not named, so no allocation name can collide with x or total."""
     times = occupancy["time"].to_numpy(dtype=float)
     xs, total = step_points(times, np.zeros(len(times)))
-    data: dict[str, np.ndarray] = {"x": xs / unit}
+    data: dict[str, np.ndarray] = {"x": axis.x(xs)}
     for i, name in enumerate(names):
         values = occupancy[name].to_numpy(dtype=float) if name in occupancy.columns else np.zeros(len(times))
         data[f"band{i}"] = step_points(times, values)[1]
@@ -135,7 +240,7 @@ def occupancy_data(occupancy: pd.DataFrame, names: Sequence, unit: float) -> dic
     return data
 
 
-def occupancy_selector(occupancies: Mapping[str, pd.DataFrame], capacity: int, *, x_range: Range1d, unit: float,
+def occupancy_selector(occupancies: Mapping[str, pd.DataFrame], capacity: int, *, x_range: Range1d, axis: TimeAxis,
                        allocation_kind: str, targets: Mapping[str, float] | None = None) -> LayoutDOM:
     """ONE stacked occupancy plot with a button per policy that swaps its data in the browser.
 
@@ -146,12 +251,12 @@ def occupancy_selector(occupancies: Mapping[str, pd.DataFrame], capacity: int, *
     names = occupancy_names(list(occupancies.values()), targets)
     first = labels[0]
     title = f"Processors in use by {allocation_kind} — {{}}"
-    fig = occupancy_figure(occupancies[first], capacity, x_range=x_range, unit=unit, title=title.format(first),
+    fig = occupancy_figure(occupancies[first], capacity, x_range=x_range, axis=axis, title=title.format(first),
                            targets=targets, name_prefix=f"{allocation_kind} ", names=names)
     if len(labels) == 1:
         return fig
     shown = fig.select_one({"name": "occupancy"})
-    sources = {label: ColumnDataSource(occupancy_data(frame, names, unit)) for label, frame in occupancies.items()}
+    sources = {label: ColumnDataSource(occupancy_data(frame, names, axis)) for label, frame in occupancies.items()}
     sources[first] = shown
     buttons = RadioButtonGroup(labels=labels, active=0)
     buttons.js_on_change("active", CustomJS(
@@ -161,7 +266,7 @@ def occupancy_selector(occupancies: Mapping[str, pd.DataFrame], capacity: int, *
     return column(row(Div(text=f"Occupancy by {html.escape(allocation_kind) or 'allocation'} under:"), buttons), fig)
 
 
-def occupancy_figure(occupancy: pd.DataFrame, capacity: int, *, x_range: Range1d | None, unit: float,
+def occupancy_figure(occupancy: pd.DataFrame, capacity: int, *, x_range: Range1d | None, axis: TimeAxis,
                      title: str, targets: Mapping[str, float] | None = None, name_prefix: str = "",
                      names: Sequence | None = None) -> figure:
     """Stacked step areas of processors in use per allocation (`names` order = stack order)."""
@@ -169,8 +274,8 @@ def occupancy_figure(occupancy: pd.DataFrame, capacity: int, *, x_range: Range1d
     targets = {str(k): float(v) for k, v in (targets or {}).items()}
     palette = allocation_colours(names)
     times = occupancy["time"].to_numpy(dtype=float)
-    source = ColumnDataSource(occupancy_data(occupancy, names, unit), name="occupancy")
-    fig = _time_figure(title, x_range, unit, height=260)
+    source = ColumnDataSource(occupancy_data(occupancy, names, axis), name="occupancy")
+    fig = _time_figure(title, x_range, axis, height=260)
     fig.y_range = Range1d(0, capacity * 1.05)
     fig.yaxis.axis_label = "processors"
     fig.varea_stack(stackers=[f"band{i}" for i in range(len(names))], x="x", source=source, color=[palette[n] for n in names],
@@ -185,7 +290,9 @@ def occupancy_figure(occupancy: pd.DataFrame, capacity: int, *, x_range: Range1d
         if share is None:
             break  # targeted allocations sit at the bottom of the stack
         cumulative += float(share)
-        fig.line([float(times.min()) / unit, float(times.max()) / unit], [cumulative * capacity] * 2,
+        fig.line(list(axis.x(np.array([times.min(), times.max()]))), [cumulative * capacity] * 2,
                  line_dash="dashed", line_width=2, color=palette[name], legend_label=f"target up to {name_prefix}{name}")
-    fig.add_tools(HoverTool(renderers=[total], tooltips=[("time", "$x{0.00}"), ("processors", "$y{0,0}")]))
+    when = ("time", "$x{%F %H:%M}") if axis.calendar else ("time", "$x{0.00}")
+    fig.add_tools(HoverTool(renderers=[total], tooltips=[when, ("processors", "$y{0,0}")],
+                            formatters={"$x": "datetime"} if axis.calendar else {}))
     return fig

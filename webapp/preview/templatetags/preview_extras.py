@@ -27,3 +27,43 @@ def hours(seconds: Any) -> str:
 @register.filter
 def percent(value: Any) -> str:
     return "" if value is None else f"{float(value):.1%}"
+
+
+@register.filter
+def human(seconds: Any) -> str:
+    """A duration in human units (``42 s``, ``12.5 min``, ``3.2 h``, ``2.1 d``)."""
+    from engine.metrics.fidelity import human_seconds
+
+    return "–" if seconds is None else human_seconds(float(seconds))
+
+
+@register.filter
+def signed(seconds: Any) -> str:
+    """A change of duration with its sign: ``+3.2 h``, ``−12.5 min``, ``±0 s``."""
+    from engine.metrics.fidelity import human_seconds
+
+    if seconds is None:
+        return "–"
+    value = float(seconds)
+    if abs(value) < 0.5:
+        return "±0 s"
+    return ("+" if value > 0 else "−") + human_seconds(abs(value))
+
+
+@register.filter
+def change_class(seconds: Any) -> str:
+    """``better`` (jobs wait less), ``worse`` or ``same``: the colour of a change in the tables."""
+    if seconds is None or abs(float(seconds)) < 0.5:
+        return "same"
+    return "better" if float(seconds) < 0 else "worse"
+
+
+@register.filter
+def ratio(value: Any) -> str:
+    return "–" if value is None else f"{float(value):.2f}×"
+
+
+@register.filter
+def pairs(keys: str, titles: str) -> list[tuple[str, str]]:
+    """``"a b"|pairs:"A,B"`` -> ``[("a", "A"), ("b", "B")]`` (table sections with their titles)."""
+    return list(zip(keys.split(), titles.split(",")))

@@ -6,10 +6,15 @@ from django.core.management.base import BaseCommand
 
 
 class Command(BaseCommand):
-    help = "Re-queue (once) or fail runs whose worker stopped sending heartbeats."
+    help = "Re-queue (once) or fail runs whose worker stopped sending heartbeats, and queued runs and previews whose message was lost."
 
     def handle(self, *args: object, **options: object) -> None:
-        from webapp.experiments.tasks import reconcile
+        from webapp.experiments.tasks import reconcile, resend_lost
+        from webapp.preview.tasks import reconcile_previews
 
         counts = reconcile()
         self.stdout.write(f"{counts['requeued']} run(s) re-queued, {counts['failed']} failed as worker lost")
+        lost = resend_lost()
+        self.stdout.write(f"{lost['resent']} lost run message(s) re-sent, {lost['failed']} failed")
+        previews = reconcile_previews()
+        self.stdout.write(f"{previews['resent']} lost preview message(s) re-sent, {previews['failed']} failed")

@@ -1,0 +1,72 @@
+"""The login page (throttled) and the API tokens page (list, create, revoke)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.views import LoginView
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from webapp.accounts import throttle
+from webapp.api.models import Token
+from webapp.core.permissions import get_owned_or_404
+
+
+class ThrottledLoginView(LoginView):
+    """Django's login view; SCHEDLAB_AUTH_ATTEMPTS wrong passwords a minute per account or address
+    lock that account or address out for a while (429, with how long)."""
+
+    def post(self, request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+        keys = throttle.keys(throttle.PASSWORD, request, request.POST.get("username", ""))
+        wait = throttle.wait_seconds(keys)
+        if wait:
+            form = self.get_form()
+            form.errors.clear()
+            response = self.render_to_response(self.get_context_data(form=form, refusal=throttle.refusal(wait)),
+                                               status=429)
+            response["Retry-After"] = str(wait)
+            return response
+        response = super().post(request, *args, **kwargs)
+        if request.user.is_authenticated:
+            throttle.forget(keys)
+        else:
+            throttle.record(keys)
+        return response
+
+
+def _tokens_page(request: HttpRequest, **extra: object) -> HttpResponse:
+    return render(request, "accounts/tokens.html", {
+        "tokens": request.user.api_tokens.all(), "max_age_days": round(settings.SCHEDLAB_TOKEN_MAX_AGE / 86400, 1),
+        **extra})
+
+
+@require_GET
+def tokens(request: HttpRequest) -> HttpResponse:
+    return _tokens_page(request)
+
+
+@require_POST
+def token_create(request: HttpRequest) -> HttpResponse:
+    key = Token.issue(request.user, request.POST.get("name", "").strip())
+    # Shown on the next page only: the session holds it for one request, the database only its hash.
+    request.session["new_token"] = key
+    return redirect("accounts:tokens_new")
+
+
+@require_GET
+def token_new(request: HttpRequest) -> HttpResponse:
+    key = request.session.pop("new_token", None)
+    if key is None:
+        return redirect("accounts:tokens")
+    return _tokens_page(request, new_token=key)
+
+
+@require_POST
+def token_revoke(request: HttpRequest, pk: int) -> HttpResponse:
+    token = get_owned_or_404(Token, request.user, pk)
+    label = token.name or (f"{token.prefix}…" if token.prefix else f"created {token.created:%Y-%m-%d %H:%M}")
+    token.delete()
+    messages.success(request, f"Revoked the token {label}; scripts using it now get 401.")
+    return redirect("accounts:tokens")
