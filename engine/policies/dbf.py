@@ -155,14 +155,6 @@ class DeadlineBackfilling(Conservative):
         for q in np.flatnonzero(after != before).tolist():   # unchanged ones are already due then
             self._note(jobs[q], int(after[q]))
 
-    def _note(self, job: int, start: int) -> None:
-        """Also wake the simulator at the reservation: Algorithm 1 moves deadline jobs later
-        without compressing, so a reservation may begin where no job ends or arrives (conservative's
-        fixpoint argument does not hold here); without the wake-up the job would start late, or
-        never if the machine went idle."""
-        super()._note(job, start)
-        self.sim.wake_at(start)
-
     # starts ------------------------------------------------------------------------------------
     def start(self, job: int) -> None:
         if self.limit[job] != FOREVER:   # started from L1
@@ -174,14 +166,21 @@ class DeadlineBackfilling(Conservative):
     # Here a job may come back to a start it held before (Algorithm 1 cancels and re-reserves);
     # jobs due at one instant then start in the order of the *first* reservation at that start
     # since the last rebuild, as they always have.
+    #
+    # The simulator is also woken at every reservation: Algorithm 1 moves deadline jobs later without
+    # compressing, so a reservation may begin where no job ends or arrives any more (conservative's
+    # fixpoint argument does not hold here); without the wake-up such a job would start late, or
+    # never if the machine went idle.
     def _note(self, job: int, start: int) -> None:
         super()._note(job, start)
         self.seq[job] = self._first_seq.setdefault((job, start), int(self.seq[job]))
+        self.sim.wake_at(start)
 
     def moved(self, moves: np.ndarray) -> None:
-        first, seq = self._first_seq, self.seq
+        first, seq, wake_at = self._first_seq, self.seq, self.sim.wake_at
         for job, new in moves.tolist():
             seq[job] = first.setdefault((job, new), int(seq[job]))
+            wake_at(new)
 
     def rebuild(self) -> None:
         self._first_seq.clear()
