@@ -50,6 +50,7 @@ from engine.policies.base import Param
 from engine.sim.profile import FOREVER, add, earliest_start, njit
 from engine.sim.simulator import Simulation
 from engine.workload.deadlines import DEADLINE, assign_deadlines, paper_preprocessing
+from engine.workload.model import Workload
 
 
 #: values of the ``dbf_class`` schedule column
@@ -221,11 +222,11 @@ def reserve_in_order(times, free, length, jobs, reserved, estimate, size, now):
     return length
 
 
-def _deadline_scenario(workload, fraction, seed):  # noqa: ANN001, ANN202 - registry callback
+def _deadline_scenario(workload: Workload, fraction: float, seed: int) -> Workload:
     return assign_deadlines(workload, float(fraction), seed=seed)
 
 
-def _paper_preprocessing(workload, drop, seed):  # noqa: ANN001, ANN202 - registry callback
+def _paper_preprocessing(workload: Workload, drop: bool, seed: int) -> Workload:
     return paper_preprocessing(workload) if drop else workload
 
 

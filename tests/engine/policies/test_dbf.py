@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from engine.cli import main
 from engine.policies.dbf import FIRST_MISS, FIXED, REGULAR, TENTATIVE
-from engine.sim import simulate
+from engine.run import simulate
 from tests.engine.conftest import make_workload
 from tests.engine.sim.test_invariants import assert_valid
 
