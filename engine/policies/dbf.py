@@ -167,14 +167,21 @@ class DeadlineBackfilling(Conservative):
     # Here a job may come back to a start it held before (Algorithm 1 cancels and re-reserves);
     # jobs due at one instant then start in the order of the *first* reservation at that start
     # since the last rebuild, as they always have.
+    #
+    # The simulator is also woken at every reservation: Algorithm 1 moves deadline jobs later without
+    # compressing, so a reservation may begin where no job ends or arrives any more (conservative's
+    # fixpoint argument does not hold here); without the wake-up such a job would start late, or
+    # never if the machine went idle.
     def _note(self, job: int, start: int) -> None:
         super()._note(job, start)
         self.seq[job] = self._first_seq.setdefault((job, start), int(self.seq[job]))
+        self.sim.wake_at(start)
 
     def moved(self, moves: np.ndarray) -> None:
-        first, seq = self._first_seq, self.seq
+        first, seq, wake_at = self._first_seq, self.seq, self.sim.wake_at
         for job, new in moves.tolist():
             seq[job] = first.setdefault((job, new), int(seq[job]))
+            wake_at(new)
 
     def rebuild(self) -> None:
         self._first_seq.clear()
