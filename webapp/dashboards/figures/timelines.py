@@ -136,7 +136,8 @@ def linked_timelines(timelines: Mapping[str, PolicyTimelines], capacity: int, *,
                                         allocation_kind=allocation_kind, targets=targets))
     all_notes = [f"{label}: {', '.join(t.notes)}" for label, t in timelines.items() if t.notes]
     if all_notes:
-        parts.append(note("Downsampled for display (time-averaged into at most 1,000 points per series; zooming in does not add detail) from: "
+        parts.append(note("Downsampled for display (time-averaged into at most 1,000 points per series; "
+                          "zooming in does not add detail) from: "
                           + "; ".join(all_notes) + "."))
     return column(*parts)
 
