@@ -64,7 +64,7 @@ EXACT_OVER_FCFS = 4.0
 SIMULATE_ALONE = r"""
 import json, sys, time
 sys.path.insert(0, sys.argv[1])
-from engine.sim import simulate
+from engine.run import simulate
 from engine.workload import load_workload
 path, policy, procs = sys.argv[2], sys.argv[3], (int(sys.argv[4]) if len(sys.argv) > 4 else None)
 workload = load_workload(path, procs=procs)

@@ -40,7 +40,7 @@ import numpy as np
 from engine.policies.algorithm import Algorithm
 from engine.policies.backfill import BACKFILL_BOUND, bounded
 from engine.policies.ordering import WaitingQueue
-from engine.sim.profile import FOREVER, NEVER, Profile, add, earliest_start, njit
+from engine.sim.profile import FOREVER, NEVER, Profile, add, earliest_start, njit, running_jobs_profile
 from engine.sim.simulator import Simulation
 
 
@@ -82,6 +82,7 @@ class Conservative(Algorithm):
     def _place(self, job: int) -> None:
         sim = self.sim
         start = self.profile.earliest_start(sim.now, sim.estimate[job], sim.size[job])
+        assert start is not None   # every job fits the empty machine eventually
         self._reserve(job, start)
 
     def enqueue(self, job: int) -> None:
@@ -172,11 +173,7 @@ class Conservative(Algorithm):
         Needed only when reality left the profile: a job running past its requested time (when
         overruns are allowed) or a buddy request with no aligned free block.
         """
-        sim = self.sim
-        now = sim.now
-        self.profile = Profile(sim.capacity, now)
-        for end, job in sim.running_ends:
-            self.profile.reserve(now, max(end, now + 1), sim.size[job])
+        self.profile = running_jobs_profile(self.sim)
         self._next_due = FOREVER
         for job in self.queue.jobs():
             self._place(job)

@@ -50,6 +50,7 @@ from engine.policies.base import Param
 from engine.sim.profile import FOREVER, add, earliest_start, njit
 from engine.sim.simulator import Simulation
 from engine.workload.deadlines import DEADLINE, assign_deadlines, paper_preprocessing
+from engine.workload.model import Workload
 
 
 #: values of the ``dbf_class`` schedule column
@@ -166,14 +167,21 @@ class DeadlineBackfilling(Conservative):
     # Here a job may come back to a start it held before (Algorithm 1 cancels and re-reserves);
     # jobs due at one instant then start in the order of the *first* reservation at that start
     # since the last rebuild, as they always have.
+    #
+    # The simulator is also woken at every reservation: Algorithm 1 moves deadline jobs later without
+    # compressing, so a reservation may begin where no job ends or arrives any more (conservative's
+    # fixpoint argument does not hold here); without the wake-up such a job would start late, or
+    # never if the machine went idle.
     def _note(self, job: int, start: int) -> None:
         super()._note(job, start)
         self.seq[job] = self._first_seq.setdefault((job, start), int(self.seq[job]))
+        self.sim.wake_at(start)
 
     def moved(self, moves: np.ndarray) -> None:
-        first, seq = self._first_seq, self.seq
+        first, seq, wake_at = self._first_seq, self.seq, self.sim.wake_at
         for job, new in moves.tolist():
             seq[job] = first.setdefault((job, new), int(seq[job]))
+            wake_at(new)
 
     def rebuild(self) -> None:
         self._first_seq.clear()
@@ -214,11 +222,11 @@ def reserve_in_order(times, free, length, jobs, reserved, estimate, size, now):
     return length
 
 
-def _deadline_scenario(workload, fraction, seed):  # noqa: ANN001, ANN202 - registry callback
+def _deadline_scenario(workload: Workload, fraction: float, seed: int) -> Workload:
     return assign_deadlines(workload, float(fraction), seed=seed)
 
 
-def _paper_preprocessing(workload, drop, seed):  # noqa: ANN001, ANN202 - registry callback
+def _paper_preprocessing(workload: Workload, drop: bool, seed: int) -> Workload:
     return paper_preprocessing(workload) if drop else workload
 
 

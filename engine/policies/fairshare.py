@@ -102,7 +102,7 @@ class FairShareAccount:
     def finished(self, job: int, now: int) -> None:
         self.advance(now)
         user, weight = self.user[job], self.weight(job)
-        since = self.start_time[job]
+        since: float = self.start_time[job]
         if self.charge_running:
             since = max(since, self.last_tick)
             self.rate[user] -= weight

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, insort
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import functools
 import importlib
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 
 class Kernel:

@@ -14,9 +14,14 @@ Without numba the same functions run as plain Python: correct, only slower.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from engine.sim.jit import njit
+
+if TYPE_CHECKING:   # the simulator's state, read by running_jobs_profile (a type name only: no import at run time)
+    from engine.sim.simulator import Simulation
 
 #: "no such time" for the kernels (earliest_* found nothing; no ``before`` limit).
 NEVER = -1
@@ -77,6 +82,29 @@ class Profile:
             raise RuntimeError(f"{n} processors never fit: {self.free[self.length - 1]} free for ever "
                                f"after t={self.times[self.length - 1]}")
         return None if t == NEVER else int(t)
+
+
+def running_jobs_profile(sim: Simulation) -> Profile:
+    """Free processors from now on if running jobs end when expected (one still running past its
+    expected end: in one second). One sweep over ``running_ends`` (sorted by expected end); the
+    same as reserving each running job from now in an empty profile."""
+    now = sim.now
+    profile = Profile(sim.capacity, now)
+    running = sim.running_ends
+    if not running:
+        return profile
+    size = sim.size
+    ends = np.maximum(np.fromiter((end for end, _ in running), np.int64, len(running)), now + 1)
+    sizes = np.fromiter((size[job] for _, job in running), np.int64, len(running))
+    released = np.cumsum(sizes)
+    last_of_each_end = np.append(ends[1:] != ends[:-1], True)
+    free_now = sim.capacity - int(released[-1])
+    steps = 1 + int(last_of_each_end.sum())
+    profile.make_room(steps)
+    profile.times[:steps] = np.concatenate(([now], ends[last_of_each_end]))
+    profile.free[:steps] = np.concatenate(([free_now], free_now + released[last_of_each_end]))
+    profile.length = steps
+    return profile
 
 
 # The kernels: (times, free, length) is the profile; those that change it return the new length.

@@ -26,7 +26,7 @@ from webapp.studies.views import csv_download
 from webapp.traces.forms import TraceUploadForm
 from webapp.traces.models import Machine, Trace
 from webapp.traces.uploads import too_large_message
-from webapp.traces.views import create_trace
+from webapp.traces.services import create_trace
 
 
 @csrf_exempt

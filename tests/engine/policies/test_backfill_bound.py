@@ -20,7 +20,7 @@ from engine.policies.backfill import Easy
 from engine.policies.heterogeneous import NodeConservative, NodeEasy, NodeInOrder
 from engine.policies.ordering import WaitingQueue
 from engine.policies.registry import resolve
-from engine.sim import simulate
+from engine.run import simulate
 from engine.workload import load_workload
 from engine.workload.window import select_days
 from tests.engine.conftest import make_workload
