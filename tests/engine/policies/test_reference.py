@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.sim import simulate
+from engine.run import simulate
 from engine.workload import load_workload
 from engine.workload.model import Workload
 from tests.engine import reference
