@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test setup services browser demo bench
+.PHONY: run test lint setup services browser demo bench
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,9 +22,14 @@ run: setup
 demo: setup
 	$(PY) -m engine simulate tests/data/demo.swf --policy easy --out /tmp/schedlab-demo.csv --summary /dev/stdout
 
-## make test: installs what the tests need (Python packages, Chromium, Redis/PostgreSQL running) and runs them all
-test: setup services browser
+## make test: installs what the tests need (Python packages, Chromium, Redis/PostgreSQL running), lints and runs them all
+test: setup services browser lint
 	$(PY) -m pytest
+
+## make lint: ruff over the project, mypy over engine/ (configuration in pyproject.toml)
+lint: setup
+	$(PY) -m ruff check .
+	$(PY) -m mypy
 
 services:
 	@bash scripts/ensure-services.sh

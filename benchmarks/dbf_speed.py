@@ -17,7 +17,7 @@ import argparse
 import statistics
 from pathlib import Path
 
-from engine.sim import simulate
+from engine.run import simulate
 from engine.workload import load_workload
 from engine.workload.window import parse_days, select_days
 

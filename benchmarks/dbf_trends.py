@@ -30,7 +30,7 @@ from pathlib import Path
 import pandas as pd
 
 from engine.metrics.deadlines import compared_summaries, deadline_summary
-from engine.sim import simulate
+from engine.run import simulate
 from engine.workload import load_workload
 from engine.workload.window import parse_days, select_days
 

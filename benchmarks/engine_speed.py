@@ -39,7 +39,7 @@ TARGET_PEAK_MIB = 1024
 CHILD = r"""
 import json, resource, sys, time
 sys.path.insert(0, sys.argv[1])
-from engine.sim import simulate
+from engine.run import simulate
 from engine.workload import load_workload
 
 path, policy = sys.argv[2], sys.argv[3]

@@ -44,7 +44,7 @@ from engine.platform.infer import (
 )
 from engine.platform.machines import Machine, read_machines
 from engine.platform.queues import load_queue_config
-from engine.sim import simulate
+from engine.run import simulate
 from engine.workload import Workload, load_workload
 from engine.workload.recorded import recorded_starts
 

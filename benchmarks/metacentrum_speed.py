@@ -32,10 +32,10 @@ sys.path.insert(0, str(ROOT))
 
 from engine.platform.machines import read_machines  # noqa: E402
 from engine.platform.queues import load_queue_config  # noqa: E402
-from engine.sim import simulate  # noqa: E402
+from engine.run import simulate  # noqa: E402
 from engine.workload import load_workload  # noqa: E402
 from engine.workload.model import Workload  # noqa: E402
-from shared_data import SHARED_DATA
+from shared_data import SHARED_DATA  # noqa: E402
 
 DATA = (SHARED_DATA / "metacentrum")
 TARGET_SECONDS = 60.0

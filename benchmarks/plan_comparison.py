@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine.metrics.summary import summarize_result  # noqa: E402
 from engine.metrics.timeseries import monthly  # noqa: E402
-from engine.sim import simulate  # noqa: E402
+from engine.run import simulate  # noqa: E402
 from engine.workload import load_workload  # noqa: E402
 from engine.workload.window import parse_days, select_days  # noqa: E402
 from webapp.dashboards.figures.heatmaps import (grid_edges, mean_wait_grid, ratio_heatmap,  # noqa: E402
@@ -97,7 +97,8 @@ def compare(trace: str, low: float, high: float, policies: list[str], out: Path)
                "mean response (s)": "{:,.0f}", "max wait (s)": "{:,.0f}", "wall (min)": "{:.1f}",
                "mean decision (ms)": "{:.1f}", "max decision (ms)": "{:,.0f}", "annealed": "{:,.0f}"}
     print(pd.DataFrame(rows).to_string(index=False, na_rep="–", formatters={
-        name: (lambda f: lambda v: "–" if v is None or v != v else f.format(v))(f) for name, f in formats.items()}))
+        name: (lambda f: lambda v: "–" if v is None or v != v else f.format(v))(f)  # noqa: B023 - f bound by the call
+        for name, f in formats.items()}))
 
     months = {policy: monthly_wait_and_response(schedule) for policy, schedule in schedules.items()}
     first = next(iter(months.values()))

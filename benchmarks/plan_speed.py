@@ -32,7 +32,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine.policies.registry import build_scheduler, resolve  # noqa: E402
-from engine.sim import simulate  # noqa: E402
+from engine.run import simulate  # noqa: E402
 from engine.sim.simulator import Simulation  # noqa: E402
 from engine.workload import load_workload  # noqa: E402
 from engine.workload.model import Workload  # noqa: E402

@@ -32,7 +32,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine.platform.allocations import parse_allocations  # noqa: E402
-from engine.sim import simulate  # noqa: E402
+from engine.run import simulate  # noqa: E402
 from engine.workload import load_workload  # noqa: E402
 from engine.workload.scenarios import SFS_MACHINE_NODES, SFS_USERS, sfs_scenario  # noqa: E402
 from shared_data import SHARED_DATA

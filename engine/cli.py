@@ -13,13 +13,10 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from engine.metrics.summary import summarize_result
-from engine.policies import PolicyError
-from engine.policies.registry import catalog, resolve
-from engine.sim import Cancelled, SimulationError, simulate
-from engine.workload import WorkloadError, describe, load_workload
-from engine.workload.load import scale_load
-from engine.workload.window import parse_days, select_days
+import pandas as pd
+
+from engine import api
+from engine.api import Cleaning, Clusters, Pool, PolicyError, Scenario, Transforms, WorkloadError
 
 USAGE_ERROR = 2
 
@@ -29,8 +26,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.command(args)
-    except (WorkloadError, PolicyError, SimulationError, Cancelled, OSError) as exc:
-        print(f"error: {_one_line(exc)}", file=sys.stderr)
+    except (WorkloadError, PolicyError, api.SimulationError, api.Cancelled, OSError) as exc:
+        print(f"error: {api.error_line(exc)}", file=sys.stderr)
         return USAGE_ERROR
 
 
@@ -124,97 +121,82 @@ def build_parser() -> argparse.ArgumentParser:
 
 def policy_with_settings(policy: str, settings: list[str]) -> dict[str, Any]:
     """The --policy spec with every --set KEY=VALUE applied (validated by the registry)."""
-    spec = resolve(policy).to_dict()
+    spec = api.resolve_policy(policy).to_dict()
     for item in settings:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise PolicyError(f"--set expects KEY=VALUE, got {item!r}")
         spec["params"][key.strip()] = value.strip()
-    return resolve({"preset": spec["preset"], "ordering": spec["ordering"],
-                    "algorithm": spec["algorithm"], "params": spec["params"]}).to_dict()
+    return api.resolve_policy({"preset": spec["preset"], "ordering": spec["ordering"],
+                               "algorithm": spec["algorithm"], "params": spec["params"]}).to_dict()
 
 
 def run_simulate(args: argparse.Namespace) -> int:
-    policy = policy_with_settings(args.policy, args.set + workload_settings(args))
+    policy = policy_with_settings(args.policy, args.set)
     began = time.perf_counter()
-    workload = load_workload(args.trace, procs=args.procs, oversize=args.oversize, overrun=args.overrun,
-                             skip_bad_lines=args.skip_bad_lines, memory_unit=args.memory_unit)
+    workload = api.read_trace(args.trace, procs=args.procs, cleaning=cleaning_options(args))
     parse_seconds = time.perf_counter() - began
-    if args.days:
-        workload = select_days(workload, *parse_days(args.days))
-    if args.load != 1.0:
-        workload = scale_load(workload, args.load)
-    capacity = int(workload.metadata["procs"])
-    platform = platform_options(args)
+    scenario = Scenario(
+        trace=workload, policy=policy, platform=platform_options(args),
+        transforms=Transforms(days=api.parse_days(args.days) if args.days else None, load_factor=args.load,
+                              deadlines=args.deadlines, paper_preprocessing=args.paper_preprocessing),
+        allocations=api.read_allocations(args.allocations) if args.allocations else None,
+        exact_estimates=args.exact_estimates, seed=args.seed)
     show = sys.stderr.isatty() if args.progress is None else args.progress
     bar = ProgressBar(sys.stderr) if show else None
-    result = simulate(workload, capacity, policy, allocation=args.allocation,
-                      exact_estimates=args.exact_estimates, seed=args.seed,
-                      progress=bar.update if bar else None, context=simulation_context(args), **platform)
+    result = api.run(scenario, progress=bar.update if bar else None)
     if bar:
         bar.close()
     result.to_csv(args.out)
     if args.summary:
-        summary = summarize_result(result, parse_seconds=parse_seconds, trace=args.trace, days=args.days,
-                                   load_factor=args.load)
+        summary = api.summarize(result, parse_seconds=parse_seconds, trace=args.trace, days=args.days,
+                                load_factor=args.load)
         write_json(summary, args.summary)
     return 0
 
 
-def platform_options(args: argparse.Namespace) -> dict[str, Any]:
-    """``machine``, ``queues`` and ``speed_scaling`` for simulate() from --machines/--queues/--speed-scaling."""
+def cleaning_options(args: argparse.Namespace) -> Cleaning:
+    return Cleaning(oversize=args.oversize, overrun=args.overrun, skip_bad_lines=args.skip_bad_lines,
+                    memory_unit=args.memory_unit)
+
+
+def platform_options(args: argparse.Namespace) -> Pool | Clusters:
+    """One pool of the trace's size (--procs, else its header), or the clusters of --machines."""
     if not args.machines:
         if args.queues or args.speed_scaling:
             raise WorkloadError("--queues and --speed-scaling need a machine description (--machines FILE)")
-        return {}
-    from engine.platform.machines import read_machines
-    from engine.platform.queues import load_queue_config
-
-    return {"machine": read_machines(args.machines),
-            "queues": load_queue_config(args.queues) if args.queues else None,
-            "speed_scaling": args.speed_scaling}
-
-
-def simulation_context(args: argparse.Namespace) -> dict[str, Any]:
-    """Inputs particular policies need, read from the files the flags name."""
-    context: dict[str, Any] = {}
-    if args.allocations:
-        from engine.platform.allocations import read_allocations
-
-        context["allocations"] = read_allocations(args.allocations)
-    return context
-
-
-def workload_settings(args: argparse.Namespace) -> list[str]:
-    """The flags that are spellings of workload options (engine.policies.registry.WorkloadOption)."""
-    settings = []
-    if args.deadlines is not None:
-        settings.append(f"deadline_fraction={args.deadlines}")
-    if args.paper_preprocessing:
-        settings.append("drop_interactive=true")
-    return settings
+        return Pool(allocation=args.allocation)
+    return Clusters(api.read_machines(args.machines),
+                    queues=api.read_queue_config(args.queues) if args.queues else None,
+                    speed_scaling=args.speed_scaling)
 
 
 def run_policies(args: argparse.Namespace) -> int:
-    entries = catalog()
+    entries = api.list_policies()
     if args.json:
         print(json.dumps(entries, indent=2))
         return 0
     for entry in entries:
         print(f"{entry['name']:<16} {entry['description']}")
+        print(f"{'':<18}{origin(entry)}")
         for param in entry["params"]:
             print(f"{'':<18}{param['name']} ({param['type']}, default {param['default']}): {param['description']}")
     return 0
 
 
-def run_inspect(args: argparse.Namespace) -> int:
-    workload = load_workload(args.trace, procs=args.procs, skip_bad_lines=args.skip_bad_lines,
-                             memory_unit=args.memory_unit)
-    info = describe(workload)
-    if "nodespec" in workload.jobs:
-        from engine.workload.metacentrum import describe_requests
 
-        info["requests"] = describe_requests(workload)
+def origin(entry: dict[str, Any]) -> str:
+    """A catalog entry's family and the paper it comes from, in words."""
+    paper = entry["paper_citation"] or "none (textbook policy)"
+    return f"family: {entry['family_title']}; paper: {paper}"
+
+
+def run_inspect(args: argparse.Namespace) -> int:
+    workload = api.read_trace(args.trace, procs=args.procs,
+                              cleaning=Cleaning(skip_bad_lines=args.skip_bad_lines, memory_unit=args.memory_unit))
+    info = api.describe(workload)
+    if "nodespec" in workload.jobs:
+        info["requests"] = api.describe_requests(workload)
     if args.json:
         print(json.dumps(info, indent=2, default=str))
         return 0
@@ -229,12 +211,10 @@ def run_inspect(args: argparse.Namespace) -> int:
 
 
 def run_infer(args: argparse.Namespace) -> int:
-    from engine.platform.infer import infer
-    from engine.platform.machines import read_machines
-
-    machine = read_machines(args.machines) if args.machines else None
-    workload = load_workload(args.trace, skip_bad_lines=args.skip_bad_lines, memory_unit=args.memory_unit)
-    found = infer(workload, machine)
+    machine = api.read_machines(args.machines) if args.machines else None
+    workload = api.read_trace(args.trace,
+                              cleaning=Cleaning(skip_bad_lines=args.skip_bad_lines, memory_unit=args.memory_unit))
+    found = api.infer_configuration(workload, machine)
     if not found.queues:
         raise WorkloadError("no job has a recorded start: nothing to infer from", file=args.trace)
     write_text(found.queues_yaml(), args.queues_out)
@@ -259,11 +239,9 @@ def write_text(text: str, path: str) -> None:
 
 
 def run_convert(args: argparse.Namespace) -> int:
-    from engine.workload.export import write_swf
-
-    workload = load_workload(args.trace, procs=args.procs, skip_bad_lines=args.skip_bad_lines,
-                             memory_unit=args.memory_unit)
-    write_swf(workload, args.out, extended=args.extended)
+    workload = api.read_trace(args.trace, procs=args.procs,
+                              cleaning=Cleaning(skip_bad_lines=args.skip_bad_lines, memory_unit=args.memory_unit))
+    api.write_swf(workload, args.out, extended=args.extended)
     report = workload.report
     print(f"{len(workload)} jobs written to {args.out}; left out: {report.total_rejected}, "
           f"bad lines: {report.bad_lines}", file=sys.stderr)
@@ -271,17 +249,13 @@ def run_convert(args: argparse.Namespace) -> int:
 
 
 def run_fidelity(args: argparse.Namespace) -> int:
-    from engine.metrics.fidelity import fidelity
-
     recorded, simulated = read_schedule(args.recorded), read_schedule(args.simulated)
-    write_json(fidelity(recorded, simulated, capacity=args.capacity), "-")
+    write_json(api.fidelity(recorded, simulated, capacity=args.capacity), "-")
     return 0
 
 
 def read_schedule(path: str) -> Any:
     """A schedule CSV written by ``simulate --out``; a missing column is a WorkloadError naming it."""
-    import pandas as pd
-
     try:
         frame = pd.read_csv(path)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
@@ -303,10 +277,11 @@ def write_json(data: dict, path: str) -> None:
 
 
 class ProgressBar:
-    """A one-line bar on stderr, redrawn at most ten times a second."""
+    """A one-line bar on stderr with the time left at the pace so far, redrawn at most ten times a second."""
 
     def __init__(self, stream: Any, width: int = 40) -> None:
         self.stream, self.width, self.last = stream, width, 0.0
+        self.began = time.monotonic()
 
     def update(self, fraction: float) -> None:
         now = time.monotonic()
@@ -314,15 +289,13 @@ class ProgressBar:
             return
         self.last = now
         filled = int(fraction * self.width)
-        self.stream.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {fraction:6.1%} of jobs")
+        left = api.format_duration(api.time_left(fraction, now - self.began))
+        self.stream.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {fraction:6.1%} of jobs, "
+                          f"about {left} left   ")
         self.stream.flush()
 
     def close(self) -> None:
         self.stream.write("\n")
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 if __name__ == "__main__":

@@ -8,7 +8,8 @@ into the previous test's broker while its worker listens on another.
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 from celery import Celery
 

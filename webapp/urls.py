@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from importlib.util import find_spec
-
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
@@ -25,9 +23,5 @@ urlpatterns = [
     path("allocations/", include("webapp.allocations.urls")),
     path("studies/", include("webapp.studies.urls")),
     path("preview/", include("webapp.preview.urls")),
+    path("dashboards/", include("webapp.dashboards.urls")),
 ]
-
-# The comparison and characterization pages live in webapp.dashboards (another engineer's
-# package, app_name="dashboards"); included once it exists so this file works before and after.
-if find_spec("webapp.dashboards") is not None and find_spec("webapp.dashboards.urls") is not None:
-    urlpatterns.append(path("dashboards/", include("webapp.dashboards.urls")))

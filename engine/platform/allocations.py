@@ -26,14 +26,15 @@ from __future__ import annotations
 import csv
 import io
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from engine.workload.errors import WorkloadError, shown
+from engine.errors import WorkloadError, shown
 
 #: Header of an allocations file (target_factor and target may be empty on every line).
 COLUMNS = ("allocation", "members", "award", "period_days", "target_factor", "target")
@@ -209,6 +210,7 @@ def _allocation(row: dict[str, str], source: str, line: int) -> Allocation:
             if value is None:
                 raise WorkloadError("needed to compute the target (or give target in processors)",
                                     file=source, line=line, field=field_name)
+        assert award is not None and period is not None   # checked just above
         target = (factor or DEFAULT_TARGET_FACTOR) * award / (period * 24.0)
     return Allocation(name, frozenset(users), frozenset(groups), award, period,
                       factor or DEFAULT_TARGET_FACTOR, target)

@@ -38,9 +38,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from engine.platform.hosts import host_cluster
 from engine.platform.machines import Cluster, Machine
 from engine.platform.queues import QueueConfig, parse_queue_config
-from engine.workload.metacentrum import EXEC_HOSTS, host_cluster
+from engine.workload.metacentrum import EXEC_HOSTS
 from engine.workload.model import Workload
 from engine.workload.recorded import REJECT_NO_START, recorded_starts
 

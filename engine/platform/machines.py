@@ -35,10 +35,11 @@ import csv
 import io
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from engine.platform.yaml_text import key_lines, key_name, load_yaml, sequence_items
 from engine.workload.errors import WorkloadError, shown
@@ -355,10 +356,10 @@ def _time(value: Any, field_name: str, where: dict) -> int | None:
     if value is None or value == "":
         return None
     if isinstance(value, datetime):
-        moment = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+        moment = value if value.tzinfo else value.replace(tzinfo=UTC)
         return int(moment.timestamp())
     if hasattr(value, "isoformat") and not isinstance(value, (int, float, str)):   # a YAML date
-        return int(datetime(value.year, value.month, value.day, tzinfo=timezone.utc).timestamp())
+        return int(datetime(value.year, value.month, value.day, tzinfo=UTC).timestamp())
     number = _number(value)
     if number is not None:
         return int(number)
@@ -367,7 +368,7 @@ def _time(value: Any, field_name: str, where: dict) -> int | None:
     except ValueError:
         raise WorkloadError(f"expected seconds or an ISO date (2013-10-05), got {value!r}", field=field_name,
                             **where) from None
-    return int((moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp())
+    return int((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp())
 
 
 def _check_unique(clusters: Iterable[Cluster], source: str) -> None:

@@ -106,8 +106,7 @@ def load_queue_config(name_or_path: str | Path) -> QueueConfig:
     """A shipped configuration by name (``metacentrum-2014``) or a YAML file by path."""
     key = str(name_or_path)
     if key in SHIPPED:
-        path = CONFIG_DIR / SHIPPED[key]
-        config = parse_queue_config(path.read_text(encoding="utf-8"), source=str(path))
+        config = parse_queue_config(shipped_text(key), source=str(CONFIG_DIR / SHIPPED[key]))
         return QueueConfig(config.queues, config.mode, config.source, key)
     path = Path(name_or_path)
     if not path.exists():
@@ -118,6 +117,11 @@ def load_queue_config(name_or_path: str | Path) -> QueueConfig:
         raise WorkloadError(f"cannot read the queue configuration: {exc}", file=key) from None
     config = parse_queue_config(text, source=key)
     return QueueConfig(config.queues, config.mode, config.source, path.stem)
+
+
+def shipped_text(name: str) -> str:
+    """The YAML text of a shipped configuration (``metacentrum-2014``)."""
+    return (CONFIG_DIR / SHIPPED[name]).read_text(encoding="utf-8")
 
 
 def parse_queue_config(text: str, *, source: str = "<queues>") -> QueueConfig:

@@ -4,6 +4,8 @@
 - ``firstfit``: start any job that fits, in queue order, with no reservation.
 - ``easy``: a reservation for the head job only; a later job may start now if it fits and does not
   delay that reservation (it ends before the shadow time, or uses only the extra processors).
+  ``backfill_bound`` K (like Slurm's bf_max_job_test, PBS's backfill depth): only the first K
+  waiting jobs behind the head are tested; by default every one (the exact schedule).
 - ``conservative``: every waiting job holds a reservation in the availability profile, made when
   it arrives; a job starts early only if no reservation moves later. When a job ends before its
   requested time, reservations are compressed: each waiting job (in queue order) moves to the
@@ -12,8 +14,29 @@
 
 from __future__ import annotations
 
+import math
+from itertools import islice
+from typing import Any
+
 from engine.policies.algorithm import Algorithm
+from engine.policies.base import Param
+from engine.policies.ordering import WaitingQueue
 from engine.policies.registry import Component, register_algorithm
+from engine.sim.allocation import CountAllocator
+from engine.sim.fitindex import FitIndex, RunningByEnd
+from engine.sim.simulator import Simulation
+
+BACKFILL_BOUND = Param(
+    "backfill_bound", "int", math.inf,
+    "most waiting jobs one backfill pass tests behind the reserved one (like Slurm's bf_max_job_test or PBS's "
+    "backfill depth; conservative: jobs its compression moves); inf = every one, the exact schedule",
+    minimum=1, allow_infinity=True, label="backfill bound", unit="jobs")
+
+
+def bounded(params: dict[str, Any]) -> int | None:
+    """A policy's backfill bound: None = every waiting job (the exact schedule)."""
+    bound = params.get("backfill_bound", math.inf)
+    return None if math.isinf(bound) else int(bound)
 
 
 class InOrder(Algorithm):
@@ -43,7 +66,34 @@ class FirstFit(Algorithm):
 
 
 class Easy(Algorithm):
-    """``easy``: EASY backfilling (a reservation for the head job only)."""
+    """``easy``: EASY backfilling (a reservation for the head job only).
+
+    On a pool of processors (count allocation) with a queue order fixed at arrival and no bound,
+    the backfill pass asks a :class:`FitIndex` for the next job that can start instead of testing
+    every waiting job (the same jobs start, in the same order)."""
+
+    def __init__(self, sim: Simulation, queue: WaitingQueue, params: dict) -> None:
+        super().__init__(sim, queue, params)
+        indexed = (type(queue) is WaitingQueue and queue.rank is not None and bounded(params) is None
+                   and isinstance(sim.allocator, CountAllocator) and type(sim).fits is Simulation.fits)
+        self.index = FitIndex(queue.rank, sim.size, sim.estimate) if indexed else None
+        #: running jobs by expected end in arrays (with the index): the shadow time, compiled
+        self.running = RunningByEnd(sim.capacity) if indexed else None
+
+    def on_submit(self, job: int) -> None:
+        super().on_submit(job)
+        if self.index is not None:
+            self.index.add(job)
+
+    def start(self, job: int) -> None:
+        super().start(job)
+        if self.index is not None:
+            self.index.remove(job)
+            self.running.add(self.sim.expected_end(job), job, self.sim.size[job])
+
+    def on_finish(self, job: int) -> None:
+        if self.running is not None:
+            self.running.remove(self.sim.expected_end(job), job)
 
     def schedule(self) -> None:
         sim, queue = self.sim, self.queue
@@ -56,9 +106,15 @@ class Easy(Algorithm):
             return
         if sim.free == 0:
             return
+        if self.index is not None:
+            shadow, extra = self.running.shadow(sim.size[head], sim.free, sim.now)
+            self.backfill_indexed(head, shadow, extra)
+            return
         shadow, extra = self.shadow(head)
         now, size, estimate = sim.now, sim.size, sim.estimate
-        for job in queue.jobs()[1:]:
+        behind = queue.iter_jobs()
+        next(behind)                                 # the head
+        for job in islice(behind, bounded(self.params)):
             free = sim.free
             if free == 0:
                 return
@@ -71,6 +127,21 @@ class Easy(Algorithm):
             elif need <= extra and sim.fits(job):
                 self.start(job)
                 extra -= need
+
+    def backfill_indexed(self, head: int, shadow: int, extra: int) -> None:
+        """The backfill pass with the index: each next job (in queue order) that fits the free
+        processors and ends by the shadow time or fits the extra processors starts."""
+        sim, index = self.sim, self.index
+        span = shadow - sim.now
+        position = int(index.rank[head]) + 1
+        while sim.free:
+            job = index.first_fit(position, sim.free, extra, span)
+            if job < 0:
+                return
+            if sim.estimate[job] > span:
+                extra -= sim.size[job]
+            position = int(index.rank[job]) + 1
+            self.start(job)
 
     def shadow(self, head: int) -> tuple[int, int]:
         """When the head job can start at the latest (running jobs end as requested), and how
@@ -98,4 +169,4 @@ class Easy(Algorithm):
 
 register_algorithm(Component("none", InOrder, (), "start jobs in queue order while the head fits"))
 register_algorithm(Component("firstfit", FirstFit, (), "any waiting job that fits, no reservation"))
-register_algorithm(Component("easy", Easy, (), "EASY backfilling"))
+register_algorithm(Component("easy", Easy, (BACKFILL_BOUND,), "EASY backfilling"))

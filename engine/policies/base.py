@@ -87,12 +87,16 @@ def to_json_value(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class PolicySpec:
-    """A resolved policy: preset name, its ordering and algorithm, and every parameter's value."""
+    """A resolved policy: preset name, its ordering and algorithm, and every parameter's value.
+
+    ``defaults`` are the preset's own values (set by the registry's resolve), so the label can name
+    what differs without looking the preset up; they are not part of the spec's data or equality."""
 
     preset: str
     ordering: str
     algorithm: str
     params: dict[str, Any] = field(default_factory=dict)
+    defaults: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {"preset": self.preset, "ordering": self.ordering, "algorithm": self.algorithm,
@@ -105,10 +109,7 @@ class PolicySpec:
 
     def label_without(self, names: Iterable[str]) -> str:
         """The label leaving out the parameters ``names`` (e.g. settings every run of an experiment shares)."""
-        from engine.policies.registry import PRESETS
-
         left_out = set(names)
-        defaults = PRESETS[self.preset].defaults() if self.preset in PRESETS else {}
         changed = [f"{k}={to_json_value(v)}" for k, v in self.params.items()
-                   if defaults.get(k) != v and k not in left_out]
+                   if self.defaults.get(k) != v and k not in left_out]
         return self.preset + (f" ({', '.join(changed)})" if changed else "")

@@ -25,6 +25,9 @@ Each round therefore asks only the jobs reserved to start after the beginning of
 since the previous round, and only about starts before its end. The round itself is one compiled
 loop (numba) over the profile's arrays.
 
+**Bound.** With ``backfill_bound`` K, compression looks at the first K waiting jobs only (an
+approximation: no fixpoint for the others; by default every job, the exact schedule).
+
 **Rebuild.** If a due job does not fit (a job ran past its request with overruns allowed, or no
 aligned buddy block), the profile is rebuilt from what really runs and every waiting job is
 placed again in queue order.
@@ -32,13 +35,12 @@ placed again in queue order.
 
 from __future__ import annotations
 
-from heapq import heappop, heappush
-
 import numpy as np
 
 from engine.policies.algorithm import Algorithm
+from engine.policies.backfill import BACKFILL_BOUND, bounded
 from engine.policies.ordering import WaitingQueue
-from engine.sim.profile import FOREVER, NEVER, Profile, add, earliest_start, njit
+from engine.sim.profile import FOREVER, NEVER, Profile, add, earliest_start, njit, running_jobs_profile
 from engine.sim.simulator import Simulation
 
 
@@ -51,9 +53,17 @@ class Conservative(Algorithm):
         self.estimate = np.asarray(sim.estimate, dtype=np.int64)
         self.size = np.asarray(sim.size, dtype=np.int64)
         self.reserved = np.full(sim.n, NEVER, dtype=np.int64)   # job -> reserved start
-        self._due: list[tuple[int, int, int]] = []   # (start, seq, job), stale entries skipped
-        self._seq = 0
+        #: job -> when its reservation was made (jobs due at one instant start in that order)
+        self.seq = np.zeros(sim.n, dtype=np.int64)
+        self._clock = np.zeros(1, dtype=np.int64)    # the next seq (kept in an array the kernels update)
+        self._next_due = FOREVER     # no waiting job is reserved before this
         self._freed_until = NEVER    # end of the room freed (from now on) since the last compression
+        #: the waiting jobs in queue order, kept in place (no copy per event) when the queue's
+        #: order is fixed at arrival (a plain WaitingQueue); other queues are read at each use
+        self._kept = type(queue) is WaitingQueue
+        self._order = np.empty(sim.n if self._kept else 0, dtype=np.int64)
+        self._waiting = 0
+        self._moves = np.empty((0, 2), dtype=np.int64)
 
     # reservations ------------------------------------------------------------------------------
     def _reserve(self, job: int, start: int) -> None:
@@ -64,18 +74,38 @@ class Conservative(Algorithm):
     def _note(self, job: int, start: int) -> None:
         """Record ``job``'s reservation (already in the profile) and when it falls due."""
         self.reserved[job] = start
-        heappush(self._due, (start, self._seq, job))
-        self._seq += 1
+        self.seq[job] = self._clock[0]
+        self._clock[0] += 1
+        if start < self._next_due:
+            self._next_due = start
 
     def _place(self, job: int) -> None:
         sim = self.sim
         start = self.profile.earliest_start(sim.now, sim.estimate[job], sim.size[job])
+        assert start is not None   # every job fits the empty machine eventually
         self._reserve(job, start)
 
+    def enqueue(self, job: int) -> None:
+        """Add an arriving job to the waiting queue."""
+        self.queue.add(job)
+        if self._kept:
+            self._waiting = insert(self._order, self._waiting, self.queue.position(job), job)
+
     def on_submit(self, job: int) -> None:
-        super().on_submit(job)
+        self.enqueue(job)
         self.profile.advance(self.sim.now)
         self._place(job)
+
+    def start(self, job: int) -> None:
+        super().start(job)
+        if self._kept:
+            self._waiting = remove(self._order, self._waiting, job)
+
+    def waiting(self) -> np.ndarray:
+        """The waiting jobs in queue order (a view while the order is kept in place)."""
+        if self._kept:
+            return self._order[:self._waiting]
+        return np.array(self.queue.jobs(), dtype=np.int64)
 
     def on_finish(self, job: int) -> None:
         sim = self.sim
@@ -89,27 +119,26 @@ class Conservative(Algorithm):
     def schedule(self) -> None:
         if self._freed_until > self.sim.now:
             self.compress()
-        if not self._start_due() and self._due and self._due[0][0] <= self.sim.now:
+        if not self._start_due():
             self.rebuild()
             self._start_due()
 
     def _start_due(self) -> bool:
-        """Start every job whose reservation is now; False if one of them does not fit."""
-        sim, due, reserved = self.sim, self._due, self.reserved
+        """Start every job whose reservation is now (in the order the reservations were made);
+        False if one of them does not fit."""
+        sim, reserved = self.sim, self.reserved
         now = sim.now
-        blocked = []
-        while due and due[0][0] <= now:
-            entry = heappop(due)
-            start, _, job = entry
-            if reserved[job] != start:
-                continue
+        if self._next_due > now:
+            return True
+        due = due_jobs(self.waiting(), reserved, self.seq, now)
+        blocked = False
+        for job in due.tolist():
             if sim.fits(job):
                 reserved[job] = NEVER
                 self.start(job)
             else:
-                blocked.append(entry)
-        for entry in blocked:
-            heappush(due, entry)
+                blocked = True
+        self._next_due = earliest_reservation(self.waiting(), reserved)
         return not blocked
 
     def compress(self) -> None:
@@ -120,19 +149,23 @@ class Conservative(Algorithm):
         """
         profile = self.profile
         profile.advance(self.sim.now)
-        queue = np.array(self.queue.jobs(), dtype=np.int64)
-        moves = np.empty((len(queue), 2), dtype=np.int64)
+        queue = self.waiting()[:bounded(self.params)]
+        if len(self._moves) < len(queue):
+            self._moves = np.empty((max(len(queue), 2 * len(self._moves)), 2), dtype=np.int64)
         lo, hi = self.sim.now, self._freed_until
         self._freed_until = NEVER
         while True:
             profile.make_room(4 * len(queue))   # a move changes at most four steps
-            profile.length, count, lo, hi = compress_round(
-                profile.times, profile.free, profile.length, queue, self.reserved,
-                self.estimate, self.size, lo, hi, moves)
+            profile.length, count, lo, hi, first = compress_round(
+                profile.times, profile.free, profile.length, queue, self.reserved, self.seq, self._clock,
+                self.estimate, self.size, lo, hi, self._moves)
             if not count:
                 return
-            for job, new in moves[:count].tolist():
-                self._note(job, new)
+            self._next_due = min(self._next_due, first)
+            self.moved(self._moves[:count])
+
+    def moved(self, moves: np.ndarray) -> None:
+        """Called with the (job, new start) rows of each compression round (already recorded)."""
 
     def rebuild(self) -> None:
         """Rebuild the profile from what really runs, then re-place every waiting job in queue order.
@@ -140,28 +173,26 @@ class Conservative(Algorithm):
         Needed only when reality left the profile: a job running past its requested time (when
         overruns are allowed) or a buddy request with no aligned free block.
         """
-        sim = self.sim
-        now = sim.now
-        self.profile = Profile(sim.capacity, now)
-        for end, job in sim.running_ends:
-            self.profile.reserve(now, max(end, now + 1), sim.size[job])
-        self._due.clear()
+        self.profile = running_jobs_profile(self.sim)
+        self._next_due = FOREVER
         for job in self.queue.jobs():
             self._place(job)
 
 
 @njit(cache=True)
-def compress_round(times, free, length, queue, reserved, estimate, size, lo, hi, moves):
+def compress_round(times, free, length, queue, reserved, seq, clock, estimate, size, lo, hi, moves):
     """One compression round over ``queue`` (job numbers in queue order); the room freed since the
     previous round lies in [lo, hi).
 
     Each job that now fits earlier moves there at once (the next jobs see the change), and
-    ``reserved`` is updated. Writes (job, new start) of each move to ``moves`` and returns
-    (profile length, number of moves, lo, hi) where [lo, hi) now bounds the windows given up.
+    ``reserved`` and ``seq`` (from ``clock[0]``, advanced) are updated. Writes (job, new start) of
+    each move to ``moves`` and returns (profile length, number of moves, lo, hi, earliest new
+    start) where [lo, hi) now bounds the windows given up.
     """
     now = times[0]
     count = 0
     given_lo, given_hi = FOREVER, NEVER
+    first = FOREVER
     for q in range(len(queue)):
         job = queue[q]
         start = reserved[job]
@@ -176,14 +207,68 @@ def compress_round(times, free, length, queue, reserved, estimate, size, lo, hi,
         length = add(times, free, length, new, min(new + duration, start), -n)
         length = add(times, free, length, max(new + duration, start), end, n)
         reserved[job] = new
+        seq[job] = clock[0]
+        clock[0] += 1
+        first = min(first, new)
         moves[count, 0] = job
         moves[count, 1] = new
         count += 1
         hi = max(hi, end)
         given_lo, given_hi = min(given_lo, start), max(given_hi, end)
-    return length, count, given_lo, given_hi
+    return length, count, given_lo, given_hi, first
+
+
+@njit(cache=True)
+def due_jobs(queue, reserved, seq, now):
+    """The jobs of ``queue`` reserved to start by ``now``, by (reserved start, seq)."""
+    count = 0
+    for q in range(len(queue)):
+        if reserved[queue[q]] <= now:
+            count += 1
+    due = np.empty(count, dtype=np.int64)
+    count = 0
+    for q in range(len(queue)):
+        job = queue[q]
+        if reserved[job] <= now:
+            i = count       # insertion sort: few jobs fall due at once
+            while i > 0 and (reserved[due[i - 1]] > reserved[job]
+                             or reserved[due[i - 1]] == reserved[job] and seq[due[i - 1]] > seq[job]):
+                due[i] = due[i - 1]
+                i -= 1
+            due[i] = job
+            count += 1
+    return due
+
+
+@njit(cache=True)
+def earliest_reservation(queue, reserved):
+    """The earliest reserved start among ``queue`` (FOREVER if it is empty)."""
+    first = FOREVER
+    for q in range(len(queue)):
+        first = min(first, reserved[queue[q]])
+    return first
+
+
+@njit(cache=True)
+def insert(order, length, position, job):
+    """Insert ``job`` at ``position`` of ``order[:length]`` in place; returns the new length."""
+    for i in range(length, position, -1):
+        order[i] = order[i - 1]
+    order[position] = job
+    return length + 1
+
+
+@njit(cache=True)
+def remove(order, length, job):
+    """Remove ``job`` from ``order[:length]`` in place; returns the new length."""
+    i = 0
+    while order[i] != job:
+        i += 1
+    for k in range(i, length - 1):
+        order[k] = order[k + 1]
+    return length - 1
 
 
 from engine.policies.registry import Component, register_algorithm  # noqa: E402
 
-register_algorithm(Component("conservative", Conservative, (), "conservative backfilling"))
+register_algorithm(Component("conservative", Conservative, (BACKFILL_BOUND,), "conservative backfilling"))

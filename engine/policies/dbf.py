@@ -50,6 +50,7 @@ from engine.policies.base import Param
 from engine.sim.profile import FOREVER, add, earliest_start, njit
 from engine.sim.simulator import Simulation
 from engine.workload.deadlines import DEADLINE, assign_deadlines, paper_preprocessing
+from engine.workload.model import Workload
 
 
 #: values of the ``dbf_class`` schedule column
@@ -73,10 +74,11 @@ class DeadlineBackfilling(Conservative):
         self.extra_steps = 0             # times the extra step (lines 22-35) ran
         #: what became of each job, for the schedule's ``dbf_class`` column (see extra_columns)
         self.job_class = np.where(self.has_deadline, TENTATIVE, REGULAR).astype(np.int8)
+        self._first_seq: dict[tuple[int, int], int] = {}   # (job, start) -> seq of its first reservation there
 
     # arrivals ----------------------------------------------------------------------------------
     def on_submit(self, job: int) -> None:
-        self.queue.add(job)
+        self.enqueue(job)
         self.profile.advance(self.sim.now)
         if self.has_deadline[job]:
             self._place(job)
@@ -161,6 +163,30 @@ class DeadlineBackfilling(Conservative):
             del l1[bisect_left(l1, job)]
         super().start(job)
 
+    # when jobs fall due --------------------------------------------------------------------------
+    # Here a job may come back to a start it held before (Algorithm 1 cancels and re-reserves);
+    # jobs due at one instant then start in the order of the *first* reservation at that start
+    # since the last rebuild, as they always have.
+    #
+    # The simulator is also woken at every reservation: Algorithm 1 moves deadline jobs later without
+    # compressing, so a reservation may begin where no job ends or arrives any more (conservative's
+    # fixpoint argument does not hold here); without the wake-up such a job would start late, or
+    # never if the machine went idle.
+    def _note(self, job: int, start: int) -> None:
+        super()._note(job, start)
+        self.seq[job] = self._first_seq.setdefault((job, start), int(self.seq[job]))
+        self.sim.wake_at(start)
+
+    def moved(self, moves: np.ndarray) -> None:
+        first, seq, wake_at = self._first_seq, self.seq, self.sim.wake_at
+        for job, new in moves.tolist():
+            seq[job] = first.setdefault((job, new), int(seq[job]))
+            wake_at(new)
+
+    def rebuild(self) -> None:
+        self._first_seq.clear()
+        super().rebuild()
+
     # reporting ---------------------------------------------------------------------------------
     def extra_columns(self) -> dict[str, np.ndarray]:
         """``dbf_class``: 0 regular; 1 deadline job that started from L1; 2 deadline job fixed in L0
@@ -196,11 +222,11 @@ def reserve_in_order(times, free, length, jobs, reserved, estimate, size, now):
     return length
 
 
-def _deadline_scenario(workload, fraction, seed):  # noqa: ANN001, ANN202 - registry callback
+def _deadline_scenario(workload: Workload, fraction: float, seed: int) -> Workload:
     return assign_deadlines(workload, float(fraction), seed=seed)
 
 
-def _paper_preprocessing(workload, drop, seed):  # noqa: ANN001, ANN202 - registry callback
+def _paper_preprocessing(workload: Workload, drop: bool, seed: int) -> Workload:
     return paper_preprocessing(workload) if drop else workload
 
 

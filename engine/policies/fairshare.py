@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, insort
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from heapq import merge
 from typing import Any
 
@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from engine.policies.base import Param
-from engine.policies.ordering import WaitingQueue
+from engine.policies.ordering import WaitingQueue, walk
 from engine.policies.registry import Component, Preset, register, register_ordering
 
 HOUR = 3600
@@ -102,7 +102,7 @@ class FairShareAccount:
     def finished(self, job: int, now: int) -> None:
         self.advance(now)
         user, weight = self.user[job], self.weight(job)
-        since = self.start_time[job]
+        since: float = self.start_time[job]
         if self.charge_running:
             since = max(since, self.last_tick)
             self.rate[user] -= weight
@@ -171,6 +171,21 @@ class FairShareQueue(WaitingQueue):
                 result.extend(merge(*(members for _, members in ordered[i:j])))
             i = j
         return result
+
+    def iter_jobs(self) -> Iterator[int]:
+        """:meth:`jobs` lazily: the order of the groups is fixed when the pass begins, as in
+        :meth:`jobs`; a pass may start the job just yielded (see WaitingQueue.iter_jobs)."""
+        ordered = self._ordered_groups()
+        i = 0
+        while i < len(ordered):
+            j = i + 1
+            while j < len(ordered) and ordered[j][0] == ordered[i][0]:
+                j += 1
+            if j == i + 1:
+                yield from walk(ordered[i][1], int)
+            else:                                # equal priority: arrival order across users
+                yield from merge(*(walk(members, int) for _, members in ordered[i:j]))
+            i = j
 
     def head(self) -> int:
         ordered = self._ordered_groups()

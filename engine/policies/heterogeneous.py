@@ -8,7 +8,8 @@ queue nor hold a reservation.
 * ``none``: start eligible jobs in queue order while the first eligible one fits.
 * ``easy``: the first eligible job that does not fit gets a reservation on one cluster (see
   :meth:`engine.sim.nodes.NodeAllocator.head_reservation`); later jobs start if they do not
-  delay it (:meth:`~engine.sim.nodes.NodeAllocator.backfill_fits`).
+  delay it (:meth:`~engine.sim.nodes.NodeAllocator.backfill_fits`). With ``backfill_bound`` K,
+  only the first K waiting jobs after the reservation are tested (the exact schedule by default).
 * ``conservative`` — approximations, stated: each waiting job holds a reservation in the **core**
   profile of one cluster (``engine.sim.profile.Profile`` per cluster; the cores it holds: nodes ×
   ppn, or whole nodes if exclusive), chosen as the suitable cluster with the earliest start.
@@ -19,15 +20,18 @@ queue nor hold a reservation.
   later reservations may overlap its real run and in turn be blocked when due. When a job ends
   early, one compression pass in queue order moves each waiting job to its earliest start on the
   cluster(s) that gained room, or earlier on its own cluster, if that is earlier (the homogeneous
-  engine repeats passes to a fixpoint and also reuses room given up by moved jobs).
+  engine repeats passes to a fixpoint and also reuses room given up by moved jobs). With
+  ``backfill_bound`` K the pass looks at the first K waiting jobs only.
 """
 
 from __future__ import annotations
 
 from heapq import heappop, heappush
+from itertools import islice
 from typing import Any
 
 from engine.policies.algorithm import Algorithm
+from engine.policies.backfill import BACKFILL_BOUND, bounded
 from engine.policies.ordering import WaitingQueue
 from engine.policies.registry import Component, register_algorithm
 from engine.sim.profile import Profile
@@ -38,7 +42,7 @@ class NodeInOrder(Algorithm):
 
     def schedule(self) -> None:
         sim, allocator = self.sim, self.sim.allocator
-        for job in self.queue.jobs():
+        for job in self.queue.iter_jobs():
             if not allocator.limits_allow(job):
                 continue
             if not self.queue.may_start(job) or not sim.fits(job):
@@ -55,12 +59,20 @@ class NodeEasy(Algorithm):
         limited = allocator.queue_of is not None
         limits_ok = allocator.limits_allow
         skipping = type(queue).may_start is not WaitingQueue.may_start
+        bound = bounded(self.params)
+        tested = 0
         reservation = None
-        for job in queue.jobs():
+        for job in queue.iter_jobs():
             free = allocator.free
             if free == 0:
                 return
-            if reservation is not None and size[job] > free or skipping and not queue.may_start(job):
+            if reservation is not None:
+                if tested == bound:
+                    return
+                tested += 1
+                if size[job] > free:
+                    continue
+            if skipping and not queue.may_start(job):
                 continue
             if limited and not limits_ok(job):
                 continue
@@ -193,7 +205,7 @@ class NodeConservative(Algorithm):
         """One pass in queue order: each reserved job moves to its earliest start on the clusters
         that gained room (or earlier on its own) if that is earlier."""
         now = self.sim.now
-        for job in self.queue.jobs():
+        for job in islice(self.queue.iter_jobs(), bounded(self.params)):
             entry = self.reserved.get(job)
             if entry is None or entry[1] <= now or job in self.blocked:
                 continue
@@ -205,5 +217,6 @@ class NodeConservative(Algorithm):
 
 register_algorithm(Component("none", NodeInOrder, (), "start jobs in queue order while the head fits"),
                    machine="nodes")
-register_algorithm(Component("easy", NodeEasy, (), "EASY backfilling"), machine="nodes")
-register_algorithm(Component("conservative", NodeConservative, (), "conservative backfilling"), machine="nodes")
+register_algorithm(Component("easy", NodeEasy, (BACKFILL_BOUND,), "EASY backfilling"), machine="nodes")
+register_algorithm(Component("conservative", NodeConservative, (BACKFILL_BOUND,), "conservative backfilling"),
+                   machine="nodes")

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, insort
-from typing import Callable
+from collections.abc import Callable, Iterator
+
+import numpy as np
 
 from engine.policies.base import Param
 from engine.policies.registry import Component, register_ordering
@@ -18,10 +20,13 @@ from engine.sim.simulator import Simulation
 class WaitingQueue:
     """Waiting jobs kept sorted by ``key(job)``; the base class has no skipping limit."""
 
-    def __init__(self, sim: Simulation, key: Callable[[int], tuple]) -> None:
+    def __init__(self, sim: Simulation, key: Callable[[int], tuple], rank: np.ndarray | None = None) -> None:
         self.sim = sim
         self.key = key
         self._keys: list[tuple] = []
+        #: every job's place in the order of all jobs by ``key``, when the key is fixed data (lets
+        #: backfilling index the queue by position, engine.sim.fitindex); None otherwise
+        self.rank = rank
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -36,8 +41,20 @@ class WaitingQueue:
         """Waiting jobs in priority order (a snapshot: safe to start jobs while walking it)."""
         return [k[-1] for k in self._keys]
 
+    def iter_jobs(self) -> Iterator[int]:
+        """Waiting jobs in the order :meth:`jobs` gives, without copying the queue: a pass may
+        start the job just yielded (and only that one) and go on. A queue whose order can change
+        during a pass gives the snapshot (:meth:`jobs`)."""
+        if type(self).jobs is not WaitingQueue.jobs:
+            return iter(self.jobs())
+        return walk(self._keys, lambda key: key[-1])
+
     def head(self) -> int:
         return self._keys[0][-1]
+
+    def position(self, job: int) -> int:
+        """Where the waiting ``job`` stands in the order (0 = the head)."""
+        return bisect_left(self._keys, self.key(job))
 
     def may_start(self, job: int) -> bool:
         """Whether starting ``job`` now keeps every waiting job within its skipping limit."""
@@ -45,6 +62,17 @@ class WaitingQueue:
 
     def started(self, job: int) -> None:
         """Called after the algorithm started ``job`` (already removed from the queue)."""
+
+
+def walk(items: list, job_of: Callable[[object], int]) -> Iterator[int]:
+    """The jobs of ``items`` (a list kept up to date by its owner) in order, going on correctly
+    when the job just yielded is removed from the list meanwhile."""
+    i = 0
+    while i < len(items):
+        job = job_of(items[i])
+        yield job
+        if i < len(items) and job_of(items[i]) == job:
+            i += 1
 
 
 class SkipLimitedQueue(WaitingQueue):
@@ -93,19 +121,29 @@ class SkipLimitedQueue(WaitingQueue):
                     insort(self.pinned, waiting)
 
 
+def ranks(primary: list[int]) -> np.ndarray:
+    """Each job's place when all jobs are sorted by (primary[job], job)."""
+    order = np.lexsort((np.arange(len(primary)), np.asarray(primary, dtype=np.int64)))
+    rank = np.empty(len(primary), dtype=np.int64)
+    rank[order] = np.arange(len(primary))
+    return rank
+
+
 def submit_order(sim: Simulation, params: dict) -> WaitingQueue:
-    return WaitingQueue(sim, lambda j: (j,))
+    return WaitingQueue(sim, lambda j: (j,), np.arange(sim.n, dtype=np.int64))
 
 
 def shortest_first(sim: Simulation, params: dict) -> WaitingQueue:
     estimate = sim.estimate
-    return WaitingQueue(sim, lambda j: (estimate[j], j))
+    return WaitingQueue(sim, lambda j: (estimate[j], j), ranks(estimate))
 
 
 def largest_first(sim: Simulation, params: dict) -> WaitingQueue:
     size, masc = sim.size, params.get("masc", math.inf)
     key = lambda j: (-size[j], j)  # noqa: E731
-    return WaitingQueue(sim, key) if math.isinf(masc) else SkipLimitedQueue(sim, key, masc)
+    if not math.isinf(masc):
+        return SkipLimitedQueue(sim, key, masc)
+    return WaitingQueue(sim, key, ranks([-s for s in size]))
 
 
 MASC = Param("masc", "int", math.inf,

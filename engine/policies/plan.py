@@ -20,7 +20,7 @@ Where the paper leaves a choice:
   T = 10⁻⁴ one that worsens it by 0.01 % does. ``current`` divides by the current plan's cost (a
   relative change), ``absolute`` uses Δ as it is (seconds, seconds², seconds).
 * **Seed.** Each decision draws its moves from a generator seeded with the run's seed (the
-  ``seed`` of :func:`engine.sim.simulate`, ``--seed``, the experiment's seed) and the instant, so
+  ``seed`` of :func:`engine.run.simulate`, ``--seed``, the experiment's seed) and the instant, so
   the same input and seed give the same schedule and no decision depends on how many random
   numbers earlier ones used. There is no separate policy-level seed: the registry passes the run's
   seed to every policy under ``params["seed"]``, so a policy parameter of that name would be
@@ -49,6 +49,7 @@ from engine.policies.ordering import WaitingQueue
 from engine.policies.registry import Component, Preset, register, register_algorithm
 from engine.sim.planner import (MAKESPAN, MEAN_SQUARED_WAIT, MEAN_WAIT, SCALE_ABSOLUTE, SCALE_CURRENT,
                                 SCALE_INITIAL, best_plan, plan_cost, temperature_schedule)
+from engine.sim.profile import running_jobs_profile
 from engine.sim.simulator import Simulation
 
 OBJECTIVES = {"wait": MEAN_WAIT, "squared-wait": MEAN_SQUARED_WAIT, "makespan": MAKESPAN}
@@ -147,16 +148,9 @@ def running_profile(sim: Simulation, kind: int) -> tuple[np.ndarray, np.ndarray,
     and the cost a plan starts from (for the makespan the latest running end from now, else 0).
 
     A job running past its expected end (overruns allowed) is expected to end in one second."""
-    now = sim.now
-    if not sim.running_ends:
-        return np.array([now], dtype=np.int64), np.array([sim.free], dtype=np.int64), 0.0
-    ends, jobs = zip(*sim.running_ends)
-    ends = np.maximum(np.asarray(ends, dtype=np.int64), now + 1)
-    times, where = np.unique(ends, return_inverse=True)
-    released = np.bincount(where, weights=np.asarray(sim.size, dtype=np.int64)[list(jobs)]).astype(np.int64)
-    base_t = np.concatenate([[now], times]).astype(np.int64)
-    base_f = sim.free + np.concatenate([[0], np.cumsum(released)]).astype(np.int64)
-    base_cost = float(times[-1] - now) if kind == MAKESPAN else 0.0
+    profile = running_jobs_profile(sim)
+    base_t, base_f = profile.times[:profile.length].copy(), profile.free[:profile.length].copy()
+    base_cost = float(base_t[-1] - base_t[0]) if kind == MAKESPAN else 0.0
     return base_t, base_f, base_cost
 
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 import importlib
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable, Mapping
 
 from engine.policies.base import Param, PolicyError, PolicySpec
+from engine.sim.simulator import Simulation
 
 @dataclass(frozen=True)
 class Component:
@@ -24,7 +26,7 @@ class Component:
     description: str = ""
     #: for an algorithm that needs its own event loop (time sharing): the Simulation subclass that
     #: runs it; None = the space-sharing loop of engine.sim.simulator.Simulation
-    simulation: Any = None
+    simulation: type[Simulation] | None = None
 
 
 #: Orderings and algorithms by name. Policy families add theirs with register_ordering /
@@ -214,12 +216,14 @@ def workload_option_schemas() -> list[dict[str, Any]]:
     return [option.param.to_dict() for option in WORKLOAD_OPTIONS.values()]
 
 
-def resolve(spec: str | dict | PolicySpec) -> PolicySpec:
+def resolve(spec: str | Mapping[str, Any] | PolicySpec) -> PolicySpec:
     """A preset name, a JSON string, ``{"preset": ..., "params": {...}}`` or
     ``{"ordering": ..., "algorithm": ..., "params": {...}}`` -> a validated PolicySpec."""
     load_families()
     if isinstance(spec, PolicySpec):
         spec = spec.to_dict()
+    elif isinstance(spec, Mapping):
+        spec = dict(spec)
     if isinstance(spec, str):
         text = spec.strip()
         if text.startswith("{"):
@@ -240,10 +244,13 @@ def resolve(spec: str | dict | PolicySpec) -> PolicySpec:
     if unknown:
         known = ", ".join(schema) or "none"
         raise PolicyError(f"policy {preset.name}: unknown parameter {unknown[0]!r} (parameters: {known})")
-    values = preset.defaults()
+    defaults = preset.defaults()
+    values = dict(defaults)
     for name, value in given.items():
         values[name] = schema[name].coerce(value)
-    return PolicySpec(preset.name, preset.ordering, preset.algorithm, values)
+    # a preset's label names what differs from its defaults; a custom ordering x algorithm's names every value
+    return PolicySpec(preset.name, preset.ordering, preset.algorithm, values,
+                      defaults if preset.name in PRESETS else {})
 
 
 def _preset_of(spec: dict) -> Preset:
@@ -260,11 +267,9 @@ def _preset_of(spec: dict) -> Preset:
     return Preset("custom", f"{ORDERINGS[ordering].description} with {algorithm}", ordering, algorithm)
 
 
-def simulation_class(spec: PolicySpec) -> Any:
+def simulation_class(spec: PolicySpec) -> type[Simulation]:
     """The Simulation (sub)class that runs ``spec``'s algorithm (see Component.simulation)."""
     load_families()
-    from engine.sim.simulator import Simulation
-
     return ALGORITHMS[spec.algorithm].simulation or Simulation
 
 

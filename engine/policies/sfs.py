@@ -42,7 +42,7 @@ from engine.policies.base import Param
 from engine.policies.ordering import WaitingQueue
 from engine.policies.registry import Component, Preset, register, register_algorithm
 from engine.policies.priority import ELIGIBLE_TIME_DOMINANT, NODE_COUNT_DOMINANT
-from engine.sim.profile import Profile
+from engine.sim.profile import Profile, running_jobs_profile
 from engine.sim.simulator import Simulation
 
 PASS_1, PASS_2, BACKFILL = "1", "2", "backfill"
@@ -85,30 +85,6 @@ class PriorityReservations(Algorithm):
         if profile is not None:
             profile.reserve(sim.now, sim.now + sim.estimate[job], sim.size[job])
 
-    def running_profile(self) -> Profile:
-        """Free processors from now on if running jobs end when requested (overrunning ones: now + 1).
-
-        Built in one sweep over the running jobs (sorted by expected end), not one reservation each.
-        """
-        sim = self.sim
-        now = sim.now
-        profile = Profile(sim.capacity, now)
-        running = sim.running_ends
-        if not running:
-            return profile
-        size = sim.size
-        ends = np.maximum(np.fromiter((end for end, _ in running), np.int64, len(running)), now + 1)
-        sizes = np.fromiter((size[job] for _, job in running), np.int64, len(running))
-        released = np.cumsum(sizes)
-        last_of_each_end = np.append(ends[1:] != ends[:-1], True)
-        free_now = sim.capacity - int(released[-1])
-        steps = 1 + int(last_of_each_end.sum())
-        profile.make_room(steps)
-        profile.times[:steps] = np.concatenate(([now], ends[last_of_each_end]))
-        profile.free[:steps] = np.concatenate(([free_now], free_now + released[last_of_each_end]))
-        profile.length = steps
-        return profile
-
     def fits_now(self, job: int, profile: Profile | None) -> bool:
         """Whether ``job`` can start now without delaying any reservation in ``profile``."""
         sim = self.sim
@@ -140,8 +116,9 @@ class PriorityReservations(Algorithm):
             if len(reserved) >= depth:
                 break
             if profile is None:
-                profile = self.running_profile()
+                profile = running_jobs_profile(self.sim)
             start = profile.earliest_start(sim.now, sim.estimate[job], sim.size[job])
+            assert start is not None   # every job fits the empty machine eventually
             profile.reserve(start, start + sim.estimate[job], sim.size[job])
             reserved.append((job, start))
             if len(reserved) >= depth:
@@ -176,7 +153,7 @@ class SimultaneousFairShare(PriorityReservations):
         held = [(job, start) for job, start in self.reservations if sim.start_time[job] < 0] if self.hold else []
         profile = None
         if held:
-            profile = self.running_profile()
+            profile = running_jobs_profile(self.sim)
             for job, start in held:
                 profile.reserve(start, start + sim.estimate[job], sim.size[job])
         held_start = dict(held)

@@ -1,5 +1,8 @@
-"""The simulator: event loop, availability profile and allocation rules."""
+"""The simulator: event loop, availability profile, allocation rules and node placement.
 
-from engine.sim.simulator import SCHEDULE_COLUMNS, Cancelled, SimResult, SimulationError, simulate
+It knows no policy registry: :mod:`engine.run` assembles a run (policy, workload, platform) and
+drives the loop."""
 
-__all__ = ["SCHEDULE_COLUMNS", "Cancelled", "SimResult", "SimulationError", "simulate"]
+from engine.sim.simulator import SCHEDULE_COLUMNS, Cancelled, SimResult, SimulationError
+
+__all__ = ["SCHEDULE_COLUMNS", "Cancelled", "SimResult", "SimulationError"]

@@ -121,7 +121,7 @@ class BuddyAllocator:
         raise ValueError(offset)
 
 
-ALLOCATORS = {"count": CountAllocator, "buddy": BuddyAllocator}
+ALLOCATORS: dict[str, type[CountAllocator | BuddyAllocator]] = {"count": CountAllocator, "buddy": BuddyAllocator}
 
 
 def make_allocator(name: str, capacity: int) -> CountAllocator | BuddyAllocator:

@@ -43,9 +43,9 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
+from engine.platform.hosts import host_cluster
 from engine.platform.machines import Cluster, Machine
 from engine.platform.queues import Assignment, QueueConfig, assign_queues, check_pools
-from engine.workload.metacentrum import host_cluster
 from engine.workload.model import Workload
 
 FOREVER = 2 ** 62
@@ -513,18 +513,13 @@ class NodeAllocator:
             columns["requested_time"] = np.asarray(self.sim.estimate, dtype=np.int64)
         return columns
 
-    def summary(self, schedule: pd.DataFrame | None = None) -> dict[str, Any]:
-        """The machine, the queue configuration and its moves, and per-queue / per-cluster figures."""
-        from engine.metrics.groups import per_group
-
+    def summary(self) -> dict[str, Any]:
+        """The machine, the queue configuration and how it moved jobs (per-queue and per-cluster
+        figures are metrics: engine.run adds them from the schedule)."""
         info: dict[str, Any] = {"machine": {"clusters": len(self.clusters), "nodes": self.machine.nodes,
                                             "cores": self.machine.cores, "gpus": self.machine.gpus,
                                             "source": self.machine.source},
                                 "speed_scaling": self.speed_scaling}
-        if schedule is not None:
-            info["per_cluster"] = per_group(schedule, "cluster")
-            if self.queues is not None:
-                info["per_queue"] = per_group(schedule, "queue")
         if self.queues is not None and self.assignment is not None:
             info["queues"] = {"name": self.queues.name, "mode": self.queues.mode, "source": self.queues.source,
                               "moved_to_another_queue": self.assignment.moved,
@@ -585,15 +580,6 @@ def select_nodes(free_cores: list[int], free_mem: list[int], free_gpus: list[int
 
 #: algorithms that run on a node-level machine (the others reason about one pool of processors)
 NODE_ALGORITHMS = ("none", "firstfit", "easy", "conservative")
-
-
-def check_algorithm(spec: Any) -> None:
-    """Refuse, with a clear message, an algorithm that has no node-level form."""
-    from engine.policies import PolicyError
-
-    if spec.algorithm not in NODE_ALGORITHMS:
-        raise PolicyError(f"algorithm {spec.algorithm!r} does not run on a machine of clusters of nodes "
-                          f"(--machines); choose one of: {', '.join(NODE_ALGORITHMS)}")
 
 
 def prepare(workload: Workload, machine: Machine, *, queues: QueueConfig | None = None,

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.sim.profile import njit   # numba's, or a stand-in that leaves the function as it is
+from engine.sim.jit import njit   # numba, at the first call of a kernel
 
 #: What a plan's cost measures (the ``kind`` argument of the kernels).
 MEAN_WAIT = 0            # PLAN 1: sum of (start - submit) over the planned jobs

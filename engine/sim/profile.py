@@ -7,20 +7,21 @@ time advances, and equal neighbouring steps are merged, so its length stays near
 distinct reservation edges ahead.
 
 The steps live in two int64 arrays with spare room at the end (``length`` of them are in use) and
-every operation is a small function compiled by numba, so that policies can run their own
-compiled loops over the profile (see conservative compression). Without numba the same functions
-run as plain Python: correct, only slower.
+every operation is a small function compiled by numba (at its first call, see engine.sim.jit), so
+that policies can run their own compiled loops over the profile (see conservative compression).
+Without numba the same functions run as plain Python: correct, only slower.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-try:
-    from numba import njit
-except ImportError:  # pragma: no cover - numba is a dependency; this keeps the engine importable
-    def njit(*args, **kwargs):
-        return args[0] if args and callable(args[0]) else (lambda function: function)
+from engine.sim.jit import njit
+
+if TYPE_CHECKING:   # the simulator's state, read by running_jobs_profile (a type name only: no import at run time)
+    from engine.sim.simulator import Simulation
 
 #: "no such time" for the kernels (earliest_* found nothing; no ``before`` limit).
 NEVER = -1
@@ -81,6 +82,29 @@ class Profile:
             raise RuntimeError(f"{n} processors never fit: {self.free[self.length - 1]} free for ever "
                                f"after t={self.times[self.length - 1]}")
         return None if t == NEVER else int(t)
+
+
+def running_jobs_profile(sim: Simulation) -> Profile:
+    """Free processors from now on if running jobs end when expected (one still running past its
+    expected end: in one second). One sweep over ``running_ends`` (sorted by expected end); the
+    same as reserving each running job from now in an empty profile."""
+    now = sim.now
+    profile = Profile(sim.capacity, now)
+    running = sim.running_ends
+    if not running:
+        return profile
+    size = sim.size
+    ends = np.maximum(np.fromiter((end for end, _ in running), np.int64, len(running)), now + 1)
+    sizes = np.fromiter((size[job] for _, job in running), np.int64, len(running))
+    released = np.cumsum(sizes)
+    last_of_each_end = np.append(ends[1:] != ends[:-1], True)
+    free_now = sim.capacity - int(released[-1])
+    steps = 1 + int(last_of_each_end.sum())
+    profile.make_room(steps)
+    profile.times[:steps] = np.concatenate(([now], ends[last_of_each_end]))
+    profile.free[:steps] = np.concatenate(([free_now], free_now + released[last_of_each_end]))
+    profile.length = steps
+    return profile
 
 
 # The kernels: (times, free, length) is the profile; those that change it return the new length.

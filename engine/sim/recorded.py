@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from engine.platform.hosts import host_cluster
 from engine.sim.simulator import Pacer, Simulation
-from engine.workload.metacentrum import host_cluster
 from engine.workload.names import names_of
 from engine.workload.recorded import recorded_starts
 

@@ -7,16 +7,15 @@ start. Policies read the public state of :class:`Simulation` and call :meth:`Sim
 
 from __future__ import annotations
 
-import time
 from bisect import bisect_left, insort
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from heapq import heappop, heappush
-from typing import Any, Callable, Mapping, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
 
-from engine import __version__
 from engine.sim.allocation import make_allocator
 from engine.workload.model import Workload
 from engine.workload.names import names_of
@@ -245,79 +244,3 @@ def with_user_names(frame: pd.DataFrame, metadata: Mapping[str, Any]) -> pd.Data
     if names:
         frame["user_name"] = frame["user"].map(names).fillna("").astype(str).to_numpy()
     return frame
-
-
-def simulate(workload: Workload, capacity: int, policy: Any = "fcfs", *, allocation: str = "count",
-             exact_estimates: bool = False, seed: int = 0,
-             progress: Callable[[float], None] | None = None,
-             should_stop: Callable[[], bool] | None = None,
-             context: Mapping[str, Any] | None = None,
-             machine: Any = None, queues: Any = None, speed_scaling: bool = False) -> SimResult:
-    """Simulate ``workload`` on a homogeneous machine of ``capacity`` processors under ``policy``.
-
-    ``policy`` is a preset name, a JSON string or a dict (see :func:`engine.policies.registry.resolve`).
-    ``context`` carries inputs particular policies need (e.g. ``{"allocations": ...}``).
-    Jobs larger than the machine are not simulated; they are counted in ``meta["rejected"]``.
-
-    ``machine`` (an :class:`engine.platform.machines.Machine`): simulate on its clusters of nodes
-    instead, with node-level placement (engine.sim.nodes); ``capacity`` is then ignored (None is
-    fine), ``queues`` (a QueueConfig) adds queue limits, ``speed_scaling`` scales runtimes by
-    cluster speed. Jobs no cluster can run are counted in ``meta["rejected"]``.
-    """
-    from engine.policies.registry import apply_workload_options, build_scheduler, replays, resolve, simulation_class
-    from engine.workload.recorded import with_recorded_starts
-
-    spec = resolve(policy)
-    workload = apply_workload_options(workload, spec.params, seed=seed)
-    allocator = None
-    if replays(spec):   # the recorded run: jobs with a recorded start, where they really ran
-        workload = with_recorded_starts(workload)
-        if not len(workload):
-            raise SimulationError("the trace records no start times (SWF wait field -1 everywhere): "
-                                  "there is no recorded run to show")
-        if machine is not None:
-            capacity, machine = machine.cores, None
-    if machine is not None:
-        from engine.sim.nodes import check_algorithm, prepare
-
-        check_algorithm(spec)
-        workload, allocator, too_big = prepare(workload, machine, queues=queues, speed_scaling=speed_scaling)
-        capacity, allocation = machine.cores, allocator.name
-        rejected = {**workload.report.rejected, **too_big}
-    else:
-        workload, rejected = _fit_to_machine(workload, int(capacity))
-    started = time.perf_counter()
-    if allocator is None:
-        sim = simulation_class(spec)(workload, capacity, allocation=allocation, exact_estimates=exact_estimates,
-                                     context=context)
-    else:
-        sim = Simulation(workload, capacity, exact_estimates=exact_estimates, context=context, allocator=allocator)
-    scheduler = build_scheduler(spec, sim, seed=seed)
-    sim.run(scheduler, progress=progress, should_stop=should_stop)
-    wall = time.perf_counter() - started
-    schedule = schedule_frame(sim, workload)
-    if "deadline" in workload.jobs:   # the deadline scenario: NaN for regular jobs
-        schedule["deadline"] = workload.jobs["deadline"].to_numpy(dtype=np.float64)
-    for source in (scheduler, getattr(scheduler, "queue", None), sim.allocator):
-        for name, values in getattr(source, "extra_columns", dict)().items():
-            schedule[name] = values
-    meta = {
-        "policy": spec.to_dict(), "label": spec.label, "allocation": allocation,
-        "exact_estimates": exact_estimates, "seed": seed, "capacity": int(capacity),
-        "engine_version": __version__, "wall_seconds": wall, "rejected": rejected,
-        "source": workload.source,
-        "summary": {**getattr(scheduler, "summary", dict)(),
-                    **(sim.allocator.summary(schedule) if allocator is not None else {})},
-    }
-    return SimResult(schedule, int(capacity), meta)
-
-
-def _fit_to_machine(workload: Workload, capacity: int) -> tuple[Workload, dict[str, int]]:
-    rejected = dict(workload.report.rejected)
-    too_big = workload.jobs["procs"].to_numpy() > capacity
-    if too_big.any():
-        reason = "larger than the simulated machine"
-        rejected[reason] = rejected.get(reason, 0) + int(too_big.sum())
-        jobs = workload.jobs.loc[~too_big].reset_index(drop=True)
-        workload = Workload(jobs, workload.metadata, workload.report, workload.source)
-    return workload, rejected

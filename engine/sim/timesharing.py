@@ -26,8 +26,9 @@ The model (the policy description in :mod:`engine.policies.timesharing` states i
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from heapq import heappop, heappush
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from engine.sim.simulator import Pacer, Scheduler, Simulation, SimulationError
 from engine.workload.model import Workload
@@ -43,7 +44,7 @@ class TimeSharingSimulation(Simulation):
                  exact_estimates: bool = False, context: Mapping[str, Any] | None = None) -> None:
         super().__init__(workload, capacity, allocation=allocation, exact_estimates=exact_estimates,
                          context=context)
-        self.now: float = 0.0
+        self.now: float = 0.0  # type: ignore[assignment]  # exact (fractional) times inside time sharing
         #: processors held by admitted jobs (may exceed the capacity: that is time sharing)
         self.demand = 0
         self.peak_demand = 0

@@ -39,7 +39,7 @@ def save(workload: Workload, path: str | Path) -> None:
     handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as stream:
-            np.savez(stream, **arrays)
+            np.savez(stream, **arrays)  # type: ignore[arg-type]  # numpy's stub takes allow_pickle for **kwds
         os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

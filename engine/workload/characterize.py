@@ -18,7 +18,7 @@ def describe(workload: Workload) -> dict:
     submit = jobs["submit"]
     first = int(submit.min()) if len(jobs) else None
     last = int(submit.max()) if len(jobs) else None
-    span = (last - first) if len(jobs) else 0
+    span = last - first if first is not None and last is not None else 0
     procs = workload.metadata.get("procs")
     return {
         "source": workload.source,

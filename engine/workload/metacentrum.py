@@ -42,15 +42,18 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from engine.platform.hosts import HOST_NAME as _HOST
 from engine.workload.errors import WorkloadError, shown
 from engine.workload.model import CleaningReport, Workload
 from engine.workload.numbers import MAX_COUNT, MAX_MAGNITUDE, whole_number
 from engine.workload.swf import (
     SWF_FIELDS,
     SwfTrace,
+    _frame_from_matrix,
     _inspect,
     _open_text,
     _to_number,
+    check_head,
     parse_header,
 )
 from engine.workload.transforms import Overrun, Oversize, clean
@@ -78,7 +81,6 @@ REPAIR_PROCS = "processors set to nodes x ppn from the nodespec"
 KEPT_EXCLUDED_HOST = "excluded host (^host) recorded, not enforced"
 KEPT_MEMORY_FROM_SPEC = "memory taken from the nodespec mem= (field 10 unknown)"
 
-_HOST = re.compile(r"^([A-Za-z][A-Za-z_-]*?)(\d+)(\..*)?$")
 
 
 # --------------------------------------------------------------------------- nodespec
@@ -190,12 +192,6 @@ def _short_host(name: str) -> str:
     return name.split(".", 1)[0]
 
 
-def host_cluster(host: str) -> str:
-    """The cluster a MetaCentrum host name belongs to: ``zewura19`` -> ``zewura``."""
-    match = _HOST.match(host)
-    return match.group(1) if match else host
-
-
 _SIZE_UNITS = {"b": 1 / 1024, "kb": 1, "mb": 1024, "gb": 1024 ** 2, "tb": 1024 ** 3, "": 1 / 1024}
 
 
@@ -297,8 +293,6 @@ def read_extended(path: str | Path, *, memory_unit: str | None = None, memory_pe
         offset = _to_number(metadata["UnixStartTime"].split()[0]) or 0
         matrix[:, 1] += offset
         metadata["TimeBase"] = "absolute (UnixStartTime added)"
-    from engine.workload.swf import _frame_from_matrix
-
     swf = SwfTrace(jobs=_frame_from_matrix(matrix), metadata=metadata, source=source.path, bad_lines=bad,
                    bad_line_errors=errors)
     nodes = _node_columns(extra, swf.jobs["allocated_procs"].to_numpy(), fmt, unit, memory_per, report)
@@ -528,8 +522,6 @@ def check_trace_head(path: str | Path, *, max_lines: int = 200,
     """Cheap upload checks of any trace the engine reads (format from the content): plain SWF via
     :func:`engine.workload.swf.check_head`, extended ones via :func:`check_extended_head`.
     Returns (header metadata, problems, format); never raises for bad content."""
-    from engine.workload.swf import check_head
-
     try:
         fmt = detect_format(path)
     except (WorkloadError, OSError, EOFError, ValueError):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 
@@ -56,7 +57,7 @@ class CleaningReport:
         }
 
     @classmethod
-    def from_dict(cls, data: dict) -> "CleaningReport":
+    def from_dict(cls, data: dict) -> CleaningReport:
         return cls(
             dict(data.get("rejected", {})),
             dict(data.get("repaired", {})),
@@ -70,7 +71,7 @@ class Workload:
     """Jobs (a DataFrame with CANONICAL_COLUMNS, sorted by submit, stable) plus header metadata."""
 
     jobs: pd.DataFrame
-    metadata: dict[str, str | int] = field(default_factory=dict)  # header fields; "procs" (int) = machine size
+    metadata: dict[str, Any] = field(default_factory=dict)  # header fields; "procs" (int) = machine size; names, ...
     report: CleaningReport = field(default_factory=CleaningReport)
     source: str = ""
 

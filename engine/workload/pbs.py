@@ -38,6 +38,7 @@ import calendar
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from engine.workload.accounting import (
     STATUS_CANCELLED,
@@ -298,7 +299,7 @@ def _collect(jobid: str, job: _Job, jobs: Jobs, path: str, scan: _Scan) -> None:
     if job.queued is not None and not _COMPLETE_KEYS <= attrs.keys():
         for key, value in used_attributes(job.queued[2]).items():
             attrs.setdefault(key, value)
-    where = {"file": path, "line": lineno}
+    where: dict[str, Any] = {"file": path, "line": lineno}
     submit = _epoch(attrs, ("ctime", "qtime"), where)
     if submit < 0:
         if job.queued is None:

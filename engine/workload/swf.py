@@ -263,7 +263,7 @@ def _open_text(source: _Source) -> Iterator[Iterator[str]]:
 def _checked_lines(stream: IO[str], source: _Source) -> Iterator[str]:
     lineno = 0
     try:
-        for lineno, line in enumerate(stream, start=1):
+        for lineno, line in enumerate(stream, start=1):  # noqa: B007 - the except clause reads it
             yield line
     except _STREAM_ERRORS as exc:
         raise _corrupt_stream_error(source, lineno, exc) from None
@@ -280,7 +280,7 @@ def _read_header(source: _Source) -> dict[str, str]:
     lineno = 0
     try:
         with _open_text(source) as stream:
-            for lineno, line in enumerate(stream, start=1):
+            for lineno, line in enumerate(stream, start=1):  # noqa: B007 - the except clause reads it
                 if not _is_header_line(line):
                     break
                 lines.append(line)

@@ -160,7 +160,7 @@ def _overruns(
 
 
 def _typed(jobs: pd.DataFrame) -> pd.DataFrame:
-    dtypes = {name: np.int64 for name in (*CANONICAL_COLUMNS, *EXTRA_COLUMNS)}
+    dtypes: dict[str, type] = {name: np.int64 for name in (*CANONICAL_COLUMNS, *EXTRA_COLUMNS)}
     dtypes["killed"] = bool
     return jobs.astype(dtypes)
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from django import forms
 
+from engine.api import parse_allocations
 from webapp.allocations.models import AllocationSet
 from webapp.core.forms import TextFileForm
 
@@ -31,8 +32,6 @@ class AllocationSetForm(TextFileForm):
             "x award / (period_days x 24) unless target (processors) is given.")
 
     def check(self, text: str, source: str) -> None:
-        from engine.platform.allocations import parse_allocations
-
         parse_allocations(text, source=source)
 
 

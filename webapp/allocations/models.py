@@ -13,7 +13,7 @@ from django.db import models
 from django.urls import reverse
 from django.utils.text import slugify
 
-from webapp.experiments.models import Experiment
+from engine.api import Allocations, parse_allocations
 
 
 class AllocationSet(models.Model):
@@ -38,8 +38,8 @@ class AllocationSet(models.Model):
     def file_name(self) -> str:
         return (slugify(self.name) or "allocations") + ".csv"
 
-    def parsed(self):  # noqa: ANN201 - engine.platform.allocations.Allocations
-        return _parse(self.text, self.file_name)
+    def parsed(self) -> Allocations:
+        return parse_allocations(self.text, source=self.file_name)
 
 
 class ExperimentAllocations(models.Model):
@@ -48,16 +48,10 @@ class ExperimentAllocations(models.Model):
     OWNER_FIELD = "experiment__owner"
     SHARED_FIELD = "experiment__shared"
 
-    experiment = models.OneToOneField(Experiment, models.CASCADE, related_name="allocations_used")
+    experiment = models.OneToOneField("experiments.Experiment", models.CASCADE, related_name="allocations_used")
     allocation_set = models.ForeignKey(AllocationSet, models.PROTECT, related_name="experiments_using")
     text = models.TextField()
     file_name = models.CharField(max_length=250)
 
-    def parsed(self):  # noqa: ANN201 - engine.platform.allocations.Allocations
-        return _parse(self.text, self.file_name)
-
-
-def _parse(text: str, file_name: str):  # noqa: ANN202 - engine.platform.allocations.Allocations
-    from engine.platform.allocations import parse_allocations
-
-    return parse_allocations(text, source=file_name)
+    def parsed(self) -> Allocations:
+        return parse_allocations(self.text, source=self.file_name)

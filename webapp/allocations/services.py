@@ -7,12 +7,17 @@ import math
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 
+from engine.api import Allocations, check_upload, sfs_scenario
 from webapp.allocations.models import AllocationSet, ExperimentAllocations
-from webapp.experiments.models import Experiment
+from webapp.traces.services import create_trace
+from webapp.traces.uploads import InspectedUpload, hash_and_measure
+
+if TYPE_CHECKING:  # allocations sit below experiments: type names only, never a runtime import
+    from webapp.experiments.models import Experiment
 
 
 def attach(experiment: Experiment, allocation_set: AllocationSet | None) -> None:
@@ -29,10 +34,10 @@ def _used(experiment: Experiment) -> ExperimentAllocations | None:
         return None
 
 
-def simulation_context(experiment: Experiment) -> dict[str, Any]:
-    """``simulate(..., context=...)`` for the experiment's runs: its allocations, if it has some."""
+def allocations_of(experiment: Experiment) -> Allocations | None:
+    """The allocations the experiment's runs use (targets for fair-share policies), if it has some."""
     used = _used(experiment)
-    return {"allocations": used.parsed()} if used is not None else {}
+    return used.parsed() if used is not None else None
 
 
 def target_shares(experiment: Experiment) -> dict[str, float] | None:
@@ -47,11 +52,6 @@ def target_shares(experiment: Experiment) -> dict[str, float] | None:
 def create_scenario(user: Any, *, seed: int, name: str, shared: bool) -> tuple[Any, AllocationSet]:
     """The SFS paper's §9 workload as a trace (parsed in the background like an upload) and its
     allocations file."""
-    from engine.workload.scenarios import sfs_scenario
-    from engine.workload.swf import check_head
-    from webapp.traces.uploads import InspectedUpload, hash_and_measure
-    from webapp.traces.views import create_trace
-
     scenario = sfs_scenario(seed)
     directory = Path(settings.FILE_UPLOAD_TEMP_DIR)
     directory.mkdir(parents=True, exist_ok=True)
@@ -60,7 +60,7 @@ def create_scenario(user: Any, *, seed: int, name: str, shared: bool) -> tuple[A
         handle.write(scenario.swf_text)
     staged = Path(staged_name)
     sha, _ = hash_and_measure(staged, staged.name)
-    header, _ = check_head(str(staged))
+    header, _, _ = check_upload(str(staged))
     inspected = InspectedUpload(staged, sha, False, staged.stat().st_size, {str(k): str(v) for k, v in header.items()})
     description = f"Generated: the SFS paper's §9 scenario, seed {seed}. {header.get('Note', '')}"
     trace = create_trace(user, {"name": name, "description": description, "shared": shared}, inspected,

@@ -8,6 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from engine.api import WorkloadError
 from webapp.allocations.forms import AllocationSetForm, ScenarioForm
 from webapp.allocations.models import AllocationSet
 from webapp.allocations.services import create_scenario
@@ -36,8 +37,6 @@ def allocation_new(request: HttpRequest) -> HttpResponse:
 
 def _rows(allocation_set: AllocationSet) -> tuple[list[dict], str]:
     """The allocations as the engine reads them (or the reader's error, for a file saved before a check)."""
-    from engine.workload import WorkloadError
-
     try:
         parsed = allocation_set.parsed()
     except WorkloadError as error:

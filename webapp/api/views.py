@@ -26,7 +26,7 @@ from webapp.studies.views import csv_download
 from webapp.traces.forms import TraceUploadForm
 from webapp.traces.models import Machine, Trace
 from webapp.traces.uploads import too_large_message
-from webapp.traces.views import create_trace
+from webapp.traces.services import create_trace
 
 
 @csrf_exempt
@@ -223,9 +223,9 @@ def create_study_from(request: HttpRequest, data: dict[str, Any]) -> Study:
     grid = data.get("grid")
     if not isinstance(grid, dict) or not all(isinstance(v, (list, str)) for v in grid.values()):
         raise ValueError('field grid: {"load": [0.8, 1, 1.2], "masc": [5, 10, "inf"]}')
-    arguments = experiment_arguments(request, {k: v for k, v in data.items() if k not in ("grid", "preset")})
-    for dropped in ("sweep_param", "sweep_values", "load_factor"):
-        arguments.pop(dropped)
+    checked = experiment_arguments(request, {k: v for k, v in data.items() if k not in ("grid", "preset")})
+    arguments = {k: checked[k] for k in ("name", "description", "trace", "procs", "machine", "policies",
+                                         "allocation", "exact_estimates", "seed", "shared")}
     return study_services.create_study(request.user, grid=study_services.parse_grid(grid), **arguments)
 
 

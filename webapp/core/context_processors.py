@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.http import HttpRequest
 
+from engine import __version__
+
 
 def schedlab(request: HttpRequest) -> dict:
-    from engine import __version__
-
     return {"engine_version": __version__}

@@ -7,6 +7,8 @@ from typing import Any
 
 from django import forms
 
+from engine.api import WorkloadError
+
 
 class TextFileForm(forms.ModelForm):
     """Subclasses name their model (with ``name``, ``text`` and a ``file_name`` property) and
@@ -24,8 +26,6 @@ class TextFileForm(forms.ModelForm):
         raise NotImplementedError
 
     def clean(self) -> dict[str, Any]:
-        from engine.workload import WorkloadError
-
         data = super().clean()
         uploaded = data.get("file")
         source, field = type(self.instance)(name=(data.get("name") or "").strip()).file_name, "text"

@@ -1,6 +1,6 @@
 """From runs' schedules to the comparison dashboard's layouts (no Django here: plain data in).
 
-Every number comes from engine.metrics (one metrics module for every page); this module only
+Every number comes from the engine's metrics (through engine.api); this module only
 chooses what to show, downsamples it for display and says so, and calls the figure builders.
 """
 
@@ -14,8 +14,7 @@ import pandas as pd
 from bokeh.layouts import column
 from bokeh.models import Div, LayoutDOM
 
-from engine.metrics import deadlines, fairness, summary, timeseries
-from engine.metrics.diff import job_diff
+from engine import api
 from webapp.dashboards.figures import (
     GanttWindow,
     PolicyTimelines,
@@ -80,8 +79,8 @@ def allocation_key(schedule: pd.DataFrame) -> str | None:
 
 
 def summaries_of(comparison: Comparison) -> dict[str, dict]:
-    """Each run's summary: the stored one when present, else engine.metrics.summary.summarize()."""
-    return {label: comparison.summaries.get(label) or summary.summarize(s, comparison.capacity)
+    """Each run's summary: the stored one when present, else the engine's summarize_schedule()."""
+    return {label: comparison.summaries.get(label) or api.summarize_schedule(s, comparison.capacity)
             for label, s in comparison.schedules.items()}
 
 
@@ -90,7 +89,7 @@ def downsampled(series: pd.DataFrame, what: str, notes: list[str], max_points: i
     if len(series) <= max_points:
         return series
     notes.append(f"{what} {len(series):,} steps")
-    return timeseries.downsample_steps(series, max_points, how="mean")
+    return api.downsample_steps(series, max_points, how="mean")
 
 
 def policy_timelines(schedule: pd.DataFrame, *, key: str | None, busy_column: str = "procs",
@@ -99,19 +98,19 @@ def policy_timelines(schedule: pd.DataFrame, *, key: str | None, busy_column: st
     """A run's timelines; over a long ``span`` (schedule seconds, all runs) also the daily envelopes
     and the raw steps inside ``zoom``."""
     notes: list[str] = []
-    raw_busy = timeseries.busy_processors(schedule, busy_column)
-    raw_queue = timeseries.queue_length(schedule)
+    raw_busy = api.busy_processors(schedule, busy_column)
+    raw_queue = api.queue_length(schedule)
     busy = downsampled(raw_busy, "utilization", notes, max_points)
     queue = downsampled(raw_queue, "queue", notes, max_points)
     occupancy = None
     if key is not None:
-        occupancy = timeseries.occupancy_by(schedule, key, column=busy_column, top=TOP_ALLOCATIONS)
+        occupancy = api.occupancy_by(schedule, key, column=busy_column, top=TOP_ALLOCATIONS)
         occupancy = downsampled(occupancy, key, notes, max_points)
     extra: dict = {}
     if span is not None and is_long(span[1] - span[0]):
         axis = axis or TimeAxis()
-        edges = timeseries.day_edges(int(span[0]), int(span[1]), start_epoch=axis.origin, tz=axis.tz)
-        extra = {"busy_daily": timeseries.envelope(raw_busy, edges), "queue_daily": timeseries.envelope(raw_queue, edges)}
+        edges = api.day_edges(int(span[0]), int(span[1]), start_epoch=axis.origin, tz=axis.tz)
+        extra = {"busy_daily": api.envelope(raw_busy, edges), "queue_daily": api.envelope(raw_queue, edges)}
         if zoom is not None:
             extra.update(busy_raw=steps_in(raw_busy, *zoom), queue_raw=steps_in(raw_queue, *zoom))
     return PolicyTimelines(busy=busy, queue=queue, occupancy=occupancy, notes=notes, **extra)
@@ -166,8 +165,8 @@ def cdf_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:
 
 
 def fairness_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:
-    per_user = {label: fairness.per_user(s) for label, s in comparison.schedules.items()}
-    jain = {label: fairness.jain_index(table["mean_bsld"]) for label, table in per_user.items()}
+    per_user = {label: api.per_user(s) for label, s in comparison.schedules.items()}
+    jain = {label: api.jain_index(table["mean_bsld"]) for label, table in per_user.items()}
     return fairness_figure(per_user, jain={k: v for k, v in jain.items() if v is not None},
                            colours=policy_colours(comparison.schedules))
 
@@ -228,7 +227,7 @@ def diff_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:
     labels = list(comparison.schedules)
     a, b = ratio_pair(labels, params.get("a"), params.get("b"))
     window = gantt_window(comparison.schedules, params, comparison.time_axis)
-    diff = job_diff(comparison.schedules[a], comparison.schedules[b])
+    diff = api.job_diff(comparison.schedules[a], comparison.schedules[b])
     return job_diff_layout(diff, a, b, comparison.colours, comparison.time_axis, (window.start, window.end))
 
 
@@ -240,21 +239,21 @@ def sweep_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM
 
 
 def has_deadline_jobs(schedules: Mapping[str, pd.DataFrame]) -> bool:
-    return any(deadlines.deadline_mask(s).any() for s in schedules.values())
+    return any(api.deadline_mask(s).any() for s in schedules.values())
 
 
 def deadlines_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:
     """Regular vs deadline jobs (deadline scenario); ``?zero_wait=drop`` applies the DBF paper's filter
     of the jobs that waited 0 under every policy to the regular jobs' waits."""
-    schedules = {label: s for label, s in comparison.schedules.items() if deadlines.has_deadlines(s)}
+    schedules = {label: s for label, s in comparison.schedules.items() if api.has_deadlines(s)}
     if not has_deadline_jobs(schedules):
         return note("No deadline jobs in these runs (set deadline_fraction to run the deadline scenario).")
     filtered = params.get("zero_wait") == "drop"
     try:
-        summaries = deadlines.compared_summaries(schedules, drop_zero_wait=filtered)
+        summaries = api.compared_summaries(schedules, drop_zero_wait=filtered)
     except ValueError:   # runs over different jobs: no common filter
-        summaries, filtered = deadlines.compared_summaries(schedules), False
-    usage = {label: deadlines.usage_histogram(deadlines.deadline_usage(s)) for label, s in schedules.items()}
+        summaries, filtered = api.compared_summaries(schedules), False
+    usage = {label: api.usage_histogram(api.deadline_usage(s)) for label, s in schedules.items()}
     return deadline_figures(summaries, usage, filtered=filtered)
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 from django.contrib.staticfiles import finders
 
-from engine.metrics.fidelity import fidelity, human_seconds
+from engine.api import fidelity, human_seconds, read_trace_header
 from webapp.allocations.services import with_allocations
 from webapp.dashboards.comparison import Comparison
 from webapp.dashboards.figures.time_axis import TimeAxis, time_axis
@@ -127,10 +127,8 @@ def trace_header(trace: Any) -> dict:
     header = dict(trace.header or {})
     if any(key in header for key in CALENDAR_KEYS):
         return header
-    from engine.workload.swf import read_header
-
     try:
-        return {**read_header(trace.path), **header}
+        return {**read_trace_header(trace.path), **header}
     except (OSError, ValueError):
         return header
 
@@ -159,12 +157,3 @@ def sweep_series(experiment: Experiment, runs: list[Run], labels: list[str]) -> 
             row[values.index(run.sweep_value)] = run.summary
     return series, baselines
 
-
-def trace_workload(trace: Any):  # noqa: ANN201 - engine.workload.Workload
-    """The trace's parsed columnar cache (jobs, metadata, cleaning report), or None while not ready."""
-    from engine.workload import cache
-
-    path = trace.cache_path
-    if not trace.is_ready or path is None or not path.exists():
-        return None
-    return cache.load(path)

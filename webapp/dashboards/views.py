@@ -20,7 +20,6 @@ from webapp.dashboards.data import (
     fidelity_table,
     load_comparison,
     trace_time_axis,
-    trace_workload,
     unique_labels,
 )
 from webapp.dashboards.figures import (
@@ -48,7 +47,7 @@ def trace_plots(request: HttpRequest, pk: int) -> HttpResponse:
     target = request.GET.get("target", "trace-plots")
 
     def build() -> dict:
-        workload = trace_workload(trace)
+        workload = trace.workload()
         # the page shows the cleaning report itself (an HTML table), so not again as a plot
         return json_item(trace_characterization(workload.jobs, workload.metadata), target)
 

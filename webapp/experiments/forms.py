@@ -10,6 +10,7 @@ from typing import Any
 
 from django import forms
 
+from engine.api import POLICY_FAMILIES, list_policies, workload_options
 from webapp.allocations.models import AllocationSet
 from webapp.core.permissions import visible_to
 from webapp.experiments.models import Experiment
@@ -27,18 +28,6 @@ MACHINE_SOURCES = [
     ("machine", "a machine description"),
     ("size", "a number of processors"),
 ]
-
-
-def policy_catalog() -> list[dict[str, Any]]:
-    from engine.policies.registry import catalog
-
-    return catalog()
-
-
-def workload_schemas() -> list[dict[str, Any]]:
-    from engine.policies.registry import workload_option_schemas
-
-    return workload_option_schemas()
 
 
 def param_label(param: dict[str, Any]) -> str:
@@ -108,8 +97,8 @@ class ExperimentForm(forms.Form):
         self.fields["trace"].queryset = visible_to(Trace, user).filter(status=Trace.Status.READY)
         self.fields["machine"].queryset = visible_to(Machine, user)
         self.fields["allocations"].queryset = visible_to(AllocationSet, user)
-        self.catalog = policy_catalog()
-        self.workload = workload_schemas()
+        self.catalog = list_policies()
+        self.workload = workload_options()
         for option in self.workload:  # once, for every run: the engine applies them to the workload
             self.fields[f"workload_{option['name']}"] = param_field(option)
         names: dict[str, str] = {option["name"]: param_label(option) for option in self.workload}
@@ -133,10 +122,8 @@ class ExperimentForm(forms.Form):
 
     def policy_families(self) -> list[dict[str, Any]]:
         """For the template: families in registry order, each with its presets' checkbox and parameters."""
-        from engine.policies.registry import FAMILIES
-
         families: dict[str, dict[str, Any]] = {key: {"key": key, "title": title, "policies": []}
-                                               for key, title in FAMILIES.items()}
+                                               for key, title in POLICY_FAMILIES.items()}
         for p in self.catalog:
             family = families.setdefault(p["family"], {"key": p["family"], "title": p["family_title"], "policies": []})
             family["policies"].append({

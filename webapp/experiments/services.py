@@ -7,9 +7,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 
+from engine import api
 from webapp.core.tasks import enqueue
 from webapp.experiments.models import Experiment, Run
+from webapp.experiments.tasks import remove_results, run_simulation
 from webapp.traces.models import Machine, Trace
 
 
@@ -26,12 +29,9 @@ class PlannedRun:
 
 def resolve_policy(spec: Any) -> dict[str, Any]:
     """Validate one policy spec through the engine's registry; returns {"preset", "params", "_label"}."""
-    from engine.policies import PolicyError
-    from engine.policies.registry import resolve
-
     try:
-        resolved = resolve(spec)
-    except PolicyError as e:
+        resolved = api.resolve_policy(spec)
+    except api.PolicyError as e:
         raise ExperimentError(str(e)) from None
     data = resolved.to_dict()
     return {"preset": data["preset"], "params": data["params"], "_label": resolved.label}
@@ -77,23 +77,19 @@ def plan_runs(policies: list[Any], sweep_param: str = "", sweep_values: list[Any
         raise ExperimentError(f"sweep parameter {sweep_param!r}: none of the chosen policies has it")
     shared = shared_workload_settings(planned)
     if shared:
-        from engine.policies.registry import resolve
-
         for plan in planned:   # "dbf (deadline_fraction=0.4)" for every run says nothing: the experiment says it once
-            plan.label = resolve(plan.policy).label_without(shared)
+            plan.label = api.resolve_policy(plan.policy).label_without(shared)
     return planned
 
 
 def shared_workload_settings(planned: list[PlannedRun]) -> dict[str, Any]:
     """Workload options (engine registry) set to the same non-default value in every planned run."""
-    from engine.policies.registry import WORKLOAD_OPTIONS, load_families
-
-    load_families()
     shared = {}
-    for name, option in WORKLOAD_OPTIONS.items():
+    for option in api.workload_options():
+        name = option["name"]
         values = {repr(plan.policy["params"].get(name)) for plan in planned}
         value = planned[0].policy["params"].get(name) if planned else None
-        if len(values) == 1 and value is not None and value != option.param.to_dict()["default"]:
+        if len(values) == 1 and value is not None and value != option["default"]:
             shared[name] = value
     return shared
 
@@ -109,8 +105,6 @@ def create_experiment(
 
     ``with_recorded``: put the recorded run (what really happened, preset ``recorded``) first, when
     the trace records start times and the arrivals are not rescaled (load factor 1)."""
-    from webapp.experiments.tasks import run_simulation
-
     size = checked_setup(trace, procs, machine, allocation)
     planned = plan_runs(policies, sweep_param, sweep_values)
     load_factor = checked_load_factor(load_factor)
@@ -165,26 +159,20 @@ def checked_setup(trace: Trace, procs: int | None, machine: Machine | None, allo
 
 def checked_load_factor(value: Any) -> float:
     """A load factor from a form or the API as a positive float, or ExperimentError."""
-    from engine.workload import WorkloadError
-    from engine.workload.load import check_load_factor
-
     try:
-        return check_load_factor(1.0 if value in (None, "") else value)
-    except WorkloadError as e:
+        return api.check_load_factor(1.0 if value in (None, "") else value)
+    except api.WorkloadError as e:
         raise ExperimentError(str(e)) from None
 
 
 def checked_days(text: str | None) -> str:
     """A time window "FROM:TO" (days from the first submit, either side may be empty) normalised, or
     ExperimentError; "" = the whole trace."""
-    from engine.workload import WorkloadError
-    from engine.workload.window import parse_days
-
     if not text or not text.strip():
         return ""
     try:
-        low, high = parse_days(text.strip())
-    except WorkloadError as e:
+        low, high = api.parse_days(text.strip())
+    except api.WorkloadError as e:
         raise ExperimentError(str(e).replace("--days", "time window")) from None
     return f"{low:g}:{'' if high == math.inf else f'{high:g}'}"
 
@@ -196,8 +184,6 @@ def with_load(label: str, load_factor: float) -> str:
 
 def cancel_run(run: Run) -> None:
     """A queued run is cancelled at once; a running one stops at its next should_stop check."""
-    from django.utils import timezone
-
     if not Run.objects.filter(pk=run.pk, status=Run.Status.QUEUED).update(
         status=Run.Status.CANCELLED, cancel_requested=True, finished_at=timezone.now(), error="cancelled before it started"
     ):
@@ -206,10 +192,6 @@ def cancel_run(run: Run) -> None:
 
 def rerun(run: Run) -> bool:
     """Queue a finished (done, failed or cancelled) run again from scratch."""
-    from django.utils import timezone
-
-    from webapp.experiments.tasks import remove_results, run_simulation
-
     with transaction.atomic():
         again = Run.objects.filter(pk=run.pk, status__in=Run.FINAL).update(
             status=Run.Status.QUEUED, progress=0.0, error="", summary=None, cancel_requested=False,
@@ -223,8 +205,6 @@ def rerun(run: Run) -> bool:
 
 
 def delete_experiment(experiment: Experiment) -> None:
-    from webapp.experiments.tasks import remove_results
-
     runs = list(experiment.runs.all())
     for run in runs:
         cancel_run(run)
@@ -238,11 +218,20 @@ METRIC_COLUMNS = ["jobs", "rejected", "mean_wait", "median_wait", "p95_wait", "m
                   "max_skip", "utilization", "makespan", "throughput", "jain_bsld", "wall_seconds"]
 
 
+def time_left_text(run: Run) -> str:
+    """"about 4 min 10 s left" for a running run (at its pace so far), else ""."""
+    if run.status != Run.Status.RUNNING or run.started_at is None:
+        return ""
+    left = api.time_left(run.progress, (timezone.now() - run.started_at).total_seconds())
+    return "" if left is None else f"about {api.format_duration(left)} left"
+
+
 def progress_payload(experiment: Experiment) -> dict[str, Any]:
     runs = [
         {"id": r.pk, "label": r.label, "policy": r.policy, "sweep_value": r.sweep_value,
          "load_factor": r.load_factor, "status": r.status,
          "progress": round(r.progress, 4), "percent": int(r.progress * 100) if r.status != "done" else 100,
+         "time_left": time_left_text(r),
          "error": r.error, "attempts": r.attempts, "cancel_requested": r.cancel_requested,
          "summary": r.summary}
         for r in experiment.runs.all()

@@ -1,4 +1,4 @@
-"""Running one simulation in the background: thin over engine.sim and engine.metrics.
+"""Running one simulation in the background: thin over the engine's face (engine.api).
 
 The task owns the run's state machine (queued → running → done | failed | cancelled); every
 transition is a guarded UPDATE (filter on the expected status), so a duplicate delivery, a cancel
@@ -19,13 +19,19 @@ from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from celery.signals import worker_ready
 from django.conf import settings
-from django.db.models import F, Q
+from django.db.models import F, Q, QuerySet
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
+from engine.api import (INPUT_ERRORS, Cancelled, Pool, Scenario, SimResult, SimulationError, Transforms, error_line,
+                        parse_days)
+from engine.api import run as run_scenario
+from engine.api import summarize
+from webapp.allocations.services import allocations_of
 from webapp.core.broker import resend_lost as resend_lost_messages
 from webapp.core.files import replace_dir
-from webapp.experiments.models import Run, save_frame
+from webapp.experiments.models import Experiment, Run, save_frame
+from webapp.experiments.signals import experiment_finished
 
 log = logging.getLogger(__name__)
 
@@ -78,8 +84,6 @@ def run_simulation(self, run_id: int) -> int:  # noqa: ANN001
     try:
         execute(run_id, Reporter(run_id))
     except Exception as e:  # noqa: BLE001
-        from engine.sim import Cancelled
-
         if isinstance(e, Cancelled):
             _finish(run_id, Run.Status.CANCELLED, error="cancelled")
         elif isinstance(e, SoftTimeLimitExceeded):
@@ -95,11 +99,10 @@ def run_simulation(self, run_id: int) -> int:  # noqa: ANN001
 
 
 def prebuild_when_last(run_id: int) -> None:
-    """After the experiment's last unfinished run: build its comparison plots here in the worker, so
-    the first person to open the comparison does not wait for them. Never fails the run (it is over)."""
+    """After the experiment's last unfinished run: announce it (experiment_finished), so the dashboards
+    build its comparison plots here in the worker and the first person to open the comparison does not
+    wait for them. Never fails the run (it is over)."""
     try:
-        from webapp.dashboards.views import prebuild_comparison
-
         experiment = Run.objects.select_related("experiment").get(pk=run_id).experiment
         runs = experiment.runs.all()
         if runs.filter(status__in=[Run.Status.QUEUED, Run.Status.RUNNING]).exists():
@@ -107,53 +110,30 @@ def prebuild_when_last(run_id: int) -> None:
         if hasattr(experiment, "study"):  # a study's points (often dozens) are plotted from summaries
             return
         if runs.filter(status=Run.Status.DONE).exists():
-            prebuild_comparison(experiment)
+            experiment_finished.send(sender=Experiment, experiment=experiment)
     except Exception:  # noqa: BLE001 - the plots are then built when the page asks for them
         log.exception("building the comparison plots after run %s failed", run_id)
 
 
 def execute(run_id: int, reporter: Reporter) -> None:
     """Load the trace, simulate, write results to MEDIA_ROOT/runs/<id>/ atomically, mark done."""
-    from engine.metrics.summary import summarize_result
-    from engine.sim import simulate
-    from webapp.allocations.services import simulation_context as allocations_context
-
     run = Run.objects.select_related("experiment__trace").get(pk=run_id)
     experiment = run.experiment
-    workload = load_trace_workload(experiment.trace)
-    if experiment.days:
-        from engine.workload.window import parse_days, select_days
-
-        workload = select_days(workload, *parse_days(experiment.days))
-    if run.load_factor != 1.0:
-        from engine.workload.load import scale_load
-
-        workload = scale_load(workload, run.load_factor)
-    result = simulate(
-        workload, capacity=experiment.procs, policy=run.policy, allocation=experiment.allocation,
+    scenario = Scenario(
+        trace=experiment.trace.workload(), policy=run.policy,
+        platform=Pool(experiment.procs, experiment.allocation),
+        transforms=Transforms(days=parse_days(experiment.days) if experiment.days else None,
+                              load_factor=run.load_factor),
+        allocations=allocations_of(experiment),
         exact_estimates=experiment.exact_estimates, seed=experiment.seed,
-        progress=reporter.progress, should_stop=reporter.should_stop,
-        context=allocations_context(experiment),
     )
-    summary = summarize_result(result, load_factor=run.load_factor, days=experiment.days or None)
+    result = run_scenario(scenario, progress=reporter.progress, should_stop=reporter.should_stop)
+    summary = summarize(result, load_factor=run.load_factor, days=experiment.days or None)
     write_results(run, result, summary)
     _finish(run_id, Run.Status.DONE, progress=1.0, summary=summary)
 
 
-def load_trace_workload(trace):  # noqa: ANN001, ANN201 - Trace → engine Workload
-    from engine.workload import cache, load_workload
-
-    path = trace.cache_path
-    if path is not None and path.exists():
-        return cache.load(path)
-    workload = load_workload(trace.path, procs=trace.procs,  # cache lost: rebuild it once
-                             memory_unit=(trace.header or {}).get("memory_unit"))
-    target = trace.cache_path_for(int(workload.metadata["procs"]))
-    cache.save(workload, target)
-    return workload
-
-
-def write_results(run: Run, result, summary: dict) -> None:  # noqa: ANN001
+def write_results(run: Run, result: SimResult, summary: dict) -> None:
     """schedule.csv, schedule.npz (for the dashboards), summary.json and meta.json, all or nothing."""
     target = run.result_dir
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -182,24 +162,21 @@ def _json_default(value: object) -> object:
 
 
 def is_input_error(error: Exception) -> bool:
-    from engine.policies import PolicyError
-    from engine.workload import WorkloadError
-
-    return isinstance(error, (WorkloadError, PolicyError))
+    return isinstance(error, INPUT_ERRORS)
 
 
 def failure_message(error: Exception) -> str:
     """One line a person can act on; the traceback goes to the worker log only."""
+    if is_input_error(error) or isinstance(error, SimulationError):
+        return error_line(error)[:500]
     text = (str(error).strip().splitlines() or [""])[0][:500]
-    if is_input_error(error) or type(error).__name__ == "SimulationError":
-        return text or type(error).__name__
     return f"internal error ({type(error).__name__}{': ' + text if text else ''}); see the worker log"
 
 
 # --------------------------------------------------------------------------- reconcile
 
 
-def reconcile(runs=None, stale_seconds: int | None = None) -> dict[str, int]:  # noqa: ANN001
+def reconcile(runs: QuerySet[Run] | None = None, stale_seconds: int | None = None) -> dict[str, int]:
     """Runs marked running whose worker stopped writing heartbeats are lost: re-queue each once,
     then fail it with "worker lost". Safe to call from several places at once."""
     stale = stale_seconds if stale_seconds is not None else settings.SCHEDLAB_RUN_STALE_SECONDS

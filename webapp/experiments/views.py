@@ -9,9 +9,10 @@ from django.contrib import messages
 from django.db import transaction
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from engine.api import PAPERS
 from webapp.allocations.services import attach
 from webapp.core.permissions import can_change, get_owned_or_404, get_visible_or_404, visible_to
 from webapp.experiments.forms import ExperimentEditForm, ExperimentForm
@@ -36,8 +37,6 @@ def reproduce_index(request: HttpRequest) -> HttpResponse:
 
 def paper_presets() -> list[dict]:
     """Every "reproduce a paper" preset with its paper's citation (from the engine's registry)."""
-    from engine.policies.registry import PAPERS
-
     return [{"preset": p, "citation": PAPERS[p.key].citation if p.key in PAPERS else "",
              "url": (reverse("studies:new") + f"?preset={p.key}#preset-{p.study}") if p.study
              else reverse("experiments:new") + f"?reproduce={p.key}"} for p in PAPER_PRESETS.values()]
@@ -76,10 +75,7 @@ def experiment_new(request: HttpRequest) -> HttpResponse:
 
 
 def comparison_url(experiment: Experiment) -> str:
-    try:
-        return reverse("dashboards:comparison", args=[experiment.pk])
-    except NoReverseMatch:
-        return ""
+    return reverse("dashboards:comparison", args=[experiment.pk])
 
 
 @require_GET

@@ -7,14 +7,12 @@ from typing import Any
 
 from django import forms
 
+from engine.api import SHIPPED_QUEUE_CONFIGS, parse_machines, parse_queue_config, shipped_queue_text
 from webapp.core.forms import TextFileForm
-from webapp.preview.models import MachineFile, QueueFile
+from webapp.preview.models import INFERRED, INFERRED_LABEL, POLICIES, MachineFile, QueueFile
+from webapp.preview.services import inference_problem
 
 MAX_BYTES = 1_000_000
-#: fair-share presets a preview may use, and their counterpart under the other fair-share
-POLICIES = {"mrfs-easy": "fairshare-easy", "fairshare-easy": "mrfs-easy", "mrfs-fcfs": "fairshare-fcfs",
-            "fairshare-fcfs": "mrfs-fcfs", "mrfs-conservative": "fairshare-conservative",
-            "fairshare-conservative": "mrfs-conservative"}
 MACHINE_HELP = ("Alea .machines (TAB: id name nodes cores speed RAM_KB [properties]), AleaNG (8 columns, RAM in GB, "
                 "GPUs), or YAML: clusters: [{name, nodes, cores, ram: 64 GiB, gpus, speed, properties, "
                 "available_from, available_to}].")
@@ -33,8 +31,6 @@ class MachineFileForm(_TextFileForm):
         help_texts = {"text": MACHINE_HELP}
 
     def check(self, text: str, source: str) -> None:
-        from engine.platform.machines import parse_machines
-
         parse_machines(text, source=source)
 
 
@@ -48,20 +44,11 @@ class QueueFileForm(_TextFileForm):
                               "max_share, user_max_jobs, user_max_cores, pool, single_node (see the README)."}
 
     def check(self, text: str, source: str) -> None:
-        from engine.platform.queues import parse_queue_config
-
         parse_queue_config(text, source=source)
 
 
-#: the choice "inferred from the trace" (engine.platform.infer), for the current configuration and the machine
-INFERRED = "inferred"
-INFERRED_LABEL = "inferred from the trace"
-
-
 def shipped_choices() -> list[tuple[str, str]]:
-    from engine.platform.queues import SHIPPED
-
-    return [(f"shipped:{name}", f"{name} (shipped)") for name in SHIPPED]
+    return [(f"shipped:{name}", f"{name} (shipped)") for name in SHIPPED_QUEUE_CONFIGS]
 
 
 class PreviewForm(forms.Form):
@@ -92,8 +79,6 @@ class PreviewForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         """Inferring needs a trace that records start times and queues (and hosts, for the machine)."""
-        from webapp.preview.services import inference_problem
-
         data = super().clean()
         trace = data.get("trace")
         wants_queues = data.get("current") == INFERRED
@@ -106,13 +91,11 @@ class PreviewForm(forms.Form):
 
     def configuration(self, key: str) -> tuple[str, str]:
         """(name, YAML text) of a chosen configuration."""
-        from engine.platform.queues import CONFIG_DIR, SHIPPED
-
         value = self.cleaned_data[key]
         if value == INFERRED:
             return INFERRED_LABEL, ""                 # the worker infers it and stores the text
         if value.startswith("shipped:"):
             name = value.split(":", 1)[1]
-            return name, (CONFIG_DIR / SHIPPED[name]).read_text(encoding="utf-8")
+            return name, shipped_queue_text(name)
         chosen = self.queue_files[value]
         return chosen.name, chosen.text

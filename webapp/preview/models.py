@@ -15,8 +15,19 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.text import slugify
 
+from engine.api import Machine, QueueConfig, parse_machines, parse_queue_config
 from webapp.core.files import media_path
 from webapp.traces.models import Trace
+
+#: fair-share presets a preview may use, and their counterpart under the other fair-share
+POLICIES = {"mrfs-easy": "fairshare-easy", "fairshare-easy": "mrfs-easy", "mrfs-fcfs": "fairshare-fcfs",
+            "fairshare-fcfs": "mrfs-fcfs", "mrfs-conservative": "fairshare-conservative",
+            "fairshare-conservative": "mrfs-conservative"}
+
+#: the choice "inferred from the trace" (engine.platform.infer), for the current configuration and the machine
+INFERRED = "inferred"
+INFERRED_LABEL = "inferred from the trace"
+
 
 
 class TextFile(models.Model):
@@ -52,9 +63,7 @@ class MachineFile(TextFile):
     def get_absolute_url(self) -> str:
         return reverse("preview:machine_detail", args=[self.pk])
 
-    def parsed(self):  # noqa: ANN201 - engine.platform.machines.Machine
-        from engine.platform.machines import parse_machines
-
+    def parsed(self) -> Machine:
         return parse_machines(self.text, source=self.file_name)
 
 
@@ -68,9 +77,7 @@ class QueueFile(TextFile):
     def get_absolute_url(self) -> str:
         return reverse("preview:queues_detail", args=[self.pk])
 
-    def parsed(self):  # noqa: ANN201 - engine.platform.queues.QueueConfig
-        from engine.platform.queues import parse_queue_config
-
+    def parsed(self) -> QueueConfig:
         return parse_queue_config(self.text, source=self.file_name)
 
 

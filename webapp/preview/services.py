@@ -21,10 +21,30 @@ from typing import Any
 import pandas as pd
 from django.utils import timezone
 
+from engine.api import (
+    EXEC_HOSTS,
+    INPUT_ERRORS,
+    Clusters,
+    InferredConfiguration,
+    Scenario,
+    SimulationError,
+    Workload,
+    WorkloadError,
+    by_queue,
+    error_line,
+    fidelity,
+    has_recorded_starts,
+    infer_configuration,
+    parse_machines,
+    parse_queue_config,
+    summarize,
+    trace_time_zone,
+    user_changes,
+)
+from engine.api import run as run_scenario
 from webapp.core.files import replace_dir
-from webapp.core.tasks import enqueue
 from webapp.experiments.models import load_frame, save_frame
-from webapp.preview.models import Preview
+from webapp.preview.models import INFERRED_LABEL, POLICIES, Preview
 
 log = logging.getLogger(__name__)
 RUNS = ("current", "proposed", "counterpart")
@@ -32,10 +52,7 @@ RECORDED = "recorded"
 
 
 def create_preview(owner: Any, form: Any) -> Preview:
-    """A Preview from a valid PreviewForm (texts copied), queued for a worker."""
-    from webapp.preview.forms import INFERRED_LABEL
-    from webapp.preview.tasks import run_preview
-
+    """A Preview from a valid PreviewForm (texts copied); webapp.preview.tasks.queue_preview also queues it."""
     data = form.cleaned_data
     current_name, current_text = form.configuration("current")
     proposed_name, proposed_text = form.configuration("proposed")
@@ -45,49 +62,37 @@ def create_preview(owner: Any, form: Any) -> Preview:
         machine_name=machine.name if machine else INFERRED_LABEL, machine_text=machine.text if machine else "",
         current_name=current_name, current_text=current_text,
         proposed_name=proposed_name, proposed_text=proposed_text, policy=data["policy"])
-    enqueue(run_preview, preview.pk)
     return preview
 
 
 def policies_of(preview: Preview) -> dict[str, str]:
-    from webapp.preview.forms import POLICIES
-
     return {"current": preview.policy, "proposed": preview.policy, "counterpart": POLICIES[preview.policy]}
 
 
 def compute(preview: Preview) -> dict[str, Any]:
     """Run the simulations (and the recorded run), store their schedules in the preview's folder,
     return the summary. An inferred configuration or machine is stored in the preview first."""
-    from engine.metrics.changes import by_queue, user_changes
-    from engine.metrics.fidelity import fidelity
-    from engine.metrics.summary import summarize_result
-    from engine.platform.infer import infer, time_zone
-    from engine.platform.machines import parse_machines
-    from engine.platform.queues import parse_queue_config
-    from engine.sim import simulate
-    from engine.workload.recorded import has_recorded_starts
-
-    workload = trace_workload(preview)
-    infer_texts(preview, workload, infer)
+    workload = preview.trace.workload()
+    infer_texts(preview, workload)
     machine = parse_machines(preview.machine_text, source=preview.machine_name)
     configs = {"current": parse_queue_config(preview.current_text, source=preview.current_name),
                "proposed": parse_queue_config(preview.proposed_text, source=preview.proposed_name)}
     configs["counterpart"] = configs["proposed"]
     build = Path(tempfile.mkdtemp(prefix=f".preview-{preview.pk}-", dir=preview.result_dir.parent))
     summary: dict[str, Any] = {"clusters": {c.name: c.total_cores for c in machine.clusters}, "runs": {},
-                               "time_zone": time_zone(workload)[1]}
+                               "time_zone": trace_time_zone(workload)[1]}
     frames = {}
     try:
         if has_recorded_starts(workload):
-            result = simulate(workload, None, RECORDED, machine=machine)
+            result = run_scenario(Scenario(trace=workload, policy=RECORDED, platform=Clusters(machine)))
             frames[RECORDED] = result.schedule
             save_frame(result.schedule, build / f"{RECORDED}.npz")
-            summary[RECORDED] = {**summarize_result(result), "preset": RECORDED}
+            summary[RECORDED] = {**summarize(result), "preset": RECORDED}
         for run, policy in policies_of(preview).items():
-            result = simulate(workload, None, policy, machine=machine, queues=configs[run])
+            result = run_scenario(Scenario(trace=workload, policy=policy, platform=Clusters(machine, configs[run])))
             frames[run] = result.schedule
             save_frame(result.schedule, build / f"{run}.npz")
-            summary["runs"][run] = {**summarize_result(result), "preset": policy}
+            summary["runs"][run] = {**summarize(result), "preset": policy}
         if RECORDED in frames:
             summary["fidelity"] = fidelity(frames[RECORDED], frames["current"], capacity=machine.cores)
         compared = {k: frames[k] for k in (RECORDED, "current", "proposed") if k in frames}
@@ -99,15 +104,12 @@ def compute(preview: Preview) -> dict[str, Any]:
     return summary
 
 
-def infer_texts(preview: Preview, workload: Any, infer: Any) -> None:
+def infer_texts(preview: Preview, workload: Workload) -> None:
     """Fill in an inferred current configuration and machine (empty texts) and store them."""
-    from engine.platform.machines import parse_machines
-    from engine.workload import WorkloadError
-
     if preview.current_text and preview.machine_text:
         return
     given = parse_machines(preview.machine_text, source=preview.machine_name) if preview.machine_text else None
-    found = infer(workload, given)
+    found = infer_configuration(workload, given)
     found.source = preview.trace.name             # the name the admin gave it, not the stored file's
     if not found.queues:
         raise WorkloadError("the trace records no start times: no configuration can be inferred from it")
@@ -120,30 +122,24 @@ def infer_texts(preview: Preview, workload: Any, infer: Any) -> None:
     Preview.objects.filter(pk=preview.pk).update(machine_text=preview.machine_text, current_text=preview.current_text)
 
 
-def trace_queues(workload: Any) -> pd.Series:
+def trace_queues(workload: Workload) -> pd.Series:
     """job_id -> the queue the trace gives the job (its name where the trace names queues)."""
     jobs = workload.jobs
     names = jobs["queue_name"] if "queue_name" in jobs else jobs["queue"].astype(str)
     return pd.Series(names.astype(str).to_numpy(), index=jobs["job_id"].to_numpy())
 
 
-def inferred_from(trace: Any) -> Any:
+def inferred_from(trace: Any) -> InferredConfiguration:
     """What ``trace``'s recorded schedule shows (engine.platform.infer), named after the trace."""
-    from engine.platform.infer import infer
-
-    found = infer(trace_workload_of(trace))
+    found = infer_configuration(trace.workload())
     found.source = trace.name
     return found
 
 
 def inference_problem(trace: Any, *, queues: bool, machine: bool) -> str | None:
     """Why a configuration / machine cannot be inferred from ``trace`` (None when it can)."""
-    from engine.workload import WorkloadError
-    from engine.workload.metacentrum import EXEC_HOSTS
-    from engine.workload.recorded import has_recorded_starts
-
     try:
-        workload = trace_workload_of(trace)
+        workload = trace.workload()
     except (WorkloadError, OSError) as error:
         return f"cannot read the trace: {error}"
     if not has_recorded_starts(workload):
@@ -153,18 +149,6 @@ def inference_problem(trace: Any, *, queues: bool, machine: bool) -> str | None:
     if machine and (EXEC_HOSTS not in workload.jobs or not (workload.jobs[EXEC_HOSTS].astype(str) != "").any()):
         return "this trace records no hosts its jobs ran on: choose a machine description"
     return None
-
-
-def trace_workload(preview: Preview):  # noqa: ANN201 - engine.workload.Workload
-    return trace_workload_of(preview.trace)
-
-
-def trace_workload_of(trace: Any):  # noqa: ANN201 - engine.workload.Workload
-    from engine.workload import cache, load_workload
-
-    if trace.cache_path is not None and trace.cache_path.exists():
-        return cache.load(trace.cache_path)
-    return load_workload(trace.path, procs=trace.procs, memory_unit=(trace.header or {}).get("memory_unit"))
 
 
 def schedules(preview: Preview) -> dict[str, Any]:
@@ -177,18 +161,14 @@ def schedules(preview: Preview) -> dict[str, Any]:
 
 def run(preview_id: int) -> None:
     """The worker's job: queued -> running -> done | failed (one line for the user)."""
-    from engine.policies import PolicyError
-    from engine.sim import SimulationError
-    from engine.workload import WorkloadError
-
     if not Preview.objects.filter(pk=preview_id, status=Preview.Status.QUEUED).update(status=Preview.Status.RUNNING):
         return
     preview = Preview.objects.get(pk=preview_id)
     preview.result_dir.parent.mkdir(parents=True, exist_ok=True)
     try:
         summary = compute(preview)
-    except (WorkloadError, PolicyError, SimulationError) as error:
-        _finish(preview_id, Preview.Status.FAILED, error=" ".join(str(error).split()))
+    except (*INPUT_ERRORS, SimulationError) as error:
+        _finish(preview_id, Preview.Status.FAILED, error=error_line(error))
         return
     except Exception as error:  # noqa: BLE001 - users get one line, the log gets the traceback
         log.exception("preview %s failed", preview_id)

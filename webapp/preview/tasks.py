@@ -1,6 +1,9 @@
-"""The Celery task that computes a preview (see webapp.preview.services.run), and its lost-work checks."""
+"""The Celery task that computes a preview (webapp.preview.services.run), queueing a new one, and the
+lost-work checks."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from celery import shared_task
 from django.conf import settings
@@ -8,7 +11,10 @@ from django.db.models import F
 from django.utils import timezone
 
 from webapp.core.broker import resend_lost
+from webapp.core.tasks import enqueue
+from webapp.preview.forms import PreviewForm
 from webapp.preview.models import Preview
+from webapp.preview.services import create_preview, run
 
 LOST_MESSAGE = "lost in the queue: its message was lost twice (a worker holding it stopped); start it again"
 WORKER_LOST = "worker lost: the worker computing it stopped (tried twice)"
@@ -16,10 +22,15 @@ WORKER_LOST = "worker lost: the worker computing it stopped (tried twice)"
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def run_preview(preview_id: int) -> int:
-    from webapp.preview.services import run
-
     run(preview_id)
     return preview_id
+
+
+def queue_preview(owner: Any, form: PreviewForm) -> Preview:
+    """A Preview from a valid PreviewForm, queued for a worker."""
+    preview = create_preview(owner, form)
+    enqueue(run_preview, preview.pk)
+    return preview
 
 
 @shared_task

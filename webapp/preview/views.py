@@ -3,19 +3,26 @@ and "Preview a reconfiguration" (current vs proposed configuration, side by side
 
 from __future__ import annotations
 
+import shutil
+
+from bokeh.embed import json_item
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from engine.api import SHIPPED_QUEUE_CONFIGS, WorkloadError, shipped_queue_text
 from webapp.core.permissions import (
     can_change,
     get_owned_or_404,
     get_visible_or_404,
     visible_to,
 )
+from webapp.dashboards.figures.preview import preview_layout
 from webapp.preview.forms import MachineFileForm, PreviewForm, QueueFileForm
-from webapp.preview.models import MachineFile, Preview, QueueFile
+from webapp.preview.models import INFERRED_LABEL, MachineFile, Preview, QueueFile
+from webapp.preview.services import RECORDED, inference_problem, inferred_from, schedules
+from webapp.preview.tasks import queue_preview
 from webapp.traces.models import Trace
 
 
@@ -51,8 +58,6 @@ def _new(request: HttpRequest, kind: str, initial: dict | None = None) -> HttpRe
 
 
 def _detail(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
-    from engine.workload import WorkloadError
-
     model, _, label = KINDS[kind]
     obj = get_visible_or_404(model.objects.select_related("owner"), request.user, pk)
     try:
@@ -87,8 +92,6 @@ def _delete(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
 
 def _inferred_initial(request: HttpRequest, kind: str) -> dict | None:
     """``?trace=ID``: the form starts from what that trace's recorded schedule shows (or says why not)."""
-    from webapp.preview.services import inference_problem, inferred_from
-
     if "trace" not in request.GET or request.method != "GET":
         return None
     try:
@@ -129,11 +132,9 @@ def machine_delete(request: HttpRequest, pk: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def queues_new(request: HttpRequest) -> HttpResponse:
     """A new configuration, optionally starting from a shipped one (?from=metacentrum-2014)."""
-    from engine.platform.queues import CONFIG_DIR, SHIPPED
-
     start = request.GET.get("from")
-    initial = {"name": f"{start} (copy)", "text": (CONFIG_DIR / SHIPPED[start]).read_text(encoding="utf-8")} \
-        if start in SHIPPED else _inferred_initial(request, "queues")
+    initial = {"name": f"{start} (copy)", "text": shipped_queue_text(start)} \
+        if start in SHIPPED_QUEUE_CONFIGS else _inferred_initial(request, "queues")
     return _new(request, "queues", initial)
 
 
@@ -157,15 +158,13 @@ def queues_delete(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def preview_new(request: HttpRequest) -> HttpResponse:
-    from webapp.preview.services import create_preview
-
     user = request.user
     form = PreviewForm(request.POST or None,
                        traces=visible_to(Trace, user).filter(status=Trace.Status.READY),
                        machines=visible_to(MachineFile, user), queue_files=visible_to(QueueFile, user))
     if request.method == "POST":
         if form.is_valid():
-            preview = create_preview(user, form)
+            preview = queue_preview(user, form)
             messages.success(request, f"Started “{preview.name}”: three simulations; this page shows them when done.")
             return redirect(preview)
         return render(request, "preview/new.html", {"form": form}, status=400)
@@ -184,11 +183,6 @@ def preview_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def _results(preview: Preview) -> dict:
     """What the admin reads first (fidelity of 'current', recorded / current / proposed per trace
     queue, the users who gain and lose most), the per-configuration-queue rows and the figures."""
-    from bokeh.embed import json_item
-
-    from webapp.dashboards.figures.preview import preview_layout
-    from webapp.preview.services import RECORDED, schedules
-
     summary = preview.summary or {}
     runs = summary.get("runs", {})
     current, proposed = runs.get("current", {}), runs.get("proposed", {})
@@ -196,8 +190,6 @@ def _results(preview: Preview) -> dict:
     rows = [{"queue": name, "current": current.get("per_queue", {}).get(name),
              "proposed": proposed.get("per_queue", {}).get(name)} for name in names]
     changes = summary.get("changes", {})
-    from webapp.preview.forms import INFERRED_LABEL
-
     inferred = [(kind, label, text) for kind, label, name, text in (
         ("queues", "queue configuration", preview.current_name, preview.current_text),
         ("machine", "machine description", preview.machine_name, preview.machine_text)) if name == INFERRED_LABEL]
@@ -219,8 +211,6 @@ def _results(preview: Preview) -> dict:
 @require_POST
 def preview_edit_inferred(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
     """Copy a preview's inferred configuration or machine into a file of its owner's, to edit like any other."""
-    from webapp.preview.forms import INFERRED_LABEL
-
     preview = get_owned_or_404(Preview.objects.select_related("trace"), request.user, pk)
     if kind not in KINDS:
         raise Http404
@@ -238,8 +228,6 @@ def preview_edit_inferred(request: HttpRequest, pk: int, kind: str) -> HttpRespo
 
 @require_POST
 def preview_delete(request: HttpRequest, pk: int) -> HttpResponse:
-    import shutil
-
     preview = get_owned_or_404(Preview, request.user, pk)
     shutil.rmtree(preview.result_dir, ignore_errors=True)
     preview.delete()

@@ -102,7 +102,7 @@ class LocalCluster:
                 _signal_group(process, signal.SIGKILL)
                 process.wait(timeout=30)
 
-    def __enter__(self) -> "LocalCluster":
+    def __enter__(self) -> LocalCluster:
         return self
 
     def __exit__(self, *exc: Any) -> None:

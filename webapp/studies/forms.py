@@ -6,8 +6,9 @@ from typing import Any
 
 from django import forms
 
+from engine.api import list_policies
 from webapp.core.permissions import visible_to
-from webapp.experiments.forms import first_sentence, policy_catalog
+from webapp.experiments.forms import first_sentence
 from webapp.experiments.models import Experiment
 from webapp.experiments.services import ExperimentError
 from webapp.studies.models import LOAD
@@ -33,7 +34,7 @@ class StudyForm(forms.Form):
     def __init__(self, user: Any, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["trace"].queryset = visible_to(Trace, user).filter(status=Trace.Status.READY)
-        catalog = policy_catalog()
+        catalog = list_policies()
         self.fields["policies"].choices = [(p["name"], f"{p['name']}: {first_sentence(p['description'])}") for p in catalog]
         names = sorted({q["name"] for p in catalog for q in p["params"]})
         self.fields["param"].choices = [("", "none")] + [(n, n) for n in names]

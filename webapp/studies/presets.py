@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from webapp.studies.services import create_study
+
 
 @dataclass(frozen=True)
 class StudyPreset:
@@ -57,8 +59,6 @@ PRESETS: dict[str, StudyPreset] = {p.name: p for p in (PARAGON,)}
 
 def create_preset_study(owner: Any, name: str, trace: Any, **overrides: Any) -> Any:
     """The preset study ``name`` on ``trace``; ``overrides`` replace create_study arguments."""
-    from webapp.studies.services import create_study
-
     preset = PRESETS[name]
     arguments: dict[str, Any] = dict(
         name=f"{preset.title} on {trace.name}", trace=trace, policies=preset.policies, grid=preset.grid,

@@ -10,16 +10,25 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
+from celery import group
 from django.db import transaction
 
 from webapp.experiments.models import Experiment, Run
 from webapp.experiments.services import (
-    METRIC_COLUMNS, ExperimentError, checked_load_factor, checked_setup, parse_sweep_values, rerun, resolve_policy,
+    METRIC_COLUMNS,
+    ExperimentError,
+    checked_load_factor,
+    checked_setup,
+    parse_sweep_values,
+    rerun,
+    resolve_policy,
     with_load,
 )
+from webapp.experiments.tasks import run_simulation
 from webapp.studies.models import LOAD, Study, StudyPoint
 from webapp.traces.models import Machine, Trace
 
@@ -108,10 +117,6 @@ def create_study(
 
 def fan_out(run_ids: list[int]) -> None:
     """One Celery group: a ``run_simulation`` message per run, taken by whichever worker is free."""
-    from celery import group
-
-    from webapp.experiments.tasks import run_simulation
-
     if run_ids:
         group(run_simulation.s(pk) for pk in run_ids).apply_async()
 

@@ -15,10 +15,11 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from webapp.core.permissions import can_change, get_owned_or_404, get_visible_or_404, visible_to
 from webapp.experiments.models import Run
 from webapp.experiments.reproduce import PRESETS as PAPER_PRESETS
-from webapp.experiments.views import paper_presets
 from webapp.experiments.services import ExperimentError, rerun
 from webapp.experiments.tasks import reconcile
+from webapp.experiments.views import paper_presets
 from webapp.studies import services
+from webapp.studies.figures import study_trend
 from webapp.studies.forms import StudyForm
 from webapp.studies.models import LOAD, Study
 from webapp.studies.presets import PRESETS, create_preset_study
@@ -120,8 +121,6 @@ def study_progress(request: HttpRequest, pk: int) -> JsonResponse:
 
 @require_GET
 def study_plot(request: HttpRequest, pk: int) -> JsonResponse:
-    from webapp.studies.figures import study_trend
-
     study = get_visible_or_404(_studies(request.user), request.user, pk)
     axes = list(study.grid)
     if not axes:

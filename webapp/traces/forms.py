@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from django import forms
 
+from engine.api import declared_procs
 from webapp.traces.models import Machine, Trace
-from webapp.traces.uploads import InspectedUpload, UploadRejected, header_procs, inspect_upload
+from webapp.traces.uploads import InspectedUpload, UploadRejected, inspect_upload
 
 
 class TraceUploadForm(forms.Form):
@@ -38,7 +39,7 @@ class TraceUploadForm(forms.Form):
                 self.add_error("file", problem)
             return data
         extended = self.inspected.format != "swf"   # its machine comes from a machine description
-        if data.get("procs") is None and header_procs(self.inspected.header) is None and not extended:
+        if data.get("procs") is None and declared_procs(self.inspected.header) is None and not extended:
             self.discard()
             self.add_error("procs", f"{uploaded.name}: the header has no MaxProcs or MaxNodes; give the machine size.")
         return data

@@ -12,13 +12,12 @@ from typing import Any
 
 from webapp.core.files import media_path
 from webapp.traces.models import Trace
+from webapp.traces.tasks import parse_trace
+from webapp.traces.uploads import hash_and_measure
 
 
 def import_local_trace(owner: Any, source: Path, *, name: str = "", shared: bool = False) -> Trace:
     """The owner's ready trace with this file's content (reused if already imported), else a new one."""
-    from webapp.traces.tasks import parse_trace
-    from webapp.traces.uploads import hash_and_measure
-
     source = Path(source)
     sha, compressed = hash_and_measure(source, source.name)
     existing = Trace.objects.filter(owner=owner, sha256=sha, status=Trace.Status.READY).first()

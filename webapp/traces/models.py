@@ -8,6 +8,7 @@ from django.conf import settings
 from django.db import models
 from django.urls import reverse
 
+from engine.api import Cleaning, Workload, load_parsed, read_trace, save_parsed
 from webapp.core.files import media_path
 
 
@@ -86,16 +87,24 @@ class Trace(models.Model):
     def report(self) -> dict:
         return (self.summary or {}).get("cleaning") or (self.summary or {}).get("report") or {}
 
-    def workload(self):  # noqa: ANN201 - engine.workload.Workload
-        """The parsed workload: the columnar cache, else the file parsed again."""
-        from engine.workload import cache, load_workload
-
-        if self.cache_path is not None and self.cache_path.exists():
-            return cache.load(self.cache_path)
-        return load_workload(self.path, procs=self.procs, memory_unit=(self.header or {}).get("memory_unit"))
-
     def cache_path_for(self, procs: int) -> Path:
         return media_path(f"traces/{self.sha256}-p{procs}.npz")
+
+    def read(self) -> Workload:
+        """Parse the stored file (machine size and memory unit as uploaded) and write its columnar cache."""
+        workload = read_trace(self.path, procs=self.procs,
+                              cleaning=Cleaning(memory_unit=(self.header or {}).get("memory_unit")))
+        target = self.cache_path_for(int(workload.metadata["procs"]))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        save_parsed(workload, target)
+        return workload
+
+    def workload(self) -> Workload:
+        """The parsed trace from its columnar cache; parsed again (and cached) if the cache was lost."""
+        path = self.cache_path
+        if path is not None and path.exists():
+            return load_parsed(path)
+        return self.read()
 
     def delete_files(self) -> None:
         """Remove the stored file and caches unless another trace shares the same content."""

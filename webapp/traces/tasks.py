@@ -1,4 +1,4 @@
-"""Parsing an uploaded trace in the background: thin over engine.workload."""
+"""Parsing an uploaded trace in the background: thin over the engine's readers (engine.api)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import time
 
 from celery import shared_task
 
+from engine.api import WorkloadError, describe, error_line
 from webapp.traces.models import Trace
 
 log = logging.getLogger(__name__)
@@ -15,22 +16,18 @@ log = logging.getLogger(__name__)
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def parse_trace(trace_id: int) -> int:
     """Full parse and clean → summary, cleaning report and the columnar cache; status ready|invalid."""
-    from engine.workload import WorkloadError, cache, describe, load_workload
-
     trace = Trace.objects.filter(pk=trace_id, status=Trace.Status.PARSING).first()
     if trace is None:  # deleted, or already parsed by an earlier delivery of this message
         return trace_id
     started = time.monotonic()
     try:
-        workload = load_workload(trace.path, procs=trace.procs, memory_unit=(trace.header or {}).get("memory_unit"))
+        workload = trace.read()
         procs = int(workload.metadata["procs"])
         target = trace.cache_path_for(procs)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        cache.save(workload, target)
         summary = describe(workload)
         summary["source"] = trace.name
     except WorkloadError as e:
-        _finish(trace_id, Trace.Status.INVALID, error=_user_message(e, trace))
+        _finish(trace_id, Trace.Status.INVALID, error=error_line(e, name=trace.original_name or trace.name))
         return trace_id
     except Exception as e:  # noqa: BLE001 - users get one line, the log gets the traceback
         log.exception("parsing trace %s failed", trace_id)
@@ -46,12 +43,3 @@ def parse_trace(trace_id: int) -> int:
 def _finish(trace_id: int, status: str, **fields: object) -> None:
     Trace.objects.filter(pk=trace_id, status=Trace.Status.PARSING).update(status=status, **fields)
 
-
-def _user_message(error: Exception, trace: Trace) -> str:
-    """The engine's message, naming the trace as the user knows it instead of the storage path."""
-    line = getattr(error, "line", None)
-    field = getattr(error, "field", None)
-    message = getattr(error, "message", None) or str(error)
-    where = trace.original_name or trace.name
-    where += (f", line {line}" if line else "") + (f", field {field}" if field else "")
-    return f"{where}: {message}"

@@ -14,8 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
+from django.core.files.uploadedfile import TemporaryUploadedFile
 from django.core.files.uploadhandler import FileUploadHandler, StopUpload
 from django.template.defaultfilters import filesizeformat
+
+from engine.api import check_upload, error_line
 
 GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 1024 * 1024
@@ -125,11 +128,9 @@ class _Inflater:
             raise UploadRejected([f"{self.name}: not a valid gzip file ({e})."]) from None
 
 
-def inspect_upload(uploaded, name: str) -> InspectedUpload:  # noqa: ANN001 - an UploadedFile
+def inspect_upload(uploaded: TemporaryUploadedFile, name: str) -> InspectedUpload:
     """Hash, bomb-check and cheaply validate an uploaded trace (SWF, or an extended MetaCentrum/AleaNG
     trace recognised by its content); raises UploadRejected with problems."""
-    from engine.workload.loading import check_trace_head
-
     source = Path(uploaded.temporary_file_path())
     sha, compressed = hash_and_measure(source, name)
     # A hard link named like the final file (the engine tells gzip by name): Django still deletes
@@ -138,33 +139,12 @@ def inspect_upload(uploaded, name: str) -> InspectedUpload:  # noqa: ANN001 - an
     os.link(source, staged)
     inspected = InspectedUpload(staged, sha, compressed, staged.stat().st_size)
     try:
-        header, problems, inspected.format = check_trace_head(str(staged), max_errors=MAX_PROBLEMS)
+        header, problems, inspected.format = check_upload(str(staged), max_errors=MAX_PROBLEMS)
     except Exception as e:  # the checker itself choked: report, never crash the request
         inspected.discard()
-        raise UploadRejected([f"{name}: {_one_line(e)}"]) from None
+        raise UploadRejected([f"{name}: {error_line(e)}"]) from None
     if problems:
         inspected.discard()
-        raise UploadRejected([_describe(p, name) for p in problems])
+        raise UploadRejected([error_line(p, name=name) for p in problems])
     inspected.header = {str(k): str(v) for k, v in (header or {}).items()}
     return inspected
-
-
-def _describe(problem: Exception, name: str) -> str:
-    """A WorkloadError names line and field; show it against the name the user knows the file by."""
-    line = getattr(problem, "line", None)
-    fld = getattr(problem, "field", None)
-    message = getattr(problem, "message", None) or str(problem)
-    where = name + (f", line {line}" if line else "") + (f", field {fld}" if fld else "")
-    return f"{where}: {message}"
-
-
-def _one_line(e: Exception) -> str:
-    text = str(e).strip().splitlines()
-    return text[0] if text else type(e).__name__
-
-
-def header_procs(header: dict[str, str]) -> int | None:
-    """The machine size a trace header declares (MaxProcs, else MaxNodes), if any."""
-    from engine.workload.loading import header_integer
-
-    return header_integer(header.get("MaxProcs")) or header_integer(header.get("MaxNodes"))

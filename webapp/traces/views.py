@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 from django.contrib import messages
-from django.db import transaction
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from webapp.core.files import store_file
+from engine.api import swf_text
 from webapp.core.permissions import can_change, get_owned_or_404, get_visible_or_404, visible_to
-from webapp.core.tasks import enqueue
 from webapp.traces.forms import MachineForm, TraceEditForm, TraceUploadForm
 from webapp.traces.models import Machine, Trace
-from webapp.traces.tasks import parse_trace
-from webapp.traces.uploads import InspectedUpload, header_procs, too_large_message
+from webapp.traces.services import create_trace
+from webapp.traces.uploads import too_large_message
 
 
 @require_GET
@@ -44,35 +42,9 @@ def trace_upload(request: HttpRequest) -> HttpResponse:
     return render(request, "traces/upload.html", {"form": TraceUploadForm()})
 
 
-def create_trace(user, data: dict, inspected: InspectedUpload, original_name: str) -> Trace:  # noqa: ANN001
-    """Store the checked file by content hash, create the row, parse in the background."""
-    try:
-        store_file(inspected.staged, inspected.relative_name)
-        with transaction.atomic():
-            trace = Trace.objects.create(
-                owner=user, name=data["name"], description=data.get("description", ""),
-                shared=bool(data.get("shared")), sha256=inspected.sha256, file=inspected.relative_name,
-                original_name=original_name[:255], size_bytes=inspected.size_bytes,
-                procs=data.get("procs") or header_procs(inspected.header), format=inspected.format,
-                header={**inspected.header, **({"memory_unit": data["memory_unit"]} if data.get("memory_unit") else {})},
-            )
-            enqueue(parse_trace, trace.pk)
-    except BaseException:
-        inspected.discard()
-        if not Trace.objects.filter(sha256=inspected.sha256).exists():
-            from webapp.core.files import media_path
-
-            media_path(inspected.relative_name).unlink(missing_ok=True)
-        raise
-    return trace
-
-
 def trace_plots_url(trace: Trace) -> str:
-    """Where the characterization plots load from (the dashboards app), if it is installed."""
-    try:
-        return reverse("dashboards:trace_plots", args=[trace.pk])
-    except NoReverseMatch:
-        return ""
+    """Where the characterization plots load from (the dashboards app)."""
+    return reverse("dashboards:trace_plots", args=[trace.pk])
 
 
 @require_GET
@@ -107,8 +79,6 @@ SWF_KINDS = {"swf": False, "extended": True}
 @require_GET
 def trace_download_swf(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
     """The trace converted to SWF or extended SWF (whatever format it was uploaded in), as cleaned."""
-    from engine.workload.export import swf_text
-
     trace = get_visible_or_404(Trace, request.user, pk)
     if kind not in SWF_KINDS or not trace.is_ready:
         raise Http404("No such conversion, or the trace is not parsed yet.")

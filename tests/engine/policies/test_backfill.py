@@ -5,7 +5,7 @@ Each test states the trace as (submit, runtime, requested, procs) and the schedu
 
 from __future__ import annotations
 
-from engine.sim import simulate
+from engine.run import simulate
 from tests.engine.conftest import make_workload
 
 

@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.policies.conservative import Conservative
-from engine.sim import simulate
+from engine.run import simulate
 from engine.sim.profile import NEVER
 from engine.workload import load_workload
 from engine.workload.model import Workload
@@ -153,7 +153,7 @@ CHILD = r"""
 import hashlib, sys
 import numpy as np
 sys.path.insert(0, sys.argv[1])
-from engine.sim import simulate
+from engine.run import simulate
 from tests.engine.conftest import make_workload
 rng = np.random.default_rng(7)
 requested = rng.integers(1, 500, 400)

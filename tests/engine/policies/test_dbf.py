@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from engine.cli import main
 from engine.policies.dbf import FIRST_MISS, FIXED, REGULAR, TENTATIVE
-from engine.sim import simulate
+from engine.run import simulate
 from tests.engine.conftest import make_workload
 from tests.engine.sim.test_invariants import assert_valid
 
@@ -215,3 +215,16 @@ def test_after_the_extra_step_l1_is_not_checked_again_as_in_the_paper():
     assert summary["dbf_extra_steps"] == 1 and summary["dbf_first_allocation_misses"] == 0
     assert schedule["dbf_class"][4] == TENTATIVE
     assert schedule["end"][4] == 15 > schedule["deadline"][4]
+
+
+def test_a_reservation_left_where_nothing_ends_still_starts_on_time():
+    """Machine of 2. A (1 proc, requested 100) ends early at 10; B (1 proc) runs [0, 30).
+    Y (deadline job, 2 procs, 20 s) and then X (regular, 2 procs, 10 s) arrive: X goes before Y,
+    on [100, 110), Y after it. A's early end compresses them in queue order: Y to [30, 50), X to
+    [50, 60), right after Y. R (regular, 2 procs, 5 s) arrives at 11: Algorithm 1 reserves R on
+    [30, 35) and Y again, now only after X: [60, 80). X stays at 50, where nothing ends or arrives
+    any more (DBF does not compress after moving Y later): it must still start then, not late nor
+    never (the machine sat idle from 35 and the run failed)."""
+    rows = [(0, 10, 100, 1), (0, 30, 30, 1), (1, 20, 20, 2), (2, 10, 10, 2), (11, 5, 5, 2)]
+    workload = with_deadlines(rows, [NONE, NONE, 999, NONE, NONE])
+    assert starts(workload, capacity=2) == [0, 0, 60, 50, 30]

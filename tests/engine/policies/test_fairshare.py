@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine.policies.fairshare import FairShareAccount, priority_series
-from engine.sim import simulate
+from engine.run import simulate
 from engine.sim.nodes import NodeAllocator
 from tests.engine.sim.node_workloads import GB, machine, node_workload
 

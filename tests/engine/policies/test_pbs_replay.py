@@ -23,7 +23,7 @@ import pytest
 from engine.metrics.fidelity import fidelity, spearman
 from engine.platform.machines import read_machines
 from engine.policies.registry import resolve
-from engine.sim import simulate
+from engine.run import simulate
 from engine.workload import load_workload
 from tests.shared_data import SHARED_DATA
 

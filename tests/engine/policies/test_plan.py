@@ -16,7 +16,8 @@ import pytest
 
 from engine.policies.plan import running_profile
 from engine.policies.registry import build_scheduler, resolve
-from engine.sim import planner, simulate
+from engine.run import simulate
+from engine.sim import planner
 from engine.sim.planner import (MAKESPAN, MEAN_SQUARED_WAIT, MEAN_WAIT, SCALE_ABSOLUTE, SCALE_CURRENT,
                                 SCALE_INITIAL, best_plan, lower_bound, plan_cost, temperature_schedule)
 from engine.sim.simulator import Simulation

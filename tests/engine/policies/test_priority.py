@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.policies.priority import LinearPriorityQueue
-from engine.sim import simulate
+from engine.run import simulate
 from engine.sim.simulator import Simulation
 from tests.engine.conftest import make_workload
 

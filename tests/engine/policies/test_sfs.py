@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from engine.metrics.timeseries import occupancy_by
 from engine.platform.allocations import parse_allocations
 from engine.policies.registry import build_scheduler, resolve
-from engine.sim import simulate
+from engine.run import simulate
 from engine.sim.simulator import Simulation, schedule_frame
 from tests.engine.conftest import make_workload
 from tests.engine.sim.test_invariants import assert_valid
@@ -185,23 +185,3 @@ def test_occupancy_by_allocation_from_engine_metrics_matches_the_schedule():
         running = schedule[(schedule.start <= t) & (schedule.end > t)]
         assert row["alice"] == running.procs[running.allocation == "alice"].sum()
         assert row["bob"] == running.procs[running.allocation == "bob"].sum()
-
-
-@settings(max_examples=30, deadline=None)
-@given(st.lists(st.tuples(st.integers(-5, 50), st.integers(1, 8)), min_size=1, max_size=8), st.integers(0, 20))
-def test_the_running_profile_is_what_reserving_each_running_job_gives(running, now):
-    """(expected end, size) of running jobs; ends at or before now are overrunning: they count until now + 1."""
-    from engine.policies.sfs import PriorityReservations
-    from engine.sim.profile import Profile
-
-    capacity = sum(n for _, n in running)
-    sim = Simulation(make_workload([(0, 1, 1, 1)]), capacity)
-    sim.now = now
-    sim.running_ends = sorted((end, job) for job, (end, _) in enumerate(running))
-    sim.size = [n for _, n in running]
-    expected = Profile(capacity, now)
-    for end, n in running:
-        expected.reserve(now, max(end, now + 1), n)
-    scheduler = PriorityReservations.__new__(PriorityReservations)
-    scheduler.sim = sim
-    assert scheduler.running_profile().steps() == expected.steps()

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from engine.policies.registry import catalog
-from engine.sim import Cancelled, simulate
+from engine.run import simulate
+from engine.sim import Cancelled
 from engine.workload import load_workload
 from engine.workload.window import select_days
 from tests.engine.conftest import make_workload

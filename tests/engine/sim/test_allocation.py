@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.sim import simulate
+from engine.run import simulate
 from engine.sim.allocation import BuddyAllocator, buddy_size, power_of_two_groups
 from tests.engine.conftest import make_workload
 

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.policies.registry import PRESETS
-from engine.sim import simulate
+from engine.run import simulate
 from engine.workload import load_workload
 from engine.workload.window import select_days
 from tests.engine.conftest import make_workload

@@ -8,7 +8,7 @@ import pytest
 
 from engine.platform.machines import read_machines
 from engine.platform.queues import load_queue_config, parse_queue_config
-from engine.sim import simulate
+from engine.run import simulate
 from engine.sim.nodes import REJECT_NO_CLUSTER, prepare
 from engine.workload import load_workload
 from tests.engine.sim.node_invariants import violations

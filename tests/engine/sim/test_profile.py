@@ -5,7 +5,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.sim.profile import Profile
+from engine.sim.profile import Profile, running_jobs_profile
+from engine.sim.simulator import Simulation
+from tests.engine.conftest import make_workload
 
 CAPACITY = 8
 
@@ -124,3 +126,18 @@ def test_matches_the_brute_force_model(raw, release_count, now, duration, n, dat
             expected = brute_earliest(others, now, end - start, size)
             got = profile.earliest_start(now, end - start, size, before=start, own=(start, end, size))
             assert got == (expected if expected < start else None)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.integers(-5, 50), st.integers(1, 8)), min_size=1, max_size=8), st.integers(0, 20))
+def test_the_running_profile_is_what_reserving_each_running_job_gives(running, now):
+    """(expected end, size) of running jobs; ends at or before now are overrunning: they count until now + 1."""
+    capacity = sum(n for _, n in running)
+    sim = Simulation(make_workload([(0, 1, 1, 1)]), capacity)
+    sim.now = now
+    sim.running_ends = sorted((end, job) for job, (end, _) in enumerate(running))
+    sim.size = [n for _, n in running]
+    expected = Profile(capacity, now)
+    for end, n in running:
+        expected.reserve(now, max(end, now + 1), n)
+    assert running_jobs_profile(sim).steps() == expected.steps()

@@ -7,7 +7,8 @@ import pytest
 
 from engine.metrics.summary import summarize_result
 from engine.policies.registry import catalog
-from engine.sim import SimulationError, simulate
+from engine.run import simulate
+from engine.sim import SimulationError
 from engine.workload import load_workload
 from engine.workload.recorded import REJECT_NO_START
 from tests.engine.workload.swf_lines import job_line, write_swf

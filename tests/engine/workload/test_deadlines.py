@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.sim import simulate
+from engine.run import simulate
 from engine.workload import WorkloadError
 from engine.workload.deadlines import (REMOVED_INTERACTIVE, assign_deadlines, deadline_mask, deadlines_from_column,
                                        interactive_queues, paper_preprocessing, scenario_deadlines)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from engine.cli import main
-from engine.sim import simulate
+from engine.run import simulate
 from engine.workload import load_workload
 from engine.workload.export import write_swf
 from engine.workload.names import names_of

@@ -42,7 +42,8 @@ def test_the_login_page_sets_http_only_cookies_not_secure_ones_on_plain_http(cli
 
 
 def deploy_environment(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("DEBUG", "SECRET_KEY", "DATABASE_URL", "REDIS_URL", "DJANGO_ALLOW_ASYNC_UNSAFE")}
+    unset = ("DEBUG", "SECRET_KEY", "DATABASE_URL", "REDIS_URL", "DJANGO_ALLOW_ASYNC_UNSAFE")
+    env = {k: v for k, v in os.environ.items() if k not in unset}
     env.update(SCHEDLAB_DATA_DIR=str(tmp_path), ALLOWED_HOSTS="schedlab.example.org", **extra)
     return env
 

@@ -34,7 +34,7 @@ def test_the_section_counts_misses_and_usage_per_policy():
     layout = deadlines_layout(Comparison({"dbf": DBF, "easy": EASY}, 4), {})
     json_item(layout)   # serializable
     misses = next(d for d in sources(layout) if "misses" in d)
-    assert dict(zip(map(tuple, misses["x"]), misses["misses"])) == {
+    assert dict(zip(map(tuple, misses["y"]), misses["misses"])) == {
         ("dbf", "24h"): 1, ("dbf", "proportional"): 0, ("easy", "24h"): 1, ("easy", "proportional"): 0}
     usage = sorted(list(d["count"]) for d in sources(layout) if "share" in d)
     # EASY: 5 % (bin 0) and the miss (last bin); DBF: 70 % (bin 7) and the miss

@@ -117,7 +117,9 @@ def test_occupancy_buttons_swap_in_each_policys_stacked_data(small_schedules):
     # 2 (job 1) + 1 = 3 processors under EASY and only 2 under FCFS.
     names = [str(n) for n in lines["FCFS"].occupancy.columns if n != "time"]
     band = f"band{names.index('1')}"
-    at = lambda source, t: source.data[band][max(k for k, x in enumerate(source.data["x"]) if x * 3600.0 <= t)]
+    def at(source, t):
+        return source.data[band][max(k for k, x in enumerate(source.data["x"]) if x * 3600.0 <= t)]
+
     assert at(fcfs, 20) == 2 and at(easy, 20) == 3
     assert list(easy.data["total"]) == list(np.sum([easy.data[k] for k in easy.data if k.startswith("band")], axis=0))
 

@@ -40,7 +40,7 @@ def test_the_form_offers_a_load_factor(alice, demo_trace, value, ok):
 
 
 @pytest.mark.django_db
-def test_the_api_takes_a_load_factor_and_reports_it_per_run(api, demo_trace):
+def test_the_api_takes_a_load_factor_and_reports_it_per_run(api, demo_trace):  # noqa: F811 - the fixture
     body = {"trace": demo_trace.pk, "policies": [{"preset": "fcfs"}], "load_factor": 1.5}
     created = api.post("/api/experiments/", body, content_type="application/json")
     assert created.status_code == 201

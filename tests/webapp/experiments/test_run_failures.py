@@ -12,12 +12,12 @@ pytestmark = pytest.mark.django_db
 
 
 def test_an_engine_crash_becomes_a_one_line_reason(alice, demo_trace, monkeypatch, caplog):
-    import engine.sim
+    from webapp.experiments import tasks
 
     def explode(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
         raise RuntimeError("boom\nsecond line")
 
-    monkeypatch.setattr(engine.sim, "simulate", explode)
+    monkeypatch.setattr(tasks, "run_scenario", explode)
     experiment = make_experiment(alice, demo_trace, ["fcfs"])
     run = experiment.runs.get()
     assert run.status == "failed"

@@ -17,7 +17,8 @@ def test_a_run_writes_schedule_summary_and_cache(done_run):
     assert sorted(p.name for p in done_run.result_dir.iterdir()) == ["meta.json", "schedule.csv", "schedule.npz", "summary.json"]
     assert json.loads((done_run.result_dir / "summary.json").read_text()) == done_run.summary
     schedule = done_run.load_schedule()
-    assert list(schedule.columns[:10]) == ["job_id", "user", "submit", "start", "end", "procs", "requested_time", "runtime", "wait", "killed"]
+    assert list(schedule.columns[:10]) == ["job_id", "user", "submit", "start", "end", "procs", "requested_time",
+                                           "runtime", "wait", "killed"]
     assert len(schedule) == done_run.summary["jobs"]
     assert done_run.schedule_csv.read_text().splitlines()[0].startswith("job_id,user,submit,start,end")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-from bokeh.layouts import column, row
+from bokeh.layouts import column
 from bokeh.models import (
     ColumnDataSource,
     FactorRange,
@@ -40,21 +40,28 @@ def deadline_figures(summaries: Mapping[str, Mapping[str, float | None]],
             "(deadline - submit); the last bin (≥ 100 %) holds the misses.")
     if filtered:
         text += " Regular waits leave out the jobs that waited 0 under every policy shown."
-    return column(row(waits, misses), usage_plot, note(text))
+    return column(waits, misses, usage_plot, note(text))   # full width: a sweep has a dozen runs
+
+
+def _bar_height(factors: list) -> int:
+    return 60 + 18 * len(factors)
 
 
 def _wait_bars(summaries: Mapping[str, Mapping], labels: list[str]):
+    """Horizontal bars (run labels are long, a sweep has a dozen of them: they read best as rows)."""
     factors = [(label, group) for label in labels for group in GROUPS]
     values = [summaries[label].get(f"mean_wait_{group}") for label, group in factors]
-    source = ColumnDataSource({"x": factors, "wait": [np.nan if v is None else v for v in values],
+    source = ColumnDataSource({"y": factors, "wait": [np.nan if v is None else v for v in values],
                                "group": [g for _, g in factors]})
-    fig = new_figure("mean wait: regular vs deadline jobs", width=450, height=300, x_range=FactorRange(*factors))
-    fig.vbar(x="x", top="wait", width=0.8, source=source,
+    fig = new_figure("mean wait: regular vs deadline jobs", height=_bar_height(factors),
+                     y_range=FactorRange(*reversed(factors)))
+    fig.hbar(y="y", right="wait", height=0.8, source=source,
              fill_color=factor_cmap("group", palette=[POLICY_PALETTE[0], POLICY_PALETTE[1]], factors=list(GROUPS)))
-    fig.y_range.start = 0
-    fig.yaxis.formatter = duration_formatter()   # round-duration ticks are for log axes: on this linear one they piled up at 0
-    fig.xaxis.major_label_orientation = 0.9
-    fig.add_tools(HoverTool(tooltips=[("", "@x"), ("mean wait (s)", "@wait{0,0}")]))
+    fig.x_range.start = 0
+    fig.xaxis.formatter = duration_formatter()   # round-duration ticks are for log axes: on this linear one they piled up at 0
+    fig.xaxis.axis_label = "mean wait"
+    fig.yaxis.group_label_orientation = "horizontal"
+    fig.add_tools(HoverTool(tooltips=[("", "@y"), ("mean wait (s)", "@wait{0,0}")]))
     return fig
 
 
@@ -62,19 +69,20 @@ def _miss_bars(summaries: Mapping[str, Mapping], labels: list[str]):
     kinds = ("24h", "proportional")
     factors = [(label, kind) for label in labels for kind in kinds]
     counts = [summaries[label].get(f"deadline_misses_{kind}") or 0 for label, kind in factors]
-    source = ColumnDataSource({"x": factors, "misses": counts, "kind": [k for _, k in factors]})
-    fig = new_figure("deadline misses", width=450, height=300, x_range=FactorRange(*factors))
-    fig.vbar(x="x", top="misses", width=0.8, source=source,
+    source = ColumnDataSource({"y": factors, "misses": counts, "kind": [k for _, k in factors]})
+    fig = new_figure("deadline misses", height=_bar_height(factors), y_range=FactorRange(*reversed(factors)))
+    fig.hbar(y="y", right="misses", height=0.8, source=source,
              fill_color=factor_cmap("kind", palette=[POLICY_PALETTE[3], POLICY_PALETTE[2]], factors=list(kinds)))
-    fig.y_range.start = 0
-    fig.yaxis.formatter = NumeralTickFormatter(format="0,0")
-    fig.xaxis.major_label_orientation = 0.9
-    fig.add_tools(HoverTool(tooltips=[("", "@x"), ("misses", "@misses{0,0}")]))
+    fig.x_range.start = 0
+    fig.xaxis.formatter = NumeralTickFormatter(format="0,0")
+    fig.xaxis.axis_label = "deadline jobs ending after their deadline"
+    fig.yaxis.group_label_orientation = "horizontal"
+    fig.add_tools(HoverTool(tooltips=[("", "@y"), ("misses", "@misses{0,0}")]))
     return fig
 
 
 def _usage_lines(usage: Mapping[str, tuple[np.ndarray, np.ndarray]]):
-    fig = new_figure("deadline usage: share of deadline jobs per bin", height=280)
+    fig = new_figure("deadline usage: share of deadline jobs per bin", height=max(280, 110 + 24 * len(usage)))
     for i, (label, (counts, edges)) in enumerate(usage.items()):
         total = counts.sum()
         share = counts / total if total else counts.astype(float)

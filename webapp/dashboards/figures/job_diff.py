@@ -20,7 +20,7 @@ from bokeh.models import (
     TableColumn,
 )
 
-from engine.metrics.diff import JobDiff, delta_histogram, gains_by, moved_most
+from engine.api import JobDiff, delta_histogram, gains_by, moved_most
 
 from .style import TIME_TOOLS, new_figure, note
 from .time_axis import TimeAxis

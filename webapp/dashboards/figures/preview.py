@@ -23,11 +23,9 @@ from bokeh.models import (
     Whisker,
 )
 
-from engine.metrics.changes import wall_clock
-from engine.metrics.groups import busy_by_group, penalty_increase, weekly
-from engine.policies.fairshare import priority_series
+from engine.api import busy_by_group, penalty_increase, priority_series, wall_clock, weekly
 
-from .distributions import ecdf
+from .distributions import ecdf, wait_cdf_figure
 from .style import allocation_colours, new_figure, note, policy_colours
 
 SAMPLES = 600
@@ -191,8 +189,6 @@ def preview_layout(current: pd.DataFrame, proposed: pd.DataFrame, counterpart: p
     """Every preview figure in page order. ``counterpart`` is the proposed configuration under the
     other fair-share (CPU-only if the policy is multi-resource, and the reverse); ``recorded``, the
     schedule as it happened, is drawn beside them where the figure compares runs; dates in ``zone``."""
-    from .distributions import wait_cdf_figure
-
     pair = {labels[0]: current, labels[1]: proposed}
     runs = ({"recorded": recorded} if recorded is not None else {}) | pair
     cpu, multi = (counterpart, proposed) if policy_is_multi else (proposed, counterpart)

@@ -136,52 +136,67 @@ def linked_timelines(timelines: Mapping[str, PolicyTimelines], capacity: int, *,
                                         allocation_kind=allocation_kind, targets=targets))
     all_notes = [f"{label}: {', '.join(t.notes)}" for label, t in timelines.items() if t.notes]
     if all_notes:
-        parts.append(note("Downsampled for display (time-averaged into at most 1,000 points per series; zooming in does not add detail) from: "
+        parts.append(note("Downsampled for display (time-averaged into at most 1,000 points per series; "
+                          "zooming in does not add detail) from: "
                           + "; ".join(all_notes) + "."))
     return column(*parts)
 
 
+#: Height of one run's band in the daily views, as a share of its row (the rest separates the rows).
+BAND = 0.85
+
+
 def _daily_panels(timelines: Mapping[str, PolicyTimelines], capacity: int, colours: Mapping[str, str],
                   axis: TimeAxis, x_range: Range1d, zoom: tuple[float, float] | None) -> list[LayoutDOM]:
-    """Small multiples (one panel per run, shared axes) of daily mean + min-max band, and the raw
-    steps of every run over the zoom window."""
+    """Per metric, one figure with a row per run (small multiples sharing the time axis: one Bokeh
+    figure, not one per run, which the browser builds in 100-250 ms each): daily mean + min-max band;
+    then the raw steps of every run over the zoom window."""
     parts: list[LayoutDOM] = [note(
-        "Long trace: each run has its own panel on shared axes. Line: the daily time-weighted mean; band: the "
+        "Long trace: one row per run on one time axis. Line: the daily time-weighted mean; band: the "
         "lowest to highest value during that day" + (f" (days in {axis.tz})" if axis.calendar else " (24-hour days from the first submit)")
-        + ". Pan or zoom any panel and all follow. The raw steps of every run are drawn below for the zoom window.")]
-    share_range = Range1d(0, 1.05)
+        + ". Pan or zoom and every plot follows. The raw steps of every run are drawn below for the zoom window.")]
     peak = max(float(t.queue_daily["high"].max()) if t.queue_daily is not None and len(t.queue_daily) else 0.0
                for t in timelines.values())
-    queue_range = Range1d(0, max(1.0, peak) * 1.05)
-    for what, attribute, y_range, scale in (("Utilization", "busy_daily", share_range, float(capacity)),
-                                             ("Queue length (jobs waiting)", "queue_daily", queue_range, 1.0)):
-        parts.append(Div(text=f"<b>{what}: daily mean and min–max, one panel per run</b>"))
-        for i, (label, lines) in enumerate(timelines.items()):
-            daily = getattr(lines, attribute)
-            last = i == len(timelines) - 1
-            fig = _time_figure(f"{what} — {label}", x_range, axis, height=135 if last else 95, legend=False)
-            fig.y_range = y_range
-            fig.yaxis.ticker.desired_num_ticks = 3
-            fig.title.text_color = colours[label]
-            fig.min_border_top = 2
-            if not last:   # one date axis under the last panel of the group: the panels share it
-                fig.xaxis.visible = False
-                fig.min_border_bottom = 4
-            if scale != 1.0:
-                fig.yaxis.formatter = NumeralTickFormatter(format="0%")
-            source = ColumnDataSource({"left": axis.x(daily["start"].to_numpy(float)),
-                                       "right": axis.x(daily["end"].to_numpy(float)),
-                                       "low": daily["low"].to_numpy(float) / scale,
-                                       "high": daily["high"].to_numpy(float) / scale,
-                                       "mean": daily["mean"].to_numpy(float) / scale})
-            fig.quad(left="left", right="right", bottom="low", top="high", source=source, fill_color=colours[label],
-                     fill_alpha=0.22, line_color=None)
-            fig.step("left", "mean", source=source, mode="after", color=colours[label], line_width=1.5)
-            fig.add_tools(HoverTool(tooltips=[("mean", "@mean{0.00}"), ("min", "@low{0.00}"), ("max", "@high{0.00}")]))
-            parts.append(fig)
+    queue_top = max(1.0, peak)
+    for what, attribute, scale, span in (
+            ("Utilization", "busy_daily", float(capacity), "each row from 0 to 100 % of the machine"),
+            ("Queue length (jobs waiting)", "queue_daily", queue_top, f"each row from 0 to {queue_top:,.0f} jobs waiting")):
+        parts.append(_daily_rows(f"{what}: daily mean and min–max per run ({span})", timelines, attribute, scale,
+                                 colours, axis, x_range))
     if zoom is not None:
         parts += _raw_window(timelines, capacity, colours, axis, zoom)
     return parts
+
+
+def _daily_rows(title: str, timelines: Mapping[str, PolicyTimelines], attribute: str, scale: float,
+                colours: Mapping[str, str], axis: TimeAxis, x_range: Range1d) -> figure:
+    """Runs top to bottom; row i spans [i, i + BAND] for values 0..scale."""
+    labels = list(timelines)
+    rows = len(labels)
+    fig = _time_figure(title, x_range, axis, height=70 + 62 * rows, legend=False)
+    fig.y_range = Range1d(rows + 0.05, -0.1)   # the first run at the top
+    for i, label in enumerate(labels):
+        daily = getattr(timelines[label], attribute)
+        base = i + BAND                        # the row's zero line (y grows downwards)
+        source = ColumnDataSource({"left": axis.x(daily["start"].to_numpy(float)),
+                                   "right": axis.x(daily["end"].to_numpy(float)),
+                                   "low": base - BAND * daily["low"].to_numpy(float) / scale,
+                                   "high": base - BAND * daily["high"].to_numpy(float) / scale,
+                                   "mean": base - BAND * daily["mean"].to_numpy(float) / scale,
+                                   "mean_value": daily["mean"].to_numpy(float), "low_value": daily["low"].to_numpy(float),
+                                   "high_value": daily["high"].to_numpy(float)})
+        fig.quad(left="left", right="right", bottom="low", top="high", source=source, fill_color=colours[label],
+                 fill_alpha=0.22, line_color=None)
+        line = fig.step("left", "mean", source=source, mode="after", color=colours[label], line_width=1.5,
+                        legend_label=label)
+        fig.add_tools(HoverTool(renderers=[line], tooltips=[("run", label), ("mean", "@mean_value{0,0.0}"),
+                                                            ("min", "@low_value{0,0.0}"), ("max", "@high_value{0,0.0}")]))
+        fig.add_layout(Span(location=base, dimension="width", line_color="#bbb", line_width=1))
+    fig.yaxis.ticker = [i + BAND / 2 for i in range(rows)]
+    fig.yaxis.major_label_overrides = {i + BAND / 2: label for i, label in enumerate(labels)}
+    fig.ygrid.visible = False
+    fig.legend.visible = False                 # the rows are labelled; the legend items name every run for tools
+    return fig
 
 
 def _raw_window(timelines: Mapping[str, PolicyTimelines], capacity: int, colours: Mapping[str, str],

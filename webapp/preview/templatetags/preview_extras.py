@@ -6,6 +6,8 @@ from typing import Any
 
 from django import template
 
+from engine.api import human_seconds
+
 register = template.Library()
 
 
@@ -32,16 +34,12 @@ def percent(value: Any) -> str:
 @register.filter
 def human(seconds: Any) -> str:
     """A duration in human units (``42 s``, ``12.5 min``, ``3.2 h``, ``2.1 d``)."""
-    from engine.metrics.fidelity import human_seconds
-
     return "–" if seconds is None else human_seconds(float(seconds))
 
 
 @register.filter
 def signed(seconds: Any) -> str:
     """A change of duration with its sign: ``+3.2 h``, ``−12.5 min``, ``±0 s``."""
-    from engine.metrics.fidelity import human_seconds
-
     if seconds is None:
         return "–"
     value = float(seconds)

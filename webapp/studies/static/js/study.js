@@ -4,31 +4,18 @@
   "use strict";
   const box = document.getElementById("study-progress");
   if (!box) return;
-  const url = box.dataset.progressUrl;
   const wasFinished = box.dataset.finished === "true";
   const field = (name) => box.querySelector('[data-field="' + name + '"]');
 
-  async function poll() {
-    let delay = 2000;
-    try {
-      const response = await fetch(url, {headers: {"Accept": "application/json"}, credentials: "same-origin"});
-      if (response.ok) {
-        const data = await response.json();
-        field("done").textContent = data.done;
-        field("total").textContent = data.total;
-        field("counts").textContent = "(" + data.counts.running + " running, " + data.counts.queued + " queued, " +
-                                      data.counts.failed + " failed)";
-        data.points.forEach(function (p) {
-          const status = document.querySelector("#point-" + p.run + ' [data-field="status"]');
-          if (status) { status.textContent = p.status; status.className = "status status-" + p.status; }
-        });
-        if (data.finished && !wasFinished) { window.location.reload(); return; }
-        if (data.finished) delay = 10000;
-      }
-    } catch (e) {
-      delay = 5000;
-    }
-    setTimeout(poll, delay);
-  }
-  poll();
+  SchedLab.poll(box.dataset.progressUrl, function (data) {
+    field("done").textContent = data.done;
+    field("total").textContent = data.total;
+    field("counts").textContent = "(" + data.counts.running + " running, " + data.counts.queued + " queued, " +
+                                  data.counts.failed + " failed)";
+    data.points.forEach(function (p) {
+      const status = document.querySelector("#point-" + p.run + ' [data-field="status"]');
+      if (status) SchedLab.showStatus(status, p.status);
+    });
+    if (data.finished && !wasFinished) { window.location.reload(); return false; }
+  }, 2000);
 })();

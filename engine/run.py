@@ -1,0 +1,235 @@
+"""Assembling a run: one :class:`Scenario` (trace, platform, policy, workload transforms, extra
+inputs) in, one :class:`~engine.sim.simulator.SimResult` out.
+
+This is the layer above the policies: it resolves the policy spec through the registry, applies
+the workload transforms in one fixed order (cleaning at read, time window, load factor, then the
+policy's workload options such as deadlines), prepares node-level placement on clusters, builds
+the scheduler and drives the event loop. The simulator below knows none of this.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from engine.metrics.groups import per_group
+from engine.platform.allocations import Allocations
+from engine.platform.machines import Machine
+from engine.platform.queues import QueueConfig
+from engine.policies.base import PolicyError, PolicySpec
+from engine.policies.registry import apply_workload_options, build_scheduler, replays, resolve, simulation_class
+from engine.sim.nodes import NODE_ALGORITHMS, NodeAllocator, prepare
+from engine.sim.simulator import SimResult, Simulation, SimulationError, schedule_frame
+from engine.version import __version__
+from engine.workload.load import scale_load
+from engine.workload.loading import load_workload
+from engine.workload.model import Workload
+from engine.workload.recorded import with_recorded_starts
+from engine.workload.transforms import Overrun, Oversize
+from engine.workload.window import select_days
+
+#: what a policy may be given as: a preset name, a JSON string, a dict or a resolved spec
+PolicyLike = str | Mapping[str, Any] | PolicySpec
+Progress = Callable[[float], None]
+ShouldStop = Callable[[], bool]
+
+
+@dataclass(frozen=True)
+class Pool:
+    """One pool of identical processors. ``procs`` None: the size the trace was read with (its
+    header's MaxProcs, else MaxNodes)."""
+
+    procs: int | None = None
+    allocation: Literal["count", "buddy"] = "count"
+
+
+@dataclass(frozen=True)
+class Clusters:
+    """Clusters of nodes with node-level placement, optional queue limits and speed scaling."""
+
+    machine: Machine
+    queues: QueueConfig | None = None
+    speed_scaling: bool = False
+
+
+@dataclass(frozen=True)
+class Cleaning:
+    """How a trace file is read and cleaned (ignored when the scenario is given a Workload)."""
+
+    oversize: Oversize = "reject"
+    overrun: Overrun = "kill"
+    skip_bad_lines: bool = False
+    memory_unit: str | None = None
+
+
+@dataclass(frozen=True)
+class Transforms:
+    """What is done to the workload before the run, in this order: only jobs submitted in ``days``
+    (days from the first submit), inter-arrival times divided by ``load_factor``, then the deadline
+    scenario (``deadlines``: a share of the jobs, drawn with the seed) and the DBF paper's
+    preprocessing. The last two are workload options of the policy spec (``deadline_fraction``,
+    ``drop_interactive``), so they are recorded with the policy; None/False leave the spec's value."""
+
+    days: tuple[float, float] | None = None
+    load_factor: float = 1.0
+    deadlines: float | None = None
+    paper_preprocessing: bool = False
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Everything that determines a schedule. Same scenario -> same schedule."""
+
+    trace: str | Path | Workload
+    policy: PolicyLike = "fcfs"
+    platform: Pool | Clusters = field(default_factory=Pool)
+    transforms: Transforms = field(default_factory=Transforms)
+    cleaning: Cleaning = field(default_factory=Cleaning)
+    #: targets for policies that use allocations (Simultaneous Fair-Share)
+    allocations: Allocations | None = None
+    exact_estimates: bool = False
+    seed: int = 0
+
+
+def run(scenario: Scenario, *, progress: Progress | None = None,
+        should_stop: ShouldStop | None = None) -> SimResult:
+    """Simulate ``scenario``: read (or take) the workload, transform it, and run the policy."""
+    workload = scenario_workload(scenario)
+    platform = scenario.platform
+    context = {"allocations": scenario.allocations} if scenario.allocations is not None else None
+    common: dict[str, Any] = {"exact_estimates": scenario.exact_estimates, "seed": scenario.seed,
+                              "progress": progress, "should_stop": should_stop, "context": context}
+    policy = scenario_policy(scenario)
+    if isinstance(platform, Clusters):
+        return simulate(workload, None, policy, machine=platform.machine, queues=platform.queues,
+                        speed_scaling=platform.speed_scaling, **common)
+    capacity = platform.procs if platform.procs is not None else int(workload.metadata["procs"])
+    return simulate(workload, capacity, policy, allocation=platform.allocation, **common)
+
+
+def scenario_workload(scenario: Scenario) -> Workload:
+    """The scenario's workload after cleaning, time window and load factor (not yet the policy's
+    workload options, which :func:`simulate` applies with the run's seed)."""
+    workload = scenario.trace
+    if not isinstance(workload, Workload):
+        cleaning = scenario.cleaning
+        procs = scenario.platform.procs if isinstance(scenario.platform, Pool) else None
+        workload = load_workload(workload, procs=procs, oversize=cleaning.oversize, overrun=cleaning.overrun,
+                                 skip_bad_lines=cleaning.skip_bad_lines, memory_unit=cleaning.memory_unit)
+    transforms = scenario.transforms
+    if transforms.days is not None:
+        workload = select_days(workload, *transforms.days)
+    if transforms.load_factor != 1.0:
+        workload = scale_load(workload, transforms.load_factor)
+    return workload
+
+
+def scenario_policy(scenario: Scenario) -> PolicySpec:
+    """The scenario's policy spec with its transforms' workload options set."""
+    spec = resolve(scenario.policy)
+    options: dict[str, Any] = {}
+    if scenario.transforms.deadlines is not None:
+        options["deadline_fraction"] = scenario.transforms.deadlines
+    if scenario.transforms.paper_preprocessing:
+        options["drop_interactive"] = True
+    if not options:
+        return spec
+    return resolve({**spec.to_dict(), "params": {**spec.to_dict()["params"], **options}})
+
+
+def simulate(workload: Workload, capacity: int | None, policy: PolicyLike = "fcfs", *,
+             allocation: str = "count", exact_estimates: bool = False, seed: int = 0,
+             progress: Progress | None = None, should_stop: ShouldStop | None = None,
+             context: Mapping[str, Any] | None = None, machine: Machine | None = None,
+             queues: QueueConfig | None = None, speed_scaling: bool = False) -> SimResult:
+    """Simulate ``workload`` on a homogeneous machine of ``capacity`` processors under ``policy``.
+
+    ``policy`` is a preset name, a JSON string, a dict or a PolicySpec (see
+    :func:`engine.policies.registry.resolve`). ``context`` carries inputs particular policies need
+    (e.g. ``{"allocations": ...}``). Jobs larger than the machine are not simulated; they are
+    counted in ``meta["rejected"]``.
+
+    ``machine``: simulate on its clusters of nodes instead, with node-level placement
+    (engine.sim.nodes); ``capacity`` is then ignored (None is fine), ``queues`` adds queue limits,
+    ``speed_scaling`` scales runtimes by cluster speed. Jobs no cluster can run are counted in
+    ``meta["rejected"]``. (:func:`run` takes the same as one :class:`Scenario`.)
+    """
+    spec = resolve(policy)
+    workload = apply_workload_options(workload, spec.params, seed=seed)
+    allocator: NodeAllocator | None = None
+    if replays(spec):   # the recorded run: jobs with a recorded start, where they really ran
+        workload = with_recorded_starts(workload)
+        if not len(workload):
+            raise SimulationError("the trace records no start times (SWF wait field -1 everywhere): "
+                                  "there is no recorded run to show")
+        if machine is not None:
+            capacity, machine = machine.cores, None
+    if machine is not None:
+        check_node_algorithm(spec)
+        workload, allocator, too_big = prepare(workload, machine, queues=queues, speed_scaling=speed_scaling)
+        capacity, allocation = machine.cores, allocator.name
+        rejected = {**workload.report.rejected, **too_big}
+    else:
+        if capacity is None:
+            raise ValueError("simulate() needs a capacity (processors) or a machine")
+        workload, rejected = _fit_to_machine(workload, int(capacity))
+    started = time.perf_counter()
+    if allocator is None:
+        sim = simulation_class(spec)(workload, capacity, allocation=allocation, exact_estimates=exact_estimates,
+                                     context=context)
+    else:
+        sim = Simulation(workload, capacity, exact_estimates=exact_estimates, context=context, allocator=allocator)
+    scheduler = build_scheduler(spec, sim, seed=seed)
+    sim.run(scheduler, progress=progress, should_stop=should_stop)
+    wall = time.perf_counter() - started
+    schedule = schedule_frame(sim, workload)
+    if "deadline" in workload.jobs:   # the deadline scenario: NaN for regular jobs
+        schedule["deadline"] = workload.jobs["deadline"].to_numpy(dtype=np.float64)
+    for source in (scheduler, getattr(scheduler, "queue", None), sim.allocator):
+        for name, values in getattr(source, "extra_columns", dict)().items():
+            schedule[name] = values
+    meta = {
+        "policy": spec.to_dict(), "label": spec.label, "allocation": allocation,
+        "exact_estimates": exact_estimates, "seed": seed, "capacity": int(capacity),
+        "engine_version": __version__, "wall_seconds": wall, "rejected": rejected,
+        "source": workload.source,
+        "summary": {**getattr(scheduler, "summary", dict)(),
+                    **(node_summary(allocator, schedule) if allocator is not None else {})},
+    }
+    return SimResult(schedule, int(capacity), meta)
+
+
+def check_node_algorithm(spec: PolicySpec) -> None:
+    """Refuse, with a clear message, an algorithm that has no node-level form."""
+    if spec.algorithm not in NODE_ALGORITHMS:
+        raise PolicyError(f"algorithm {spec.algorithm!r} does not run on a machine of clusters of nodes "
+                          f"(--machines); choose one of: {', '.join(NODE_ALGORITHMS)}")
+
+
+def node_summary(allocator: NodeAllocator, schedule: Any) -> dict[str, Any]:
+    """The node allocator's summary (machine, queues) with per-cluster and per-queue figures, in
+    the order machine, speed_scaling, per_cluster, per_queue, queues."""
+    info = allocator.summary()
+    queues = info.pop("queues", None)
+    info["per_cluster"] = per_group(schedule, "cluster")
+    if allocator.queues is not None:
+        info["per_queue"] = per_group(schedule, "queue")
+    if queues is not None:
+        info["queues"] = queues
+    return info
+
+
+def _fit_to_machine(workload: Workload, capacity: int) -> tuple[Workload, dict[str, int]]:
+    rejected = dict(workload.report.rejected)
+    too_big = workload.jobs["procs"].to_numpy() > capacity
+    if too_big.any():
+        reason = "larger than the simulated machine"
+        rejected[reason] = rejected.get(reason, 0) + int(too_big.sum())
+        jobs = workload.jobs.loc[~too_big].reset_index(drop=True)
+        workload = replace(workload, jobs=jobs)
+    return workload, rejected

@@ -1,0 +1,35 @@
+"""Creating traces: shared by the upload page, the JSON API and generated scenarios."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from engine.api import declared_procs
+from webapp.core.files import media_path, store_file
+from webapp.core.tasks import enqueue
+from webapp.traces.models import Trace
+from webapp.traces.tasks import parse_trace
+from webapp.traces.uploads import InspectedUpload
+
+
+def create_trace(user: Any, data: dict, inspected: InspectedUpload, original_name: str) -> Trace:
+    """Store the checked file by content hash, create the row, parse in the background."""
+    try:
+        store_file(inspected.staged, inspected.relative_name)
+        with transaction.atomic():
+            trace = Trace.objects.create(
+                owner=user, name=data["name"], description=data.get("description", ""),
+                shared=bool(data.get("shared")), sha256=inspected.sha256, file=inspected.relative_name,
+                original_name=original_name[:255], size_bytes=inspected.size_bytes,
+                procs=data.get("procs") or declared_procs(inspected.header), format=inspected.format,
+                header={**inspected.header, **({"memory_unit": data["memory_unit"]} if data.get("memory_unit") else {})},
+            )
+            enqueue(parse_trace, trace.pk)
+    except BaseException:
+        inspected.discard()
+        if not Trace.objects.filter(sha256=inspected.sha256).exists():
+            media_path(inspected.relative_name).unlink(missing_ok=True)
+        raise
+    return trace
