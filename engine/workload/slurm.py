@@ -123,6 +123,8 @@ def _read_fast(source) -> pd.DataFrame | None:
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, UnicodeDecodeError, OSError, EOFError):
         return None
     frame.columns = [str(name).strip().lower() for name in frame.columns]
+    if frame.shape[1] == 0 or not {"jobid", "jobidraw"} & set(frame.columns):
+        return None                  # no usable column: the careful reader names what is missing
     if frame.columns[-1].startswith("unnamed:"):          # --parsable: every line ends with |
         frame = frame.iloc[:, :-1]
     frame["_line"] = np.arange(2, len(frame) + 2)
