@@ -38,7 +38,9 @@ def test_a_queued_run_reports_zero_percent(alice_client, alice, demo_trace):
 
 def test_a_running_run_says_about_how_long_it_has_left(alice_client, alice, demo_trace):
     experiment = make_experiment(alice, demo_trace, ["easy"], run=False)
-    Run.objects.update(status="running", progress=0.25, started_at=timezone.now() - timedelta(minutes=1))
+    # a live worker (fresh heartbeat), so the poll's lost-worker check leaves the run running
+    Run.objects.update(status="running", progress=0.25, started_at=timezone.now() - timedelta(minutes=1),
+                       heartbeat_at=timezone.now())
     data = alice_client.get(reverse("experiments:progress", args=[experiment.pk])).json()
     assert data["runs"][0]["time_left"] == "about 3 min 00 s left"
 
