@@ -70,12 +70,13 @@ def test_a_backwards_time_window_is_refused(alice_client, demo_trace):
 
 
 def test_the_time_window_selects_the_jobs_a_run_simulates(alice, demo_trace):
-    from tests.webapp.conftest import make_experiment
+    from tests.webapp.conftest import login, make_experiment
 
     whole = make_experiment(alice, demo_trace, ["fcfs"]).runs.get()
     window = make_experiment(alice, demo_trace, ["fcfs"], days="0:0.1").runs.get()   # 0.1 d = 8,640 s
     submits = whole.load_schedule()["submit"]
     assert window.status == "done" and window.summary["days"] == "0:0.1"
+    assert "jobs submitted in days 0:0.1 of the trace" in login(alice).get(window.experiment.get_absolute_url()).content.decode()
     assert window.summary["jobs"] == int((submits - submits.min() < 8640).sum()) < whole.summary["jobs"]
 
 
