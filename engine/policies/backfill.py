@@ -23,7 +23,7 @@ from engine.policies.base import Param
 from engine.policies.ordering import WaitingQueue
 from engine.policies.registry import Component, register_algorithm
 from engine.sim.allocation import CountAllocator
-from engine.sim.fitindex import FitIndex
+from engine.sim.fitindex import FitIndex, RunningByEnd
 from engine.sim.simulator import Simulation
 from engine.sim.validate import ReservationWatch
 
@@ -83,6 +83,8 @@ class Easy(Algorithm):
         indexed = (type(queue) is WaitingQueue and queue.rank is not None and bounded(params) is None
                    and isinstance(sim.allocator, CountAllocator) and type(sim).fits is Simulation.fits)
         self.index = FitIndex(queue.rank, sim.size, sim.estimate) if indexed else None
+        #: running jobs by expected end in arrays (with the index): the shadow time, compiled
+        self.running = RunningByEnd(sim.capacity) if indexed else None
 
     def on_submit(self, job: int) -> None:
         super().on_submit(job)
@@ -93,6 +95,11 @@ class Easy(Algorithm):
         super().start(job)
         if self.index is not None:
             self.index.remove(job)
+            self.running.add(self.sim.expected_end(job), job, self.sim.size[job])
+
+    def on_finish(self, job: int) -> None:
+        if self.running is not None:
+            self.running.remove(self.sim.expected_end(job), job)
 
     def schedule(self) -> None:
         sim, queue, watch = self.sim, self.queue, self.watch
@@ -107,7 +114,10 @@ class Easy(Algorithm):
             return
         if sim.free == 0:
             return
-        shadow, extra = self.shadow(head)
+        if self.index is not None:
+            shadow, extra = self.running.shadow(sim.size[head], sim.free, sim.now)
+        else:
+            shadow, extra = self.shadow(head)
         if watch is not None:
             watch.blocked(head, sim.now, shadow)
         if self.index is not None:
