@@ -178,9 +178,17 @@ def run_policies(args: argparse.Namespace) -> int:
         return 0
     for entry in entries:
         print(f"{entry['name']:<16} {entry['description']}")
+        print(f"{'':<18}{origin(entry)}")
         for param in entry["params"]:
             print(f"{'':<18}{param['name']} ({param['type']}, default {param['default']}): {param['description']}")
     return 0
+
+
+
+def origin(entry: dict[str, Any]) -> str:
+    """A catalog entry's family and the paper it comes from, in words."""
+    paper = entry["paper_citation"] or "none (textbook policy)"
+    return f"family: {entry['family_title']}; paper: {paper}"
 
 
 def run_inspect(args: argparse.Namespace) -> int:

@@ -32,7 +32,7 @@ import pytest
 
 from engine.platform.machines import Machine, parse_machines, read_machines
 from engine.platform.queues import CONFIG_DIR
-from engine.workload.errors import WorkloadError
+from engine.errors import WorkloadError
 from engine.workload.scenarios import sfs_scenario
 from tests.shared_data import SHARED_DATA
 

@@ -88,6 +88,19 @@ def test_policies_lists_every_preset_with_parameters(capsys):
     assert entries["sorted-masc"]["params"][0]["default"] == 10
 
 
+
+def test_policies_says_each_presets_family_and_paper(capsys):
+    from engine.api import PAPERS, POLICY_FAMILIES, list_policies
+
+    assert main(["policies"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    origin = {line.split()[0]: lines[i + 1].strip() for i, line in enumerate(lines) if not line.startswith(" ")}
+    assert origin["mrfs-easy"] == f"family: {POLICY_FAMILIES['fairshare']}; paper: {PAPERS['metacentrum'].citation}"
+    assert origin["sorted-easy"].endswith(f"paper: {PAPERS['paragon'].citation}")
+    assert origin["easy"].endswith("paper: none (textbook policy)")
+    assert set(origin) == {entry["name"] for entry in list_policies()}
+
+
 def test_inspect_describes_a_trace(capsys):
     assert main(["inspect", str(DEMO), "--json"]) == 0
     info = json.loads(capsys.readouterr().out)

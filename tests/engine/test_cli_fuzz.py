@@ -15,10 +15,7 @@ from pathlib import Path
 import pytest
 
 from engine.cli import main
-from engine.platform.allocations import read_allocations
-from engine.platform.machines import read_machines
-from engine.platform.queues import load_queue_config
-from engine.workload import WorkloadError, load_workload
+from engine.api import WorkloadError, read_allocations, read_machines, read_queue_config, read_trace
 from tests.engine import fuzz
 
 DEMO = Path(__file__).resolve().parents[1] / "data" / "demo.swf"
@@ -47,13 +44,13 @@ def allocations_command(path: Path, tmp: Path) -> list[str]:
 
 
 KINDS = {   # kind -> (corpus, in-process reader, command line)
-    "swf": (fuzz.swf_corpus, load_workload, trace_command),
-    "metacentrum": (fuzz.metacentrum_corpus, load_workload, trace_command),
-    "aleang": (fuzz.aleang_corpus, load_workload, trace_command),
-    "pbs": (fuzz.pbs_corpus, load_workload, trace_command),
-    "slurm": (fuzz.slurm_corpus, load_workload, trace_command),
+    "swf": (fuzz.swf_corpus, read_trace, trace_command),
+    "metacentrum": (fuzz.metacentrum_corpus, read_trace, trace_command),
+    "aleang": (fuzz.aleang_corpus, read_trace, trace_command),
+    "pbs": (fuzz.pbs_corpus, read_trace, trace_command),
+    "slurm": (fuzz.slurm_corpus, read_trace, trace_command),
     "machines": (fuzz.machines_corpus, read_machines, machines_command),
-    "queues": (fuzz.queues_corpus, load_queue_config, queues_command),
+    "queues": (fuzz.queues_corpus, read_queue_config, queues_command),
     "allocations": (fuzz.allocations_corpus, read_allocations, allocations_command),
 }
 

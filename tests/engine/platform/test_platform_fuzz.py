@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.platform.allocations import read_allocations
-from engine.platform.machines import read_machines
-from engine.platform.queues import load_queue_config
+from engine.api import read_allocations, read_machines, read_queue_config
 from tests.engine.fuzz import (
     allocations_corpus,
     cases,
@@ -20,7 +18,7 @@ from tests.engine.fuzz import (
 
 READERS = {
     "machines": (read_machines, machines_corpus),
-    "queues": (load_queue_config, queues_corpus),
+    "queues": (read_queue_config, queues_corpus),
     "allocations": (read_allocations, allocations_corpus),
 }
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.workload import load_workload
+from engine.api import read_trace
 from tests.engine.fuzz import cases, check_reader, mutants, pbs_corpus, slurm_corpus
 from tests.engine.workload.test_swf_fuzz import upload_check
 
@@ -15,7 +15,7 @@ CORPORA = {"pbs": pbs_corpus, "slurm": slurm_corpus}
 
 @pytest.mark.parametrize("kind, indices", cases({"pbs": 500, "slurm": 200}))
 def test_load_workload_on_mutated_accounting_logs(kind, indices):
-    outcome = check_reader(load_workload, mutants(CORPORA[kind](), kind, indices, gzip_too=True))
+    outcome = check_reader(read_trace, mutants(CORPORA[kind](), kind, indices, gzip_too=True))
     assert outcome.accepted and outcome.rejected
 
 

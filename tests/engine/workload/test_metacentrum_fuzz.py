@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.workload import load_workload
+from engine.api import read_trace
 from tests.engine.fuzz import (
     aleang_corpus,
     cases,
@@ -20,7 +20,7 @@ CORPORA = {"metacentrum": metacentrum_corpus, "aleang": aleang_corpus}
 
 @pytest.mark.parametrize("kind, indices", cases({"metacentrum": 500, "aleang": 500}))
 def test_load_workload_on_mutated_extended_traces(kind, indices):
-    outcome = check_reader(load_workload, mutants(CORPORA[kind](), kind, indices, gzip_too=True))
+    outcome = check_reader(read_trace, mutants(CORPORA[kind](), kind, indices, gzip_too=True))
     assert outcome.accepted and outcome.rejected
 
 
