@@ -45,6 +45,7 @@ from engine.policies.registry import workload_option_schemas as workload_options
 from engine.run import Cleaning, Clusters, Pool, Scenario, Transforms, run, simulate
 from engine.sim.eta import format_duration, time_left
 from engine.sim.simulator import SCHEDULE_COLUMNS, Cancelled, SimResult, SimulationError
+from engine.sim.validate import InvalidSchedule
 from engine.version import __version__
 from engine.workload.cache import load as load_parsed
 from engine.workload.cache import save as save_parsed
@@ -76,7 +77,7 @@ __all__ = [
     "SCHEDULE_COLUMNS", "check_load_factor", "parse_days", "summarize", "summarize_schedule",
     "time_left", "format_duration",
     # errors
-    "WorkloadError", "PolicyError", "SimulationError", "Cancelled", "INPUT_ERRORS", "error_line",
+    "WorkloadError", "PolicyError", "SimulationError", "InvalidSchedule", "Cancelled", "INPUT_ERRORS", "error_line",
     # metrics for figures
     "busy_processors", "queue_length", "occupancy_by", "downsample_steps", "jain_index", "per_user",
     "compared_summaries", "deadline_mask", "deadline_usage", "has_deadlines", "usage_histogram",

@@ -25,6 +25,8 @@ from engine.policies.base import PolicyError, PolicySpec
 from engine.policies.registry import apply_workload_options, build_scheduler, replays, resolve, simulation_class
 from engine.sim.nodes import NODE_ALGORITHMS, NodeAllocator, prepare
 from engine.sim.simulator import SimResult, Simulation, SimulationError, schedule_frame
+from engine.sim.timesharing import TimeSharingSimulation
+from engine.sim.validate import Placement, ReservationWatch, reservation_caveat, validate
 from engine.version import __version__
 from engine.workload.load import scale_load
 from engine.workload.loading import load_workload
@@ -160,6 +162,7 @@ def simulate(workload: Workload, capacity: int | None, policy: PolicyLike = "fcf
     ``meta["rejected"]``. (:func:`run` takes the same as one :class:`Scenario`.)
     """
     spec = resolve(policy)
+    given, rejected_before = len(workload.jobs), workload.report.total_rejected
     workload = apply_workload_options(workload, spec.params, seed=seed)
     allocator: NodeAllocator | None = None
     if replays(spec):   # the recorded run: jobs with a recorded start, where they really ran
@@ -185,6 +188,9 @@ def simulate(workload: Workload, capacity: int | None, policy: PolicyLike = "fcf
     else:
         sim = Simulation(workload, capacity, exact_estimates=exact_estimates, context=context, allocator=allocator)
     scheduler = build_scheduler(spec, sim, seed=seed)
+    watch = ReservationWatch() if hasattr(scheduler, "watch") else None
+    if watch is not None:
+        scheduler.watch = watch
     sim.run(scheduler, progress=progress, should_stop=should_stop)
     wall = time.perf_counter() - started
     schedule = schedule_frame(sim, workload)
@@ -201,6 +207,12 @@ def simulate(workload: Workload, capacity: int | None, policy: PolicyLike = "fcf
         "summary": {**getattr(scheduler, "summary", dict)(),
                     **(node_summary(allocator, schedule) if allocator is not None else {})},
     }
+    meta["summary"]["validation"] = validate(
+        schedule, workload, int(capacity), given=given, rejected_before=rejected_before,
+        rejected_after=sum(rejected.values()), shares_processors=isinstance(sim, TimeSharingSimulation),
+        replayed=replays(spec), watch=watch,
+        placement=Placement(machine, speed_scaling, allocator.cores_of) if allocator is not None else None,
+        reservations_promised=reservation_caveat(allocation, sim.runtime, sim.estimate))
     return SimResult(schedule, int(capacity), meta)
 
 

@@ -25,6 +25,7 @@ from engine.policies.registry import Component, register_algorithm
 from engine.sim.allocation import CountAllocator
 from engine.sim.fitindex import FitIndex, RunningByEnd
 from engine.sim.simulator import Simulation
+from engine.sim.validate import ReservationWatch
 
 BACKFILL_BOUND = Param(
     "backfill_bound", "int", math.inf,
@@ -70,7 +71,12 @@ class Easy(Algorithm):
 
     On a pool of processors (count allocation) with a queue order fixed at arrival and no bound,
     the backfill pass asks a :class:`FitIndex` for the next job that can start instead of testing
-    every waiting job (the same jobs start, in the same order)."""
+    every waiting job (the same jobs start, in the same order).
+
+    ``watch``: when set (the run's schedule check sets it), told of every reservation and of
+    every start from the head, so that a head started after its reservation is caught."""
+
+    watch: ReservationWatch | None = None
 
     def __init__(self, sim: Simulation, queue: WaitingQueue, params: dict) -> None:
         super().__init__(sim, queue, params)
@@ -96,21 +102,27 @@ class Easy(Algorithm):
             self.running.remove(self.sim.expected_end(job), job)
 
     def schedule(self) -> None:
-        sim, queue = self.sim, self.queue
+        sim, queue, watch = self.sim, self.queue, self.watch
         while len(queue):
             head = queue.head()
             if not sim.fits(head):
                 break
             self.start(head)
+            if watch is not None:
+                watch.started(head, sim.now)
         else:
             return
         if sim.free == 0:
             return
         if self.index is not None:
             shadow, extra = self.running.shadow(sim.size[head], sim.free, sim.now)
+        else:
+            shadow, extra = self.shadow(head)
+        if watch is not None:
+            watch.blocked(head, sim.now, shadow)
+        if self.index is not None:
             self.backfill_indexed(head, shadow, extra)
             return
-        shadow, extra = self.shadow(head)
         now, size, estimate = sim.now, sim.size, sim.estimate
         behind = queue.iter_jobs()
         next(behind)                                 # the head

@@ -35,6 +35,7 @@ from engine.policies.backfill import BACKFILL_BOUND, bounded
 from engine.policies.ordering import WaitingQueue
 from engine.policies.registry import Component, register_algorithm
 from engine.sim.profile import Profile
+from engine.sim.validate import ReservationWatch
 
 
 class NodeInOrder(Algorithm):
@@ -51,7 +52,10 @@ class NodeInOrder(Algorithm):
 
 
 class NodeEasy(Algorithm):
-    """``easy`` with a per-cluster, node-level reservation for the first eligible blocked job."""
+    """``easy`` with a per-cluster, node-level reservation for the first eligible blocked job
+    (``watch`` as in :class:`engine.policies.backfill.Easy`)."""
+
+    watch: ReservationWatch | None = None
 
     def schedule(self) -> None:
         sim, queue, allocator = self.sim, self.queue, self.sim.allocator
@@ -79,8 +83,12 @@ class NodeEasy(Algorithm):
             if reservation is None:
                 if sim.fits(job):
                     self.start(job)
+                    if self.watch is not None:
+                        self.watch.started(job, sim.now)
                 else:
                     reservation = allocator.head_reservation(job)   # None: it can never start
+                    if reservation is not None and self.watch is not None:
+                        self.watch.blocked(job, sim.now, reservation.shadow)
             elif allocator.backfill_fits(job, reservation):
                 self.start(job)
 

@@ -29,8 +29,9 @@ would take then are *reserved*. A later job may start now if it ends by the rese
 runs on another cluster, or avoids the reserved nodes — and, when it ends after the reservation,
 still leaves the head within its queue and user limits. This never delays the head's reservation
 as long as jobs end by their requested time (overrun=kill). The reservation is recomputed when the
-head changes or a job on the reserved cluster ends; releases on other clusters do not refresh it
-(it stays valid, perhaps later than necessary).
+head changes, a job on the reserved cluster ends, or a job starts there without having been checked
+against it (ahead of the head, or while another job was the head: it may have taken the reserved
+nodes); releases on other clusters do not refresh it (it stays valid, perhaps later than necessary).
 """
 
 from __future__ import annotations
@@ -180,7 +181,7 @@ class Reservation:
     shadow: int
     cluster: int
     nodes: frozenset[int]
-    stamp: int            # the reserved cluster's release count when computed
+    stamp: tuple[int, int]   # the reserved cluster's (releases, unplanned starts) when computed
 
 
 class NodeAllocator:
@@ -217,11 +218,18 @@ class NodeAllocator:
         self.cluster_free = [c.total_cores for c in self.clusters]
         self.running_on: list[list[tuple[int, int]]] = [[] for _ in self.clusters]
         self.releases = [0] * len(self.clusters)
+        #: per cluster, jobs started there without being checked against the cached reservation
+        #: (started ahead of the head, or while another job was the head): such a start may have
+        #: taken the reserved nodes, so the reservation must be computed again
+        self.unplanned = [0] * len(self.clusters)
+        self._respects = -1     # the job backfill_fits last checked against the cached reservation
         self._bound_stamp = [-1] * len(self.clusters)
         self._bound: list[tuple[int, int, int, int]] = [(0, 0, 0, 0)] * len(self.clusters)
         n = len(jobs)
         self.cluster_of = np.full(n, -1, dtype=np.int64)
         self.nodes_of: list[tuple[int, ...]] = [()] * n
+        #: cores taken on each of those nodes (what the schedule check counts)
+        self.cores_of: list[tuple[int, ...]] = [()] * n
         self.taken: dict[int, tuple[int, tuple[int, ...], tuple[int, ...], int, int, int]] = {}
         top = machine.max_speed
         self.factor = [top / c.speed if speed_scaling else 1.0 for c in self.clusters]
@@ -348,6 +356,7 @@ class NodeAllocator:
                 if placement is None:
                     return False
         self._cached = (job, self._version, placement)
+        self._respects = job if reservation is self._reservation else -1
         return True
 
     def _place(self, job: int, cls: int, *, only: int | None = None,
@@ -394,6 +403,9 @@ class NodeAllocator:
         self._cached = None
         self._version += 1
         c, nodes, cores = placement
+        if self._respects != job:
+            self.unplanned[c] += 1
+        self._respects = -1
         cluster = self.clusters[c]
         request = self.requests[self.class_of[job]]
         if request.exclusive:
@@ -410,6 +422,7 @@ class NodeAllocator:
         self.free -= held
         self.cluster_of[job] = c
         self.nodes_of[job] = nodes
+        self.cores_of[job] = cores
         self.taken[job] = (c, nodes, cores, mem, gpus, held)
         if self.queue_of is not None:
             self._count_limits(job, 1)
@@ -446,7 +459,7 @@ class NodeAllocator:
     def head_reservation(self, job: int) -> Reservation | None:
         """The blocked head's reservation (cached; see the module docstring), or None if it can never start."""
         cached = self._reservation
-        if cached is not None and cached.job == job and cached.stamp == self.releases[cached.cluster]:
+        if cached is not None and cached.job == job and cached.stamp == self._stamp(cached.cluster):
             return cached
         best: Reservation | None = None
         cls = self.class_of[job]
@@ -455,9 +468,12 @@ class NodeAllocator:
         for c in self.class_clusters[cls]:
             found = self._earliest_on(job, c, request, now, best.shadow if best else FOREVER)
             if found is not None and (best is None or found[0] < best.shadow):
-                best = Reservation(job, found[0], c, frozenset(found[1]), self.releases[c])
+                best = Reservation(job, found[0], c, frozenset(found[1]), self._stamp(c))
         self._reservation = best
         return best
+
+    def _stamp(self, c: int) -> tuple[int, int]:
+        return self.releases[c], self.unplanned[c]
 
     def _earliest_on(self, job: int, c: int, request: Request, now: int, before: int) -> tuple[int, tuple] | None:
         """Earliest time (< before) the request fits on cluster c as its running jobs end as

@@ -22,6 +22,8 @@
     const decisions = get("decisions");  // plan-based policies time each scheduling decision
     if (decisions) decisions.textContent = (s.mean_decision_ms === undefined || s.mean_decision_ms === null) ? ""
       : "decisions: mean " + fmt(s.mean_decision_ms, 1) + " ms, max " + fmt(s.max_decision_ms, 0) + " ms";
+    const validation = get("validation");  // the engine's schedule check, one line
+    if (validation) validation.textContent = (s.validation && s.validation.line) || "";
     get("csv").hidden = run.status !== "done";
     const final = FINAL.includes(run.status);
     const cancel = get("cancel"), rerun = get("rerun");

@@ -1,5 +1,5 @@
 """"Reproduce a paper": each paper's headline comparison on the closest trace we have, as the
-new-experiment form's initial values (or the preset study), with what the paper found.
+new-experiment form's initial values (or the preset study, or the preview form), with what the paper found.
 
 The papers themselves are named once, in the engine's registry (engine.policies.registry.PAPERS).
 """
@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+from engine.api import PAPERS
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,13 @@ class PaperPreset:
     sweep_param: str = ""
     sweep_values: str = ""
     study: str = ""                            # a webapp.studies preset instead of an experiment
+    preview: dict[str, str] = field(default_factory=dict)   # webapp.preview.forms.PreviewForm values instead
+    match: str = ""                            # pre-select a visible trace / machine whose name contains this
+
+    @property
+    def citation(self) -> str:
+        """The paper's citation, from the engine's registry."""
+        return PAPERS[self.key].citation if self.key in PAPERS else ""
 
     def initial(self) -> dict[str, Any]:
         """The new-experiment form's initial values (webapp.experiments.forms.ExperimentForm names)."""
@@ -69,13 +78,14 @@ PRESETS: dict[str, PaperPreset] = {p.key: p for p in (
         found=("After the 2014 reconfiguration (new queues and fair-share charging CPU and RAM), throughput "
                "rose markedly while waits stayed decent; the multi-resource fair-share gave higher penalties, "
                "and longer waits, to jobs asking for much RAM than the CPU-time fair-share had."),
-        trace_hint="metacentrum/alea/wagap-2013.swf (with wagap-2013.swf.machines)",
-        setup=("CPU-time fair-share and multi-resource fair-share, both with EASY backfilling, on the total "
-               "processor count. Not applied here: the 2014 queue limits and the two clusters (web experiments "
-               "do not take a machine description or a queue configuration yet); for those run "
-               "python -m engine simulate wagap-2013.swf --machines wagap-2013.swf.machines "
-               "--queues metacentrum-2014 --policy mrfs-easy, or use the Preview page."),
-        policies=["fairshare-easy", "mrfs-easy"],
+        trace_hint="metacentrum/alea/wagap-2013.swf and its machine description metacentrum/alea/wagap-2013.swf.machines",
+        setup=("A reconfiguration preview on the two clusters of wagap-2013.swf.machines: the current configuration "
+               "(by default the 2013 queues as the trace recorded them) and the shipped metacentrum-2014 queues, both "
+               "under multi-resource fair-share with EASY backfilling (mrfs-easy), and the 2014 queues under CPU-time "
+               "fair-share (fairshare-easy); the preview page draws the paper's Figs. 8–9 from those runs."),
+        preview={"name": "MetaCentrum 2014: CPU vs multi-resource fair-share",
+                 "proposed": "shipped:metacentrum-2014", "policy": "mrfs-easy"},
+        match="wagap",
     ),
     PaperPreset(
         key="sfs", title="Simultaneous Fair-Share: the §9 scenario",

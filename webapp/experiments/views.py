@@ -12,12 +12,12 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from engine.api import PAPERS
 from webapp.allocations.services import attach
 from webapp.core.permissions import can_change, get_owned_or_404, get_visible_or_404, visible_to
 from webapp.experiments.forms import ExperimentEditForm, ExperimentForm
 from webapp.experiments.models import Experiment, Run
 from webapp.experiments.reproduce import PRESETS as PAPER_PRESETS
+from webapp.experiments.reproduce import PaperPreset
 from webapp.experiments.services import (
     METRIC_COLUMNS, ExperimentError, cancel_run, create_experiment, delete_experiment, progress_payload, rerun,
 )
@@ -36,16 +36,25 @@ def reproduce_index(request: HttpRequest) -> HttpResponse:
 
 
 def paper_presets() -> list[dict]:
-    """Every "reproduce a paper" preset with its paper's citation (from the engine's registry)."""
-    return [{"preset": p, "citation": PAPERS[p.key].citation if p.key in PAPERS else "",
-             "url": (reverse("studies:new") + f"?preset={p.key}#preset-{p.study}") if p.study
-             else reverse("experiments:new") + f"?reproduce={p.key}"} for p in PAPER_PRESETS.values()]
+    """Every "reproduce a paper" preset with its paper's citation and the form it fills."""
+    return [{"preset": p, "citation": p.citation, "url": preset_url(p)} for p in PAPER_PRESETS.values()]
+
+
+def preset_url(preset: PaperPreset) -> str:
+    """The form a preset fills: the study form, the preview form or the new-experiment form."""
+    if preset.study:
+        return reverse("studies:new") + f"?preset={preset.key}#preset-{preset.study}"
+    if preset.preview:
+        return reverse("preview:new") + f"?reproduce={preset.key}"
+    return reverse("experiments:new") + f"?reproduce={preset.key}"
 
 
 @require_http_methods(["GET", "POST"])
 def experiment_new(request: HttpRequest) -> HttpResponse:
     initial = {"trace": request.GET.get("trace")} if request.GET.get("trace") else {}
     reproduce = PAPER_PRESETS.get(request.GET.get("reproduce", ""))
+    if reproduce is not None and reproduce.preview:
+        return redirect(preset_url(reproduce))
     if reproduce is not None and not reproduce.study:
         initial.update(reproduce.initial())
     form = ExperimentForm(request.user, request.POST or None, initial=initial)

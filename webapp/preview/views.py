@@ -7,6 +7,7 @@ import shutil
 
 from bokeh.embed import json_item
 from django.contrib import messages
+from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -19,6 +20,8 @@ from webapp.core.permissions import (
     visible_to,
 )
 from webapp.dashboards.figures.preview import preview_layout
+from webapp.experiments.reproduce import PRESETS as PAPER_PRESETS
+from webapp.experiments.reproduce import PaperPreset
 from webapp.preview.forms import MachineFileForm, PreviewForm, QueueFileForm
 from webapp.preview.models import INFERRED_LABEL, MachineFile, Preview, QueueFile
 from webapp.preview.services import RECORDED, inference_problem, inferred_from, schedules
@@ -158,17 +161,34 @@ def queues_delete(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def preview_new(request: HttpRequest) -> HttpResponse:
+    """A new preview; ``?reproduce=KEY`` fills it with a "reproduce a paper" preset (e.g. metacentrum)."""
     user = request.user
-    form = PreviewForm(request.POST or None,
-                       traces=visible_to(Trace, user).filter(status=Trace.Status.READY),
-                       machines=visible_to(MachineFile, user), queue_files=visible_to(QueueFile, user))
+    traces = visible_to(Trace, user).filter(status=Trace.Status.READY)
+    machines = visible_to(MachineFile, user)
+    reproduce = PAPER_PRESETS.get(request.GET.get("reproduce", ""))
+    if reproduce is not None and not reproduce.preview:
+        reproduce = None
+    initial = reproduce_initial(reproduce, traces, machines) if reproduce else {}
+    form = PreviewForm(request.POST or None, traces=traces, machines=machines,
+                       queue_files=visible_to(QueueFile, user), initial=initial)
+    context = {"form": form, "reproduce": reproduce}
     if request.method == "POST":
         if form.is_valid():
             preview = queue_preview(user, form)
             messages.success(request, f"Started “{preview.name}”: three simulations; this page shows them when done.")
             return redirect(preview)
-        return render(request, "preview/new.html", {"form": form}, status=400)
-    return render(request, "preview/new.html", {"form": form})
+        return render(request, "preview/new.html", context, status=400)
+    return render(request, "preview/new.html", context)
+
+
+def reproduce_initial(preset: PaperPreset, traces: QuerySet, machines: QuerySet) -> dict:
+    """The preset's form values, with the first visible trace and machine whose names contain its match."""
+    initial: dict = dict(preset.preview)
+    if preset.match:
+        trace = traces.filter(name__icontains=preset.match).order_by("-pk").first()
+        machine = machines.filter(name__icontains=preset.match).order_by("-pk").first()
+        initial.update({key: obj.pk for key, obj in (("trace", trace), ("machine", machine)) if obj is not None})
+    return initial
 
 
 @require_GET

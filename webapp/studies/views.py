@@ -17,7 +17,6 @@ from webapp.experiments.models import Run
 from webapp.experiments.reproduce import PRESETS as PAPER_PRESETS
 from webapp.experiments.services import ExperimentError, rerun
 from webapp.experiments.tasks import reconcile
-from webapp.experiments.views import paper_presets
 from webapp.studies import services
 from webapp.studies.figures import study_trend
 from webapp.studies.forms import StudyForm
@@ -61,8 +60,7 @@ def study_new(request: HttpRequest) -> HttpResponse:
     traces = visible_to(Trace, request.user).filter(status=Trace.Status.READY)
     paper = PAPER_PRESETS.get(request.GET.get("preset", ""))
     return render(request, "studies/new.html", {"form": form, "presets": PRESETS.values(), "traces": traces,
-                                                "reproduce": paper if paper and paper.study else None,
-                                                "paper_presets": paper_presets()},
+                                                "reproduce": paper if paper and paper.study else None},
                   status=400 if request.method == "POST" else 200)
 
 

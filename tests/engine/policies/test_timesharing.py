@@ -81,7 +81,9 @@ def test_zero_runtime_jobs_end_when_admitted():
 
 def test_the_summary_reports_peak_demand_and_slowed_jobs():
     result = simulate(make_workload([(0, 10, 10, 2), (1, 6, 6, 4)]), 4, "tss")
-    assert result.meta["summary"] == {"timesharing_peak_demand": 1.5, "timesharing_slowed_jobs": 2}
+    summary = result.meta["summary"]
+    assert {k: summary[k] for k in ("timesharing_peak_demand", "timesharing_slowed_jobs")} == \
+        {"timesharing_peak_demand": 1.5, "timesharing_slowed_jobs": 2}
 
 
 def test_the_preset_is_in_the_catalog_with_its_model_written_out():

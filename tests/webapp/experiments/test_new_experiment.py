@@ -80,7 +80,7 @@ def test_the_time_window_selects_the_jobs_a_run_simulates(alice, demo_trace):
     assert window.summary["jobs"] == int((submits - submits.min() < 8640).sum()) < whole.summary["jobs"]
 
 
-@pytest.mark.parametrize("key", ["plan", "metacentrum", "sfs", "dbf"])
+@pytest.mark.parametrize("key", ["plan", "sfs", "dbf"])
 def test_reproduce_a_paper_fills_the_form(alice_client, demo_trace, key):
     from webapp.experiments.reproduce import PRESETS
 
@@ -104,6 +104,18 @@ def test_the_reproduce_page_lists_every_paper(alice_client):
     for paper in PAPERS.values():
         assert escape(paper.citation) in page
     assert reverse("studies:new") + "?preset=paragon" in page
+
+
+
+def test_the_metacentrum_preset_leads_to_the_preview_form(alice_client):
+    """The paper compares queue configurations on two clusters: only the preview form takes those."""
+    preview_form = reverse("preview:new") + "?reproduce=metacentrum"
+    page = alice_client.get(reverse("experiments:reproduce")).content.decode()
+    section = page.split('id="reproduce-metacentrum"')[1].split("</section>")[0]
+    assert f'href="{escape(preview_form)}"' in section
+    assert reverse("experiments:new") + "?reproduce=metacentrum" not in page
+    response = alice_client.get(reverse("experiments:new") + "?reproduce=metacentrum")
+    assert response.status_code == 302 and response.url == preview_form
 
 
 def test_it_creates_one_queued_run_per_policy(alice_client, demo_trace, django_capture_on_commit_callbacks):
