@@ -25,9 +25,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "benchmarks")]
 
-from shared_data import SHARED_DATA
+from shared_data import SHARED_DATA  # noqa: E402  (after the path set-up above)
 
-from engine.workload import load_workload
+from engine.workload import load_workload  # noqa: E402
 
 PBS_SAMPLE = SHARED_DATA / "metacentrum" / "fairsharesim" / "OpenPBS.log"
 SACCT_SAMPLE = REPO / "tests" / "data" / "accounting" / "slurm_real_allocations.txt"

@@ -199,7 +199,7 @@ def simulate(workload: Workload, capacity: int | None, policy: PolicyLike = "fcf
     for source in (scheduler, getattr(scheduler, "queue", None), sim.allocator):
         for name, values in getattr(source, "extra_columns", dict)().items():
             schedule[name] = values
-    meta = {
+    meta: dict[str, Any] = {
         "policy": spec.to_dict(), "label": spec.label, "allocation": allocation,
         "exact_estimates": exact_estimates, "seed": seed, "capacity": int(capacity),
         "engine_version": __version__, "wall_seconds": wall, "rejected": rejected,

@@ -330,8 +330,11 @@ def _collect(jobid: str, job: _Job, jobs: Jobs, path: str, scan: _Scan) -> None:
     jobs.runtime.append(runtime)
     jobs.procs.append(request.procs)
     walltime = attrs.get("Resource_List.walltime")
-    limit = scan.durations.get(walltime) if walltime else -1
-    if limit is None:
+    if not walltime:
+        limit = -1
+    elif walltime in scan.durations:
+        limit = scan.durations[walltime]
+    else:
         limit = scan.durations[walltime] = _duration(attrs, "Resource_List.walltime", where)
     jobs.requested_time.append(limit)
     jobs.status.append(_status(attrs, job.deleted))

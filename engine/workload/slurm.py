@@ -289,14 +289,14 @@ def _jobs(frame: pd.DataFrame, path: str, report: CleaningReport, skip_bad_lines
     alloc, req = texts("alloctres"), texts("reqtres")
     cpus = np.where(ncpus[kept] > 0, ncpus[kept], reqcpus[kept])
     missing = np.flatnonzero(cpus <= 0).tolist()
-    cpus[missing] = checked([_attempt(lambda a=alloc[row], r=req[row]: _tres(a, "cpu", "AllocTRES")
+    cpus[missing] = checked([_attempt(lambda a=alloc[row], r=req[row]: _tres(a, "cpu", "AllocTRES")  # type: ignore[misc]
                                       or _tres(r, "cpu", "ReqTRES")) for row in missing], missing)
     unknown = cpus <= 0
     report.repair(REPAIR_PROCS_UNKNOWN, int(unknown.sum()))
     cpus = np.where(unknown, 1, cpus)
     nodes = nnodes[kept].copy()
     missing = np.flatnonzero(nodes <= 0).tolist()
-    nodes[missing] = checked([_attempt(lambda a=alloc[row], r=req[row]: _tres(a, "node", "AllocTRES")
+    nodes[missing] = checked([_attempt(lambda a=alloc[row], r=req[row]: _tres(a, "node", "AllocTRES")  # type: ignore[misc]
                                        or _tres(r, "node", "ReqTRES")) for row in missing], missing)
     nodes = np.maximum(nodes, 1)
     ppn = -(-cpus // nodes)
@@ -318,17 +318,17 @@ def _jobs(frame: pd.DataFrame, path: str, report: CleaningReport, skip_bad_lines
     jobs = Jobs(report=report)
     jobs.jobid = jobid.to_numpy()[kept][take].astype(str).tolist()
     jobs.order = kept[take].tolist()
-    jobs.submit, jobs.start, jobs.runtime = submit[kept][take], start[kept][take], runtime[kept][take]
-    jobs.procs, jobs.requested_time = cpus[take], limit[kept][take]
-    jobs.status = np.array([_status(text) for text in states[take]], dtype=np.int64)
+    jobs.submit, jobs.start = submit[kept][take].tolist(), start[kept][take].tolist()
+    jobs.runtime, jobs.procs, jobs.requested_time = runtime[kept][take].tolist(), cpus[take].tolist(), limit[kept][take].tolist()
+    jobs.status = [_status(text) for text in states[take]]
     jobs.user = _taken(texts("user", "uid"), take)
     jobs.group = _taken(texts("group", "gid"), take)
     jobs.account = _taken(texts("account"), take)
     jobs.queue = _taken(texts("partition"), take)
-    jobs.nodes, jobs.ppn = nodes[take], ppn[take]
-    jobs.mem = np.array([memories[row] for row in take.tolist()], dtype=np.int64)
-    jobs.gpus = -(-gpus[take] // nodes[take])
-    jobs.exclusive = np.zeros(len(take), dtype=bool)
+    jobs.nodes, jobs.ppn = nodes[take].tolist(), ppn[take].tolist()
+    jobs.mem = [int(memories[row]) for row in take.tolist()]
+    jobs.gpus = (-(-gpus[take] // nodes[take])).tolist()
+    jobs.exclusive = [False] * len(take)
     jobs.exec_hosts = _taken(hosts, take)
     jobs.request = _taken(req, take)
     return jobs
