@@ -158,19 +158,7 @@ class FairShareQueue(WaitingQueue):
         return keyed
 
     def jobs(self) -> list[int]:
-        ordered = self._ordered_groups()
-        result: list[int] = []
-        i = 0
-        while i < len(ordered):
-            j = i + 1
-            while j < len(ordered) and ordered[j][0] == ordered[i][0]:
-                j += 1
-            if j == i + 1:
-                result.extend(ordered[i][1])
-            else:                                # equal priority: arrival order across users
-                result.extend(merge(*(members for _, members in ordered[i:j])))
-            i = j
-        return result
+        return list(self.iter_jobs())
 
     def iter_jobs(self) -> Iterator[int]:
         """:meth:`jobs` lazily: the order of the groups is fixed when the pass begins, as in
