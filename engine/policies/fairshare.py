@@ -76,6 +76,8 @@ class FairShareAccount:
         self.rate: dict[int, float] = {}          # charge_running: sum of weights of running jobs
         self.offset: dict[int, float] = {}        # charge_running: sum of weight * charged-until
         self.series: list[tuple[int, int, float]] = []
+        #: told of each change of recorded usage: the user, or None when every user's changed (decay)
+        self.listener: Callable[[int | None], None] | None = None
 
     def advance(self, now: int) -> None:
         """Apply every decay due at or before ``now`` (running jobs are charged up to each one first)."""
@@ -90,6 +92,8 @@ class FairShareAccount:
                 self.usage[user] *= self.factor
                 self.series.append((tick, user, self.usage[user]))
             self.last_tick = tick
+            if self.listener is not None:
+                self.listener(None)
             self.next_decay += self.interval
 
     def started(self, job: int, now: int) -> None:
@@ -109,6 +113,8 @@ class FairShareAccount:
             self.offset[user] -= weight * since
         self.usage[user] = self.usage.get(user, 0.0) + weight * (now - since)
         self.series.append((now, user, self.usage[user]))
+        if self.listener is not None:
+            self.listener(user)
 
     def value(self, user: int, now: int) -> float:
         """F_u now (recorded usage, plus running jobs' usage so far with charge_running)."""
@@ -118,44 +124,92 @@ class FairShareAccount:
         return recorded
 
 
+GroupKey = tuple[int, int]                     # (queue rank, user)
+Entry = tuple[int, float, int, GroupKey]      # (queue rank, F_u, first waiting job, group): the order
+
+
 class FairShareQueue(WaitingQueue):
-    """Waiting jobs grouped by (queue rank, user); groups ordered by (queue rank, F_u), jobs by arrival."""
+    """Waiting jobs grouped by (queue rank, user); groups ordered by (queue rank, F_u), jobs by
+    arrival (groups of equal priority: arrival order across them).
+
+    The order of the groups is kept sorted between passes and mended where something changed (a
+    user's usage, a group's first job, a group appearing or emptying); a decay of every user's
+    usage, or usage charged while jobs run, sorts it again. The same order as sorting every pass."""
 
     def __init__(self, sim: Any, account: FairShareAccount, rank: list[int] | None) -> None:
         super().__init__(sim, lambda j: (j,))
         self.account = account
         self.rank = rank
-        self.groups: dict[tuple[int, int], list[int]] = {}
+        self.groups: dict[GroupKey, list[int]] = {}
         self.count = 0
         self.cycle = 0
+        self._order: list[Entry] = []
+        self._entry: dict[GroupKey, Entry] = {}
+        self._dirty: set[GroupKey] = set()
+        self._user_keys: dict[int, set[GroupKey]] = {}
+        self._resort = True
+        account.listener = self._usage_changed
 
     def __len__(self) -> int:
         return self.count
 
-    def _group(self, job: int) -> tuple[int, int]:
+    def _group(self, job: int) -> GroupKey:
         return (self.rank[job] if self.rank is not None else 0, self.sim.user[job])
 
+    def _usage_changed(self, user: int | None) -> None:
+        if user is None:
+            self._resort = True
+        else:
+            self._dirty.update(self._user_keys.get(user, ()))
+
     def add(self, job: int) -> None:
-        insort(self.groups.setdefault(self._group(job), []), job)
+        key = self._group(job)
+        members = self.groups.get(key)
+        if members is None:
+            members = self.groups[key] = []
+            self._user_keys.setdefault(key[1], set()).add(key)
+        if not members or job < members[0]:
+            self._dirty.add(key)
+        insort(members, job)
         self.count += 1
 
     def remove(self, job: int) -> None:
         key = self._group(job)
         members = self.groups[key]
-        del members[bisect_left(members, job)]
+        at = bisect_left(members, job)
+        del members[at]
+        if at == 0:
+            self._dirty.add(key)
         if not members:
             del self.groups[key]
+            self._user_keys[key[1]].discard(key)
         self.count -= 1
 
-    def _ordered_groups(self) -> list[tuple[tuple[int, float], list[int]]]:
+    def _ordered_groups(self) -> list[Entry]:
+        """The groups in priority order now (mended or sorted; see the class docstring)."""
         now = self.sim.now
         if self.cycle and self.count and self.sim.running_ends:
             self.sim.wake_at(now + self.cycle)
         self.account.advance(now)
         value = self.account.value
-        keyed = [((rank, value(user, now)), members) for (rank, user), members in self.groups.items()]
-        keyed.sort(key=lambda item: (item[0], item[1][0]))
-        return keyed
+        if self._resort or self.account.charge_running:
+            self._order = sorted((rank, value(user, now), members[0], (rank, user))
+                                 for (rank, user), members in self.groups.items())
+            self._entry = {entry[3]: entry for entry in self._order}
+            self._resort = False
+            self._dirty.clear()
+        elif self._dirty:
+            order, entries = self._order, self._entry
+            for key in self._dirty:
+                old = entries.pop(key, None)
+                if old is not None:
+                    del order[bisect_left(order, old)]
+                members = self.groups.get(key)
+                if members:
+                    entry = entries[key] = (key[0], value(key[1], now), members[0], key)
+                    insort(order, entry)
+            self._dirty.clear()
+        return self._order
 
     def jobs(self) -> list[int]:
         return list(self.iter_jobs())
@@ -163,21 +217,28 @@ class FairShareQueue(WaitingQueue):
     def iter_jobs(self) -> Iterator[int]:
         """:meth:`jobs` lazily: the order of the groups is fixed when the pass begins, as in
         :meth:`jobs`; a pass may start the job just yielded (see WaitingQueue.iter_jobs)."""
-        ordered = self._ordered_groups()
+        ordered = list(self._ordered_groups())
+        groups = self.groups
         i = 0
         while i < len(ordered):
+            first = ordered[i]
             j = i + 1
-            while j < len(ordered) and ordered[j][0] == ordered[i][0]:
+            while j < len(ordered) and ordered[j][1] == first[1] and ordered[j][0] == first[0]:
                 j += 1
             if j == i + 1:
-                yield from walk(ordered[i][1], int)
+                members = groups.get(first[3])
+                k = 0
+                while members is not None and k < len(members):
+                    job = members[k]
+                    yield job
+                    if k < len(members) and members[k] == job:
+                        k += 1
             else:                                # equal priority: arrival order across users
-                yield from merge(*(walk(members, int) for _, members in ordered[i:j]))
+                yield from merge(*(walk(groups.get(entry[3], []), int) for entry in ordered[i:j]))
             i = j
 
     def head(self) -> int:
-        ordered = self._ordered_groups()
-        return ordered[0][1][0]
+        return self.groups[self._ordered_groups()[0][3]][0]
 
     def started(self, job: int) -> None:
         self.account.started(job, self.sim.now)

@@ -58,10 +58,17 @@ class NodeEasy(Algorithm):
     watch: ReservationWatch | None = None
 
     def schedule(self) -> None:
+        """One pass in queue order. The cheap tests come first, inline (this loop walks the whole
+        waiting queue at every event): a job behind the reservation whose request class is known
+        not to fit anywhere now (:meth:`NodeAllocator.known_unfit`) is passed over without asking
+        the allocator; queue limits are read from the allocator's room counters directly."""
         sim, queue, allocator = self.sim, self.queue, self.sim.allocator
         size = sim.size
         limited = allocator.queue_of is not None
-        limits_ok = allocator.limits_allow
+        job_cores, job_queue, job_pair = allocator.job_cores, allocator.job_queue, allocator.job_pair
+        queue_room, pair_jobs, pair_cores = allocator.queue_room, allocator.pair_jobs_room, allocator.pair_cores_room
+        unfit_at, class_of, log = allocator.unfit_at, allocator.class_list, allocator.release_log
+        remember = not allocator.windows
         skipping = type(queue).may_start is not WaitingQueue.may_start
         bound = bounded(self.params)
         tested = 0
@@ -74,12 +81,14 @@ class NodeEasy(Algorithm):
                 if tested == bound:
                     return
                 tested += 1
-                if size[job] > free:
+                if size[job] > free or remember and unfit_at[class_of[job]] == len(log):
                     continue
             if skipping and not queue.may_start(job):
                 continue
-            if limited and not limits_ok(job):
-                continue
+            if limited:
+                cores, pair = job_cores[job], job_pair[job]
+                if cores > queue_room[job_queue[job]] or pair_jobs[pair] < 1 or cores > pair_cores[pair]:
+                    continue
             if reservation is None:
                 if sim.fits(job):
                     self.start(job)
@@ -89,7 +98,7 @@ class NodeEasy(Algorithm):
                     reservation = allocator.head_reservation(job)   # None: it can never start
                     if reservation is not None and self.watch is not None:
                         self.watch.blocked(job, sim.now, reservation.shadow)
-            elif allocator.backfill_fits(job, reservation):
+            elif allocator.backfill_fits(job, reservation, limits_checked=True):
                 self.start(job)
 
 

@@ -50,6 +50,9 @@ from engine.platform.queues import Assignment, QueueConfig, assign_queues, check
 from engine.workload.model import Workload
 
 FOREVER = 2 ** 62
+#: a class found not to fit is tried again only on the clusters released to since, when there were
+#: at most this many releases (else on all its clusters)
+RECHECK_RELEASES = 32
 REJECT_NO_CLUSTER = "no cluster of the machine can ever run it (cores/RAM/GPUs per node, nodes, cluster rules)"
 
 
@@ -78,6 +81,9 @@ class Request(NamedTuple):
         """RAM asked for in total (KB)."""
         return self.mem * max(self.nodes, 1)
 
+
+#: where a job goes: (cluster, node indices, cores taken on each node)
+Placement = tuple[int, tuple[int, ...], tuple[int, ...]]
 
 _REQUEST_COLUMNS = ("nodes", "ppn", "procs", "mem", "gpus", "exclusive", "clusters", "exclude", "hosts",
                     "properties")
@@ -208,6 +214,7 @@ class NodeAllocator:
             self.assignment = assign_queues(queues, names, jobs["requested_time"].to_numpy(), nodes)
             queue_of = self.assignment.queue
         self.class_of, self.requests = request_classes(jobs, queue_of)
+        self.class_list: list[int] = self.class_of.tolist()
         pools = [queues.queues[r.queue].pool if queues is not None else None for r in self.requests]
         #: per request class: suitable clusters cheapest first, and the multi-resource penalty
         self.class_clusters, self.class_penalty = cluster_choices(machine, self.requests, pools)
@@ -238,10 +245,15 @@ class NodeAllocator:
         self.avail_to = [c.available_to if c.available_to is not None else FOREVER for c in self.clusters]
         # queue limits
         self.queue_of = queue_of
-        self.job_cores = np.array([r.cores for r in self.requests], dtype=np.int64)[self.class_of].tolist() \
-            if n else []
-        if queues is not None:
-            # room left under each limit: per queue, and per (queue, user) pair
+        self.job_cores: list[int] = \
+            np.array([r.cores for r in self.requests], dtype=np.int64)[self.class_of].tolist() if n else []
+        # room left under each limit: per queue, and per (queue, user) pair (empty without queues)
+        self.job_queue: list[int] = []
+        self.job_pair: list[int] = []
+        self.queue_room: list[float] = []
+        self.pair_jobs_room: list[float] = []
+        self.pair_cores_room: list[float] = []
+        if queues is not None and queue_of is not None:
             self.job_queue = queue_of.tolist()
             users = jobs["user"].to_numpy(np.int64) if "user" in jobs else np.full(n, -1, np.int64)
             pairs = pd.DataFrame({"q": queue_of, "u": users}).groupby(["q", "u"], sort=False).ngroup()
@@ -250,8 +262,13 @@ class NodeAllocator:
             self.queue_room = [float(q.core_limit(self.capacity)) for q in queues.queues]
             self.pair_jobs_room = [float(queues.queues[q].user_max_jobs or math.inf) for q in pair_queue]
             self.pair_cores_room = [float(queues.queues[q].user_max_cores or math.inf) for q in pair_queue]
-        self.epoch = 0                              # bumped when resources come back
-        self._nofit = [-1] * len(self.requests)     # class -> epoch in which it did not fit
+        #: the cluster of every release so far, in order (its length is the release count): what
+        #: came back since a request class was last found not to fit anywhere
+        self.release_log: list[int] = []
+        #: class -> release count when it was last found not to fit on any of its clusters (-1: never)
+        self.unfit_at = [-1] * len(self.requests)
+        #: class -> its suitable clusters as a bit mask (bit c: cluster c)
+        self.class_mask = [sum(1 << c for c in clusters) for clusters in self.class_clusters]
         self._cached: tuple[int, int, tuple] | None = None
         self._version = 0
         self.sim: Any = None
@@ -325,12 +342,32 @@ class NodeAllocator:
         its request class until resources come back, unless clusters have availability windows)."""
         if self.queue_of is not None and not self._limits_ok(job):
             return None
-        cls = self.class_of[job]
-        if self._nofit[cls] == self.epoch:
+        return self._fit_now(job, self.class_list[job])
+
+    def _fit_now(self, job: int, cls: int) -> Placement | None:
+        """Where ``job`` (of class ``cls``) would go now, limits aside. A class found not to fit
+        anywhere stays unable to fit on every cluster that has not had a release since (allocations
+        only take resources away), so only the clusters released to since are tried again, in the
+        class's order: the same answer as trying all of them. Not with availability windows (a
+        cluster's window opens and closes with time)."""
+        if self.windows:
+            return self._place(job, cls)
+        log = self.release_log
+        count = len(log)
+        since = self.unfit_at[cls]
+        if since == count:
             return None
-        placement = self._place(job, cls)
-        if placement is None and not self.windows:
-            self._nofit[cls] = self.epoch
+        changed = -1
+        if 0 <= since and count - since <= RECHECK_RELEASES:
+            changed = 0
+            for c in log[since:]:
+                changed |= 1 << c
+            if not changed & self.class_mask[cls]:
+                self.unfit_at[cls] = count
+                return None
+        placement = self._place(job, cls, among=changed)
+        if placement is None:
+            self.unfit_at[cls] = count
         return placement
 
     def fits_on(self, job: int, cluster: int) -> bool:
@@ -343,9 +380,10 @@ class NodeAllocator:
         self._cached = (job, self._version, placement)
         return True
 
-    def backfill_fits(self, job: int, reservation: Reservation) -> bool:
-        """EASY's test for a job behind the blocked head (see the module docstring)."""
-        placement = self._placement_now(job)
+    def backfill_fits(self, job: int, reservation: Reservation, *, limits_checked: bool = False) -> bool:
+        """EASY's test for a job behind the blocked head (see the module docstring); ``limits_checked``:
+        the caller has just seen the queue limits allow ``job`` now."""
+        placement = self._fit_now(job, self.class_list[job]) if limits_checked else self._placement_now(job)
         if placement is None:
             return False
         if self.sim.now + self.estimate_on(job, placement[0]) > reservation.shadow:
@@ -359,15 +397,16 @@ class NodeAllocator:
         self._respects = job if reservation is self._reservation else -1
         return True
 
-    def _place(self, job: int, cls: int, *, only: int | None = None,
-               avoid: Reservation | None = None) -> tuple | None:
-        """(cluster, node indices, cores per node) for ``job`` now, or None."""
+    def _place(self, job: int, cls: int, *, only: int | None = None, avoid: Reservation | None = None,
+               among: int = -1) -> Placement | None:
+        """(cluster, node indices, cores per node) for ``job`` now, or None; ``among``: a bit mask
+        of the clusters to try (in the class's order; -1: all)."""
         request = self.requests[cls]
         now = self.sim.now
         cores, ppn, mem, gpus = request.cores, request.ppn, request.mem, request.gpus
         cluster_free, releases, stamp, bound = self.cluster_free, self.releases, self._bound_stamp, self._bound
         for c in self.class_clusters[cls]:
-            if only is not None and c != only or cluster_free[c] < cores:
+            if only is not None and c != only or cluster_free[c] < cores or not among >> c & 1:
                 continue
             if stamp[c] != releases[c]:
                 self._refresh_bound(c)
@@ -442,7 +481,7 @@ class NodeAllocator:
             free_gpus[node] += gpus
         self.cluster_free[c] += held
         self.free += held
-        self.epoch += 1
+        self.release_log.append(c)
         self.releases[c] += 1
         self._version += 1
         running = self.running_on[c]
@@ -452,8 +491,7 @@ class NodeAllocator:
             self._count_limits(job, -1)
 
     def on_wakeup(self) -> None:
-        """A cluster became available: earlier "does not fit" answers are stale."""
-        self.epoch += 1
+        """A cluster became available (no "does not fit" answer is kept with availability windows)."""
 
     # -- EASY ------------------------------------------------------------------------------------
     def head_reservation(self, job: int) -> Reservation | None:
