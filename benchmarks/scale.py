@@ -16,7 +16,7 @@ Sections (``--only`` picks some):
   34,556 cores), written as a MetaCentrum SWF so the command parses them like a real trace:
   ``--jobs`` (500,000) at each ``--loads`` (1.0 1.3) under mrfs-fcfs, mrfs-easy and
   mrfs-conservative, with the backfill bound (``--bound``, like Slurm's bf_max_job_test) and
-  exact (no bound); the bounded schedule is compared with the exact one job by job.
+  exact (no bound) (``--modes``); the bounded schedule is compared with the exact one job by job.
 * ``growth``: time against job count (``--counts`` 50k 100k 200k 500k) and peak queue, mrfs-easy
   exact and bounded at ``--growth-load`` (1.3), mrfs-fcfs beside (the exact/fcfs ratio target is 4).
 
@@ -199,13 +199,14 @@ def grid(options: argparse.Namespace, work: Path) -> None:
         trace = grid_trace(options.jobs, load, work)
         for policy in options.grid_policies:
             results = {}
-            for bound in ([None, options.bound] if policy != "mrfs-fcfs" else [None]):
+            modes = [None if mode == "exact" else options.bound for mode in options.modes]
+            for bound in (modes if policy != "mrfs-fcfs" else [None]):
                 label = f"load {load:g} {policy} " + (f"bound {bound}" if bound else "exact")
                 out = work / f"grid-{load:g}-{policy}-{bound or 'exact'}.csv"
                 r = run_child(command(trace, policy, out, grid_flags(bound)), options.timeout)
                 results[bound] = (r, out)
                 extra = f"  peak queue {peak_queue(out):,}" if r["finished"] else ""
-                if bound and results[None][0]["finished"] and r["finished"]:
+                if bound and None in results and results[None][0]["finished"] and r["finished"]:
                     extra += schedule_change(results[None][1], out)
                 if r["peak_mib"] > GRID_MEMORY_MIB:
                     extra += f"  MEMORY over {GRID_MEMORY_MIB} MiB"
@@ -242,6 +243,8 @@ def main() -> None:
     parser.add_argument("--loads", nargs="+", type=float, default=[1.0, 1.3])
     parser.add_argument("--grid-policies", nargs="+", default=["mrfs-fcfs", "mrfs-easy", "mrfs-conservative"])
     parser.add_argument("--bound", type=int, default=100, help="backfill_bound for the bounded runs")
+    parser.add_argument("--modes", nargs="+", default=["exact", "bound"], choices=["exact", "bound"],
+                        help="grid: exact (no bound) and/or bounded runs of mrfs-easy and mrfs-conservative")
     parser.add_argument("--counts", nargs="+", type=int, default=[50_000, 100_000, 200_000, 500_000])
     parser.add_argument("--growth-load", type=float, default=1.3)
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds before a child is stopped")

@@ -124,6 +124,11 @@ class FairShareAccount:
         return recorded
 
 
+def _same(job: object) -> int:
+    """A group's item is the job itself (for walk)."""
+    return job  # type: ignore[return-value]
+
+
 GroupKey = tuple[int, int]                     # (queue rank, user)
 Entry = tuple[int, float, int, GroupKey]      # (queue rank, F_u, first waiting job, group): the order
 
@@ -139,7 +144,7 @@ class FairShareQueue(WaitingQueue):
     def __init__(self, sim: Any, account: FairShareAccount, rank: list[int] | None) -> None:
         super().__init__(sim, lambda j: (j,))
         self.account = account
-        self.rank = rank
+        self.queue_rank = rank
         self.groups: dict[GroupKey, list[int]] = {}
         self.count = 0
         self.cycle = 0
@@ -154,7 +159,7 @@ class FairShareQueue(WaitingQueue):
         return self.count
 
     def _group(self, job: int) -> GroupKey:
-        return (self.rank[job] if self.rank is not None else 0, self.sim.user[job])
+        return (self.queue_rank[job] if self.queue_rank is not None else 0, self.sim.user[job])
 
     def _usage_changed(self, user: int | None) -> None:
         if user is None:
@@ -234,7 +239,7 @@ class FairShareQueue(WaitingQueue):
                     if k < len(members) and members[k] == job:
                         k += 1
             else:                                # equal priority: arrival order across users
-                yield from merge(*(walk(groups.get(entry[3], []), int) for entry in ordered[i:j]))
+                yield from merge(*(walk(groups.get(entry[3], []), _same) for entry in ordered[i:j]))
             i = j
 
     def head(self) -> int:

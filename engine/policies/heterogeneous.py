@@ -28,21 +28,30 @@ from __future__ import annotations
 
 from heapq import heappop, heappush
 from itertools import islice
-from typing import Any
 
 from engine.policies.algorithm import Algorithm
 from engine.policies.backfill import BACKFILL_BOUND, bounded
 from engine.policies.ordering import WaitingQueue
 from engine.policies.registry import Component, register_algorithm
+from engine.sim.nodes import NodeAllocator
 from engine.sim.profile import Profile
+from engine.sim.simulator import Simulation
 from engine.sim.validate import ReservationWatch
+
+
+def node_allocator(sim: Simulation) -> NodeAllocator:
+    """The simulation's node-level allocator (the registry picks these algorithms only for one)."""
+    allocator = sim.allocator
+    if not isinstance(allocator, NodeAllocator):
+        raise TypeError(f"a node-level algorithm needs a node-level machine, not {type(allocator).__name__}")
+    return allocator
 
 
 class NodeInOrder(Algorithm):
     """``none``: eligible jobs in queue order while the first eligible one fits."""
 
     def schedule(self) -> None:
-        sim, allocator = self.sim, self.sim.allocator
+        sim, allocator = self.sim, node_allocator(self.sim)
         for job in self.queue.iter_jobs():
             if not allocator.limits_allow(job):
                 continue
@@ -62,7 +71,7 @@ class NodeEasy(Algorithm):
         waiting queue at every event): a job behind the reservation whose request class is known
         not to fit anywhere now (:meth:`NodeAllocator.known_unfit`) is passed over without asking
         the allocator; queue limits are read from the allocator's room counters directly."""
-        sim, queue, allocator = self.sim, self.queue, self.sim.allocator
+        sim, queue, allocator = self.sim, self.queue, node_allocator(self.sim)
         size = sim.size
         limited = allocator.queue_of is not None
         job_cores, job_queue, job_pair = allocator.job_cores, allocator.job_queue, allocator.job_pair
@@ -105,14 +114,14 @@ class NodeEasy(Algorithm):
 class NodeConservative(Algorithm):
     """``conservative`` on per-cluster core profiles (approximations in the module docstring)."""
 
-    def __init__(self, sim: Any, queue: WaitingQueue, params: dict) -> None:
+    def __init__(self, sim: Simulation, queue: WaitingQueue, params: dict) -> None:
         super().__init__(sim, queue, params)
-        self.allocator = sim.allocator
+        self.allocator = node_allocator(sim)
         self.profiles = [Profile(c.total_cores, 0) for c in self.allocator.clusters]
         self.reserved: dict[int, tuple[int, int, int, int]] = {}   # job -> (cluster, start, end, cores)
         self.running: dict[int, tuple[int, int, int]] = {}         # job -> (cluster, expected end, cores)
         self.unplaced: list[int] = []
-        self.blocked: dict[int, None] = {}      # blocked due jobs, in the order they blocked
+        self.blocked: dict[int, None] = {}      # blocked due jobs, in the order they blocked (a dict: ordered set)
         self._due: list[tuple[int, int, int]] = []
         self._seq = 0
         self._freed: set[int] = set()
@@ -191,8 +200,8 @@ class NodeConservative(Algorithm):
             for job in waiting:
                 self._place(job, now)
         if self.blocked:
-            waiting, self.blocked = self.blocked, {}
-            for job in waiting:
+            blocked, self.blocked = self.blocked, {}
+            for job in blocked:
                 if not self._try_start(job):
                     self.blocked[job] = None
         due = self._due

@@ -111,12 +111,23 @@ def request_classes(jobs: pd.DataFrame, queue: np.ndarray | None = None) -> tupl
         return np.zeros(0, np.int64), []
     codes = frame.groupby(list(frame.columns), sort=False).ngroup().to_numpy(np.int64)
     first = pd.Series(np.arange(n)).groupby(codes).first().to_numpy()
-    reps = []
-    for row in frame.iloc[first].itertuples(index=False):
-        reps.append(Request(int(row.nodes), int(row.ppn), int(row.procs), int(row.mem), int(row.gpus),
-                            bool(row.exclusive), _split(row.clusters), _split(row.exclude), _split(row.hosts),
-                            _split(row.properties), int(row.queue)))
+    chosen = frame.iloc[first]
+    columns = [chosen[name].tolist() for name in frame.columns]     # Python ints, bools and strings
+    reps = [Request(nodes, ppn, procs, mem, gpus, bool(exclusive), _split(clusters), _split(exclude), _split(hosts),
+                    _split(properties), queue_)
+            for nodes, ppn, procs, mem, gpus, exclusive, clusters, exclude, hosts, properties, queue_ in zip(*columns)]
     return codes, reps
+
+
+def cluster_masks(class_clusters: list[list[int]]) -> list[int]:
+    """Each class's clusters as a bit mask (bit c: cluster c); summed in float64, exact below 2**53."""
+    if not class_clusters or max((max(c, default=0) for c in class_clusters), default=0) > 52:
+        return [sum(1 << c for c in clusters) for clusters in class_clusters]
+    lengths = np.fromiter((len(c) for c in class_clusters), np.int64, len(class_clusters))
+    flat = np.fromiter((c for clusters in class_clusters for c in clusters), np.int64, int(lengths.sum()))
+    owner = np.repeat(np.arange(len(class_clusters)), lengths)
+    sums = np.bincount(owner, weights=np.ldexp(1.0, flat), minlength=len(class_clusters))
+    return sums.astype(np.int64).tolist()
 
 
 def _rules_allow(cluster: Cluster, request: Request, known_properties: set[str]) -> bool:
@@ -268,8 +279,8 @@ class NodeAllocator:
         #: class -> release count when it was last found not to fit on any of its clusters (-1: never)
         self.unfit_at = [-1] * len(self.requests)
         #: class -> its suitable clusters as a bit mask (bit c: cluster c)
-        self.class_mask = [sum(1 << c for c in clusters) for clusters in self.class_clusters]
-        self._cached: tuple[int, int, tuple] | None = None
+        self.class_mask = cluster_masks(self.class_clusters)
+        self._cached: tuple[int, int, Placement] | None = None
         self._version = 0
         self.sim: Any = None
         self._reservation: Reservation | None = None
@@ -362,10 +373,14 @@ class NodeAllocator:
             changed = 0
             for c in log[since:]:
                 changed |= 1 << c
-            if not changed & self.class_mask[cls]:
+            changed &= self.class_mask[cls]
+            if not changed:
                 self.unfit_at[cls] = count
                 return None
-        placement = self._place(job, cls, among=changed)
+        if changed > 0 and not changed & (changed - 1):     # one cluster to try again
+            placement = self._place(job, cls, only=changed.bit_length() - 1)
+        else:
+            placement = self._place(job, cls, among=changed)
         if placement is None:
             self.unfit_at[cls] = count
         return placement
@@ -374,7 +389,10 @@ class NodeAllocator:
         """Like :meth:`fits_job`, on one cluster only (conservative's reservations)."""
         if self.queue_of is not None and not self._limits_ok(job):
             return False
-        placement = self._place(job, self.class_of[job], only=cluster)
+        cls = self.class_list[job]
+        if not self.class_mask[cls] >> cluster & 1:
+            return False
+        placement = self._place(job, cls, only=cluster)
         if placement is None:
             return False
         self._cached = (job, self._version, placement)
@@ -399,14 +417,15 @@ class NodeAllocator:
 
     def _place(self, job: int, cls: int, *, only: int | None = None, avoid: Reservation | None = None,
                among: int = -1) -> Placement | None:
-        """(cluster, node indices, cores per node) for ``job`` now, or None; ``among``: a bit mask
-        of the clusters to try (in the class's order; -1: all)."""
+        """(cluster, node indices, cores per node) for ``job`` now, or None. ``only``: one of the
+        class's clusters, the only one tried; ``among``: a bit mask of the clusters to try (in the
+        class's order; -1: all)."""
         request = self.requests[cls]
         now = self.sim.now
         cores, ppn, mem, gpus = request.cores, request.ppn, request.mem, request.gpus
         cluster_free, releases, stamp, bound = self.cluster_free, self.releases, self._bound_stamp, self._bound
-        for c in self.class_clusters[cls]:
-            if only is not None and c != only or cluster_free[c] < cores or not among >> c & 1:
+        for c in (self.class_clusters[cls] if only is None else (only,)):
+            if cluster_free[c] < cores or not among >> c & 1:
                 continue
             if stamp[c] != releases[c]:
                 self._refresh_bound(c)
@@ -433,12 +452,13 @@ class NodeAllocator:
 
     def allocate(self, job: int, size: int) -> None:
         cached = self._cached
+        placement: Placement | None
         if cached is not None and cached[0] == job and cached[1] == self._version:
             placement = cached[2]
         else:
-            placement = self._place(job, self.class_of[job])
-            if placement is None:
-                raise RuntimeError(f"job {job}: no cluster has room for it now")
+            placement = self._place(job, self.class_list[job])
+        if placement is None:
+            raise RuntimeError(f"job {job}: no cluster has room for it now")
         self._cached = None
         self._version += 1
         c, nodes, cores = placement
@@ -559,7 +579,7 @@ class NodeAllocator:
         nodes = [";".join(f"{names[c]}-{i}" for i in idx) if c >= 0 else ""
                  for c, idx in zip(self.cluster_of.tolist(), self.nodes_of)]
         columns: dict[str, Any] = {"cluster": cluster, "nodes": nodes}
-        if self.queues is not None:
+        if self.queues is not None and self.queue_of is not None:
             queue_names = [q.name for q in self.queues.queues]
             columns["queue"] = [queue_names[q] for q in self.queue_of.tolist()]
         if self.speed_scaling:

@@ -5,7 +5,8 @@ Each fast path is compared with the straightforward code it replaces, kept here:
 * the allocator's memory of request classes that do not fit (only the clusters released to since
   are tried again) against trying every suitable cluster at every test;
 * the fair-share order mended between passes against sorting every group at every pass;
-* node-level EASY's inline tests against the snapshot pass of tests/engine/policies/test_backfill_bound.py.
+* node-level EASY's inline tests against the plain pass (below: every test through the allocator's
+  methods, over a snapshot of the queue, the bound counted the same way).
 
 On the real wagap-2013 trace (its first 120 days) and on small random multi-cluster traces full of
 ties (equal submits, equal requests, equal usage).
@@ -24,13 +25,14 @@ import pytest
 from engine.platform.machines import read_machines
 from engine.platform.queues import load_queue_config, parse_queue_config
 from engine.policies.fairshare import FairShareQueue
+from engine.policies.backfill import bounded
 from engine.policies.heterogeneous import NodeEasy, NodeInOrder
-from engine.policies.ordering import walk
+from engine.policies.ordering import WaitingQueue, walk
 from engine.run import simulate
 from engine.sim.nodes import NodeAllocator, Placement
 from engine.workload import load_workload
 from engine.workload.window import select_days
-from tests.engine.policies.test_backfill_bound import snapshot_node_easy, snapshot_node_in_order
+from tests.engine.policies.test_backfill_bound import snapshot_node_in_order
 from tests.engine.sim.node_workloads import GB, machine, node_workload
 from tests.shared_data import SHARED_DATA
 
@@ -60,6 +62,33 @@ def sorted_every_pass(self: FairShareQueue) -> Iterator[int]:
     return walk(snapshot, int)   # a snapshot: jobs started meanwhile are not in the groups any more
 
 
+def plain_node_easy(self: NodeEasy) -> None:
+    sim, queue, allocator = self.sim, self.queue, self.sim.allocator
+    size = sim.size
+    skipping = type(queue).may_start is not WaitingQueue.may_start
+    bound = bounded(self.params)
+    tested = 0
+    reservation = None
+    for job in queue.jobs():
+        if allocator.free == 0:
+            return
+        if reservation is not None:
+            if tested == bound:
+                return
+            tested += 1
+            if size[job] > allocator.free:
+                continue
+        if skipping and not queue.may_start(job) or not allocator.limits_allow(job):
+            continue
+        if reservation is None:
+            if sim.fits(job):
+                self.start(job)
+            else:
+                reservation = allocator.head_reservation(job)
+        elif allocator.backfill_fits(job, reservation):
+            self.start(job)
+
+
 def sorted_head(self: FairShareQueue) -> int:
     return next(sorted_every_pass(self))
 
@@ -71,7 +100,7 @@ def straightforward():
     NodeAllocator._fit_now = every_cluster_every_time            # type: ignore[method-assign]
     FairShareQueue.iter_jobs = sorted_every_pass                 # type: ignore[method-assign]
     FairShareQueue.head = sorted_head                            # type: ignore[method-assign]
-    NodeEasy.schedule, NodeInOrder.schedule = snapshot_node_easy, snapshot_node_in_order  # type: ignore
+    NodeEasy.schedule, NodeInOrder.schedule = plain_node_easy, snapshot_node_in_order  # type: ignore
     try:
         yield
     finally:
