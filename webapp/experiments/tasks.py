@@ -228,7 +228,10 @@ def requeue_interrupted() -> int:
 
 @shared_task
 def reconcile_runs() -> dict[str, int]:
-    return {**reconcile(), **resend_lost()}
+    """The periodic check (beat on compose, the supervisor under `make run`): "requeued"/"failed" count
+    runs whose worker was lost, "resent"/"lost_in_queue" runs whose queued message was."""
+    messages = resend_lost()
+    return {**reconcile(), "resent": messages["resent"], "lost_in_queue": messages["failed"]}
 
 
 @worker_ready.connect

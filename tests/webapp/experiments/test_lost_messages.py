@@ -85,7 +85,7 @@ def test_a_lost_message_is_sent_again_once_then_the_run_fails_with_the_reason(qu
 def test_the_periodic_check_resends_too(queued_run, queue):
     lose_messages(queue)
     age(Run, queued_run.pk)
-    assert reconcile_runs() == {"requeued": 0, "failed": 0, "resent": 1}
+    assert reconcile_runs() == {"requeued": 0, "failed": 0, "resent": 1, "lost_in_queue": 0}
 
 
 def test_a_resent_run_then_runs(queued_run, queue):
