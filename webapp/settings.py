@@ -217,6 +217,8 @@ Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
 REDIS_URL = os.getenv("REDIS_URL", "")
 SCHEDLAB_WORKER_CONCURRENCY = envint("SCHEDLAB_WORKER_CONCURRENCY", "1")
 SCHEDLAB_RUN_TIME_LIMIT = envint("SCHEDLAB_RUN_TIME_LIMIT", str(6 * 3600))
+# Simulating pool processes run this much nicer than the web server (webapp.celery); 0 = the same.
+SCHEDLAB_WORKER_NICE = envint("SCHEDLAB_WORKER_NICE", "10")
 # A running run whose worker has not written a heartbeat for this long is considered lost.
 SCHEDLAB_RUN_STALE_SECONDS = envint("SCHEDLAB_RUN_STALE_SECONDS", "60")
 
