@@ -119,13 +119,14 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Connections stay open (conn_max_age above), as on PostgreSQL: opening the file with its PRAGMAs
+    # costs ~1.3 ms CPU, a fifth of a small page's (benchmarks/page_cost.py).
     # Web server and worker write to one file: wait for the lock instead of failing at once.
     DATABASES["default"].setdefault("OPTIONS", {}).update({
         "timeout": 30,
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         "transaction_mode": "IMMEDIATE",
     })
-    DATABASES["default"]["CONN_MAX_AGE"] = 0
     # Tests get a file, not SQLite's in-memory database: there, the worker, live-server and test
     # threads hit "database table is locked" at once instead of waiting for the lock.
     DATABASES["default"]["TEST"] = {
