@@ -11,10 +11,10 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 
 from webapp.accounts import throttle
+from webapp.accounts.models import Token
 from webapp.allocations.models import AllocationSet
 from webapp.allocations.services import attach
 from webapp.api.decorators import authorize, error, json_body
-from webapp.api.models import Token
 from webapp.core.permissions import get_visible_or_404, visible_to
 from webapp.experiments.models import Experiment, Run
 from webapp.experiments.services import ExperimentError, create_experiment, parse_sweep_values, progress_payload
