@@ -120,7 +120,7 @@ def shipped_queue_text(name: str) -> str:
     return shipped_text(name)
 
 
-def summarize(result: SimResult, **extra: Any) -> dict[str, Any]:
+def summarize(result: SimResult, **extra: object) -> dict[str, Any]:
     """Every metric of a result, what produced it and ``extra`` entries (e.g. ``load_factor``):
     the JSON-able summary the command line writes and the web stores."""
     return summarize_result(result, **extra)
