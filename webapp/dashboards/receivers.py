@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from django.dispatch import receiver
 
-from webapp.dashboards.views import prebuild_comparison
+from webapp.dashboards import views
 from webapp.experiments.models import Experiment
 from webapp.experiments.signals import experiment_finished
 
 
 @receiver(experiment_finished, dispatch_uid="dashboards.prebuild_plots")
 def prebuild_plots(sender: object, experiment: Experiment, **kwargs: object) -> None:
-    prebuild_comparison(experiment)
+    views.prebuild_comparison(experiment)
