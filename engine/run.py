@@ -14,18 +14,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
 
-from engine.metrics.groups import per_group
-from engine.platform.allocations import Allocations
-from engine.platform.machines import Machine
-from engine.platform.queues import QueueConfig
 from engine.policies.base import PolicyError, PolicySpec
 from engine.policies.registry import apply_workload_options, build_scheduler, replays, resolve, simulation_class
-from engine.sim.nodes import NODE_ALGORITHMS, NodeAllocator, prepare
 from engine.sim.simulator import SimResult, Simulation, SimulationError, schedule_frame
 from engine.sim.timesharing import TimeSharingSimulation
 from engine.sim.validate import Placement, ReservationWatch, reservation_caveat, validate
@@ -36,6 +31,15 @@ from engine.workload.model import Workload
 from engine.workload.recorded import with_recorded_starts
 from engine.workload.transforms import Overrun, Oversize
 from engine.workload.window import select_days
+
+if TYPE_CHECKING:
+    # Node-level placement (machines, queues, engine.sim.nodes) is imported only by a run on clusters:
+    # with YAML and the per-group metrics it took 0.15 s of CPU of every command's start-up
+    # (python -X importtime, 2026-11-23) that a run on one pool of processors does not use.
+    from engine.platform.allocations import Allocations
+    from engine.platform.machines import Machine
+    from engine.platform.queues import QueueConfig
+    from engine.sim.nodes import NodeAllocator
 
 #: what a policy may be given as: a preset name, a JSON string, a dict or a resolved spec
 PolicyLike = str | Mapping[str, object] | PolicySpec
@@ -177,6 +181,7 @@ def simulate(workload: Workload, capacity: int | None, policy: PolicyLike = "fcf
         if machine is not None:
             capacity, machine = machine.cores, None
     if machine is not None:
+        from engine.sim.nodes import prepare    # only on clusters (see the imports at the top)
         check_node_algorithm(spec)
         workload, allocator, too_big = prepare(workload, machine, queues=queues, speed_scaling=speed_scaling)
         capacity, allocation = machine.cores, allocator.name
@@ -222,6 +227,7 @@ def simulate(workload: Workload, capacity: int | None, policy: PolicyLike = "fcf
 
 def check_node_algorithm(spec: PolicySpec) -> None:
     """Refuse, with a clear message, an algorithm that has no node-level form."""
+    from engine.sim.nodes import NODE_ALGORITHMS    # only on clusters (see the imports at the top)
     if spec.algorithm not in NODE_ALGORITHMS:
         raise PolicyError(f"algorithm {spec.algorithm!r} does not run on a machine of clusters of nodes "
                           f"(--machines); choose one of: {', '.join(NODE_ALGORITHMS)}")
@@ -230,6 +236,7 @@ def check_node_algorithm(spec: PolicySpec) -> None:
 def node_summary(allocator: NodeAllocator, schedule: pd.DataFrame) -> dict[str, Any]:
     """The node allocator's summary (machine, queues) with per-cluster and per-queue figures, in
     the order machine, speed_scaling, per_cluster, per_queue, queues."""
+    from engine.metrics.groups import per_group     # only on clusters (see the imports at the top)
     info = allocator.summary()
     queues = info.pop("queues", None)
     info["per_cluster"] = per_group(schedule, "cluster")

@@ -14,6 +14,12 @@ simulation that moves jobs between queues is still compared job for job):
 A comparison is **far** from the recording when any of these holds (:data:`FAR`):
 the mean wait differs by more than a factor of 2 *and* by more than 10 minutes; the rank
 correlation of waits is below 0.5; the utilization differs by more than 10 percentage points.
+
+The recording itself is checked against the machine (``recording``): the most processors it holds
+at once and the share of its work done above the capacity. A recording with more than
+:data:`OVER_CAPACITY_SHARE` of its work above the capacity is not a schedule that machine can have
+produced (a wrong machine description, or a log merged from several machines), so no simulation
+of that machine can match it; the warning says so first.
 """
 
 from __future__ import annotations
@@ -28,6 +34,9 @@ import pandas as pd
 FAR = {"wait_ratio": 2.0, "wait_seconds": 600.0, "rank_correlation": 0.5, "utilization_points": 0.10}
 #: Queues with fewer matched jobs than this are listed but never make the comparison "far".
 MIN_QUEUE_JOBS = 30
+#: A recording with more than this share of its work (processor-seconds) above the capacity is not
+#: a schedule of the machine (a one-second overlap of a short job is tolerated as log rounding).
+OVER_CAPACITY_SHARE = 0.01
 
 
 class Side(TypedDict):
@@ -51,6 +60,15 @@ class Comparison(TypedDict):
     far: bool
 
 
+class RecordingCheck(TypedDict):
+    """Whether the recording can be a schedule of the machine (see :func:`recording_check`)."""
+
+    peak_procs: int
+    capacity: int | None
+    over_capacity_share: float | None
+    fits: bool
+
+
 class Fidelity(TypedDict):
     """What :func:`fidelity` returns (JSON-able)."""
 
@@ -60,6 +78,7 @@ class Fidelity(TypedDict):
     per_queue: dict[str, Comparison]
     far: bool
     far_queues: list[str]
+    recording: RecordingCheck
     warning: str | None
     thresholds: dict[str, float]
 
@@ -73,6 +92,7 @@ def fidelity(recorded: pd.DataFrame, simulated: pd.DataFrame, *, capacity: int |
     overall = compare(matched, capacity)
     far_queues = [name for name, figures in per_queue.items()
                   if figures["far"] and figures["jobs"] >= MIN_QUEUE_JOBS]
+    recording = recording_check(recorded, capacity)
     return {
         "jobs": {"recorded": len(recorded), "simulated": len(simulated), "matched": len(matched)},
         "capacity": capacity,
@@ -80,7 +100,8 @@ def fidelity(recorded: pd.DataFrame, simulated: pd.DataFrame, *, capacity: int |
         "per_queue": per_queue,
         "far": bool(overall["far"]),
         "far_queues": far_queues,
-        "warning": warning(overall, far_queues),
+        "recording": recording,
+        "warning": warning(overall, far_queues, recording),
         "thresholds": dict(FAR),
     }
 
@@ -130,9 +151,37 @@ def far_reasons(figures: Comparison) -> list[str]:
     return reasons
 
 
-def warning(overall: Comparison, far_queues: list[str]) -> str | None:
+def recording_check(recorded: pd.DataFrame, capacity: int | None) -> RecordingCheck:
+    """The most processors the recording holds at once, and (with a capacity) the share of its work
+    done above it; ``fits`` is False when that share exceeds :data:`OVER_CAPACITY_SHARE`."""
+    ran = recorded[recorded["start"] >= 0] if "start" in recorded else recorded.iloc[:0]
+    procs = ran["procs"].to_numpy(np.int64) if len(ran) else np.zeros(0, np.int64)
+    starts, ends = (ran["start"].to_numpy(np.int64), ran["end"].to_numpy(np.int64)) if len(ran) else (procs, procs)
+    times = np.concatenate([starts, ends])
+    order = np.argsort(times, kind="stable")
+    moments, first = np.unique(times[order], return_index=True)
+    change = np.add.reduceat(np.concatenate([procs, -procs])[order], first) if len(times) else procs
+    busy = np.cumsum(change)                      # processors busy from each moment to the next
+    peak = int(busy.max()) if len(busy) else 0
+    result = RecordingCheck(peak_procs=peak, capacity=capacity, over_capacity_share=None, fits=True)
+    if capacity and len(busy) > 1:
+        widths = np.diff(moments).astype(np.float64)
+        work = float((busy[:-1] * widths).sum())
+        above = float((np.maximum(busy[:-1] - capacity, 0) * widths).sum())
+        share = above / work if work > 0 else 0.0
+        result["over_capacity_share"] = share
+        result["fits"] = share <= OVER_CAPACITY_SHARE
+    return result
+
+
+def warning(overall: Comparison, far_queues: list[str], recording: RecordingCheck | None = None) -> str | None:
     """One plain sentence for the top of a comparison, or None when the baseline is close."""
     parts = []
+    if recording and not recording["fits"]:
+        parts.append(f"The recording is not a schedule of this machine: it holds {recording['peak_procs']:,} "
+                     f"processors at once on {recording['capacity']:,}, and "
+                     f"{recording['over_capacity_share']:.0%} of its work runs above the capacity, so no "
+                     "simulation of this machine can match it.")
     if overall.get("far"):
         parts.append("The simulated baseline is far from what really happened: " + "; ".join(overall["reasons"]) + ".")
     if far_queues:

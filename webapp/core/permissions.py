@@ -67,4 +67,13 @@ def get_owned_or_404(qs_or_model: QuerySet[M] | type[M], user: Viewer, pk: Pk) -
 
 
 def can_change(obj: Model, user: Viewer) -> bool:
+    """Whether `user` may change `obj` (as owned_by says); without a query when the object names its
+    owner directly (every page that shows an object asks this)."""
+    if not user.is_authenticated:
+        return False
+    if user.is_staff:
+        return True
+    owner, _ = _fields(type(obj))
+    if "__" not in owner:
+        return getattr(obj, f"{owner}_id") == user.pk
     return owned_by(type(obj), user).filter(pk=obj.pk).exists()

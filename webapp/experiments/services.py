@@ -10,6 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from engine import api
+from webapp.core.progress import time_left_text as progress_text
 from webapp.core.tasks import enqueue
 from webapp.experiments.models import Experiment, Run
 from webapp.experiments.tasks import remove_results, run_simulation
@@ -220,10 +221,7 @@ METRIC_COLUMNS = ["jobs", "rejected", "mean_wait", "median_wait", "p95_wait", "m
 
 def time_left_text(run: Run) -> str:
     """"about 4 min 10 s left" for a running run (at its pace so far), else ""."""
-    if run.status != Run.Status.RUNNING or run.started_at is None:
-        return ""
-    left = api.time_left(run.progress, (timezone.now() - run.started_at).total_seconds())
-    return "" if left is None else f"about {api.format_duration(left)} left"
+    return progress_text(run.status, run.progress, run.started_at)
 
 
 def progress_payload(experiment: Experiment) -> dict[str, Any]:

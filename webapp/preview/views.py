@@ -13,6 +13,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from engine.api import SHIPPED_QUEUE_CONFIGS, WorkloadError, error_line, shipped_queue_text
+from webapp.core.progress import time_left_text
 from webapp.core.permissions import (
     can_change,
     get_owned_or_404,
@@ -194,7 +195,8 @@ def reproduce_initial(preset: PaperPreset, traces: QuerySet, machines: QuerySet)
 @require_GET
 def preview_detail(request: HttpRequest, pk: int) -> HttpResponse:
     preview = get_visible_or_404(Preview.objects.select_related("owner", "trace"), request.user, pk)
-    context = {"preview": preview, "can_change": can_change(preview, request.user)}
+    context = {"preview": preview, "can_change": can_change(preview, request.user),
+               "time_left": time_left_text(preview.status, preview.progress, preview.started)}
     if preview.status == Preview.Status.DONE:
         context.update(_results(preview))
     return render(request, "preview/detail.html", context)
