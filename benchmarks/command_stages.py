@@ -13,6 +13,10 @@ command line, then runs ``engine.cli.main`` with the same arguments as the comma
 * ``write``: the schedule CSV (``SimResult.to_csv``);
 * ``other``: the rest (argument parsing, policy set-up, the schedule frame, lazy imports on the way).
 
+Children run with Python's bytecode cache on (as an installed engine runs; PYTHONDONTWRITEBYTECODE
+is removed from their environment) after one warm-up child that writes it; ``--no-bytecode-cache``
+keeps the variable as it is, so every run compiles the engine's modules first (about 0.2 s more).
+
 The whole-command targets of issue 14 are printed beside the total; the load average beside each
 row (the machine is shared: CPU seconds are the figure to read).
 
@@ -74,12 +78,12 @@ print(json.dumps({"status": status, "start": start, "imports": imports, **spent,
 """
 
 
-def measure(trace: Path, policy: str, flags: list[str], work: Path) -> dict:
+def measure(trace: Path, policy: str, flags: list[str], work: Path, env: dict[str, str]) -> dict:
     out = work / "schedule.csv"
     args = ["simulate", str(trace), "--policy", policy, "--out", str(out), "--summary", str(work / "summary.json"),
             "--no-progress", *flags]
     child = subprocess.run([sys.executable, "-c", CHILD, str(ROOT), *args], capture_output=True, text=True,
-                           cwd=ROOT)
+                           cwd=ROOT, env=env)
     if child.returncode:
         last = (child.stderr.strip().splitlines() or ["no message"])[-1]
         raise SystemExit(f"{trace.name} {policy}: the child failed: {last}")
@@ -94,16 +98,23 @@ def main() -> None:
     parser.add_argument("--traces", nargs="+", default=list(TRACES), choices=list(TRACES))
     parser.add_argument("--policies", nargs="+", default=["easy"])
     parser.add_argument("--repeat", type=int, default=1, help="children per (trace, policy); the best total shown")
+    parser.add_argument("--no-bytecode-cache", action="store_true",
+                        help="keep PYTHONDONTWRITEBYTECODE as it is (see the module docstring)")
     options = parser.parse_args()
+    env = dict(os.environ)
+    if not options.no_bytecode_cache:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        subprocess.run([sys.executable, "-c", "import engine.cli, engine.run"], cwd=ROOT, env=env, check=True)
+    cached = "off" if env.get("PYTHONDONTWRITEBYTECODE") else "on"
     print(f"CPU seconds per stage of `python -m engine simulate` (one child each); load average "
-          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs; bytecode cache {cached}")
     print(f"{'trace':10s} {'policy':13s} " + " ".join(f"{s:>8s}" for s in STAGES)
           + f" {'total':>8s} {'peak MiB':>9s} {'load':>5s}  target")
     with tempfile.TemporaryDirectory(prefix="schedlab-stages-") as scratch:
         for name in options.traces:
             file, flags, targets = TRACES[name]
             for policy in options.policies:
-                runs = [measure(SWF / file, policy, flags, Path(scratch)) for _ in range(options.repeat)]
+                runs = [measure(SWF / file, policy, flags, Path(scratch), env) for _ in range(options.repeat)]
                 r = min(runs, key=lambda run: run["total"])
                 target = targets.get(policy)
                 verdict = "" if target is None else \

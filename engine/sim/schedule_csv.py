@@ -2,9 +2,9 @@
 
 pandas formats a 200,000-job schedule in about 0.8 s, more than the rest of the command around the
 simulation. A schedule is whole numbers and a boolean column (``killed``), so every field is an
-optional minus and digits, "True" or "False". Here each column becomes a block of fixed-width
-slots (its widest field, then the separator) with a mask of the bytes a row really uses; the
-blocks side by side, read in row order through the mask, are the CSV text. A column of any other
+optional minus and digits, "True" or "False". Here each row is laid out in fixed-width slots (a
+column's widest field, then the separator) of one byte matrix, the bytes a field does not use
+left NUL; the matrix without its NULs is the CSV text (no CSV field holds a NUL). A column of any other
 kind (names, fractions: a node-level run's clusters, a fair-share weight) sends the whole frame to
 pandas, so the output is always pandas'.
 """
@@ -23,10 +23,7 @@ _MINUS = ord("-")
 #: "0000" .. "9999", each as the four bytes of one uint32 (a gather of whole words is quick)
 _FOUR_DIGITS = (ord("0") + np.arange(10_000)[:, None] // np.array([1000, 100, 10, 1]) % 10).astype(np.uint8).view(
     np.uint32).ravel()
-_WORDS = np.frombuffer(b"True False", np.uint8).reshape(2, 5)   # "True " and "False"
-
-#: one column as fixed-width slots: (bytes, which bytes are written), both rows x slot width
-Slots = tuple[np.ndarray, np.ndarray]
+_WORDS = np.frombuffer(b"True\0False", np.uint8).reshape(2, 5)   # "True" (and a NUL), "False"
 
 
 def write_schedule_csv(frame: pd.DataFrame, path: str) -> None:
@@ -49,81 +46,86 @@ def fast_text(frame: pd.DataFrame) -> bytes | None:
         return None
     if len(names) == 1 and frame[frame.columns[0]].hasnans:
         return None     # csv quotes a row that is one empty field: ""
-    blocks = []
+    fields = []
     for name in frame.columns:
-        block = _slots(frame[name])
-        if block is None:
+        field = _field(frame[name])
+        if field is None:
             return None
-        blocks.append(block)
+        fields.append(field)
     header = (",".join(names) + "\n").encode("ascii")
-    return header + _rows(blocks)
+    return header + _rows(fields, len(frame))
 
 
-def _slots(series: pd.Series) -> Slots | None:
+class _Integers:
+    """Whole numbers: an optional minus, then the digits, most significant first; a missing value
+    (``present`` False) is empty. The digits come four at a time from a table of "0000" .. "9999"."""
+
+    def __init__(self, values: np.ndarray, present: np.ndarray | None = None) -> None:
+        self.negative = values < 0
+        self.magnitude = np.abs(values)
+        top = int(self.magnitude.max()) if len(values) else 0
+        self.widest = len(str(top))
+        self.digits = np.ones(len(values), dtype=np.uint8)      # 0 is one digit
+        for power in _POWERS[1:self.widest]:                     # (quicker than a searchsorted)
+            self.digits += self.magnitude >= power
+        self.signed = bool(self.negative.any())
+        self.present = present
+        self.width = self.widest + self.signed
+
+    def write(self, out: np.ndarray) -> None:
+        groups = -(-self.widest // 4)
+        quads = np.empty((len(self.magnitude), groups), dtype=np.uint32)
+        rest = self.magnitude
+        for group in range(groups - 1, -1, -1):
+            rest, four = np.divmod(rest, 10_000)
+            np.take(_FOUR_DIGITS, four, out=quads[:, group])
+        padded = quads.view(np.uint8)[:, 4 * groups - self.widest:]   # zero-padded to the widest
+        blank = (self.widest - self.digits).astype(np.uint8)
+        written = np.arange(self.widest, dtype=np.uint8) >= blank[:, None]
+        np.multiply(padded, written.view(np.uint8), out=out[:, self.signed:])   # leading zeros -> NUL
+        if self.signed:
+            out[:, 0] = np.where(self.negative, _MINUS, 0)
+        if self.present is not None:
+            out[~self.present] = 0
+
+
+class _Booleans:
+    """pandas writes booleans as True and False."""
+
+    width = 5
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.values = values
+
+    def write(self, out: np.ndarray) -> None:
+        out[:] = _WORDS[np.where(self.values, 0, 1)]
+
+
+def _field(series: pd.Series) -> _Integers | _Booleans | None:
     dtype = series.dtype
     if dtype == np.bool_:
-        return _booleans(series.to_numpy(np.bool_))
+        return _Booleans(series.to_numpy(np.bool_))
     if isinstance(dtype, np.dtype) and dtype.kind in "iu":
         values = series.to_numpy()
         if len(values) and (values.max() > _INT64.max or values.min() == _INT64.min):
             return None     # beyond what an int64 magnitude holds
-        return _integers(values.astype(np.int64, copy=False))
+        return _Integers(values.astype(np.int64, copy=False))
     if isinstance(dtype, pd.Int64Dtype | pd.Int32Dtype):
         values = series.to_numpy(np.int64, na_value=0)
         if len(values) and values.min() == _INT64.min:
             return None
-        return _integers(values, present=series.notna().to_numpy())
+        return _Integers(values, present=series.notna().to_numpy())
     return None
 
 
-def _integers(values: np.ndarray, present: np.ndarray | None = None) -> Slots:
-    """An optional minus, then the digits, most significant first; a missing value writes nothing.
-    The digits come four at a time from a table of "0000" .. "9999" (two divisions per four digits)."""
-    negative = values < 0
-    magnitude = np.abs(values)
-    digits = np.searchsorted(_POWERS, magnitude, side="right")
-    digits[digits == 0] = 1                                   # 0 is one digit
-    widest = int(digits.max()) if len(digits) else 1
-    groups = -(-widest // 4)
-    quads = np.empty((len(values), groups), dtype=np.uint32)   # four digit characters in each
-    rest = magnitude
-    for group in range(groups - 1, -1, -1):
-        rest, four = np.divmod(rest, 10_000)
-        np.take(_FOUR_DIGITS, four, out=quads[:, group])
-    padded = quads.view(np.uint8)                              # zero-padded to 4 x groups digits
-    signed = bool(negative.any())
-    chars = np.empty((len(values), widest + signed), dtype=np.uint8)
-    chars[:, signed:] = padded[:, 4 * groups - widest:]
-    written = np.empty(chars.shape, dtype=bool)
-    np.less_equal(widest - digits[:, None], np.arange(widest), out=written[:, signed:])
-    if signed:
-        chars[:, 0] = _MINUS
-        written[:, 0] = negative
-    if present is not None:
-        written &= present[:, None]
-    return chars, written
-
-
-def _booleans(values: np.ndarray) -> Slots:
-    """pandas writes booleans as True and False."""
-    chars = _WORDS[np.where(values, 0, 1)]
-    written = np.ones(chars.shape, dtype=bool)
-    written[:, 4] = ~values
-    return chars, written
-
-
-def _rows(blocks: list[Slots]) -> bytes:
-    """The blocks side by side with a separator after each field ("," or, at the row's end, "\\n"),
-    read in row order through their masks."""
-    rows = len(blocks[0][0])
-    width = sum(chars.shape[1] + 1 for chars, _ in blocks)
-    text = np.empty((rows, width), dtype=np.uint8)
-    keep = np.empty((rows, width), dtype=bool)
+def _rows(fields: list[_Integers | _Booleans], rows: int) -> bytes:
+    """Each row as fixed-width slots (a field's widest text, then "," or, at the row's end, "\\n"),
+    the bytes a field does not use left NUL; the text is the slots in row order without the NULs."""
+    text = np.zeros((rows, sum(field.width + 1 for field in fields)), dtype=np.uint8)
     at = 0
-    for chars, written in blocks:
-        span = chars.shape[1]
-        text[:, at:at + span], keep[:, at:at + span] = chars, written
-        text[:, at + span], keep[:, at + span] = ord(","), True
-        at += span + 1
+    for field in fields:
+        field.write(text[:, at:at + field.width])
+        text[:, at + field.width] = ord(",")
+        at += field.width + 1
     text[:, -1] = ord("\n")
-    return text[keep].tobytes()
+    return text.tobytes().translate(None, b"\0")
