@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from engine.sim.allocation import make_allocator
+from engine.sim.schedule_csv import write_schedule_csv
 from engine.workload.model import Workload
 from engine.workload.names import names_of
 
@@ -209,10 +210,7 @@ class SimResult:
 
     def to_csv(self, path: str) -> None:
         """The schedule as CSV; ``deadline`` in whole seconds, empty for regular jobs."""
-        frame = self.schedule
-        if "deadline" in frame:
-            frame = frame.assign(deadline=frame["deadline"].round().astype("Int64"))
-        frame.to_csv(path, index=False)
+        write_schedule_csv(self.schedule, path)
 
 
 def schedule_frame(sim: Simulation, workload: Workload) -> pd.DataFrame:

@@ -20,7 +20,7 @@ def running(alice, demo_trace) -> Run:
 
 def test_progress_is_throttled(running, monkeypatch):
     clock = [100.0]
-    monkeypatch.setattr("webapp.experiments.tasks.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("webapp.core.progress.time.monotonic", lambda: clock[0])
     reporter = Reporter(running.pk)
     reporter.progress(0.1)
     assert Run.objects.get(pk=running.pk).progress == 0.1
@@ -34,7 +34,7 @@ def test_progress_is_throttled(running, monkeypatch):
 
 def test_should_stop_sees_a_cancel_request(running, monkeypatch):
     clock = [100.0]
-    monkeypatch.setattr("webapp.experiments.tasks.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("webapp.core.progress.time.monotonic", lambda: clock[0])
     reporter = Reporter(running.pk)
     clock[0] += 1.1
     assert reporter.should_stop() is False
