@@ -197,7 +197,7 @@ def shipped_queue_text(name: str) -> str:
     return shipped_text(name)
 
 
-def summarize(result: SimResult, **extra: Any) -> dict[str, Any]:
+def summarize(result: SimResult, **extra: object) -> dict[str, Any]:
     """Every metric of a result, what produced it and ``extra`` entries (e.g. ``load_factor``):
     the JSON-able summary the command line writes and the web stores."""
     from engine.metrics.summary import summarize_result    # at first use, as the names in _LAZY
@@ -207,8 +207,7 @@ def summarize(result: SimResult, **extra: Any) -> dict[str, Any]:
 def error_line(error: BaseException, *, name: str | None = None) -> str:
     """The one line a user sees for an engine error: its text with whitespace collapsed. For a
     WorkloadError about a stored file, ``name`` (the file as the user knows it) replaces the
-    storage path: ``name, line L, field F: message``."""
+    storage path: ``name, line L: field F: message``, as the error words it itself."""
     if name is not None and isinstance(error, WorkloadError):
-        where = name + (f", line {error.line}" if error.line else "") + (f", field {error.field}" if error.field else "")
-        return f"{where}: {' '.join(error.message.split())}"
+        error = WorkloadError(error.message, file=name, line=error.line, field=error.field)
     return " ".join(str(error).split()) or type(error).__name__

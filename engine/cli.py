@@ -279,7 +279,7 @@ def read_schedule(path: str) -> Any:
     return frame
 
 
-def write_json(data: dict, path: str) -> None:
+def write_json(data: object, path: str) -> None:
     text = json.dumps(data, indent=2, default=str) + "\n"
     if path in ("-", "/dev/stdout"):
         sys.stdout.write(text)

@@ -10,12 +10,14 @@ the scheduler and drives the event loop. The simulator below knows none of this.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
-from collections.abc import Callable, Mapping
 
 import numpy as np
+import pandas as pd
 
 from engine.policies.base import PolicyError, PolicySpec
 from engine.policies.registry import apply_workload_options, build_scheduler, replays, resolve, simulation_class
@@ -40,7 +42,9 @@ if TYPE_CHECKING:
     from engine.sim.nodes import NodeAllocator
 
 #: what a policy may be given as: a preset name, a JSON string, a dict or a resolved spec
-PolicyLike = str | Mapping[str, Any] | PolicySpec
+PolicyLike = str | Mapping[str, object] | PolicySpec
+#: inputs particular policies need, by name (e.g. ``allocations``); each policy checks the value it reads
+Context = Mapping[str, object]
 Progress = Callable[[float], None]
 ShouldStop = Callable[[], bool]
 
@@ -108,14 +112,14 @@ def run(scenario: Scenario, *, progress: Progress | None = None,
     workload = scenario_workload(scenario)
     platform = scenario.platform
     context = {"allocations": scenario.allocations} if scenario.allocations is not None else None
-    common: dict[str, Any] = {"exact_estimates": scenario.exact_estimates, "seed": scenario.seed,
-                              "progress": progress, "should_stop": should_stop, "context": context}
+    run_it = partial(simulate, exact_estimates=scenario.exact_estimates, seed=scenario.seed, progress=progress,
+                     should_stop=should_stop, context=context)
     policy = scenario_policy(scenario)
     if isinstance(platform, Clusters):
-        return simulate(workload, None, policy, machine=platform.machine, queues=platform.queues,
-                        speed_scaling=platform.speed_scaling, **common)
+        return run_it(workload, None, policy, machine=platform.machine, queues=platform.queues,
+                      speed_scaling=platform.speed_scaling)
     capacity = platform.procs if platform.procs is not None else int(workload.metadata["procs"])
-    return simulate(workload, capacity, policy, allocation=platform.allocation, **common)
+    return run_it(workload, capacity, policy, allocation=platform.allocation)
 
 
 def scenario_workload(scenario: Scenario) -> Workload:
@@ -138,7 +142,7 @@ def scenario_workload(scenario: Scenario) -> Workload:
 def scenario_policy(scenario: Scenario) -> PolicySpec:
     """The scenario's policy spec with its transforms' workload options set."""
     spec = resolve(scenario.policy)
-    options: dict[str, Any] = {}
+    options: dict[str, float | bool] = {}
     if scenario.transforms.deadlines is not None:
         options["deadline_fraction"] = scenario.transforms.deadlines
     if scenario.transforms.paper_preprocessing:
@@ -151,7 +155,7 @@ def scenario_policy(scenario: Scenario) -> PolicySpec:
 def simulate(workload: Workload, capacity: int | None, policy: PolicyLike = "fcfs", *,
              allocation: str = "count", exact_estimates: bool = False, seed: int = 0,
              progress: Progress | None = None, should_stop: ShouldStop | None = None,
-             context: Mapping[str, Any] | None = None, machine: Machine | None = None,
+             context: Context | None = None, machine: Machine | None = None,
              queues: QueueConfig | None = None, speed_scaling: bool = False) -> SimResult:
     """Simulate ``workload`` on a homogeneous machine of ``capacity`` processors under ``policy``.
 
@@ -229,7 +233,7 @@ def check_node_algorithm(spec: PolicySpec) -> None:
                           f"(--machines); choose one of: {', '.join(NODE_ALGORITHMS)}")
 
 
-def node_summary(allocator: NodeAllocator, schedule: Any) -> dict[str, Any]:
+def node_summary(allocator: NodeAllocator, schedule: pd.DataFrame) -> dict[str, Any]:
     """The node allocator's summary (machine, queues) with per-cluster and per-queue figures, in
     the order machine, speed_scaling, per_cluster, per_queue, queues."""
     from engine.metrics.groups import per_group     # only on clusters (see the imports at the top)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from urllib.parse import urlencode
 
 from bokeh.embed import file_html, json_item
@@ -156,7 +157,7 @@ def compare_runs(request: HttpRequest) -> HttpResponse:
                             download_url=reverse("dashboards:compare_download"))
 
 
-def runs_have_deadlines(runs) -> bool:  # noqa: ANN001 - Run objects
+def runs_have_deadlines(runs: Iterable[Run]) -> bool:
     """Whether a finished run had deadline jobs (its summary counts them; see engine.metrics.deadlines)."""
     return any((run.summary or {}).get("deadline_jobs") for run in runs)
 

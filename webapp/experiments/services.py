@@ -33,7 +33,7 @@ def resolve_policy(spec: Any) -> dict[str, Any]:
     try:
         resolved = api.resolve_policy(spec)
     except api.PolicyError as e:
-        raise ExperimentError(str(e)) from None
+        raise ExperimentError(api.error_line(e)) from None
     data = resolved.to_dict()
     return {"preset": data["preset"], "params": data["params"], "_label": resolved.label}
 
@@ -163,7 +163,7 @@ def checked_load_factor(value: Any) -> float:
     try:
         return api.check_load_factor(1.0 if value in (None, "") else value)
     except api.WorkloadError as e:
-        raise ExperimentError(str(e)) from None
+        raise ExperimentError(api.error_line(e)) from None
 
 
 def checked_days(text: str | None) -> str:
@@ -174,7 +174,7 @@ def checked_days(text: str | None) -> str:
     try:
         low, high = api.parse_days(text.strip())
     except api.WorkloadError as e:
-        raise ExperimentError(str(e).replace("--days", "time window")) from None
+        raise ExperimentError(api.error_line(e).replace("--days", "time window")) from None
     return f"{low:g}:{'' if high == math.inf else f'{high:g}'}"
 
 

@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from webapp.allocations.services import attach
-from webapp.core.permissions import can_change, get_owned_or_404, get_visible_or_404, visible_to
+from webapp.core.permissions import Viewer, can_change, get_owned_or_404, get_visible_or_404, visible_to
 from webapp.experiments.forms import ExperimentEditForm, ExperimentForm
 from webapp.experiments.models import Experiment, Run
 from webapp.experiments.reproduce import PRESETS as PAPER_PRESETS
@@ -115,10 +115,11 @@ def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
 COMPARABLE_RUNS = 60
 
 
-def comparable_runs(experiment: Experiment, user) -> list[Run]:  # noqa: ANN001 - a User
+def comparable_runs(experiment: Experiment, user: Viewer) -> list[Run]:
     """Finished runs of other experiments on the same trace that ``user`` may see."""
     return list(visible_to(Run, user).filter(experiment__trace=experiment.trace_id, status=Run.Status.DONE)
                 .exclude(experiment=experiment).select_related("experiment__owner")
+                .only("pk", "label", "experiment__name", "experiment__owner_id", "experiment__owner__username")
                 .order_by("-experiment__created", "position", "pk")[:COMPARABLE_RUNS])
 
 

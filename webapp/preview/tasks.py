@@ -8,6 +8,7 @@ from datetime import timedelta
 from typing import Any
 
 from celery import shared_task
+from celery.signals import worker_ready
 from django.conf import settings
 from django.db.models import F, Q
 from django.utils import timezone
@@ -70,3 +71,11 @@ def requeue_running(count: bool = True, stale_seconds: float | None = None) -> d
     if counts["requeued"] or counts["failed"]:
         log.warning("previews whose worker is gone: %(requeued)d queued again, %(failed)d failed", counts)
     return counts
+
+
+@worker_ready.connect
+def _reconcile_at_start(**_: object) -> None:
+    try:
+        reconcile_previews()
+    except Exception:  # noqa: BLE001 - never keep a worker from starting
+        log.exception("reconcile of previews at worker start failed")

@@ -134,3 +134,12 @@ def test_a_computing_preview_renews_its_lease_and_reports_progress_over_its_simu
     # the recorded schedule, then current, proposed and the counterpart: a quarter each
     assert seen == [(0, 4, 0.0), (1, 4, 0.25), (2, 4, 0.5), (3, 4, 0.75)]
     assert preview.progress == 1.0 and preview.heartbeat_at >= preview.started
+
+
+def test_a_starting_worker_checks_too(preview, sent):
+    from celery.signals import worker_ready
+
+    worker_died(preview)
+    worker_ready.send(sender=None)
+    preview.refresh_from_db()
+    assert preview.status == "queued" and sent == [preview.pk]

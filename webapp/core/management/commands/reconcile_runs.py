@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
+from webapp.experiments.tasks import reconcile, resend_lost
+from webapp.preview.tasks import reconcile_previews
+
 
 class Command(BaseCommand):
     help = ("Re-queue (once) or fail runs and previews whose worker stopped sending heartbeats, and queued runs "
             "and previews whose message was lost.")
 
     def handle(self, *args: object, **options: object) -> None:
-        from webapp.experiments.tasks import reconcile, resend_lost
-        from webapp.preview.tasks import reconcile_previews
-
         counts = reconcile()
         self.stdout.write(f"{counts['requeued']} run(s) re-queued, {counts['failed']} failed as worker lost")
         lost = resend_lost()
