@@ -117,3 +117,15 @@ def test_the_api_traces(alice, bob, demo_trace, token):
 def test_the_api_experiments(alice, bob, experiment, demo_trace, token):
     client = Client(HTTP_AUTHORIZATION=f"Token {token}")
     assert the_same_with_more_rows(client, "/api/experiments/", lambda: more_experiments(alice, demo_trace, 3)) == 2
+
+
+def test_the_experiment_progress_poll(alice, alice_client, experiment):
+    """Every open experiment page asks this every 1.5 s; it also runs the lost-worker check."""
+    def more_runs() -> None:
+        for position in range(2, 8):
+            Run.objects.create(experiment=experiment, position=position, label=f"r{position}", policy={"preset": "sjf"},
+                               status=Run.Status.RUNNING, progress=0.5, started_at=timezone.now(),
+                               heartbeat_at=timezone.now())
+
+    url = f"/experiments/{experiment.pk}/progress/"
+    assert the_same_with_more_rows(alice_client, url, more_runs) == 5  # + stale-heartbeat check, runs
