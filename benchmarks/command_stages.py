@@ -78,12 +78,16 @@ print(json.dumps({"status": status, "start": start, "imports": imports, **spent,
 """
 
 
-def measure(trace: Path, policy: str, flags: list[str], work: Path, env: dict[str, str]) -> dict:
+def measure(trace: Path, policy: str, flags: list[str], work: Path, env: dict[str, str], timeout: float) -> dict | None:
+    """The child's figures, or None if it ran past ``timeout`` seconds (it is stopped)."""
     out = work / "schedule.csv"
     args = ["simulate", str(trace), "--policy", policy, "--out", str(out), "--summary", str(work / "summary.json"),
             "--no-progress", *flags]
-    child = subprocess.run([sys.executable, "-c", CHILD, str(ROOT), *args], capture_output=True, text=True,
-                           cwd=ROOT, env=env)
+    try:
+        child = subprocess.run([sys.executable, "-c", CHILD, str(ROOT), *args], capture_output=True, text=True,
+                               cwd=ROOT, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
     if child.returncode:
         last = (child.stderr.strip().splitlines() or ["no message"])[-1]
         raise SystemExit(f"{trace.name} {policy}: the child failed: {last}")
@@ -98,6 +102,7 @@ def main() -> None:
     parser.add_argument("--traces", nargs="+", default=list(TRACES), choices=list(TRACES))
     parser.add_argument("--policies", nargs="+", default=["easy"])
     parser.add_argument("--repeat", type=int, default=1, help="children per (trace, policy); the best total shown")
+    parser.add_argument("--timeout", type=float, default=1800.0, help="seconds before a child is stopped")
     parser.add_argument("--no-bytecode-cache", action="store_true",
                         help="keep PYTHONDONTWRITEBYTECODE as it is (see the module docstring)")
     options = parser.parse_args()
@@ -114,8 +119,14 @@ def main() -> None:
         for name in options.traces:
             file, flags, targets = TRACES[name]
             for policy in options.policies:
-                runs = [measure(SWF / file, policy, flags, Path(scratch), env) for _ in range(options.repeat)]
-                r = min(runs, key=lambda run: run["total"])
+                runs = [measure(SWF / file, policy, flags, Path(scratch), env, options.timeout)
+                        for _ in range(options.repeat)]
+                finished = [run for run in runs if run is not None]
+                if not finished:
+                    print(f"{name:10s} {policy[:13]:13s} NOT FINISHED within {options.timeout:g} s wall "
+                          f"(load {os.getloadavg()[0]:.1f})", flush=True)
+                    continue
+                r = min(finished, key=lambda run: run["total"])
                 target = targets.get(policy)
                 verdict = "" if target is None else \
                     f"{target:g} s {'met' if r['total'] <= target else 'MISSED'}"

@@ -23,6 +23,10 @@ _MINUS = ord("-")
 #: "0000" .. "9999", each as the four bytes of one uint32 (a gather of whole words is quick)
 _FOUR_DIGITS = (ord("0") + np.arange(10_000)[:, None] // np.array([1000, 100, 10, 1]) % 10).astype(np.uint8).view(
     np.uint32).ravel()
+#: a mask per count of leading bytes to blank in a group of four digit characters (first byte lowest)
+_KEEP_FROM = np.array([0xFFFFFFFF, 0xFFFFFF00, 0xFFFF0000, 0xFF000000, 0], dtype=np.uint32)
+if np.little_endian is False:   # pragma: no cover - the masks count bytes from the lowest address
+    _KEEP_FROM = _KEEP_FROM.byteswap()
 _WORDS = np.frombuffer(b"True\0False", np.uint8).reshape(2, 5)   # "True" (and a NUL), "False"
 
 
@@ -73,16 +77,23 @@ class _Integers:
         self.width = self.widest + self.signed
 
     def write(self, out: np.ndarray) -> None:
+        """Digits into ``out[:, signed:]`` (rows x widest), four at a time, leading zeros as NUL."""
+        if not len(self.magnitude):
+            return
         groups = -(-self.widest // 4)
-        quads = np.empty((len(self.magnitude), groups), dtype=np.uint32)
+        blank = (4 * groups - self.digits).astype(np.int64)       # leading zeros of the padded digits
+        most = int(blank.max())
         rest = self.magnitude
-        for group in range(groups - 1, -1, -1):
+        digits = out[:, self.signed:]
+        for group in range(groups - 1, -1, -1):                   # least significant four first
             rest, four = np.divmod(rest, 10_000)
-            np.take(_FOUR_DIGITS, four, out=quads[:, group])
-        padded = quads.view(np.uint8)[:, 4 * groups - self.widest:]   # zero-padded to the widest
-        blank = (self.widest - self.digits).astype(np.uint8)
-        written = np.arange(self.widest, dtype=np.uint8) >= blank[:, None]
-        np.multiply(padded, written.view(np.uint8), out=out[:, self.signed:])   # leading zeros -> NUL
+            quad = _FOUR_DIGITS[four]
+            if 4 * group < most:
+                quad &= _KEEP_FROM[np.clip(blank - 4 * group, 0, 4)]
+            chars = quad.view(np.uint8).reshape(-1, 4)
+            skip = max(4 * groups - self.widest - 4 * group, 0)     # only the widest number's places
+            first = 4 * group - (4 * groups - self.widest) + skip
+            digits[:, first:first + 4 - skip] = chars[:, skip:]
         if self.signed:
             out[:, 0] = np.where(self.negative, _MINUS, 0)
         if self.present is not None:

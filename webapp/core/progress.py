@@ -8,9 +8,13 @@ SCHEDLAB_RUN_STALE_SECONDS for one whose worker is gone, with any broker and wit
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 
+from django.db import connection
 from django.db.models import QuerySet
 from django.utils import timezone
 
@@ -53,6 +57,30 @@ class Reporter:
         if now - self.last_beat >= HEARTBEAT_SECONDS:
             self.last_beat = now
             self.row.update(heartbeat_at=timezone.now())
+
+    @contextmanager
+    def lease(self) -> Iterator[None]:
+        """Renew the lease every HEARTBEAT_SECONDS from a thread of its own while the block runs.
+
+        The engine's callbacks do not come while a trace loads, a schedule is summarized or written, or
+        a compiled kernel runs; a long one of those must not look like a lost worker to the reconcile
+        step (which would hand the row to a second worker)."""
+        stop = threading.Event()
+
+        def beat_until_stopped() -> None:
+            try:
+                while not stop.wait(HEARTBEAT_SECONDS):
+                    self.row.update(heartbeat_at=timezone.now())
+            finally:
+                connection.close()  # this thread's own database connection
+
+        beater = threading.Thread(target=beat_until_stopped, name="schedlab-lease", daemon=True)
+        beater.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            beater.join()
 
     def should_stop(self) -> bool:
         now = time.monotonic()

@@ -60,8 +60,10 @@ def run_simulation(self, run_id: int) -> int:  # noqa: ANN001
     )
     if not started:  # cancelled, deleted, or a duplicate delivery of a message already handled
         return run_id
+    reporter = Reporter(run_id)
     try:
-        execute(run_id, Reporter(run_id))
+        with reporter.lease():
+            execute(run_id, reporter)
     except Exception as e:  # noqa: BLE001
         if isinstance(e, Cancelled):
             _finish(run_id, Run.Status.CANCELLED, error="cancelled")

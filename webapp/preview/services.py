@@ -181,8 +181,10 @@ def run(preview_id: int) -> None:
         return
     preview = Preview.objects.get(pk=preview_id)
     preview.result_dir.parent.mkdir(parents=True, exist_ok=True)
+    reporter = Reporter(Preview.objects.filter(pk=preview_id, status=Preview.Status.RUNNING))
     try:
-        summary = compute(preview, Reporter(Preview.objects.filter(pk=preview_id, status=Preview.Status.RUNNING)))
+        with reporter.lease():
+            summary = compute(preview, reporter)
     except Cancelled:
         return  # reconciled away from this worker meanwhile (taken for lost): another computes it
     except (*INPUT_ERRORS, SimulationError) as error:
