@@ -536,15 +536,31 @@ class NodeAllocator:
     def _earliest_on(self, job: int, c: int, request: Request, now: int, before: int) -> tuple[int, tuple] | None:
         """Earliest time (< before) the request fits on cluster c as its running jobs end as
         expected: running jobs are given back in order of expected end, and only the nodes each
-        one frees are re-examined (a count of nodes that would fit is kept)."""
+        one frees are re-examined (a count of nodes that would fit is kept). Before that, a lower
+        bound: the request cannot start before enough cores are free on c at all; when that is not
+        before ``before``, the answer is None without looking at nodes."""
         cluster = self.clusters[c]
-        free_cores, free_mem, free_gpus = list(self.free_cores[c]), list(self.free_mem[c]), list(self.free_gpus[c])
         total = self.cluster_free[c]
-        duration = self.estimate_on(job, c)
         running, taken = self.running_on[c], self.taken
         whole, ppn, gpus = cluster.cores, request.ppn, request.gpus
-        mem = request.mem if cluster.ram_kb > 0 else 0
         exclusive, wanted = request.exclusive, request.nodes
+        start = max(now, self.avail_from[c])
+        if start >= before:
+            return None
+        need = wanted * (whole if exclusive else ppn) if wanted else request.procs
+        if total < need:
+            enough = total
+            for end, other in running:
+                enough += taken[other][5]
+                if enough >= need:
+                    if end >= before:
+                        return None
+                    break
+            else:
+                return None
+        free_cores, free_mem, free_gpus = list(self.free_cores[c]), list(self.free_mem[c]), list(self.free_gpus[c])
+        duration = self.estimate_on(job, c)
+        mem = request.mem if cluster.ram_kb > 0 else 0
 
         def good(i: int) -> bool:
             if exclusive:
@@ -552,7 +568,6 @@ class NodeAllocator:
             return free_cores[i] >= ppn and (not mem or free_mem[i] >= mem) and (not gpus or free_gpus[i] >= gpus)
 
         fitting = sum(1 for i in range(cluster.nodes) if good(i)) if wanted else 0
-        start = max(now, self.avail_from[c])
         i = 0
         while True:
             while i < len(running) and running[i][0] <= start:
