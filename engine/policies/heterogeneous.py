@@ -66,11 +66,34 @@ class NodeEasy(Algorithm):
 
     watch: ReservationWatch | None = None
 
+    def __init__(self, sim: Simulation, queue: WaitingQueue, params: dict) -> None:
+        super().__init__(sim, queue, params)
+        #: waiting jobs per request class (lets an exact pass stop once every job left behind the
+        #: reservation is of a class known not to fit now)
+        self.waiting: dict[int, int] = {}
+        self.class_of = node_allocator(sim).class_list
+
+    def on_submit(self, job: int) -> None:
+        super().on_submit(job)
+        cls = self.class_of[job]
+        self.waiting[cls] = self.waiting.get(cls, 0) + 1
+
+    def start(self, job: int) -> None:
+        super().start(job)
+        cls = self.class_of[job]
+        left = self.waiting[cls] - 1
+        if left:
+            self.waiting[cls] = left
+        else:
+            del self.waiting[cls]
+
     def schedule(self) -> None:
         """One pass in queue order. The cheap tests come first, inline (this loop walks the whole
         waiting queue at every event): a job behind the reservation whose request class is known
-        not to fit anywhere now (:meth:`NodeAllocator.known_unfit`) is passed over without asking
-        the allocator; queue limits are read from the allocator's room counters directly."""
+        not to fit anywhere now (``NodeAllocator.unfit_at``) is passed over without asking the
+        allocator; queue limits are read from the allocator's room counters directly. Without a
+        bound, the pass counts the jobs not yet walked whose class may fit (``ahead``) and stops
+        behind the reservation when none is left: every later job would be passed over."""
         sim, queue, allocator = self.sim, self.queue, node_allocator(self.sim)
         size = sim.size
         limited = allocator.queue_of is not None
@@ -80,17 +103,30 @@ class NodeEasy(Algorithm):
         remember = not allocator.windows
         skipping = type(queue).may_start is not WaitingQueue.may_start
         bound = bounded(self.params)
+        counting = remember and bound is None
+        if counting:
+            now_count = len(log)
+            live = {cls: n for cls, n in self.waiting.items() if unfit_at[cls] != now_count}
+            ahead = sum(live.values())
         tested = 0
         reservation = None
         for job in queue.iter_jobs():
             free = allocator.free
             if free == 0:
                 return
+            cls = class_of[job]
+            if counting:
+                if reservation is not None and not ahead:
+                    return
+                left = live.get(cls)
+                if left is not None:
+                    live[cls] = left - 1
+                    ahead -= 1
             if reservation is not None:
                 if tested == bound:
                     return
                 tested += 1
-                if size[job] > free or remember and unfit_at[class_of[job]] == len(log):
+                if size[job] > free or remember and unfit_at[cls] == len(log):
                     continue
             if skipping and not queue.may_start(job):
                 continue
@@ -103,12 +139,15 @@ class NodeEasy(Algorithm):
                     self.start(job)
                     if self.watch is not None:
                         self.watch.started(job, sim.now)
-                else:
-                    reservation = allocator.head_reservation(job)   # None: it can never start
-                    if reservation is not None and self.watch is not None:
-                        self.watch.blocked(job, sim.now, reservation.shadow)
+                    continue
+                reservation = allocator.head_reservation(job)   # None: it can never start
+                if reservation is not None and self.watch is not None:
+                    self.watch.blocked(job, sim.now, reservation.shadow)
             elif allocator.backfill_fits(job, reservation, limits_checked=True):
                 self.start(job)
+                continue
+            if counting and unfit_at[cls] == len(log):      # its class does not fit now
+                ahead -= live.pop(cls, 0)
 
 
 class NodeConservative(Algorithm):
