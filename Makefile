@@ -37,5 +37,7 @@ services:
 browser:
 	@bash scripts/ensure-chromium.sh
 
+## make bench: simulation speed per trace and policy, then the whole command stage by stage against issue 14's targets
 bench: setup
 	$(PY) benchmarks/engine_speed.py
+	$(PY) benchmarks/command_stages.py --policies easy conservative

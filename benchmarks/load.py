@@ -155,6 +155,20 @@ def cpu_seconds(app: App, name: str) -> float:
     return total / ticks
 
 
+def niceness(app: App, name: str) -> list[int]:
+    """The nice values of the processes of the supervisor's child `name` (the worker's pool processes
+    run niced: webapp.celery.yield_to_the_web_server)."""
+    values = []
+    for leader, command in children_of(app.proc.pid):
+        if name in command:
+            for pid in group_members(leader):
+                try:
+                    values.append(int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16]))
+                except OSError:
+                    continue
+    return sorted(set(values))
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered)) - 1))]
@@ -215,6 +229,7 @@ def main() -> int:
                   f"a request), worker {cpu['celery']:.1f} s, this client {time.process_time() - client_before:.1f} s, "
                   f"out of {elapsed * (os.cpu_count() or 1):.0f} CPU-seconds of the machine")
             still = app.run_row(fixture["long_run"])
+            print(f"nice values: web server {niceness(app, 'gunicorn')}, worker {niceness(app, 'celery')}")
             print(f"load average after: {after[0]:.2f} {after[1]:.2f} {after[2]:.2f}; "
                   f"the worker's simulation was {still[0]} at the end (attempts {still[1]})")
             if results:

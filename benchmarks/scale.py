@@ -18,7 +18,8 @@ Sections (``--only`` picks some):
   mrfs-conservative, with the backfill bound (``--bound``, like Slurm's bf_max_job_test) and
   exact (no bound); the bounded schedule is compared with the exact one job by job.
 * ``growth``: time against job count (``--counts`` 50k 100k 200k 500k) and peak queue, mrfs-easy
-  exact and bounded at ``--growth-load`` (1.3), mrfs-fcfs beside (the exact/fcfs ratio target is 4).
+  exact and bounded at ``--growth-load`` (1.3), mrfs-fcfs beside (the exact/fcfs ratio target is 4);
+  CPU microseconds per job beside each, constant when the cost is linear in the jobs.
 
 Targets (issue 14) are printed beside each figure. A child that runs longer than ``--timeout``
 seconds is stopped and reported as such (with its memory when stopped).
@@ -254,7 +255,8 @@ def growth(options: argparse.Namespace, work: Path) -> None:
         for policy, bound in (("mrfs-fcfs", None), ("mrfs-easy", None), ("mrfs-easy", options.bound)):
             out = work / f"growth-{count}-{policy}-{bound or 'exact'}.csv"
             r = run_child(command(trace, policy, out, grid_flags(bound)), options.timeout)
-            extra = f"  peak queue {peak_queue(out):,}" if r["finished"] else ""
+            extra = (f"  peak queue {peak_queue(out):,}  {r['cpu_s'] / count * 1e6:,.0f} µs cpu per job"
+                     if r["finished"] else "")
             if policy == "mrfs-fcfs":
                 fcfs = r
             elif fcfs and fcfs["finished"] and r["finished"]:

@@ -16,50 +16,56 @@ below it may change shape as long as these names keep their meaning. See docs/en
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from engine.metrics.changes import by_queue, user_changes, wall_clock
-from engine.metrics.deadlines import compared_summaries, deadline_mask, deadline_usage, has_deadlines, usage_histogram
-from engine.metrics.fairness import jain_index, per_user
-from engine.metrics.diff import JobDiff, delta_histogram, gains_by, job_diff, moved_most
-from engine.metrics.fidelity import fidelity, human_seconds
-from engine.metrics.groups import busy_by_group, penalty_increase, weekly
-from engine.metrics.summary import summarize as summarize_schedule
-from engine.metrics.summary import summarize_result
-from engine.metrics.timeseries import busy_processors, day_edges, downsample_steps, envelope, occupancy_by, queue_length
-from engine.platform.allocations import Allocations, parse_allocations, read_allocations
-from engine.platform.infer import InferredConfiguration
-from engine.platform.infer import infer as infer_configuration
-from engine.platform.infer import time_zone as trace_time_zone
-from engine.platform.machines import Machine, parse_machines, read_machines
-from engine.platform.queues import SHIPPED, QueueConfig, parse_queue_config, shipped_text
-from engine.platform.queues import load_queue_config as read_queue_config
-from engine.policies.base import PolicyError, PolicySpec
-from engine.policies.fairshare import priority_series
-from engine.policies.registry import FAMILIES as POLICY_FAMILIES
-from engine.policies.registry import PAPERS
-from engine.policies.registry import catalog as list_policies
-from engine.policies.registry import resolve as resolve_policy
-from engine.policies.registry import workload_option_schemas as workload_options
-from engine.run import Cleaning, Clusters, Pool, Scenario, Transforms, run, simulate
-from engine.sim.eta import format_duration, time_left
-from engine.sim.simulator import SCHEDULE_COLUMNS, Cancelled, SimResult, SimulationError
-from engine.sim.validate import InvalidSchedule
-from engine.version import __version__
-from engine.workload.cache import load as load_parsed
-from engine.workload.cache import save as save_parsed
-from engine.workload.characterize import describe
 from engine.errors import WorkloadError
-from engine.workload.load import check_load_factor
-from engine.workload.export import swf_text, write_swf
-from engine.workload.loading import check_trace_head, header_integer, load_workload
-from engine.workload.metacentrum import EXEC_HOSTS, describe_requests
-from engine.workload.model import Workload
-from engine.workload.recorded import has_recorded_starts
-from engine.workload.scenarios import sfs_scenario
-from engine.workload.swf import read_header as read_trace_header
-from engine.workload.window import parse_days
+from engine.policies.base import PolicyError
+
+if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the two agree)
+    from engine.metrics.changes import by_queue, user_changes, wall_clock
+    from engine.metrics.deadlines import (compared_summaries, deadline_mask, deadline_usage, has_deadlines,
+                                          usage_histogram)
+    from engine.metrics.diff import JobDiff, delta_histogram, gains_by, job_diff, moved_most
+    from engine.metrics.fairness import jain_index, per_user
+    from engine.metrics.fidelity import fidelity, human_seconds
+    from engine.metrics.groups import busy_by_group, penalty_increase, weekly
+    from engine.metrics.summary import summarize as summarize_schedule
+    from engine.metrics.timeseries import (busy_processors, day_edges, downsample_steps, envelope, occupancy_by,
+                                           queue_length)
+    from engine.platform.allocations import Allocations, parse_allocations, read_allocations
+    from engine.platform.infer import InferredConfiguration
+    from engine.platform.infer import infer as infer_configuration
+    from engine.platform.infer import time_zone as trace_time_zone
+    from engine.platform.machines import Machine, parse_machines, read_machines
+    from engine.platform.queues import QueueConfig, parse_queue_config
+    from engine.platform.queues import load_queue_config as read_queue_config
+    from engine.policies.base import PolicySpec
+    from engine.policies.fairshare import priority_series
+    from engine.policies.registry import FAMILIES as POLICY_FAMILIES
+    from engine.policies.registry import PAPERS
+    from engine.policies.registry import catalog as list_policies
+    from engine.policies.registry import resolve as resolve_policy
+    from engine.policies.registry import workload_option_schemas as workload_options
+    from engine.run import Cleaning, Clusters, Pool, Scenario, Transforms, run, simulate
+    from engine.sim.eta import format_duration, time_left
+    from engine.sim.simulator import SCHEDULE_COLUMNS, Cancelled, SimResult, SimulationError
+    from engine.sim.validate import InvalidSchedule
+    from engine.version import __version__
+    from engine.workload.cache import load as load_parsed
+    from engine.workload.cache import save as save_parsed
+    from engine.workload.characterize import describe
+    from engine.workload.export import swf_text, write_swf
+    from engine.workload.load import check_load_factor
+    from engine.workload.metacentrum import EXEC_HOSTS, describe_requests
+    from engine.workload.model import Workload
+    from engine.workload.recorded import has_recorded_starts
+    from engine.workload.scenarios import sfs_scenario
+    from engine.workload.swf import read_header as read_trace_header
+    from engine.workload.window import parse_days
+
+    SHIPPED_QUEUE_CONFIGS: tuple[str, ...]
 
 __all__ = [
     # reading
@@ -87,17 +93,85 @@ __all__ = [
     "__version__",
 ]
 
+#: Where each name of the face lives: {name: (module, name there)}. A name's module is imported
+#: at its first use (a module ``__getattr__``, PEP 562), not with this module: importing them all
+#: took 0.3 s of CPU of every command's start-up (``python -X importtime -c "import engine.cli"``,
+#: 2026-11-23, beyond numpy and pandas), while ``simulate`` needs neither the dashboards' metrics
+#: nor configuration inference, machine descriptions or the other trace readers.
+_LAZY: dict[str, tuple[str, str]] = {
+    **{name: ("engine.metrics.changes", name) for name in ("by_queue", "user_changes", "wall_clock")},
+    **{name: ("engine.metrics.deadlines", name) for name in ("compared_summaries", "deadline_mask", "deadline_usage",
+                                                             "has_deadlines", "usage_histogram")},
+    **{name: ("engine.metrics.diff", name) for name in ("JobDiff", "delta_histogram", "gains_by", "job_diff",
+                                                        "moved_most")},
+    **{name: ("engine.metrics.fairness", name) for name in ("jain_index", "per_user")},
+    **{name: ("engine.metrics.fidelity", name) for name in ("fidelity", "human_seconds")},
+    **{name: ("engine.metrics.groups", name) for name in ("busy_by_group", "penalty_increase", "weekly")},
+    "summarize_schedule": ("engine.metrics.summary", "summarize"),
+    **{name: ("engine.metrics.timeseries", name) for name in ("busy_processors", "day_edges", "downsample_steps",
+                                                              "envelope", "occupancy_by", "queue_length")},
+    **{name: ("engine.platform.allocations", name) for name in ("Allocations", "parse_allocations",
+                                                                "read_allocations")},
+    "InferredConfiguration": ("engine.platform.infer", "InferredConfiguration"),
+    "infer_configuration": ("engine.platform.infer", "infer"),
+    "trace_time_zone": ("engine.platform.infer", "time_zone"),
+    **{name: ("engine.platform.machines", name) for name in ("Machine", "parse_machines", "read_machines")},
+    **{name: ("engine.platform.queues", name) for name in ("QueueConfig", "parse_queue_config")},
+    "read_queue_config": ("engine.platform.queues", "load_queue_config"),
+    "PolicySpec": ("engine.policies.base", "PolicySpec"),
+    "priority_series": ("engine.policies.fairshare", "priority_series"),
+    "POLICY_FAMILIES": ("engine.policies.registry", "FAMILIES"),
+    "PAPERS": ("engine.policies.registry", "PAPERS"),
+    "list_policies": ("engine.policies.registry", "catalog"),
+    "resolve_policy": ("engine.policies.registry", "resolve"),
+    "workload_options": ("engine.policies.registry", "workload_option_schemas"),
+    **{name: ("engine.run", name) for name in ("Cleaning", "Clusters", "Pool", "Scenario", "Transforms", "run",
+                                               "simulate")},
+    **{name: ("engine.sim.eta", name) for name in ("format_duration", "time_left")},
+    **{name: ("engine.sim.simulator", name) for name in ("SCHEDULE_COLUMNS", "Cancelled", "SimResult",
+                                                         "SimulationError")},
+    "InvalidSchedule": ("engine.sim.validate", "InvalidSchedule"),
+    "__version__": ("engine.version", "__version__"),
+    "load_parsed": ("engine.workload.cache", "load"),
+    "save_parsed": ("engine.workload.cache", "save"),
+    "describe": ("engine.workload.characterize", "describe"),
+    **{name: ("engine.workload.export", name) for name in ("swf_text", "write_swf")},
+    "check_load_factor": ("engine.workload.load", "check_load_factor"),
+    **{name: ("engine.workload.metacentrum", name) for name in ("EXEC_HOSTS", "describe_requests")},
+    "Workload": ("engine.workload.model", "Workload"),
+    "has_recorded_starts": ("engine.workload.recorded", "has_recorded_starts"),
+    "sfs_scenario": ("engine.workload.scenarios", "sfs_scenario"),
+    "read_trace_header": ("engine.workload.swf", "read_header"),
+    "parse_days": ("engine.workload.window", "parse_days"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """A name of the face, imported from its module at first use (see _LAZY), then kept here."""
+    if name == "SHIPPED_QUEUE_CONFIGS":
+        value: Any = tuple(importlib.import_module("engine.platform.queues").SHIPPED)
+    elif name in _LAZY:
+        module, attribute = _LAZY[name]
+        value = getattr(importlib.import_module(module), attribute)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
 #: Errors that mean the input is bad (a user can fix it), as opposed to a failed run or a bug.
 INPUT_ERRORS: tuple[type[Exception], ...] = (WorkloadError, PolicyError)
 
-#: Names of the queue configurations shipped with the engine (``metacentrum-2014``, ...).
-SHIPPED_QUEUE_CONFIGS: tuple[str, ...] = tuple(SHIPPED)
+#: SHIPPED_QUEUE_CONFIGS: the names of the queue configurations shipped with the engine
+#: (``metacentrum-2014``, ...), made at first use by __getattr__.
 
 
 def read_trace(path: str | Path, *, procs: int | None = None, cleaning: Cleaning | None = None) -> Workload:
     """Read and clean a trace of any format the engine knows (plain SWF, MetaCentrum's and
     AleaNG's extended SWF; recognised by content). The machine size is ``procs``, else the
     header's MaxProcs, else MaxNodes; ``metadata["procs"]`` records it."""
+    from engine.run import Cleaning                     # at first use, as the names in _LAZY
+    from engine.workload.loading import load_workload
     cleaning = cleaning or Cleaning()
     return load_workload(path, procs=procs, oversize=cleaning.oversize, overrun=cleaning.overrun,
                          skip_bad_lines=cleaning.skip_bad_lines, memory_unit=cleaning.memory_unit)
@@ -107,30 +181,33 @@ def check_upload(path: str | Path, *, max_lines: int = 200,
                  max_errors: int = 20) -> tuple[dict[str, str], list[WorkloadError], str]:
     """Cheap checks of an upload's first lines, any format: (header, problems, format). Never
     raises for bad content; each problem names its line and field."""
+    from engine.workload.loading import check_trace_head   # at first use, as the names in _LAZY
     return check_trace_head(path, max_lines=max_lines, max_errors=max_errors)
 
 
 def declared_procs(header: dict[str, str]) -> int | None:
     """The machine size a trace header declares (MaxProcs, else MaxNodes), if any."""
+    from engine.workload.loading import header_integer     # at first use, as the names in _LAZY
     return header_integer(header.get("MaxProcs")) or header_integer(header.get("MaxNodes"))
 
 
 def shipped_queue_text(name: str) -> str:
     """The YAML text of a shipped queue configuration (one of :data:`SHIPPED_QUEUE_CONFIGS`)."""
+    from engine.platform.queues import shipped_text         # at first use, as the names in _LAZY
     return shipped_text(name)
 
 
-def summarize(result: SimResult, **extra: Any) -> dict[str, Any]:
+def summarize(result: SimResult, **extra: object) -> dict[str, Any]:
     """Every metric of a result, what produced it and ``extra`` entries (e.g. ``load_factor``):
     the JSON-able summary the command line writes and the web stores."""
+    from engine.metrics.summary import summarize_result    # at first use, as the names in _LAZY
     return summarize_result(result, **extra)
 
 
 def error_line(error: BaseException, *, name: str | None = None) -> str:
     """The one line a user sees for an engine error: its text with whitespace collapsed. For a
     WorkloadError about a stored file, ``name`` (the file as the user knows it) replaces the
-    storage path: ``name, line L, field F: message``."""
+    storage path: ``name, line L: field F: message``, as the error words it itself."""
     if name is not None and isinstance(error, WorkloadError):
-        where = name + (f", line {error.line}" if error.line else "") + (f", field {error.field}" if error.field else "")
-        return f"{where}: {' '.join(error.message.split())}"
+        error = WorkloadError(error.message, file=name, line=error.line, field=error.field)
     return " ".join(str(error).split()) or type(error).__name__

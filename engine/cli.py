@@ -11,7 +11,7 @@ import json
 import sys
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import pandas as pd
 
@@ -31,8 +31,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return USAGE_ERROR
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse whose usage errors (unknown flag, bad or missing value) are one line naming the flag,
+    exit status 2, like every other bad input; `--help` still prints the usage. Subcommand parsers
+    are of this class too (argparse makes them of the parent's class)."""
+
+    def error(self, message: str) -> NoReturn:
+        line = " ".join(message.split())
+        if len(line) > 300:
+            line = line[:297] + "..."
+        self.exit(USAGE_ERROR, f"error: {self.prog}: {line} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m engine", description="SchedLab's scheduling simulator.")
+    parser = OneLineParser(prog="python -m engine", description="SchedLab's scheduling simulator.")
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
 
     sim = commands.add_parser("simulate", help="simulate a trace under a policy")
@@ -267,7 +279,7 @@ def read_schedule(path: str) -> Any:
     return frame
 
 
-def write_json(data: dict, path: str) -> None:
+def write_json(data: object, path: str) -> None:
     text = json.dumps(data, indent=2, default=str) + "\n"
     if path in ("-", "/dev/stdout"):
         sys.stdout.write(text)

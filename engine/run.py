@@ -10,20 +10,17 @@ the scheduler and drives the event loop. The simulator below knows none of this.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Any, Literal
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+import pandas as pd
 
-from engine.metrics.groups import per_group
-from engine.platform.allocations import Allocations
-from engine.platform.machines import Machine
-from engine.platform.queues import QueueConfig
 from engine.policies.base import PolicyError, PolicySpec
 from engine.policies.registry import apply_workload_options, build_scheduler, replays, resolve, simulation_class
-from engine.sim.nodes import NODE_ALGORITHMS, NodeAllocator, prepare
 from engine.sim.simulator import SimResult, Simulation, SimulationError, schedule_frame
 from engine.sim.timesharing import TimeSharingSimulation
 from engine.sim.validate import Placement, ReservationWatch, reservation_caveat, validate
@@ -35,8 +32,19 @@ from engine.workload.recorded import with_recorded_starts
 from engine.workload.transforms import Overrun, Oversize
 from engine.workload.window import select_days
 
+if TYPE_CHECKING:
+    # Node-level placement (machines, queues, engine.sim.nodes) is imported only by a run on clusters:
+    # with YAML and the per-group metrics it took 0.15 s of CPU of every command's start-up
+    # (python -X importtime, 2026-11-23) that a run on one pool of processors does not use.
+    from engine.platform.allocations import Allocations
+    from engine.platform.machines import Machine
+    from engine.platform.queues import QueueConfig
+    from engine.sim.nodes import NodeAllocator
+
 #: what a policy may be given as: a preset name, a JSON string, a dict or a resolved spec
-PolicyLike = str | Mapping[str, Any] | PolicySpec
+PolicyLike = str | Mapping[str, object] | PolicySpec
+#: inputs particular policies need, by name (e.g. ``allocations``); each policy checks the value it reads
+Context = Mapping[str, object]
 Progress = Callable[[float], None]
 ShouldStop = Callable[[], bool]
 
@@ -104,14 +112,14 @@ def run(scenario: Scenario, *, progress: Progress | None = None,
     workload = scenario_workload(scenario)
     platform = scenario.platform
     context = {"allocations": scenario.allocations} if scenario.allocations is not None else None
-    common: dict[str, Any] = {"exact_estimates": scenario.exact_estimates, "seed": scenario.seed,
-                              "progress": progress, "should_stop": should_stop, "context": context}
+    run_it = partial(simulate, exact_estimates=scenario.exact_estimates, seed=scenario.seed, progress=progress,
+                     should_stop=should_stop, context=context)
     policy = scenario_policy(scenario)
     if isinstance(platform, Clusters):
-        return simulate(workload, None, policy, machine=platform.machine, queues=platform.queues,
-                        speed_scaling=platform.speed_scaling, **common)
+        return run_it(workload, None, policy, machine=platform.machine, queues=platform.queues,
+                      speed_scaling=platform.speed_scaling)
     capacity = platform.procs if platform.procs is not None else int(workload.metadata["procs"])
-    return simulate(workload, capacity, policy, allocation=platform.allocation, **common)
+    return run_it(workload, capacity, policy, allocation=platform.allocation)
 
 
 def scenario_workload(scenario: Scenario) -> Workload:
@@ -134,7 +142,7 @@ def scenario_workload(scenario: Scenario) -> Workload:
 def scenario_policy(scenario: Scenario) -> PolicySpec:
     """The scenario's policy spec with its transforms' workload options set."""
     spec = resolve(scenario.policy)
-    options: dict[str, Any] = {}
+    options: dict[str, float | bool] = {}
     if scenario.transforms.deadlines is not None:
         options["deadline_fraction"] = scenario.transforms.deadlines
     if scenario.transforms.paper_preprocessing:
@@ -147,7 +155,7 @@ def scenario_policy(scenario: Scenario) -> PolicySpec:
 def simulate(workload: Workload, capacity: int | None, policy: PolicyLike = "fcfs", *,
              allocation: str = "count", exact_estimates: bool = False, seed: int = 0,
              progress: Progress | None = None, should_stop: ShouldStop | None = None,
-             context: Mapping[str, Any] | None = None, machine: Machine | None = None,
+             context: Context | None = None, machine: Machine | None = None,
              queues: QueueConfig | None = None, speed_scaling: bool = False) -> SimResult:
     """Simulate ``workload`` on a homogeneous machine of ``capacity`` processors under ``policy``.
 
@@ -173,6 +181,7 @@ def simulate(workload: Workload, capacity: int | None, policy: PolicyLike = "fcf
         if machine is not None:
             capacity, machine = machine.cores, None
     if machine is not None:
+        from engine.sim.nodes import prepare    # only on clusters (see the imports at the top)
         check_node_algorithm(spec)
         workload, allocator, too_big = prepare(workload, machine, queues=queues, speed_scaling=speed_scaling)
         capacity, allocation = machine.cores, allocator.name
@@ -218,14 +227,16 @@ def simulate(workload: Workload, capacity: int | None, policy: PolicyLike = "fcf
 
 def check_node_algorithm(spec: PolicySpec) -> None:
     """Refuse, with a clear message, an algorithm that has no node-level form."""
+    from engine.sim.nodes import NODE_ALGORITHMS    # only on clusters (see the imports at the top)
     if spec.algorithm not in NODE_ALGORITHMS:
         raise PolicyError(f"algorithm {spec.algorithm!r} does not run on a machine of clusters of nodes "
                           f"(--machines); choose one of: {', '.join(NODE_ALGORITHMS)}")
 
 
-def node_summary(allocator: NodeAllocator, schedule: Any) -> dict[str, Any]:
+def node_summary(allocator: NodeAllocator, schedule: pd.DataFrame) -> dict[str, Any]:
     """The node allocator's summary (machine, queues) with per-cluster and per-queue figures, in
     the order machine, speed_scaling, per_cluster, per_queue, queues."""
+    from engine.metrics.groups import per_group     # only on clusters (see the imports at the top)
     info = allocator.summary()
     queues = info.pop("queues", None)
     info["per_cluster"] = per_group(schedule, "cluster")

@@ -16,19 +16,32 @@ from __future__ import annotations
 
 import fcntl
 import os
-import secrets
 import signal
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import IO
+from typing import IO, Protocol
+
+import django
+from django.conf import settings
+from django.core.management import call_command
 
 STOP_GRACE = 10.0  # seconds a child has to stop on SIGTERM before its whole group is killed
 CHECK_EVERY = 60.0  # seconds between lost-work checks
 BACKOFF = (1, 2, 4, 8, 16, 32, 60)  # seconds before restarting a worker that died, doubling
 STEADY = 60.0  # a worker that lived this long starts the back-off afresh when it dies
+
+
+class Recovery(Protocol):
+    """What the supervisor asks of the application (webapp.supervision) when a worker is lost or stops."""
+
+    def recover_lost_worker(self) -> str: ...
+
+    def recover_interrupted(self) -> int: ...
+
+    def check_lost_work(self) -> None: ...
 
 
 def main() -> int:
@@ -40,11 +53,8 @@ def main() -> int:
               file=sys.stderr)
         return 1
 
-    import django
-
-    django.setup()
-    from django.conf import settings
-    from django.core.management import call_command
+    django.setup()   # after the port check: a busy port is reported at once, not after its ~1 s (CPU)
+    from webapp import supervision   # here, not at the top: what it imports (models) loads only after django.setup()
 
     data = Path(settings.DATA_DIR)
     for folder in (data, Path(settings.MEDIA_ROOT), Path(settings.FILE_UPLOAD_TEMP_DIR)):
@@ -55,8 +65,8 @@ def main() -> int:
         return 1
     print(f"SchedLab: data directory {data}")
     call_command("migrate", interactive=False, verbosity=0)
-    login_hint = ensure_admin()
-    recover_interrupted()  # left running by a previous start that did not stop cleanly
+    login_hint = supervision.ensure_admin()
+    supervision.recover_interrupted()  # left running by a previous start that did not stop cleanly
 
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     worker_log = data / "worker.log"
@@ -76,27 +86,9 @@ def main() -> int:
     print(f"\nSchedLab is running at http://{shown}:{port}/\n  {login_hint}\n"
           f"  worker log: {worker_log}\nPress Ctrl-C to stop.\n", flush=True)
     try:
-        return supervise(web, worker)
+        return supervise(web, worker, supervision)
     finally:
         lock.close()
-
-
-def ensure_admin() -> str:
-    """Create the admin on the first start; say how to log in."""
-    from django.contrib.auth import get_user_model
-
-    User = get_user_model()
-    username = os.environ.get("SCHEDLAB_ADMIN_USER", "admin")
-    if User.objects.filter(is_superuser=True).exists():
-        return ("log in with the admin account made on the first start "
-                "(forgot the password? .venv/bin/python manage.py changepassword <user>)")
-    password = os.environ.get("SCHEDLAB_ADMIN_PASSWORD")
-    if password:
-        User.objects.create_superuser(username, password=password)
-        return f"log in as {username} with the password from SCHEDLAB_ADMIN_PASSWORD"
-    password = secrets.token_urlsafe(12)
-    User.objects.create_superuser(username, password=password)
-    return f"log in as {username} with password {password}   (shown only this once)"
 
 
 class Child:
@@ -197,7 +189,7 @@ def wait_for_port(host: str, port: int, children: list[Child], timeout: float = 
     return False
 
 
-def supervise(web: Child, worker: Child) -> int:
+def supervise(web: Child, worker: Child, recovery: Recovery) -> int:
     stopping = False
 
     def on_signal(signum: int, frame: object) -> None:
@@ -221,7 +213,7 @@ def supervise(web: Child, worker: Child) -> int:
             failures += 1
             status = describe(worker.exited())
             worker.kill_group()  # its pool processes must not go on computing lost runs
-            recovered = recover_lost_worker()
+            recovered = recovery.recover_lost_worker()
             say(worker, f"the worker stopped ({status}); {recovered}; restarting it in {delay} s")
             restart_at = now + delay
         if restart_at is not None and now >= restart_at:
@@ -229,12 +221,12 @@ def supervise(web: Child, worker: Child) -> int:
             say(worker, f"worker restarted (pid {worker.pid})")
             restart_at = None
         if now >= next_check:
-            check_lost_work()
+            recovery.check_lost_work()
             next_check = now + CHECK_EVERY
         time.sleep(0.25)
     print("\nstopping SchedLab…", flush=True)
     stop([web, worker])
-    interrupted = recover_interrupted()
+    interrupted = recovery.recover_interrupted()
     if interrupted:
         print(f"{interrupted} interrupted run(s) and preview(s) queued again; they continue at the next start",
               flush=True)
@@ -266,56 +258,6 @@ def say(worker: Child, line: str) -> None:
     if worker.log:
         with open(worker.log, "a") as log:
             log.write(stamped + "\n")
-
-
-def recover_lost_worker() -> str:
-    """The only worker died: its running runs and previews are lost now, not in a minute. Queued
-    again once (the attempt counts: a run that kills its worker twice fails with "worker lost")."""
-    from django.db import close_old_connections
-
-    from webapp.experiments.tasks import reconcile
-    from webapp.preview.tasks import requeue_running
-
-    try:
-        runs = reconcile(stale_seconds=0)
-        previews = requeue_running(count=True)
-    except Exception as e:  # noqa: BLE001 - the supervisor must go on; the minute check retries
-        return f"could not re-queue its runs ({type(e).__name__}: {e})"
-    finally:
-        close_old_connections()
-    return (f"{runs['requeued'] + previews['requeued']} run(s)/preview(s) it was computing queued again, "
-            f"{runs['failed'] + previews['failed']} failed as worker lost")
-
-
-def recover_interrupted() -> int:
-    """No worker runs (before the first start, after stopping): whatever is marked running was
-    interrupted, not lost by its own fault; queued again without counting the attempt."""
-    from django.db import close_old_connections
-
-    from webapp.experiments.tasks import requeue_interrupted
-    from webapp.preview.tasks import requeue_running
-
-    try:
-        return requeue_interrupted() + requeue_running(count=False)["requeued"]
-    finally:
-        close_old_connections()
-
-
-def check_lost_work() -> None:
-    """The minute check (what beat does on a lab server): stale heartbeats, lost queue messages."""
-    from django.db import close_old_connections
-
-    from webapp.experiments.tasks import reconcile, resend_lost
-    from webapp.preview.tasks import reconcile_previews
-
-    try:
-        reconcile()
-        resend_lost()
-        reconcile_previews()
-    except Exception as e:  # noqa: BLE001 - retried next minute
-        print(f"SchedLab supervisor: the lost-work check failed ({type(e).__name__}: {e})", file=sys.stderr)
-    finally:
-        close_old_connections()
 
 
 if __name__ == "__main__":

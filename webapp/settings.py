@@ -119,13 +119,14 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Connections stay open (conn_max_age above), as on PostgreSQL: opening the file with its PRAGMAs
+    # costs ~1.3 ms CPU, a fifth of a small page's (benchmarks/page_cost.py).
     # Web server and worker write to one file: wait for the lock instead of failing at once.
     DATABASES["default"].setdefault("OPTIONS", {}).update({
         "timeout": 30,
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         "transaction_mode": "IMMEDIATE",
     })
-    DATABASES["default"]["CONN_MAX_AGE"] = 0
     # Tests get a file, not SQLite's in-memory database: there, the worker, live-server and test
     # threads hit "database table is locked" at once instead of waiting for the lock.
     DATABASES["default"]["TEST"] = {
@@ -217,6 +218,8 @@ Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
 REDIS_URL = os.getenv("REDIS_URL", "")
 SCHEDLAB_WORKER_CONCURRENCY = envint("SCHEDLAB_WORKER_CONCURRENCY", "1")
 SCHEDLAB_RUN_TIME_LIMIT = envint("SCHEDLAB_RUN_TIME_LIMIT", str(6 * 3600))
+# Simulating pool processes run this much nicer than the web server (webapp.celery); 0 = the same.
+SCHEDLAB_WORKER_NICE = envint("SCHEDLAB_WORKER_NICE", "10")
 # A running run whose worker has not written a heartbeat for this long is considered lost.
 SCHEDLAB_RUN_STALE_SECONDS = envint("SCHEDLAB_RUN_STALE_SECONDS", "60")
 

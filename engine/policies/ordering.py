@@ -9,12 +9,15 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, insort
 from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 import numpy as np
 
 from engine.policies.base import Param
 from engine.policies.registry import Component, register_ordering
 from engine.sim.simulator import Simulation
+
+T = TypeVar("T")
 
 
 class WaitingQueue:
@@ -64,7 +67,7 @@ class WaitingQueue:
         """Called after the algorithm started ``job`` (already removed from the queue)."""
 
 
-def walk(items: list, job_of: Callable[[object], int]) -> Iterator[int]:
+def walk(items: list[T], job_of: Callable[[T], int]) -> Iterator[int]:
     """The jobs of ``items`` (a list kept up to date by its owner) in order, going on correctly
     when the job just yielded is removed from the list meanwhile."""
     i = 0

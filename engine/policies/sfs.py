@@ -151,7 +151,7 @@ class SimultaneousFairShare(PriorityReservations):
         sim, queue = self.sim, self.queue
         occupancy, target, allocation_of = self.occupancy, self.target, self.allocation_of
         held = [(job, start) for job, start in self.reservations if sim.start_time[job] < 0] if self.hold else []
-        profile = None
+        profile: Profile | None = None
         if held:
             profile = running_jobs_profile(self.sim)
             for job, start in held:
@@ -164,12 +164,19 @@ class SimultaneousFairShare(PriorityReservations):
             if occupancy[allocation] > target[allocation] or sim.size[job] > sim.free or not queue.may_start(job):
                 continue
             own = held_start.get(job)
-            if own is not None:   # its own reservation does not stand in its way
-                profile.release(own, own + sim.estimate[job], sim.size[job])
-            if self.fits_now(job, profile):
+            if own is not None and profile is not None:   # (a held job's reservation is in the profile)
+                self.start_held(job, own, profile)
+            elif self.fits_now(job, profile):
                 self.start_in(job, PASS_1, profile)
-            elif own is not None:
-                profile.reserve(own, own + sim.estimate[job], sim.size[job])
+
+    def start_held(self, job: int, own: int, profile: Profile) -> None:
+        """Start the held ``job`` if it fits now, its own reservation (from ``own``) not standing in its way."""
+        sim = self.sim
+        profile.release(own, own + sim.estimate[job], sim.size[job])
+        if self.fits_now(job, profile):
+            self.start_in(job, PASS_1, profile)
+        else:
+            profile.reserve(own, own + sim.estimate[job], sim.size[job])
 
 
 register_algorithm(Component(

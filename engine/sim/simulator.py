@@ -19,6 +19,7 @@ import pandas as pd
 
 from engine.sim import poolloop
 from engine.sim.allocation import CountAllocator, make_allocator
+from engine.sim.schedule_csv import write_schedule_csv
 from engine.workload.model import Workload
 from engine.workload.names import names_of
 
@@ -140,6 +141,9 @@ class Simulation:
         self.finish_listeners: list[Callable[[int], None]] = []
         #: times the policy is asked again although nothing ends or arrives (availability changes), latest first
         self.wakeups: list[int] = []
+        #: a scheduling pass after each job end, even when several end in the same second (PBS runs a
+        #: cycle per job-end event; a log's whole seconds merge ends a real server saw apart); set by policies
+        self.pass_per_end = False
         if allocator is not None:
             self._bind_allocator(allocator)
 
@@ -190,6 +194,7 @@ class Simulation:
         pacer = Pacer(n, progress, should_stop)
         wakeups = self.wakeups
         on_wakeup = getattr(self.allocator, "on_wakeup", lambda: None)
+        pass_per_end = self.pass_per_end
         while next_job < n or completions or (wakeups and self.started < n):
             t = completions[0][0] if completions else submit[next_job] if next_job < n else wakeups[-1]
             if next_job < n and submit[next_job] < t:
@@ -205,6 +210,8 @@ class Simulation:
                 job = heappop(completions)[2]
                 self._finish(job)
                 scheduler.on_finish(job)
+                if pass_per_end and completions and completions[0][0] == t:
+                    scheduler.schedule()
             while next_job < n and submit[next_job] == t:
                 scheduler.on_submit(next_job)
                 next_job += 1
@@ -276,10 +283,7 @@ class SimResult:
 
     def to_csv(self, path: str) -> None:
         """The schedule as CSV; ``deadline`` in whole seconds, empty for regular jobs."""
-        frame = self.schedule
-        if "deadline" in frame:
-            frame = frame.assign(deadline=frame["deadline"].round().astype("Int64"))
-        frame.to_csv(path, index=False)
+        write_schedule_csv(self.schedule, path)
 
 
 def schedule_frame(sim: Simulation, workload: Workload) -> pd.DataFrame:

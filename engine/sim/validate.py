@@ -205,10 +205,14 @@ def _peaks(times: np.ndarray, deltas: np.ndarray, keys: np.ndarray | None = None
 
 
 def _pool_capacity(start: np.ndarray, end: np.ndarray, alloc: np.ndarray, capacity: int) -> str | None:
+    """The most processors held at once, over the events sorted by time, releases first at an instant:
+    ends listed before starts, so one stable sort by time puts them so. (Within an instant the order
+    of the starts does not change the peak, nor where it is first reached: the level only grows.)"""
     holds = end > start
-    times = np.concatenate([start[holds], end[holds]])
-    deltas = np.concatenate([alloc[holds], -alloc[holds]])
-    order, busy = _peaks(times, deltas)
+    times = np.concatenate([end[holds], start[holds]])
+    deltas = np.concatenate([-alloc[holds], alloc[holds]])
+    order = np.argsort(times, kind="stable")
+    busy = np.cumsum(deltas[order])
     if len(busy) and busy.max() > capacity:
         at = int(times[order][busy.argmax()])
         return f"{int(busy.max())} processors in use at t={at} on a machine of {capacity}"

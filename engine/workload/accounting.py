@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from engine.workload.errors import WorkloadError, shown
+from engine.workload.lines import first_lines
 from engine.workload.model import CleaningReport, Workload
 from engine.workload.names import encode_names, name_metadata
 from engine.workload.numbers import MAX_MAGNITUDE
@@ -28,8 +29,6 @@ from engine.workload.swf import (
     SWF_FIELDS,
     SwfTrace,
     _frame_from_matrix,
-    _inspect,
-    _open_text,
 )
 from engine.workload.transforms import Overrun, Oversize, clean
 
@@ -55,21 +54,6 @@ def detect_accounting_lines(lines: list[str]) -> AccountingFormat | None:
         if "|" in line and SLURM_HEADER_KEYS & {part.strip().lower() for part in line.split("|")}:
             return "slurm"
     return None
-
-
-def first_lines(path: str | Path, count: int) -> list[str]:
-    """The first ``count`` non-blank lines that are not ``;`` comments (plain or gzip)."""
-    source = _inspect(path)
-    lines: list[str] = []
-    with _open_text(source) as stream:
-        for line in stream:
-            stripped = line.strip()
-            if not stripped or stripped.startswith(";"):
-                continue
-            lines.append(stripped)
-            if len(lines) >= count:
-                break
-    return lines
 
 
 # --------------------------------------------------------------------------- units

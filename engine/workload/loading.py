@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from engine.workload import metacentrum, pbs, slurm
+from engine.workload import metacentrum
 from engine.workload.accounting import detect_accounting
 from engine.workload.errors import WorkloadError
 from engine.workload.model import Workload
@@ -33,6 +33,7 @@ def load_workload(
     accounting logs (PBS/Torque, Slurm sacct) to :mod:`engine.workload.pbs` / :mod:`engine.workload.slurm`."""
     kind = detect_accounting(path)
     if kind is not None:
+        from engine.workload import pbs, slurm     # only for accounting logs (imported at first use: 0.04 s of start-up)
         reader = pbs.load_pbs if kind == "pbs" else slurm.load_sacct
         return reader(path, procs=procs, oversize=oversize, overrun=overrun, skip_bad_lines=skip_bad_lines)
     if metacentrum.detect_format(path) != "swf":
@@ -83,6 +84,8 @@ def check_trace_head(path: str | Path, *, max_lines: int = 200,
         kind = detect_accounting(path)
     except (WorkloadError, OSError, EOFError, ValueError):
         kind = None
+    if kind in ("pbs", "slurm"):
+        from engine.workload import pbs, slurm     # only for accounting logs (see load_workload)
     if kind == "pbs":
         return {}, pbs.check_pbs_head(path, max_lines=max_lines, max_errors=max_errors), kind
     if kind == "slurm":

@@ -44,6 +44,7 @@ import pandas as pd
 
 from engine.platform.hosts import HOST_NAME as _HOST
 from engine.workload.errors import WorkloadError, shown
+from engine.workload.lines import first_lines
 from engine.workload.model import CleaningReport, Workload
 from engine.workload.numbers import MAX_COUNT, MAX_MAGNITUDE, whole_number
 from engine.workload.swf import (
@@ -208,7 +209,7 @@ def _size_kb(text: str, spec: str) -> int:
 
 def detect_format(path: str | Path, *, max_lines: int = 50) -> TraceFormat:
     """``metacentrum``, ``aleang`` or ``swf``, from the first job lines of the file."""
-    return detect_format_of_lines(_first_data_lines(path, max_lines))
+    return detect_format_of_lines(first_lines(path, max_lines, skip=_column_names))
 
 
 def detect_format_of_lines(lines: list[str]) -> TraceFormat:
@@ -223,18 +224,9 @@ def detect_format_of_lines(lines: list[str]) -> TraceFormat:
     return "swf"
 
 
-def _first_data_lines(path: str | Path, count: int) -> list[str]:
-    source = _inspect(path)
-    lines: list[str] = []
-    with _open_text(source) as stream:
-        for line in stream:
-            stripped = line.strip()
-            if not stripped or stripped.startswith(";") or stripped.split()[0].lower().startswith("id"):
-                continue
-            lines.append(line)
-            if len(lines) >= count:
-                break
-    return lines
+def _column_names(line: str) -> bool:
+    """A line of column names (``id submit ...``), not a job."""
+    return line.split()[0].lower().startswith("id")
 
 
 # --------------------------------------------------------------------------- reading
@@ -474,7 +466,7 @@ def check_extended_head(path: str | Path, *, max_lines: int = 200,
     """Cheap upload checks of an extended trace: (header metadata, problems, format). Never raises."""
     try:
         source = _inspect(path)
-        lines = _first_data_lines(path, 50)
+        lines = first_lines(path, 50, skip=_column_names)
     except WorkloadError as error:
         return {}, [error], "swf"
     fmt = detect_format_of_lines(lines)

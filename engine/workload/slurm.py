@@ -147,8 +147,19 @@ def _every_line_complete(source) -> bool:
     missing fields with empty ones, which a dump also writes for empty values)."""
     opener = gzip.open if source.compressed else open
     with opener(source.path, "rb") as stream:
-        counts = {line.count(b"|") for line in stream if line.strip()}
-    return len(counts) == 1
+        data = np.frombuffer(stream.read(), dtype=np.uint8)
+    if not len(data):
+        return False
+    breaks = np.flatnonzero(data == 10)
+    starts = np.concatenate([[0], breaks + 1])
+    starts = starts[starts < len(data)]                  # lines split at b"\n", as a binary stream
+    ends = np.append(starts[1:], len(data))
+    pipe_at = np.flatnonzero(data == 124)
+    pipes = np.searchsorted(pipe_at, ends) - np.searchsorted(pipe_at, starts)
+    filled = pipes > 0
+    for i in np.flatnonzero(~filled).tolist():            # blank (bytes.strip) lines do not count
+        filled[i] = bool(data[starts[i]:ends[i]].tobytes().strip())
+    return len(np.unique(pipes[filled])) == 1
 
 
 def _read_rows(source, *, skip_bad_lines: bool, max_records: int | None):
@@ -280,6 +291,8 @@ def _jobs(frame: pd.DataFrame, path: str, report: CleaningReport, skip_bad_lines
 
     def checked(values: list, rows: list[int] | None = None) -> list:
         """Values that are exceptions become failures of their rows (line and field named), 0 here."""
+        if not any(isinstance(value, Exception) for value in set(values)):
+            return values
         for row, value in zip(rows if rows is not None else range(len(values)), values):
             if isinstance(value, Exception) and row not in failures:
                 failures[row] = WorkloadError(str(value), file=path, line=int(part["_line"].iloc[row]),
@@ -320,7 +333,7 @@ def _jobs(frame: pd.DataFrame, path: str, report: CleaningReport, skip_bad_lines
     jobs.order = kept[take].tolist()
     jobs.submit, jobs.start = submit[kept][take].tolist(), start[kept][take].tolist()
     jobs.runtime, jobs.procs, jobs.requested_time = runtime[kept][take].tolist(), cpus[take].tolist(), limit[kept][take].tolist()
-    jobs.status = [_status(text) for text in states[take]]
+    jobs.status = _mapped(states[take].tolist(), _status)
     jobs.user = _taken(texts("user", "uid"), take)
     jobs.group = _taken(texts("group", "gid"), take)
     jobs.account = _taken(texts("account"), take)
@@ -365,23 +378,19 @@ def _times(frame: pd.DataFrame, column: str, fail, *, required: bool = False) ->
 
 def _durations(frame: pd.DataFrame, column: str, fail) -> np.ndarray:
     """Seconds of ``[D-]HH:MM:SS`` / ``MM:SS``; -1 for UNLIMITED, Partition_Limit, empty or INVALID."""
-    values = np.full(len(frame), -1, dtype=np.int64)
-    cache: dict[str, int] = {}
-    bad = np.zeros(len(frame), dtype=bool)
-    for row, text in enumerate(frame[column].tolist()):
-        if text in cache:
-            values[row] = cache[text]
-            continue
+    codes, texts = pd.factorize(frame[column], sort=False)
+    seconds = np.full(len(texts) + 1, -1, dtype=np.int64)        # once per distinct text
+    wrong = np.zeros(len(texts) + 1, dtype=bool)
+    for code, text in enumerate(texts.tolist()):
         stripped = text.strip()
         if stripped.lower() in ("", "unlimited", "partition_limit", "invalid", "unknown", "none"):
-            cache[text] = -1
             continue
         try:
-            values[row] = cache[text] = parse_duration(stripped)
+            seconds[code] = parse_duration(stripped)
         except ValueError:
-            bad[row] = True
-    fail(bad, column, "expected a duration like 01:30:00 or 2-00:00:00")
-    return values
+            wrong[code] = True
+    fail(wrong[codes], column, "expected a duration like 01:30:00 or 2-00:00:00")
+    return seconds[codes]
 
 
 def _integers(frame: pd.DataFrame, names: tuple[str, ...], fail) -> np.ndarray:

@@ -67,11 +67,5 @@ def test_no_webapp_module_imports_itself_back():
     assert cycles(graphs()[0]) == []
 
 
-#: App cycles known and not yet broken, each with why; a new cycle fails, and so does a listed one fixed
-#: (then strike it here). accounts' token pages use api's Token model while api's views use accounts'
-#: login throttle: the token pages belong with the Token model (notes/structure.md).
-KNOWN_APP_CYCLES = [["accounts", "api"]]
-
-
 def test_the_apps_import_downwards():
-    assert cycles(graphs()[1]) == KNOWN_APP_CYCLES
+    assert cycles(graphs()[1]) == []

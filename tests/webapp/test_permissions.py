@@ -12,7 +12,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from tests.webapp.conftest import login, make_experiment, make_trace
 from webapp.allocations.models import AllocationSet
-from webapp.api.models import Token
+from webapp.accounts.models import Token
 from webapp.experiments.models import Experiment, Run
 from webapp.studies.models import Study, StudyPoint
 from webapp.traces.models import Machine, Trace

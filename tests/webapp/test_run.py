@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth import authenticate
 
-from webapp.run import ensure_admin, port_free
+from webapp.run import port_free
+from webapp.supervision import ensure_admin
 
 pytestmark = pytest.mark.django_db
 

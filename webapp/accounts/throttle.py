@@ -8,7 +8,7 @@ block that account or address for SCHEDLAB_AUTH_LOCKOUT_SECONDS; the refusal say
 from __future__ import annotations
 
 import math
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -57,7 +57,7 @@ def record(keys: list[str]) -> None:
     AttemptCounter.objects.filter(updated__lt=now - FORGET_AFTER).delete()
 
 
-def _record(key: str, now) -> None:  # noqa: ANN001
+def _record(key: str, now: datetime) -> None:
     for _ in range(2):  # a second try only if another process created the row meanwhile
         try:
             with transaction.atomic():

@@ -10,7 +10,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from webapp.accounts import throttle
-from webapp.api.models import Token
+from webapp.accounts.models import Token
 from webapp.core.permissions import get_owned_or_404
 
 

@@ -8,7 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from engine.api import WorkloadError
+from engine.api import WorkloadError, error_line
 from webapp.allocations.forms import AllocationSetForm, ScenarioForm
 from webapp.allocations.models import AllocationSet
 from webapp.allocations.services import create_scenario
@@ -40,7 +40,7 @@ def _rows(allocation_set: AllocationSet) -> tuple[list[dict], str]:
     try:
         parsed = allocation_set.parsed()
     except WorkloadError as error:
-        return [], str(error)
+        return [], error_line(error)
     rows = [{"name": a.name, "users": sorted(a.users), "groups": sorted(a.groups), "award": a.award,
              "period_days": a.period_days, "ideal": a.ideal, "target": a.target} for a in parsed.allocations]
     return rows, ""

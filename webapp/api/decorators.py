@@ -11,7 +11,7 @@ from typing import Any
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from webapp.api.models import Token, Verdict
+from webapp.accounts.models import Token, Verdict
 
 log = logging.getLogger(__name__)
 

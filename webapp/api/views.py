@@ -6,16 +6,17 @@ from typing import Any
 
 from django.contrib.auth import authenticate
 from django.db import transaction
+from django.db.models import QuerySet
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 
 from webapp.accounts import throttle
+from webapp.accounts.models import Token
 from webapp.allocations.models import AllocationSet
 from webapp.allocations.services import attach
 from webapp.api.decorators import authorize, error, json_body
-from webapp.api.models import Token
-from webapp.core.permissions import get_visible_or_404, visible_to
+from webapp.core.permissions import M, Pk, Viewer, get_visible_or_404, visible_to
 from webapp.experiments.models import Experiment, Run
 from webapp.experiments.services import ExperimentError, create_experiment, parse_sweep_values, progress_payload
 from webapp.experiments.tasks import reconcile
@@ -155,7 +156,7 @@ def experiment_arguments(request: HttpRequest, data: dict[str, Any]) -> dict[str
     }
 
 
-def _visible(model, request: HttpRequest, pk: Any, field: str):  # noqa: ANN001, ANN202
+def _visible(model: type[M], request: HttpRequest, pk: Pk, field: str) -> M:
     try:
         return get_visible_or_404(model, request.user, int(pk))
     except (Http404, TypeError, ValueError):
@@ -188,7 +189,7 @@ def study_json(study: Study) -> dict[str, Any]:
             "url": study.get_absolute_url(), "csv": reverse("api:study_csv", args=[study.pk])}
 
 
-def _studies(user: Any):  # noqa: ANN202
+def _studies(user: Viewer) -> QuerySet[Study]:
     return visible_to(Study, user).select_related("experiment__owner")
 
 

@@ -49,13 +49,17 @@ def _filesystem(folder: Path) -> set[Message] | None:
 
 
 def _redis(app: Any) -> set[Message]:
+    """kombu's Redis layout: a list per queue and priority step, and one hash of the messages workers
+    hold unacknowledged; the channel names them (key prefixes and transport options included)."""
     found: set[Message] = set()
     with app.connection_for_read() as connection:
-        client = connection.default_channel.client
+        channel = connection.default_channel
+        client = channel.client
         queues = [q.name for q in app.amqp.queues.values()] or ["celery"]
-        for queue in queues:
-            found.update(_message(json.loads(raw)) for raw in client.lrange(queue, 0, -1))
-        for raw in client.hvals("unacked"):
+        lists = {channel._q_for_pri(queue, step) for queue in queues for step in channel.priority_steps}
+        for name in lists:
+            found.update(_message(json.loads(raw)) for raw in client.lrange(name, 0, -1))
+        for raw in client.hvals(channel.unacked_key):
             found.add(_message(json.loads(raw)[0]))
     return found
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from django import forms
 
-from engine.api import WorkloadError
+from engine.api import WorkloadError, error_line
 
 
 class TextFileForm(forms.ModelForm):
@@ -45,5 +45,5 @@ class TextFileForm(forms.ModelForm):
         try:
             self.check(data["text"], source)
         except WorkloadError as error:
-            self.add_error(field, str(error))
+            self.add_error(field, error_line(error))
         return data

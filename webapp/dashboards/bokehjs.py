@@ -17,6 +17,7 @@ import gzip
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import bokeh
@@ -77,7 +78,7 @@ class BokehJSFinder(BaseFinder):
             return [found] if find_all or kwargs.get("all") else found
         return [] if find_all or kwargs.get("all") else ""
 
-    def list(self, ignore_patterns: list[str] | None):  # noqa: ANN201 - yields (path, storage)
+    def list(self, ignore_patterns: list[str] | None) -> Iterator[tuple[str, FileSystemStorage]]:
         storage = self._storage()
         for name in self._names():
             if not matches_patterns(name, ignore_patterns or []):

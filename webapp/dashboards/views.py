@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from urllib.parse import urlencode
 
 from bokeh.embed import file_html, json_item
@@ -156,7 +157,7 @@ def compare_runs(request: HttpRequest) -> HttpResponse:
                             download_url=reverse("dashboards:compare_download"))
 
 
-def runs_have_deadlines(runs) -> bool:  # noqa: ANN001 - Run objects
+def runs_have_deadlines(runs: Iterable[Run]) -> bool:
     """Whether a finished run had deadline jobs (its summary counts them; see engine.metrics.deadlines)."""
     return any((run.summary or {}).get("deadline_jobs") for run in runs)
 
@@ -167,17 +168,23 @@ def _runs_state(experiment: Experiment, runs: list[Run]) -> list:
             [(run.pk, run.label, run.status, run.finished_at) for run in runs]]
 
 
-def comparison_plot_gzip(experiment: Experiment, name: str, params: dict[str, str], runs: list[Run] | None = None) -> bytes:
+def comparison_plot_gzip(experiment: Experiment, name: str, params: dict[str, str], runs: list[Run] | None = None,
+                         own: list[Run] | None = None) -> bytes:
     """One plot's gzipped json_item, from the cache or built now (no permission check: callers do it).
-    ``runs``: a cross-experiment selection; None = the experiment's own runs."""
-    own = runs is None
-    listed = list(experiment.runs.order_by("position", "pk")) if own else runs
+    ``runs``: a cross-experiment selection; None = the experiment's own runs (``own``, when the caller
+    has them already, in position order)."""
+    if runs is None:
+        listed = own if own is not None else list(experiment.runs.order_by("position", "pk"))
+    else:
+        listed = runs
+    own_runs = runs is None
 
     def build() -> dict:
-        return json_item(plots.build_plot(name, load_comparison(experiment, None if own else runs), params), f"plot-{name}")
+        return json_item(plots.build_plot(name, load_comparison(experiment, None if own_runs else runs), params),
+                         f"plot-{name}")
 
     key = cache_key("comparison", name, params, _runs_state(experiment, listed))
-    folder = f"experiments/{experiment.pk}" if own else f"compare/{cache_key([run.pk for run in listed])[:16]}"
+    folder = f"experiments/{experiment.pk}" if own_runs else f"compare/{cache_key([run.pk for run in listed])[:16]}"
     return cached_gzip_json(folder, name, key, build)
 
 
@@ -188,16 +195,16 @@ def prebuild_comparison(experiment: Experiment) -> None:
     done = sum(run.status == Run.Status.DONE for run in runs)
     for name in plots.plot_names(bool(experiment.sweep_param and experiment.sweep_values), runs_have_deadlines(runs), done):
         if name != "metrics":
-            comparison_plot_gzip(experiment, name, {})
+            comparison_plot_gzip(experiment, name, {}, own=runs)
 
 
 def _plot_response(request: HttpRequest, experiment: Experiment, name: str, runs: list[Run] | None) -> HttpResponse:
     if name not in plots.PLOTS:
         raise Http404("No such plot.")
-    listed = runs if runs is not None else list(experiment.runs.all())
+    listed = runs if runs is not None else list(experiment.runs.order_by("position", "pk"))
     if not any(run.status == Run.Status.DONE for run in listed):
         return JsonResponse({"error": "None of these runs has finished yet."}, status=409)
-    return gzip_json_response(request, comparison_plot_gzip(experiment, name, _params(request), runs))
+    return gzip_json_response(request, comparison_plot_gzip(experiment, name, _params(request), runs, own=listed))
 
 
 @require_GET

@@ -12,7 +12,7 @@ from django import forms
 
 from engine.api import POLICY_FAMILIES, list_policies, workload_options
 from webapp.allocations.models import AllocationSet
-from webapp.core.permissions import visible_to
+from webapp.core.permissions import Viewer, visible_to
 from webapp.experiments.models import Experiment
 from webapp.experiments.services import (
     ExperimentError,
@@ -65,19 +65,31 @@ def first_sentence(text: str, limit: int = 160) -> str:
     return sentence if len(sentence) <= limit else sentence[:limit - 1].rsplit(" ", 1)[0] + " …"
 
 
-class ExperimentForm(forms.Form):
-    name = forms.CharField(max_length=200, required=False, help_text="Optional; named after trace and policies otherwise.")
+class RunSettingsForm(forms.Form):
+    """The settings every run of an experiment or a study shares besides its policy: the trace (a
+    parsed one the user may see), processor allocation, estimates, seed, and who may see the result."""
+
     trace = forms.ModelChoiceField(queryset=Trace.objects.none(), empty_label=None)
+    allocation = forms.ChoiceField(choices=Experiment.Allocation.choices, initial="count")
+    exact_estimates = forms.BooleanField(required=False, help_text="Use actual runtimes as the requested times.")
+    seed = forms.IntegerField(initial=0)
+    shared = forms.BooleanField(required=False, help_text="Everybody on this server may see it.")
+
+    def __init__(self, user: Viewer, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.user = user
+        self.fields["trace"].queryset = visible_to(Trace, user).filter(status=Trace.Status.READY)
+
+
+class ExperimentForm(RunSettingsForm):
+    name = forms.CharField(max_length=200, required=False, help_text="Optional; named after trace and policies otherwise.")
     machine_source = forms.ChoiceField(label="Machine", choices=MACHINE_SOURCES, initial="header", widget=forms.RadioSelect)
     machine = forms.ModelChoiceField(queryset=Machine.objects.none(), required=False, label="Machine description")
     procs = forms.IntegerField(label="Processors", min_value=1, required=False)
-    allocation = forms.ChoiceField(choices=Experiment.Allocation.choices, initial="count")
-    exact_estimates = forms.BooleanField(required=False, help_text="Use actual runtimes as the requested times.")
     with_recorded = forms.BooleanField(
         required=False, initial=True, label="Show what really happened",
         help_text="Where the trace records start times (SWF wait field, PBS S records, sacct Start), add the "
                   "recorded run beside the simulations and compare each simulation with it.")
-    seed = forms.IntegerField(initial=0)
     allocations = forms.ModelChoiceField(
         queryset=AllocationSet.objects.none(), required=False, label="Allocations",
         help_text="Targets for Simultaneous Fair-Share (sfs presets) and target lines on the comparison.")
@@ -89,12 +101,9 @@ class ExperimentForm(forms.Form):
                                help_text="Empty = to the end of the trace.")
     sweep_param = forms.ChoiceField(label="Sweep parameter", required=False)
     sweep_values = forms.CharField(label="Sweep values", required=False, help_text="For example: 1, 2, 5, 10, 20, inf")
-    shared = forms.BooleanField(required=False, help_text="Everybody on this server may see it.")
 
-    def __init__(self, user: Any, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.user = user
-        self.fields["trace"].queryset = visible_to(Trace, user).filter(status=Trace.Status.READY)
+    def __init__(self, user: Viewer, *args: Any, **kwargs: Any) -> None:
+        super().__init__(user, *args, **kwargs)
         self.fields["machine"].queryset = visible_to(Machine, user)
         self.fields["allocations"].queryset = visible_to(AllocationSet, user)
         self.catalog = list_policies()

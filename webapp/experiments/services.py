@@ -10,6 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from engine import api
+from webapp.core.progress import time_left_text as progress_text
 from webapp.core.tasks import enqueue
 from webapp.experiments.models import Experiment, Run
 from webapp.experiments.tasks import remove_results, run_simulation
@@ -32,7 +33,7 @@ def resolve_policy(spec: Any) -> dict[str, Any]:
     try:
         resolved = api.resolve_policy(spec)
     except api.PolicyError as e:
-        raise ExperimentError(str(e)) from None
+        raise ExperimentError(api.error_line(e)) from None
     data = resolved.to_dict()
     return {"preset": data["preset"], "params": data["params"], "_label": resolved.label}
 
@@ -162,7 +163,7 @@ def checked_load_factor(value: Any) -> float:
     try:
         return api.check_load_factor(1.0 if value in (None, "") else value)
     except api.WorkloadError as e:
-        raise ExperimentError(str(e)) from None
+        raise ExperimentError(api.error_line(e)) from None
 
 
 def checked_days(text: str | None) -> str:
@@ -173,7 +174,7 @@ def checked_days(text: str | None) -> str:
     try:
         low, high = api.parse_days(text.strip())
     except api.WorkloadError as e:
-        raise ExperimentError(str(e).replace("--days", "time window")) from None
+        raise ExperimentError(api.error_line(e).replace("--days", "time window")) from None
     return f"{low:g}:{'' if high == math.inf else f'{high:g}'}"
 
 
@@ -220,10 +221,7 @@ METRIC_COLUMNS = ["jobs", "rejected", "mean_wait", "median_wait", "p95_wait", "m
 
 def time_left_text(run: Run) -> str:
     """"about 4 min 10 s left" for a running run (at its pace so far), else ""."""
-    if run.status != Run.Status.RUNNING or run.started_at is None:
-        return ""
-    left = api.time_left(run.progress, (timezone.now() - run.started_at).total_seconds())
-    return "" if left is None else f"about {api.format_duration(left)} left"
+    return progress_text(run.status, run.progress, run.started_at)
 
 
 def progress_payload(experiment: Experiment) -> dict[str, Any]:

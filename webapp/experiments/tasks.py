@@ -11,7 +11,6 @@ import json
 import logging
 import shutil
 import tempfile
-import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -30,43 +29,23 @@ from engine.api import summarize
 from webapp.allocations.services import allocations_of
 from webapp.core.broker import resend_lost as resend_lost_messages
 from webapp.core.files import replace_dir
+from webapp.core.progress import Reporter as ProgressReporter
 from webapp.experiments.models import Experiment, Run, save_frame
 from webapp.experiments.signals import experiment_finished
 
 log = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 2  # a run whose worker is lost is re-queued once, then failed
-HEARTBEAT_SECONDS = 5.0
 
 
-class Reporter:
-    """The engine's progress and should_stop callbacks, throttled to about one database hit a second."""
+class Reporter(ProgressReporter):
+    """The engine's callbacks for one run: progress and heartbeat about once a second; stop when it
+    is cancelled or no longer this worker's."""
 
     def __init__(self, run_id: int, interval: float = 1.0) -> None:
+        row = Run.objects.filter(pk=run_id, status=Run.Status.RUNNING)
+        super().__init__(row, row.filter(cancel_requested=False), interval)
         self.run_id = run_id
-        self.interval = interval
-        self.last_progress = 0.0
-        self.last_check = 0.0
-        self.last_beat = time.monotonic()
-
-    def progress(self, fraction: float) -> None:
-        now = time.monotonic()
-        if now - self.last_progress >= self.interval:
-            self.last_progress = self.last_beat = now
-            Run.objects.filter(pk=self.run_id, status=Run.Status.RUNNING).update(
-                progress=min(max(float(fraction), 0.0), 1.0), heartbeat_at=timezone.now()
-            )
-
-    def should_stop(self) -> bool:
-        now = time.monotonic()
-        if now - self.last_check < self.interval:
-            return False
-        self.last_check = now
-        if now - self.last_beat >= HEARTBEAT_SECONDS:
-            self.last_beat = now
-            Run.objects.filter(pk=self.run_id, status=Run.Status.RUNNING).update(heartbeat_at=timezone.now())
-        # Stop when cancelled, or when the run is no longer ours (reconciled away meanwhile).
-        return not Run.objects.filter(pk=self.run_id, status=Run.Status.RUNNING, cancel_requested=False).exists()
 
 
 @shared_task(
@@ -81,8 +60,10 @@ def run_simulation(self, run_id: int) -> int:  # noqa: ANN001
     )
     if not started:  # cancelled, deleted, or a duplicate delivery of a message already handled
         return run_id
+    reporter = Reporter(run_id)
     try:
-        execute(run_id, Reporter(run_id))
+        with reporter.lease():
+            execute(run_id, reporter)
     except Exception as e:  # noqa: BLE001
         if isinstance(e, Cancelled):
             _finish(run_id, Run.Status.CANCELLED, error="cancelled")
@@ -228,7 +209,10 @@ def requeue_interrupted() -> int:
 
 @shared_task
 def reconcile_runs() -> dict[str, int]:
-    return {**reconcile(), **resend_lost()}
+    """The periodic check (beat on compose, the supervisor under `make run`): "requeued"/"failed" count
+    runs whose worker was lost, "resent"/"lost_in_queue" runs whose queued message was."""
+    messages = resend_lost()
+    return {**reconcile(), "resent": messages["resent"], "lost_in_queue": messages["failed"]}
 
 
 @worker_ready.connect

@@ -7,19 +7,21 @@ import csv
 
 from django.contrib import messages
 from django.db import transaction
+from django.db.models import QuerySet
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from webapp.allocations.services import attach
-from webapp.core.permissions import can_change, get_owned_or_404, get_visible_or_404, visible_to
+from webapp.core.permissions import Viewer, can_change, get_owned_or_404, get_visible_or_404, visible_to
 from webapp.experiments.forms import ExperimentEditForm, ExperimentForm
 from webapp.experiments.models import Experiment, Run
 from webapp.experiments.reproduce import PRESETS as PAPER_PRESETS
 from webapp.experiments.reproduce import PaperPreset
 from webapp.experiments.services import (
     METRIC_COLUMNS, ExperimentError, cancel_run, create_experiment, delete_experiment, progress_payload, rerun,
+    time_left_text,
 )
 from webapp.experiments.tasks import reconcile
 
@@ -87,12 +89,21 @@ def comparison_url(experiment: Experiment) -> str:
     return reverse("dashboards:comparison", args=[experiment.pk])
 
 
+def with_time_left(runs: QuerySet[Run]) -> list[Run]:
+    """The runs, each with `time_left` ("about … left" while it runs) for the first paint; the page's
+    poll keeps it current."""
+    listed = list(runs)
+    for run in listed:
+        run.time_left = time_left_text(run)  # type: ignore[attr-defined]
+    return listed
+
+
 @require_GET
 def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
     experiment = get_visible_or_404(Experiment.objects.select_related("owner", "trace", "machine"), request.user, pk)
     ctx = {
         "experiment": experiment,
-        "runs": experiment.runs.all(),
+        "runs": with_time_left(experiment.runs.all()),
         "can_change": can_change(experiment, request.user),
         "comparison_url": comparison_url(experiment),
         "other_runs": comparable_runs(experiment, request.user),
@@ -104,10 +115,11 @@ def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
 COMPARABLE_RUNS = 60
 
 
-def comparable_runs(experiment: Experiment, user) -> list[Run]:  # noqa: ANN001 - a User
+def comparable_runs(experiment: Experiment, user: Viewer) -> list[Run]:
     """Finished runs of other experiments on the same trace that ``user`` may see."""
     return list(visible_to(Run, user).filter(experiment__trace=experiment.trace_id, status=Run.Status.DONE)
                 .exclude(experiment=experiment).select_related("experiment__owner")
+                .only("pk", "label", "experiment__name", "experiment__owner_id", "experiment__owner__username")
                 .order_by("-experiment__created", "position", "pk")[:COMPARABLE_RUNS])
 
 

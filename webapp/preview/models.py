@@ -109,6 +109,11 @@ class Preview(models.Model):
     queued_at = models.DateTimeField(default=timezone.now)  # when its message was last sent
     #: times it was sent again: its message was lost while queued, or its worker died while running
     resends = models.PositiveSmallIntegerField(default=0)
+    started = models.DateTimeField(null=True, blank=True)
+    #: the worker's lease: renewed every few seconds while it computes (webapp.core.progress); a stale
+    #: one means the worker is gone (webapp.preview.tasks.reconcile_previews)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    progress = models.FloatField(default=0.0)  # share of its simulations done, 0..1
 
     class Meta:
         ordering = ["-created", "-pk"]

@@ -24,6 +24,7 @@ from django.utils import timezone
 from engine.api import (
     EXEC_HOSTS,
     INPUT_ERRORS,
+    Cancelled,
     Clusters,
     InferredConfiguration,
     Scenario,
@@ -43,6 +44,7 @@ from engine.api import (
 )
 from engine.api import run as run_scenario
 from webapp.core.files import replace_dir
+from webapp.core.progress import Reporter
 from webapp.experiments.models import load_frame, save_frame
 from webapp.preview.models import INFERRED_LABEL, POLICIES, Preview
 
@@ -69,9 +71,10 @@ def policies_of(preview: Preview) -> dict[str, str]:
     return {"current": preview.policy, "proposed": preview.policy, "counterpart": POLICIES[preview.policy]}
 
 
-def compute(preview: Preview) -> dict[str, Any]:
+def compute(preview: Preview, reporter: Reporter | None = None) -> dict[str, Any]:
     """Run the simulations (and the recorded run), store their schedules in the preview's folder,
-    return the summary. An inferred configuration or machine is stored in the preview first."""
+    return the summary. An inferred configuration or machine is stored in the preview first.
+    `reporter` hears the progress over all the simulations and renews the worker's lease."""
     workload = preview.trace.workload()
     infer_texts(preview, workload)
     machine = parse_machines(preview.machine_text, source=preview.machine_name)
@@ -82,17 +85,27 @@ def compute(preview: Preview) -> dict[str, Any]:
     summary: dict[str, Any] = {"clusters": {c.name: c.total_cores for c in machine.clusters}, "runs": {},
                                "time_zone": trace_time_zone(workload)[1]}
     frames = {}
+    recorded = has_recorded_starts(workload)
+    parts = len(RUNS) + int(recorded)
+    callbacks = {"progress": reporter.progress, "should_stop": reporter.should_stop} if reporter else {}
     try:
-        if has_recorded_starts(workload):
-            result = run_scenario(Scenario(trace=workload, policy=RECORDED, platform=Clusters(machine)))
+        if recorded:
+            if reporter:
+                reporter.part(0, parts)
+            result = run_scenario(Scenario(trace=workload, policy=RECORDED, platform=Clusters(machine)), **callbacks)
             frames[RECORDED] = result.schedule
             save_frame(result.schedule, build / f"{RECORDED}.npz")
             summary[RECORDED] = {**summarize(result), "preset": RECORDED}
-        for run, policy in policies_of(preview).items():
-            result = run_scenario(Scenario(trace=workload, policy=policy, platform=Clusters(machine, configs[run])))
+        for index, (run, policy) in enumerate(policies_of(preview).items(), start=int(recorded)):
+            if reporter:
+                reporter.part(index, parts)
+            result = run_scenario(Scenario(trace=workload, policy=policy, platform=Clusters(machine, configs[run])),
+                                  **callbacks)
             frames[run] = result.schedule
             save_frame(result.schedule, build / f"{run}.npz")
             summary["runs"][run] = {**summarize(result), "preset": policy}
+        if reporter:
+            reporter.beat()
         if RECORDED in frames:
             summary["fidelity"] = fidelity(frames[RECORDED], frames["current"], capacity=machine.cores)
         compared = {k: frames[k] for k in (RECORDED, "current", "proposed") if k in frames}
@@ -160,13 +173,20 @@ def schedules(preview: Preview) -> dict[str, Any]:
 
 
 def run(preview_id: int) -> None:
-    """The worker's job: queued -> running -> done | failed (one line for the user)."""
-    if not Preview.objects.filter(pk=preview_id, status=Preview.Status.QUEUED).update(status=Preview.Status.RUNNING):
+    """The worker's job: queued -> running -> done | failed (one line for the user). While it runs
+    its heartbeat is renewed (webapp.core.progress); it stops if the row is no longer its own."""
+    now = timezone.now()
+    if not Preview.objects.filter(pk=preview_id, status=Preview.Status.QUEUED).update(
+            status=Preview.Status.RUNNING, started=now, heartbeat_at=now, progress=0.0):
         return
     preview = Preview.objects.get(pk=preview_id)
     preview.result_dir.parent.mkdir(parents=True, exist_ok=True)
+    reporter = Reporter(Preview.objects.filter(pk=preview_id, status=Preview.Status.RUNNING))
     try:
-        summary = compute(preview)
+        with reporter.lease():
+            summary = compute(preview, reporter)
+    except Cancelled:
+        return  # reconciled away from this worker meanwhile (taken for lost): another computes it
     except (*INPUT_ERRORS, SimulationError) as error:
         _finish(preview_id, Preview.Status.FAILED, error=error_line(error))
         return
@@ -174,7 +194,7 @@ def run(preview_id: int) -> None:
         log.exception("preview %s failed", preview_id)
         _finish(preview_id, Preview.Status.FAILED, error=f"Internal error ({type(error).__name__}); see the worker log.")
         return
-    _finish(preview_id, Preview.Status.DONE, summary=summary)
+    _finish(preview_id, Preview.Status.DONE, summary=summary, progress=1.0)
 
 
 def _finish(preview_id: int, status: str, **fields: Any) -> None:

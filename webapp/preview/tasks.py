@@ -3,11 +3,14 @@ lost-work checks."""
 
 from __future__ import annotations
 
+import logging
+from datetime import timedelta
 from typing import Any
 
 from celery import shared_task
+from celery.signals import worker_ready
 from django.conf import settings
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from webapp.core.broker import resend_lost
@@ -18,6 +21,8 @@ from webapp.preview.services import create_preview, run
 
 LOST_MESSAGE = "lost in the queue: its message was lost twice (a worker holding it stopped); start it again"
 WORKER_LOST = "worker lost: the worker computing it stopped (tried twice)"
+
+log = logging.getLogger(__name__)
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
@@ -35,22 +40,42 @@ def queue_preview(owner: Any, form: PreviewForm) -> Preview:
 
 @shared_task
 def reconcile_previews() -> dict[str, int]:
-    """Queued previews whose message the broker lost: sent again once, then failed with the reason."""
-    return resend_lost(Preview.objects.filter(status=Preview.Status.QUEUED), run_preview,
-                       settings.SCHEDLAB_RUN_STALE_SECONDS,
-                       {"status": Preview.Status.FAILED, "finished": timezone.now(), "error": LOST_MESSAGE})
+    """The periodic check (beat on compose, the supervisor under `make run`). Running previews whose
+    worker's lease lapsed (no heartbeat for SCHEDLAB_RUN_STALE_SECONDS: the worker or its host is
+    gone) are queued again once, then failed "worker lost"; queued previews whose message the broker
+    lost are sent again once, then failed "lost in the queue"."""
+    stale = requeue_running(count=True, stale_seconds=settings.SCHEDLAB_RUN_STALE_SECONDS)
+    messages = resend_lost(Preview.objects.filter(status=Preview.Status.QUEUED), run_preview,
+                           settings.SCHEDLAB_RUN_STALE_SECONDS,
+                           {"status": Preview.Status.FAILED, "finished": timezone.now(), "error": LOST_MESSAGE})
+    return {**stale, "resent": messages["resent"], "lost_in_queue": messages["failed"]}
 
 
-def requeue_running(count: bool = True) -> dict[str, int]:
-    """Previews left running by a worker known to be gone (make run's supervisor saw it stop): queued
-    again at once, once; with `count` a second loss fails them (a preview that kills its worker)."""
+def requeue_running(count: bool = True, stale_seconds: float | None = None) -> dict[str, int]:
+    """Running previews whose worker is gone, queued again at once, once; with `count` a second loss
+    fails them (a preview that kills its worker). `stale_seconds=None`: every running preview (make
+    run's supervisor saw its only worker stop); else those whose heartbeat is older than that."""
     counts = {"requeued": 0, "failed": 0}
-    for preview in Preview.objects.filter(status=Preview.Status.RUNNING).only("pk", "resends"):
-        guard = Preview.objects.filter(pk=preview.pk, status=Preview.Status.RUNNING)
+    running = Preview.objects.filter(status=Preview.Status.RUNNING)
+    if stale_seconds is not None:
+        cutoff = timezone.now() - timedelta(seconds=stale_seconds)
+        running = running.filter(Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True))
+    for preview in running.only("pk", "resends", "heartbeat_at"):
+        guard = Preview.objects.filter(pk=preview.pk, status=Preview.Status.RUNNING, heartbeat_at=preview.heartbeat_at)
         if count and preview.resends >= 1:
             counts["failed"] += guard.update(status=Preview.Status.FAILED, finished=timezone.now(), error=WORKER_LOST)
-        elif guard.update(status=Preview.Status.QUEUED, queued_at=timezone.now(),
+        elif guard.update(status=Preview.Status.QUEUED, queued_at=timezone.now(), progress=0.0,
                           resends=F("resends") + (1 if count else 0)):
             run_preview.delay(preview.pk)
             counts["requeued"] += 1
+    if counts["requeued"] or counts["failed"]:
+        log.warning("previews whose worker is gone: %(requeued)d queued again, %(failed)d failed", counts)
     return counts
+
+
+@worker_ready.connect
+def _reconcile_at_start(**_: object) -> None:
+    try:
+        reconcile_previews()
+    except Exception:  # noqa: BLE001 - never keep a worker from starting
+        log.exception("reconcile of previews at worker start failed")

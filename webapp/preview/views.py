@@ -12,7 +12,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from engine.api import SHIPPED_QUEUE_CONFIGS, WorkloadError, shipped_queue_text
+from engine.api import SHIPPED_QUEUE_CONFIGS, WorkloadError, error_line, shipped_queue_text
+from webapp.core.progress import time_left_text
 from webapp.core.permissions import (
     can_change,
     get_owned_or_404,
@@ -66,7 +67,7 @@ def _detail(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
     try:
         described, error = obj.parsed().describe(), ""
     except WorkloadError as problem:
-        described, error = None, str(problem)
+        described, error = None, error_line(problem)
     return render(request, "preview/file_detail.html", {"obj": obj, "kind": kind, "label": label,
                                                         "described": described, "error": error,
                                                         "can_change": can_change(obj, request.user)})
@@ -194,7 +195,8 @@ def reproduce_initial(preset: PaperPreset, traces: QuerySet, machines: QuerySet)
 @require_GET
 def preview_detail(request: HttpRequest, pk: int) -> HttpResponse:
     preview = get_visible_or_404(Preview.objects.select_related("owner", "trace"), request.user, pk)
-    context = {"preview": preview, "can_change": can_change(preview, request.user)}
+    context = {"preview": preview, "can_change": can_change(preview, request.user),
+               "time_left": time_left_text(preview.status, preview.progress, preview.started)}
     if preview.status == Preview.Status.DONE:
         context.update(_results(preview))
     return render(request, "preview/detail.html", context)

@@ -14,6 +14,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import redis
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -49,8 +51,6 @@ class LocalCluster:
     # -- services ----------------------------------------------------------------------------
     def check_redis(self) -> None:
         """Raise (redis.ConnectionError) unless Redis answers at ``redis_url``."""
-        import redis
-
         redis.Redis.from_url(self.redis_url, socket_connect_timeout=3).ping()
 
     def manage(self, *args: str, timeout: float = 1800, check: bool = True) -> subprocess.CompletedProcess:

@@ -7,33 +7,25 @@ from typing import Any
 from django import forms
 
 from engine.api import list_policies
-from webapp.core.permissions import visible_to
-from webapp.experiments.forms import first_sentence
-from webapp.experiments.models import Experiment
+from webapp.core.permissions import Viewer
+from webapp.experiments.forms import RunSettingsForm, first_sentence
 from webapp.experiments.services import ExperimentError
 from webapp.studies.models import LOAD
 from webapp.studies.services import parse_grid, plan_points
-from webapp.traces.models import Trace
 
 
-class StudyForm(forms.Form):
+class StudyForm(RunSettingsForm):
     name = forms.CharField(max_length=200, required=False, help_text="Optional; named after the trace and grid otherwise.")
-    trace = forms.ModelChoiceField(queryset=Trace.objects.none(), empty_label=None)
     procs = forms.IntegerField(label="Processors", min_value=1, required=False,
                                help_text="Empty: the trace's own machine size.")
-    allocation = forms.ChoiceField(choices=Experiment.Allocation.choices, initial="count")
-    exact_estimates = forms.BooleanField(required=False, help_text="Use actual runtimes as the requested times.")
-    seed = forms.IntegerField(initial=0)
     policies = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
     load_values = forms.CharField(label="Load factors", required=False, initial="1",
                                   help_text="Inter-arrival times divided by each, e.g. 0.5, 0.75, 1, 1.25")
     param = forms.ChoiceField(label="Policy parameter", required=False)
     param_values = forms.CharField(label="Its values", required=False, help_text="e.g. 1, 2, 5, 10, 20, inf")
-    shared = forms.BooleanField(required=False, help_text="Everybody on this server may see it.")
 
-    def __init__(self, user: Any, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["trace"].queryset = visible_to(Trace, user).filter(status=Trace.Status.READY)
+    def __init__(self, user: Viewer, *args: Any, **kwargs: Any) -> None:
+        super().__init__(user, *args, **kwargs)
         catalog = list_policies()
         self.fields["policies"].choices = [(p["name"], f"{p['name']}: {first_sentence(p['description'])}") for p in catalog]
         names = sorted({q["name"] for p in catalog for q in p["params"]})

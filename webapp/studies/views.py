@@ -6,13 +6,14 @@ import csv
 
 from bokeh.embed import json_item
 from django.contrib import messages
+from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from webapp.core.permissions import can_change, get_owned_or_404, get_visible_or_404, visible_to
+from webapp.core.permissions import Viewer, can_change, get_owned_or_404, get_visible_or_404, visible_to
 from webapp.experiments.models import Run
 from webapp.experiments.reproduce import PRESETS as PAPER_PRESETS
 from webapp.experiments.services import ExperimentError, rerun
@@ -30,7 +31,7 @@ METRIC_TITLES = {
 }
 
 
-def _studies(user):  # noqa: ANN001, ANN202
+def _studies(user: Viewer) -> QuerySet[Study]:
     return visible_to(Study, user).select_related("experiment__owner", "experiment__trace")
 
 

@@ -12,6 +12,7 @@ import os
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from django.conf import settings
 from django.core.files.uploadedfile import TemporaryUploadedFile
@@ -31,7 +32,8 @@ class SizeLimitUploadHandler(FileUploadHandler):
     The partial temporary file is discarded by Django; the view sees `request.upload_too_large`.
     """
 
-    def handle_raw_input(self, input_data, META, content_length, boundary, encoding=None):  # noqa: ANN001
+    def handle_raw_input(self, input_data: IO[bytes], META: dict[str, str], content_length: int, boundary: bytes,
+                         encoding: str | None = None) -> None:
         self.limit = settings.SCHEDLAB_UPLOAD_MAX_BYTES
         self.received = 0
         self.request.upload_too_large = False

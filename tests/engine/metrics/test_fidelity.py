@@ -94,3 +94,16 @@ def test_cli_names_a_missing_column(tmp_path, capsys):
     SIMULATED.to_csv(tmp_path / "s.csv", index=False)
     assert main(["fidelity", str(tmp_path / "r.csv"), str(tmp_path / "s.csv")]) == 2
     assert "field wait" in capsys.readouterr().err
+
+
+def test_a_recording_above_the_machine_is_said_to_be_impossible():
+    # two 3-core jobs at once for 100 s on a 4-core machine: 2 of 6 cores over, a third of the work
+    recorded = pd.DataFrame({"job_id": [1, 2], "submit": [0, 0], "start": [0, 0], "end": [100, 100],
+                             "wait": [0, 0], "runtime": [100, 100], "procs": [3, 3]})
+    figures = fidelity(recorded, recorded, capacity=4)
+    assert figures["recording"] == {"peak_procs": 6, "capacity": 4, "over_capacity_share": pytest.approx(1 / 3),
+                                    "fits": False}
+    assert figures["warning"].startswith("The recording is not a schedule of this machine: it holds 6 processors "
+                                         "at once on 4")
+    assert fidelity(recorded, recorded, capacity=6)["recording"]["fits"]
+    assert fidelity(recorded, recorded)["recording"]["over_capacity_share"] is None     # no machine: not judged

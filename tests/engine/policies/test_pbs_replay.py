@@ -9,9 +9,26 @@ jobs' usage grows). So the replay is fair-share ordered, usage charged while job
 ``easy`` runs and strict order (no backfilling) for the ``strict`` ones, each on its own
 machine description. Plain FCFS/EASY reach a rank correlation of only 0.72-0.80.
 
-PBSstrict3 is not a schedule a 10-core machine can have produced: its user_A/user_B jobs start
-at exactly the seconds they start in PBSstrict (a 4-core run), and with user_C's jobs added it
-holds 35 cores at once. It is checked for that, not replayed against.
+**A cycle per job end** (``pass_per_end``). PBS's scheduler runs a cycle for every event the
+server sends it (a job ending, a job queued) and on its timer; two jobs never end at the same
+instant on a real server, so each end gets its own cycle. The recorded starts come 0 or 1 s after
+the event that triggered them (about half each: dispatch latency below the log's 1-s resolution),
+which the simulation does not have, so it often ends two jobs in the same second that PBS ended a
+second apart. On PBSeasy at 10,832 s (simulated) jobs 14 (user_A, 1 core) and 102 (user_B, 3
+cores) end together; one pass for both gives the 4 free cores to user_B's two 2-core jobs, while
+PBS (ends at 10,834 and 10,835) first backfilled user_A's 1-core job 16 on the one free core, then
+started user_B's job 103 and user_A's job 17: without the pass per end PBSeasy's mean wait is
++6.4 %, with it +5.0 %. PBSeasy4 moves from -0.8 % to -2.6 % (rank 0.990 -> 0.972): which of the
+merged ends PBS saw first is not in the log (the simulation takes start order). PBSstrict and
+PBSstrict4 do not change. Held to the issue's aim (mean wait within 5 %, rank correlation >= 0.95).
+
+**PBSstrict3 is not a schedule of its machine** (5 nodes x 2 cores = 10). Its 9 user_C jobs ask
+for 4-10 cores each, and the recording starts four of them (8 + 4 + 8 + 8 = 28 cores) together at
+1,804 s, running to 5,704 s, and four more (10 + 4 + 8 + 10 = 32 cores) together at 9,022 s to
+12,922 s: user_C alone holds 28, then 32 cores on a 10-core machine, 35 with users A and B. And
+user_A/user_B's 201 jobs start at exactly the seconds (from the first submit) of the 4-core
+PBSstrict run: PBSstrict with user_C's jobs spliced in, not a run of its own. So it is checked for
+that and the fidelity report says so (``recording.fits`` False, the warning first), not replayed.
 """
 
 from __future__ import annotations
@@ -28,12 +45,13 @@ from engine.workload import load_workload
 from tests.shared_data import SHARED_DATA
 
 ALEANG = SHARED_DATA / "metacentrum" / "aleang"
-PBS_LIKE = {"charge_running": True, "cycle": 600}     # what the presets pbs-easy and pbs-strict set
+PBS_LIKE = {"charge_running": True, "cycle": 600, "pass_per_end": True}   # the presets pbs-easy and pbs-strict
 
 #: run -> (preset, mean wait within, rank correlation of start times at least): the figures reached
+#: (PBSeasy +5.0 % / 0.984, PBSeasy4 -2.6 % / 0.972, PBSstrict +1.8 % / 1.000, PBSstrict4 -1.2 % / 0.999)
 REACHED = {
-    "PBSeasy": ("pbs-easy", 0.07, 0.98),
-    "PBSeasy4": ("pbs-easy", 0.02, 0.98),
+    "PBSeasy": ("pbs-easy", 0.05, 0.98),
+    "PBSeasy4": ("pbs-easy", 0.03, 0.97),
     "PBSstrict": ("pbs-strict", 0.02, 0.99),
     "PBSstrict4": ("pbs-strict", 0.02, 0.99),
 }
@@ -85,6 +103,16 @@ def test_the_periodic_cycle_starts_jobs_between_events():
     assert abs(with_cycle) < abs(without)
 
 
+def test_a_pass_per_job_end_is_what_brings_pbseasy_within_five_percent():
+    """PBSeasy: one pass for two same-second ends gives user_B both 2-core jobs; PBS ran a cycle
+    per end and backfilled user_A's 1-core job first (see the module docstring)."""
+    merged, _ = replay("PBSeasy", "pbs-easy", {"pass_per_end": False})
+    per_end, _ = replay("PBSeasy", "pbs-easy", {})
+    assert merged > 0.06 and per_end <= 0.05
+    schedule = run("PBSeasy", "pbs-easy").set_index("job_id")
+    assert schedule.loc[16, "start"] <= schedule.loc[106, "start"]        # job 16 no longer waits for 106
+
+
 def test_the_presets_are_fair_share_with_the_pbs_settings():
     for preset, algorithm in (("pbs-easy", "easy"), ("pbs-strict", "none")):
         spec = resolve(preset)
@@ -92,14 +120,32 @@ def test_the_presets_are_fair_share_with_the_pbs_settings():
         assert {k: spec.params[k] for k in PBS_LIKE} == PBS_LIKE
 
 
+def most_at_once(schedule: pd.DataFrame) -> int:
+    events = pd.concat([pd.Series(schedule["procs"].to_numpy(), index=schedule["start"].to_numpy()),
+                        pd.Series(-schedule["procs"].to_numpy(), index=schedule["end"].to_numpy())])
+    return int(events.groupby(level=0).sum().sort_index().cumsum().max())
+
+
 def test_pbsstrict3_is_not_a_schedule_of_its_machine():
     machine = read_machines(ALEANG / "NGI_CZ_journal_PBSstrict3.swf.machines")
     mixed, strict = recorded("PBSstrict3"), recorded("PBSstrict")
-    events = pd.concat([pd.Series(mixed["procs"].to_numpy(), index=mixed["start"].to_numpy()),
-                        pd.Series(-mixed["procs"].to_numpy(), index=mixed["end"].to_numpy())]).sort_index(kind="stable")
-    most = int(events.groupby(level=0).sum().cumsum().max())
-    assert machine.cores == 10 and most == 35
+    assert machine.cores == 10 and most_at_once(mixed) == 35
     user_c = 3                                # user_A, user_B, user_C numbered in sorted order
+    c_jobs = mixed[mixed["user"] == user_c]
+    origin = int(mixed["submit"].min())
+    together = c_jobs.groupby([c_jobs["start"] - origin, c_jobs["end"] - origin])["procs"].agg(["size", "sum"])
+    runs_together = together[together["size"] > 1]["sum"].to_dict()
+    assert runs_together == {(1804, 5704): 28, (9022, 12922): 32}     # user_C alone: 28, then 32 cores at once
     a_and_b = mixed[mixed["user"] != user_c]
     assert np.array_equal(np.sort(a_and_b["start"] - a_and_b["submit"].min()),
                           np.sort(strict["start"] - strict["submit"].min()))
+
+
+def test_fidelity_on_pbsstrict3_says_the_recording_cannot_be_matched():
+    real = recorded("PBSstrict3")
+    figures = fidelity(real, run("PBSstrict3", "pbs-strict"), capacity=10)
+    assert figures["recording"]["fits"] is False and figures["recording"]["peak_procs"] == 35
+    assert figures["recording"]["over_capacity_share"] > 0.15
+    assert figures["warning"].startswith("The recording is not a schedule of this machine: it holds 35 processors")
+    strict = fidelity(recorded("PBSstrict"), run("PBSstrict", "pbs-strict"), capacity=4)
+    assert strict["recording"]["fits"] and strict["warning"] is None     # its 1-s job over 4 cores is rounding

@@ -12,7 +12,8 @@ from engine.platform.machines import Cluster, Machine
 from engine.policies.backfill import Easy
 from engine.policies.registry import PRESETS, load_families
 from engine.run import simulate
-from engine.sim.validate import InvalidSchedule, Placement, ReservationWatch, reservation_caveat, validate
+from engine.sim.validate import (InvalidSchedule, Placement, ReservationWatch, _pool_capacity, reservation_caveat,
+                                 validate)
 from engine.workload import load_workload
 from engine.workload.model import Workload
 from tests.engine.conftest import make_workload
@@ -74,6 +75,30 @@ def test_ends_before_starts_at_one_instant_and_runtime_zero_jobs_hold_nothing():
     workload.jobs.loc[3, "submit"] = schedule.loc[3, "submit"] = 10
     schedule.loc[3, ["start", "end"]] = [10, 10]
     assert check(schedule, workload)["ok"]
+
+
+def lexsorted_pool_capacity(start, end, alloc, capacity):
+    """The capacity check before it sorted once by time: a lexsort by time, then by delta (releases first)."""
+    holds = end > start
+    times = np.concatenate([start[holds], end[holds]])
+    deltas = np.concatenate([alloc[holds], -alloc[holds]])
+    order = np.lexsort((deltas, times))
+    busy = np.cumsum(deltas[order])
+    if len(busy) and busy.max() > capacity:
+        return f"{int(busy.max())} processors in use at t={int(times[order][busy.argmax()])} on a machine of {capacity}"
+    return None
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_capacity_verdict_is_the_lexsorted_ones_on_random_schedules_with_many_ties(seed):
+    rng = np.random.default_rng(seed)
+    jobs = int(rng.integers(0, 60))
+    start = rng.integers(0, 20, jobs)
+    end = start + rng.integers(0, 6, jobs)
+    alloc = rng.integers(1, 5, jobs)
+    capacity = int(rng.integers(1, 12))
+
+    assert _pool_capacity(start, end, alloc, capacity) == lexsorted_pool_capacity(start, end, alloc, capacity)
 
 
 def test_a_start_before_submission():

@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from webapp.api.models import Token
+from webapp.accounts.models import Token, digest
 
 pytestmark = pytest.mark.django_db
 
@@ -84,7 +84,47 @@ def test_tokens_from_before_expiry_get_one_at_least_a_week_away(alice, settings)
     ancient = old.objects.create(user_id=alice.pk, digest="b" * 64)
     old.objects.filter(pk=ancient.pk).update(created=timezone.now() - timedelta(days=400))
     executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes("api"))
+    executor.migrate(executor.loader.graph.leaf_nodes())
     now = timezone.now()
     assert abs(Token.objects.get(pk=recent.pk).expires - (now + timedelta(days=30))) < timedelta(minutes=1)
     assert abs(Token.objects.get(pk=ancient.pk).expires - (now + timedelta(days=7))) < timedelta(minutes=1)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_moving_the_token_model_to_accounts_keeps_every_token(alice):
+    """accounts 0002 takes api's tokens over: same rows, same keys still valid, the table renamed, the
+    content type (and so its permissions) moved; backwards, they return to api_token."""
+    from django.contrib.auth.models import Permission
+    from django.contrib.contenttypes.models import ContentType
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    before = [("api", "0002_token_expiry"), ("accounts", "0001_initial")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    try:
+        old = executor.loader.project_state(before).apps.get_model("api", "Token")
+        key, expires = "c0ffee" + "1" * 34, timezone.now() + timedelta(days=3)
+        kept = old.objects.create(user_id=alice.pk, digest=digest(key), name="laptop", prefix=key[:6], expires=expires)
+        ContentType.objects.filter(app_label="accounts", model="token").delete()  # as on a server before the move
+        api_type, _ = ContentType.objects.get_or_create(app_label="api", model="token")
+        Permission.objects.get_or_create(content_type=api_type, codename="add_token", defaults={"name": "Can add token"})
+
+        executor = MigrationExecutor(connection)
+        executor.migrate(executor.loader.graph.leaf_nodes())
+        token = Token.objects.get()
+        assert (token.pk, token.name, token.prefix, token.expires) == (kept.pk, "laptop", "c0ffee", expires)
+        assert Token.verify(key).user == alice
+        tables = connection.introspection.table_names()
+        assert "accounts_token" in tables and "api_token" not in tables
+        assert ContentType.objects.get(pk=api_type.pk).app_label == "accounts"
+        assert Permission.objects.filter(codename="add_token", content_type__app_label="accounts").exists()
+
+        executor = MigrationExecutor(connection)
+        executor.migrate(before)
+        back = executor.loader.project_state(before).apps.get_model("api", "Token").objects.get()
+        assert (back.pk, back.digest, back.name) == (kept.pk, digest(key), "laptop")
+        assert ContentType.objects.get(pk=api_type.pk).app_label == "api"
+    finally:
+        executor = MigrationExecutor(connection)
+        executor.migrate(executor.loader.graph.leaf_nodes())

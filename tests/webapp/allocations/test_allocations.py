@@ -164,7 +164,7 @@ def test_allocations_used_by_an_experiment_cannot_be_deleted(alice, alice_client
 def test_the_json_api_takes_an_allocations_id(alice, bob, scenario):
     from django.test import Client
 
-    from webapp.api.models import Token
+    from webapp.accounts.models import Token
 
     trace, allocation_set = scenario
     body = {"trace": trace.pk, "policies": [{"preset": "sfs-age"}], "allocations": allocation_set.pk}

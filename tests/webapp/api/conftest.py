@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from webapp.api.models import Token
+from webapp.accounts.models import Token
 
 
 @pytest.fixture

@@ -52,6 +52,14 @@ def test_a_running_run_says_about_how_long_it_has_left(alice_client, alice, demo
     assert 180 <= left <= 180 + 3 * delay + 1
 
 
+def test_the_run_page_says_how_long_is_left_from_its_first_paint(alice_client, alice, demo_trace):
+    experiment = make_experiment(alice, demo_trace, ["easy"], run=False)
+    Run.objects.update(status="running", progress=0.5, started_at=timezone.now() - timedelta(minutes=2),
+                       heartbeat_at=timezone.now())
+    page = alice_client.get(experiment.get_absolute_url()).content.decode()
+    assert re.search(r'<span data-field="percent">50 %, about 2 min \d\d s left</span>', page), page
+
+
 def test_a_failed_run_shows_its_reason(alice_client, done_experiment):
     Run.objects.filter(experiment=done_experiment).update(status="failed", error="time limit: too slow")
     assert "time limit: too slow" in alice_client.get(done_experiment.get_absolute_url()).content.decode()

@@ -85,7 +85,7 @@ def test_a_lost_message_is_sent_again_once_then_the_run_fails_with_the_reason(qu
 def test_the_periodic_check_resends_too(queued_run, queue):
     lose_messages(queue)
     age(Run, queued_run.pk)
-    assert reconcile_runs() == {"requeued": 0, "failed": 0, "resent": 1}
+    assert reconcile_runs() == {"requeued": 0, "failed": 0, "resent": 1, "lost_in_queue": 0}
 
 
 def test_a_resent_run_then_runs(queued_run, queue):
@@ -129,13 +129,13 @@ def preview(alice, demo_trace) -> Preview:
 def test_a_preview_whose_message_is_lost_is_sent_again_once_then_fails(preview, queue):
     run_preview.delay(preview.pk)
     age(Preview, preview.pk)
-    assert reconcile_previews() == {"resent": 0, "failed": 0}
+    assert reconcile_previews() == {"requeued": 0, "failed": 0, "resent": 0, "lost_in_queue": 0}
     lose_messages(queue)
-    assert reconcile_previews() == {"resent": 1, "failed": 0}
+    assert reconcile_previews() == {"requeued": 0, "failed": 0, "resent": 1, "lost_in_queue": 0}
     assert len(messages(queue)) == 1
     lose_messages(queue)
     age(Preview, preview.pk)
-    assert reconcile_previews() == {"resent": 0, "failed": 1}
+    assert reconcile_previews() == {"requeued": 0, "failed": 0, "resent": 0, "lost_in_queue": 1}
     preview.refresh_from_db()
     assert preview.status == "failed" and preview.error.startswith("lost in the queue")
 

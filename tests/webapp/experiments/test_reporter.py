@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import time
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from tests.webapp.conftest import make_experiment
 from webapp.experiments.models import Run
@@ -20,7 +24,7 @@ def running(alice, demo_trace) -> Run:
 
 def test_progress_is_throttled(running, monkeypatch):
     clock = [100.0]
-    monkeypatch.setattr("webapp.experiments.tasks.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("webapp.core.progress.time.monotonic", lambda: clock[0])
     reporter = Reporter(running.pk)
     reporter.progress(0.1)
     assert Run.objects.get(pk=running.pk).progress == 0.1
@@ -34,7 +38,7 @@ def test_progress_is_throttled(running, monkeypatch):
 
 def test_should_stop_sees_a_cancel_request(running, monkeypatch):
     clock = [100.0]
-    monkeypatch.setattr("webapp.experiments.tasks.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("webapp.core.progress.time.monotonic", lambda: clock[0])
     reporter = Reporter(running.pk)
     clock[0] += 1.1
     assert reporter.should_stop() is False
@@ -42,3 +46,22 @@ def test_should_stop_sees_a_cancel_request(running, monkeypatch):
     assert reporter.should_stop() is False  # checked at most once a second
     clock[0] += 1.1
     assert reporter.should_stop() is True
+
+
+@pytest.mark.django_db(transaction=True)  # the lease thread has a connection of its own: it must see the row
+def test_lease_is_renewed_while_no_callback_comes(alice, demo_trace, monkeypatch):
+    """Loading a big trace or writing its schedule calls nothing back: the lease thread keeps the
+    heartbeat fresh meanwhile, so the reconcile step does not take the run for a lost worker's."""
+    run = make_experiment(alice, demo_trace, ["fcfs"], run=False).runs.get()
+    old = timezone.now() - timedelta(minutes=10)
+    Run.objects.filter(pk=run.pk).update(status="running", heartbeat_at=old)
+    monkeypatch.setattr("webapp.core.progress.HEARTBEAT_SECONDS", 0.05)
+    reporter = Reporter(run.pk)
+    with reporter.lease():
+        deadline = time.monotonic() + 5
+        while Run.objects.get(pk=run.pk).heartbeat_at == old and time.monotonic() < deadline:
+            time.sleep(0.02)  # the main thread is busy elsewhere: no progress, no should_stop
+    renewed = Run.objects.get(pk=run.pk).heartbeat_at
+    assert renewed > old + timedelta(minutes=9)
+    time.sleep(0.2)
+    assert Run.objects.get(pk=run.pk).heartbeat_at == renewed  # the thread stopped with the block

@@ -66,7 +66,7 @@ def test_a_bad_metacentrum_line_is_refused_naming_line_and_field(alice, media_ro
     response = login(alice).post(reverse("traces:upload"), {
         "name": "bad", "description": "", "file": SimpleUploadedFile("bad.swf", "\n".join(lines).encode())})
     page = response.content.decode()
-    assert response.status_code == 400 and "bad.swf, line 3, field nodespec" in page
+    assert response.status_code == 400 and "bad.swf, line 3: field nodespec" in page
     assert not Trace.objects.exists()
 
 

@@ -38,7 +38,7 @@ def test_a_bad_pbs_record_is_refused_naming_line_and_field(alice_client):
     content = b"06/01/2024 09:00:00;E;9.srv;user=a queue=q ctime=1 start=2 end=3\n06/01/2024 10:00:00;Q;oops;q=1\n"
     response = upload(alice_client, content, filename="20240601")
     assert response.status_code == 400 and not Trace.objects.exists()
-    assert "20240601, line 2, field jobid" in response.content.decode()
+    assert "20240601, line 2: field jobid" in response.content.decode()
 
 
 def test_download_as_swf_and_extended_swf(alice, alice_client):

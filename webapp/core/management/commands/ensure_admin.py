@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
+from webapp.supervision import ensure_admin
+
 
 class Command(BaseCommand):
     help = "Create the first admin account if there is none, and say how to log in."
 
     def handle(self, *args: object, **options: object) -> None:
-        from webapp.run import ensure_admin
-
         self.stdout.write(ensure_admin())

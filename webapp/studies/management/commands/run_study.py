@@ -12,6 +12,7 @@ points by status and the seconds from creation to the last point's end.
 
 from __future__ import annotations
 
+import csv
 import json
 import time
 from pathlib import Path
@@ -22,8 +23,11 @@ from django.core.management.base import BaseCommand, CommandError
 
 from webapp.experiments.models import Run
 from webapp.experiments.services import ExperimentError
+from webapp.experiments.tasks import reconcile
 from webapp.studies import services
 from webapp.studies.models import Study
+from webapp.studies.presets import PRESETS, create_preset_study
+from webapp.traces.local import import_local_trace
 
 
 class Command(BaseCommand):
@@ -57,16 +61,11 @@ class Command(BaseCommand):
                 return
         wait(study, options["timeout"], self.stdout.write)
         if options["csv"]:
-            import csv
-
             with open(options["csv"], "w", newline="") as handle:
                 csv.writer(handle).writerows(services.csv_rows(study))
         self.stdout.write(json.dumps(outcome(study)))
 
     def create(self, options: dict[str, Any]) -> Study:
-        from webapp.studies.presets import PRESETS, create_preset_study
-        from webapp.traces.local import import_local_trace
-
         if not options["trace"]:
             raise CommandError("--trace FILE is needed to start a study")
         owner, _ = get_user_model().objects.get_or_create(username=options["owner"])
@@ -98,8 +97,6 @@ def _grid_item(item: str) -> tuple[str, str]:
 
 def wait(study: Study, timeout: float, write: Any) -> None:
     """Poll until every point is final, re-queueing points of lost workers like the page does."""
-    from webapp.experiments.tasks import reconcile
-
     deadline = time.monotonic() + timeout
     last = None
     while True:

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from webapp.api.models import Token
+from webapp.accounts.models import Token
 
 
 @admin.register(Token)
