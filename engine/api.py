@@ -38,6 +38,7 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
     from engine.platform.infer import InferredConfiguration
     from engine.platform.infer import infer as infer_configuration
     from engine.platform.infer import time_zone as trace_time_zone
+    from engine.platform.infer import zone_named as time_zone_named
     from engine.platform.machines import Machine, parse_machines, read_machines
     from engine.platform.queues import QueueConfig, parse_queue_config
     from engine.platform.queues import load_queue_config as read_queue_config
@@ -60,7 +61,7 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
     from engine.workload.load import check_load_factor
     from engine.workload.metacentrum import EXEC_HOSTS, describe_requests
     from engine.workload.model import Workload
-    from engine.workload.recorded import has_recorded_starts
+    from engine.workload.recorded import has_recorded_starts, parsed_without_recorded_starts
     from engine.workload.scenarios import sfs_scenario
     from engine.workload.swf import read_header as read_trace_header
     from engine.workload.window import parse_days
@@ -70,7 +71,8 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
 __all__ = [
     # reading
     "Workload", "read_trace", "read_trace_header", "check_upload", "declared_procs", "describe", "describe_requests",
-    "has_recorded_starts", "EXEC_HOSTS", "trace_time_zone", "write_swf", "swf_text",
+    "has_recorded_starts", "parsed_without_recorded_starts", "EXEC_HOSTS", "trace_time_zone", "time_zone_named",
+    "write_swf", "swf_text",
     "save_parsed", "load_parsed",
     "Machine", "read_machines", "parse_machines",
     "QueueConfig", "read_queue_config", "parse_queue_config", "SHIPPED_QUEUE_CONFIGS", "shipped_queue_text",
@@ -115,6 +117,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "InferredConfiguration": ("engine.platform.infer", "InferredConfiguration"),
     "infer_configuration": ("engine.platform.infer", "infer"),
     "trace_time_zone": ("engine.platform.infer", "time_zone"),
+    "time_zone_named": ("engine.platform.infer", "zone_named"),
     **{name: ("engine.platform.machines", name) for name in ("Machine", "parse_machines", "read_machines")},
     **{name: ("engine.platform.queues", name) for name in ("QueueConfig", "parse_queue_config")},
     "read_queue_config": ("engine.platform.queues", "load_queue_config"),
@@ -140,6 +143,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     **{name: ("engine.workload.metacentrum", name) for name in ("EXEC_HOSTS", "describe_requests")},
     "Workload": ("engine.workload.model", "Workload"),
     "has_recorded_starts": ("engine.workload.recorded", "has_recorded_starts"),
+    "parsed_without_recorded_starts": ("engine.workload.recorded", "parsed_without_recorded_starts"),
     "sfs_scenario": ("engine.workload.scenarios", "sfs_scenario"),
     "read_trace_header": ("engine.workload.swf", "read_header"),
     "parse_days": ("engine.workload.window", "parse_days"),

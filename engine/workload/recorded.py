@@ -23,6 +23,12 @@ def recorded_starts(workload: Workload) -> np.ndarray:
     return np.where(wait >= 0, jobs["submit"].to_numpy(dtype=np.int64) + wait, -1)
 
 
+def parsed_without_recorded_starts(workload: Workload) -> bool:
+    """True for a workload parsed before the readers kept each job's recorded start (a columnar
+    cache written then has no ``wait_trace`` column): parse the trace again to have them."""
+    return "wait_trace" not in workload.jobs
+
+
 def has_recorded_starts(workload: Workload) -> bool:
     """True when at least one job has a recorded start (the trace can be run as ``recorded``)."""
     return bool((recorded_starts(workload) >= 0).any())

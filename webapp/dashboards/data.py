@@ -115,7 +115,8 @@ def fidelity_row(label: str, figures: dict[str, Any]) -> dict[str, Any]:
 def trace_time_axis(trace: Any, schedules: dict[str, pd.DataFrame]) -> TimeAxis:
     """The trace's calendar (its header's start time and zone, or epoch submits), else time since start."""
     submits = [float(s["submit"].min()) for s in schedules.values() if len(s)]
-    return time_axis(trace_header(trace), min(submits) if submits else None)
+    zone = trace.zone() if hasattr(trace, "zone") else ""
+    return time_axis(trace_header(trace), min(submits) if submits else None, zone=zone)
 
 
 CALENDAR_KEYS = ("UnixStartTime", "TimeZoneString", "TimeZone", "TimeBase")

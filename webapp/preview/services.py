@@ -83,7 +83,7 @@ def compute(preview: Preview, reporter: Reporter | None = None) -> dict[str, Any
     configs["counterpart"] = configs["proposed"]
     build = Path(tempfile.mkdtemp(prefix=f".preview-{preview.pk}-", dir=preview.result_dir.parent))
     summary: dict[str, Any] = {"clusters": {c.name: c.total_cores for c in machine.clusters}, "runs": {},
-                               "time_zone": trace_time_zone(workload)[1]}
+                               "time_zone": preview.trace.zone() or trace_time_zone(workload)[1]}
     frames = {}
     recorded = has_recorded_starts(workload)
     parts = len(RUNS) + int(recorded)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
-from engine.api import declared_procs
+from engine.api import declared_procs, time_zone_named
 from webapp.traces.models import Machine, Trace
 from webapp.traces.uploads import InspectedUpload, UploadRejected, inspect_upload
 
@@ -25,7 +25,16 @@ class TraceUploadForm(forms.Form):
                  ("MB", "MB"), ("GB", "GB")],
         help_text="Unit of the requested-memory field of a MetaCentrum or AleaNG trace (RAM per node).")
 
+    time_zone = forms.CharField(
+        label="Time zone", max_length=64, required=False,
+        help_text="The zone the log's dates are in and are shown in: an IANA name (Europe/Prague) or an offset "
+                  "(UTC+01:00). Empty: the log's own (a PBS log's is read from its records; else the header's, "
+                  "else UTC).")
+
     inspected: InspectedUpload | None = None
+
+    def clean_time_zone(self) -> str:
+        return checked_zone(self.cleaned_data.get("time_zone", ""))
 
     def clean(self) -> dict:
         data = super().clean()
@@ -53,7 +62,19 @@ class TraceUploadForm(forms.Form):
 class TraceEditForm(forms.ModelForm):
     class Meta:
         model = Trace
-        fields = ["name", "description", "shared"]
+        fields = ["name", "description", "shared", "time_zone"]
+
+    def clean_time_zone(self) -> str:
+        return checked_zone(self.cleaned_data.get("time_zone", ""))
+
+
+def checked_zone(text: str) -> str:
+    """A time zone as typed (stripped), if the engine knows it; else a form error."""
+    name = (text or "").strip()
+    if name and time_zone_named(name) is None:
+        raise forms.ValidationError(f"Unknown time zone {name[:64]!r}: give an IANA name such as Europe/Prague "
+                                    "or an offset such as UTC+01:00.")
+    return name
 
 
 class MachineForm(forms.ModelForm):

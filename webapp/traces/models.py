@@ -8,7 +8,8 @@ from django.conf import settings
 from django.db import models
 from django.urls import reverse
 
-from engine.api import Cleaning, Workload, load_parsed, read_trace, save_parsed
+from engine.api import (Cleaning, Workload, load_parsed, parsed_without_recorded_starts, read_trace, save_parsed,
+                        trace_time_zone)
 from webapp.core.files import media_path
 
 
@@ -52,6 +53,9 @@ class Trace(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PARSING)
     error = models.TextField(blank=True)
     header = models.JSONField(default=dict, blank=True)
+    # The zone its dates are shown in: chosen at upload, else the log's own (read when it is parsed).
+    time_zone = models.CharField(max_length=64, blank=True,
+                                 help_text="IANA name (Europe/Prague) or offset (UTC+01:00); empty: the log's own.")
     summary = models.JSONField(null=True, blank=True)  # engine.workload.describe()
     cache = models.CharField(max_length=200, blank=True)  # columnar cache, relative to MEDIA_ROOT
     parse_seconds = models.FloatField(null=True, blank=True)
@@ -100,11 +104,22 @@ class Trace(models.Model):
         return workload
 
     def workload(self) -> Workload:
-        """The parsed trace from its columnar cache; parsed again (and cached) if the cache was lost."""
+        """The parsed trace from its columnar cache; parsed again (and cached) if the cache was lost
+        or written before the readers kept the recorded starts (so its recorded run appears too)."""
         path = self.cache_path
         if path is not None and path.exists():
-            return load_parsed(path)
+            workload = load_parsed(path)
+            if not parsed_without_recorded_starts(workload):
+                return workload
         return self.read()
+
+    def zone(self) -> str:
+        """The zone its dates are shown in; a trace parsed before zones were stored gets the log's
+        own now (read from its parsed form, once)."""
+        if not self.time_zone and self.is_ready:
+            self.time_zone = trace_time_zone(self.workload())[1]
+            Trace.objects.filter(pk=self.pk, time_zone="").update(time_zone=self.time_zone)
+        return self.time_zone
 
     def delete_files(self) -> None:
         """Remove the stored file and caches unless another trace shares the same content."""

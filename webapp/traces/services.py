@@ -24,6 +24,7 @@ def create_trace(user: Any, data: dict, inspected: InspectedUpload, original_nam
                 shared=bool(data.get("shared")), sha256=inspected.sha256, file=inspected.relative_name,
                 original_name=original_name[:255], size_bytes=inspected.size_bytes,
                 procs=data.get("procs") or declared_procs(inspected.header), format=inspected.format,
+                time_zone=data.get("time_zone") or "",
                 header={**inspected.header, **({"memory_unit": data["memory_unit"]} if data.get("memory_unit") else {})},
             )
             enqueue(parse_trace, trace.pk)

@@ -7,7 +7,7 @@ import time
 
 from celery import shared_task
 
-from engine.api import WorkloadError, describe, error_line
+from engine.api import WorkloadError, describe, error_line, trace_time_zone
 from webapp.traces.models import Trace
 
 log = logging.getLogger(__name__)
@@ -36,6 +36,7 @@ def parse_trace(trace_id: int) -> int:
     _finish(
         trace_id, Trace.Status.READY, summary=summary, procs=procs,
         cache=f"traces/{target.name}", parse_seconds=time.monotonic() - started,
+        time_zone=trace.time_zone or trace_time_zone(workload)[1],
     )
     return trace_id
 

@@ -9,6 +9,7 @@ draws datetime axes in UTC, so calendar x values are the *local wall-clock* time
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -86,11 +87,12 @@ class TimeAxis:
         return stamp.timestamp() - float(self.origin)
 
 
-def time_axis(header: Mapping[str, object] | None, first_submit: float | None) -> TimeAxis:
+def time_axis(header: Mapping[str, object] | None, first_submit: float | None, *, zone: str = "") -> TimeAxis:
     """The trace's calendar, from its header (UnixStartTime, TimeZoneString or TimeZone offset) or,
-    without a start time, from submit times that are epochs; else a relative axis."""
+    without a start time, from submit times that are epochs; else a relative axis. ``zone``: the
+    zone stored with the trace (chosen at upload or read from the log), before the header's."""
     header = header or {}
-    tz = _zone(header)
+    tz = _zone({"TimeZoneString": zone}) if zone else _zone(header)
     absolute = str(header.get("TimeBase", "")).startswith("absolute")
     if absolute or (first_submit is not None and first_submit > EPOCH_THRESHOLD):
         return TimeAxis(0, tz)          # submits are epochs already (a start time was added, or never needed)
@@ -102,6 +104,8 @@ def time_axis(header: Mapping[str, object] | None, first_submit: float | None) -
 
 def _zone(header: Mapping[str, object]) -> str:
     name = str(header.get("TimeZoneString", "")).strip()
+    if re.fullmatch(r"UTC[+-]\d\d:\d\d", name):
+        return name                   # a fixed offset, as the accounting-log readers name it
     if name:
         try:
             ZoneInfo(name)
