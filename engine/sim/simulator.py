@@ -126,7 +126,9 @@ class Simulation:
         #: what policies believe a job will take (>= 1 s so every job occupies its processors)
         self.estimate: list[int] = np.maximum(requested.astype("int64").to_numpy(), 1).tolist()
         self.procs: list[int] = jobs["procs"].astype("int64").tolist()
-        self.size: list[int] = [self.allocator.size_for(p) for p in self.procs]
+        #: processors each job holds (a pool of processors counted: what it asks for)
+        self.size: list[int] = (list(self.procs) if type(self.allocator) is CountAllocator
+                                else [self.allocator.size_for(p) for p in self.procs])
         self.user: list[int] = jobs["user"].astype("int64").tolist() if "user" in jobs else [-1] * self.n
         self.now = 0
         self.start_time = [-1] * self.n
