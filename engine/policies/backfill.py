@@ -24,6 +24,7 @@ from engine.policies.ordering import WaitingQueue
 from engine.policies.registry import Component, register_algorithm
 from engine.sim.allocation import CountAllocator
 from engine.sim.fitindex import FitIndex, RunningByEnd
+from engine.sim.poolloop import EASY, IN_ORDER
 from engine.sim.simulator import Simulation
 from engine.sim.validate import ReservationWatch
 
@@ -40,8 +41,17 @@ def bounded(params: dict[str, Any]) -> int | None:
     return None if math.isinf(bound) else int(bound)
 
 
+def order_fixed_at_arrival(queue: WaitingQueue) -> bool:
+    """A plain queue whose order is a rank per job (what the compiled loop and FitIndex need)."""
+    return type(queue) is WaitingQueue and queue.rank is not None
+
+
 class InOrder(Algorithm):
     """``none``: start jobs in queue order while the head fits."""
+
+    def compiled_algorithm(self) -> int | None:
+        """The compiled loop runs it (engine.sim.poolloop) when its queue order is fixed at arrival."""
+        return IN_ORDER if type(self) is InOrder and order_fixed_at_arrival(self.queue) else None
 
     def schedule(self) -> None:
         queue, sim = self.queue, self.sim
@@ -80,11 +90,15 @@ class Easy(Algorithm):
 
     def __init__(self, sim: Simulation, queue: WaitingQueue, params: dict) -> None:
         super().__init__(sim, queue, params)
-        indexed = (type(queue) is WaitingQueue and queue.rank is not None and bounded(params) is None
+        indexed = (order_fixed_at_arrival(queue) and bounded(params) is None
                    and isinstance(sim.allocator, CountAllocator) and type(sim).fits is Simulation.fits)
         self.index = FitIndex(queue.rank, sim.size, sim.estimate) if indexed else None
         #: running jobs by expected end in arrays (with the index): the shadow time, compiled
         self.running = RunningByEnd(sim.capacity) if indexed else None
+
+    def compiled_algorithm(self) -> int | None:
+        """The compiled loop runs it (engine.sim.poolloop) where the index would (the same passes)."""
+        return EASY if type(self) is Easy and self.index is not None else None
 
     def on_submit(self, job: int) -> None:
         super().on_submit(job)
