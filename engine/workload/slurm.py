@@ -150,15 +150,9 @@ def _every_line_complete(source) -> bool:
         data = np.frombuffer(stream.read(), dtype=np.uint8)
     if not len(data):
         return False
-    breaks = np.flatnonzero(data == 10)
-    starts = np.concatenate([[0], breaks + 1])
-    starts = starts[starts < len(data)]                  # lines split at b"\n", as a binary stream
-    ends = np.append(starts[1:], len(data))
-    pipe_at = np.flatnonzero(data == 124)
-    pipes = np.searchsorted(pipe_at, ends) - np.searchsorted(pipe_at, starts)
-    filled = pipes > 0
-    for i in np.flatnonzero(~filled).tolist():            # blank (bytes.strip) lines do not count
-        filled[i] = bool(data[starts[i]:ends[i]].tobytes().strip())
+    from engine.workload import logscan     # imports numba (~0.5 s): only when a dump is read
+
+    pipes, filled = logscan.separators_per_line(data, 124, logscan.BYTE_SPACE)
     return len(np.unique(pipes[filled])) == 1
 
 
