@@ -48,10 +48,10 @@ from engine.policies.algorithm import Algorithm
 from engine.policies.backfill import BACKFILL_BOUND, bounded
 from engine.policies.ordering import WaitingQueue
 from engine.sim.profile import FOREVER, NEVER, Profile, _step_at, add, earliest_start, njit, running_jobs_profile
+from engine.sim.simulator import Simulation
 
 #: failed searches remembered in a compression round (see the module docstring)
 FAILURES_KEPT = 16
-from engine.sim.simulator import Simulation
 
 
 class Conservative(Algorithm):
