@@ -23,7 +23,11 @@ read the same logs both ways and compare every job, error and count.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit  # numba imported here only: engine.workload.pbs imports this module lazily
+
+from engine import numba_cache
+
+numba_cache.configure()  # the cache folder follows the engine's source; set before numba is imported
+from numba import njit  # noqa: E402 - numba imported here only: engine.workload.pbs imports this module lazily
 
 #: characters Python's ``str.split()`` splits on, among the 256 a latin-1 byte can be
 WHITESPACE = np.array([chr(b).isspace() for b in range(256)], dtype=np.bool_)

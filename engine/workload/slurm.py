@@ -78,6 +78,11 @@ _ARRAY_REMAINDER = re.compile(r"^\d+_\[([^\]]*)\]$")
 _TIME_FORMAT = "%Y-%m-%dT%H:%M:%S"
 
 
+#: formats whose times are the cluster's wall clock read as if UTC (sacct prints no offset): a zone named
+#: for such a trace names its clock, the times are not converted into it
+WALL_CLOCK_FORMATS = frozenset({"slurm"})
+LOCAL_WALL_CLOCK = "the cluster's local time (sacct prints no offset)"
+
 def load_sacct(path: str | Path, *, procs: int | None = None, oversize: Oversize = "reject",
                overrun: Overrun = "kill", skip_bad_lines: bool = False, max_records: int | None = None) -> Workload:
     """Read a ``sacct --parsable2`` dump into a cleaned Workload (see the module docstring)."""
@@ -87,7 +92,7 @@ def load_sacct(path: str | Path, *, procs: int | None = None, oversize: Oversize
     if frame is None:
         frame, report, errors = _read_rows(source, skip_bad_lines=skip_bad_lines, max_records=max_records)
     jobs = _jobs(frame, source.path, report, skip_bad_lines, errors)
-    metadata = {"TimeZoneString": "the cluster's local time (sacct prints no offset)"}
+    metadata = {"TimeZoneString": LOCAL_WALL_CLOCK}
     return to_workload(jobs, source=source.path, fmt="slurm", metadata=metadata, procs=procs,
                        oversize=oversize, overrun=overrun)
 
