@@ -39,6 +39,7 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
     from engine.platform.infer import infer as infer_configuration
     from engine.platform.infer import time_zone as trace_time_zone
     from engine.platform.infer import zone_named as time_zone_named
+    from engine.workload.slurm import WALL_CLOCK_FORMATS
     from engine.platform.machines import Machine, parse_machines, read_machines
     from engine.platform.queues import QueueConfig, parse_queue_config
     from engine.platform.queues import load_queue_config as read_queue_config
@@ -71,7 +72,7 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
 __all__ = [
     # reading
     "Workload", "read_trace", "read_trace_header", "check_upload", "declared_procs", "describe", "describe_requests",
-    "has_recorded_starts", "parsed_without_recorded_starts", "EXEC_HOSTS", "trace_time_zone", "time_zone_named",
+    "has_recorded_starts", "parsed_without_recorded_starts", "EXEC_HOSTS", "trace_time_zone", "time_zone_named", "WALL_CLOCK_FORMATS",
     "write_swf", "swf_text",
     "save_parsed", "load_parsed",
     "Machine", "read_machines", "parse_machines",
@@ -118,6 +119,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "infer_configuration": ("engine.platform.infer", "infer"),
     "trace_time_zone": ("engine.platform.infer", "time_zone"),
     "time_zone_named": ("engine.platform.infer", "zone_named"),
+    "WALL_CLOCK_FORMATS": ("engine.workload.slurm", "WALL_CLOCK_FORMATS"),
     **{name: ("engine.platform.machines", name) for name in ("Machine", "parse_machines", "read_machines")},
     **{name: ("engine.platform.queues", name) for name in ("QueueConfig", "parse_queue_config")},
     "read_queue_config": ("engine.platform.queues", "load_queue_config"),

@@ -6,6 +6,7 @@ import os
 
 from celery import Celery
 from celery.signals import worker_process_init
+from django.conf import settings
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 
@@ -19,6 +20,4 @@ def yield_to_the_web_server(**_: object) -> None:
     """Each pool process (they run the simulations, CPU-bound for minutes) lowers its priority by
     SCHEDLAB_WORKER_NICE: on a host the web server shares (`make run`, a small lab server), pages stay
     quick while the worker computes, and the worker still gets every cycle the web server leaves."""
-    from django.conf import settings
-
     os.nice(settings.SCHEDLAB_WORKER_NICE)

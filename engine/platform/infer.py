@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import numpy as np
 import pandas as pd
@@ -290,8 +291,6 @@ def zone_named(name: str) -> tzinfo | None:
     if name == "UTC":
         return UTC
     try:
-        from zoneinfo import ZoneInfo
-
         return ZoneInfo(name)
     except (KeyError, ValueError, OSError):
         return None

@@ -24,6 +24,7 @@ from engine.policies.ordering import WaitingQueue
 from engine.policies.registry import Component, register_algorithm
 from engine.sim.allocation import CountAllocator
 from engine.sim.fitindex import FitIndex, RunningByEnd
+from engine.sim.poolloop import EASY, IN_ORDER
 from engine.sim.simulator import Simulation
 from engine.sim.validate import ReservationWatch
 
@@ -40,8 +41,17 @@ def bounded(params: dict[str, Any]) -> int | None:
     return None if math.isinf(bound) else int(bound)
 
 
+def order_fixed_at_arrival(queue: WaitingQueue) -> bool:
+    """A plain queue whose order is a rank per job (what the compiled loop and FitIndex need)."""
+    return type(queue) is WaitingQueue and queue.rank is not None
+
+
 class InOrder(Algorithm):
     """``none``: start jobs in queue order while the head fits."""
+
+    def compiled_algorithm(self) -> int | None:
+        """The compiled loop runs it (engine.sim.poolloop) when its queue order is fixed at arrival."""
+        return IN_ORDER if type(self) is InOrder and order_fixed_at_arrival(self.queue) else None
 
     def schedule(self) -> None:
         queue, sim = self.queue, self.sim
@@ -80,11 +90,17 @@ class Easy(Algorithm):
 
     def __init__(self, sim: Simulation, queue: WaitingQueue, params: dict) -> None:
         super().__init__(sim, queue, params)
-        indexed = (type(queue) is WaitingQueue and queue.rank is not None and bounded(params) is None
+        indexed = (order_fixed_at_arrival(queue) and bounded(params) is None
                    and isinstance(sim.allocator, CountAllocator) and type(sim).fits is Simulation.fits)
-        self.index = FitIndex(queue.rank, sim.size, sim.estimate) if indexed else None
+        self.index: FitIndex | None = None
         #: running jobs by expected end in arrays (with the index): the shadow time, compiled
-        self.running = RunningByEnd(sim.capacity) if indexed else None
+        self.running: RunningByEnd | None = None
+        if indexed and queue.rank is not None:
+            self.index, self.running = FitIndex(queue.rank, sim.size, sim.estimate), RunningByEnd(sim.capacity)
+
+    def compiled_algorithm(self) -> int | None:
+        """The compiled loop runs it (engine.sim.poolloop) where the index would (the same passes)."""
+        return EASY if type(self) is Easy and self.index is not None else None
 
     def on_submit(self, job: int) -> None:
         super().on_submit(job)
@@ -93,7 +109,7 @@ class Easy(Algorithm):
 
     def start(self, job: int) -> None:
         super().start(job)
-        if self.index is not None:
+        if self.index is not None and self.running is not None:
             self.index.remove(job)
             self.running.add(self.sim.expected_end(job), job, self.sim.size[job])
 
@@ -114,14 +130,15 @@ class Easy(Algorithm):
             return
         if sim.free == 0:
             return
-        if self.index is not None:
-            shadow, extra = self.running.shadow(sim.size[head], sim.free, sim.now)
+        index, running = self.index, self.running
+        if running is not None:
+            shadow, extra = running.shadow(sim.size[head], sim.free, sim.now)
         else:
             shadow, extra = self.shadow(head)
         if watch is not None:
             watch.blocked(head, sim.now, shadow)
-        if self.index is not None:
-            self.backfill_indexed(head, shadow, extra)
+        if index is not None:
+            self.backfill_indexed(index, head, shadow, extra)
             return
         now, size, estimate = sim.now, sim.size, sim.estimate
         behind = queue.iter_jobs()
@@ -140,10 +157,10 @@ class Easy(Algorithm):
                 self.start(job)
                 extra -= need
 
-    def backfill_indexed(self, head: int, shadow: int, extra: int) -> None:
+    def backfill_indexed(self, index: FitIndex, head: int, shadow: int, extra: int) -> None:
         """The backfill pass with the index: each next job (in queue order) that fits the free
         processors and ends by the shadow time or fits the extra processors starts."""
-        sim, index = self.sim, self.index
+        sim = self.sim
         span = shadow - sim.now
         position = int(index.rank[head]) + 1
         while sim.free:

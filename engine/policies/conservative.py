@@ -25,6 +25,13 @@ Each round therefore asks only the jobs reserved to start after the beginning of
 since the previous round, and only about starts before its end. The round itself is one compiled
 loop (numba) over the profile's arrays.
 
+Failed searches, exact because the profile does not change between two moves: a job of n
+processors for d seconds reserved at s fits at t < s exactly when at least n are free (its own
+reservation not counted) on [t, min(t + d, s)) (the rest lies in its own reservation). So if a
+job (n, d, s) found no fit before L, a later job of the same round with n' >= n, d' >= d and
+s' >= s finds none before L either, as long as no job moved in between: its search starts at the
+step holding L (see ``compress_round``). Most searches fail, and most of their steps are skipped.
+
 **Bound.** With ``backfill_bound`` K, compression looks at the first K waiting jobs only (an
 approximation: no fixpoint for the others; by default every job, the exact schedule).
 
@@ -40,8 +47,11 @@ import numpy as np
 from engine.policies.algorithm import Algorithm
 from engine.policies.backfill import BACKFILL_BOUND, bounded
 from engine.policies.ordering import WaitingQueue
-from engine.sim.profile import FOREVER, NEVER, Profile, add, earliest_start, njit, running_jobs_profile
+from engine.sim.profile import FOREVER, NEVER, Profile, _step_at, add, earliest_start, njit, running_jobs_profile
 from engine.sim.simulator import Simulation
+
+#: failed searches remembered in a compression round (see the module docstring)
+FAILURES_KEPT = 16
 
 
 class Conservative(Algorithm):
@@ -193,6 +203,9 @@ def compress_round(times, free, length, queue, reserved, seq, clock, estimate, s
     count = 0
     given_lo, given_hi = FOREVER, NEVER
     first = FOREVER
+    # (size, duration, start, limit) of the last FAILURES_KEPT failed searches since the last move
+    failed = np.empty((FAILURES_KEPT, 4), dtype=np.int64)
+    kept = 0
     for q in range(len(queue)):
         job = queue[q]
         start = reserved[job]
@@ -200,9 +213,19 @@ def compress_round(times, free, length, queue, reserved, seq, clock, estimate, s
             continue    # the freed room begins at or after its start: it cannot use it
         duration, n = estimate[job], size[job]
         end = start + duration
-        new = earliest_start(times, free, length, now, duration, n, min(start, hi), start, end, n)
-        if new == NEVER:
+        limit = min(start, hi)
+        since = no_fit_before(failed, min(kept, FAILURES_KEPT), n, duration, start, now)
+        if since >= limit:
             continue
+        if since > now:   # from the beginning of the step holding it: the scan's own start points
+            since = times[_step_at(times, length, since)]
+        new = earliest_start(times, free, length, since, duration, n, limit, start, end, n)
+        if new == NEVER:
+            row = kept % FAILURES_KEPT
+            failed[row, 0], failed[row, 1], failed[row, 2], failed[row, 3] = n, duration, start, limit
+            kept += 1
+            continue
+        kept = 0
         # move: only the parts of the old and new windows that do not overlap change
         length = add(times, free, length, new, min(new + duration, start), -n)
         length = add(times, free, length, max(new + duration, start), end, n)
@@ -216,6 +239,18 @@ def compress_round(times, free, length, queue, reserved, seq, clock, estimate, s
         hi = max(hi, end)
         given_lo, given_hi = min(given_lo, start), max(given_hi, end)
     return length, count, given_lo, given_hi, first
+
+
+@njit(cache=True)
+def no_fit_before(failed, kept, n, duration, start, now):
+    """The latest limit of a failed search in ``failed[:kept]`` (size, duration, start, limit) whose
+    job was no larger, no longer and reserved no later: nothing fits before it (``now`` if none)."""
+    since = now
+    for f in range(kept):
+        if (failed[f, 0] <= n and failed[f, 1] <= duration and failed[f, 2] <= start
+                and failed[f, 3] > since):
+            since = failed[f, 3]
+    return since
 
 
 @njit(cache=True)

@@ -15,6 +15,8 @@ import importlib
 from typing import Any
 from collections.abc import Callable
 
+from engine import numba_cache
+
 
 class Kernel:
     """A function numba compiles at its first call (see the module docstring)."""
@@ -47,6 +49,7 @@ def njit(*args: Any, **options: Any) -> Any:
 
 @functools.lru_cache(maxsize=1)
 def _numba_njit() -> Callable[..., Any]:
+    numba_cache.configure()  # before numba reads its configuration
     try:
         return importlib.import_module("numba").njit
     except ImportError:  # pragma: no cover - numba is a dependency; this keeps the engine working

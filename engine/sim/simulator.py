@@ -7,6 +7,7 @@ start. Policies read the public state of :class:`Simulation` and call :meth:`Sim
 
 from __future__ import annotations
 
+import sys
 from bisect import bisect_left, insort
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -16,7 +17,8 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
-from engine.sim.allocation import make_allocator
+from engine.sim import poolloop
+from engine.sim.allocation import CountAllocator, make_allocator
 from engine.sim.schedule_csv import write_schedule_csv
 from engine.workload.model import Workload
 from engine.workload.names import names_of
@@ -24,6 +26,9 @@ from engine.workload.names import names_of
 #: The schedule CSV begins with these columns, in this order (a stable contract).
 SCHEDULE_COLUMNS = ("job_id", "user", "submit", "start", "end", "procs", "requested_time", "runtime", "wait", "killed")
 EXTRA_COLUMNS = ("alloc", "group", "queue", "partition", "start_order")
+#: from this many jobs on, a policy the compiled loop can run runs there (Simulation.worth_compiling):
+#: the Python loop takes some 10-20 µs a job under FCFS and EASY, loading numba about 0.6 s
+COMPILED_FROM_JOBS = 30_000
 
 
 class Cancelled(Exception):
@@ -56,6 +61,15 @@ class Pacer:
         if self.should_stop is not None and self.instants % 16 == 0 and self.should_stop():
             raise Cancelled(f"cancelled at t={t} after {finished} of {self.n} jobs")
 
+    def chunk_done(self, finished: int, t: float) -> None:
+        """After a chunk of a compiled loop (it pauses when ``finished`` reaches :attr:`next_report`)."""
+        if finished >= self.next_report:
+            self.next_report = finished + self.report_every
+            if self.progress is not None:
+                self.progress(finished / self.n)
+        if self.should_stop is not None and self.should_stop():
+            raise Cancelled(f"cancelled at t={t} after {finished} of {self.n} jobs")
+
     def done(self) -> None:
         if self.progress is not None:
             self.progress(1.0)
@@ -74,12 +88,26 @@ class Scheduler(Protocol):
     def schedule(self) -> None: ...
 
 
+class CompiledScheduler(Protocol):
+    """A scheduler that the compiled loop (engine.sim.poolloop) can run instead, when it says so:
+    ``compiled_algorithm()`` is its poolloop algorithm code, or None (then the Python loop runs it);
+    ``queue.rank`` is its queue order; ``watch`` an optional ReservationWatch (EASY)."""
+
+    queue: Any
+    watch: Any
+
+    def compiled_algorithm(self) -> int | None: ...
+
+
 class Simulation:
     """State a policy may read: time, jobs' requests, free processors, running jobs' expected ends.
 
     Jobs are integers 0..n-1 in arrival order (the workload's row order), so a job's number is
     also its arrival rank.
     """
+
+    #: run policies that can be compiled with the compiled loop: None = when worth it (worth_compiling)
+    compiled: bool | None = None
 
     def __init__(self, workload: Workload, capacity: int, *, allocation: str = "count",
                  exact_estimates: bool = False, context: Mapping[str, Any] | None = None,
@@ -98,7 +126,9 @@ class Simulation:
         #: what policies believe a job will take (>= 1 s so every job occupies its processors)
         self.estimate: list[int] = np.maximum(requested.astype("int64").to_numpy(), 1).tolist()
         self.procs: list[int] = jobs["procs"].astype("int64").tolist()
-        self.size: list[int] = [self.allocator.size_for(p) for p in self.procs]
+        #: processors each job holds (a pool of processors counted: what it asks for)
+        self.size: list[int] = (list(self.procs) if type(self.allocator) is CountAllocator
+                                else [self.allocator.size_for(p) for p in self.procs])
         self.user: list[int] = jobs["user"].astype("int64").tolist() if "user" in jobs else [-1] * self.n
         self.now = 0
         self.start_time = [-1] * self.n
@@ -156,6 +186,10 @@ class Simulation:
     # -- the loop ------------------------------------------------------------------------------
     def run(self, scheduler: Scheduler, *, progress: Callable[[float], None] | None = None,
             should_stop: Callable[[], bool] | None = None) -> None:
+        algorithm = getattr(scheduler, "compiled_algorithm", lambda: None)()
+        if algorithm is not None and self.runs_plainly() and self.worth_compiling():
+            self.run_compiled(algorithm, scheduler, Pacer(self.n, progress, should_stop))  # type: ignore[arg-type]
+            return
         submit, n = self.submit, self.n
         completions = self._completions
         next_job = 0
@@ -188,6 +222,47 @@ class Simulation:
                 raise SimulationError(
                     f"{n - self.started} jobs still wait with the machine idle at t={t}: the policy never starts them")
             pacer.tick(self.finished, t)
+        pacer.done()
+
+    def worth_compiling(self) -> bool:
+        """Whether the compiled loop pays for loading numba (about 0.6 s the first time in a process):
+        from :data:`COMPILED_FROM_JOBS` jobs on, or once numba is loaded anyway; ``compiled``
+        (a class attribute, for tests) True or False decides instead."""
+        if self.compiled is not None:
+            return self.compiled
+        return self.n >= COMPILED_FROM_JOBS or "numba" in sys.modules
+
+    def runs_plainly(self) -> bool:
+        """Whether this run is one the compiled loop makes exactly: nothing started yet, a pool of
+        processors counted (no placement, no availability changes), no listener of ends, no
+        subclass of the loop."""
+        return (type(self) is Simulation and type(self.allocator) is CountAllocator and not self.finish_listeners
+                and not self.wakeups and "fits" not in self.__dict__ and self.started == 0 and self.now == 0)
+
+    def run_compiled(self, algorithm: int, scheduler: CompiledScheduler, pacer: Pacer) -> None:
+        """The loop of :meth:`run` for ``scheduler``, compiled (engine.sim.poolloop): the same schedule."""
+        int64 = np.int64
+        loop = poolloop.PoolState(np.asarray(self.submit, int64), np.asarray(self.runtime, int64),
+                                  np.asarray(self.estimate, int64), np.asarray(self.size, int64),
+                                  scheduler.queue.rank, self.capacity)
+        watch = getattr(scheduler, "watch", None)
+        while True:
+            outcome = loop.run(algorithm, watch is not None, pacer.next_report)
+            if watch is not None:
+                watch.broken.extend(loop.take_broken())
+            if outcome != poolloop.PAUSED:
+                break
+            pacer.chunk_done(loop[poolloop.FINISHED], loop[poolloop.NOW])
+        self.now, self.started, self.finished = loop[poolloop.NOW], loop[poolloop.STARTED], loop[poolloop.FINISHED]
+        self.allocator.free = loop[poolloop.FREE]
+        self.start_time, self.end_time = loop.start_time.tolist(), loop.end_time.tolist()
+        self.start_order = loop.start_order.tolist()
+        if watch is not None:
+            watch.head, watch.promised = loop[poolloop.WATCH_HEAD], loop[poolloop.WATCH_PROMISED]
+            watch.reservations = loop[poolloop.RESERVATIONS]
+        if outcome == poolloop.STUCK:
+            raise SimulationError(f"{self.n - self.started} jobs still wait with the machine idle at t={self.now}: "
+                                  "the policy never starts them")
         pacer.done()
 
     def _finish(self, job: int) -> None:

@@ -112,7 +112,7 @@ def load_pbs(path: str | Path, *, procs: int | None = None, oversize: Oversize =
     Bad records raise :class:`WorkloadError` naming file, line and field, unless ``skip_bad_lines``
     (then they are counted in the report's ``bad_lines``). ``max_records``: stop after that many
     lines (the upload check reads the head of a file). A whole log is read by compiled passes over
-    its bytes (engine.workload.pbs_scan) with every unusual record, job and value left to the
+    its bytes (engine.workload.logscan) with every unusual record, job and value left to the
     line-by-line reader; ``careful`` reads it all line by line (the reference: the same jobs,
     errors and counts, slower)."""
     source = _inspect(path)
@@ -606,7 +606,7 @@ _BIG = np.iinfo(np.int64).max
 
 @dataclass
 class _Lines:
-    """The log's bytes and line spans (engine.workload.pbs_scan.split_lines)."""
+    """The log's bytes and line spans (engine.workload.logscan.split_lines)."""
 
     data: bytes | mmap.mmap
     starts: np.ndarray
@@ -620,9 +620,9 @@ class _Lines:
 
 
 def _read_fast(data: bytes | mmap.mmap, path: str, *, skip_bad_lines: bool) -> tuple[Jobs, int | None]:
-    """:func:`_read_careful`'s result from compiled passes (module pbs_scan) for the common records,
+    """:func:`_read_careful`'s result from compiled passes (module logscan) for the common records,
     jobs and values; everything else goes through the same per-line and per-job code in order."""
-    from engine.workload import pbs_scan as kernels     # imports numba (~0.5 s): only when a log is read
+    from engine.workload import logscan as kernels     # imports numba (~0.5 s): only when a log is read
 
     buf = np.frombuffer(data, dtype=np.uint8)
     starts, ends, terminated = kernels.split_lines(buf)

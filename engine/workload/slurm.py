@@ -78,6 +78,11 @@ _ARRAY_REMAINDER = re.compile(r"^\d+_\[([^\]]*)\]$")
 _TIME_FORMAT = "%Y-%m-%dT%H:%M:%S"
 
 
+#: formats whose times are the cluster's wall clock read as if UTC (sacct prints no offset): a zone named
+#: for such a trace names its clock, the times are not converted into it
+WALL_CLOCK_FORMATS = frozenset({"slurm"})
+LOCAL_WALL_CLOCK = "the cluster's local time (sacct prints no offset)"
+
 def load_sacct(path: str | Path, *, procs: int | None = None, oversize: Oversize = "reject",
                overrun: Overrun = "kill", skip_bad_lines: bool = False, max_records: int | None = None) -> Workload:
     """Read a ``sacct --parsable2`` dump into a cleaned Workload (see the module docstring)."""
@@ -87,7 +92,7 @@ def load_sacct(path: str | Path, *, procs: int | None = None, oversize: Oversize
     if frame is None:
         frame, report, errors = _read_rows(source, skip_bad_lines=skip_bad_lines, max_records=max_records)
     jobs = _jobs(frame, source.path, report, skip_bad_lines, errors)
-    metadata = {"TimeZoneString": "the cluster's local time (sacct prints no offset)"}
+    metadata = {"TimeZoneString": LOCAL_WALL_CLOCK}
     return to_workload(jobs, source=source.path, fmt="slurm", metadata=metadata, procs=procs,
                        oversize=oversize, overrun=overrun)
 
@@ -150,15 +155,9 @@ def _every_line_complete(source) -> bool:
         data = np.frombuffer(stream.read(), dtype=np.uint8)
     if not len(data):
         return False
-    breaks = np.flatnonzero(data == 10)
-    starts = np.concatenate([[0], breaks + 1])
-    starts = starts[starts < len(data)]                  # lines split at b"\n", as a binary stream
-    ends = np.append(starts[1:], len(data))
-    pipe_at = np.flatnonzero(data == 124)
-    pipes = np.searchsorted(pipe_at, ends) - np.searchsorted(pipe_at, starts)
-    filled = pipes > 0
-    for i in np.flatnonzero(~filled).tolist():            # blank (bytes.strip) lines do not count
-        filled[i] = bool(data[starts[i]:ends[i]].tobytes().strip())
+    from engine.workload import logscan     # imports numba (~0.5 s): only when a dump is read
+
+    pipes, filled = logscan.separators_per_line(data, 124, logscan.BYTE_SPACE)
     return len(np.unique(pipes[filled])) == 1
 
 

@@ -1,4 +1,4 @@
-"""Deliberately naive EASY and conservative backfilling, to hold the engine to, job by job.
+"""Deliberately naive FCFS, EASY and conservative backfilling, to hold the engine to, job by job.
 
 Written from the textbook (Mu'alem & Feitelson 2001) and the README's "Time and ties", sharing no
 code with the engine: plain lists, sums recomputed from scratch, no profile structure, no pruning,
@@ -42,6 +42,20 @@ class Job:
 
 def estimate(job: Job, exact: bool) -> int:
     return max(job.runtime if exact else job.requested, 1)
+
+
+def fcfs(jobs: list[Job], capacity: int, *, exact: bool = False) -> list[int]:
+    """Start time of every job under FCFS without backfilling: jobs start in queue order while the
+    head fits (``exact`` changes nothing: no decision reads an estimate)."""
+    start: list[int | None] = [None] * len(jobs)
+
+    def decide(now: int, waiting: list[int], running: list[int]) -> None:
+        while waiting and jobs[waiting[0]].procs <= capacity - sum(jobs[j].procs for j in running):
+            start[waiting[0]] = now
+            running.append(waiting.pop(0))
+
+    _simulate(jobs, decide, start)
+    return start  # type: ignore[return-value]
 
 
 def easy(jobs: list[Job], capacity: int, *, exact: bool = False) -> list[int]:

@@ -15,6 +15,8 @@ from typing import Any
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
+from webapp.celery import app
+
 log = logging.getLogger(__name__)
 
 Message = tuple[str, tuple]  # (task name, positional arguments)
@@ -23,8 +25,6 @@ Message = tuple[str, tuple]  # (task name, positional arguments)
 def waiting_messages() -> set[Message] | None:
     """Every message waiting in the broker, or None when this broker cannot be looked into (then
     nothing is declared lost). Redis: the queue and the unacknowledged messages workers hold."""
-    from webapp.celery import app
-
     url = app.conf.broker_url or ""
     try:
         if url.startswith("filesystem://"):

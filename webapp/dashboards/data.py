@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 from django.contrib.staticfiles import finders
 
-from engine.api import fidelity, human_seconds, read_trace_header
+from engine.api import WALL_CLOCK_FORMATS, fidelity, human_seconds, read_trace_header
 from webapp.allocations.services import with_allocations
 from webapp.dashboards.comparison import Comparison
 from webapp.dashboards.figures.time_axis import TimeAxis, time_axis
@@ -116,7 +116,8 @@ def trace_time_axis(trace: Any, schedules: dict[str, pd.DataFrame]) -> TimeAxis:
     """The trace's calendar (its header's start time and zone, or epoch submits), else time since start."""
     submits = [float(s["submit"].min()) for s in schedules.values() if len(s)]
     zone = trace.zone() if hasattr(trace, "zone") else ""
-    return time_axis(trace_header(trace), min(submits) if submits else None, zone=zone)
+    return time_axis(trace_header(trace), min(submits) if submits else None, zone=zone,
+                     wall_clock=getattr(trace, "format", "") in WALL_CLOCK_FORMATS)
 
 
 CALENDAR_KEYS = ("UnixStartTime", "TimeZoneString", "TimeZone", "TimeBase")

@@ -14,7 +14,7 @@ import tempfile
 from datetime import timedelta
 from pathlib import Path
 
-from celery import shared_task
+from celery import Task, shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from celery.signals import worker_ready
 from django.conf import settings
@@ -52,7 +52,7 @@ class Reporter(ProgressReporter):
     bind=True, acks_late=True, reject_on_worker_lost=True,
     soft_time_limit=settings.SCHEDLAB_RUN_TIME_LIMIT, time_limit=settings.SCHEDLAB_RUN_TIME_LIMIT + 60,
 )
-def run_simulation(self, run_id: int) -> int:  # noqa: ANN001
+def run_simulation(self: Task, run_id: int) -> int:
     now = timezone.now()
     started = Run.objects.filter(pk=run_id, status=Run.Status.QUEUED, cancel_requested=False).update(
         status=Run.Status.RUNNING, started_at=now, heartbeat_at=now, finished_at=None, progress=0.0,

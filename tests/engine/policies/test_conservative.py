@@ -14,14 +14,15 @@ import sys
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from engine.policies.conservative import Conservative
+from engine.policies.conservative import Conservative, no_fit_before
 from engine.run import simulate
-from engine.sim.profile import NEVER
+from engine.sim.profile import NEVER, earliest_start
 from engine.workload import load_workload
 from engine.workload.model import Workload
 from tests.engine.conftest import make_workload
@@ -176,3 +177,43 @@ def test_same_schedule_compiled_cold_compiled_cached_and_interpreted(tmp_path):
     assert any((tmp_path / "numba-cache").rglob("*.nbi")), "nothing was cached"
     assert child() == cold                          # loaded from the cache
     assert child(NUMBA_DISABLE_JIT="1") == cold     # the kernels as plain Python
+
+
+# -- a failed search spares the searches it dominates ---------------------------------------------
+
+steps = st.lists(st.tuples(st.integers(1, 20), st.integers(0, 8)), min_size=1, max_size=30)
+request = st.tuples(st.integers(1, 8), st.integers(1, 60), st.integers(0, 400))   # size, duration, start
+
+
+def profile_of(widths_and_free: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Steps of the given widths from time 0; the last lasts for ever with all 8 free."""
+    times = np.cumsum([0] + [w for w, _ in widths_and_free]).astype(np.int64)
+    free = np.array([f for _, f in widths_and_free] + [8], dtype=np.int64)
+    return times, free
+
+
+def search(times, free, since, request, limit) -> int:
+    n, duration, start = request
+    return int(earliest_start(times, free, len(times), since, duration, n, limit, start, start + duration, n))
+
+
+@settings(max_examples=300, deadline=None)
+@given(steps, st.lists(request, min_size=1, max_size=6), request, st.integers(0, 400))
+# a job reserved earlier than a failed one is not dominated by it: it fits at 0 into its own
+# reservation from 10 on, where the failed one (reserved at 100) would need free processors
+@example([(10, 8), (90, 0)], [(1, 50, 100)], (1, 50, 10), 400)
+def test_a_search_starts_where_the_failed_searches_it_dominates_gave_up(widths_and_free, failures, job, hi):
+    """As compress_round uses it: from the step holding no_fit_before's answer, the same earliest
+    fit (or none) as a search from now, whatever the dominated failures were."""
+    times, free = profile_of(widths_and_free)
+    failed = np.array([(n, d, s, min(s, hi)) for n, d, s in failures
+                       if search(times, free, 0, (n, d, s), min(s, hi)) == NEVER], dtype=np.int64).reshape(-1, 4)
+    n, duration, start = job
+    limit = min(start, hi)
+    since = int(no_fit_before(failed, len(failed), n, duration, start, 0))
+    expected = search(times, free, 0, job, limit)
+    if since >= limit:
+        assert expected == NEVER
+    else:
+        aligned = int(times[np.searchsorted(times, since, side="right") - 1])
+        assert search(times, free, aligned, job, limit) == expected

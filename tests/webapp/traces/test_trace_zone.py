@@ -4,6 +4,8 @@ parsed again on demand, so its recorded run appears too."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from engine.api import has_recorded_starts, load_parsed, save_parsed
@@ -68,3 +70,22 @@ def test_a_cache_without_recorded_starts_is_parsed_again(alice):
     workload = trace.workload()
     assert has_recorded_starts(workload) and len(workload) == 200
     assert "wait_trace" in load_parsed(trace.cache_path).jobs      # the cache is written again
+
+
+SACCT = Path(__file__).resolve().parents[2] / "data" / "accounting" / "slurm_real_allocations.txt"
+
+
+def test_a_sacct_dump_shows_the_wall_clock_sacct_printed_in_the_zone_named_for_it(alice_client):
+    """sacct prints local times without an offset: they are read as if UTC, so a zone chosen for the
+    dump names its clock and must not shift the times (15:48 stays 15:48, not 16:48 in Prague)."""
+    response = upload(alice_client, SACCT.read_bytes(), filename="sacct.txt", time_zone="Europe/Prague")
+    assert response.status_code == 302, response.content.decode()[:500]
+    trace = Trace.objects.get()
+    parse_trace(trace.pk)
+    trace.refresh_from_db()
+    assert trace.format == "slurm" and trace.time_zone == "Europe/Prague"
+    jobs = trace.workload().jobs
+    axis = trace_time_axis(trace, {"recorded": jobs})
+    assert axis.label == "date and time (Europe/Prague)"
+    assert axis.text(float(jobs["submit"].min())) == "2026-11-23 15:48"     # the dump's first Submit
+    assert axis.seconds("2026-11-23 15:48") == pytest.approx(float(jobs["submit"].min()) // 60 * 60)

@@ -26,6 +26,12 @@ class TimeAxis:
     origin: int | None = None    # Unix time of t = 0 in the schedule's time base; None: no calendar
     tz: str = "UTC"
     unit: float = 86400.0        # without a calendar: seconds per axis unit (days or hours)
+    wall_clock: bool = False     # the times are the zone's wall clock read as if UTC (a sacct dump's)
+
+    @property
+    def clock(self) -> str:
+        """The zone the schedule's epochs count in: the trace's, or UTC for wall-clock times."""
+        return "UTC" if self.wall_clock else self.tz
 
     @property
     def calendar(self) -> bool:
@@ -34,7 +40,7 @@ class TimeAxis:
     def for_span(self, span_seconds: float) -> TimeAxis:
         """The same axis, in hours rather than days when the span is under three days (no calendar)."""
         unit = 86400.0 if span_seconds >= 3 * 86400 else 3600.0
-        return TimeAxis(self.origin, self.tz, unit)
+        return TimeAxis(self.origin, self.tz, unit, self.wall_clock)
 
     def x(self, seconds: np.ndarray | float) -> np.ndarray:
         """Schedule seconds -> x values: local wall-clock milliseconds, or days/hours since the start."""
@@ -42,7 +48,7 @@ class TimeAxis:
         if not self.calendar:
             return values / self.unit
         utc = pd.to_datetime(values + float(self.origin), unit="s", utc=True)
-        local = pd.DatetimeIndex(np.atleast_1d(utc)).tz_convert(self.tz).tz_localize(None)
+        local = pd.DatetimeIndex(np.atleast_1d(utc)).tz_convert(self.clock).tz_localize(None)
         millis = local.as_unit("ms").asi8.astype(float)
         return millis.reshape(values.shape) if values.ndim else millis[0]
 
@@ -58,7 +64,7 @@ class TimeAxis:
     def text(self, seconds: float) -> str:
         """One instant in words, as the axis shows it: "2023-11-14 23:13" or "day 3.25"."""
         if self.calendar:
-            stamp = pd.Timestamp(float(seconds) + float(self.origin), unit="s", tz="UTC").tz_convert(self.tz)
+            stamp = pd.Timestamp(float(seconds) + float(self.origin), unit="s", tz="UTC").tz_convert(self.clock)
             return stamp.strftime("%Y-%m-%d %H:%M")
         return f"day {seconds / 86400:,.2f}"
 
@@ -83,22 +89,24 @@ class TimeAxis:
         if stamp is pd.NaT:
             return None
         if stamp.tzinfo is None:
-            stamp = stamp.tz_localize(self.tz, ambiguous=True, nonexistent="shift_forward")
+            stamp = stamp.tz_localize(self.clock, ambiguous=True, nonexistent="shift_forward")
         return stamp.timestamp() - float(self.origin)
 
 
-def time_axis(header: Mapping[str, object] | None, first_submit: float | None, *, zone: str = "") -> TimeAxis:
+def time_axis(header: Mapping[str, object] | None, first_submit: float | None, *, zone: str = "",
+              wall_clock: bool = False) -> TimeAxis:
     """The trace's calendar, from its header (UnixStartTime, TimeZoneString or TimeZone offset) or,
     without a start time, from submit times that are epochs; else a relative axis. ``zone``: the
-    zone stored with the trace (chosen at upload or read from the log), before the header's."""
+    zone stored with the trace (chosen at upload or read from the log), before the header's;
+    ``wall_clock``: the times are that zone's wall clock read as if UTC (a sacct dump's)."""
     header = header or {}
     tz = _zone({"TimeZoneString": zone}) if zone else _zone(header)
     absolute = str(header.get("TimeBase", "")).startswith("absolute")
     if absolute or (first_submit is not None and first_submit > EPOCH_THRESHOLD):
-        return TimeAxis(0, tz)          # submits are epochs already (a start time was added, or never needed)
+        return TimeAxis(0, tz, wall_clock=wall_clock)  # submits are epochs already (a start time was added, or never needed)
     start = _number(header.get("UnixStartTime"))
     if start is not None and start > 0:
-        return TimeAxis(int(start), tz)
+        return TimeAxis(int(start), tz, wall_clock=wall_clock)
     return TimeAxis()
 
 

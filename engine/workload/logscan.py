@@ -1,6 +1,7 @@
-"""Compiled byte-level passes over a PBS accounting log (the fast path of engine.workload.pbs).
+"""Compiled byte-level passes over accounting logs: a PBS log (the fast path of
+engine.workload.pbs) and a sacct dump's field counts (:func:`separators_per_line`).
 
-The log is read as bytes (latin-1: one byte, one character, as the text reader decodes it) and
+A PBS log is read as bytes (latin-1: one byte, one character, as the text reader decodes it) and
 these numba kernels do what the per-line Python reader did for the common records, without a
 Python object per line or per attribute:
 
@@ -22,10 +23,16 @@ read the same logs both ways and compare every job, error and count.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit  # numba imported here only: engine.workload.pbs imports this module lazily
+
+from engine import numba_cache
+
+numba_cache.configure()  # the cache folder follows the engine's source; set before numba is imported
+from numba import njit  # noqa: E402 - numba imported here only: engine.workload.pbs imports this module lazily
 
 #: characters Python's ``str.split()`` splits on, among the 256 a latin-1 byte can be
 WHITESPACE = np.array([chr(b).isspace() for b in range(256)], dtype=np.bool_)
+#: bytes ``bytes.strip()`` removes
+BYTE_SPACE = np.array([bytes([b]).isspace() for b in range(256)], dtype=np.bool_)
 SLOW, QUEUED, STARTED, ENDED, READ_PAST = 0, 1, 2, 3, 4
 
 
@@ -280,3 +287,26 @@ def plain_numbers(buf, begins, ends):
             values[i] = value
             ok[i] = True
     return values, ok
+
+
+@njit(cache=True)
+def separators_per_line(buf, separator, space):
+    """Per line (split at ``\n``, as a binary stream reads it): how many ``separator`` bytes it
+    holds, and whether it holds anything but ``space`` bytes (``bytes.strip()``'s)."""
+    n = len(buf)
+    most = 1
+    for i in range(n):
+        most += buf[i] == 10
+    counts = np.zeros(most, np.int64)
+    filled = np.zeros(most, np.bool_)
+    line = 0
+    for i in range(n):
+        c = buf[i]
+        if c == separator:
+            counts[line] += 1
+        if not space[c]:
+            filled[line] = True
+        if c == 10:
+            line += 1
+    lines = line + 1 if n and buf[n - 1] != 10 else line
+    return counts[:lines].copy(), filled[:lines].copy()
