@@ -569,8 +569,10 @@ class NodeAllocator:
 
         fitting = sum(1 for i in range(cluster.nodes) if good(i)) if wanted else 0
         i = 0
+        overdue = False   # a job given back was expected to end before now: it runs past its estimate
         while True:
             while i < len(running) and running[i][0] <= start:
+                overdue = overdue or running[i][0] < now
                 entry = taken[running[i][1]]
                 was = [good(node) for node in entry[1]] if wanted else ()
                 total = _give_back(entry, free_cores, free_mem, free_gpus, total)
@@ -582,7 +584,11 @@ class NodeAllocator:
             if (fitting >= wanted if wanted else total >= request.procs):
                 chosen = select_nodes(free_cores, free_mem, free_gpus, total, cluster, request, None)
                 if chosen is not None:
-                    return (now + 1 if start == now else start), chosen[0]
+                    # Fitting now only once jobs end: those expected to end at this very instant
+                    # do (a pass between two ends of one second, pass_per_end); one running past
+                    # its estimate is expected to end in a second; with nothing to end, not now either.
+                    late = start == now and (overdue or i == 0)
+                    return (now + 1 if late else start), chosen[0]
             if i == len(running):
                 return None
             start = running[i][0]

@@ -39,6 +39,7 @@ import pytest
 
 from engine.metrics.fidelity import fidelity, spearman
 from engine.platform.machines import read_machines
+from engine.platform.queues import load_queue_config
 from engine.policies.registry import resolve
 from engine.run import simulate
 from engine.workload import load_workload
@@ -149,3 +150,16 @@ def test_fidelity_on_pbsstrict3_says_the_recording_cannot_be_matched():
     assert figures["warning"].startswith("The recording is not a schedule of this machine: it holds 35 processors")
     strict = fidelity(recorded("PBSstrict"), run("PBSstrict", "pbs-strict"), capacity=4)
     assert strict["recording"]["fits"] and strict["warning"] is None     # its 1-s job over 4 cores is rounding
+
+
+@pytest.mark.slow
+def test_pbs_easy_keeps_easys_promise_on_wagap():
+    """A pass between two job ends of one second (pass_per_end) sees the second job still running:
+    it ends at this very instant, so the head's reservation is now, not a second later (found on
+    wagap-2013: head job 14324's reservation moved from t to t+1 and the schedule check failed)."""
+    meta = SHARED_DATA / "metacentrum" / "alea"
+    result = simulate(load_workload(meta / "wagap-2013.swf"), None, "pbs-easy",
+                      machine=read_machines(meta / "wagap-2013.swf.machines"),
+                      queues=load_queue_config("metacentrum-2014"))
+    verdict = result.meta["summary"]["validation"]
+    assert verdict["ok"] and verdict["checks"]["reservation"] == "ok"
