@@ -28,19 +28,26 @@ from __future__ import annotations
 
 from heapq import heappop, heappush
 from itertools import islice
+from typing import TYPE_CHECKING
 
 from engine.policies.algorithm import Algorithm
 from engine.policies.backfill import BACKFILL_BOUND, bounded
 from engine.policies.ordering import WaitingQueue
 from engine.policies.registry import Component, register_algorithm
-from engine.sim.nodes import NodeAllocator
 from engine.sim.profile import Profile
 from engine.sim.simulator import Simulation
 from engine.sim.validate import ReservationWatch
 
+if TYPE_CHECKING:
+    from engine.sim.nodes import NodeAllocator
+
 
 def node_allocator(sim: Simulation) -> NodeAllocator:
     """The simulation's node-level allocator (the registry picks these algorithms only for one)."""
+    # Here, not at the top: the registry imports this module for every run, and node placement (with
+    # machines, queues, YAML) loads only for runs on clusters (engine/run.py; tests/engine/test_api_imports.py).
+    from engine.sim.nodes import NodeAllocator
+
     allocator = sim.allocator
     if not isinstance(allocator, NodeAllocator):
         raise TypeError(f"a node-level algorithm needs a node-level machine, not {type(allocator).__name__}")
