@@ -97,6 +97,14 @@ class _Scan:
     array_parents: set[str] = field(default_factory=set)
     bad_lines: int = 0
     errors: list[WorkloadError] = field(default_factory=list)
+
+    def skip(self, error: WorkloadError, skip_bad_lines: bool) -> None:
+        """Count a bad line and keep its error (the first few), or raise it without --skip-bad-lines."""
+        if not skip_bad_lines:
+            raise error
+        self.bad_lines += 1
+        if len(self.errors) < MAX_KEPT_ERRORS:
+            self.errors.append(error)
     offset: int | None = None
     #: parsed once per distinct value: requests, walltimes, host lists
     requests: dict[tuple, tuple] = field(default_factory=dict)
@@ -184,11 +192,7 @@ def _scan(source, *, skip_bad_lines: bool, max_records: int | None) -> _Scan:
             try:
                 record = _line_record(line, lineno, source.path)
             except WorkloadError as error:
-                if not skip_bad_lines:
-                    raise
-                scan.bad_lines += 1
-                if len(scan.errors) < MAX_KEPT_ERRORS:
-                    scan.errors.append(error)
+                scan.skip(error, skip_bad_lines)
                 continue
             if record is not None:
                 _apply(scan, lineno, *record)
@@ -656,11 +660,7 @@ def _slow_records(indexes: np.ndarray, lines: _Lines, path: str, scan: _Scan, na
         try:
             record = _line_record(lines.text(index), index + 1, path)
         except WorkloadError as error:
-            if not skip_bad_lines:
-                raise
-            scan.bad_lines += 1
-            if len(scan.errors) < MAX_KEPT_ERRORS:
-                scan.errors.append(error)
+            scan.skip(error, skip_bad_lines)
             continue
         if record is None:
             continue
