@@ -21,17 +21,23 @@ from engine.sim.jit import njit
 ABSENT = 2 ** 62   # size and estimate of a position with no waiting job
 
 
+
+def empty_queue_tree(rank: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, np.ndarray, np.ndarray]:
+    """The waiting queue's tree with no job in it: ranks, the job at each rank, the number of leaves
+    (a power of two), and per node the least size and least estimate below it (ABSENT: none)."""
+    n = len(rank)
+    ranks = np.asarray(rank, dtype=np.int64)
+    job_at = np.empty(max(n, 1), dtype=np.int64)
+    job_at[ranks] = np.arange(n)
+    leaves = 1 << max(n - 1, 0).bit_length()
+    return (ranks, job_at, leaves, np.full(2 * leaves, ABSENT, dtype=np.int64),
+            np.full(2 * leaves, ABSENT, dtype=np.int64))
+
 class FitIndex:
     """Waiting jobs at their queue positions (``rank[job]``), with range minima of size and estimate."""
 
     def __init__(self, rank: np.ndarray, size: list[int], estimate: list[int]) -> None:
-        n = len(rank)
-        self.rank = np.asarray(rank, dtype=np.int64)
-        self.job_at = np.empty(max(n, 1), dtype=np.int64)
-        self.job_at[self.rank] = np.arange(n)
-        self.leaves = 1 << max(n - 1, 0).bit_length()
-        self.min_size = np.full(2 * self.leaves, ABSENT, dtype=np.int64)
-        self.min_estimate = np.full(2 * self.leaves, ABSENT, dtype=np.int64)
+        self.rank, self.job_at, self.leaves, self.min_size, self.min_estimate = empty_queue_tree(rank)
         self.size, self.estimate = size, estimate
 
     def add(self, job: int) -> None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.sim.fitindex import ABSENT, first_fit, insert_running, remove_running, set_leaf, shadow_time
+from engine.sim.fitindex import ABSENT, empty_queue_tree, first_fit, insert_running, remove_running, set_leaf, shadow_time
 from engine.sim.jit import njit
 
 #: algorithm codes of run_pool
@@ -51,12 +51,7 @@ class PoolState:
                  rank: np.ndarray, capacity: int) -> None:
         n = len(submit)
         self.submit, self.runtime, self.estimate, self.size = submit, runtime, estimate, size
-        self.rank = np.asarray(rank, dtype=np.int64)
-        self.job_at = np.empty(max(n, 1), dtype=np.int64)
-        self.job_at[self.rank] = np.arange(n)
-        self.leaves = 1 << max(n - 1, 0).bit_length()
-        self.min_size = np.full(2 * self.leaves, ABSENT, dtype=np.int64)
-        self.min_estimate = np.full(2 * self.leaves, ABSENT, dtype=np.int64)
+        self.rank, self.job_at, self.leaves, self.min_size, self.min_estimate = empty_queue_tree(rank)
         self.start_time = np.full(n, -1, dtype=np.int64)
         self.end_time = np.full(n, -1, dtype=np.int64)
         self.start_order = np.full(n, -1, dtype=np.int64)
