@@ -26,6 +26,7 @@ from engine.jit import njit
 
 _PLAIN_NAME = re.compile(r"^[A-Za-z0-9_]+$")   # a header pandas writes unquoted
 _POWERS = 10 ** np.arange(19, dtype=np.int64)  # 1 .. 10**18
+_UNSIGNED_POWERS = _POWERS.astype(np.uint64)     # the same, for the kernel's magnitudes (no sign to mind)
 _INT64 = np.iinfo(np.int64)
 _MINUS = ord("-")
 #: "0000" .. "9999", each as the four bytes of one uint32 (a gather of whole words is quick)
@@ -156,15 +157,15 @@ def compiled_pays(rows: int) -> bool:
 
 def compiled_rows(columns: list[Column], rows: int) -> bytes:
     """The rows' text (no header) as :func:`format_rows` writes it: the same bytes as :func:`_rows`."""
-    values = np.empty((rows, len(columns)), dtype=np.int64)
-    present = np.ones((rows, len(columns)), dtype=np.bool_)
+    values = np.empty((len(columns), rows), dtype=np.int64)     # a column per row of this matrix
+    present = np.ones((len(columns), rows), dtype=np.bool_)
     booleans = np.zeros(len(columns), dtype=np.bool_)
     widest = 0
     for index, (column, boolean, known) in enumerate(columns):
-        values[:, index] = column
+        values[index] = column
         booleans[index] = boolean
         if known is not None:
-            present[:, index] = known
+            present[index] = known
         if boolean:
             widest += 5
         elif rows:
@@ -175,37 +176,35 @@ def compiled_rows(columns: list[Column], rows: int) -> bytes:
 
 @njit(cache=True)
 def format_rows(values, booleans, present, out):  # pragma: no cover - compiled (tests run it as Python too)
-    """Each row of ``values`` as CSV into ``out`` (True/False where ``booleans``, empty where not
-    ``present``); the bytes written."""
-    rows, columns = values.shape
-    digits = np.empty(20, dtype=np.uint8)
+    """Each row (``values[:, row]``) as CSV into ``out``: True/False where ``booleans``, empty where
+    not ``present``, else the whole number; the bytes written."""
+    columns, rows = values.shape
     at = 0
     for row in range(rows):
         for column in range(columns):
             if column:
                 out[at] = _COMMA
                 at += 1
-            value = values[row, column]
+            value = values[column, row]
             if booleans[column]:
                 word = _TRUE if value else _FALSE
                 for k in range(len(word)):
                     out[at + k] = word[k]
                 at += len(word)
-            elif present[row, column]:
+            elif present[column, row]:
                 if value < 0:
                     out[at] = 45    # "-"
                     at += 1
                     value = -value
-                count = 0
-                while True:
-                    digits[count] = _ZERO + value % 10
-                    value //= 10
+                magnitude = np.uint64(value)
+                count = 1
+                while count < 19 and magnitude >= _UNSIGNED_POWERS[count]:
                     count += 1
-                    if value == 0:
-                        break
-                for k in range(count):
-                    out[at + k] = digits[count - 1 - k]
-                at += count
+                end = at + count
+                for k in range(1, count + 1):
+                    out[end - k] = np.uint8(_ZERO + magnitude % np.uint64(10))
+                    magnitude //= np.uint64(10)
+                at = end
         out[at] = _NEWLINE
         at += 1
     return at
