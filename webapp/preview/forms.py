@@ -7,8 +7,9 @@ from typing import Any
 
 from django import forms
 
-from engine.api import SHIPPED_QUEUE_CONFIGS, parse_machines, parse_queue_config, shipped_queue_text
+from engine.api import SHIPPED_QUEUE_CONFIGS, list_policies, parse_machines, parse_queue_config, shipped_queue_text
 from webapp.core.forms import TextFileForm
+from webapp.experiments.forms import param_field
 from webapp.preview.models import INFERRED, INFERRED_LABEL, POLICIES, MachineFile, QueueFile
 from webapp.preview.services import inference_problem
 
@@ -51,6 +52,21 @@ def shipped_choices() -> list[tuple[str, str]]:
     return [(f"shipped:{name}", f"{name} (shipped)") for name in SHIPPED_QUEUE_CONFIGS]
 
 
+#: the one policy parameter a preview asks (the registry's; engine.policies.backfill)
+BOUND = "backfill_bound"
+
+
+def bound_schema() -> dict[str, Any]:
+    """The registry's ``backfill_bound`` parameter (label, help, default), as the preview's backfilling
+    policies share it; the preview asks it once for all its runs."""
+    schemas = {p["name"]: p for preset in list_policies() for p in preset["params"]}
+    return schemas[BOUND]
+
+
+def accepts_bound(policy: str) -> bool:
+    return any(p["name"] == BOUND for preset in list_policies() if preset["name"] == policy for p in preset["params"])
+
+
 class PreviewForm(forms.Form):
     name = forms.CharField(max_length=190, initial="Queue reconfiguration")
     trace = forms.ModelChoiceField(queryset=None, help_text="A MetaCentrum trace (or any parsed trace).")
@@ -68,6 +84,11 @@ class PreviewForm(forms.Form):
 
     def __init__(self, *args: Any, traces: Any, machines: Any, queue_files: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        bound = param_field(bound_schema())
+        bound.help_text = ("Backfilling policies: " + bound.help_text + " A bound like a production scheduler's "
+                           "makes previews of long queues faster.")
+        self.fields = {**{k: v for k, v in self.fields.items() if k != "shared"}, BOUND: bound,
+                       "shared": self.fields["shared"]}
         self.fields["trace"].queryset = traces
         self.fields["machine"].queryset = machines
         choices = shipped_choices() + [(str(q.pk), q.name) for q in queue_files]
@@ -87,7 +108,27 @@ class PreviewForm(forms.Form):
             problem = inference_problem(trace, queues=wants_queues, machine=wants_machine)
             if problem:
                 self.add_error("current" if wants_queues else "machine", problem)
+        data["params"] = self._params(data)
         return data
+
+    def _params(self, data: dict[str, Any]) -> dict[str, Any]:
+        """The policy parameters every run takes: a finite backfill bound, checked by the registry."""
+        value = str(data.get(BOUND) or "").strip().lower()
+        if value in ("", "inf"):
+            return {}
+        policy = data.get("policy")
+        if policy and not accepts_bound(policy):
+            self.add_error(BOUND, f"{policy} does not backfill: leave the bound at inf (or empty).")
+            return {}
+        try:
+            bound = int(value)
+        except ValueError:
+            self.add_error(BOUND, f"a whole number of jobs (at least 1) or inf, not {value!r}")
+            return {}
+        if bound < 1:
+            self.add_error(BOUND, "at least 1 job (or inf)")
+            return {}
+        return {BOUND: bound}
 
     def configuration(self, key: str) -> tuple[str, str]:
         """(name, YAML text) of a chosen configuration."""

@@ -101,6 +101,8 @@ class Preview(models.Model):
     proposed_name = models.CharField(max_length=200)
     proposed_text = models.TextField()
     policy = models.CharField(max_length=60)
+    #: the policy's parameters, the same for every run (e.g. {"backfill_bound": 100}); empty: the defaults
+    params = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     error = models.TextField(blank=True)
     summary = models.JSONField(null=True, blank=True)

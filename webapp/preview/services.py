@@ -63,12 +63,18 @@ def create_preview(owner: Any, form: Any) -> Preview:
         owner=owner, name=data["name"], shared=data["shared"], trace=data["trace"],
         machine_name=machine.name if machine else INFERRED_LABEL, machine_text=machine.text if machine else "",
         current_name=current_name, current_text=current_text,
-        proposed_name=proposed_name, proposed_text=proposed_text, policy=data["policy"])
+        proposed_name=proposed_name, proposed_text=proposed_text, policy=data["policy"],
+        params=data.get("params", {}))
     return preview
 
 
 def policies_of(preview: Preview) -> dict[str, str]:
     return {"current": preview.policy, "proposed": preview.policy, "counterpart": POLICIES[preview.policy]}
+
+
+def policy_spec(preview: Preview, preset: str) -> str | dict[str, Any]:
+    """A run's policy: the preset with the preview's parameters (the bare name without any)."""
+    return {"preset": preset, "params": dict(preview.params)} if preview.params else preset
 
 
 def compute(preview: Preview, reporter: Reporter | None = None) -> dict[str, Any]:
@@ -99,11 +105,11 @@ def compute(preview: Preview, reporter: Reporter | None = None) -> dict[str, Any
         for index, (run, policy) in enumerate(policies_of(preview).items(), start=int(recorded)):
             if reporter:
                 reporter.part(index, parts)
-            result = run_scenario(Scenario(trace=workload, policy=policy, platform=Clusters(machine, configs[run])),
-                                  **callbacks)
+            result = run_scenario(Scenario(trace=workload, policy=policy_spec(preview, policy),
+                                           platform=Clusters(machine, configs[run])), **callbacks)
             frames[run] = result.schedule
             save_frame(result.schedule, build / f"{run}.npz")
-            summary["runs"][run] = {**summarize(result), "preset": policy}
+            summary["runs"][run] = {**summarize(result), "preset": policy, "params": dict(preview.params)}
         if reporter:
             reporter.beat()
         if RECORDED in frames:

@@ -244,3 +244,54 @@ def test_inferring_from_a_trace_without_recorded_starts_says_why(alice, media_ro
     trace = make_trace(alice, path, name="no waits")
     page = login(alice).get(reverse("preview:queues_new") + f"?trace={trace.pk}", follow=True).content.decode()
     assert "no waits: this trace records no start times" in page
+
+
+# -- a production-like backfill bound, asked once for every run -------------------------------------
+
+
+def _preview_post(trace, machine, **extra) -> dict:
+    return {"name": "bounded", "trace": trace.pk, "machine": machine.pk, "current": "shipped:metacentrum-historical",
+            "proposed": "shipped:metacentrum-2014", "policy": "mrfs-easy", **extra}
+
+
+def test_the_preview_form_offers_the_backfill_bound_of_the_registry(alice):
+    page = login(alice).get(reverse("preview:new")).content.decode()
+    assert 'name="backfill_bound"' in page and "bf_max_job_test" in page
+
+
+@pytest.mark.parametrize(("policy", "value", "message"), [
+    ("mrfs-fcfs", "10", "mrfs-fcfs does not backfill"),
+    ("mrfs-easy", "0", "at least 1 job"),
+    ("mrfs-easy", "ten", "a whole number of jobs"),
+])
+def test_a_bound_that_cannot_apply_is_refused_and_nothing_is_stored(alice, media_root, wagap_head, policy, value,
+                                                                      message):
+    trace = make_trace(alice, wagap_head, name="wagap head")
+    machine = MachineFile.objects.create(owner=alice, name="wagap", text=WAGAP_MACHINES)
+    response = login(alice).post(reverse("preview:new"),
+                                 _preview_post(trace, machine, policy=policy, backfill_bound=value))
+    assert response.status_code == 400 and message in response.content.decode()
+    assert not Preview.objects.exists()
+
+
+def test_a_bounded_preview_runs_every_simulation_with_the_bound_and_says_so(alice, media_root, wagap_head):
+    trace = make_trace(alice, wagap_head, name="wagap head")
+    machine = MachineFile.objects.create(owner=alice, name="wagap", text=WAGAP_MACHINES)
+    client = login(alice)
+    response = client.post(reverse("preview:new"), _preview_post(trace, machine, backfill_bound="3"))
+    preview = Preview.objects.get()
+    assert response.status_code == 302 and preview.params == {"backfill_bound": 3}
+    run(preview.pk)
+    preview.refresh_from_db()
+    assert preview.status == "done", preview.error
+    for name, result in preview.summary["runs"].items():     # what the engine was given, as it reports it
+        assert result["policy"]["params"]["backfill_bound"] == 3, name
+        assert result["params"] == {"backfill_bound": 3}
+    assert "backfill bound 3 jobs" in client.get(preview.get_absolute_url()).content.decode()
+
+
+def test_an_unbounded_preview_passes_no_parameter(alice, media_root, wagap_head):
+    trace = make_trace(alice, wagap_head, name="wagap head")
+    machine = MachineFile.objects.create(owner=alice, name="wagap", text=WAGAP_MACHINES)
+    login(alice).post(reverse("preview:new"), _preview_post(trace, machine, backfill_bound="inf"))
+    assert Preview.objects.get().params == {}
