@@ -53,14 +53,15 @@ def scan_file(path: str, compressed: bool, *, force: bool = False) -> np.ndarray
     lines = data.count(b"\n") + 1
     if not force and lines < COMPILED_FROM_LINES and "numba" not in sys.modules:
         return None
-    out = np.empty((lines, FIELDS), dtype=np.float64)
+    out = np.empty((FIELDS, lines), dtype=np.float64)     # a field per row: each column of the result contiguous
     rows = int(scan(np.frombuffer(data, dtype=np.uint8), out))
-    return out[:rows] if rows > 0 else None
+    return out[:, :rows].T if rows > 0 else None
 
 
 @njit(cache=True)
 def scan(data, out):  # pragma: no cover - compiled (tests run it through numba and as Python)
-    """Fill ``out``'s first rows with the job lines; their count, or -1 if a line is not plain."""
+    """Fill ``out``'s first columns with the job lines (``out[field, job]``); their count, or -1 if a
+    line is not plain."""
     n = len(data)
     i = 0
     row = 0
@@ -106,7 +107,7 @@ def scan(data, out):  # pragma: no cover - compiled (tests run it through numba 
             if i < n and data[i] != _SPACE and data[i] != _TAB and data[i] != _NEWLINE:
                 return -1
             number = float(value) / _POWERS_OF_TEN[decimals]
-            out[row, column] = -number if negative else number
+            out[column, row] = -number if negative else number
             column += 1
         if column != FIELDS:
             return -1
