@@ -4,7 +4,8 @@ An SWF file is a header of ``; Key: value`` comment lines followed by one job pe
 whitespace-separated numeric fields. Files may be plain text or gzip; which one is decided by the
 first bytes of the file, never by its name.
 
-Reading takes a fast path first (pandas' C parser over the whole file). Only when that path meets
+Reading takes a fast path first: a compiled pass over a large file whose job lines are plain
+decimal numbers (engine.workload.swfscan), else pandas' C parser over the whole file. Only when that path meets
 something it cannot vouch for (a parser error, a short or long line, text in a numeric field, a
 corrupt gzip stream) does a slower line-by-line pass run, which finds the offending physical line
 and names the field. With ``skip_bad_lines=True`` that pass collects and counts every bad line and
@@ -29,6 +30,7 @@ import pandas as pd
 from engine.workload.errors import WorkloadError, shown
 from engine.workload.names import encode_column
 from engine.workload.numbers import MAX_MAGNITUDE
+from engine.workload.swfscan import scan_file
 
 #: The 18 SWF fields, in file order.
 SWF_FIELDS: tuple[str, ...] = (
@@ -118,6 +120,9 @@ def read_swf(path: str | Path, *, skip_bad_lines: bool = False) -> SwfTrace:
     source = _inspect(path)
     try:
         metadata = _read_header(source)
+        scanned = scan_file(source.path, source.compressed)
+        if scanned is not None:
+            return SwfTrace(jobs=_frame_from_matrix(scanned), metadata=metadata, source=source.path)
         texts: dict[int, dict[int, str]] = {}
         matrix = _read_fast(source, texts)
         bad_errors: list[WorkloadError] = []
