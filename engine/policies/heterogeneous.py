@@ -173,7 +173,7 @@ class NodeConservative(Algorithm):
       too (:func:`engine.policies.nodecons.compress_pass`), with the reservations in arrays by job;
     * a blocked job is tried again only when it may fit now: nodes come back only when a job ends
       on its cluster, and queue room only when a job of its queue ends, so a job that did not fit
-      is not tried again until one of those happened (not with availability windows: a cluster's
+      waits (filed by what it lacked) until such an end (not with availability windows: a cluster's
       window opens with time).
     """
 
@@ -191,7 +191,8 @@ class NodeConservative(Algorithm):
         self.is_blocked = np.zeros(n, dtype=bool)
         self.running: dict[int, tuple[int, int, int]] = {}         # job -> (cluster, expected end, cores)
         self.unplaced: list[int] = []
-        self.blocked: dict[int, None] = {}      # blocked due jobs, in the order they blocked (a dict: ordered set)
+        #: blocked due jobs -> a number giving the order they blocked in (the order they are tried again)
+        self.blocked: dict[int, int] = {}
         self._due: list[tuple[int, int, int]] = []
         self._seq = 0
         self._freed: set[int] = set()
@@ -211,13 +212,15 @@ class NodeConservative(Algorithm):
         self._avail_from = np.array(allocator.avail_from, dtype=np.int64)
         self._avail_to = np.array(allocator.avail_to, dtype=np.int64)
         self._everywhere = np.ones(len(clusters), dtype=bool)
-        # the blocked jobs' memory: ends so far per cluster and per queue, and those counts when a
-        # blocked job last failed to fit
+        # blocked jobs wait for what they lacked when they last failed: an end on their cluster (nodes)
+        # or in their queue (queue limits); the clusters and queues where jobs ended since the last pass
         self._windows = any(c.available_from is not None or c.available_to is not None for c in clusters)
         self._queue_of: list[int] = [requests[cls].queue + 1 for cls in range(len(requests))]
-        self._cluster_ends = [0] * len(clusters)
-        self._queue_ends = [0] * (max(self._queue_of, default=0) + 1)
-        self._tried: dict[int, tuple[int, int]] = {}
+        self._on_cluster: list[list[int]] = [[] for _ in clusters]
+        self._on_queue: list[list[int]] = [[] for _ in range(max(self._queue_of, default=0) + 1)]
+        self._ended_clusters: set[int] = set()
+        self._ended_queues: set[int] = set()
+        self._blocks = 0
 
     def _class_args(self, job: int) -> tuple:
         cls = self._class_list[job]
@@ -258,8 +261,8 @@ class NodeConservative(Algorithm):
 
     def on_finish(self, job: int) -> None:
         cluster, end, cores = self.running.pop(job)
-        self._cluster_ends[cluster] += 1
-        self._queue_ends[self._queue_of[self._class_list[job]]] += 1
+        self._ended_clusters.add(cluster)
+        self._ended_queues.add(self._queue_of[self._class_list[job]])
         now = self.sim.now
         if now < end:
             self.profiles.change(cluster, now, now, end, cores)
@@ -275,10 +278,12 @@ class NodeConservative(Algorithm):
             for job in waiting:
                 self._place(job, now)
         if self.blocked:
-            blocked, self.blocked = self.blocked, {}
-            for job in blocked:
-                if not self._retry(job):
-                    self.blocked[job] = None
+            for job in self._may_fit_now():
+                if self._try_start(job):
+                    del self.blocked[job]
+                    self.is_blocked[job] = False
+                else:
+                    self._wait(job)
         due = self._due
         res_cluster, res_start, is_blocked = self.res_cluster, self.res_start, self.is_blocked
         while due and due[0][0] <= now:
@@ -289,26 +294,40 @@ class NodeConservative(Algorithm):
                 cluster = int(res_cluster[job])
                 self._drop(job)
                 self._reserve(job, cluster, now, due=False)  # claims its cores from now on
-                self.blocked[job] = None
+                self.blocked[job] = self._blocks
+                self._blocks += 1
                 is_blocked[job] = True
-                self._tried[job] = self._ends_seen(job, cluster)
+                self._wait(job)
+        self._ended_clusters.clear()
+        self._ended_queues.clear()
 
-    def _ends_seen(self, job: int, cluster: int) -> tuple[int, int]:
-        """Jobs ended so far on the cluster and in the job's queue (what can make room for it)."""
-        return self._cluster_ends[cluster], self._queue_ends[self._queue_of[self._class_list[job]]]
+    def _wait(self, job: int) -> None:
+        """File a blocked job that does not fit now under what it lacks: queue room (its queue's
+        limits refuse it) or else nodes on its cluster (with availability windows, every blocked job is
+        tried at every pass: nothing to file)."""
+        if self._windows:
+            return
+        if self.allocator.limits_allow(job):
+            self._on_cluster[int(self.res_cluster[job])].append(job)
+        else:
+            self._on_queue[self._queue_of[self._class_list[job]]].append(job)
 
-    def _retry(self, job: int) -> bool:
-        """A blocked job tried again, unless nothing that could make room for it ended since it last
-        failed (then it does not fit either: allocations only take room away)."""
-        seen = self._ends_seen(job, int(self.res_cluster[job]))
-        if not self._windows and self._tried[job] == seen:
-            return False
-        if self._try_start(job):
-            self.is_blocked[job] = False
-            del self._tried[job]
-            return True
-        self._tried[job] = seen
-        return False
+    def _may_fit_now(self) -> list[int]:
+        """The blocked jobs to try again, in the order they blocked: those waiting for an end on a
+        cluster or in a queue where a job ended since the last pass. The others cannot fit: a job
+        ending is the only thing that gives nodes or queue room back (allocations only take them).
+        With availability windows, every blocked job (a cluster's window opens with time)."""
+        if self._windows:
+            return list(self.blocked)
+        again: list[int] = []
+        for c in self._ended_clusters:
+            again += self._on_cluster[c]
+            self._on_cluster[c] = []
+        for q in self._ended_queues:
+            again += self._on_queue[q]
+            self._on_queue[q] = []
+        again.sort(key=self.blocked.__getitem__)
+        return again
 
     def _try_start(self, job: int) -> bool:
         cluster, cores = int(self.res_cluster[job]), int(self.res_cores[job])
