@@ -55,6 +55,7 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
     from engine.sim.simulator import SCHEDULE_COLUMNS, Cancelled, SimResult, SimulationError
     from engine.sim.validate import InvalidSchedule
     from engine.version import __version__
+    from engine.workload.cache import default_folder as parse_cache_folder
     from engine.workload.cache import load as load_parsed
     from engine.workload.cache import save as save_parsed
     from engine.workload.characterize import describe
@@ -74,7 +75,7 @@ __all__ = [
     "Workload", "read_trace", "read_trace_header", "check_upload", "declared_procs", "describe", "describe_requests",
     "has_recorded_starts", "parsed_without_recorded_starts", "EXEC_HOSTS", "trace_time_zone", "time_zone_named", "WALL_CLOCK_FORMATS",
     "write_swf", "swf_text",
-    "save_parsed", "load_parsed",
+    "save_parsed", "load_parsed", "parse_cache_folder",
     "Machine", "read_machines", "parse_machines",
     "QueueConfig", "read_queue_config", "parse_queue_config", "SHIPPED_QUEUE_CONFIGS", "shipped_queue_text",
     "Allocations", "read_allocations", "parse_allocations", "sfs_scenario",
@@ -138,6 +139,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "InvalidSchedule": ("engine.sim.validate", "InvalidSchedule"),
     "__version__": ("engine.version", "__version__"),
     "load_parsed": ("engine.workload.cache", "load"),
+    "parse_cache_folder": ("engine.workload.cache", "default_folder"),
     "save_parsed": ("engine.workload.cache", "save"),
     "describe": ("engine.workload.characterize", "describe"),
     **{name: ("engine.workload.export", name) for name in ("swf_text", "write_swf")},
@@ -172,15 +174,26 @@ INPUT_ERRORS: tuple[type[Exception], ...] = (WorkloadError, PolicyError)
 #: (``metacentrum-2014``, ...), made at first use by __getattr__.
 
 
-def read_trace(path: str | Path, *, procs: int | None = None, cleaning: Cleaning | None = None) -> Workload:
+def read_trace(path: str | Path, *, procs: int | None = None, cleaning: Cleaning | None = None,
+               cache: str | Path | None = None) -> Workload:
     """Read and clean a trace of any format the engine knows (plain SWF, MetaCentrum's and
     AleaNG's extended SWF; recognised by content). The machine size is ``procs``, else the
-    header's MaxProcs, else MaxNodes; ``metadata["procs"]`` records it."""
+    header's MaxProcs, else MaxNodes; ``metadata["procs"]`` records it. ``cache``: a folder where
+    the parsed trace is kept by content and options, and found by the next read (the command line's
+    parse cache, engine.workload.cache.read_through)."""
     from engine.run import Cleaning                     # at first use, as the names in _LAZY
     from engine.workload.loading import load_workload
     cleaning = cleaning or Cleaning()
-    return load_workload(path, procs=procs, oversize=cleaning.oversize, overrun=cleaning.overrun,
-                         skip_bad_lines=cleaning.skip_bad_lines, memory_unit=cleaning.memory_unit)
+    options = {"procs": procs, "oversize": cleaning.oversize, "overrun": cleaning.overrun,
+               "skip_bad_lines": cleaning.skip_bad_lines, "memory_unit": cleaning.memory_unit}
+
+    def read() -> Workload:
+        return load_workload(path, procs=procs, oversize=cleaning.oversize, overrun=cleaning.overrun,
+                             skip_bad_lines=cleaning.skip_bad_lines, memory_unit=cleaning.memory_unit)
+    if cache is None:
+        return read()
+    from engine.workload.cache import read_through     # only with a cache (as the names in _LAZY)
+    return read_through(path, options, read, cache)
 
 
 def check_upload(path: str | Path, *, max_lines: int = 200,

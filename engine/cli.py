@@ -88,6 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--summary", metavar="SUMMARY.json")
     sim.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                      help="show a progress bar (default: when stderr is a terminal)")
+    sim.add_argument("--parse-cache", action=argparse.BooleanOptionalAction, default=True,
+                     help="keep the parsed trace for the next run of the same file and options "
+                          "(in $SCHEDLAB_PARSE_CACHE, else ~/.cache/schedlab-parse; SCHEDLAB_PARSE_CACHE=off: never)")
     sim.set_defaults(command=run_simulate)
 
     pol = commands.add_parser("policies", help="presets, their parameters and defaults")
@@ -146,7 +149,8 @@ def policy_with_settings(policy: str, settings: list[str]) -> dict[str, Any]:
 def run_simulate(args: argparse.Namespace) -> int:
     policy = policy_with_settings(args.policy, args.set)
     began = time.perf_counter()
-    workload = api.read_trace(args.trace, procs=args.procs, cleaning=cleaning_options(args))
+    workload = api.read_trace(args.trace, procs=args.procs, cleaning=cleaning_options(args),
+                              cache=api.parse_cache_folder() if args.parse_cache else None)
     parse_seconds = time.perf_counter() - began
     scenario = Scenario(
         trace=workload, policy=policy, platform=platform_options(args),

@@ -38,7 +38,9 @@ from engine.policies.backfill import BACKFILL_BOUND, bounded
 from engine.policies.fairshare import FairShareQueue
 from engine.policies.ordering import WaitingQueue
 from engine.policies.registry import Component, register_algorithm
-from engine.sim.profile import Profile
+from engine.policies.nodecons import compress_pass
+from engine.sim.profile import FOREVER
+from engine.sim.profileset import NEVER_FITS, ProfileSet, earliest_over
 from engine.sim.simulator import Simulation
 from engine.sim.validate import ReservationWatch
 
@@ -297,85 +299,113 @@ class NodeWalker:
 
 
 class NodeConservative(Algorithm):
-    """``conservative`` on per-cluster core profiles (approximations in the module docstring)."""
+    """``conservative`` on per-cluster core profiles (approximations in the module docstring).
+
+    How it stays fast on a national grid (issue 14; the same schedule as the plain code kept in
+    tests/engine/policies/node_conservative_reference.py):
+
+    * the profiles are the rows of one :class:`engine.sim.profileset.ProfileSet`, advanced lazily
+      (a row only when something touches it), and a job's search over its clusters is one compiled
+      call (:func:`engine.sim.profileset.earliest_over`); a compression pass is one compiled call
+      too (:func:`engine.policies.nodecons.compress_pass`), with the reservations in arrays by job;
+    * a blocked job is tried again only when it may fit now: nodes come back only when a job ends
+      on its cluster, and queue room only when a job of its queue ends, so a job that did not fit
+      waits (filed by what it lacked) until such an end (not with availability windows: a cluster's
+      window opens with time).
+    """
 
     def __init__(self, sim: Simulation, queue: WaitingQueue, params: dict) -> None:
         super().__init__(sim, queue, params)
-        self.allocator = node_allocator(sim)
-        self.profiles = [Profile(c.total_cores, 0) for c in self.allocator.clusters]
-        self.reserved: dict[int, tuple[int, int, int, int]] = {}   # job -> (cluster, start, end, cores)
+        self.allocator = allocator = node_allocator(sim)
+        clusters = allocator.clusters
+        self.profiles = ProfileSet([c.total_cores for c in clusters], 0)
+        n = sim.n
+        #: each job's reservation: cluster (-1: none), start, end, cores
+        self.res_cluster = np.full(n, -1, dtype=np.int64)
+        self.res_start = np.zeros(n, dtype=np.int64)
+        self.res_end = np.zeros(n, dtype=np.int64)
+        self.res_cores = np.zeros(n, dtype=np.int64)
+        self.is_blocked = np.zeros(n, dtype=bool)
         self.running: dict[int, tuple[int, int, int]] = {}         # job -> (cluster, expected end, cores)
         self.unplaced: list[int] = []
-        self.blocked: dict[int, None] = {}      # blocked due jobs, in the order they blocked (a dict: ordered set)
+        #: blocked due jobs -> a number giving the order they blocked in (the order they are tried again)
+        self.blocked: dict[int, int] = {}
         self._due: list[tuple[int, int, int]] = []
         self._seq = 0
         self._freed: set[int] = set()
-        allocator = self.allocator
-        self._held = [[r.nodes * c.cores if r.exclusive else r.cores for c in allocator.clusters]
-                      for r in allocator.requests]
+        # what a search needs, per request class and per cluster (as arrays for the kernels)
+        requests = allocator.requests
+        self.class_of = np.asarray(allocator.class_of, dtype=np.int64)
+        self._class_list: list[int] = self.class_of.tolist()
+        self._cores = np.array([r.cores for r in requests], dtype=np.int64)
+        self._nodes = np.array([r.nodes for r in requests], dtype=np.int64)
+        self._exclusive = np.array([r.exclusive for r in requests], dtype=bool)
+        self._list_of, self._offsets, self._flat = _cluster_lists(allocator.class_clusters)
+        self._lists = [self._flat[a:b] for a, b in zip(self._offsets[:-1].tolist(), self._offsets[1:].tolist())]
+        self._list_of_class: list[int] = self._list_of.tolist()
+        self._node_cores = np.array([c.cores for c in clusters], dtype=np.int64)
+        self._factor = np.array(allocator.factor, dtype=np.float64)             # what estimate_on scales by
+        self._estimate = np.array(sim.estimate, dtype=np.int64)     # no job has started: the trace's
+        self._avail_from = np.array(allocator.avail_from, dtype=np.int64)
+        self._avail_to = np.array(allocator.avail_to, dtype=np.int64)
+        self._everywhere = np.ones(len(clusters), dtype=bool)
+        # blocked jobs wait for what they lacked when they last failed: an end on their cluster (nodes)
+        # or in their queue (queue limits); the clusters and queues where jobs ended since the last pass
+        self._windows = any(c.available_from is not None or c.available_to is not None for c in clusters)
+        self._queue_of: list[int] = [requests[cls].queue + 1 for cls in range(len(requests))]
+        self._on_cluster: list[list[int]] = [[] for _ in clusters]
+        self._on_queue: list[list[int]] = [[] for _ in range(max(self._queue_of, default=0) + 1)]
+        self._ended_clusters: set[int] = set()
+        self._ended_queues: set[int] = set()
+        self._blocks = 0
 
-    def _cores_on(self, job: int, cluster: int) -> int:
-        return self._held[self.allocator.class_of[job]][cluster]
+    def _class_args(self, job: int) -> tuple:
+        cls = self._class_list[job]
+        return (self._lists[self._list_of_class[cls]], self._cores[cls], self._nodes[cls], self._exclusive[cls],
+                self._node_cores, self._estimate[job], self._factor, self._avail_from, self._avail_to)
 
-    def _best(self, job: int, not_before: int, *, before: int | None = None,
-              own: tuple[int, int, int, int] | None = None, only: set[int] | None = None) -> tuple[int, int] | None:
-        """(cluster, earliest start) over the job's suitable clusters (or those in ``only``), or None."""
-        allocator = self.allocator
-        best = None
-        for c in allocator.class_clusters[allocator.class_of[job]]:
-            if only is not None and c not in only and (own is None or own[0] != c):
-                continue
-            duration = allocator.estimate_on(job, c)
-            start = max(not_before, allocator.avail_from[c])
-            limit = before if best is None else best[1] if before is None else min(before, best[1])
-            mine = (own[1], own[2], own[3]) if own is not None and own[0] == c else None
-            found = self.profiles[c].earliest_start(start, duration, self._cores_on(job, c), before=limit, own=mine)
-            if found is None or found + duration > allocator.avail_to[c]:
-                continue
-            if best is None or found < best[1]:
-                best = (c, found)
-        return best
+    def _place(self, job: int, now: int) -> None:
+        """A reservation at the job's earliest start over its clusters (or unplaced if none)."""
+        profiles = self.profiles
+        cluster, start = earliest_over(profiles.times, profiles.free, profiles.length, now, *self._class_args(job),
+                                       FOREVER, self._everywhere, -1, 0, 0, 0)
+        if cluster == NEVER_FITS:
+            raise RuntimeError(f"job {job} never fits on cluster {start}")
+        if cluster < 0:
+            self.unplaced.append(job)
+        else:
+            self._reserve(job, int(cluster), int(start))
 
     def _reserve(self, job: int, cluster: int, start: int, *, due: bool = True) -> None:
         end = start + self.allocator.estimate_on(job, cluster)
-        cores = self._cores_on(job, cluster)
-        self.profiles[cluster].reserve(start, end, cores)
-        self.reserved[job] = (cluster, start, end, cores)
+        cls = self._class_list[job]
+        cores = int(self._nodes[cls] * self._node_cores[cluster] if self._exclusive[cls] else self._cores[cls])
+        self.profiles.change(cluster, self.sim.now, start, end, -cores)
+        self.res_cluster[job], self.res_start[job], self.res_end[job], self.res_cores[job] = cluster, start, end, cores
         if due:
             heappush(self._due, (start, self._seq, job))
             self._seq += 1
 
     def _drop(self, job: int) -> None:
-        cluster, start, end, cores = self.reserved.pop(job)
-        self.profiles[cluster].release(start, end, cores)
-
-    def _place(self, job: int, not_before: int) -> None:
-        best = self._best(job, not_before)
-        if best is None:
-            self.unplaced.append(job)
-        else:
-            self._reserve(job, *best)
-
-    def _advance(self) -> None:
-        now = self.sim.now
-        for profile in self.profiles:
-            profile.advance(now)
+        cluster = int(self.res_cluster[job])
+        self.profiles.change(cluster, self.sim.now, int(self.res_start[job]), int(self.res_end[job]),
+                             int(self.res_cores[job]))
+        self.res_cluster[job] = -1
 
     def on_submit(self, job: int) -> None:
         super().on_submit(job)
-        self._advance()
         self._place(job, self.sim.now)
 
     def on_finish(self, job: int) -> None:
         cluster, end, cores = self.running.pop(job)
+        self._ended_clusters.add(cluster)
+        self._ended_queues.add(self._queue_of[self._class_list[job]])
         now = self.sim.now
         if now < end:
-            self.profiles[cluster].advance(now)
-            self.profiles[cluster].release(now, end, cores)
+            self.profiles.change(cluster, now, now, end, cores)
             self._freed.add(cluster)
 
     def schedule(self) -> None:
-        self._advance()
         now = self.sim.now
         if self._freed:
             freed, self._freed = self._freed, set()
@@ -385,45 +415,104 @@ class NodeConservative(Algorithm):
             for job in waiting:
                 self._place(job, now)
         if self.blocked:
-            blocked, self.blocked = self.blocked, {}
-            for job in blocked:
-                if not self._try_start(job):
-                    self.blocked[job] = None
+            for job in self._may_fit_now():
+                if self._try_start(job):
+                    del self.blocked[job]
+                    self.is_blocked[job] = False
+                else:
+                    self._wait(job)
         due = self._due
+        res_cluster, res_start, is_blocked = self.res_cluster, self.res_start, self.is_blocked
         while due and due[0][0] <= now:
             start, _, job = heappop(due)
-            entry = self.reserved.get(job)
-            if entry is None or entry[1] != start or job in self.blocked:
+            if res_cluster[job] < 0 or res_start[job] != start or is_blocked[job]:
                 continue                                     # stale: the job moved or started
             if not self._try_start(job):
-                cluster = entry[0]
+                cluster = int(res_cluster[job])
                 self._drop(job)
                 self._reserve(job, cluster, now, due=False)  # claims its cores from now on
-                self.blocked[job] = None
+                self.blocked[job] = self._blocks
+                self._blocks += 1
+                is_blocked[job] = True
+                self._wait(job)
+        self._ended_clusters.clear()
+        self._ended_queues.clear()
+
+    def _wait(self, job: int) -> None:
+        """File a blocked job that does not fit now under what it lacks: queue room (its queue's
+        limits refuse it) or else nodes on its cluster (with availability windows, every blocked job is
+        tried at every pass: nothing to file)."""
+        if self._windows:
+            return
+        if self.allocator.limits_allow(job):
+            self._on_cluster[int(self.res_cluster[job])].append(job)
+        else:
+            self._on_queue[self._queue_of[self._class_list[job]]].append(job)
+
+    def _may_fit_now(self) -> list[int]:
+        """The blocked jobs to try again, in the order they blocked: those waiting for an end on a
+        cluster or in a queue where a job ended since the last pass. The others cannot fit: a job
+        ending is the only thing that gives nodes or queue room back (allocations only take them).
+        With availability windows, every blocked job (a cluster's window opens with time)."""
+        if self._windows:
+            return list(self.blocked)
+        again: list[int] = []
+        for c in self._ended_clusters:
+            again += self._on_cluster[c]
+            self._on_cluster[c] = []
+        for q in self._ended_queues:
+            again += self._on_queue[q]
+            self._on_queue[q] = []
+        again.sort(key=self.blocked.__getitem__)
+        return again
 
     def _try_start(self, job: int) -> bool:
-        cluster, _, _, cores = self.reserved[job]
+        cluster, cores = int(self.res_cluster[job]), int(self.res_cores[job])
         if not self.allocator.fits_on(job, cluster):
             return False
         self._drop(job)
-        end = self.sim.now + self.allocator.estimate_on(job, cluster)
-        self.profiles[cluster].reserve(self.sim.now, end, cores)
+        now = self.sim.now
+        end = now + self.allocator.estimate_on(job, cluster)
+        self.profiles.change(cluster, now, now, end, -cores)
         self.running[job] = (cluster, end, cores)
         self.start(job)
         return True
 
     def compress(self, freed: set[int]) -> None:
         """One pass in queue order: each reserved job moves to its earliest start on the clusters
-        that gained room (or earlier on its own) if that is earlier."""
-        now = self.sim.now
-        for job in islice(self.queue.iter_jobs(), bounded(self.params)):
-            entry = self.reserved.get(job)
-            if entry is None or entry[1] <= now or job in self.blocked:
-                continue
-            best = self._best(job, now, before=entry[1], own=entry, only=freed)
-            if best is not None and best[1] < entry[1]:
-                self._drop(job)
-                self._reserve(job, *best)
+        that gained room (or earlier on its own) if that is earlier (one compiled call; the moved
+        jobs fall due in the order they moved)."""
+        order = np.fromiter(islice(self.queue.iter_jobs(), bounded(self.params)), dtype=np.int64)
+        only = np.zeros(len(self._node_cores), dtype=bool)
+        only[list(freed)] = True
+        moved = np.empty(len(order), dtype=np.int64)
+        profiles, now, res_start = self.profiles, self.sim.now, self.res_start
+        first = 0
+        while first < len(order):
+            profiles.make_room(4)
+            first, count = compress_pass(order, first, profiles.times, profiles.free, profiles.length, now,
+                                         self.res_cluster, res_start, self.res_end, self.res_cores, self.is_blocked,
+                                         self.class_of, self._list_of, self._offsets, self._flat, self._cores,
+                                         self._nodes, self._exclusive, self._node_cores, self._estimate,
+                                         self._factor, self._avail_from, self._avail_to, only, moved)
+            if first < 0:
+                raise RuntimeError(f"job {order[-1 - first]} never fits on one of its clusters")
+            for job in moved[:count].tolist():
+                heappush(self._due, (int(res_start[job]), self._seq, job))
+                self._seq += 1
+
+
+def _cluster_lists(class_clusters: list[list[int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The classes' cluster lists, each distinct list once (many classes share one): each class's
+    list number, and the lists as offsets into one flat array."""
+    number: dict[tuple[int, ...], int] = {}
+    list_of = np.fromiter((number.setdefault(tuple(clusters), len(number)) for clusters in class_clusters),
+                          dtype=np.int64, count=len(class_clusters))
+    lists = list(number)
+    offsets = np.zeros(len(lists) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([len(x) for x in lists])
+    flat = np.fromiter((c for x in lists for c in x), dtype=np.int64, count=int(offsets[-1]))
+    return list_of, offsets, flat
 
 
 register_algorithm(Component("none", NodeInOrder, (), "start jobs in queue order while the head fits"),

@@ -7,17 +7,26 @@ column's widest field, then the separator) of one byte matrix, the bytes a field
 left NUL; the matrix without its NULs is the CSV text (no CSV field holds a NUL). A column of any other
 kind (names, fractions: a node-level run's clusters, a fair-share weight) sends the whole frame to
 pandas, so the output is always pandas'.
+
+A large schedule (or any, once numba is loaded) is formatted by a compiled kernel instead
+(:func:`format_rows`, one pass over the values: 0.25 -> 0.03 s CPU for HPC2N-2002's 202,871 rows);
+the numpy layout stays for small ones, where loading numba would cost more than it saves. Both
+write the same bytes (tests compare them with each other and with pandas).
 """
 
 from __future__ import annotations
 
 import re
+import sys
 
 import numpy as np
 import pandas as pd
 
+from engine.jit import njit
+
 _PLAIN_NAME = re.compile(r"^[A-Za-z0-9_]+$")   # a header pandas writes unquoted
 _POWERS = 10 ** np.arange(19, dtype=np.int64)  # 1 .. 10**18
+_UNSIGNED_POWERS = _POWERS.astype(np.uint64)     # the same, for the kernel's magnitudes (no sign to mind)
 _INT64 = np.iinfo(np.int64)
 _MINUS = ord("-")
 #: "0000" .. "9999", each as the four bytes of one uint32 (a gather of whole words is quick)
@@ -28,6 +37,11 @@ _KEEP_FROM = np.array([0xFFFFFFFF, 0xFFFFFF00, 0xFFFF0000, 0xFF000000, 0], dtype
 if np.little_endian is False:   # pragma: no cover - the masks count bytes from the lowest address
     _KEEP_FROM = _KEEP_FROM.byteswap()
 _WORDS = np.frombuffer(b"True\0False", np.uint8).reshape(2, 5)   # "True" (and a NUL), "False"
+#: from this many rows on (where a run has loaded numba anyway: engine.sim.simulator.COMPILED_FROM_JOBS),
+#: or once numba is loaded, the compiled kernel formats the rows
+COMPILED_FROM_ROWS = 30_000
+_COMMA, _NEWLINE, _ZERO = ord(","), ord("\n"), ord("0")
+_TRUE, _FALSE = np.frombuffer(b"True", np.uint8), np.frombuffer(b"False", np.uint8)
 
 
 def write_schedule_csv(frame: pd.DataFrame, path: str) -> None:
@@ -50,13 +64,16 @@ def fast_text(frame: pd.DataFrame) -> bytes | None:
         return None
     if len(names) == 1 and frame[frame.columns[0]].hasnans:
         return None     # csv quotes a row that is one empty field: ""
-    fields = []
+    columns = []
     for name in frame.columns:
-        field = _field(frame[name])
-        if field is None:
+        column = _column(frame[name])
+        if column is None:
             return None
-        fields.append(field)
+        columns.append(column)
     header = (",".join(names) + "\n").encode("ascii")
+    if compiled_pays(len(frame)):
+        return header + compiled_rows(columns, len(frame))
+    fields = [_Booleans(values) if boolean else _Integers(values, present) for values, boolean, present in columns]
     return header + _rows(fields, len(frame))
 
 
@@ -112,21 +129,85 @@ class _Booleans:
         out[:] = _WORDS[np.where(self.values, 0, 1)]
 
 
-def _field(series: pd.Series) -> _Integers | _Booleans | None:
+#: a column as the writers take it: values (int64, or bool), whether it is boolean, which values are present
+Column = tuple[np.ndarray, bool, np.ndarray | None]
+
+
+def _column(series: pd.Series) -> Column | None:
     dtype = series.dtype
     if dtype == np.bool_:
-        return _Booleans(series.to_numpy(np.bool_))
+        return series.to_numpy(np.bool_), True, None
     if isinstance(dtype, np.dtype) and dtype.kind in "iu":
         values = series.to_numpy()
         if len(values) and (values.max() > _INT64.max or values.min() == _INT64.min):
             return None     # beyond what an int64 magnitude holds
-        return _Integers(values.astype(np.int64, copy=False))
+        return values.astype(np.int64, copy=False), False, None
     if isinstance(dtype, pd.Int64Dtype | pd.Int32Dtype):
         values = series.to_numpy(np.int64, na_value=0)
         if len(values) and values.min() == _INT64.min:
             return None
-        return _Integers(values, present=series.notna().to_numpy())
+        return values, False, series.notna().to_numpy()
     return None
+
+
+def compiled_pays(rows: int) -> bool:
+    """Whether the kernel formats ``rows`` rows: from COMPILED_FROM_ROWS on, or once numba is loaded."""
+    return rows >= COMPILED_FROM_ROWS or "numba" in sys.modules
+
+
+def compiled_rows(columns: list[Column], rows: int) -> bytes:
+    """The rows' text (no header) as :func:`format_rows` writes it: the same bytes as :func:`_rows`."""
+    values = np.empty((len(columns), rows), dtype=np.int64)     # a column per row of this matrix
+    present = np.ones((len(columns), rows), dtype=np.bool_)
+    booleans = np.zeros(len(columns), dtype=np.bool_)
+    widest = 0
+    for index, (column, boolean, known) in enumerate(columns):
+        values[index] = column
+        booleans[index] = boolean
+        if known is not None:
+            present[index] = known
+        if boolean:
+            widest += 5
+        elif rows:
+            widest += max(len(str(int(column.max()))), len(str(int(column.min()))))
+    out = np.empty(rows * (widest + len(columns)), dtype=np.uint8)     # each field, then "," or "\n"
+    return out[:format_rows(values, booleans, present, out)].tobytes()
+
+
+@njit(cache=True)
+def format_rows(values, booleans, present, out):  # pragma: no cover - compiled (tests run it as Python too)
+    """Each row (``values[:, row]``) as CSV into ``out``: True/False where ``booleans``, empty where
+    not ``present``, else the whole number; the bytes written."""
+    columns, rows = values.shape
+    at = 0
+    for row in range(rows):
+        for column in range(columns):
+            if column:
+                out[at] = _COMMA
+                at += 1
+            value = values[column, row]
+            if booleans[column]:
+                word = _TRUE if value else _FALSE
+                for k in range(len(word)):
+                    out[at + k] = word[k]
+                at += len(word)
+            elif present[column, row]:
+                if value < 0:
+                    out[at] = 45    # "-"
+                    at += 1
+                    value = -value
+                magnitude = np.uint64(value)
+                count = 1
+                while count < 19 and magnitude >= _UNSIGNED_POWERS[count]:
+                    count += 1
+                end = at + count
+                for k in range(1, count + 1):
+                    out[end - k] = np.uint8(_ZERO + magnitude % np.uint64(10))
+                    magnitude //= np.uint64(10)
+                at = end
+        out[at] = _NEWLINE
+        at += 1
+    return at
 
 
 def _rows(fields: list[_Integers | _Booleans], rows: int) -> bytes:

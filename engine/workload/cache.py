@@ -1,18 +1,29 @@
 """Columnar cache of a cleaned Workload: one .npz holding one array per column plus a JSON blob
 (metadata, cleaning report, source, column order and dtypes). Loading needs no parsing, no
-pickle, and gives back exactly the frame that was saved."""
+pickle, and gives back exactly the frame that was saved.
+
+:func:`read_through` is the parse cache of the command line: a trace read once is kept in a folder
+under a name made of its content, the reading options and the engine's source, so the next run
+of the same file (under any name) loads it instead of parsing it (HPC2N-2002: 0.57 -> 0.05 s of
+CPU). Only a workload the .npz gives back exactly is kept (numeric columns and text without
+missing values, a default index, metadata and report that JSON keeps as they are); any other is
+read every time."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
 import zipfile
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from engine import numba_cache
 from engine.workload.errors import WorkloadError
 from engine.workload.model import CleaningReport, Workload
 
@@ -75,3 +86,69 @@ def _storable(column: pd.Series) -> np.ndarray:
     if column.dtype.kind in "biuf":
         return column.to_numpy()
     return np.asarray(column.astype(str).to_numpy(), dtype=np.str_)
+
+
+def read_through(path: str | Path, options: Mapping[str, object], read: Callable[[], Workload],
+                 folder: str | Path) -> Workload:
+    """The workload of ``path`` read with ``options``: from ``folder`` if a run kept it there, else
+    ``read()``, kept there for the next run when the cache gives it back exactly. ``source`` is
+    ``path`` as given either way. A folder that cannot be written leaves the cache out."""
+    key = cache_key(path, options)
+    kept = Path(folder) / f"{key}.npz"
+    if kept.is_file():
+        try:
+            return replace(load(kept), source=str(path))
+        except WorkloadError:
+            pass    # a damaged or foreign file: read the trace and write it again
+    workload = read()
+    if keeps_exactly(workload):
+        try:
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            save(workload, kept)
+        except OSError:
+            pass
+    return workload
+
+
+def cache_key(path: str | Path, options: Mapping[str, object]) -> str:
+    """A hash of the file's bytes, the reading options, this cache's format and the engine's source
+    (a change to a reader or to cleaning makes every kept workload stale)."""
+    digest = hashlib.sha256(f"{FORMAT} {VERSION} {numba_cache.source_key()}".encode())
+    digest.update(json.dumps(dict(options), sort_keys=True, default=str).encode())
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()[:32]
+
+
+def keeps_exactly(workload: Workload) -> bool:
+    """Whether :func:`save` then :func:`load` gives this workload back as it is."""
+    jobs = workload.jobs
+    plain = all(_kept_exactly(jobs[name]) for name in jobs.columns)
+    named = all(isinstance(name, str) for name in jobs.columns)
+    report = workload.report.to_dict()
+    try:
+        same_json = json.loads(json.dumps([workload.metadata, report])) == [workload.metadata, report]
+    except (TypeError, ValueError):
+        return False
+    return plain and named and same_json and jobs.index.equals(pd.RangeIndex(len(jobs)))
+
+
+def _kept_exactly(column: pd.Series) -> bool:
+    """Numbers and booleans; text of pandas' string dtype (an extended trace's queue names, nodespecs)
+    without missing values or NUL characters (a fixed-width numpy text array drops trailing NULs)."""
+    dtype = column.dtype
+    if isinstance(dtype, np.dtype):
+        return dtype.kind in "biuf"
+    if isinstance(dtype, pd.StringDtype) and str(dtype) == "str":
+        return not column.isna().any() and not column.str.contains("\0", regex=False).any()
+    return False
+
+
+def default_folder() -> Path | None:
+    """Where the command line keeps parsed traces: $SCHEDLAB_PARSE_CACHE (``off``: nowhere), else
+    schedlab-parse in the user's cache folder."""
+    chosen = os.environ.get("SCHEDLAB_PARSE_CACHE")
+    if chosen:
+        return None if chosen.lower() in ("off", "0", "no", "false") else Path(chosen)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "schedlab-parse"

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
+
 import pandas as pd
 import pytest
 
 from engine.workload.model import Workload
+
+#: the command line's parse cache (engine.workload.cache.read_through) in a folder of this test session,
+#: never the user's; children started by tests inherit it
+os.environ.setdefault("SCHEDLAB_PARSE_CACHE", tempfile.mkdtemp(prefix="schedlab-parse-tests-"))
 
 
 def make_workload(rows: list[tuple], *, users: list[int] | None = None) -> Workload:

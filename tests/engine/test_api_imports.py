@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 NOT_FOR_SIMULATE = ("yaml", "engine.platform.infer", "engine.platform.machines", "engine.platform.queues",
                     "engine.sim.nodes", "engine.metrics.timeseries", "engine.metrics.changes", "engine.metrics.diff",
                     "engine.metrics.fidelity", "engine.metrics.groups", "engine.workload.pbs",
-                    "engine.workload.slurm", "engine.workload.cache", "engine.workload.export")
+                    "engine.workload.slurm", "engine.workload.export")
 
 
 def loaded_after(code: str) -> list[str]:
@@ -36,6 +36,13 @@ def test_a_simulate_command_loads_none_of_them(tmp_path):
     code = (f"from engine.cli import main\nassert main(['simulate', 'tests/data/demo.swf', '--policy', 'fcfs', "
             f"'--out', {str(tmp_path / 's.csv')!r}, '--summary', {str(tmp_path / 's.json')!r}]) == 0")
 
+    assert loaded_after(code) == []
+
+
+def test_a_simulate_command_without_its_parse_cache_loads_no_cache_module(tmp_path):
+    code = (f"from engine.cli import main\nassert main(['simulate', 'tests/data/demo.swf', '--policy', 'fcfs', "
+            f"'--no-parse-cache', '--out', {str(tmp_path / 's.csv')!r}])== 0\n"
+            "import sys\nassert 'engine.workload.cache' not in sys.modules")
     assert loaded_after(code) == []
 
 

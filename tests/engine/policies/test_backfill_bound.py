@@ -17,13 +17,14 @@ import pytest
 from engine.platform.machines import read_machines
 from engine.platform.queues import load_queue_config
 from engine.policies.backfill import Easy
-from engine.policies.heterogeneous import NodeConservative, NodeEasy, NodeInOrder
+from engine.policies.heterogeneous import NodeEasy, NodeInOrder
 from engine.policies.ordering import WaitingQueue
 from engine.policies.registry import resolve
 from engine.run import simulate
 from engine.workload import load_workload
 from engine.workload.window import select_days
 from tests.engine.conftest import make_workload
+from tests.engine.policies.node_conservative_reference import reference_conservative
 from tests.shared_data import SHARED_DATA
 
 META = SHARED_DATA / "metacentrum" / "alea"
@@ -92,27 +93,16 @@ def snapshot_node_easy(self: NodeEasy) -> None:
             self.start(job)
 
 
-def snapshot_node_compress(self: NodeConservative, freed: set[int]) -> None:
-    now = self.sim.now
-    for job in self.queue.jobs():
-        entry = self.reserved.get(job)
-        if entry is None or entry[1] <= now or job in self.blocked:
-            continue
-        best = self._best(job, now, before=entry[1], own=entry, only=freed)
-        if best is not None and best[1] < entry[1]:
-            self._drop(job)
-            self._reserve(job, *best)
-
-
 @contextmanager
 def snapshots():
-    saved = Easy.schedule, NodeInOrder.schedule, NodeEasy.schedule, NodeConservative.compress
+    saved = Easy.schedule, NodeInOrder.schedule, NodeEasy.schedule
     Easy.schedule, NodeInOrder.schedule = snapshot_easy, snapshot_node_in_order
-    NodeEasy.schedule, NodeConservative.compress = snapshot_node_easy, snapshot_node_compress
+    NodeEasy.schedule = snapshot_node_easy
     try:
-        yield
+        with reference_conservative():      # node-level conservative: main's plain code (its own snapshot test)
+            yield
     finally:
-        Easy.schedule, NodeInOrder.schedule, NodeEasy.schedule, NodeConservative.compress = saved
+        Easy.schedule, NodeInOrder.schedule, NodeEasy.schedule = saved
 
 
 def same(a: pd.DataFrame, b: pd.DataFrame) -> None:

@@ -38,3 +38,43 @@ def test_a_kernel_calling_a_kernel_compiles_both_at_the_first_call():
     assert isinstance(_twice, Kernel)
     assert _twice(20) == 40
     assert not isinstance(globals()["_plus_one"], Kernel)   # now numba's dispatcher
+
+
+KERNELS = '''
+import sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+from engine.sim.jit import njit
+
+
+@njit(cache=True)
+def ramp(n):
+    out = np.empty(n, dtype=np.int64)   # an array: the loaded code needs numba's runtime (NRT)
+    for i in range(n):
+        out[i] = double(i)
+    return out
+
+
+@njit(cache=True)
+def double(x):
+    return 2 * x
+
+
+total = int(ramp(1000).sum())
+hits = sum(ramp.stats.cache_hits.values())   # (ramp is now numba's dispatcher)
+print(total, hits, "numba.np.linalg" in sys.modules)
+'''
+
+
+def test_a_cached_kernel_loads_without_numbas_compiler_set_up(tmp_path):
+    script = tmp_path / "kernels.py"
+    script.write_text(KERNELS)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
+
+    def child() -> list[str]:
+        return subprocess.run([sys.executable, str(script), str(ROOT)], env=env, check=True, capture_output=True,
+                              text=True).stdout.split()
+
+    compiled, loaded = child(), child()
+    assert compiled == [str(999 * 1000), "0", "True"]     # compiled: numba set its compiler up
+    assert loaded == [str(999 * 1000), "1", "False"]      # loaded from the cache: none of the registries

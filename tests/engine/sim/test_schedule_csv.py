@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from engine.run import simulate
+from engine.sim import schedule_csv
 from engine.sim.schedule_csv import fast_text, write_schedule_csv
 from engine.workload import load_workload
 from engine.workload.window import select_days
@@ -32,7 +33,17 @@ def written(frame: pd.DataFrame, tmp_path: Path) -> bytes:
     return path.read_bytes()
 
 
-def test_hand_made_frame_reads_as_pandas_writes_it(tmp_path):
+@pytest.fixture(params=["numpy", "compiled", "kernel-as-python"])
+def writer(request, monkeypatch):
+    """Each way of formatting the rows: the numpy layout, numba's kernel, the kernel run as Python."""
+    monkeypatch.setattr(schedule_csv, "compiled_pays", lambda rows: request.param != "numpy")
+    if request.param == "kernel-as-python":
+        kernel = schedule_csv.format_rows
+        monkeypatch.setattr(schedule_csv, "format_rows", getattr(kernel, "py_func", None) or kernel.function)
+    return request.param
+
+
+def test_hand_made_frame_reads_as_pandas_writes_it(tmp_path, writer):
     frame = pd.DataFrame({"job_id": [1, 20, 300], "wait": [0, -1, 10 ** 18], "killed": [True, False, True],
                           "deadline": [np.nan, 86_400.4, 90_000.0]})
 
@@ -43,7 +54,7 @@ def test_hand_made_frame_reads_as_pandas_writes_it(tmp_path):
 
 @pytest.mark.parametrize("rows", [0, 1, 2, 9, 1000])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_random_integer_boolean_and_nullable_columns(rows, seed, tmp_path):
+def test_random_integer_boolean_and_nullable_columns(rows, seed, tmp_path, writer):
     rng = np.random.default_rng(seed)
     edges = np.array([0, -1, 9, 10, -10, 99, 100, 9999, 10_000, 10 ** 18 - 1, 10 ** 18, -10 ** 18,
                       INT64.max, INT64.min + 1], np.int64)
@@ -62,14 +73,14 @@ def test_random_integer_boolean_and_nullable_columns(rows, seed, tmp_path):
 
 @pytest.mark.parametrize("column", [[0.5, 1.0], ["a", "b,c"], [1, None], [INT64.min, 0]],
                          ids=["fractions", "names", "objects", "int64-min"])
-def test_other_columns_go_to_pandas_and_still_match(column, tmp_path):
+def test_other_columns_go_to_pandas_and_still_match(column, tmp_path, writer):
     frame = pd.DataFrame({"job_id": [1, 2], "other": column})
 
     assert fast_text(frame) is None
     assert written(frame, tmp_path) == pandas_text(frame)
 
 
-def test_one_column_of_missing_values_is_quoted_as_pandas_does(tmp_path):
+def test_one_column_of_missing_values_is_quoted_as_pandas_does(tmp_path, writer):
     frame = pd.DataFrame({"deadline": [np.nan, 5.0]})
 
     assert written(frame, tmp_path) == pandas_text(frame) == b'deadline\n""\n5\n'
@@ -87,14 +98,15 @@ def real_schedule(name: str, policy: str | dict, days: tuple[float, float] | Non
     ("SDSC-SP2-1998-4.2-cln.swf.gz", "conservative", (0, 60)),
     ("SDSC-SP2-1998-4.2-cln.swf.gz", {"preset": "dbf", "params": {"deadline_fraction": 0.3}}, (0, 20)),
 ])
-def test_real_trace_schedule_is_byte_identical(name, policy, days, tmp_path):
+def test_real_trace_schedule_is_byte_identical(name, policy, days, tmp_path, writer):
     schedule = real_schedule(name, policy, days)
 
     assert written(schedule, tmp_path) == pandas_text(schedule)
 
 
 @pytest.mark.slow
-def test_hpc2n_schedule_is_byte_identical(tmp_path):
+@pytest.mark.parametrize("writer", ["numpy", "compiled"], indirect=True)
+def test_hpc2n_schedule_is_byte_identical(tmp_path, writer):
     schedule = real_schedule("HPC2N-2002-2.2-cln.swf.gz", "easy")
 
     assert fast_text(schedule) is not None

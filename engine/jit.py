@@ -1,0 +1,91 @@
+"""Compiled kernels, compiled lazily: numba is imported when a kernel is first called, not when a
+module that defines kernels is imported. Most commands never call one (FCFS, EASY, listing the
+policies), and importing numba alone costs about half a second.
+
+``@njit(cache=True)`` marks a kernel as numba's decorator would. At its first call the kernel
+becomes a numba dispatcher, and so does every kernel its module's namespace names, so kernels can
+call kernels (numba needs its callees compiled too). Without numba the kernels run as plain
+Python: correct, only slower.
+
+A kernel found in numba's disk cache is loaded without numba's compiler set-up (see
+:func:`_load_cached_lightly`): a fresh process's first simulate paid about 0.3 s of CPU for it.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from typing import Any
+from collections.abc import Callable
+
+from engine import numba_cache
+
+
+class Kernel:
+    """A function numba compiles at its first call (see the module docstring)."""
+
+    def __init__(self, function: Callable[..., Any], options: dict[str, Any]) -> None:
+        functools.update_wrapper(self, function)
+        self.function, self.options = function, options
+        self._compiled: Callable[..., Any] | None = None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return (self._compiled or self.compiled())(*args, **kwargs)
+
+    def compiled(self) -> Callable[..., Any]:
+        """numba's dispatcher for this kernel (it compiles, or loads from numba's cache, per signature)."""
+        if self._compiled is None:
+            numba_njit, runtime = _numba()
+            self._compiled = numba_njit(**self.options)(self.function)
+            _load_cached_lightly(self._compiled, runtime)
+            namespace = self.function.__globals__
+            for name, value in list(namespace.items()):     # the kernels it may call, as dispatchers
+                if isinstance(value, Kernel):
+                    namespace[name] = value.compiled()
+        return self._compiled
+
+
+def njit(*args: Any, **options: Any) -> Any:
+    """``@njit`` or ``@njit(cache=True, ...)``: a :class:`Kernel`, compiled by numba at its first call."""
+    if args and callable(args[0]):
+        return Kernel(args[0], options)
+    return lambda function: Kernel(function, options)
+
+
+@functools.lru_cache(maxsize=1)
+def _numba() -> tuple[Callable[..., Any], Any]:
+    """numba's njit and its runtime (NRT), or a decorator that leaves the function as it is and None."""
+    numba_cache.configure()  # before numba reads its configuration
+    try:
+        numba = importlib.import_module("numba")
+    except ImportError:  # pragma: no cover - numba is a dependency; this keeps the engine working
+        return (lambda **options: (lambda function: function)), None
+    try:
+        runtime = importlib.import_module("numba.core.runtime.nrt").rtsys
+    except (ImportError, AttributeError):  # pragma: no cover - another numba: its own cache loading
+        runtime = None
+    return numba.njit, runtime
+
+
+def _load_cached_lightly(dispatcher: Any, runtime: Any) -> None:
+    """Have ``dispatcher`` load a kernel from numba's disk cache without setting up the compiler.
+
+    numba's ``Cache.load_overload`` first refreshes the CPU target: it imports and registers every
+    typing and lowering registry numba has (unicode, linalg, random, typed containers: about 0.3 s
+    of CPU, more than HPC2N-2002's whole EASY loop) although loaded machine code needs none of
+    them, only the runtime (NRT) its arrays are allocated with. Here the load initialises the
+    runtime alone. A cache miss still compiles as before: numba's compiler refreshes the target
+    itself. A numba without these internals keeps its own loading."""
+    cache: Any = getattr(dispatcher, "_cache", None)
+    load = getattr(cache, "_load_overload", None)
+    guard = getattr(cache, "_guard_against_spurious_io_errors", None)
+    if runtime is None or load is None or guard is None or not hasattr(runtime, "initialize"):
+        return
+
+    def load_overload(sig: Any, target_context: Any) -> Any:
+        runtime.initialize(target_context)
+        with guard():
+            return load(sig, target_context)
+        return None     # (a guard that swallowed an error: not found, as numba's own)
+
+    cache.load_overload = load_overload

@@ -1,0 +1,54 @@
+"""Compiled parts of node-level conservative backfilling (engine.policies.heterogeneous.NodeConservative).
+
+The reservations live in arrays indexed by job (cluster, start, end, cores; cluster -1: none) and
+the per-cluster core profiles in one :class:`engine.sim.profileset.ProfileSet`, so that a whole
+compression pass is one call: for each job of the pass, in queue order, the earliest start on the
+clusters that gained room or earlier on its own (:func:`engine.sim.profileset.earliest_over`, the
+same search, cluster by cluster in the class's order, as the Python pass made).
+"""
+
+from __future__ import annotations
+
+from engine.sim.jit import njit
+from engine.sim.profile import add
+from engine.sim.profileset import NEVER_FITS, duration_on, earliest_over
+
+
+@njit(cache=True)
+def compress_pass(order, first, times, free, length, now, res_c, res_s, res_e, res_n, blocked, class_of,
+                  list_of, offsets, flat, cores, nodes, exclusive, node_cores, estimate, factor, avail_from,
+                  avail_to, freed, moved):
+    """One compression pass over ``order[first:]`` (waiting jobs in queue order): each reserved job
+    not yet due and not blocked moves to its earliest start on the ``freed`` clusters (or earlier on
+    its own cluster) if that is earlier than its reservation. A request class's clusters are
+    ``flat[offsets[l]:offsets[l + 1]]`` with ``l = list_of[class]``. The jobs moved are written to
+    ``moved`` in order. Returns (where it stopped, jobs moved): it stops early, before the job it
+    would move, when a profile row has no room left for the move (the caller grows the rows and
+    calls again from there); where = -1 - i if job order[i] never fits on one of its clusters."""
+    width = times.shape[1]
+    k = 0
+    for i in range(first, len(order)):
+        job = order[i]
+        own = res_c[job]
+        start = res_s[job]
+        if own < 0 or start <= now or blocked[job]:
+            continue
+        cls = class_of[job]
+        clusters = flat[offsets[list_of[cls]]:offsets[list_of[cls] + 1]]
+        c, t = earliest_over(times, free, length, now, clusters, cores[cls], nodes[cls], exclusive[cls],
+                             node_cores, estimate[job], factor, avail_from, avail_to, start, freed, own, start,
+                             res_e[job], res_n[job])
+        if c == NEVER_FITS:
+            return -1 - i, k
+        if c < 0 or t >= start:
+            continue
+        if length[own] + 4 > width or length[c] + 4 > width:
+            return i, k
+        length[own] = add(times[own], free[own], length[own], start, res_e[job], res_n[job])
+        held = nodes[cls] * node_cores[c] if exclusive[cls] else cores[cls]
+        end = t + duration_on(estimate[job], factor[c])
+        length[c] = add(times[c], free[c], length[c], t, end, -held)
+        res_c[job], res_s[job], res_e[job], res_n[job] = c, t, end, held
+        moved[k] = job
+        k += 1
+    return len(order), k
