@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.sim.jit import njit
+from engine.sim.nodekernels import select
 
 # the walk's state (an int64 array kept between the calls of one pass)
 FREE, COUNT, NOW, POS, HSIZE, HAS_RES, RES_JOB, RES_SHADOW, RES_CLUSTER, TESTED, BOUND, COUNTING, LIMITED, \
@@ -70,56 +71,6 @@ def heap_pop(heap: np.ndarray, st: np.ndarray) -> int:
 
 
 @njit(cache=True)
-def select(c: int, cls: int, avoid: bool, reserved: np.ndarray, cl: np.ndarray, cluster: np.ndarray,
-           cluster_free: np.ndarray, f_cores: np.ndarray, f_mem: np.ndarray, f_gpus: np.ndarray,
-           pick: np.ndarray, take: np.ndarray) -> int:
-    """engine.sim.nodes.select_nodes on cluster c: how many nodes were picked (in ``pick``/``take``), or -1."""
-    off, count, whole, ram = cluster[c, 0], cluster[c, 1], cluster[c, 2], cluster[c, 3]
-    nodes = cl[cls, 0]
-    k = 0
-    if nodes == 0:
-        need = cl[cls, 2]
-        if cluster_free[c] < need:
-            return -1
-        for i in range(count):
-            free = f_cores[off + i]
-            if free != 0 and not (avoid and reserved[off + i]):
-                got = free if free < need else need
-                pick[k] = i
-                take[k] = got
-                k += 1
-                need -= got
-                if need == 0:
-                    return k
-        return -1
-    if cl[cls, 5]:
-        if cluster_free[c] < nodes * whole:
-            return -1
-        for i in range(count):
-            if f_cores[off + i] == whole and not (avoid and reserved[off + i]):
-                pick[k] = i
-                take[k] = whole
-                k += 1
-                if k == nodes:
-                    return k
-        return -1
-    ppn = cl[cls, 1]
-    if cluster_free[c] < nodes * ppn:
-        return -1
-    mem = cl[cls, 3] if ram > 0 else 0
-    gpus = cl[cls, 4]
-    for i in range(count):
-        if f_cores[off + i] >= ppn and (mem == 0 or f_mem[off + i] >= mem) \
-                and (gpus == 0 or f_gpus[off + i] >= gpus) and not (avoid and reserved[off + i]):
-            pick[k] = i
-            take[k] = ppn
-            k += 1
-            if k == nodes:
-                return k
-    return -1
-
-
-@njit(cache=True)
 def place(cls: int, only: int, among: int, avoid: bool, reserved: np.ndarray, cl: np.ndarray,
           cc_start: np.ndarray, cc_list: np.ndarray, cluster: np.ndarray, cluster_free: np.ndarray,
           f_cores: np.ndarray, f_mem: np.ndarray, f_gpus: np.ndarray, pick: np.ndarray, take: np.ndarray,
@@ -131,7 +82,8 @@ def place(cls: int, only: int, among: int, avoid: bool, reserved: np.ndarray, cl
         c = cc_list[i] if only < 0 else only
         if cluster_free[c] < cores or not (among >> c) & 1:
             continue
-        k = select(c, cls, avoid, reserved, cl, cluster, cluster_free, f_cores, f_mem, f_gpus, pick, take)
+        k = select(cls, cluster_free[c], cluster[c, 0], cluster[c, 1], cluster[c, 2], cluster[c, 3], avoid, reserved,
+                   cl, f_cores, f_mem, f_gpus, pick, take)
         if k >= 0:
             found[0] = k
             return c

@@ -47,6 +47,7 @@ import pandas as pd
 from engine.platform.hosts import host_cluster
 from engine.platform.machines import Cluster, Machine
 from engine.platform.queues import Assignment, QueueConfig, assign_queues, check_pools
+from engine.sim.nodekernels import earliest_on
 from engine.workload.model import Workload
 
 FOREVER = 2 ** 62
@@ -496,6 +497,7 @@ class NodeAllocator:
         self.free -= held
         if self.mirror is not None:
             self.mirror.change(c, nodes, cores, mem, gpus, -1)
+            self.mirror.keep(job, nodes, cores, mem, gpus, held)
         self.cluster_of[job] = c
         self.nodes_of[job] = nodes
         self.cores_of[job] = cores
@@ -508,6 +510,8 @@ class NodeAllocator:
             sim.runtime[job] = math.ceil(self.base_runtime[job] * factor)
             sim.estimate[job] = math.ceil(self.base_estimate[job] * factor)
         insort(self.running_on[c], (sim.now + sim.estimate[job], job))
+        if self.mirror is not None:
+            self.mirror.run_started(c, sim.now + sim.estimate[job], job)
 
     def release(self, job: int, size: int) -> None:
         c, nodes, cores, mem, gpus, held = self.taken.pop(job)
@@ -527,6 +531,8 @@ class NodeAllocator:
         running = self.running_on[c]
         entry = (self.sim.expected_end(job), job)
         del running[bisect_left(running, entry)]
+        if self.mirror is not None:
+            self.mirror.run_ended(c, entry[0], job)
         if self.queue_of is not None:
             self._count_limits(job, -1)
 
@@ -543,8 +549,9 @@ class NodeAllocator:
         cls = self.class_of[job]
         request = self.requests[cls]
         now = self.sim.now
+        earliest = self._earliest_on if self.mirror is None else self._earliest_on_compiled
         for c in self.class_clusters[cls]:
-            found = self._earliest_on(job, c, request, now, best.shadow if best else FOREVER)
+            found = earliest(job, c, request, now, best.shadow if best else FOREVER)
             if found is not None and (best is None or found[0] < best.shadow):
                 best = Reservation(job, found[0], c, frozenset(found[1]), self._stamp(c))
         self._reservation = best
@@ -552,6 +559,20 @@ class NodeAllocator:
 
     def _stamp(self, c: int) -> tuple[int, int]:
         return self.releases[c], self.unplanned[c]
+
+    def _earliest_on_compiled(self, job: int, c: int, request: Request, now: int,
+                              before: int) -> tuple[int, tuple] | None:
+        """:meth:`_earliest_on` in a compiled kernel (engine.sim.nodekernels.earliest_on) over the mirror."""
+        m = self.mirror
+        assert m is not None
+        off, count, whole, ram = m.cluster[c].tolist()[:4]
+        start = earliest_on(self.class_list[job], self.cluster_free[c], off, count, whole, ram, now, before,
+                            self.estimate_on(job, c), self.avail_from[c], self.avail_to[c], m.classes, m.f_cores,
+                            m.f_mem, m.f_gpus, m.run_keys[c], m.base, m.job_first, m.job_k, m.job_mem, m.job_gpus, m.job_held,
+                            m.store_pick, m.store_take, m.w_cores, m.w_mem, m.w_gpus, m.was, m.pick, m.take, m.found)
+        if start < 0:
+            return None
+        return int(start), tuple(m.pick[:m.found[0]].tolist())
 
     def _earliest_on(self, job: int, c: int, request: Request, now: int, before: int) -> tuple[int, tuple] | None:
         """Earliest time (< before) the request fits on cluster c as its running jobs end as
@@ -672,9 +693,57 @@ class NodeMirror:
         self.queue_room = np.array(allocator.queue_room or [0.0], dtype=np.float64)
         self.pair_jobs = np.array(allocator.pair_jobs_room or [0.0], dtype=np.float64)
         self.pair_cores = np.array(allocator.pair_cores_room or [0.0], dtype=np.float64)
-        self.log = np.zeros(len(allocator.class_of) + 1, dtype=np.int64)
+        n = len(allocator.class_of)
+        # every started job's placement (nodes and cores taken in store_pick/store_take from job_first)
+        self.job_first = np.zeros(max(n, 1), dtype=np.int64)
+        self.job_k = np.zeros(max(n, 1), dtype=np.int64)
+        self.job_mem = np.zeros(max(n, 1), dtype=np.int64)
+        self.job_gpus = np.zeros(max(n, 1), dtype=np.int64)
+        self.job_held = np.zeros(max(n, 1), dtype=np.int64)
+        self.store_pick = np.zeros(max(n, 16), dtype=np.int64)
+        self.store_take = np.zeros(max(n, 16), dtype=np.int64)
+        self.stored = 0
+        for job, (_, nodes, cores, mem, gpus, held) in allocator.taken.items():
+            self.keep(job, nodes, cores, mem, gpus, held)
+        most = max((c.nodes for c in clusters), default=1)
+        self.w_cores = np.zeros(most, dtype=np.int64)
+        self.w_mem = np.zeros(most, dtype=np.int64)
+        self.w_gpus = np.zeros(most, dtype=np.int64)
+        self.was = np.zeros(most, dtype=np.uint8)
+        self.pick = np.zeros(most, dtype=np.int64)
+        self.take = np.zeros(most, dtype=np.int64)
+        self.found = np.zeros(1, dtype=np.int64)
+        #: per cluster, its running jobs as sorted keys ``expected end * base + job`` (the order of
+        #: NodeAllocator.running_on)
+        self.base = n + 1
+        self.run_keys = [np.array([end * self.base + job for end, job in running], dtype=np.int64)
+                         for running in allocator.running_on]
+        self.log = np.zeros(n + 1, dtype=np.int64)
         self.log[:len(allocator.release_log)] = allocator.release_log
         self.unfit_at = np.array(allocator.unfit_at, dtype=np.int64)
+
+    def keep(self, job: int, nodes: tuple[int, ...], cores: tuple[int, ...], mem: int, gpus: int, held: int) -> None:
+        """Remember where ``job`` started (what _earliest_on gives back as it ends)."""
+        k, at = len(nodes), self.stored
+        if at + k > len(self.store_pick):
+            self.store_pick = np.resize(self.store_pick, 2 * (at + k))
+            self.store_take = np.resize(self.store_take, 2 * (at + k))
+        self.store_pick[at:at + k] = nodes
+        self.store_take[at:at + k] = cores
+        self.job_first[job], self.job_k[job], self.job_mem[job], self.job_gpus[job], self.job_held[job] = \
+            at, k, mem, gpus, held
+        self.stored = at + k
+
+    def run_started(self, c: int, end: int, job: int) -> None:
+        keys = self.run_keys[c]
+        key = end * self.base + job
+        at = int(keys.searchsorted(key))
+        self.run_keys[c] = np.concatenate((keys[:at], np.array((key,), dtype=np.int64), keys[at:]))
+
+    def run_ended(self, c: int, end: int, job: int) -> None:
+        keys = self.run_keys[c]
+        at = int(keys.searchsorted(end * self.base + job))
+        self.run_keys[c] = np.concatenate((keys[:at], keys[at + 1:]))
 
     def change(self, c: int, nodes: tuple[int, ...], cores: tuple[int, ...], mem: int, gpus: int, sign: int) -> None:
         """Nodes of cluster c given back (sign 1) or taken (-1)."""
