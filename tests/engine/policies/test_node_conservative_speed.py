@@ -148,7 +148,7 @@ def test_rows_advanced_lazily_answer_as_profiles_advanced_at_every_event():
         clusters = np.array([2, 0, 1], dtype=np.int64)
         found = earliest_over(rows.times, rows.free, rows.length, now, clusters, n, 0, False,
                               np.zeros(3, np.int64), duration, np.ones(3), np.full(3, -FOREVER),
-                              np.full(3, FOREVER), FOREVER, np.ones(3, bool), -1, 0, 0, 0)
+                              np.full(3, FOREVER), FOREVER, np.ones(3, bool), -1, 0, 0, 0, False)
         starts = [plain[c].earliest_start(now, duration, n) if n <= capacities[c] else None for c in clusters]
         best = min((s, i) for i, s in enumerate(starts) if s is not None)
         assert (int(found[0]), int(found[1])) == (int(clusters[best[1]]), best[0])
