@@ -44,11 +44,16 @@ from shared_data import SHARED_DATA
 
 ROOT = Path(__file__).resolve().parents[1]
 SWF = SHARED_DATA / "swf"
+ALEA = SHARED_DATA / "metacentrum" / "alea"
 TRACES = {   # name: (file, extra flags, {policy: whole-command target s})
-    "HPC2N": ("HPC2N-2002-2.2-cln.swf.gz", [], {"easy": 1.5, "conservative": 8.0}),
-    "RICC": ("RICC-2010-2.swf.gz", ["--procs", "8192"], {"easy": 5.0, "conservative": 20.0}),
-    "CEA-Curie": ("CEA-Curie-2011-2.1-cln.swf.gz", [], {"easy": 5.0, "conservative": 20.0}),
+    "HPC2N": (SWF / "HPC2N-2002-2.2-cln.swf.gz", [], {"easy": 1.5, "conservative": 8.0}),
+    "RICC": (SWF / "RICC-2010-2.swf.gz", ["--procs", "8192"], {"easy": 5.0, "conservative": 20.0}),
+    "CEA-Curie": (SWF / "CEA-Curie-2011-2.1-cln.swf.gz", [], {"easy": 5.0, "conservative": 20.0}),
+    "wagap": (ALEA / "wagap-2013.swf", ["--machines", str(ALEA / "wagap-2013.swf.machines"), "--queues",
+                                         "metacentrum-2014"], {"mrfs-easy": 2.0}),
 }
+#: traces that run on clusters of nodes: their policy, whatever --policies says
+NODE_POLICY = {"wagap": "mrfs-easy"}
 STAGES = ("start", "imports", "parse", "simulate", "validate", "metrics", "write", "other")
 
 CHILD = r"""
@@ -110,7 +115,8 @@ def measure(trace: Path, policy: str, flags: list[str], work: Path, env: dict[st
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--traces", nargs="+", default=list(TRACES), choices=list(TRACES))
+    parser.add_argument("--traces", nargs="+", default=["HPC2N", "RICC", "CEA-Curie"], choices=list(TRACES),
+                        help="wagap: wagap-2013 under mrfs-easy and the 2014 queues (always that policy)")
     parser.add_argument("--policies", nargs="+", default=["easy"])
     parser.add_argument("--repeat", type=int, default=1, help="children per (trace, policy); the best total shown")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds before a child is stopped")
@@ -131,13 +137,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="schedlab-stages-") as scratch:
         for name in options.traces:
             file, flags, targets = TRACES[name]
-            for policy in options.policies:
+            for policy in ([NODE_POLICY[name]] if name in NODE_POLICY else options.policies):
                 for mode in options.parse_cache:
                     shared = None
                     if mode == "warm":
                         shared = Path(tempfile.mkdtemp(prefix="parse-warm-", dir=scratch))
-                        measure(SWF / file, policy, flags, Path(scratch), env, options.timeout, shared)
-                    runs = [measure(SWF / file, policy, flags, Path(scratch), env, options.timeout, shared)
+                        measure(file, policy, flags, Path(scratch), env, options.timeout, shared)
+                    runs = [measure(file, policy, flags, Path(scratch), env, options.timeout, shared)
                             for _ in range(options.repeat)]
                     row(name, policy, mode, [run for run in runs if run is not None], targets.get(policy),
                         options.timeout)

@@ -5,8 +5,9 @@ pickle, and gives back exactly the frame that was saved.
 :func:`read_through` is the parse cache of the command line: a trace read once is kept in a folder
 under a name made of its content, the reading options and the engine's source, so the next run
 of the same file (under any name) loads it instead of parsing it (HPC2N-2002: 0.57 -> 0.05 s of
-CPU). Only a workload the .npz gives back exactly is kept (plain numeric columns, a default
-index, metadata and report that JSON keeps as they are); any other is read every time."""
+CPU). Only a workload the .npz gives back exactly is kept (numeric columns and text without
+missing values, a default index, metadata and report that JSON keeps as they are); any other is
+read every time."""
 
 from __future__ import annotations
 
@@ -123,7 +124,7 @@ def cache_key(path: str | Path, options: Mapping[str, object]) -> str:
 def keeps_exactly(workload: Workload) -> bool:
     """Whether :func:`save` then :func:`load` gives this workload back as it is."""
     jobs = workload.jobs
-    plain = all(isinstance(dtype, np.dtype) and dtype.kind in "biuf" for dtype in jobs.dtypes)
+    plain = all(_kept_exactly(jobs[name]) for name in jobs.columns)
     named = all(isinstance(name, str) for name in jobs.columns)
     report = workload.report.to_dict()
     try:
@@ -131,6 +132,17 @@ def keeps_exactly(workload: Workload) -> bool:
     except (TypeError, ValueError):
         return False
     return plain and named and same_json and jobs.index.equals(pd.RangeIndex(len(jobs)))
+
+
+def _kept_exactly(column: pd.Series) -> bool:
+    """Numbers and booleans; text of pandas' string dtype (an extended trace's queue names, nodespecs)
+    without missing values or NUL characters (a fixed-width numpy text array drops trailing NULs)."""
+    dtype = column.dtype
+    if isinstance(dtype, np.dtype):
+        return dtype.kind in "biuf"
+    if isinstance(dtype, pd.StringDtype) and str(dtype) == "str":
+        return not column.isna().any() and not column.str.contains("\0", regex=False).any()
+    return False
 
 
 def default_folder() -> Path | None:

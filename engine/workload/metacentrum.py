@@ -56,6 +56,7 @@ from engine.workload.swf import (
     _to_number,
     check_head,
     parse_header,
+    plain_values,
 )
 from engine.workload.transforms import Overrun, Oversize, clean
 
@@ -317,6 +318,9 @@ def _parse_common(fields: list[str], lineno: int, path: str, fmt: str) -> list[f
         missing = "nodespec" if len(fields) < EXTENDED_FIELDS else "line"
         raise WorkloadError(f"line has {len(fields)} fields, expected {EXTENDED_FIELDS} ({fmt} format)",
                             file=path, line=lineno, field=missing)
+    plain = plain_values(fields)
+    if plain is not None:
+        return plain
     values = []
     for name, text in zip(SWF_FIELDS, fields):
         value = _to_number(text)
@@ -341,7 +345,9 @@ def _parse_metacentrum_line(fields: list[str], lineno: int, path: str) -> tuple[
 
 def exec_hosts_text(hosts: list[str]) -> str:
     """The distinct hosts of one entry per allocated core (``{1129,1129,1130}`` -> ``1129;1130``)."""
-    return ";".join(dict.fromkeys(host for host in hosts if host))
+    distinct = dict.fromkeys(hosts)     # (in order of first appearance; no generator per entry)
+    distinct.pop("", None)
+    return ";".join(distinct)
 
 
 def _parse_aleang_line(fields: list[str], lineno: int, path: str) -> tuple[list[float], tuple]:

@@ -8,7 +8,6 @@ import gzip
 import shutil
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -55,6 +54,20 @@ def test_a_kept_trace_is_the_trace_read(name, tmp_path, monkeypatch):
     assert_same(warm, reference)
 
 
+def test_an_extended_trace_with_text_columns_is_kept_exactly(tmp_path, monkeypatch):
+    path = SHARED_DATA / "metacentrum" / "alea" / "wagap-2013.swf"
+    reference = api.read_trace(path)
+    assert any(str(dtype) == "str" for dtype in reference.jobs.dtypes)
+    parsed = reads(monkeypatch)
+
+    cold = api.read_trace(path, cache=tmp_path / "kept")
+    warm = api.read_trace(path, cache=tmp_path / "kept")
+
+    assert parsed == [str(path)]
+    assert_same(cold, reference)
+    assert_same(warm, reference)
+
+
 def test_the_same_content_under_another_name_is_found_and_named_as_given(tmp_path, monkeypatch):
     first, second = tmp_path / "a.swf", tmp_path / "b.swf"
     shutil.copy(DEMO, first)
@@ -97,10 +110,18 @@ def test_a_damaged_kept_file_is_read_again_and_replaced(tmp_path):
 def test_what_the_npz_cannot_keep_exactly_is_not_kept(tmp_path):
     workload = api.read_trace(DEMO)
     assert cache.keeps_exactly(workload)
-    texts = workload.jobs.assign(queue_name=np.where(workload.jobs["queue"] > 0, "batch", None))
+    some = ["batch", None] * (len(workload.jobs) // 2) + ["batch"] * (len(workload.jobs) % 2)
+    texts = workload.jobs.assign(queue_name=pd.Series(some, dtype="str"))            # missing text
+    objects = workload.jobs.assign(queue_name=pd.Series(["batch"] * len(workload.jobs), dtype=object))
+    nul = workload.jobs.assign(queue_name=pd.Series(["a\0"] * len(workload.jobs), dtype="str"))
     tuples = {**workload.metadata, "pair": (1, 2)}
+    assert cache.keeps_exactly(type(workload)(workload.jobs.assign(queue_name=pd.Series(["a"] * len(workload.jobs),
+                                                                                       dtype="str")),
+                                              workload.metadata, workload.report, workload.source))
 
     assert not cache.keeps_exactly(type(workload)(texts, workload.metadata, workload.report, workload.source))
+    assert not cache.keeps_exactly(type(workload)(nul, workload.metadata, workload.report, workload.source))
+    assert not cache.keeps_exactly(type(workload)(objects, workload.metadata, workload.report, workload.source))
     assert not cache.keeps_exactly(type(workload)(workload.jobs, tuples, workload.report, workload.source))
     assert not cache.keeps_exactly(type(workload)(workload.jobs.iloc[1:], workload.metadata, workload.report,
                                                   workload.source))
