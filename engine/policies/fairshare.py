@@ -156,6 +156,14 @@ class FairShareQueue(WaitingQueue):
         self._user_keys: dict[int, set[GroupKey]] = {}
         self._resort = True
         account.listener = self._usage_changed
+        #: each group's jobs as a linked list of job numbers, for a compiled pass (see :meth:`link`)
+        self.links: GroupLinks | None = None
+
+    def link(self) -> GroupLinks:
+        """Keep the groups also as linked lists in int64 arrays from now on (before any job is added)."""
+        if self.links is None:
+            self.links = GroupLinks(self.sim.n)
+        return self.links
 
     def __len__(self) -> int:
         return self.count
@@ -179,12 +187,16 @@ class FairShareQueue(WaitingQueue):
             self._dirty.add(key)
         insort(members, job)
         self.count += 1
+        if self.links is not None:
+            self.links.add(key, members, job)
 
     def remove(self, job: int) -> None:
         key = self._group(job)
         members = self.groups[key]
         at = bisect_left(members, job)
         del members[at]
+        if self.links is not None:
+            self.links.remove(key, job)
         if at == 0:
             self._dirty.add(key)
         if not members:
@@ -257,6 +269,55 @@ class FairShareQueue(WaitingQueue):
 
     def summary(self) -> dict[str, Any]:
         return {"fairshare_final_usage": {str(u): round(v, 3) for u, v in sorted(self.account.usage.items())}}
+
+
+class GroupLinks:
+    """The fair-share groups' jobs (in arrival order) as doubly linked lists in int64 arrays: ``nxt``
+    and ``prv`` per job (-1: none), ``first`` per group number (-1: empty); ``number`` gives each
+    (queue rank, user) its group number. Adding at the tail and removing anywhere are O(1)."""
+
+    def __init__(self, jobs: int) -> None:
+        self.nxt = np.full(max(jobs, 1), -1, dtype=np.int64)
+        self.prv = np.full(max(jobs, 1), -1, dtype=np.int64)
+        self.first = np.full(max(jobs, 1), -1, dtype=np.int64)
+        self.number: dict[GroupKey, int] = {}
+
+    def add(self, key: GroupKey, members: list[int], job: int) -> None:
+        """``job`` was inserted into ``members`` (sorted)."""
+        group = self.number.setdefault(key, len(self.number))
+        at = bisect_left(members, job)
+        before = members[at - 1] if at else -1
+        after = members[at + 1] if at + 1 < len(members) else -1
+        self.prv[job], self.nxt[job] = before, after
+        if before >= 0:
+            self.nxt[before] = job
+        else:
+            self.first[group] = job
+        if after >= 0:
+            self.prv[after] = job
+
+    def remove(self, key: GroupKey, job: int) -> None:
+        before, after = self.prv[job], self.nxt[job]
+        if before >= 0:
+            self.nxt[before] = after
+        else:
+            self.first[self.number[key]] = after
+        if after >= 0:
+            self.prv[after] = before
+
+    def runs(self, ordered: list[Entry]) -> tuple[np.ndarray, np.ndarray]:
+        """The groups in ``ordered``'s order as group numbers, and for each the end of its run of
+        groups of equal priority (their jobs are merged by arrival, as FairShareQueue.iter_jobs does)."""
+        number = self.number
+        groups = np.fromiter((number[entry[3]] for entry in ordered), np.int64, len(ordered))
+        keys = [(entry[0], entry[1]) for entry in ordered]
+        ends = np.empty(len(ordered), dtype=np.int64)
+        end = len(ordered)
+        for i in range(len(ordered) - 1, -1, -1):
+            if i + 1 < len(ordered) and keys[i] != keys[i + 1]:
+                end = i + 1
+            ends[i] = end
+        return groups, ends
 
 
 # --------------------------------------------------------------------------- penalties

@@ -33,7 +33,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from engine.policies.algorithm import Algorithm
+from engine.policies import nodewalk
 from engine.policies.backfill import BACKFILL_BOUND, bounded
+from engine.policies.fairshare import FairShareQueue
 from engine.policies.ordering import WaitingQueue
 from engine.policies.registry import Component, register_algorithm
 from engine.policies.nodecons import compress_pass
@@ -43,7 +45,7 @@ from engine.sim.simulator import Simulation
 from engine.sim.validate import ReservationWatch
 
 if TYPE_CHECKING:
-    from engine.sim.nodes import NodeAllocator
+    from engine.sim.nodes import NodeAllocator, Placement, Reservation
 
 
 def node_allocator(sim: Simulation) -> NodeAllocator:
@@ -73,21 +75,32 @@ class NodeInOrder(Algorithm):
 
 class NodeEasy(Algorithm):
     """``easy`` with a per-cluster, node-level reservation for the first eligible blocked job
-    (``watch`` as in :class:`engine.policies.backfill.Easy`)."""
+    (``watch`` as in :class:`engine.policies.backfill.Easy`). Over a fair-share queue the pass is
+    compiled (engine.policies.nodewalk); the Python pass (:meth:`_schedule_python`) is the reference
+    and runs the other cases."""
 
     watch: ReservationWatch | None = None
+    #: compile the pass where it can be (tests set False to run the Python reference)
+    compiled = True
 
     def __init__(self, sim: Simulation, queue: WaitingQueue, params: dict) -> None:
         super().__init__(sim, queue, params)
         #: waiting jobs per request class (lets an exact pass stop once every job left behind the
         #: reservation is of a class known not to fit now)
         self.waiting: dict[int, int] = {}
-        self.class_of = node_allocator(sim).class_list
+        allocator = node_allocator(sim)
+        self.class_of = allocator.class_list
+        self.walker: NodeWalker | None = None
+        if (self.compiled and type(queue) is FairShareQueue and not allocator.windows and queue.count == 0
+                and len(allocator.clusters) <= 62 and not sim.started):
+            self.walker = NodeWalker(sim, queue, allocator, bounded(params))
 
     def on_submit(self, job: int) -> None:
         super().on_submit(job)
         cls = self.class_of[job]
         self.waiting[cls] = self.waiting.get(cls, 0) + 1
+        if self.walker is not None:
+            self.walker.submitted(job, cls)
 
     def start(self, job: int) -> None:
         super().start(job)
@@ -99,6 +112,35 @@ class NodeEasy(Algorithm):
             del self.waiting[cls]
 
     def schedule(self) -> None:
+        if self.walker is not None:
+            self._schedule_compiled(self.walker)
+        else:
+            self._schedule_python()
+
+    def _schedule_compiled(self, walker: NodeWalker) -> None:
+        """The pass of :meth:`_schedule_python`, its walk compiled: Python starts the jobs the kernel
+        picks (in its order) and computes the reservations it asks for."""
+        sim, allocator = self.sim, node_allocator(self.sim)
+        walker.begin(self.queue._ordered_groups())   # type: ignore[attr-defined]
+        while True:
+            code = walker.walk(allocator.free, sim.now)
+            for job, placement, head in walker.started():
+                allocator._cached = (job, allocator._version, placement)
+                allocator._respects = -1 if head else job
+                self.start(job)
+                if head and self.watch is not None:
+                    self.watch.started(job, sim.now)
+            if code == nodewalk.DONE:
+                return
+            if code == nodewalk.NEED_RESERVATION:
+                job = walker.head_job()
+                reservation = allocator.head_reservation(job)   # None: it can never start
+                if reservation is not None:
+                    if self.watch is not None:
+                        self.watch.blocked(job, sim.now, reservation.shadow)
+                    walker.reserve(reservation)
+
+    def _schedule_python(self) -> None:
         """One pass in queue order. The cheap tests come first, inline (this loop walks the whole
         waiting queue at every event): a job behind the reservation whose request class is known
         not to fit anywhere now (``NodeAllocator.unfit_at``) is passed over without asking the
@@ -161,6 +203,101 @@ class NodeEasy(Algorithm):
                 ahead -= live.pop(cls, 0)
 
 
+class NodeWalker:
+    """The arrays and state of the compiled pass (engine.policies.nodewalk) for one simulation."""
+
+    def __init__(self, sim: Simulation, queue: FairShareQueue, allocator: NodeAllocator, bound: int | None) -> None:
+        self.allocator = allocator
+        self.links = queue.link()
+        self.mirror = allocator.enable_mirror()
+        n = sim.n
+        classes = len(allocator.requests)
+        self.st = np.zeros(nodewalk.STATE_SIZE, dtype=np.int64)
+        self.st[nodewalk.BOUND] = -1 if bound is None else bound
+        self.st[nodewalk.COUNTING] = bound is None
+        self.st[nodewalk.LIMITED] = allocator.queue_of is not None
+        self.st[nodewalk.DEAD_AT] = -1
+        self.heap = np.zeros(max(n, 1), dtype=np.int64)
+        self.class_of = np.asarray(allocator.class_of, dtype=np.int64)
+        self.size = np.asarray(sim.size, dtype=np.int64)
+        self.base_estimate = np.asarray(allocator.base_estimate, dtype=np.int64)
+        self.job_cores = np.asarray(allocator.job_cores or [0], dtype=np.int64)
+        self.job_queue = np.asarray(allocator.job_queue or [0], dtype=np.int64)
+        self.job_pair = np.asarray(allocator.job_pair or [0], dtype=np.int64)
+        self.waiting = np.zeros(max(classes, 1), dtype=np.int64)
+        self.rem = np.zeros(max(classes, 1), dtype=np.int64)
+        self.rem_pass = np.full(max(classes, 1), -1, dtype=np.int64)
+        self.out = np.zeros((max(n, 1), 5), dtype=np.int64)
+        most = max((c.nodes for c in allocator.clusters), default=1)
+        self.pick = np.zeros(most, dtype=np.int64)
+        self.take = np.zeros(most, dtype=np.int64)
+        room = max(allocator.capacity, 1) + 4 * most
+        self.out_pick = np.zeros(room, dtype=np.int64)
+        self.out_take = np.zeros(room, dtype=np.int64)
+        self.groups = self.ends = np.zeros(0, dtype=np.int64)
+        self.reserved: list[int] = []
+
+    def submitted(self, job: int, cls: int) -> None:
+        st = self.st
+        self.waiting[cls] += 1
+        st[nodewalk.TOTAL] += 1
+        count = len(self.allocator.release_log)
+        if st[nodewalk.DEAD_AT] == count and self.mirror.unfit_at[cls] == count:
+            st[nodewalk.DEAD] += 1
+
+    def begin(self, ordered: list) -> None:
+        """A new pass over the groups in ``ordered`` (FairShareQueue._ordered_groups)."""
+        st = self.st
+        self.groups, self.ends = self.links.runs(ordered)
+        count = len(self.allocator.release_log)
+        if st[nodewalk.DEAD_AT] != count:
+            st[nodewalk.DEAD_AT], st[nodewalk.DEAD] = count, 0
+        st[nodewalk.COUNT] = count
+        st[nodewalk.POS] = st[nodewalk.HSIZE] = st[nodewalk.HAS_RES] = st[nodewalk.TESTED] = 0
+        st[nodewalk.AHEAD] = st[nodewalk.TOTAL] - st[nodewalk.DEAD]
+        st[nodewalk.PASS] += 1
+        self._unreserve()
+
+    def _unreserve(self) -> None:
+        if self.reserved:
+            self.mirror.reserved[self.reserved] = 0
+            self.reserved = []
+
+    def reserve(self, reservation: Reservation) -> None:
+        st, mirror = self.st, self.mirror
+        self._unreserve()
+        st[nodewalk.HAS_RES] = 1
+        st[nodewalk.RES_JOB], st[nodewalk.RES_SHADOW] = reservation.job, reservation.shadow
+        st[nodewalk.RES_CLUSTER] = reservation.cluster
+        off = mirror.offset[reservation.cluster]
+        self.reserved = [off + node for node in reservation.nodes]
+        mirror.reserved[self.reserved] = 1
+
+    def head_job(self) -> int:
+        return int(self.st[nodewalk.HEAD_JOB])
+
+    def walk(self, free: int, now: int) -> int:
+        st, m = self.st, self.mirror
+        st[nodewalk.FREE], st[nodewalk.NOW] = free, now
+        return int(nodewalk.walk(
+            st, self.heap, self.groups, self.ends, self.links.nxt, self.links.first, self.class_of, self.size,
+            self.base_estimate, self.job_cores, self.job_queue, self.job_pair, m.queue_room, m.pair_jobs,
+            m.pair_cores, m.classes, m.cc_start, m.cc_list, m.cluster, m.factor, m.cluster_free, m.f_cores,
+            m.f_mem, m.f_gpus, m.log, m.unfit_at, m.reserved, self.waiting, self.rem, self.rem_pass, self.out,
+            self.out_pick, self.out_take, self.pick, self.take))
+
+    def started(self) -> list[tuple[int, Placement, bool]]:
+        """The jobs the last walk started, in order: (job, placement, whether it started as the head)."""
+        count = int(self.st[nodewalk.STARTS])
+        if not count:
+            return []
+        rows = self.out[:count].tolist()
+        used = rows[-1][3] + rows[-1][4]
+        picks, takes = self.out_pick[:used].tolist(), self.out_take[:used].tolist()
+        return [(job, (c, tuple(picks[first:first + k]), tuple(takes[first:first + k])), bool(head))
+                for job, c, head, first, k in rows]
+
+
 class NodeConservative(Algorithm):
     """``conservative`` on per-cluster core profiles (approximations in the module docstring).
 
@@ -189,6 +326,8 @@ class NodeConservative(Algorithm):
         self.res_end = np.zeros(n, dtype=np.int64)
         self.res_cores = np.zeros(n, dtype=np.int64)
         self.is_blocked = np.zeros(n, dtype=bool)
+        #: the version of its cluster's row when the job's own cluster last gave no earlier start (-1: unknown)
+        self.own_none = np.full(n, -1, dtype=np.int64)
         self.running: dict[int, tuple[int, int, int]] = {}         # job -> (cluster, expected end, cores)
         self.unplaced: list[int] = []
         #: blocked due jobs -> a number giving the order they blocked in (the order they are tried again)
@@ -230,8 +369,8 @@ class NodeConservative(Algorithm):
     def _place(self, job: int, now: int) -> None:
         """A reservation at the job's earliest start over its clusters (or unplaced if none)."""
         profiles = self.profiles
-        cluster, start = earliest_over(profiles.times, profiles.free, profiles.length, now, *self._class_args(job),
-                                       FOREVER, self._everywhere, -1, 0, 0, 0)
+        cluster, start, _ = earliest_over(profiles.times, profiles.free, profiles.length, now,
+                                          *self._class_args(job), FOREVER, self._everywhere, -1, 0, 0, 0, False)
         if cluster == NEVER_FITS:
             raise RuntimeError(f"job {job} never fits on cluster {start}")
         if cluster < 0:
@@ -245,6 +384,7 @@ class NodeConservative(Algorithm):
         cores = int(self._nodes[cls] * self._node_cores[cluster] if self._exclusive[cls] else self._cores[cls])
         self.profiles.change(cluster, self.sim.now, start, end, -cores)
         self.res_cluster[job], self.res_start[job], self.res_end[job], self.res_cores[job] = cluster, start, end, cores
+        self.own_none[job] = -1
         if due:
             heappush(self._due, (start, self._seq, job))
             self._seq += 1
@@ -353,8 +493,9 @@ class NodeConservative(Algorithm):
         first = 0
         while first < len(order):
             profiles.make_room(4)
-            first, count = compress_pass(order, first, profiles.times, profiles.free, profiles.length, now,
-                                         self.res_cluster, res_start, self.res_end, self.res_cores, self.is_blocked,
+            first, count = compress_pass(order, first, profiles.times, profiles.free, profiles.length,
+                                         profiles.version, now, self.res_cluster, res_start, self.res_end,
+                                         self.res_cores, self.own_none, self.is_blocked,
                                          self.class_of, self._list_of, self._offsets, self._flat, self._cores,
                                          self._nodes, self._exclusive, self._node_cores, self._estimate,
                                          self._factor, self._avail_from, self._avail_to, only, moved)

@@ -284,6 +284,16 @@ class NodeAllocator:
         self._version = 0
         self.sim: Any = None
         self._reservation: Reservation | None = None
+        #: the node state as flat arrays for a compiled pass (engine.policies.nodewalk), once asked for
+        self.mirror: NodeMirror | None = None
+
+    def enable_mirror(self) -> NodeMirror:
+        """Flat int64/float64 copies of the node state, kept up to date by allocate and release from
+        now on; ``unfit_at`` becomes an int64 array shared with the compiled pass."""
+        if self.mirror is None:
+            self.mirror = NodeMirror(self)
+            self.unfit_at = self.mirror.unfit_at    # type: ignore[assignment]
+        return self.mirror
 
     # -- binding to the simulation ---------------------------------------------------------------
     def bind(self, sim: Any) -> None:
@@ -334,6 +344,11 @@ class NodeAllocator:
         self.queue_room[self.job_queue[job]] -= cores
         self.pair_jobs_room[pair] -= sign
         self.pair_cores_room[pair] -= cores
+        mirror = self.mirror
+        if mirror is not None:
+            mirror.queue_room[self.job_queue[job]] -= cores
+            mirror.pair_jobs[pair] -= sign
+            mirror.pair_cores[pair] -= cores
 
     # -- placement -------------------------------------------------------------------------------
     def estimate_on(self, job: int, cluster: int) -> int:
@@ -479,6 +494,8 @@ class NodeAllocator:
         held = sum(cores)
         self.cluster_free[c] -= held
         self.free -= held
+        if self.mirror is not None:
+            self.mirror.change(c, nodes, cores, mem, gpus, -1)
         self.cluster_of[job] = c
         self.nodes_of[job] = nodes
         self.cores_of[job] = cores
@@ -501,6 +518,9 @@ class NodeAllocator:
             free_gpus[node] += gpus
         self.cluster_free[c] += held
         self.free += held
+        if self.mirror is not None:
+            self.mirror.change(c, nodes, cores, mem, gpus, 1)
+            self.mirror.log[len(self.release_log)] = c
         self.release_log.append(c)
         self.releases[c] += 1
         self._version += 1
@@ -621,6 +641,52 @@ class NodeAllocator:
                               "moved_total": self.assignment.moved_total,
                               "request_over_queue_walltime": self.assignment.over_walltime}
         return info
+
+
+class NodeMirror:
+    """The allocator's node state as flat arrays (engine.policies.nodewalk reads them): per node
+    (cluster c's nodes from ``cluster[c, 0]``) free cores, RAM, GPUs; per cluster free cores and
+    (offset, nodes, cores, RAM, GPUs per node); per request class (nodes, ppn, procs, mem, gpus,
+    exclusive, cores, cluster mask) and its clusters in order (``cc_list[cc_start[k]:cc_start[k+1]]``);
+    the rooms under queue limits; the release log."""
+
+    def __init__(self, allocator: NodeAllocator) -> None:
+        clusters = allocator.clusters
+        counts = [c.nodes for c in clusters]
+        offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        self.cluster = np.array([[offsets[i], c.nodes, c.cores, c.ram_kb, c.gpus] for i, c in enumerate(clusters)],
+                                dtype=np.int64).reshape(len(clusters), 5)
+        self.offset: list[int] = offsets[:-1].tolist()
+        self.f_cores = np.array([x for row in allocator.free_cores for x in row], dtype=np.int64)
+        self.f_mem = np.array([x for row in allocator.free_mem for x in row], dtype=np.int64)
+        self.f_gpus = np.array([x for row in allocator.free_gpus for x in row], dtype=np.int64)
+        self.cluster_free = np.array(allocator.cluster_free, dtype=np.int64)
+        self.reserved = np.zeros(int(offsets[-1]), dtype=np.uint8)
+        self.classes = np.array([[r.nodes, r.ppn, r.procs, r.mem, r.gpus, r.exclusive, r.cores, mask]
+                                 for r, mask in zip(allocator.requests, allocator.class_mask)],
+                                dtype=np.int64).reshape(len(allocator.requests), 8)
+        lengths = [len(c) for c in allocator.class_clusters]
+        self.cc_start = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        self.cc_list = np.array([c for cs in allocator.class_clusters for c in cs], dtype=np.int64)
+        self.factor = np.array(allocator.factor, dtype=np.float64)
+        self.queue_room = np.array(allocator.queue_room or [0.0], dtype=np.float64)
+        self.pair_jobs = np.array(allocator.pair_jobs_room or [0.0], dtype=np.float64)
+        self.pair_cores = np.array(allocator.pair_cores_room or [0.0], dtype=np.float64)
+        self.log = np.zeros(len(allocator.class_of) + 1, dtype=np.int64)
+        self.log[:len(allocator.release_log)] = allocator.release_log
+        self.unfit_at = np.array(allocator.unfit_at, dtype=np.int64)
+
+    def change(self, c: int, nodes: tuple[int, ...], cores: tuple[int, ...], mem: int, gpus: int, sign: int) -> None:
+        """Nodes of cluster c given back (sign 1) or taken (-1)."""
+        off = self.offset[c]
+        f_cores, f_mem, f_gpus = self.f_cores, self.f_mem, self.f_gpus
+        held = 0
+        for node, take in zip(nodes, cores):
+            f_cores[off + node] += sign * take
+            f_mem[off + node] += sign * mem
+            f_gpus[off + node] += sign * gpus
+            held += take
+        self.cluster_free[c] += sign * held
 
 
 def _give_back(taken: tuple, free_cores: list[int], free_mem: list[int], free_gpus: list[int], total: int) -> int:
