@@ -326,6 +326,8 @@ class NodeConservative(Algorithm):
         self.res_end = np.zeros(n, dtype=np.int64)
         self.res_cores = np.zeros(n, dtype=np.int64)
         self.is_blocked = np.zeros(n, dtype=bool)
+        #: the version of its cluster's row when the job's own cluster last gave no earlier start (-1: unknown)
+        self.own_none = np.full(n, -1, dtype=np.int64)
         self.running: dict[int, tuple[int, int, int]] = {}         # job -> (cluster, expected end, cores)
         self.unplaced: list[int] = []
         #: blocked due jobs -> a number giving the order they blocked in (the order they are tried again)
@@ -367,8 +369,8 @@ class NodeConservative(Algorithm):
     def _place(self, job: int, now: int) -> None:
         """A reservation at the job's earliest start over its clusters (or unplaced if none)."""
         profiles = self.profiles
-        cluster, start = earliest_over(profiles.times, profiles.free, profiles.length, now, *self._class_args(job),
-                                       FOREVER, self._everywhere, -1, 0, 0, 0)
+        cluster, start, _ = earliest_over(profiles.times, profiles.free, profiles.length, now,
+                                          *self._class_args(job), FOREVER, self._everywhere, -1, 0, 0, 0, False)
         if cluster == NEVER_FITS:
             raise RuntimeError(f"job {job} never fits on cluster {start}")
         if cluster < 0:
@@ -382,6 +384,7 @@ class NodeConservative(Algorithm):
         cores = int(self._nodes[cls] * self._node_cores[cluster] if self._exclusive[cls] else self._cores[cls])
         self.profiles.change(cluster, self.sim.now, start, end, -cores)
         self.res_cluster[job], self.res_start[job], self.res_end[job], self.res_cores[job] = cluster, start, end, cores
+        self.own_none[job] = -1
         if due:
             heappush(self._due, (start, self._seq, job))
             self._seq += 1
@@ -490,8 +493,9 @@ class NodeConservative(Algorithm):
         first = 0
         while first < len(order):
             profiles.make_room(4)
-            first, count = compress_pass(order, first, profiles.times, profiles.free, profiles.length, now,
-                                         self.res_cluster, res_start, self.res_end, self.res_cores, self.is_blocked,
+            first, count = compress_pass(order, first, profiles.times, profiles.free, profiles.length,
+                                         profiles.version, now, self.res_cluster, res_start, self.res_end,
+                                         self.res_cores, self.own_none, self.is_blocked,
                                          self.class_of, self._list_of, self._offsets, self._flat, self._cores,
                                          self._nodes, self._exclusive, self._node_cores, self._estimate,
                                          self._factor, self._avail_from, self._avail_to, only, moved)

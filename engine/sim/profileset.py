@@ -31,6 +31,8 @@ class ProfileSet:
         self.times[:, 0] = now
         self.free[:, 0] = capacities
         self.length = np.ones(k, dtype=np.int64)
+        #: changes made to each row so far (a row whose count did not move is the same from now on)
+        self.version = np.zeros(k, dtype=np.int64)
 
     def steps(self, c: int, now: int) -> list[tuple[int, int]]:
         """(time, free) of every step of cluster c's row from ``now`` on (tests and debugging)."""
@@ -52,8 +54,9 @@ class ProfileSet:
 
     def change(self, c: int, now: int, start: int, end: int, delta: int) -> None:
         """Add ``delta`` free cores on [start, end) to cluster c's row (reserve: delta < 0)."""
-        self.make_room(2)
-        change(self.times, self.free, self.length, c, now, start, end, delta)
+        if self.length[c] + 2 > self.times.shape[1]:
+            self.make_room(2)
+        change(self.times, self.free, self.length, self.version, c, now, start, end, delta)
 
 
 @njit(cache=True)
@@ -64,9 +67,10 @@ def advance_row(times, free, length, c, now):
 
 
 @njit(cache=True)
-def change(times, free, length, c, now, start, end, delta):
+def change(times, free, length, version, c, now, start, end, delta):
     advance_row(times, free, length, c, now)
     length[c] = add(times[c], free[c], length[c], start, end, delta)
+    version[c] += 1
 
 
 @njit(cache=True)
@@ -79,18 +83,21 @@ def duration_on(estimate, factor):
 
 @njit(cache=True)
 def earliest_over(times, free, length, now, clusters, cores, nodes, exclusive, node_cores, estimate, factor,
-                  avail_from, avail_to, before, only, own_c, own_start, own_end, own_n):
+                  avail_from, avail_to, before, only, own_c, own_start, own_end, own_n, own_known):
     """The cluster (of ``clusters``, in that order) where a job can start earliest, and that start:
     (cluster, start), or (-1, NEVER) if no start before ``before`` (FOREVER: no limit) fits; ties
     go to the first cluster. The job holds ``cores`` cores on a cluster, or, if ``exclusive``,
     ``nodes`` whole nodes (``node_cores[c]`` cores each); ``only[c]``: whether
     cluster c is searched (the own cluster always is); (own_c, own_start, own_end, own_n): the job's
     current reservation, counted as free (own_c = -1: none). A cluster's start must leave the job
-    ending within its availability window. (NEVER_FITS, c) if the job never fits on cluster c."""
-    best_c, best_t = -1, NEVER
+    ending within its availability window. (NEVER_FITS, c) if the job never fits on cluster c.
+
+    ``own_known``: the own cluster is known to give no start before ``before`` (it is not searched).
+    The third number says whether the own cluster was searched up to ``before`` and gave none."""
+    best_c, best_t, own_none = -1, NEVER, False
     for x in range(len(clusters)):
         c = clusters[x]
-        if not only[c] and c != own_c:
+        if c == own_c and own_known or not only[c] and c != own_c:
             continue
         duration = duration_on(estimate, factor[c])
         held = nodes * node_cores[c] if exclusive else cores
@@ -103,10 +110,12 @@ def earliest_over(times, free, length, now, clusters, cores, nodes, exclusive, n
         else:
             t = earliest_start(times[c], free[c], length[c], start, duration, held, limit, 0, 0, 0)
         if t == NEVER_FITS:
-            return NEVER_FITS, c
+            return NEVER_FITS, c, False
         if t == NEVER or t + duration > avail_to[c]:
+            if c == own_c and limit == before:
+                own_none = True
             continue
         if best_c < 0 or t < best_t:
             best_c, best_t = c, t
-    return best_c, best_t
+    return best_c, best_t, own_none
 

@@ -24,10 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine import numba_cache
-
-numba_cache.configure()  # the cache folder follows the engine's source; set before numba is imported
-from numba import njit  # noqa: E402 - numba imported here only: engine.workload.pbs imports this module lazily
+from engine.jit import njit   # numba at a kernel's first call, its cached code loaded without the compiler's set-up
 
 #: characters Python's ``str.split()`` splits on, among the 256 a latin-1 byte can be
 WHITESPACE = np.array([chr(b).isspace() for b in range(256)], dtype=np.bool_)

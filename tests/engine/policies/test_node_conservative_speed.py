@@ -20,6 +20,7 @@ import pytest
 
 from engine.platform.machines import Cluster, Machine, read_machines
 from engine.platform.queues import load_queue_config
+from engine.policies.heterogeneous import NodeConservative
 from engine.run import simulate
 from engine.sim.nodes import NodeAllocator
 from engine.sim.profile import FOREVER, Profile
@@ -118,6 +119,26 @@ def test_a_blocked_job_is_tried_again_only_after_an_end_that_could_make_room(mon
     assert calls["plain"] - calls["fast"] > 200      # 939 tries against 608 when written
 
 
+def test_a_compression_does_not_search_again_an_own_cluster_known_to_give_nothing(monkeypatch):
+    workload, machine = random_multi_cluster(4)
+    known: list[int] = []
+    original = NodeConservative.compress
+
+    def recording(self, freed):
+        reserved = np.flatnonzero(self.res_cluster >= 0)
+        version = self.profiles.version[self.res_cluster[reserved]]
+        known.append(int((self.own_none[reserved] == version).sum()))     # searches the pass will skip
+        original(self, freed)
+
+    monkeypatch.setattr(NodeConservative, "compress", recording)
+    fast = simulate(workload, None, EXACT, machine=machine).schedule
+    monkeypatch.undo()
+    with reference_conservative():
+        plain = simulate(workload, None, EXACT, machine=machine).schedule
+    pd.testing.assert_frame_equal(fast, plain)
+    assert sum(known) > 20, sum(known)
+
+
 def test_rows_advanced_lazily_answer_as_profiles_advanced_at_every_event():
     # random reservations and releases on three clusters at increasing times; only some rows are
     # touched at each time, while every Profile is advanced at every time (the plain code)
@@ -148,7 +169,7 @@ def test_rows_advanced_lazily_answer_as_profiles_advanced_at_every_event():
         clusters = np.array([2, 0, 1], dtype=np.int64)
         found = earliest_over(rows.times, rows.free, rows.length, now, clusters, n, 0, False,
                               np.zeros(3, np.int64), duration, np.ones(3), np.full(3, -FOREVER),
-                              np.full(3, FOREVER), FOREVER, np.ones(3, bool), -1, 0, 0, 0)
+                              np.full(3, FOREVER), FOREVER, np.ones(3, bool), -1, 0, 0, 0, False)
         starts = [plain[c].earliest_start(now, duration, n) if n <= capacities[c] else None for c in clusters]
         best = min((s, i) for i, s in enumerate(starts) if s is not None)
         assert (int(found[0]), int(found[1])) == (int(clusters[best[1]]), best[0])
