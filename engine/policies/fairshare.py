@@ -217,16 +217,24 @@ class FairShareQueue(WaitingQueue):
             self._entry = {entry[3]: entry for entry in self._order}
             self._resort = False
             self._dirty.clear()
+            if self.links is not None:
+                self.links.rebuild(self._order)
         elif self._dirty:
-            order, entries = self._order, self._entry
+            order, entries, links = self._order, self._entry, self.links
             for key in self._dirty:
                 old = entries.pop(key, None)
                 if old is not None:
-                    del order[bisect_left(order, old)]
+                    at = bisect_left(order, old)
+                    del order[at]
+                    if links is not None:
+                        links.delete(at)
                 members = self.groups.get(key)
                 if members:
                     entry = entries[key] = (key[0], value(key[1], now), members[0], key)
-                    insort(order, entry)
+                    at = bisect_left(order, entry)
+                    order.insert(at, entry)
+                    if links is not None:
+                        links.insert(at, entry)
             self._dirty.clear()
         return self._order
 
@@ -281,6 +289,9 @@ class GroupLinks:
         self.prv = np.full(max(jobs, 1), -1, dtype=np.int64)
         self.first = np.full(max(jobs, 1), -1, dtype=np.int64)
         self.number: dict[GroupKey, int] = {}
+        #: FairShareQueue's order of the groups (see :meth:`order`), kept as it is mended
+        self.rows = np.zeros((max(jobs, 1) + 1, 3), dtype=np.float64)
+        self.size = 0
 
     def add(self, key: GroupKey, members: list[int], job: int) -> None:
         """``job`` was inserted into ``members`` (sorted)."""
@@ -305,19 +316,28 @@ class GroupLinks:
         if after >= 0:
             self.prv[after] = before
 
-    def runs(self, ordered: list[Entry]) -> tuple[np.ndarray, np.ndarray]:
-        """The groups in ``ordered``'s order as group numbers, and for each the end of its run of
-        groups of equal priority (their jobs are merged by arrival, as FairShareQueue.iter_jobs does)."""
+    def rebuild(self, ordered: list[Entry]) -> None:
+        """The queue's order of groups as rows (queue rank, F_u, group number) of :attr:`rows`."""
         number = self.number
-        groups = np.fromiter((number[entry[3]] for entry in ordered), np.int64, len(ordered))
-        keys = [(entry[0], entry[1]) for entry in ordered]
-        ends = np.empty(len(ordered), dtype=np.int64)
-        end = len(ordered)
-        for i in range(len(ordered) - 1, -1, -1):
-            if i + 1 < len(ordered) and keys[i] != keys[i + 1]:
-                end = i + 1
-            ends[i] = end
-        return groups, ends
+        self.rows[:len(ordered)] = np.array([(e[0], e[1], number[e[3]]) for e in ordered],
+                                            dtype=np.float64).reshape(len(ordered), 3)
+        self.size = len(ordered)
+
+    def delete(self, at: int) -> None:
+        size = self.size
+        self.rows[at:size - 1] = self.rows[at + 1:size]
+        self.size = size - 1
+
+    def insert(self, at: int, entry: Entry) -> None:
+        size = self.size
+        self.rows[at + 1:size + 1] = self.rows[at:size]
+        self.rows[at] = (entry[0], entry[1], self.number[entry[3]])
+        self.size = size + 1
+
+    def order(self) -> np.ndarray:
+        """The groups in the queue's order: rows (queue rank, F_u, group number); groups of equal
+        (rank, F_u) are one run, their jobs merged by arrival as FairShareQueue.iter_jobs does."""
+        return self.rows[:self.size]
 
 
 # --------------------------------------------------------------------------- penalties

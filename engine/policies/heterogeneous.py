@@ -120,8 +120,9 @@ class NodeEasy(Algorithm):
     def _schedule_compiled(self, walker: NodeWalker) -> None:
         """The pass of :meth:`_schedule_python`, its walk compiled: Python starts the jobs the kernel
         picks (in its order) and computes the reservations it asks for."""
-        sim, allocator = self.sim, node_allocator(self.sim)
-        walker.begin(self.queue._ordered_groups())   # type: ignore[attr-defined]
+        sim, allocator = self.sim, walker.allocator
+        self.queue._ordered_groups()          # type: ignore[attr-defined]  # (mends links.order as well)
+        walker.begin()
         while True:
             code = walker.walk(allocator.free, sim.now)
             for job, placement, head in walker.started():
@@ -234,8 +235,11 @@ class NodeWalker:
         room = max(allocator.capacity, 1) + 4 * most
         self.out_pick = np.zeros(room, dtype=np.int64)
         self.out_take = np.zeros(room, dtype=np.int64)
-        self.groups = self.ends = np.zeros(0, dtype=np.int64)
+        self.order = self.links.order()
+        #: the nodes marked reserved in the mirror, and the reservation they are (stale marks are
+        #: not read: the walk reads them only behind a reservation, after :meth:`reserve`)
         self.reserved: list[int] = []
+        self.marked: Reservation | None = None
 
     def submitted(self, job: int, cls: int) -> None:
         st = self.st
@@ -245,10 +249,10 @@ class NodeWalker:
         if st[nodewalk.DEAD_AT] == count and self.mirror.unfit_at[cls] == count:
             st[nodewalk.DEAD] += 1
 
-    def begin(self, ordered: list) -> None:
-        """A new pass over the groups in ``ordered`` (FairShareQueue._ordered_groups)."""
+    def begin(self) -> None:
+        """A new pass over the queue's groups in their order now (after FairShareQueue._ordered_groups)."""
         st = self.st
-        self.groups, self.ends = self.links.runs(ordered)
+        self.order = self.links.order()
         count = len(self.allocator.release_log)
         if st[nodewalk.DEAD_AT] != count:
             st[nodewalk.DEAD_AT], st[nodewalk.DEAD] = count, 0
@@ -256,22 +260,20 @@ class NodeWalker:
         st[nodewalk.POS] = st[nodewalk.HSIZE] = st[nodewalk.HAS_RES] = st[nodewalk.TESTED] = 0
         st[nodewalk.AHEAD] = st[nodewalk.TOTAL] - st[nodewalk.DEAD]
         st[nodewalk.PASS] += 1
-        self._unreserve()
-
-    def _unreserve(self) -> None:
-        if self.reserved:
-            self.mirror.reserved[self.reserved] = 0
-            self.reserved = []
 
     def reserve(self, reservation: Reservation) -> None:
+        """The walk goes on behind ``reservation`` (its nodes marked in the mirror, unless they are already)."""
         st, mirror = self.st, self.mirror
-        self._unreserve()
+        if reservation is not self.marked:
+            if self.reserved:
+                mirror.reserved[self.reserved] = 0
+            off = mirror.offset[reservation.cluster]
+            self.reserved = [off + node for node in reservation.nodes]
+            mirror.reserved[self.reserved] = 1
+            self.marked = reservation
         st[nodewalk.HAS_RES] = 1
         st[nodewalk.RES_JOB], st[nodewalk.RES_SHADOW] = reservation.job, reservation.shadow
         st[nodewalk.RES_CLUSTER] = reservation.cluster
-        off = mirror.offset[reservation.cluster]
-        self.reserved = [off + node for node in reservation.nodes]
-        mirror.reserved[self.reserved] = 1
 
     def head_job(self) -> int:
         return int(self.st[nodewalk.HEAD_JOB])
@@ -280,7 +282,7 @@ class NodeWalker:
         st, m = self.st, self.mirror
         st[nodewalk.FREE], st[nodewalk.NOW] = free, now
         return int(nodewalk.walk(
-            st, self.heap, self.groups, self.ends, self.links.nxt, self.links.first, self.class_of, self.size,
+            st, self.heap, self.order, self.links.nxt, self.links.first, self.class_of, self.size,
             self.base_estimate, self.job_cores, self.job_queue, self.job_pair, m.queue_room, m.pair_jobs,
             m.pair_cores, m.classes, m.cc_start, m.cc_list, m.cluster, m.factor, m.cluster_free, m.f_cores,
             m.f_mem, m.f_gpus, m.log, m.unfit_at, m.reserved, self.waiting, self.rem, self.rem_pass, self.out,

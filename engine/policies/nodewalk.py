@@ -163,7 +163,7 @@ def apply(job: int, cls: int, c: int, k: int, sign: int, pick: np.ndarray, take:
 
 
 @njit(cache=True)
-def walk(st: np.ndarray, heap: np.ndarray, run_groups: np.ndarray, run_end: np.ndarray, nxt: np.ndarray,
+def walk(st: np.ndarray, heap: np.ndarray, order: np.ndarray, nxt: np.ndarray,
          gfirst: np.ndarray, class_of: np.ndarray, size: np.ndarray, base_estimate: np.ndarray,
          job_cores: np.ndarray, job_queue: np.ndarray, job_pair: np.ndarray, queue_room: np.ndarray,
          pair_jobs: np.ndarray, pair_cores: np.ndarray, cl: np.ndarray, cc_start: np.ndarray,
@@ -183,13 +183,15 @@ def walk(st: np.ndarray, heap: np.ndarray, run_groups: np.ndarray, run_end: np.n
     while True:
         if st[HSIZE] == 0:
             pos = st[POS]
-            if pos >= run_groups.shape[0]:
+            if pos >= order.shape[0]:
                 break
-            for i in range(pos, run_end[pos]):
-                first = gfirst[run_groups[i]]
+            end = pos
+            while end < order.shape[0] and order[end, 0] == order[pos, 0] and order[end, 1] == order[pos, 1]:
+                first = gfirst[np.int64(order[end, 2])]
                 if first >= 0:
                     heap_push(heap, st, first)
-            st[POS] = run_end[pos]
+                end += 1
+            st[POS] = end
             continue
         if starts == out.shape[0] or used + biggest > out_pick.shape[0]:
             result = FULL
