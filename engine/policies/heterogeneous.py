@@ -207,6 +207,9 @@ class NodeEasy(Algorithm):
 class NodeWalker:
     """The arrays and state of the compiled pass (engine.policies.nodewalk) for one simulation."""
 
+    #: node entries the started jobs of one walk may fill before it hands them back (FULL)
+    room = 1 << 16
+
     def __init__(self, sim: Simulation, queue: FairShareQueue, allocator: NodeAllocator, bound: int | None) -> None:
         self.allocator = allocator
         self.links = queue.link()
@@ -232,7 +235,9 @@ class NodeWalker:
         most = max((c.nodes for c in allocator.clusters), default=1)
         self.pick = np.zeros(most, dtype=np.int64)
         self.take = np.zeros(most, dtype=np.int64)
-        room = max(allocator.capacity, 1) + 4 * most
+        # the walk hands back what it started when these fill (FULL), so they need not hold a whole
+        # machine's cores (a machine file may declare absurd ones: tests/engine/test_cli_fuzz.py)
+        room = min(max(allocator.capacity, 1), self.room) + most     # a job takes at most `most` nodes
         self.out_pick = np.zeros(room, dtype=np.int64)
         self.out_take = np.zeros(room, dtype=np.int64)
         self.order = self.links.order()

@@ -108,6 +108,15 @@ def test_cores_anywhere_and_speed_scaling_keep_the_schedule():
         pd.testing.assert_frame_equal(compiled, reference)
 
 
+def test_a_walk_whose_buffers_fill_hands_back_its_starts_and_goes_on(monkeypatch):
+    """A machine with more cores than the walk's buffers hold (the cap keeps a machine file declaring
+    absurd cores from asking for terabytes): the walk stops when they fill (FULL) and resumes."""
+    workload, machine_ = tie_heavy(5)
+    monkeypatch.setattr(NodeWalker, "room", 1)
+    compiled, reference = both(workload, "mrfs-easy", machine=machine_, queues=LIMITS)
+    pd.testing.assert_frame_equal(compiled, reference)
+
+
 def test_availability_windows_take_the_python_pass():
     workload, _ = tie_heavy(0)
     windowed = machine(("a", 4, 8, 16 * GB), ("b", 3, 4, 32 * GB, 1, 300), ("c", 2, 16, 8 * GB),
