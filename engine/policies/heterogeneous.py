@@ -291,7 +291,7 @@ class NodeWalker:
             self.base_estimate, self.job_cores, self.job_queue, self.job_pair, m.queue_room, m.pair_jobs,
             m.pair_cores, m.classes, m.cc_start, m.cc_list, m.cluster, m.factor, m.cluster_free, m.f_cores,
             m.f_mem, m.f_gpus, m.log, m.unfit_at, m.reserved, self.waiting, self.rem, self.rem_pass, self.out,
-            self.out_pick, self.out_take, self.pick, self.take))
+            self.out_pick, self.out_take, self.pick, self.take, m.bound))
 
     def started(self) -> list[tuple[int, Placement, bool]]:
         """The jobs the last walk started, in order: (job, placement, whether it started as the head)."""

@@ -74,14 +74,33 @@ def heap_pop(heap: np.ndarray, st: np.ndarray) -> int:
 def place(cls: int, only: int, among: int, avoid: bool, reserved: np.ndarray, cl: np.ndarray,
           cc_start: np.ndarray, cc_list: np.ndarray, cluster: np.ndarray, cluster_free: np.ndarray,
           f_cores: np.ndarray, f_mem: np.ndarray, f_gpus: np.ndarray, pick: np.ndarray, take: np.ndarray,
-          found: np.ndarray) -> int:
-    """NodeAllocator._place (no windows): the cluster chosen (nodes in pick/take, their count in found[0]) or -1."""
+          found: np.ndarray, bound: np.ndarray) -> int:
+    """NodeAllocator._place (no windows): the cluster chosen (nodes in pick/take, their count in found[0]) or -1.
+    ``bound[c]``: (valid?, largest free cores, RAM, GPUs on one node, entirely free nodes) of cluster c,
+    upper bounds while valid (allocations only lower them; the allocator marks a cluster's row invalid
+    when a job ends there, the walk when it gives back what it took)."""
     cores = cl[cls, 6]
+    nodes = cl[cls, 0]
     first, last = (cc_start[cls], cc_start[cls + 1]) if only < 0 else (0, 1)
     for i in range(first, last):
         c = cc_list[i] if only < 0 else only
         if cluster_free[c] < cores or not (among >> c) & 1:
             continue
+        if nodes:
+            if not bound[c, 0]:
+                off, count, whole = cluster[c, 0], cluster[c, 1], cluster[c, 2]
+                most_cores = most_mem = most_gpus = entire = 0
+                for i in range(off, off + count):
+                    most_cores = max(most_cores, f_cores[i])
+                    most_mem = max(most_mem, f_mem[i])
+                    most_gpus = max(most_gpus, f_gpus[i])
+                    if f_cores[i] == whole:
+                        entire += 1
+                bound[c, 0], bound[c, 1], bound[c, 2], bound[c, 3], bound[c, 4] = \
+                    1, most_cores, most_mem, most_gpus, entire
+            if cl[cls, 1] > bound[c, 1] or (cluster[c, 3] > 0 and cl[cls, 3] > bound[c, 2]) \
+                    or cl[cls, 4] > bound[c, 3] or (cl[cls, 5] and nodes > bound[c, 4]):
+                continue
         k = select(cls, cluster_free[c], cluster[c, 0], cluster[c, 1], cluster[c, 2], cluster[c, 3], avoid, reserved,
                    cl, f_cores, f_mem, f_gpus, pick, take)
         if k >= 0:
@@ -94,7 +113,7 @@ def place(cls: int, only: int, among: int, avoid: bool, reserved: np.ndarray, cl
 def fit_now(cls: int, st: np.ndarray, unfit_at: np.ndarray, waiting: np.ndarray, log: np.ndarray,
             cl: np.ndarray, cc_start: np.ndarray, cc_list: np.ndarray, cluster: np.ndarray,
             cluster_free: np.ndarray, f_cores: np.ndarray, f_mem: np.ndarray, f_gpus: np.ndarray,
-            pick: np.ndarray, take: np.ndarray, found: np.ndarray, reserved: np.ndarray) -> int:
+            pick: np.ndarray, take: np.ndarray, found: np.ndarray, reserved: np.ndarray, bound: np.ndarray) -> int:
     """NodeAllocator._fit_now (no windows): the cluster (placement in pick/take) or -1, the class then
     remembered as not fitting (and its waiting jobs counted as such)."""
     count = st[COUNT]
@@ -117,7 +136,7 @@ def fit_now(cls: int, st: np.ndarray, unfit_at: np.ndarray, waiting: np.ndarray,
         while not (changed >> only) & 1:
             only += 1
     c = place(cls, only, changed, False, reserved, cl, cc_start, cc_list, cluster, cluster_free,
-              f_cores, f_mem, f_gpus, pick, take, found)
+              f_cores, f_mem, f_gpus, pick, take, found, bound)
     if c < 0:
         unfit_at[cls] = count
         st[DEAD] += waiting[cls]
@@ -170,7 +189,8 @@ def walk(st: np.ndarray, heap: np.ndarray, order: np.ndarray, nxt: np.ndarray,
          cc_list: np.ndarray, cluster: np.ndarray, factor: np.ndarray, cluster_free: np.ndarray,
          f_cores: np.ndarray, f_mem: np.ndarray, f_gpus: np.ndarray, log: np.ndarray, unfit_at: np.ndarray,
          reserved: np.ndarray, waiting: np.ndarray, rem: np.ndarray, rem_pass: np.ndarray,
-         out: np.ndarray, out_pick: np.ndarray, out_take: np.ndarray, pick: np.ndarray, take: np.ndarray) -> int:
+         out: np.ndarray, out_pick: np.ndarray, out_take: np.ndarray, pick: np.ndarray, take: np.ndarray,
+         largest: np.ndarray) -> int:
     """NodeEasy's pass from where the last call of this pass stopped (see the module docstring). Jobs
     started: ``out[i] = (job, cluster, head?, first node entry, node count)``, nodes in out_pick/out_take."""
     count, now, free = st[COUNT], st[NOW], st[FREE]
@@ -225,7 +245,7 @@ def walk(st: np.ndarray, heap: np.ndarray, order: np.ndarray, nxt: np.ndarray,
                                      pair_cores):
             continue
         c = fit_now(cls, st, unfit_at, waiting, log, cl, cc_start, cc_list, cluster, cluster_free, f_cores,
-                    f_mem, f_gpus, pick, take, found, reserved)
+                    f_mem, f_gpus, pick, take, found, reserved, largest)
         start = False
         if not has_res:
             if c >= 0:
@@ -256,7 +276,7 @@ def walk(st: np.ndarray, heap: np.ndarray, order: np.ndarray, nxt: np.ndarray,
                             overlap = True
                     if overlap:
                         c = place(cls, -1, -1, True, reserved, cl, cc_start, cc_list, cluster, cluster_free,
-                                  f_cores, f_mem, f_gpus, pick, take, found)
+                                  f_cores, f_mem, f_gpus, pick, take, found, largest)
                         start = c >= 0
         if start:
             k = found[0]
@@ -286,5 +306,6 @@ def walk(st: np.ndarray, heap: np.ndarray, order: np.ndarray, nxt: np.ndarray,
             take[i] = out_take[first + i]
         apply(job, class_of[job], c, k, 1, pick, take, cl, cluster, cluster_free, f_cores, f_mem, f_gpus,
               limited, job_cores, job_queue, job_pair, queue_room, pair_jobs, pair_cores)
+        largest[c, 0] = 0                       # its nodes have more free than while the bound was taken
     st[STARTS] = starts
     return result

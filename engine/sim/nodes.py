@@ -524,6 +524,7 @@ class NodeAllocator:
         self.free += held
         if self.mirror is not None:
             self.mirror.change(c, nodes, cores, mem, gpus, 1)
+            self.mirror.bound[c, 0] = 0
             self.mirror.log[len(self.release_log)] = c
         self.release_log.append(c)
         self.releases[c] += 1
@@ -683,6 +684,9 @@ class NodeMirror:
         self.f_gpus = np.array([x for row in allocator.free_gpus for x in row], dtype=np.int64)
         self.cluster_free = np.array(allocator.cluster_free, dtype=np.int64)
         self.reserved = np.zeros(int(offsets[-1]), dtype=np.uint8)
+        #: per cluster (valid?, largest free cores, RAM, GPUs on one node, entirely free nodes): the
+        #: compiled placement's upper bounds, made invalid here when a job ends on the cluster
+        self.bound = np.zeros((len(clusters), 5), dtype=np.int64)
         self.classes = np.array([[r.nodes, r.ppn, r.procs, r.mem, r.gpus, r.exclusive, r.cores, mask]
                                  for r, mask in zip(allocator.requests, allocator.class_mask)],
                                 dtype=np.int64).reshape(len(allocator.requests), 8)
