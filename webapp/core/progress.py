@@ -8,18 +8,20 @@ SCHEDLAB_RUN_STALE_SECONDS for one whose worker is gone, with any broker and wit
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 
-from django.db import connection
+from django.db import DatabaseError, connection
 from django.db.models import QuerySet
 from django.utils import timezone
 
 from engine.api import format_duration, time_left
 
+log = logging.getLogger(__name__)
 HEARTBEAT_SECONDS = 5.0  # at least this often while the engine calls back, far below the stale limit
 
 
@@ -70,7 +72,10 @@ class Reporter:
         def beat_until_stopped() -> None:
             try:
                 while not stop.wait(HEARTBEAT_SECONDS):
-                    self.row.update(heartbeat_at=timezone.now())
+                    try:
+                        self.row.update(heartbeat_at=timezone.now())
+                    except DatabaseError as error:   # SQLite "database is locked" while the worker writes:
+                        log.warning("lease not renewed this time (%s); trying again", error)   # next beat
             finally:
                 connection.close()  # this thread's own database connection
 

@@ -6,6 +6,8 @@ import time
 from datetime import timedelta
 
 import pytest
+from django.db import OperationalError
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from tests.webapp.conftest import make_experiment
@@ -65,3 +67,27 @@ def test_lease_is_renewed_while_no_callback_comes(alice, demo_trace, monkeypatch
     assert renewed > old + timedelta(minutes=9)
     time.sleep(0.2)
     assert Run.objects.get(pk=run.pk).heartbeat_at == renewed  # the thread stopped with the block
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_beat_the_database_refuses_does_not_end_the_lease(alice, demo_trace, monkeypatch):
+    """SQLite answers "database is locked" while the worker writes a result: that beat is lost, the
+    thread goes on (a dead thread would let the lease go stale and the run be handed to another worker)."""
+    run = make_experiment(alice, demo_trace, ["fcfs"], run=False).runs.get()
+    old = timezone.now() - timedelta(minutes=10)
+    Run.objects.filter(pk=run.pk).update(status="running", heartbeat_at=old)
+    monkeypatch.setattr("webapp.core.progress.HEARTBEAT_SECONDS", 0.05)
+    refused, update = [0], QuerySet.update
+
+    def locked_twice(self, **fields):
+        if "heartbeat_at" in fields and refused[0] < 2:
+            refused[0] += 1
+            raise OperationalError("database is locked")
+        return update(self, **fields)
+
+    monkeypatch.setattr(QuerySet, "update", locked_twice)
+    with Reporter(run.pk).lease():
+        deadline = time.monotonic() + 5
+        while Run.objects.get(pk=run.pk).heartbeat_at == old and time.monotonic() < deadline:
+            time.sleep(0.02)
+    assert refused[0] == 2 and Run.objects.get(pk=run.pk).heartbeat_at > old + timedelta(minutes=9)
