@@ -47,6 +47,8 @@ import numpy as np
 from engine.policies.algorithm import Algorithm
 from engine.policies.backfill import BACKFILL_BOUND, bounded
 from engine.policies.ordering import WaitingQueue
+from engine.sim.blockprofile import BLOCKS, BLOCKS_PER_ADD, SPARE, BlockProfile, locate, search
+from engine.sim.blockprofile import add as block_add
 from engine.sim.profile import FOREVER, NEVER, Profile, _step_at, add, earliest_start, njit, running_jobs_profile
 from engine.sim.simulator import Simulation
 
@@ -54,12 +56,25 @@ from engine.sim.simulator import Simulation
 FAILURES_KEPT = 16
 
 
+#: indices of a compression round's state (compress_round_blocks goes on where it paused)
+POSITION, MOVES, GIVEN_LO, GIVEN_HI, FIRST, KEPT, LO, HI, ROUND_STATE = range(9)
+
+
 class Conservative(Algorithm):
-    """``conservative``: a reservation for every waiting job."""
+    """``conservative``: a reservation for every waiting job.
+
+    Its profile is a :class:`~engine.sim.blockprofile.BlockProfile` (searches skip whole blocks of
+    steps; the same answers); subclasses that work on the flat arrays themselves (deadline
+    backfilling) and runs with ``blocks`` False keep the flat :class:`~engine.sim.profile.Profile`,
+    the reference the tests hold the blocks to."""
+
+    #: the profile in blocks: None = unless a subclass (tests set False for the flat reference)
+    blocks: bool | None = None
 
     def __init__(self, sim: Simulation, queue: WaitingQueue, params: dict) -> None:
         super().__init__(sim, queue, params)
-        self.profile = Profile(sim.capacity, 0)
+        self._blocks = type(self) is Conservative if self.blocks is None else self.blocks
+        self.profile: Profile | BlockProfile = self.new_profile(Profile(sim.capacity, 0))
         self.estimate = np.asarray(sim.estimate, dtype=np.int64)
         self.size = np.asarray(sim.size, dtype=np.int64)
         self.reserved = np.full(sim.n, NEVER, dtype=np.int64)   # job -> reserved start
@@ -74,6 +89,14 @@ class Conservative(Algorithm):
         self._order = np.empty(sim.n if self._kept else 0, dtype=np.int64)
         self._waiting = 0
         self._moves = np.empty((0, 2), dtype=np.int64)
+        self._failed = np.empty((FAILURES_KEPT, 4), dtype=np.int64)
+        self._round = np.zeros(ROUND_STATE, dtype=np.int64)
+
+    def new_profile(self, flat: Profile) -> Profile | BlockProfile:
+        """The profile this run uses, from a flat one."""
+        if not self._blocks:
+            return flat
+        return BlockProfile.from_steps(flat.capacity, flat.times[:flat.length], flat.free[:flat.length])
 
     # reservations ------------------------------------------------------------------------------
     def _reserve(self, job: int, start: int) -> None:
@@ -164,6 +187,9 @@ class Conservative(Algorithm):
             self._moves = np.empty((max(len(queue), 2 * len(self._moves)), 2), dtype=np.int64)
         lo, hi = self.sim.now, self._freed_until
         self._freed_until = NEVER
+        if isinstance(profile, BlockProfile):
+            self._compress_blocks(profile, queue, lo, hi)
+            return
         while True:
             profile.make_room(4 * len(queue))   # a move changes at most four steps
             profile.length, count, lo, hi, first = compress_round(
@@ -172,6 +198,22 @@ class Conservative(Algorithm):
             if not count:
                 return
             self._next_due = min(self._next_due, first)
+            self.moved(self._moves[:count])
+
+    def _compress_blocks(self, profile: BlockProfile, queue: np.ndarray, lo: int, hi: int) -> None:
+        """compress() on the profile in blocks: rounds of compress_round_blocks, each given more
+        spare blocks whenever it pauses for them."""
+        state = self._round
+        while True:
+            state[:] = 0, 0, FOREVER, NEVER, FOREVER, 0, lo, hi
+            while not compress_round_blocks(*profile.arrays(), queue, self.reserved, self.seq, self._clock,
+                                            self.estimate, self.size, self._moves, self._failed, state):
+                profile.make_room(4)
+            count = int(state[MOVES])
+            if not count:
+                return
+            self._next_due = min(self._next_due, int(state[FIRST]))
+            lo, hi = int(state[GIVEN_LO]), int(state[GIVEN_HI])
             self.moved(self._moves[:count])
 
     def moved(self, moves: np.ndarray) -> None:
@@ -183,7 +225,7 @@ class Conservative(Algorithm):
         Needed only when reality left the profile: a job running past its requested time (when
         overruns are allowed) or a buddy request with no aligned free block.
         """
-        self.profile = running_jobs_profile(self.sim)
+        self.profile = self.new_profile(running_jobs_profile(self.sim))
         self._next_due = FOREVER
         for job in self.queue.jobs():
             self._place(job)
@@ -239,6 +281,63 @@ def compress_round(times, free, length, queue, reserved, seq, clock, estimate, s
         hi = max(hi, end)
         given_lo, given_hi = min(given_lo, start), max(given_hi, end)
     return length, count, given_lo, given_hi, first
+
+
+@njit(cache=True)
+def compress_round_blocks(times, free, count, order, first, low, high, spare, meta, queue, reserved, seq, clock,
+                          estimate, size, moves, failed, state):
+    """compress_round on a profile in blocks (engine.sim.blockprofile): the same moves.
+
+    Its scalars live in ``state`` (POSITION, MOVES, GIVEN_LO, GIVEN_HI, FIRST, KEPT, LO, HI; the
+    caller sets them for a new round) and its failed searches in ``failed``, so that it can pause
+    before a move when fewer spare blocks are left than a move may take (False: give it more and
+    call again; True: the round is done, [GIVEN_LO, GIVEN_HI) bounds the windows given up)."""
+    now = first[0]
+    lo, hi = state[LO], state[HI]
+    done = state[MOVES]
+    given_lo, given_hi, first_new = state[GIVEN_LO], state[GIVEN_HI], state[FIRST]
+    kept = state[KEPT]
+    for q in range(state[POSITION], len(queue)):
+        job = queue[q]
+        start = reserved[job]
+        if start <= lo:
+            continue    # the freed room begins at or after its start: it cannot use it
+        duration, n = estimate[job], size[job]
+        end = start + duration
+        limit = min(start, hi)
+        since = no_fit_before(failed, min(kept, FAILURES_KEPT), n, duration, start, now)
+        if since >= limit:
+            continue
+        blocks = meta[BLOCKS]
+        if since > now:   # from the beginning of the step holding it: the scan's own start points
+            k, p = locate(times, count, order, first, blocks, since)
+            since = times[order[k], p]
+        new = search(times, free, count, order, first, low, high, blocks, since, duration, n, limit, start)
+        if new == NEVER:
+            row = kept % FAILURES_KEPT
+            failed[row, 0], failed[row, 1], failed[row, 2], failed[row, 3] = n, duration, start, limit
+            kept += 1
+            continue
+        if meta[SPARE] < 2 * BLOCKS_PER_ADD:     # pause: the caller adds spare blocks
+            state[POSITION], state[MOVES], state[GIVEN_LO], state[GIVEN_HI] = q, done, given_lo, given_hi
+            state[FIRST], state[KEPT], state[HI] = first_new, kept, hi
+            return False
+        kept = 0
+        # move: only the parts of the old and new windows that do not overlap change
+        block_add(times, free, count, order, first, low, high, spare, meta, new, min(new + duration, start), -n)
+        block_add(times, free, count, order, first, low, high, spare, meta, max(new + duration, start), end, n)
+        reserved[job] = new
+        seq[job] = clock[0]
+        clock[0] += 1
+        first_new = min(first_new, new)
+        moves[done, 0] = job
+        moves[done, 1] = new
+        done += 1
+        hi = max(hi, end)
+        given_lo, given_hi = min(given_lo, start), max(given_hi, end)
+    state[POSITION], state[MOVES], state[GIVEN_LO], state[GIVEN_HI] = len(queue), done, given_lo, given_hi
+    state[FIRST], state[KEPT], state[HI] = first_new, kept, hi
+    return True
 
 
 @njit(cache=True)
