@@ -327,16 +327,7 @@ def _plain_lines(stream, header: list[str]) -> tuple[np.ndarray, list[tuple]] | 
     blocks: list[np.ndarray] = []
     extra: list[tuple] = []
     heads: list[str] = []
-    jobs_seen = False
-    for line in stream:
-        stripped = line.strip()
-        if not stripped:
-            continue
-        if stripped.startswith(";"):
-            if not jobs_seen:
-                header.append(line)
-            continue
-        jobs_seen = True
+    for _, stripped in _job_lines(stream, header):
         fields = stripped.split()
         if len(fields) != EXTENDED_FIELDS:
             return None
@@ -391,21 +382,28 @@ def _parsed_lines(source, fmt: str, header: list[str]):
     """Each job line parsed as (SWF values, node-level row), or the WorkloadError naming it; the
     ``;`` lines before the first job are appended to ``header``."""
     parse = _parse_metacentrum_line if fmt == "metacentrum" else _parse_aleang_line
-    jobs_seen = False
     with _open_text(source) as stream:      # a broken stream raises, even when skipping bad lines
-        for lineno, line in enumerate(stream, start=1):
-            stripped = line.strip()
-            if not stripped:
-                continue
-            if stripped.startswith(";"):
-                if not jobs_seen:
-                    header.append(line)
-                continue
-            jobs_seen = True
+        for lineno, stripped in _job_lines(stream, header):
             try:
                 yield parse(stripped.split(), lineno, source.path)
             except WorkloadError as error:
                 yield error
+
+
+def _job_lines(stream, header: list[str]):
+    """(line number, stripped text) of each job line; the ``;`` lines before the first job are
+    appended to ``header``, empty lines and later comments skipped."""
+    jobs_seen = False
+    for lineno, line in enumerate(stream, start=1):
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if stripped.startswith(";"):
+            if not jobs_seen:
+                header.append(line)
+            continue
+        jobs_seen = True
+        yield lineno, stripped
 
 
 def _parse_common(fields: list[str], lineno: int, path: str, fmt: str) -> list[float]:
