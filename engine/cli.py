@@ -90,7 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="show a progress bar (default: when stderr is a terminal)")
     sim.add_argument("--parse-cache", action=argparse.BooleanOptionalAction, default=True,
                      help="keep the parsed trace for the next run of the same file and options "
-                          "(in $SCHEDLAB_PARSE_CACHE, else ~/.cache/schedlab-parse; SCHEDLAB_PARSE_CACHE=off: never)")
+                          "(in $SCHEDLAB_PARSE_CACHE, else ~/.cache/schedlab-parse; SCHEDLAB_PARSE_CACHE=off: never; "
+                          "at most $SCHEDLAB_PARSE_CACHE_MB megabytes, 2048, least recently used removed first)")
     sim.set_defaults(command=run_simulate)
 
     pol = commands.add_parser("policies", help="presets, their parameters and defaults")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 import numpy as np
@@ -24,10 +25,12 @@ def jain_index(values: Iterable[float] | np.ndarray | pd.Series) -> float | None
     x = x[~np.isnan(x)]
     if x.size == 0:
         return None
-    sum_of_squares = float(np.dot(x, x))
+    # correctly rounded sums (math.fsum): the index does not change in its last digits with the
+    # numpy build's summation order (pairwise, SIMD width, BLAS), as it did between numpy releases
+    sum_of_squares = math.fsum((x * x).tolist())
     if sum_of_squares == 0.0:
         return 1.0
-    return float(x.sum() ** 2 / (x.size * sum_of_squares))
+    return math.fsum(x.tolist()) ** 2 / (x.size * sum_of_squares)
 
 
 def mean_by_owner(owner: np.ndarray, values: np.ndarray) -> np.ndarray:

@@ -235,6 +235,7 @@ class NodeWalker:
         most = max((c.nodes for c in allocator.clusters), default=1)
         self.pick = np.zeros(most, dtype=np.int64)
         self.take = np.zeros(most, dtype=np.int64)
+        self.found = np.zeros(1, dtype=np.int64)
         # the walk hands back what it started when these fill (FULL), so they need not hold a whole
         # machine's cores (a machine file may declare absurd ones: tests/engine/test_cli_fuzz.py)
         room = min(max(allocator.capacity, 1), self.room) + most     # a job takes at most `most` nodes
@@ -291,7 +292,7 @@ class NodeWalker:
             self.base_estimate, self.job_cores, self.job_queue, self.job_pair, m.queue_room, m.pair_jobs,
             m.pair_cores, m.classes, m.cc_start, m.cc_list, m.cluster, m.factor, m.cluster_free, m.f_cores,
             m.f_mem, m.f_gpus, m.log, m.unfit_at, m.reserved, self.waiting, self.rem, self.rem_pass, self.out,
-            self.out_pick, self.out_take, self.pick, self.take, m.bound))
+            self.out_pick, self.out_take, self.pick, self.take, m.bound, self.found))
 
     def started(self) -> list[tuple[int, Placement, bool]]:
         """The jobs the last walk started, in order: (job, placement, whether it started as the head)."""

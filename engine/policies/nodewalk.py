@@ -35,7 +35,7 @@ DONE, NEED_RESERVATION, FULL = 0, 1, 2
 RECHECK = 32
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always", _nrt=False)
 def heap_push(heap: np.ndarray, st: np.ndarray, job: int) -> None:
     i = st[HSIZE]
     st[HSIZE] = i + 1
@@ -48,7 +48,7 @@ def heap_push(heap: np.ndarray, st: np.ndarray, job: int) -> None:
     heap[i] = job
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always", _nrt=False)
 def heap_pop(heap: np.ndarray, st: np.ndarray) -> int:
     top = heap[0]
     size = st[HSIZE] - 1
@@ -70,7 +70,7 @@ def heap_pop(heap: np.ndarray, st: np.ndarray) -> int:
     return top
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always", _nrt=False)
 def place(cls: int, only: int, among: int, avoid: bool, reserved: np.ndarray, cl: np.ndarray,
           cc_start: np.ndarray, cc_list: np.ndarray, cluster: np.ndarray, cluster_free: np.ndarray,
           f_cores: np.ndarray, f_mem: np.ndarray, f_gpus: np.ndarray, pick: np.ndarray, take: np.ndarray,
@@ -109,7 +109,7 @@ def place(cls: int, only: int, among: int, avoid: bool, reserved: np.ndarray, cl
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always", _nrt=False)
 def fit_now(cls: int, st: np.ndarray, unfit_at: np.ndarray, waiting: np.ndarray, log: np.ndarray,
             cl: np.ndarray, cc_start: np.ndarray, cc_list: np.ndarray, cluster: np.ndarray,
             cluster_free: np.ndarray, f_cores: np.ndarray, f_mem: np.ndarray, f_gpus: np.ndarray,
@@ -143,7 +143,7 @@ def fit_now(cls: int, st: np.ndarray, unfit_at: np.ndarray, waiting: np.ndarray,
     return c
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always", _nrt=False)
 def limits_ok(job: int, extra_queue: int, extra_jobs: int, extra_cores: int, job_cores: np.ndarray,
               job_queue: np.ndarray, job_pair: np.ndarray, queue_room: np.ndarray, pair_jobs: np.ndarray,
               pair_cores: np.ndarray) -> bool:
@@ -153,7 +153,7 @@ def limits_ok(job: int, extra_queue: int, extra_jobs: int, extra_cores: int, job
             and cores + extra_cores <= pair_cores[pair])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always", _nrt=False)
 def apply(job: int, cls: int, c: int, k: int, sign: int, pick: np.ndarray, take: np.ndarray, cl: np.ndarray,
           cluster: np.ndarray, cluster_free: np.ndarray, f_cores: np.ndarray, f_mem: np.ndarray,
           f_gpus: np.ndarray, limited: bool, job_cores: np.ndarray, job_queue: np.ndarray,
@@ -181,7 +181,7 @@ def apply(job: int, cls: int, c: int, k: int, sign: int, pick: np.ndarray, take:
     return held
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def walk(st: np.ndarray, heap: np.ndarray, order: np.ndarray, nxt: np.ndarray,
          gfirst: np.ndarray, class_of: np.ndarray, size: np.ndarray, base_estimate: np.ndarray,
          job_cores: np.ndarray, job_queue: np.ndarray, job_pair: np.ndarray, queue_room: np.ndarray,
@@ -190,12 +190,11 @@ def walk(st: np.ndarray, heap: np.ndarray, order: np.ndarray, nxt: np.ndarray,
          f_cores: np.ndarray, f_mem: np.ndarray, f_gpus: np.ndarray, log: np.ndarray, unfit_at: np.ndarray,
          reserved: np.ndarray, waiting: np.ndarray, rem: np.ndarray, rem_pass: np.ndarray,
          out: np.ndarray, out_pick: np.ndarray, out_take: np.ndarray, pick: np.ndarray, take: np.ndarray,
-         largest: np.ndarray) -> int:
+         largest: np.ndarray, found: np.ndarray) -> int:
     """NodeEasy's pass from where the last call of this pass stopped (see the module docstring). Jobs
     started: ``out[i] = (job, cluster, head?, first node entry, node count)``, nodes in out_pick/out_take."""
     count, now, free = st[COUNT], st[NOW], st[FREE]
     limited, counting, bound = st[LIMITED] != 0, st[COUNTING] != 0, st[BOUND]
-    found = np.zeros(1, np.int64)
     starts = 0
     used = 0
     result = DONE

@@ -12,7 +12,7 @@ import numpy as np
 from engine.sim.jit import njit
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always", _nrt=False)
 def select(cls: int, cfree: int, off: int, count: int, whole: int, ram: int, avoid: bool, reserved: np.ndarray,
            cl: np.ndarray, f_cores: np.ndarray, f_mem: np.ndarray, f_gpus: np.ndarray, pick: np.ndarray,
            take: np.ndarray) -> int:
@@ -64,7 +64,7 @@ def select(cls: int, cfree: int, off: int, count: int, whole: int, ram: int, avo
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always", _nrt=False)
 def good(i: int, exclusive: bool, whole: int, ppn: int, mem: int, gpus: int, w_cores: np.ndarray,
          w_mem: np.ndarray, w_gpus: np.ndarray) -> bool:
     if exclusive:
@@ -72,7 +72,7 @@ def good(i: int, exclusive: bool, whole: int, ppn: int, mem: int, gpus: int, w_c
     return w_cores[i] >= ppn and (mem == 0 or w_mem[i] >= mem) and (gpus == 0 or w_gpus[i] >= gpus)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def earliest_on(cls: int, cfree: int, off: int, count: int, whole: int, ram: int, now: int, before: int,
                 duration: int, avail_from: int, avail_to: int, cl: np.ndarray, f_cores: np.ndarray,
                 f_mem: np.ndarray, f_gpus: np.ndarray, run_keys: np.ndarray, base: int,

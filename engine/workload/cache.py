@@ -5,7 +5,8 @@ pickle, and gives back exactly the frame that was saved.
 :func:`read_through` is the parse cache of the command line: a trace read once is kept in a folder
 under a name made of its content, the reading options and the engine's source, so the next run
 of the same file (under any name) loads it instead of parsing it (HPC2N-2002: 0.57 -> 0.05 s of
-CPU). Only a workload the .npz gives back exactly is kept (numeric columns and text without
+CPU). The folder holds at most $SCHEDLAB_PARSE_CACHE_MB megabytes (2048): the least recently used
+entries go first. Only a workload the .npz gives back exactly is kept (numeric columns and text without
 missing values, a default index, metadata and report that JSON keeps as they are); any other is
 read every time."""
 
@@ -30,6 +31,8 @@ from engine.workload.model import CleaningReport, Workload
 FORMAT = "schedlab-workload-cache"
 VERSION = 1
 _INFO_KEY = "__info__"
+#: what the parse cache may hold unless $SCHEDLAB_PARSE_CACHE_MB says otherwise (HPC2N-2002: 23 MB)
+DEFAULT_LIMIT_MB = 2048
 
 
 def save(workload: Workload, path: str | Path) -> None:
@@ -97,17 +100,66 @@ def read_through(path: str | Path, options: Mapping[str, object], read: Callable
     kept = Path(folder) / f"{key}.npz"
     if kept.is_file():
         try:
-            return replace(load(kept), source=str(path))
+            workload = replace(load(kept), source=str(path))
         except WorkloadError:
             pass    # a damaged or foreign file: read the trace and write it again
+        else:
+            _touch(kept)
+            return workload
     workload = read()
     if keeps_exactly(workload):
         try:
             kept.parent.mkdir(parents=True, exist_ok=True)
             save(workload, kept)
+            prune(kept.parent, size_limit(), keep=kept)
         except OSError:
             pass
     return workload
+
+
+def size_limit() -> int:
+    """Bytes the parse cache may hold: $SCHEDLAB_PARSE_CACHE_MB megabytes (default 2048)."""
+    try:
+        megabytes = float(os.environ.get("SCHEDLAB_PARSE_CACHE_MB", DEFAULT_LIMIT_MB))
+    except ValueError:
+        megabytes = DEFAULT_LIMIT_MB
+    return int(max(megabytes, 0) * 1024 * 1024)
+
+
+def prune(folder: str | Path, limit: int, *, keep: Path | None = None) -> list[Path]:
+    """Remove the least recently used kept workloads of ``folder`` (``*.npz``, by modification
+    time: a load touches its file) until they hold at most ``limit`` bytes; ``keep`` (the one just
+    written) stays. Returns what was removed. Files that vanish meanwhile (another run pruning
+    the same folder) are skipped."""
+    entries = []
+    for entry in Path(folder).glob("*.npz"):
+        try:
+            status = entry.stat()
+        except OSError:
+            continue
+        entries.append((status.st_mtime_ns, entry.name, entry, status.st_size))
+    total = sum(size for *_, size in entries)
+    removed = []
+    for _, _, entry, size in sorted(entries):
+        if total <= limit:
+            break
+        if keep is not None and entry == keep:
+            continue
+        try:
+            entry.unlink()
+        except OSError:
+            continue
+        total -= size
+        removed.append(entry)
+    return removed
+
+
+def _touch(path: Path) -> None:
+    """Mark a kept workload as just used (pruning removes the least recently used first)."""
+    try:
+        os.utime(path)
+    except OSError:
+        pass
 
 
 def cache_key(path: str | Path, options: Mapping[str, object]) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import shutil
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -135,3 +136,56 @@ def test_the_folder_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.delenv("SCHEDLAB_PARSE_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert cache.default_folder() == tmp_path / "xdg" / "schedlab-parse"
+
+
+def kept_files(folder: Path) -> list[str]:
+    return sorted(path.name for path in folder.glob("*.npz"))
+
+
+def test_the_folder_keeps_the_most_recently_used_within_its_limit(tmp_path, monkeypatch):
+    folder = tmp_path / "kept"
+    traces = []
+    for i in range(3):     # three different files (the cache is keyed by content)
+        path = tmp_path / f"t{i}.swf"
+        path.write_bytes(DEMO.read_bytes() + f"; variant {i}\n".encode())
+        traces.append(path)
+    api.read_trace(traces[0], cache=folder)
+    (first,) = kept_files(folder)
+    one = (folder / first).stat().st_size
+    monkeypatch.setenv("SCHEDLAB_PARSE_CACHE_MB", str(2.5 * one / 2 ** 20))    # room for two entries
+
+    time.sleep(0.05)    # file times move in clock ticks (a few ms): keep the order of use visible
+    api.read_trace(traces[1], cache=folder)
+    assert len(kept_files(folder)) == 2
+    time.sleep(0.05)
+    api.read_trace(traces[0], cache=folder)         # used again: now the most recent
+    parsed = reads(monkeypatch)
+    time.sleep(0.05)
+    api.read_trace(traces[2], cache=folder)         # a third: the least recently used (t1) goes
+    assert len(kept_files(folder)) == 2
+    api.read_trace(traces[0], cache=folder)
+    assert parsed == [str(traces[2])]               # t0 was still kept
+    api.read_trace(traces[1], cache=folder)
+    assert parsed == [str(traces[2]), str(traces[1])]   # t1 was not
+
+
+def test_an_entry_larger_than_the_limit_is_kept_until_the_next_one(tmp_path):
+    folder = tmp_path / "kept"
+    path = tmp_path / "t.swf"
+    path.write_bytes(DEMO.read_bytes())
+    api.read_trace(path, cache=folder)
+    (kept,) = folder.glob("*.npz")
+    (folder / "old.npz").write_bytes(b"x" * 10)
+
+    assert cache.prune(folder, 0, keep=kept) == [folder / "old.npz"]
+    assert kept_files(folder) == [kept.name]
+    assert cache.prune(folder, 0) == [kept]
+
+
+def test_the_limit_follows_the_environment(monkeypatch):
+    monkeypatch.delenv("SCHEDLAB_PARSE_CACHE_MB", raising=False)
+    assert cache.size_limit() == 2048 * 2 ** 20
+    monkeypatch.setenv("SCHEDLAB_PARSE_CACHE_MB", "1.5")
+    assert cache.size_limit() == int(1.5 * 2 ** 20)
+    monkeypatch.setenv("SCHEDLAB_PARSE_CACHE_MB", "lots")
+    assert cache.size_limit() == 2048 * 2 ** 20
