@@ -16,6 +16,14 @@ starts are applied to those arrays while it walks, then taken back before it ret
 them (``NodeAllocator.allocate`` with the placement found), which updates the allocator and mirrors.
 Not with availability windows, a queue that may refuse starts (``may_start``) or more than 62 clusters
 (class masks are int64): those runs take the Python pass.
+
+Speed (the decisions are those above): in exact mode (no bound) each pass starts by testing every
+waiting class class by class (:func:`scan`), so the walk knows how many jobs may still fit and stops
+after the last; a class that did not fit is tried again only on clusters where a node released since
+now meets its request (:func:`released_may_fit`); per cluster the TOP largest free cores and RAM on a
+node bound what a k-node request can find. The helpers are inlined and every kernel is compiled
+without numba's reference counting (``_nrt=False``; they allocate nothing): the atomic increments of
+their ~20 array arguments at each call were a quarter of a large run.
 """
 
 from __future__ import annotations
@@ -117,7 +125,7 @@ def place(cls: int, only: int, among: int, avoid: bool, reserved: np.ndarray, cl
     largest free cores on one node, largest first, then the TOP largest free RAM) of cluster c, upper
     bounds while valid (allocations only lower them; the allocator marks a cluster's row invalid when a
     job ends there, the walk when it gives back what it took): a request for k nodes needs the k-th
-    largest free cores and RAM (the TOP-th for more) to be enough."""
+    largest free cores and RAM (the TOP-th for more) to be enough (k distinct nodes must each meet it)."""
     cores = cl[cls, 6]
     nodes = cl[cls, 0]
     first, last = (cc_start[cls], cc_start[cls + 1]) if only < 0 else (0, 1)
@@ -128,7 +136,9 @@ def place(cls: int, only: int, among: int, avoid: bool, reserved: np.ndarray, cl
         if nodes:
             if not bound[c, 0]:
                 refresh_bound(c, cluster, f_cores, f_mem, f_gpus, bound)
-            j = (nodes if nodes < TOP else TOP) - 1         # the nodes-th largest free cores, RAM
+            # the nodes-th largest free cores and RAM (exclusive requests, which select whole nodes
+            # whatever their RAM, keep the largest, as NodeAllocator._place does)
+            j = 0 if cl[cls, 5] else (nodes if nodes < TOP else TOP) - 1
             if cl[cls, 1] > bound[c, TOP_CORES + j] or (cluster[c, 3] > 0 and cl[cls, 3] > bound[c, TOP_MEM + j]) \
                     or cl[cls, 4] > bound[c, 3] or (cl[cls, 5] and nodes > bound[c, 4]):
                 continue
