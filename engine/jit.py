@@ -45,6 +45,31 @@ class Kernel:
         return self._compiled
 
 
+class Native(Kernel):
+    """A kernel whose compiled form is written against numba's internals (an LLVM intrinsic such as
+    memmove) in a module of its own, ``target`` ("module:name"), imported only when numba compiles;
+    without numba, or with NUMBA_DISABLE_JIT, the plain Python function runs (the same result)."""
+
+    def __init__(self, function: Callable[..., Any], target: str) -> None:
+        super().__init__(function, {})
+        self.target = target
+
+    def compiled(self) -> Callable[..., Any]:
+        if self._compiled is None:
+            _, runtime = _numba()
+            if runtime is None or importlib.import_module("numba").config.DISABLE_JIT:
+                self._compiled = self.function
+            else:
+                module, name = self.target.split(":")
+                self._compiled = getattr(importlib.import_module(module), name)
+        return self._compiled
+
+
+def native(target: str) -> Callable[[Callable[..., Any]], Native]:
+    """``@native("module:name")``: a :class:`Native` kernel (see there)."""
+    return lambda function: Native(function, target)
+
+
 def njit(*args: Any, **options: Any) -> Any:
     """``@njit`` or ``@njit(cache=True, ...)``: a :class:`Kernel`, compiled by numba at its first call."""
     if args and callable(args[0]):
@@ -89,3 +114,12 @@ def _load_cached_lightly(dispatcher: Any, runtime: Any) -> None:
         return None     # (a guard that swallowed an error: not found, as numba's own)
 
     cache.load_overload = load_overload
+
+
+@native("engine.native:move")
+def move(array: Any, dst: int, src: int, count: int) -> None:
+    """``array[dst:dst + count] = array[src:src + count]`` for a contiguous 1-D array, the two ranges
+    possibly overlapping (numpy copies overlapping ranges as memmove does); compiled, LLVM's memmove
+    (some ten times faster than a loop, which numba leaves scalar)."""
+    if count > 0:
+        array[dst:dst + count] = array[src:src + count]

@@ -32,6 +32,14 @@ job (n, d, s) found no fit before L, a later job of the same round with n' >= n,
 s' >= s finds none before L either, as long as no job moved in between: its search starts at the
 step holding L (see ``compress_round``). Most searches fail, and most of their steps are skipped.
 
+**Speed** (issue 14: RICC-2010's queue holds thousands of jobs). With a queue order fixed at arrival
+the waiting jobs are kept in place in queue order, each with its reserved start, requested time
+and size beside it (:class:`QueueColumns`), so a round reads its queue in one contiguous sweep
+instead of looking each job up; a search is one pass with no hard-to-predict branch
+(:func:`earlier_fit`); the failed searches are columns checked without branches; and the profile's
+arrays shift by memmove. The same moves as ``compress_round`` on the job numbers, which stays the
+path of other queue orders and subclasses (``Conservative.reference`` forces it, for the tests).
+
 **Bound.** With ``backfill_bound`` K, compression looks at the first K waiting jobs only (an
 approximation: no fixpoint for the others; by default every job, the exact schedule).
 
@@ -47,15 +55,42 @@ import numpy as np
 from engine.policies.algorithm import Algorithm
 from engine.policies.backfill import BACKFILL_BOUND, bounded
 from engine.policies.ordering import WaitingQueue
-from engine.sim.profile import FOREVER, NEVER, Profile, _step_at, add, earliest_start, njit, running_jobs_profile
+from engine.sim.jit import move
+from engine.sim.profile import _NEVER_FITS, FOREVER, NEVER, Profile, _step_at, add, earliest_start, njit, running_jobs_profile
 from engine.sim.simulator import Simulation
 
 #: failed searches remembered in a compression round (see the module docstring)
 FAILURES_KEPT = 16
 
 
+class QueueColumns:
+    """The waiting jobs in queue order, kept in place, with each one's reserved start, requested
+    time and size beside it (contiguous columns a compression round sweeps)."""
+
+    def __init__(self, n: int) -> None:
+        self.job = np.empty(n, dtype=np.int64)
+        self.start = np.empty(n, dtype=np.int64)
+        self.duration = np.empty(n, dtype=np.int64)
+        self.size = np.empty(n, dtype=np.int64)
+        self.length = 0
+
+    def insert(self, position: int, job: int, start: int, duration: int, size: int) -> None:
+        open_slot(self.job, self.start, self.duration, self.size, self.length, position)
+        self.job[position], self.start[position] = job, start
+        self.duration[position], self.size[position] = duration, size
+        self.length += 1
+
+    def remove(self, position: int) -> None:
+        close_slot(self.job, self.start, self.duration, self.size, self.length, position)
+        self.length -= 1
+
+
 class Conservative(Algorithm):
     """``conservative``: a reservation for every waiting job."""
+
+    #: run the reference compression (compress_round over job numbers) even where the queue's
+    #: columns could be kept (tests hold the fast path to it)
+    reference = False
 
     def __init__(self, sim: Simulation, queue: WaitingQueue, params: dict) -> None:
         super().__init__(sim, queue, params)
@@ -74,6 +109,9 @@ class Conservative(Algorithm):
         self._order = np.empty(sim.n if self._kept else 0, dtype=np.int64)
         self._waiting = 0
         self._moves = np.empty((0, 2), dtype=np.int64)
+        #: the queue in columns (the fast compression) for a plain Conservative with a kept order
+        self.columns = QueueColumns(sim.n) if self._kept and type(self) is Conservative and not self.reference else None
+        self._failed = np.empty((4, FAILURES_KEPT), dtype=np.int64)
 
     # reservations ------------------------------------------------------------------------------
     def _reserve(self, job: int, start: int) -> None:
@@ -98,21 +136,30 @@ class Conservative(Algorithm):
     def enqueue(self, job: int) -> None:
         """Add an arriving job to the waiting queue."""
         self.queue.add(job)
-        if self._kept:
+        if self.columns is not None:
+            self.columns.insert(self.queue.position(job), job, NEVER, self.sim.estimate[job], self.sim.size[job])
+        elif self._kept:
             self._waiting = insert(self._order, self._waiting, self.queue.position(job), job)
 
     def on_submit(self, job: int) -> None:
         self.enqueue(job)
         self.profile.advance(self.sim.now)
         self._place(job)
+        if self.columns is not None:
+            self.columns.start[self.queue.position(job)] = self.reserved[job]
 
     def start(self, job: int) -> None:
+        position = self.queue.position(job) if self.columns is not None else -1
         super().start(job)
-        if self._kept:
+        if self.columns is not None:
+            self.columns.remove(position)
+        elif self._kept:
             self._waiting = remove(self._order, self._waiting, job)
 
     def waiting(self) -> np.ndarray:
         """The waiting jobs in queue order (a view while the order is kept in place)."""
+        if self.columns is not None:
+            return self.columns.job[:self.columns.length]
         if self._kept:
             return self._order[:self._waiting]
         return np.array(self.queue.jobs(), dtype=np.int64)
@@ -140,7 +187,11 @@ class Conservative(Algorithm):
         now = sim.now
         if self._next_due > now:
             return True
-        due = due_jobs(self.waiting(), reserved, self.seq, now)
+        columns = self.columns
+        if columns is not None:
+            due = due_in_columns(columns.job, columns.start, columns.length, self.seq, now)
+        else:
+            due = due_jobs(self.waiting(), reserved, self.seq, now)
         blocked = False
         for job in due.tolist():
             if sim.fits(job):
@@ -148,7 +199,10 @@ class Conservative(Algorithm):
                 self.start(job)
             else:
                 blocked = True
-        self._next_due = earliest_reservation(self.waiting(), reserved)
+        if columns is not None:
+            self._next_due = earliest_in_columns(columns.start, columns.length)
+        else:
+            self._next_due = earliest_reservation(self.waiting(), reserved)
         return not blocked
 
     def compress(self) -> None:
@@ -164,6 +218,9 @@ class Conservative(Algorithm):
             self._moves = np.empty((max(len(queue), 2 * len(self._moves)), 2), dtype=np.int64)
         lo, hi = self.sim.now, self._freed_until
         self._freed_until = NEVER
+        if self.columns is not None:
+            self._compress_columns(self.columns, len(queue), lo, hi)
+            return
         while True:
             profile.make_room(4 * len(queue))   # a move changes at most four steps
             profile.length, count, lo, hi, first = compress_round(
@@ -173,6 +230,19 @@ class Conservative(Algorithm):
                 return
             self._next_due = min(self._next_due, first)
             self.moved(self._moves[:count])
+
+    def _compress_columns(self, columns: QueueColumns, count: int, lo: int, hi: int) -> None:
+        """compress() over the queue's columns (the first ``count`` waiting jobs): the same rounds."""
+        profile = self.profile
+        while True:
+            profile.make_room(4 * count)
+            profile.length, moved, lo, hi, first = compress_columns_round(
+                profile.times, profile.free, profile.length, columns.job, columns.start, columns.duration,
+                columns.size, count, self.reserved, self.seq, self._clock, lo, hi, self._moves, self._failed)
+            if not moved:
+                return
+            self._next_due = min(self._next_due, first)
+            self.moved(self._moves[:moved])
 
     def moved(self, moves: np.ndarray) -> None:
         """Called with the (job, new start) rows of each compression round (already recorded)."""
@@ -187,6 +257,9 @@ class Conservative(Algorithm):
         self._next_due = FOREVER
         for job in self.queue.jobs():
             self._place(job)
+        if self.columns is not None:
+            columns = self.columns
+            columns.start[:columns.length] = self.reserved[columns.job[:columns.length]]
 
 
 @njit(cache=True)
@@ -239,6 +312,142 @@ def compress_round(times, free, length, queue, reserved, seq, clock, estimate, s
         hi = max(hi, end)
         given_lo, given_hi = min(given_lo, start), max(given_hi, end)
     return length, count, given_lo, given_hi, first
+
+
+@njit(cache=True)
+def compress_columns_round(times, free, length, job, reserved_start, duration, size, count, reserved, seq, clock,
+                           lo, hi, moves, failed):
+    """compress_round over the first ``count`` jobs of the queue's columns (QueueColumns: job,
+    reserved start, requested time, size in queue order): the same moves, also written to the
+    start column. ``failed``: room for the failed searches as columns (size, duration, start,
+    limit); a row of size FOREVER is no failure."""
+    now = times[0]
+    moved = 0
+    given_lo, given_hi = FOREVER, NEVER
+    first = FOREVER
+    failed[0, :] = FOREVER
+    row = 0
+    for q in range(count):
+        start = reserved_start[q]
+        if start <= lo:
+            continue    # the freed room begins at or after its start: it cannot use it
+        d, n = duration[q], size[q]
+        limit = min(start, hi)
+        since = no_fit_in_columns(failed, n, d, start, now)
+        if since >= limit:
+            continue
+        if since > now:   # from the beginning of the step holding it: the scan's own start points
+            since = times[_step_at(times, length, since)]
+        new = earlier_fit(times, free, length, since, d, n, limit, start)
+        if new == NEVER:
+            failed[0, row], failed[1, row], failed[2, row], failed[3, row] = n, d, start, limit
+            row = (row + 1) % FAILURES_KEPT
+            continue
+        failed[0, :] = FOREVER
+        row = 0
+        end = start + d
+        # move: only the parts of the old and new windows that do not overlap change
+        length = add(times, free, length, new, min(new + d, start), -n)
+        length = add(times, free, length, max(new + d, start), end, n)
+        moving = job[q]
+        reserved[moving] = new
+        reserved_start[q] = new
+        seq[moving] = clock[0]
+        clock[0] += 1
+        first = min(first, new)
+        moves[moved, 0] = moving
+        moves[moved, 1] = new
+        moved += 1
+        hi = max(hi, end)
+        given_lo, given_hi = min(given_lo, start), max(given_hi, end)
+    return length, moved, given_lo, given_hi, first
+
+
+@njit(cache=True)
+def no_fit_in_columns(failed, n, duration, start, now):
+    """no_fit_before over failed searches kept as columns (size, duration, start, limit), every
+    row checked without a branch (numba vectorises it)."""
+    since = now
+    for f in range(FAILURES_KEPT):
+        dominated = (failed[0, f] <= n) & (failed[1, f] <= duration) & (failed[2, f] <= start)
+        since = max(since, failed[3, f] if dominated else now)
+    return since
+
+
+@njit(cache=True)
+def earlier_fit(times, free, length, since, duration, n, limit, start):
+    """Where a job of ``n`` processors for ``duration`` reserved at ``start`` (in the profile) fits
+    earliest at or after ``since`` and before ``limit`` <= start: the earliest t with n free on
+    [t, min(t + duration, start)) (from its start on, the window lies in its own reservation);
+    NEVER if none. The same answer as earliest_start(..., since, duration, n, limit, start,
+    start + duration, n), in one pass whose only branches are rarely taken: the run of steps with
+    n free is carried as its first time, ``candidate``, moved on at each step without a branch."""
+    last = length - 1
+    i = _step_at(times, length, since)
+    candidate = since
+    while i < last:
+        if candidate >= limit:
+            return NEVER
+        following = times[i + 1]
+        room = free[i] >= n
+        if room and (following - candidate >= duration or following >= start):
+            return candidate
+        candidate = candidate if room else following
+        i += 1
+    if candidate >= limit:
+        return NEVER
+    return candidate if free[last] >= n else _NEVER_FITS
+
+
+@njit(cache=True)
+def due_in_columns(job, reserved_start, count, seq, now):
+    """due_jobs over the queue's columns."""
+    due = 0
+    for q in range(count):
+        if reserved_start[q] <= now:
+            due += 1
+    jobs = np.empty(due, dtype=np.int64)
+    starts = np.empty(due, dtype=np.int64)
+    due = 0
+    for q in range(count):
+        start = reserved_start[q]
+        if start <= now:
+            i = due       # insertion sort by (reserved start, seq): few jobs fall due at once
+            while i > 0 and (starts[i - 1] > start or starts[i - 1] == start and seq[jobs[i - 1]] > seq[job[q]]):
+                jobs[i], starts[i] = jobs[i - 1], starts[i - 1]
+                i -= 1
+            jobs[i], starts[i] = job[q], start
+            due += 1
+    return jobs
+
+
+@njit(cache=True)
+def earliest_in_columns(reserved_start, count):
+    """The earliest reserved start in the queue's columns (FOREVER if none)."""
+    first = FOREVER
+    for q in range(count):
+        first = min(first, reserved_start[q])
+    return first
+
+
+@njit(cache=True)
+def open_slot(job, start, duration, size, length, position):
+    """Shift the columns' rows from ``position`` on one down (room for a row there)."""
+    tail = length - position
+    move(job, position + 1, position, tail)
+    move(start, position + 1, position, tail)
+    move(duration, position + 1, position, tail)
+    move(size, position + 1, position, tail)
+
+
+@njit(cache=True)
+def close_slot(job, start, duration, size, length, position):
+    """Shift the columns' rows after ``position`` one up (the row there goes)."""
+    tail = length - position - 1
+    move(job, position, position + 1, tail)
+    move(start, position, position + 1, tail)
+    move(duration, position, position + 1, tail)
+    move(size, position, position + 1, tail)
 
 
 @njit(cache=True)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from engine.sim.jit import njit
+from engine.sim.jit import move, njit
 
 if TYPE_CHECKING:   # the simulator's state, read by running_jobs_profile (a type name only: no import at run time)
     from engine.sim.simulator import Simulation
@@ -127,9 +127,8 @@ def advance(times, free, length, now):
     i = _step_at(times, length, now)
     if i > 0:
         length -= i
-        for x in range(length):
-            times[x] = times[x + i]
-            free[x] = free[x + i]
+        move(times, 0, i, length)
+        move(free, 0, i, length)
     times[0] = now
     return length
 
@@ -140,9 +139,8 @@ def _split(times, free, length, t):
     i = _step_at(times, length, t)
     if times[i] == t:
         return i, length
-    for x in range(length, i + 1, -1):
-        times[x] = times[x - 1]
-        free[x] = free[x - 1]
+    move(times, i + 2, i + 1, length - i - 1)
+    move(free, i + 2, i + 1, length - i - 1)
     times[i + 1] = t
     free[i + 1] = free[i]
     return i + 1, length + 1
@@ -152,9 +150,8 @@ def _split(times, free, length, t):
 def _merge_at(times, free, length, i):
     """Merge step ``i`` into step i - 1 if they hold the same number; returns the new length."""
     if 0 < i < length and free[i] == free[i - 1]:
-        for x in range(i, length - 1):
-            times[x] = times[x + 1]
-            free[x] = free[x + 1]
+        move(times, i, i + 1, length - 1 - i)
+        move(free, i, i + 1, length - 1 - i)
         return length - 1
     return length
 

@@ -4,6 +4,9 @@
 nothing pruned: in rounds, every waiting job in queue order gives its reservation up, takes the
 earliest fit from now, and rounds repeat until no job moves. The fast version must give the very
 same schedule (starts, ends and start order) on random traces and on real ones.
+
+The compression over the queue's columns (issue 14) is held, job by job, to the compression over
+job numbers it replaces (``Conservative.reference``), on random tie-heavy traces and real windows.
 """
 
 from __future__ import annotations
@@ -17,12 +20,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from engine.policies.conservative import Conservative, no_fit_before
+from engine.policies.conservative import Conservative, earlier_fit, no_fit_before, no_fit_in_columns
 from engine.run import simulate
-from engine.sim.profile import NEVER, earliest_start
+from engine.sim.profile import FOREVER, NEVER, earliest_start
 from engine.workload import load_workload
 from engine.workload.model import Workload
 from tests.engine.conftest import make_workload
@@ -57,16 +60,28 @@ def plain_fixpoint():
     """Conservative runs with :func:`plain_compress` inside this block."""
     fast = Conservative.compress
     Conservative.compress = plain_compress
+    Conservative.reference = True     # reservations moved outside the queue's columns
     try:
         yield
     finally:
         Conservative.compress = fast
+        Conservative.reference = False
 
 
-def run(workload: Workload, capacity: int, *, plain: bool = False, ordering: str = "fcfs",
-        allocation: str = "count") -> pd.DataFrame:
-    policy = {"ordering": ordering, "algorithm": "conservative"}
-    with plain_fixpoint() if plain else nullcontext():
+@contextmanager
+def reference_path():
+    """Conservative compresses over job numbers (compress_round), as before the queue's columns."""
+    Conservative.reference = True
+    try:
+        yield
+    finally:
+        Conservative.reference = False
+
+
+def run(workload: Workload, capacity: int, *, plain: bool = False, reference: bool = False, ordering: str = "fcfs",
+        allocation: str = "count", params: dict | None = None) -> pd.DataFrame:
+    policy = {"ordering": ordering, "algorithm": "conservative", **(params or {})}
+    with plain_fixpoint() if plain else reference_path() if reference else nullcontext():
         return simulate(workload, capacity, policy, allocation=allocation).schedule
 
 
@@ -217,3 +232,77 @@ def test_a_search_starts_where_the_failed_searches_it_dominates_gave_up(widths_a
     else:
         aligned = int(times[np.searchsorted(times, since, side="right") - 1])
         assert search(times, free, aligned, job, limit) == expected
+
+
+# -- the queue's columns: the same schedule as the compression over job numbers -------------------
+
+tie_heavy_job = st.tuples(
+    st.integers(0, 60),       # submit: many arrive together
+    st.integers(0, 40),       # runtime
+    st.sampled_from([10, 20, 40, 80]),   # requested time: few values, many ties
+    st.sampled_from([1, 2, 4, 8, 3]),    # processors
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(job, tie_heavy_job), min_size=1, max_size=80), st.sampled_from(["fcfs", "sjf", "largest"]),
+       st.sampled_from(["count", "buddy"]), st.booleans(), st.sampled_from([None, 1, 3]))
+def test_compression_over_the_queue_columns_gives_the_reference_schedule(rows, ordering, allocation, overruns, bound):
+    if not overruns:
+        rows = [(s, min(r, q), q, p) for s, r, q, p in rows]
+    workload = make_workload(rows)
+    params = {} if bound is None else {"backfill_bound": bound}
+    fast = run(workload, 8, ordering=ordering, allocation=allocation, params=params)
+    reference = run(workload, 8, reference=True, ordering=ordering, allocation=allocation, params=params)
+    pd.testing.assert_frame_equal(fast, reference)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("trace, procs, window", [
+    ("HPC2N-2002-2.2-cln.swf.gz", None, slice(0, 20000)),
+    ("RICC-2010-2.swf.gz", 8192, slice(0, 40000)),            # a long queue
+    ("CEA-Curie-2011-2.1-cln.swf.gz", None, slice(100000, 110000)),
+])
+def test_compression_over_the_queue_columns_gives_the_reference_schedule_on_real_traces(trace, procs, window):
+    workload = load_workload(SWF / trace, procs=procs)
+    part = Workload(workload.jobs.iloc[window].reset_index(drop=True), workload.metadata, workload.report,
+                    workload.source)
+    capacity = int(workload.metadata["procs"])
+    fast = run(part, capacity)
+    assert (fast.start > fast.submit).sum() > 1000, "too few jobs wait: the test would prove little"
+    pd.testing.assert_frame_equal(fast, run(part, capacity, reference=True))
+
+
+profile_steps = st.lists(st.tuples(st.integers(1, 20), st.integers(0, 8)), min_size=1, max_size=40)
+
+
+@settings(max_examples=400, deadline=None)
+@given(profile_steps, st.integers(1, 8), st.integers(1, 80), st.integers(0, 500), st.integers(0, 500),
+       st.integers(0, 500))
+def test_earlier_fit_answers_as_earliest_start_with_the_own_reservation(widths_and_free, n, duration, start,
+                                                                         since, limit):
+    """The one-pass search of the fast compression against the general search, on a random profile
+    holding the job's own reservation (n processors on [start, start + duration)); equal
+    neighbouring steps merged, as the profile keeps them."""
+    base_times, base_free = profile_of(widths_and_free)
+    end = start + duration
+    times = np.unique(np.concatenate((base_times, [start, end])))
+    free = base_free[np.searchsorted(base_times, times, side="right") - 1]
+    inside = (times >= start) & (times < end)
+    assume(not (inside & (free < n)).any())       # the own reservation fits
+    free = np.where(inside, free - n, free)
+    kept = np.concatenate(([True], free[1:] != free[:-1]))
+    times, free = times[kept], free[kept]
+    since, limit = min(since, start), min(limit, start)
+    expected = earliest_start(times, free, len(times), since, duration, n, limit, start, end, n)
+    assert earlier_fit(times, free, len(times), since, duration, n, limit, start) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(request, min_size=0, max_size=16), request, st.integers(0, 400), st.integers(0, 50))
+def test_failed_searches_in_columns_give_what_no_fit_before_gives(failures, job, hi, now):
+    rows = np.array([(n, d, s, min(s, hi)) for n, d, s in failures], dtype=np.int64).reshape(-1, 4)
+    columns = np.full((4, 16), FOREVER, dtype=np.int64)
+    columns[:, :len(rows)] = rows.T
+    n, duration, start = job
+    assert no_fit_in_columns(columns, n, duration, start, now) == no_fit_before(rows, len(rows), n, duration, start, now)

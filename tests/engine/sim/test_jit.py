@@ -4,7 +4,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from engine.sim.jit import Kernel, njit
+import numpy as np
+
+from engine import jit
+from engine.sim.jit import Kernel, move, njit
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -82,3 +85,19 @@ def test_a_cached_kernel_loads_without_numbas_compiler_set_up(tmp_path):
     assert compiled == [str(999 * 1000), "0", "True"]     # compiled: numba set its compiler up
     assert loaded == [str(999 * 1000), "1", "False"]      # loaded from the cache: none of the registries
     assert loaded_then_compiled == loaded
+
+
+@njit(cache=False)
+def _shifted(values, dst, src, count):
+    move(values, dst, src, count)
+    return values
+
+
+def test_move_copies_overlapping_ranges_as_memmove_compiled_and_in_python():
+    for dst, src, count in [(3, 1, 6), (1, 3, 6), (0, 0, 9), (2, 5, 0), (0, 4, 5), (4, 0, 5)]:
+        expected = np.arange(10, dtype=np.int64)
+        expected[dst:dst + count] = np.arange(10)[src:src + count]
+        assert _shifted(np.arange(10, dtype=np.int64), dst, src, count).tolist() == expected.tolist()
+        plain = np.arange(10, dtype=np.int64)
+        jit.move.function(plain, dst, src, count)     # the plain Python form
+        assert plain.tolist() == expected.tolist()

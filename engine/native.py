@@ -1,0 +1,33 @@
+"""Compiled forms of :class:`engine.jit.Native` kernels, written against numba's internals.
+
+Imported only when numba compiles a kernel that calls one (engine.jit), never without numba.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+
+@intrinsic
+def _memmove(typingctx: Any, array: Any, dst: Any, src: Any, count: Any) -> Any:
+    """LLVM's memmove of ``count`` items of a contiguous array, from item ``src`` to item ``dst``."""
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        array_type = signature.args[0]
+        data = context.make_array(array_type)(context, builder, args[0]).data
+        itemsize = context.get_abi_sizeof(context.get_data_type(array_type.dtype))
+        cgutils.raw_memmove(builder, builder.gep(data, [args[1]]), builder.gep(data, [args[2]]), args[3], itemsize)
+        return context.get_dummy_value()
+
+    return types.void(array, types.intp, types.intp, types.intp), codegen
+
+
+@njit(cache=True)
+def move(array, dst, src, count):  # type: ignore[no-untyped-def]
+    """array[dst:dst + count] = array[src:src + count], the two ranges may overlap (see engine.jit.move)."""
+    if count > 0:
+        _memmove(array, dst, src, count)
