@@ -231,6 +231,11 @@ class NodeWalker:
         self.waiting = np.zeros(max(classes, 1), dtype=np.int64)
         self.rem = np.zeros(max(classes, 1), dtype=np.int64)
         self.rem_pass = np.full(max(classes, 1), -1, dtype=np.int64)
+        #: exact mode's scan of the classes (nodewalk.scan): the classes listed, pending, found to fit
+        self.lists = np.zeros((3, 2 * max(classes, 1)), dtype=np.int64)
+        self.flags = np.zeros((max(classes, 1), 4), dtype=np.int64)
+        self.flags[:, nodewalk.SEEN] = -1
+        self.st[nodewalk.SCAN_AT] = -1
         self.out = np.zeros((max(n, 1), 5), dtype=np.int64)
         most = max((c.nodes for c in allocator.clusters), default=1)
         self.pick = np.zeros(most, dtype=np.int64)
@@ -252,8 +257,19 @@ class NodeWalker:
         self.waiting[cls] += 1
         st[nodewalk.TOTAL] += 1
         count = len(self.allocator.release_log)
-        if st[nodewalk.DEAD_AT] == count and self.mirror.unfit_at[cls] == count:
+        dead = self.mirror.unfit_at[cls] == count
+        if st[nodewalk.DEAD_AT] == count and dead:
             st[nodewalk.DEAD] += 1
+        if st[nodewalk.COUNTING]:
+            flags = self.flags[cls]
+            if not flags[nodewalk.LISTED_FLAG]:
+                flags[nodewalk.LISTED_FLAG] = 1
+                self.lists[0, st[nodewalk.LISTED]] = cls
+                st[nodewalk.LISTED] += 1
+            if not dead and not flags[nodewalk.PENDING_FLAG]:
+                flags[nodewalk.PENDING_FLAG] = 1
+                self.lists[1, st[nodewalk.PENDING]] = cls
+                st[nodewalk.PENDING] += 1
 
     def begin(self) -> None:
         """A new pass over the queue's groups in their order now (after FairShareQueue._ordered_groups)."""
@@ -292,7 +308,7 @@ class NodeWalker:
             self.base_estimate, self.job_cores, self.job_queue, self.job_pair, m.queue_room, m.pair_jobs,
             m.pair_cores, m.classes, m.cc_start, m.cc_list, m.cluster, m.factor, m.cluster_free, m.f_cores,
             m.f_mem, m.f_gpus, m.log, m.unfit_at, m.reserved, self.waiting, self.rem, self.rem_pass, self.out,
-            self.out_pick, self.out_take, self.pick, self.take, m.bound, self.found))
+            self.out_pick, self.out_take, self.pick, self.take, m.bound, self.lists, self.flags, m.store_pick, self.found))
 
     def started(self) -> list[tuple[int, Placement, bool]]:
         """The jobs the last walk started, in order: (job, placement, whether it started as the head)."""

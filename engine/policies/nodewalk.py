@@ -16,6 +16,14 @@ starts are applied to those arrays while it walks, then taken back before it ret
 them (``NodeAllocator.allocate`` with the placement found), which updates the allocator and mirrors.
 Not with availability windows, a queue that may refuse starts (``may_start``) or more than 62 clusters
 (class masks are int64): those runs take the Python pass.
+
+Speed (the decisions are those above): in exact mode (no bound) each pass starts by testing every
+waiting class class by class (:func:`scan`), so the walk knows how many jobs may still fit and stops
+after the last; a class that did not fit is tried again only on clusters where a node released since
+now meets its request (:func:`released_may_fit`); per cluster the TOP largest free cores and RAM on a
+node bound what a k-node request can find. The helpers are inlined and every kernel is compiled
+without numba's reference counting (``_nrt=False``; they allocate nothing): the atomic increments of
+their ~20 array arguments at each call were a quarter of a large run.
 """
 
 from __future__ import annotations
@@ -27,10 +35,16 @@ from engine.sim.nodekernels import select
 
 # the walk's state (an int64 array kept between the calls of one pass)
 FREE, COUNT, NOW, POS, HSIZE, HAS_RES, RES_JOB, RES_SHADOW, RES_CLUSTER, TESTED, BOUND, COUNTING, LIMITED, \
-    AHEAD, TOTAL, DEAD, DEAD_AT, PASS, STARTS, NODES_OUT, HEAD_JOB = range(21)
-STATE_SIZE = 21
+    AHEAD, TOTAL, DEAD, DEAD_AT, PASS, STARTS, NODES_OUT, HEAD_JOB, SCANNED, SCAN_AT, LISTED, PENDING, \
+    LIVE = range(26)
+STATE_SIZE = 26
+# columns of the per-class flags of the scan (NodeWalker.flags)
+LISTED_FLAG, PENDING_FLAG, SEEN, FITTED = range(4)
 # what a call ends with
 DONE, NEED_RESERVATION, FULL = 0, 1, 2
+#: the largest free cores and RAM kept per cluster (engine.sim.nodes.NodeMirror.bound: 5 + 2 * TOP columns)
+TOP = 8
+TOP_CORES, TOP_MEM = 5, 5 + TOP
 #: as engine.sim.nodes.RECHECK_RELEASES (a class found not to fit is retried on the clusters released to since)
 RECHECK = 32
 
@@ -71,14 +85,47 @@ def heap_pop(heap: np.ndarray, st: np.ndarray) -> int:
 
 
 @njit(cache=True, inline="always", _nrt=False)
+def keep_largest(bound: np.ndarray, c: int, first: int, value: int) -> None:
+    """``value`` into the TOP largest values kept in ``bound[c, first:first + TOP]`` (largest first)."""
+    last = first + TOP - 1
+    if value <= bound[c, last]:
+        return
+    t = last
+    while t > first and bound[c, t - 1] < value:
+        bound[c, t] = bound[c, t - 1]
+        t -= 1
+    bound[c, t] = value
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def refresh_bound(c: int, cluster: np.ndarray, f_cores: np.ndarray, f_mem: np.ndarray, f_gpus: np.ndarray,
+                  bound: np.ndarray) -> None:
+    """Row c of ``bound`` (see :func:`place`) from the nodes' state now."""
+    off, count, whole = cluster[c, 0], cluster[c, 1], cluster[c, 2]
+    most_gpus = entire = 0
+    for t in range(TOP_CORES, TOP_MEM + TOP):
+        bound[c, t] = -1
+    for i in range(off, off + count):
+        most_gpus = max(most_gpus, f_gpus[i])
+        if f_cores[i] == whole:
+            entire += 1
+        keep_largest(bound, c, TOP_CORES, f_cores[i])
+        keep_largest(bound, c, TOP_MEM, f_mem[i])
+    bound[c, 0], bound[c, 1], bound[c, 2], bound[c, 3], bound[c, 4] = \
+        1, bound[c, TOP_CORES], bound[c, TOP_MEM], most_gpus, entire
+
+
+@njit(cache=True, inline="always", _nrt=False)
 def place(cls: int, only: int, among: int, avoid: bool, reserved: np.ndarray, cl: np.ndarray,
           cc_start: np.ndarray, cc_list: np.ndarray, cluster: np.ndarray, cluster_free: np.ndarray,
           f_cores: np.ndarray, f_mem: np.ndarray, f_gpus: np.ndarray, pick: np.ndarray, take: np.ndarray,
           found: np.ndarray, bound: np.ndarray) -> int:
     """NodeAllocator._place (no windows): the cluster chosen (nodes in pick/take, their count in found[0]) or -1.
-    ``bound[c]``: (valid?, largest free cores, RAM, GPUs on one node, entirely free nodes) of cluster c,
-    upper bounds while valid (allocations only lower them; the allocator marks a cluster's row invalid
-    when a job ends there, the walk when it gives back what it took)."""
+    ``bound[c]``: (valid?, largest free cores, RAM, GPUs on one node, entirely free nodes, then the TOP
+    largest free cores on one node, largest first, then the TOP largest free RAM) of cluster c, upper
+    bounds while valid (allocations only lower them; the allocator marks a cluster's row invalid when a
+    job ends there, the walk when it gives back what it took): a request for k nodes needs the k-th
+    largest free cores and RAM (the TOP-th for more) to be enough (k distinct nodes must each meet it)."""
     cores = cl[cls, 6]
     nodes = cl[cls, 0]
     first, last = (cc_start[cls], cc_start[cls + 1]) if only < 0 else (0, 1)
@@ -88,17 +135,11 @@ def place(cls: int, only: int, among: int, avoid: bool, reserved: np.ndarray, cl
             continue
         if nodes:
             if not bound[c, 0]:
-                off, count, whole = cluster[c, 0], cluster[c, 1], cluster[c, 2]
-                most_cores = most_mem = most_gpus = entire = 0
-                for i in range(off, off + count):
-                    most_cores = max(most_cores, f_cores[i])
-                    most_mem = max(most_mem, f_mem[i])
-                    most_gpus = max(most_gpus, f_gpus[i])
-                    if f_cores[i] == whole:
-                        entire += 1
-                bound[c, 0], bound[c, 1], bound[c, 2], bound[c, 3], bound[c, 4] = \
-                    1, most_cores, most_mem, most_gpus, entire
-            if cl[cls, 1] > bound[c, 1] or (cluster[c, 3] > 0 and cl[cls, 3] > bound[c, 2]) \
+                refresh_bound(c, cluster, f_cores, f_mem, f_gpus, bound)
+            # the nodes-th largest free cores and RAM (exclusive requests, which select whole nodes
+            # whatever their RAM, keep the largest, as NodeAllocator._place does)
+            j = 0 if cl[cls, 5] else (nodes if nodes < TOP else TOP) - 1
+            if cl[cls, 1] > bound[c, TOP_CORES + j] or (cluster[c, 3] > 0 and cl[cls, 3] > bound[c, TOP_MEM + j]) \
                     or cl[cls, 4] > bound[c, 3] or (cl[cls, 5] and nodes > bound[c, 4]):
                 continue
         k = select(cls, cluster_free[c], cluster[c, 0], cluster[c, 1], cluster[c, 2], cluster[c, 3], avoid, reserved,
@@ -110,12 +151,44 @@ def place(cls: int, only: int, among: int, avoid: bool, reserved: np.ndarray, cl
 
 
 @njit(cache=True, inline="always", _nrt=False)
+def released_may_fit(cls: int, c: int, first: int, k: int, cl: np.ndarray, cluster: np.ndarray,
+                     cluster_free: np.ndarray, f_cores: np.ndarray, f_mem: np.ndarray, f_gpus: np.ndarray,
+                     store_pick: np.ndarray) -> bool:
+    """Whether class ``cls``, which did not fit on cluster c before a release there of the nodes
+    ``store_pick[first:first + k]`` (k < 0: unknown), may fit on c now: one of those nodes must now
+    meet its per-node request (whole and free if exclusive), as the other nodes of c have only lost
+    resources since, and fewer than the nodes it asks for met it then; a request for cores anywhere
+    needs enough free cores on c."""
+    nodes = cl[cls, 0]
+    if nodes == 0:
+        return cluster_free[c] >= cl[cls, 2]
+    if k < 0:
+        return True
+    off, whole = cluster[c, 0], cluster[c, 2]
+    ppn, gpus = cl[cls, 1], cl[cls, 4]
+    mem = cl[cls, 3] if cluster[c, 3] > 0 else 0
+    exclusive = cl[cls, 5] != 0
+    for e in range(first, first + k):
+        node = off + store_pick[e]
+        if exclusive:
+            if f_cores[node] == whole:
+                return True
+        elif f_cores[node] >= ppn and (mem == 0 or f_mem[node] >= mem) and (gpus == 0 or f_gpus[node] >= gpus):
+            return True
+    return False
+
+
+@njit(cache=True, inline="always", _nrt=False)
 def fit_now(cls: int, st: np.ndarray, unfit_at: np.ndarray, waiting: np.ndarray, log: np.ndarray,
             cl: np.ndarray, cc_start: np.ndarray, cc_list: np.ndarray, cluster: np.ndarray,
             cluster_free: np.ndarray, f_cores: np.ndarray, f_mem: np.ndarray, f_gpus: np.ndarray,
-            pick: np.ndarray, take: np.ndarray, found: np.ndarray, reserved: np.ndarray, bound: np.ndarray) -> int:
+            pick: np.ndarray, take: np.ndarray, found: np.ndarray, reserved: np.ndarray, bound: np.ndarray,
+            store_pick: np.ndarray) -> int:
     """NodeAllocator._fit_now (no windows): the cluster (placement in pick/take) or -1, the class then
-    remembered as not fitting (and its waiting jobs counted as such)."""
+    remembered as not fitting (and its waiting jobs counted as such). Of the clusters released to
+    since the class last did not fit, only those where a released node now meets its request
+    (:func:`released_may_fit`) are tried: the same answer, as placement takes the first cluster in the
+    class's order that fits and the others cannot."""
     count = st[COUNT]
     since = unfit_at[cls]
     if since == count:
@@ -123,9 +196,13 @@ def fit_now(cls: int, st: np.ndarray, unfit_at: np.ndarray, waiting: np.ndarray,
     changed = -1
     if 0 <= since and count - since <= RECHECK:
         changed = 0
+        mask = cl[cls, 7]
         for i in range(since, count):
-            changed |= 1 << log[i]
-        changed &= cl[cls, 7]
+            c = log[i, 0]
+            if (mask >> c) & 1 and not (changed >> c) & 1 and \
+                    released_may_fit(cls, c, log[i, 1], log[i, 2], cl, cluster, cluster_free, f_cores, f_mem,
+                                     f_gpus, store_pick):
+                changed |= 1 << c
         if changed == 0:
             unfit_at[cls] = count
             st[DEAD] += waiting[cls]
@@ -141,6 +218,81 @@ def fit_now(cls: int, st: np.ndarray, unfit_at: np.ndarray, waiting: np.ndarray,
         unfit_at[cls] = count
         st[DEAD] += waiting[cls]
     return c
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def test_class(cls: int, st: np.ndarray, flags: np.ndarray, live: np.ndarray, unfit_at: np.ndarray,
+               waiting: np.ndarray, log: np.ndarray, cl: np.ndarray, cc_start: np.ndarray, cc_list: np.ndarray,
+               cluster: np.ndarray, cluster_free: np.ndarray, f_cores: np.ndarray, f_mem: np.ndarray,
+               f_gpus: np.ndarray, pick: np.ndarray, take: np.ndarray, found: np.ndarray, reserved: np.ndarray,
+               bound: np.ndarray, store_pick: np.ndarray) -> None:
+    """:func:`fit_now` for a waiting class not yet known not to fit at this release count (once per
+    scan); a class that fits is kept in ``live`` (tested again at the next scan of this count). A class
+    that fitted when last tested and has not been found not to fit for more than RECHECK releases (its
+    jobs wait for queue limits, say) is left for the walk to test (it would be tested on every cluster)."""
+    count = st[COUNT]
+    since = unfit_at[cls]
+    if waiting[cls] == 0 or since == count or flags[cls, SEEN] == st[PASS]:
+        return
+    flags[cls, SEEN] = st[PASS]
+    if not (flags[cls, FITTED] and (since < 0 or count - since > RECHECK)):
+        if fit_now(cls, st, unfit_at, waiting, log, cl, cc_start, cc_list, cluster, cluster_free, f_cores, f_mem,
+                   f_gpus, pick, take, found, reserved, bound, store_pick) < 0:
+            flags[cls, FITTED] = 0
+            return
+        flags[cls, FITTED] = 1
+    live[st[LIVE]] = cls
+    st[LIVE] += 1
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def scan(st: np.ndarray, lists: np.ndarray, flags: np.ndarray, unfit_at: np.ndarray, waiting: np.ndarray,
+         log: np.ndarray, cl: np.ndarray, cc_start: np.ndarray, cc_list: np.ndarray, cluster: np.ndarray,
+         cluster_free: np.ndarray, f_cores: np.ndarray, f_mem: np.ndarray, f_gpus: np.ndarray, pick: np.ndarray,
+         take: np.ndarray, found: np.ndarray, reserved: np.ndarray, bound: np.ndarray,
+         store_pick: np.ndarray) -> None:
+    """Exact mode, at the start of a pass: every waiting class not known not to fit is tested now
+    (:func:`fit_now`), class by class, so that the walk's count of jobs that may fit (AHEAD) is exact
+    and the walk stops right after the last of them, instead of finding each class dead at its first
+    job. The same schedule: allocations only take resources, so a class that does not fit at the
+    start of a pass would not fit when the walk reaches it either (what fit_now remembers is a fact,
+    whenever it is learnt). After a release, every listed class (``lists[0]``: classes that have had
+    waiting jobs; those without any leave it here); else the classes of jobs submitted since
+    (``lists[1]``, flagged PENDING) and those that fitted at the last scan (``lists[2]``)."""
+    st[SCANNED] = st[PASS]
+    count = st[COUNT]
+    classes, pending, live = lists[0], lists[1], lists[2]
+    previous = st[LIVE]
+    st[LIVE] = 0
+    if st[SCAN_AT] != count:
+        st[SCAN_AT] = count
+        for i in range(st[PENDING]):
+            flags[pending[i], PENDING_FLAG] = 0
+        n = st[LISTED]
+        i = 0
+        while i < n:
+            cls = classes[i]
+            if waiting[cls] == 0:
+                n -= 1
+                classes[i] = classes[n]
+                flags[cls, LISTED_FLAG] = 0
+                continue
+            test_class(cls, st, flags, live, unfit_at, waiting, log, cl, cc_start, cc_list, cluster, cluster_free,
+                       f_cores, f_mem, f_gpus, pick, take, found, reserved, bound, store_pick)
+            i += 1
+        st[LISTED] = n
+    else:
+        more = st[PENDING]
+        for i in range(previous):
+            pending[more + i] = live[i]
+        for i in range(more + previous):
+            cls = pending[i]
+            if i < more:
+                flags[cls, PENDING_FLAG] = 0
+            test_class(cls, st, flags, live, unfit_at, waiting, log, cl, cc_start, cc_list, cluster, cluster_free,
+                       f_cores, f_mem, f_gpus, pick, take, found, reserved, bound, store_pick)
+    st[PENDING] = 0
+    st[AHEAD] = st[TOTAL] - st[DEAD]
 
 
 @njit(cache=True, inline="always", _nrt=False)
@@ -190,7 +342,8 @@ def walk(st: np.ndarray, heap: np.ndarray, order: np.ndarray, nxt: np.ndarray,
          f_cores: np.ndarray, f_mem: np.ndarray, f_gpus: np.ndarray, log: np.ndarray, unfit_at: np.ndarray,
          reserved: np.ndarray, waiting: np.ndarray, rem: np.ndarray, rem_pass: np.ndarray,
          out: np.ndarray, out_pick: np.ndarray, out_take: np.ndarray, pick: np.ndarray, take: np.ndarray,
-         largest: np.ndarray, found: np.ndarray) -> int:
+         largest: np.ndarray, lists: np.ndarray, flags: np.ndarray, store_pick: np.ndarray,
+         found: np.ndarray) -> int:
     """NodeEasy's pass from where the last call of this pass stopped (see the module docstring). Jobs
     started: ``out[i] = (job, cluster, head?, first node entry, node count)``, nodes in out_pick/out_take."""
     count, now, free = st[COUNT], st[NOW], st[FREE]
@@ -199,6 +352,9 @@ def walk(st: np.ndarray, heap: np.ndarray, order: np.ndarray, nxt: np.ndarray,
     used = 0
     result = DONE
     biggest = pick.shape[0]
+    if counting and st[SCANNED] != st[PASS]:
+        scan(st, lists, flags, unfit_at, waiting, log, cl, cc_start, cc_list, cluster, cluster_free, f_cores, f_mem,
+             f_gpus, pick, take, found, reserved, largest, store_pick)
     while True:
         if st[HSIZE] == 0:
             pos = st[POS]
@@ -244,7 +400,7 @@ def walk(st: np.ndarray, heap: np.ndarray, order: np.ndarray, nxt: np.ndarray,
                                      pair_cores):
             continue
         c = fit_now(cls, st, unfit_at, waiting, log, cl, cc_start, cc_list, cluster, cluster_free, f_cores,
-                    f_mem, f_gpus, pick, take, found, reserved, largest)
+                    f_mem, f_gpus, pick, take, found, reserved, largest, store_pick)
         start = False
         if not has_res:
             if c >= 0:

@@ -54,6 +54,8 @@ FOREVER = 2 ** 62
 #: a class found not to fit is tried again only on the clusters released to since, when there were
 #: at most this many releases (else on all its clusters)
 RECHECK_RELEASES = 32
+#: how many of the largest free cores and RAM on one node the mirror keeps per cluster (nodewalk.TOP)
+BOUND_TOP = 8
 REJECT_NO_CLUSTER = "no cluster of the machine can ever run it (cores/RAM/GPUs per node, nodes, cluster rules)"
 
 
@@ -525,7 +527,8 @@ class NodeAllocator:
         if self.mirror is not None:
             self.mirror.change(c, nodes, cores, mem, gpus, 1)
             self.mirror.bound[c, 0] = 0
-            self.mirror.log[len(self.release_log)] = c
+            mirror = self.mirror
+            mirror.log[len(self.release_log)] = (c, mirror.job_first[job], mirror.job_k[job])
         self.release_log.append(c)
         self.releases[c] += 1
         self._version += 1
@@ -684,9 +687,10 @@ class NodeMirror:
         self.f_gpus = np.array([x for row in allocator.free_gpus for x in row], dtype=np.int64)
         self.cluster_free = np.array(allocator.cluster_free, dtype=np.int64)
         self.reserved = np.zeros(int(offsets[-1]), dtype=np.uint8)
-        #: per cluster (valid?, largest free cores, RAM, GPUs on one node, entirely free nodes): the
-        #: compiled placement's upper bounds, made invalid here when a job ends on the cluster
-        self.bound = np.zeros((len(clusters), 5), dtype=np.int64)
+        #: per cluster (valid?, largest free cores, RAM, GPUs on one node, entirely free nodes, the
+        #: BOUND_TOP largest free cores, then RAM, on one node): the compiled placement's upper bounds
+        #: (engine.policies.nodewalk.place), made invalid here when a job ends on the cluster
+        self.bound = np.zeros((len(clusters), 5 + 2 * BOUND_TOP), dtype=np.int64)
         self.classes = np.array([[r.nodes, r.ppn, r.procs, r.mem, r.gpus, r.exclusive, r.cores, mask]
                                  for r, mask in zip(allocator.requests, allocator.class_mask)],
                                 dtype=np.int64).reshape(len(allocator.requests), 8)
@@ -722,8 +726,10 @@ class NodeMirror:
         self.base = n + 1
         self.run_keys = [np.array([end * self.base + job for end, job in running], dtype=np.int64)
                          for running in allocator.running_on]
-        self.log = np.zeros(n + 1, dtype=np.int64)
-        self.log[:len(allocator.release_log)] = allocator.release_log
+        #: each release: (cluster, where the released job's nodes are in store_pick, how many; -1: unknown)
+        self.log = np.zeros((n + 1, 3), dtype=np.int64)
+        self.log[:len(allocator.release_log), 0] = allocator.release_log
+        self.log[:len(allocator.release_log), 2] = -1
         self.unfit_at = np.array(allocator.unfit_at, dtype=np.int64)
 
     def keep(self, job: int, nodes: tuple[int, ...], cores: tuple[int, ...], mem: int, gpus: int, held: int) -> None:

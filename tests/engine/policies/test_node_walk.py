@@ -160,3 +160,25 @@ def test_the_compiled_pass_gives_the_python_schedule_on_20000_grid_jobs(bound):
     policy = "mrfs-easy" if bound is None else {"preset": "mrfs-easy", "params": {"backfill_bound": bound}}
     compiled, reference = both(workload, policy, machine=ngi, queues=load_queue_config("metacentrum-2014"))
     pd.testing.assert_frame_equal(compiled, reference)
+
+
+@pytest.mark.parametrize("seed", range(100, 116))
+@pytest.mark.parametrize("queues", [None, LIMITS])
+def test_exact_mode_scan_and_released_node_filter_keep_the_schedule(seed, queues):
+    """Exact mode tests every waiting class at the start of a pass (nodewalk.scan) and, after releases,
+    retries a class only on clusters where a released node now meets its request (released_may_fit):
+    more seeds, fewer users (longer runs of equal usage), exclusive and cores-anywhere jobs among them."""
+    workload, machine_ = tie_heavy(seed, users=4)
+    jobs = workload.jobs.copy()
+    rng = np.random.default_rng(seed)
+    jobs["exclusive"] = rng.random(len(jobs)) < 0.15
+    anywhere = rng.random(len(jobs)) < 0.15
+    jobs.loc[anywhere, "nodes"] = 0
+    jobs.loc[anywhere, "ppn"] = 0
+    jobs.loc[anywhere, "mem"] = 0
+    jobs.loc[anywhere, "gpus"] = 0
+    jobs.loc[anywhere, "exclusive"] = False
+    mixed = Workload(jobs, workload.metadata, source="hand-made")
+    compiled, reference = both(mixed, "mrfs-easy", machine=machine_, queues=queues)
+    pd.testing.assert_frame_equal(compiled, reference)
+    assert (reference["start"] > reference["submit"]).sum() > 30
