@@ -111,7 +111,7 @@ class Conservative(Algorithm):
         self._moves = np.empty((0, 2), dtype=np.int64)
         #: the queue in columns (the fast compression) for a plain Conservative with a kept order
         self.columns = QueueColumns(sim.n) if self._kept and type(self) is Conservative and not self.reference else None
-        self._failed = np.empty((4, FAILURES_KEPT), dtype=np.int64)
+        self._failed = np.empty((5, FAILURES_KEPT), dtype=np.int64)
 
     # reservations ------------------------------------------------------------------------------
     def _reserve(self, job: int, start: int) -> None:
@@ -320,7 +320,12 @@ def compress_columns_round(times, free, length, job, reserved_start, duration, s
     """compress_round over the first ``count`` jobs of the queue's columns (QueueColumns: job,
     reserved start, requested time, size in queue order): the same moves, also written to the
     start column. ``failed``: room for the failed searches as columns (size, duration, start,
-    limit); a row of size FOREVER is no failure."""
+    limit, released); a row of size FOREVER is no failure.
+
+    A move does not forget the failed searches (compress_round does): it frees room only from
+    ``released`` on (where the part of its old window it gives up begins), so a window ending by
+    then that did not fit before the move does not fit after it; each row keeps the earliest
+    such point since it failed (see no_fit_in_columns)."""
     now = times[0]
     moved = 0
     given_lo, given_hi = FOREVER, NEVER
@@ -341,10 +346,12 @@ def compress_columns_round(times, free, length, job, reserved_start, duration, s
         new = earlier_fit(times, free, length, since, d, n, limit, start)
         if new == NEVER:
             failed[0, row], failed[1, row], failed[2, row], failed[3, row] = n, d, start, limit
+            failed[4, row] = FOREVER
             row = (row + 1) % FAILURES_KEPT
             continue
-        failed[0, :] = FOREVER
-        row = 0
+        released = max(new + d, start)
+        for f in range(FAILURES_KEPT):
+            failed[4, f] = min(failed[4, f], released)
         end = start + d
         # move: only the parts of the old and new windows that do not overlap change
         length = add(times, free, length, new, min(new + d, start), -n)
@@ -365,12 +372,18 @@ def compress_columns_round(times, free, length, job, reserved_start, duration, s
 
 @njit(cache=True)
 def no_fit_in_columns(failed, n, duration, start, now):
-    """no_fit_before over failed searches kept as columns (size, duration, start, limit), every
-    row checked without a branch (numba vectorises it)."""
+    """no_fit_before over failed searches kept as columns (size, duration, start, limit,
+    released), every row checked without a branch (numba vectorises it).
+
+    A row counts as in no_fit_before, but only for the windows that end by its ``released`` (the
+    earliest room freed since it failed, FOREVER if none): the job's window [t, min(t + duration,
+    start)) ends by then for every t if start <= released, else for t <= released - duration."""
     since = now
     for f in range(FAILURES_KEPT):
         dominated = (failed[0, f] <= n) & (failed[1, f] <= duration) & (failed[2, f] <= start)
-        since = max(since, failed[3, f] if dominated else now)
+        released = failed[4, f]
+        bound = failed[3, f] if start <= released else min(failed[3, f], released - duration + 1)
+        since = max(since, bound if dominated else now)
     return since
 
 
