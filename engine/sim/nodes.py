@@ -482,6 +482,8 @@ class NodeAllocator:
         c, nodes, cores = placement
         if self._respects != job:
             self.unplanned[c] += 1
+            if self.mirror is not None:
+                self.mirror.stamp[c, 1] += 1
         self._respects = -1
         cluster = self.clusters[c]
         request = self.requests[self.class_of[job]]
@@ -529,6 +531,7 @@ class NodeAllocator:
             self.mirror.bound[c, 0] = 0
             mirror = self.mirror
             mirror.log[len(self.release_log)] = (c, mirror.job_first[job], mirror.job_k[job])
+            mirror.stamp[c, 0] += 1
         self.release_log.append(c)
         self.releases[c] += 1
         self._version += 1
@@ -691,6 +694,8 @@ class NodeMirror:
         #: BOUND_TOP largest free cores, then RAM, on one node): the compiled placement's upper bounds
         #: (engine.policies.nodewalk.place), made invalid here when a job ends on the cluster
         self.bound = np.zeros((len(clusters), 5 + 2 * BOUND_TOP), dtype=np.int64)
+        #: per cluster (releases, unplanned starts): NodeAllocator._stamp, what a cached reservation is checked by
+        self.stamp = np.array([allocator._stamp(c) for c in range(len(clusters))], dtype=np.int64).reshape(-1, 2)
         self.classes = np.array([[r.nodes, r.ppn, r.procs, r.mem, r.gpus, r.exclusive, r.cores, mask]
                                  for r, mask in zip(allocator.requests, allocator.class_mask)],
                                 dtype=np.int64).reshape(len(allocator.requests), 8)
