@@ -111,15 +111,15 @@ def running_jobs_profile(sim: Simulation) -> Profile:
 
 @njit(cache=True)
 def _step_at(times, length, t):
-    """Index of the step holding ``t`` (t >= the first step)."""
-    lo, hi = 0, length
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if times[mid] <= t:
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    """Index of the step holding ``t`` (t >= the first step; 0 if before it). A binary search
+    whose halving is a select, not a branch: its direction is a coin toss the processor would
+    mispredict at every level (the profile's moves and searches call it millions of times)."""
+    base, size = 0, length
+    while size > 1:
+        half = size // 2
+        base = base + half if times[base + half] <= t else base
+        size -= half
+    return base
 
 
 @njit(cache=True)
@@ -157,9 +157,9 @@ def _merge_at(times, free, length, i):
 
 
 @njit(cache=True)
-def add(times, free, length, start, end, delta):
-    """Add ``delta`` free processors on [start, end) (the part before the first step is gone).
-    Needs room for two more steps."""
+def add_by_steps(times, free, length, start, end, delta):
+    """:func:`add` as two splits, the change and two merges, each split or merge shifting every
+    later step (the reference add is held to)."""
     start = max(start, times[0])
     if end <= start:
         return length
@@ -169,6 +169,70 @@ def add(times, free, length, start, end, delta):
         free[x] += delta
     length = _merge_at(times, free, length, k)
     return _merge_at(times, free, length, i)
+
+
+@njit(cache=True)
+def add(times, free, length, start, end, delta):
+    """Add ``delta`` free processors on [start, end) (the part before the first step is gone).
+    Needs room for two more steps.
+
+    The same steps as :func:`add_by_steps`, but the later steps shift once, by what the two ends
+    add or merge away together (often nothing: a moved reservation merges a step at one end and
+    splits one at the other), and the steps between the ends by what the start adds or removes."""
+    start = max(start, times[0])
+    if end <= start:
+        return length
+    if delta == 0:
+        return add_by_steps(times, free, length, start, end, delta)
+    i = _step_at(times, length, start)
+    k = _step_at(times, length, end)
+    time_i, free_i, time_k, free_k = times[i], free[i], times[k], free[k]
+    if k == i:      # both ends in one step: it becomes (start,) its part in range, the rest
+        if time_i != start:
+            after = i + 3
+        elif i > 0 and free_i + delta == free[i - 1]:
+            after = i + 1
+        else:
+            after = i + 2
+        move(times, after, i + 1, length - i - 1)
+        move(free, after, i + 1, length - i - 1)
+        if after == i + 3:
+            times[i + 1], free[i + 1] = start, free_i + delta
+        elif after == i + 2:
+            free[i] = free_i + delta
+        times[after - 1], free[after - 1] = end, free_i
+        return length + after - i - 1
+    # the start's step becomes 2 steps (split), 1 or none (merged into the one before)
+    split_start = time_i != start
+    at_start = 2 if split_start else 0 if i > 0 and free_i + delta == free[i - 1] else 1
+    # the end's step: 2 (split: its part in range, then the rest), 1 or none (merged)
+    at_end = 2 if time_k != end else 0 if free_k == free[k - 1] + delta else 1
+    inner = k - i - 1                       # the steps strictly between, shifted by at_start - 1
+    middle = i + at_start                   # where they go
+    tail = middle + inner + at_end          # where step k + 1 goes
+    if at_start > 1:     # the middle moves right: the later steps first, out of its way
+        move(times, tail, k + 1, length - k - 1)
+        move(free, tail, k + 1, length - k - 1)
+        move(times, middle, i + 1, inner)
+        move(free, middle, i + 1, inner)
+    else:
+        move(times, middle, i + 1, inner)
+        move(free, middle, i + 1, inner)
+        move(times, tail, k + 1, length - k - 1)
+        move(free, tail, k + 1, length - k - 1)
+    if split_start:
+        times[i], free[i] = time_i, free_i
+        times[i + 1], free[i + 1] = start, free_i + delta
+    elif at_start == 1:
+        times[i], free[i] = start, free_i + delta
+    for x in range(middle, middle + inner):
+        free[x] += delta
+    if at_end == 2:
+        times[tail - 2], free[tail - 2] = time_k, free_k + delta
+        times[tail - 1], free[tail - 1] = end, free_k
+    elif at_end == 1:
+        times[tail - 1], free[tail - 1] = end, free_k
+    return tail + length - k - 1
 
 
 @njit(cache=True)

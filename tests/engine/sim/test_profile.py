@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.sim.profile import Profile, running_jobs_profile
+from engine.sim.profile import Profile, add, add_by_steps, running_jobs_profile
 from engine.sim.simulator import Simulation
 from tests.engine.conftest import make_workload
 
@@ -141,3 +142,23 @@ def test_the_running_profile_is_what_reserving_each_running_job_gives(running, n
     for end, n in running:
         expected.reserve(now, max(end, now + 1), n)
     assert running_jobs_profile(sim).steps() == expected.steps()
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 6), st.integers(0, 4)), min_size=1, max_size=14), st.integers(-3, 60),
+       st.integers(-3, 60), st.integers(-3, 3), st.integers(0, 5))
+def test_add_shifting_once_leaves_the_steps_add_by_steps_leaves(widths_and_free, start, end, delta, first):
+    """add (the later steps shifted once) against the two splits and two merges it replaces, on
+    any steps (also equal neighbours, which a profile never keeps, and delta 0)."""
+    times = np.cumsum([first] + [w for w, _ in widths_and_free]).astype(np.int64)[:-1]
+    free = np.array([f for _, f in widths_and_free], dtype=np.int64)
+    room = len(times) + 4
+    expected_t, expected_f = np.zeros(room, np.int64), np.zeros(room, np.int64)
+    got_t, got_f = np.zeros(room, np.int64), np.zeros(room, np.int64)
+    for t, f in ((expected_t, expected_f), (got_t, got_f)):
+        t[:len(times)], f[:len(times)] = times, free
+    expected = add_by_steps(expected_t, expected_f, len(times), start, end, delta)
+    got = add(got_t, got_f, len(times), start, end, delta)
+    assert got == expected
+    assert got_t[:got].tolist() == expected_t[:expected].tolist()
+    assert got_f[:got].tolist() == expected_f[:expected].tolist()
