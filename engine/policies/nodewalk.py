@@ -312,7 +312,9 @@ def apply(job: int, cls: int, c: int, k: int, sign: int, pick: np.ndarray, take:
           job_pair: np.ndarray, queue_room: np.ndarray, pair_jobs: np.ndarray, pair_cores: np.ndarray) -> int:
     """Take (sign -1) or give back (+1) what NodeAllocator.allocate takes for ``job``: the cores held."""
     off = cluster[c, 0]
-    if cl[cls, 5]:
+    if cl[cls, 0] == 0:     # cores anywhere: memory and GPUs not held on nodes (engine.sim.nodes)
+        mem, gpus = 0, 0
+    elif cl[cls, 5]:
         mem, gpus = cluster[c, 3], cluster[c, 4]
     else:
         mem, gpus = cl[cls, 3], cl[cls, 4]

@@ -6,7 +6,10 @@ A job runs inside **one** cluster. What it asks for (columns of the workload, se
 ``exclude`` / ``hosts`` restrict the clusters; ``properties`` must be offered by the cluster when
 the machine description names that property anywhere (unknown words such as ``brno`` are
 ignored). A workload without these columns (plain SWF) asks for ``procs`` cores anywhere in one
-cluster (``nodes = 0``: cores taken node by node in index order).
+cluster (``nodes = 0``: cores taken node by node in index order). Such a request (also PBS's
+``-l ncpus=8,mem=4gb`` without a select) is placed by its cores alone: its memory and GPUs are the
+job's, not a node's, so they count in its multi-resource price but are not held on the nodes its
+cores land on, and ``exclusive`` does not apply to it (the schedule check counts it the same way).
 
 Placement rule (deterministic): clusters are tried in increasing order of the job's
 multi-resource price on them (``max(cores/cores_m, ram/ram_m) * cores_m`` per node type; ties in
@@ -487,7 +490,9 @@ class NodeAllocator:
         self._respects = -1
         cluster = self.clusters[c]
         request = self.requests[self.class_of[job]]
-        if request.exclusive:
+        if not request.nodes:       # cores anywhere: memory and GPUs are not held on nodes
+            mem, gpus = 0, 0
+        elif request.exclusive:
             mem, gpus = cluster.ram_kb, cluster.gpus
         else:
             mem, gpus = request.mem, request.gpus
