@@ -131,6 +131,9 @@ class NodeEasy(Algorithm):
                 self.start(job)
                 if head and self.watch is not None:
                     self.watch.started(job, sim.now)
+            reused = walker.reused()
+            if reused is not None and self.watch is not None:
+                self.watch.blocked(reused[0], sim.now, reused[1])
             if code == nodewalk.DONE:
                 return
             if code == nodewalk.NEED_RESERVATION:
@@ -140,6 +143,8 @@ class NodeEasy(Algorithm):
                     if self.watch is not None:
                         self.watch.blocked(job, sim.now, reservation.shadow)
                     walker.reserve(reservation)
+                else:
+                    walker.forget_reservation()
 
     def _schedule_python(self) -> None:
         """One pass in queue order. The cheap tests come first, inline (this loop walks the whole
@@ -246,7 +251,9 @@ class NodeWalker:
         room = min(max(allocator.capacity, 1), self.room) + most     # a job takes at most `most` nodes
         self.out_pick = np.zeros(room, dtype=np.int64)
         self.out_take = np.zeros(room, dtype=np.int64)
-        self.order = self.links.order()
+        self.st[nodewalk.CACHE_JOB] = -1
+        #: the walk's arguments (built once: the arrays are kept; rebuilt when the mirror's store grows)
+        self.args: tuple = ()
         #: the nodes marked reserved in the mirror, and the reservation they are (stale marks are
         #: not read: the walk reads them only behind a reservation, after :meth:`reserve`)
         self.reserved: list[int] = []
@@ -274,7 +281,7 @@ class NodeWalker:
     def begin(self) -> None:
         """A new pass over the queue's groups in their order now (after FairShareQueue._ordered_groups)."""
         st = self.st
-        self.order = self.links.order()
+        st[nodewalk.GROUPS] = self.links.size
         count = len(self.allocator.release_log)
         if st[nodewalk.DEAD_AT] != count:
             st[nodewalk.DEAD_AT], st[nodewalk.DEAD] = count, 0
@@ -296,6 +303,21 @@ class NodeWalker:
         st[nodewalk.HAS_RES] = 1
         st[nodewalk.RES_JOB], st[nodewalk.RES_SHADOW] = reservation.job, reservation.shadow
         st[nodewalk.RES_CLUSTER] = reservation.cluster
+        st[nodewalk.CACHE_JOB], st[nodewalk.CACHE_SHADOW] = reservation.job, reservation.shadow
+        st[nodewalk.CACHE_CLUSTER] = reservation.cluster
+        st[nodewalk.CACHE_RELEASES], st[nodewalk.CACHE_UNPLANNED] = reservation.stamp
+
+    def forget_reservation(self) -> None:
+        """The allocator holds no reservation now (the head can never start): none to take again."""
+        self.st[nodewalk.CACHE_JOB] = -1
+
+    def reused(self) -> tuple[int, int] | None:
+        """(job, shadow) if the last walk took the cached reservation for its blocked head, else None."""
+        st = self.st
+        if not st[nodewalk.REUSED]:
+            return None
+        st[nodewalk.REUSED] = 0
+        return int(st[nodewalk.RES_JOB]), int(st[nodewalk.RES_SHADOW])
 
     def head_job(self) -> int:
         return int(self.st[nodewalk.HEAD_JOB])
@@ -303,12 +325,19 @@ class NodeWalker:
     def walk(self, free: int, now: int) -> int:
         st, m = self.st, self.mirror
         st[nodewalk.FREE], st[nodewalk.NOW] = free, now
-        return int(nodewalk.walk(
-            st, self.heap, self.order, self.links.nxt, self.links.first, self.class_of, self.size,
-            self.base_estimate, self.job_cores, self.job_queue, self.job_pair, m.queue_room, m.pair_jobs,
-            m.pair_cores, m.classes, m.cc_start, m.cc_list, m.cluster, m.factor, m.cluster_free, m.f_cores,
-            m.f_mem, m.f_gpus, m.log, m.unfit_at, m.reserved, self.waiting, self.rem, self.rem_pass, self.out,
-            self.out_pick, self.out_take, self.pick, self.take, m.bound, self.lists, self.flags, m.store_pick, self.found))
+        args = self.args
+        if not args or args[-3] is not m.store_pick:
+            args = self.args = self._arguments()
+        return int(nodewalk.walk(*args))
+
+    def _arguments(self) -> tuple:
+        m = self.mirror
+        return (self.st, self.heap, self.links.rows, self.links.nxt, self.links.first, self.class_of, self.size,
+                self.base_estimate, self.job_cores, self.job_queue, self.job_pair, m.queue_room, m.pair_jobs,
+                m.pair_cores, m.classes, m.cc_start, m.cc_list, m.cluster, m.factor, m.cluster_free, m.f_cores,
+                m.f_mem, m.f_gpus, m.log, m.unfit_at, m.reserved, self.waiting, self.rem, self.rem_pass, self.out,
+                self.out_pick, self.out_take, self.pick, self.take, m.bound, self.lists, self.flags, m.store_pick,
+                self.found, m.stamp)
 
     def started(self) -> list[tuple[int, Placement, bool]]:
         """The jobs the last walk started, in order: (job, placement, whether it started as the head)."""

@@ -36,8 +36,8 @@ from engine.sim.nodekernels import select
 # the walk's state (an int64 array kept between the calls of one pass)
 FREE, COUNT, NOW, POS, HSIZE, HAS_RES, RES_JOB, RES_SHADOW, RES_CLUSTER, TESTED, BOUND, COUNTING, LIMITED, \
     AHEAD, TOTAL, DEAD, DEAD_AT, PASS, STARTS, NODES_OUT, HEAD_JOB, SCANNED, SCAN_AT, LISTED, PENDING, \
-    LIVE = range(26)
-STATE_SIZE = 26
+    LIVE, GROUPS, CACHE_JOB, CACHE_SHADOW, CACHE_CLUSTER, CACHE_RELEASES, CACHE_UNPLANNED, REUSED = range(33)
+STATE_SIZE = 33
 # columns of the per-class flags of the scan (NodeWalker.flags)
 LISTED_FLAG, PENDING_FLAG, SEEN, FITTED = range(4)
 # what a call ends with
@@ -312,7 +312,9 @@ def apply(job: int, cls: int, c: int, k: int, sign: int, pick: np.ndarray, take:
           job_pair: np.ndarray, queue_room: np.ndarray, pair_jobs: np.ndarray, pair_cores: np.ndarray) -> int:
     """Take (sign -1) or give back (+1) what NodeAllocator.allocate takes for ``job``: the cores held."""
     off = cluster[c, 0]
-    if cl[cls, 5]:
+    if cl[cls, 0] == 0:     # cores anywhere: memory and GPUs not held on nodes (engine.sim.nodes)
+        mem, gpus = 0, 0
+    elif cl[cls, 5]:
         mem, gpus = cluster[c, 3], cluster[c, 4]
     else:
         mem, gpus = cl[cls, 3], cl[cls, 4]
@@ -343,10 +345,13 @@ def walk(st: np.ndarray, heap: np.ndarray, order: np.ndarray, nxt: np.ndarray,
          reserved: np.ndarray, waiting: np.ndarray, rem: np.ndarray, rem_pass: np.ndarray,
          out: np.ndarray, out_pick: np.ndarray, out_take: np.ndarray, pick: np.ndarray, take: np.ndarray,
          largest: np.ndarray, lists: np.ndarray, flags: np.ndarray, store_pick: np.ndarray,
-         found: np.ndarray) -> int:
+         found: np.ndarray, stamp: np.ndarray) -> int:
     """NodeEasy's pass from where the last call of this pass stopped (see the module docstring). Jobs
-    started: ``out[i] = (job, cluster, head?, first node entry, node count)``, nodes in out_pick/out_take."""
-    count, now, free = st[COUNT], st[NOW], st[FREE]
+    started: ``out[i] = (job, cluster, head?, first node entry, node count)``, nodes in out_pick/out_take.
+    ``order[:st[GROUPS]]``: the groups in the queue's order. A blocked head whose reservation the
+    allocator has cached, still valid (``stamp``: NodeMirror.stamp, each cluster's releases and unplanned
+    starts, as NodeAllocator._stamp), takes it here (REUSED: Python tells the watch) instead of asking."""
+    count, now, free, groups = st[COUNT], st[NOW], st[FREE], st[GROUPS]
     limited, counting, bound = st[LIMITED] != 0, st[COUNTING] != 0, st[BOUND]
     starts = 0
     used = 0
@@ -358,10 +363,10 @@ def walk(st: np.ndarray, heap: np.ndarray, order: np.ndarray, nxt: np.ndarray,
     while True:
         if st[HSIZE] == 0:
             pos = st[POS]
-            if pos >= order.shape[0]:
+            if pos >= groups:
                 break
             end = pos
-            while end < order.shape[0] and order[end, 0] == order[pos, 0] and order[end, 1] == order[pos, 1]:
+            while end < groups and order[end, 0] == order[pos, 0] and order[end, 1] == order[pos, 1]:
                 first = gfirst[np.int64(order[end, 2])]
                 if first >= 0:
                     heap_push(heap, st, first)
@@ -407,7 +412,14 @@ def walk(st: np.ndarray, heap: np.ndarray, order: np.ndarray, nxt: np.ndarray,
                 start = True
             else:
                 st[HEAD_JOB] = job
-                result = NEED_RESERVATION
+                cached = st[CACHE_CLUSTER]
+                if st[CACHE_JOB] == job and stamp[cached, 0] == st[CACHE_RELEASES] \
+                        and stamp[cached, 1] == st[CACHE_UNPLANNED]:
+                    # NodeAllocator.head_reservation would return its cached reservation (the one marked)
+                    st[HAS_RES], st[RES_JOB], st[RES_SHADOW], st[RES_CLUSTER] = 1, job, st[CACHE_SHADOW], cached
+                    st[REUSED] = 1
+                else:
+                    result = NEED_RESERVATION
         elif c >= 0:
             start = True
             f = factor[c]
@@ -438,6 +450,8 @@ def walk(st: np.ndarray, heap: np.ndarray, order: np.ndarray, nxt: np.ndarray,
             out[starts, 0] = job
             out[starts, 1] = c
             out[starts, 2] = 0 if has_res else 1
+            if not has_res:
+                stamp[c, 1] += 1                # an unplanned start (as allocate counts it), until given back
             out[starts, 3] = used
             out[starts, 4] = k
             for i in range(k):
@@ -462,5 +476,7 @@ def walk(st: np.ndarray, heap: np.ndarray, order: np.ndarray, nxt: np.ndarray,
         apply(job, class_of[job], c, k, 1, pick, take, cl, cluster, cluster_free, f_cores, f_mem, f_gpus,
               limited, job_cores, job_queue, job_pair, queue_room, pair_jobs, pair_cores)
         largest[c, 0] = 0                       # its nodes have more free than while the bound was taken
+        if out[s, 2]:
+            stamp[c, 1] -= 1
     st[STARTS] = starts
     return result

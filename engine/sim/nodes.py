@@ -6,7 +6,10 @@ A job runs inside **one** cluster. What it asks for (columns of the workload, se
 ``exclude`` / ``hosts`` restrict the clusters; ``properties`` must be offered by the cluster when
 the machine description names that property anywhere (unknown words such as ``brno`` are
 ignored). A workload without these columns (plain SWF) asks for ``procs`` cores anywhere in one
-cluster (``nodes = 0``: cores taken node by node in index order).
+cluster (``nodes = 0``: cores taken node by node in index order). Such a request (also PBS's
+``-l ncpus=8,mem=4gb`` without a select) is placed by its cores alone: its memory and GPUs are the
+job's, not a node's, so they count in its multi-resource price but are not held on the nodes its
+cores land on, and ``exclusive`` does not apply to it (the schedule check counts it the same way).
 
 Placement rule (deterministic): clusters are tried in increasing order of the job's
 multi-resource price on them (``max(cores/cores_m, ram/ram_m) * cores_m`` per node type; ties in
@@ -482,10 +485,14 @@ class NodeAllocator:
         c, nodes, cores = placement
         if self._respects != job:
             self.unplanned[c] += 1
+            if self.mirror is not None:
+                self.mirror.stamp[c, 1] += 1
         self._respects = -1
         cluster = self.clusters[c]
         request = self.requests[self.class_of[job]]
-        if request.exclusive:
+        if not request.nodes:       # cores anywhere: memory and GPUs are not held on nodes
+            mem, gpus = 0, 0
+        elif request.exclusive:
             mem, gpus = cluster.ram_kb, cluster.gpus
         else:
             mem, gpus = request.mem, request.gpus
@@ -529,6 +536,7 @@ class NodeAllocator:
             self.mirror.bound[c, 0] = 0
             mirror = self.mirror
             mirror.log[len(self.release_log)] = (c, mirror.job_first[job], mirror.job_k[job])
+            mirror.stamp[c, 0] += 1
         self.release_log.append(c)
         self.releases[c] += 1
         self._version += 1
@@ -691,6 +699,8 @@ class NodeMirror:
         #: BOUND_TOP largest free cores, then RAM, on one node): the compiled placement's upper bounds
         #: (engine.policies.nodewalk.place), made invalid here when a job ends on the cluster
         self.bound = np.zeros((len(clusters), 5 + 2 * BOUND_TOP), dtype=np.int64)
+        #: per cluster (releases, unplanned starts): NodeAllocator._stamp, what a cached reservation is checked by
+        self.stamp = np.array([allocator._stamp(c) for c in range(len(clusters))], dtype=np.int64).reshape(-1, 2)
         self.classes = np.array([[r.nodes, r.ppn, r.procs, r.mem, r.gpus, r.exclusive, r.cores, mask]
                                  for r, mask in zip(allocator.requests, allocator.class_mask)],
                                 dtype=np.int64).reshape(len(allocator.requests), 8)

@@ -252,10 +252,12 @@ def _node_capacity(schedule: pd.DataFrame, workload: Workload, placement: Placem
             return "the cores taken per node do not match the schedule's nodes"
     else:
         cores = _request_column(workload, "ppn")[row]
-    exclusive = _request_column(workload, "exclusive", bool)[row]
+    # a request for cores anywhere (nodes = 0) holds only its cores on nodes (engine.sim.nodes)
+    anywhere = (_request_column(workload, "nodes") == 0)[row]
+    exclusive = _request_column(workload, "exclusive", bool)[row] & ~anywhere
     cores = np.where(exclusive, node_cores[global_node], cores)
-    ram = np.where(exclusive, node_ram[global_node], _request_column(workload, "mem")[row])
-    gpus = np.where(exclusive, node_gpus[global_node], _request_column(workload, "gpus")[row])
+    ram = np.where(exclusive, node_ram[global_node], np.where(anywhere, 0, _request_column(workload, "mem")[row]))
+    gpus = np.where(exclusive, node_gpus[global_node], np.where(anywhere, 0, _request_column(workload, "gpus")[row]))
     holds = (end > start)[row]
     node, s, e = global_node[holds], start[row][holds], end[row][holds]
     for what, amount, limit in (("cores", cores[holds], node_cores), ("RAM", ram[holds], node_ram),

@@ -182,3 +182,23 @@ def test_exact_mode_scan_and_released_node_filter_keep_the_schedule(seed, queues
     compiled, reference = both(mixed, "mrfs-easy", machine=machine_, queues=queues)
     pd.testing.assert_frame_equal(compiled, reference)
     assert (reference["start"] > reference["submit"]).sum() > 30
+
+
+def _without_timings(value):
+    if isinstance(value, dict):
+        return {k: _without_timings(v) for k, v in value.items() if "seconds" not in k}
+    if isinstance(value, list):
+        return [_without_timings(v) for v in value]
+    return value
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("queues", [None, LIMITS])
+def test_the_compiled_pass_tells_the_reservation_watch_what_the_python_pass_does(seed, queues):
+    """The walk takes a still valid cached reservation itself (no round trip to Python): the run's
+    summary, with the reservation watch's checks and counts, is the Python pass's."""
+    workload, machine_ = tie_heavy(seed)
+    compiled = simulate(workload, None, "mrfs-easy", machine=machine_, queues=queues)
+    with python_pass():
+        reference = simulate(workload, None, "mrfs-easy", machine=machine_, queues=queues)
+    assert _without_timings(compiled.meta) == _without_timings(reference.meta)

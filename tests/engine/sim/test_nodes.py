@@ -163,3 +163,27 @@ def test_whole_wagap_runs_never_over_commit_nodes_or_limits(wagap, policy, queue
     assert violations(schedule, simulated.jobs, machine_, config) == []
     summary = result.meta["summary"]
     assert sum(q["jobs"] for q in summary["per_queue"].values()) == 17_897
+
+
+@pytest.mark.parametrize("policy", ["fcfs", "mrfs-easy", "mrfs-conservative"])
+@pytest.mark.parametrize("compiled", [True, False])
+def test_cores_anywhere_hold_only_cores_on_nodes(policy, compiled, monkeypatch):
+    """A request for cores anywhere (nodes = 0, as PBS's ``-l ncpus=6,mem=10gb`` without a select)
+    carries the job's memory, GPUs and exclusive flag, but its cores may land on several nodes: only
+    the cores are held there, and the schedule check counts it so (it failed on node RAM before)."""
+    from engine.policies.heterogeneous import NodeEasy
+    monkeypatch.setattr(NodeEasy, "compiled", compiled)
+    rows = [{"submit": 0, "runtime": 100, "nodes": 0, "ppn": 0, "mem": 10 * GB, "gpus": 1},
+            {"submit": 0, "runtime": 100, "nodes": 0, "ppn": 0, "mem": 10 * GB, "exclusive": True},
+            {"submit": 0, "runtime": 100, "nodes": 0, "ppn": 0, "mem": 10 * GB},
+            {"submit": 1, "runtime": 50, "nodes": 1, "ppn": 2, "mem": 6 * GB}]
+    workload = node_workload(rows)
+    workload.jobs["procs"] = [6, 6, 6, 2]
+    result = simulate(workload, None, policy, machine=machine(("a", 2, 8, 16 * GB, 1)))
+
+    schedule = result.schedule.sort_values("job_id")
+    # 6 cores on a-0; 2 on a-0 + 4 on a-1; the third waits for 6 free cores; the last job's 2 cores
+    # and 6 GB fit on a-1 beside the second's 4 cores (no RAM of the second held there): it
+    # backfills at once, or under FCFS starts with the third
+    assert schedule["start"].tolist() == [0, 0, 100, 100 if policy == "fcfs" else 1]
+    assert result.meta["summary"]["validation"]["ok"]
