@@ -341,9 +341,11 @@ def compress_columns_round(times, free, length, job, reserved_start, duration, s
         since = no_fit_in_columns(failed, n, d, start, now)
         if since >= limit:
             continue
+        step = 0
         if since > now:   # from the beginning of the step holding it: the scan's own start points
-            since = times[_step_at(times, length, since)]
-        new = earlier_fit(times, free, length, since, d, n, limit, start)
+            step = _step_at(times, length, since)
+            since = times[step]
+        new = earlier_fit(times, free, length, step, since, d, n, limit, start)
         if new == NEVER:
             failed[0, row], failed[1, row], failed[2, row], failed[3, row] = n, d, start, limit
             failed[4, row] = FOREVER
@@ -388,15 +390,16 @@ def no_fit_in_columns(failed, n, duration, start, now):
 
 
 @njit(cache=True)
-def earlier_fit(times, free, length, since, duration, n, limit, start):
+def earlier_fit(times, free, length, step, since, duration, n, limit, start):
     """Where a job of ``n`` processors for ``duration`` reserved at ``start`` (in the profile) fits
-    earliest at or after ``since`` and before ``limit`` <= start: the earliest t with n free on
-    [t, min(t + duration, start)) (from its start on, the window lies in its own reservation);
-    NEVER if none. The same answer as earliest_start(..., since, duration, n, limit, start,
-    start + duration, n), in one pass whose only branches are rarely taken: the run of steps with
-    n free is carried as its first time, ``candidate``, moved on at each step without a branch."""
+    earliest at or after ``since`` (in step ``step``) and before ``limit`` <= start: the earliest
+    t with n free on [t, min(t + duration, start)) (from its start on, the window lies in its own
+    reservation); NEVER if none. The same answer as earliest_start(..., since, duration, n, limit,
+    start, start + duration, n), in one pass whose only branches are rarely taken: the run of
+    steps with n free is carried as its first time, ``candidate``, moved on at each step without a
+    branch."""
     last = length - 1
-    i = _step_at(times, length, since)
+    i = step
     candidate = since
     while i < last:
         if candidate >= limit:

@@ -295,7 +295,8 @@ def test_earlier_fit_answers_as_earliest_start_with_the_own_reservation(widths_a
     times, free = times[kept], free[kept]
     since, limit = min(since, start), min(limit, start)
     expected = earliest_start(times, free, len(times), since, duration, n, limit, start, end, n)
-    assert earlier_fit(times, free, len(times), since, duration, n, limit, start) == expected
+    step = int(np.searchsorted(times, since, side="right")) - 1
+    assert earlier_fit(times, free, len(times), max(step, 0), since, duration, n, limit, start) == expected
 
 
 @settings(max_examples=300, deadline=None)
