@@ -63,26 +63,46 @@ from engine.sim.simulator import Simulation
 FAILURES_KEPT = 16
 
 
+#: queue positions a block of QueueColumns summarises
+SPAN = 16
+
+
 class QueueColumns:
     """The waiting jobs in queue order, kept in place, with each one's reserved start, requested
-    time and size beside it (contiguous columns a compression round sweeps)."""
+    time and size beside it (contiguous columns a compression round sweeps).
+
+    Each block of :data:`SPAN` positions is summarised (``summary``: least size, least
+    requested time, least and largest reserved start, largest requested time), so a round skips
+    a whole block that a failed search spares (or whose reservations are all due). Summaries from
+    ``dirty`` on are stale (jobs added or removed there) until :meth:`summarize`; a move only
+    lowers a start, which the round writes into its block's least start (the largest start may
+    then be too large: a block is skipped less often, never wrongly)."""
 
     def __init__(self, n: int) -> None:
         self.job = np.empty(n, dtype=np.int64)
         self.start = np.empty(n, dtype=np.int64)
         self.duration = np.empty(n, dtype=np.int64)
         self.size = np.empty(n, dtype=np.int64)
+        self.summary = np.empty((5, n // SPAN + 1), dtype=np.int64)
         self.length = 0
+        self.dirty = 0
 
     def insert(self, position: int, job: int, start: int, duration: int, size: int) -> None:
         open_slot(self.job, self.start, self.duration, self.size, self.length, position)
         self.job[position], self.start[position] = job, start
         self.duration[position], self.size[position] = duration, size
         self.length += 1
+        self.dirty = min(self.dirty, position)
 
     def remove(self, position: int) -> None:
         close_slot(self.job, self.start, self.duration, self.size, self.length, position)
         self.length -= 1
+        self.dirty = min(self.dirty, position)
+
+    def summarize(self) -> None:
+        """Bring the blocks' summaries up to date."""
+        summarize(self.start, self.duration, self.size, self.length, self.summary, self.dirty // SPAN)
+        self.dirty = self.length
 
 
 class Conservative(Algorithm):
@@ -146,7 +166,9 @@ class Conservative(Algorithm):
         self.profile.advance(self.sim.now)
         self._place(job)
         if self.columns is not None:
-            self.columns.start[self.queue.position(job)] = self.reserved[job]
+            position = self.queue.position(job)
+            self.columns.start[position] = self.reserved[job]
+            self.columns.dirty = min(self.columns.dirty, position)
 
     def start(self, job: int) -> None:
         position = self.queue.position(job) if self.columns is not None else -1
@@ -234,11 +256,13 @@ class Conservative(Algorithm):
     def _compress_columns(self, columns: QueueColumns, count: int, lo: int, hi: int) -> None:
         """compress() over the queue's columns (the first ``count`` waiting jobs): the same rounds."""
         profile = self.profile
+        columns.summarize()
         while True:
             profile.make_room(4 * count)
             profile.length, moved, lo, hi, first = compress_columns_round(
                 profile.times, profile.free, profile.length, columns.job, columns.start, columns.duration,
-                columns.size, count, self.reserved, self.seq, self._clock, lo, hi, self._moves, self._failed)
+                columns.size, columns.summary, count, self.reserved, self.seq, self._clock, lo, hi, self._moves,
+                self._failed)
             if not moved:
                 return
             self._next_due = min(self._next_due, first)
@@ -260,6 +284,7 @@ class Conservative(Algorithm):
         if self.columns is not None:
             columns = self.columns
             columns.start[:columns.length] = self.reserved[columns.job[:columns.length]]
+            columns.dirty = 0
 
 
 @njit(cache=True)
@@ -315,8 +340,8 @@ def compress_round(times, free, length, queue, reserved, seq, clock, estimate, s
 
 
 @njit(cache=True)
-def compress_columns_round(times, free, length, job, reserved_start, duration, size, count, reserved, seq, clock,
-                           lo, hi, moves, failed):
+def compress_columns_round(times, free, length, job, reserved_start, duration, size, summary, count, reserved, seq,
+                           clock, lo, hi, moves, failed):
     """compress_round over the first ``count`` jobs of the queue's columns (QueueColumns: job,
     reserved start, requested time, size in queue order): the same moves, also written to the
     start column. ``failed``: room for the failed searches as columns (size, duration, start,
@@ -332,12 +357,23 @@ def compress_columns_round(times, free, length, job, reserved_start, duration, s
     first = FOREVER
     failed[0, :] = FOREVER
     row = 0
-    for q in range(count):
+    q = -1
+    while q + 1 < count:
+        q += 1
+        if q % SPAN == 0 and q + SPAN <= count and spared(summary, q // SPAN, failed, lo, hi):
+            q += SPAN - 1
+            continue
         start = reserved_start[q]
         if start <= lo:
             continue    # the freed room begins at or after its start: it cannot use it
         d, n = duration[q], size[q]
         limit = min(start, hi)
+        # the latest failure spares most jobs it can: asked alone first, it saves asking all
+        f = (row - 1) % FAILURES_KEPT
+        if failed[0, f] <= n and failed[1, f] <= d and failed[2, f] <= start:
+            released = failed[4, f]
+            if (failed[3, f] if start <= released else min(failed[3, f], released - d + 1)) >= limit:
+                continue
         since = no_fit_in_columns(failed, n, d, start, now)
         if since >= limit:
             continue
@@ -361,6 +397,7 @@ def compress_columns_round(times, free, length, job, reserved_start, duration, s
         moving = job[q]
         reserved[moving] = new
         reserved_start[q] = new
+        summary[2, q // SPAN] = min(summary[2, q // SPAN], new)
         seq[moving] = clock[0]
         clock[0] += 1
         first = min(first, new)
@@ -370,6 +407,40 @@ def compress_columns_round(times, free, length, job, reserved_start, duration, s
         hi = max(hi, end)
         given_lo, given_hi = min(given_lo, start), max(given_hi, end)
     return length, moved, given_lo, given_hi, first
+
+
+@njit(cache=True)
+def spared(summary, block, failed, lo, hi):
+    """Whether no job of a block of the queue's columns can move (each would be skipped): all
+    reserved by ``lo``, or one failed search spares them all, the least size, requested time and
+    start of the block being no smaller than its, for every limit (at most ``hi``)."""
+    if summary[3, block] <= lo:
+        return True
+    for f in range(FAILURES_KEPT):
+        if (failed[0, f] <= summary[0, block] and failed[1, f] <= summary[1, block]
+                and failed[2, f] <= summary[2, block] and failed[3, f] >= hi):
+            released = failed[4, f]
+            if summary[3, block] <= released or released - summary[4, block] + 1 >= hi:
+                return True
+    return False
+
+
+@njit(cache=True)
+def summarize(start, duration, size, length, summary, first_block):
+    """QueueColumns.summary of the blocks from ``first_block`` on: least size, least requested
+    time, least start, largest start, largest requested time."""
+    for block in range(first_block, (length + SPAN - 1) // SPAN):
+        lo, hi = block * SPAN, min(length, (block + 1) * SPAN)
+        least_size, least_duration, least_start = FOREVER, FOREVER, FOREVER
+        most_start, most_duration = NEVER, NEVER
+        for q in range(lo, hi):
+            least_size = min(least_size, size[q])
+            least_duration = min(least_duration, duration[q])
+            least_start = min(least_start, start[q])
+            most_start = max(most_start, start[q])
+            most_duration = max(most_duration, duration[q])
+        summary[0, block], summary[1, block], summary[2, block] = least_size, least_duration, least_start
+        summary[3, block], summary[4, block] = most_start, most_duration
 
 
 @njit(cache=True)
