@@ -111,7 +111,7 @@ class Conservative(Algorithm):
         self._moves = np.empty((0, 2), dtype=np.int64)
         #: the queue in columns (the fast compression) for a plain Conservative with a kept order
         self.columns = QueueColumns(sim.n) if self._kept and type(self) is Conservative and not self.reference else None
-        self._failed = np.empty((4, FAILURES_KEPT), dtype=np.int64)
+        self._failed = np.empty((5, FAILURES_KEPT), dtype=np.int64)
 
     # reservations ------------------------------------------------------------------------------
     def _reserve(self, job: int, start: int) -> None:
@@ -320,7 +320,12 @@ def compress_columns_round(times, free, length, job, reserved_start, duration, s
     """compress_round over the first ``count`` jobs of the queue's columns (QueueColumns: job,
     reserved start, requested time, size in queue order): the same moves, also written to the
     start column. ``failed``: room for the failed searches as columns (size, duration, start,
-    limit); a row of size FOREVER is no failure."""
+    limit, released); a row of size FOREVER is no failure.
+
+    A move does not forget the failed searches (compress_round does): it frees room only from
+    ``released`` on (where the part of its old window it gives up begins), so a window ending by
+    then that did not fit before the move does not fit after it; each row keeps the earliest
+    such point since it failed (see no_fit_in_columns)."""
     now = times[0]
     moved = 0
     given_lo, given_hi = FOREVER, NEVER
@@ -336,15 +341,19 @@ def compress_columns_round(times, free, length, job, reserved_start, duration, s
         since = no_fit_in_columns(failed, n, d, start, now)
         if since >= limit:
             continue
+        step = 0
         if since > now:   # from the beginning of the step holding it: the scan's own start points
-            since = times[_step_at(times, length, since)]
-        new = earlier_fit(times, free, length, since, d, n, limit, start)
+            step = _step_at(times, length, since)
+            since = times[step]
+        new = earlier_fit(times, free, length, step, since, d, n, limit, start)
         if new == NEVER:
             failed[0, row], failed[1, row], failed[2, row], failed[3, row] = n, d, start, limit
+            failed[4, row] = FOREVER
             row = (row + 1) % FAILURES_KEPT
             continue
-        failed[0, :] = FOREVER
-        row = 0
+        released = max(new + d, start)
+        for f in range(FAILURES_KEPT):
+            failed[4, f] = min(failed[4, f], released)
         end = start + d
         # move: only the parts of the old and new windows that do not overlap change
         length = add(times, free, length, new, min(new + d, start), -n)
@@ -365,25 +374,32 @@ def compress_columns_round(times, free, length, job, reserved_start, duration, s
 
 @njit(cache=True)
 def no_fit_in_columns(failed, n, duration, start, now):
-    """no_fit_before over failed searches kept as columns (size, duration, start, limit), every
-    row checked without a branch (numba vectorises it)."""
+    """no_fit_before over failed searches kept as columns (size, duration, start, limit,
+    released), every row checked without a branch (numba vectorises it).
+
+    A row counts as in no_fit_before, but only for the windows that end by its ``released`` (the
+    earliest room freed since it failed, FOREVER if none): the job's window [t, min(t + duration,
+    start)) ends by then for every t if start <= released, else for t <= released - duration."""
     since = now
     for f in range(FAILURES_KEPT):
         dominated = (failed[0, f] <= n) & (failed[1, f] <= duration) & (failed[2, f] <= start)
-        since = max(since, failed[3, f] if dominated else now)
+        released = failed[4, f]
+        bound = failed[3, f] if start <= released else min(failed[3, f], released - duration + 1)
+        since = max(since, bound if dominated else now)
     return since
 
 
 @njit(cache=True)
-def earlier_fit(times, free, length, since, duration, n, limit, start):
+def earlier_fit(times, free, length, step, since, duration, n, limit, start):
     """Where a job of ``n`` processors for ``duration`` reserved at ``start`` (in the profile) fits
-    earliest at or after ``since`` and before ``limit`` <= start: the earliest t with n free on
-    [t, min(t + duration, start)) (from its start on, the window lies in its own reservation);
-    NEVER if none. The same answer as earliest_start(..., since, duration, n, limit, start,
-    start + duration, n), in one pass whose only branches are rarely taken: the run of steps with
-    n free is carried as its first time, ``candidate``, moved on at each step without a branch."""
+    earliest at or after ``since`` (in step ``step``) and before ``limit`` <= start: the earliest
+    t with n free on [t, min(t + duration, start)) (from its start on, the window lies in its own
+    reservation); NEVER if none. The same answer as earliest_start(..., since, duration, n, limit,
+    start, start + duration, n), in one pass whose only branches are rarely taken: the run of
+    steps with n free is carried as its first time, ``candidate``, moved on at each step without a
+    branch."""
     last = length - 1
-    i = _step_at(times, length, since)
+    i = step
     candidate = since
     while i < last:
         if candidate >= limit:

@@ -20,12 +20,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import assume, example, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from engine.policies.conservative import Conservative, earlier_fit, no_fit_before, no_fit_in_columns
 from engine.run import simulate
-from engine.sim.profile import FOREVER, NEVER, earliest_start
+from engine.sim.profile import FOREVER, NEVER, add, earliest_start
 from engine.workload import load_workload
 from engine.workload.model import Workload
 from tests.engine.conftest import make_workload
@@ -295,14 +295,45 @@ def test_earlier_fit_answers_as_earliest_start_with_the_own_reservation(widths_a
     times, free = times[kept], free[kept]
     since, limit = min(since, start), min(limit, start)
     expected = earliest_start(times, free, len(times), since, duration, n, limit, start, end, n)
-    assert earlier_fit(times, free, len(times), since, duration, n, limit, start) == expected
+    step = int(np.searchsorted(times, since, side="right")) - 1
+    assert earlier_fit(times, free, len(times), max(step, 0), since, duration, n, limit, start) == expected
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(request, min_size=0, max_size=16), request, st.integers(0, 400), st.integers(0, 50))
 def test_failed_searches_in_columns_give_what_no_fit_before_gives(failures, job, hi, now):
     rows = np.array([(n, d, s, min(s, hi)) for n, d, s in failures], dtype=np.int64).reshape(-1, 4)
-    columns = np.full((4, 16), FOREVER, dtype=np.int64)
-    columns[:, :len(rows)] = rows.T
+    columns = np.full((5, 16), FOREVER, dtype=np.int64)
+    columns[:4, :len(rows)] = rows.T      # no room freed since they failed
     n, duration, start = job
     assert no_fit_in_columns(columns, n, duration, start, now) == no_fit_before(rows, len(rows), n, duration, start, now)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(steps, st.tuples(st.integers(1, 8), st.integers(1, 60), st.integers(1, 400)),
+       st.tuples(st.integers(0, 3), st.integers(0, 30), st.integers(0, 100)), st.integers(1, 400),
+       st.tuples(st.integers(0, 400), st.integers(1, 60), st.integers(1, 8)),
+       st.tuples(st.integers(0, 400), st.integers(1, 60), st.integers(1, 8)))
+def test_a_failed_search_still_spares_the_windows_ending_before_the_room_freed_since(
+        widths_and_free, failed, larger, hi, taken, freed):
+    """After a failed search, the profile loses room anywhere and gains some from ``released`` on
+    (a move): a job the failure dominates still finds no fit before no_fit_in_columns's answer."""
+    times, free = profile_of(widths_and_free)
+    n, duration, start = failed
+    limit = min(start, hi)
+    assume(search(times, free, 0, failed, limit) == NEVER)
+    room = len(times) + 8
+    t, f = np.zeros(room, np.int64), np.zeros(room, np.int64)
+    t[:len(times)], f[:len(times)] = times, free
+    length = len(times)
+    at, width, k = taken       # a reservation made (room lost), where it fits
+    if (f[:length][(t[:length] < at + width) & (np.append(t[1:length], FOREVER) > at)] >= k).all():
+        length = add(t, f, length, at, at + width, -k)
+    released, width, k = freed
+    length = add(t, f, length, released, released + width, k)
+    columns = np.full((5, 16), FOREVER, dtype=np.int64)
+    columns[:, 0] = n, duration, start, limit, released
+    job = (min(8, n + larger[0]), duration + larger[1], start + larger[2])     # dominated by the failure
+    since = no_fit_in_columns(columns, *job, 0)
+    assume(since > 0)
+    assert search(t[:length], f[:length], 0, job, since) == NEVER
