@@ -115,14 +115,31 @@ def request_classes(jobs: pd.DataFrame, queue: np.ndarray | None = None) -> tupl
     })
     if n == 0:
         return np.zeros(0, np.int64), []
-    codes = frame.groupby(list(frame.columns), sort=False).ngroup().to_numpy(np.int64)
-    first = pd.Series(np.arange(n)).groupby(codes).first().to_numpy()
+    codes, first = rows_by_first_appearance(np.stack([pd.factorize(frame[name])[0] for name in frame.columns], axis=1))
     chosen = frame.iloc[first]
     columns = [chosen[name].tolist() for name in frame.columns]     # Python ints, bools and strings
     reps = [Request(nodes, ppn, procs, mem, gpus, bool(exclusive), _split(clusters), _split(exclude), _split(hosts),
                     _split(properties), queue_)
             for nodes, ppn, procs, mem, gpus, exclusive, clusters, exclude, hosts, properties, queue_ in zip(*columns)]
     return codes, reps
+
+
+def rows_by_first_appearance(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For the rows of the matrix ``keys`` (non-negative int codes per column): each row's group
+    number, groups numbered in order of first appearance (as pandas' ``groupby(sort=False).ngroup()``),
+    and each group's first row. The columns are folded into one int64 key while they fit."""
+    key = np.zeros(len(keys), dtype=np.int64)
+    span = 1
+    for column in keys.T:
+        size = int(column.max()) + 1 if len(column) else 1
+        if span * size >= 2 ** 62:     # would overflow: number the rows folded so far first
+            key = pd.factorize(key)[0].astype(np.int64)
+            span = int(key.max()) + 1 if len(key) else 1
+        key = key * size + column
+        span *= size
+    codes = pd.factorize(key)[0].astype(np.int64)
+    _, first = np.unique(codes, return_index=True)
+    return codes, first
 
 
 def cluster_masks(class_clusters: list[list[int]]) -> list[int]:
