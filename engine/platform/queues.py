@@ -231,28 +231,42 @@ def check_pools(config: QueueConfig, cluster_names: list[str]) -> None:
 
 def assign_queues(config: QueueConfig, queue_names: list[str] | np.ndarray, requested: np.ndarray,
                   nodes: np.ndarray) -> Assignment:
-    """Each job's configured queue (see the module docstring for jobs whose queue is missing)."""
+    """Each job's configured queue (see the module docstring for jobs whose queue is missing).
+
+    Decided once per distinct queue name and, for the jobs that must move, once per distinct
+    (requested time, single-node), then spread over the jobs."""
     n = len(requested)
-    index = {q.name: i for i, q in enumerate(config.queues)}
-    by_walltime = sorted(range(len(config.queues)), key=lambda i: (config.queues[i].walltime, i))
-    result = np.empty(n, dtype=np.int64)
+    queues = config.queues
+    index = {q.name: i for i, q in enumerate(queues)}
+    by_walltime = sorted(range(len(queues)), key=lambda i: (queues[i].walltime, i))
+    text = np.array([str(name) for name in queue_names[:n]], dtype=str) if n else np.zeros(0, dtype=str)
+    names, name_codes = np.unique(text, return_inverse=True)
+    name_codes = np.asarray(name_codes).reshape(-1)
+    single = np.asarray(nodes, dtype=np.int64)[:n] <= 1
+    wanted = np.asarray(requested, dtype=np.int64)[:n]
+    named = np.array([index.get(str(name), -1) for name in names], dtype=np.int64)[name_codes]
+    single_node_queue = np.array([q.single_node for q in queues] + [False], dtype=bool)[named]
+    stays = (named >= 0) & (single | ~single_node_queue)
+    result = np.where(stays, named, 0).astype(np.int64)
+    moving = np.flatnonzero(~stays)
     moved: dict[str, int] = {}
-    fallback_cache: dict[tuple[int, bool], int] = {}
-    for job in range(n):
-        name = str(queue_names[job])
-        single = int(nodes[job]) <= 1
-        chosen = index.get(name)
-        if chosen is not None and (single or not config.queues[chosen].single_node):
-            result[job] = chosen
-            continue
-        key = (int(requested[job]), single)
-        if key not in fallback_cache:
-            eligible = [i for i in by_walltime if single or not config.queues[i].single_node] or by_walltime
-            longest = max(eligible, key=lambda i: (config.queues[i].walltime, -i))
-            fallback_cache[key] = next((i for i in eligible if config.queues[i].walltime >= key[0]), longest)
-        result[job] = fallback_cache[key]
-        label = f"{name} -> {config.queues[result[job]].name}"
-        moved[label] = moved.get(label, 0) + 1
-    walltimes = np.array([q.walltime for q in config.queues], dtype=np.int64)
-    over = int((np.asarray(requested) > walltimes[result]).sum()) if n else 0
+    if len(moving):
+        keys, key_codes = np.unique(np.stack([wanted[moving], single[moving]], axis=1), axis=0, return_inverse=True)
+        targets = np.array([_fallback(queues, by_walltime, wall, bool(one)) for wall, one in keys.tolist()],
+                           dtype=np.int64)
+        result[moving] = targets[np.asarray(key_codes).reshape(-1)]
+        pairs, counts = np.unique(np.stack([name_codes[moving], result[moving]], axis=1), axis=0, return_counts=True)
+        for (name_code, queue), count in zip(pairs.tolist(), counts.tolist()):
+            label = f"{names[name_code]} -> {queues[queue].name}"
+            moved[label] = moved.get(label, 0) + count
+    walltimes = np.array([q.walltime for q in queues], dtype=np.int64)
+    over = int((wanted > walltimes[result]).sum()) if n else 0
     return Assignment(result, dict(sorted(moved.items())), over)
+
+
+def _fallback(queues: tuple[Queue, ...], by_walltime: list[int], requested: int, single: bool) -> int:
+    """The queue of a job whose own is missing (or is single-node while the job is not): the one
+    with the smallest walltime at least its request among those it may use, else the longest."""
+    eligible = [i for i in by_walltime if single or not queues[i].single_node] or by_walltime
+    longest = max(eligible, key=lambda i: (queues[i].walltime, -i))
+    return next((i for i in eligible if queues[i].walltime >= requested), longest)

@@ -96,24 +96,29 @@ class NodeEasy(Algorithm):
             self.walker = NodeWalker(sim, queue, allocator, bounded(params))
 
     def on_submit(self, job: int) -> None:
-        super().on_submit(job)
+        self.queue.add(job)
         cls = self.class_of[job]
-        self.waiting[cls] = self.waiting.get(cls, 0) + 1
-        if self.walker is not None:
+        if self.walker is not None:         # (which counts its waiting jobs per class itself)
             self.walker.submitted(job, cls)
+        else:
+            self.waiting[cls] = self.waiting.get(cls, 0) + 1
 
     def start(self, job: int) -> None:
         super().start(job)
-        cls = self.class_of[job]
-        left = self.waiting[cls] - 1
-        if left:
-            self.waiting[cls] = left
-        else:
-            del self.waiting[cls]
+        if self.walker is None:
+            cls = self.class_of[job]
+            left = self.waiting[cls] - 1
+            if left:
+                self.waiting[cls] = left
+            else:
+                del self.waiting[cls]
 
     def schedule(self) -> None:
         if self.walker is not None:
-            self._schedule_compiled(self.walker)
+            # an empty queue: nothing to walk (the fair-share order is brought up to date at the next pass:
+            # usage decays in order whenever it is asked, and a periodic cycle is asked for only while jobs wait)
+            if self.queue.count:            # type: ignore[attr-defined]
+                self._schedule_compiled(self.walker)
         else:
             self._schedule_python()
 

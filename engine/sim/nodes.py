@@ -115,14 +115,31 @@ def request_classes(jobs: pd.DataFrame, queue: np.ndarray | None = None) -> tupl
     })
     if n == 0:
         return np.zeros(0, np.int64), []
-    codes = frame.groupby(list(frame.columns), sort=False).ngroup().to_numpy(np.int64)
-    first = pd.Series(np.arange(n)).groupby(codes).first().to_numpy()
+    codes, first = rows_by_first_appearance(np.stack([pd.factorize(frame[name])[0] for name in frame.columns], axis=1))
     chosen = frame.iloc[first]
     columns = [chosen[name].tolist() for name in frame.columns]     # Python ints, bools and strings
     reps = [Request(nodes, ppn, procs, mem, gpus, bool(exclusive), _split(clusters), _split(exclude), _split(hosts),
                     _split(properties), queue_)
             for nodes, ppn, procs, mem, gpus, exclusive, clusters, exclude, hosts, properties, queue_ in zip(*columns)]
     return codes, reps
+
+
+def rows_by_first_appearance(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For the rows of the matrix ``keys`` (non-negative int codes per column): each row's group
+    number, groups numbered in order of first appearance (as pandas' ``groupby(sort=False).ngroup()``),
+    and each group's first row. The columns are folded into one int64 key while they fit."""
+    key = np.zeros(len(keys), dtype=np.int64)
+    span = 1
+    for column in keys.T:
+        size = int(column.max()) + 1 if len(column) else 1
+        if span * size >= 2 ** 62:     # would overflow: number the rows folded so far first
+            key = pd.factorize(key)[0].astype(np.int64)
+            span = int(key.max()) + 1 if len(key) else 1
+        key = key * size + column
+        span *= size
+    codes = pd.factorize(key)[0].astype(np.int64)
+    _, first = np.unique(codes, return_index=True)
+    return codes, first
 
 
 def cluster_masks(class_clusters: list[list[int]]) -> list[int]:
@@ -483,13 +500,14 @@ class NodeAllocator:
         self._cached = None
         self._version += 1
         c, nodes, cores = placement
+        mirror = self.mirror
         if self._respects != job:
             self.unplanned[c] += 1
-            if self.mirror is not None:
-                self.mirror.stamp[c, 1] += 1
+            if mirror is not None:
+                mirror.stamp[c, 1] += 1
         self._respects = -1
         cluster = self.clusters[c]
-        request = self.requests[self.class_of[job]]
+        request = self.requests[self.class_list[job]]
         if not request.nodes:       # cores anywhere: memory and GPUs are not held on nodes
             mem, gpus = 0, 0
         elif request.exclusive:
@@ -504,9 +522,9 @@ class NodeAllocator:
         held = sum(cores)
         self.cluster_free[c] -= held
         self.free -= held
-        if self.mirror is not None:
-            self.mirror.change(c, nodes, cores, mem, gpus, -1)
-            self.mirror.keep(job, nodes, cores, mem, gpus, held)
+        if mirror is not None:
+            mirror.change(c, nodes, cores, mem, gpus, -1)
+            mirror.keep(job, nodes, cores, mem, gpus, held)
         self.cluster_of[job] = c
         self.nodes_of[job] = nodes
         self.cores_of[job] = cores
@@ -518,9 +536,10 @@ class NodeAllocator:
         if factor != 1.0:
             sim.runtime[job] = math.ceil(self.base_runtime[job] * factor)
             sim.estimate[job] = math.ceil(self.base_estimate[job] * factor)
-        insort(self.running_on[c], (sim.now + sim.estimate[job], job))
-        if self.mirror is not None:
-            self.mirror.run_started(c, sim.now + sim.estimate[job], job)
+        end = sim.now + sim.estimate[job]
+        insort(self.running_on[c], (end, job))
+        if mirror is not None:
+            mirror.run_started(c, end, job)
 
     def release(self, job: int, size: int) -> None:
         c, nodes, cores, mem, gpus, held = self.taken.pop(job)
@@ -531,11 +550,12 @@ class NodeAllocator:
             free_gpus[node] += gpus
         self.cluster_free[c] += held
         self.free += held
-        if self.mirror is not None:
-            self.mirror.change(c, nodes, cores, mem, gpus, 1)
-            self.mirror.bound[c, 0] = 0
-            mirror = self.mirror
-            mirror.log[len(self.release_log)] = (c, mirror.job_first[job], mirror.job_k[job])
+        mirror = self.mirror
+        if mirror is not None:
+            mirror.change(c, nodes, cores, mem, gpus, 1)
+            mirror.bound[c, 0] = 0
+            row = mirror.log[len(self.release_log)]
+            row[0], row[1], row[2] = c, mirror.job_first[job], mirror.job_k[job]
             mirror.stamp[c, 0] += 1
         self.release_log.append(c)
         self.releases[c] += 1
@@ -543,8 +563,8 @@ class NodeAllocator:
         running = self.running_on[c]
         entry = (self.sim.expected_end(job), job)
         del running[bisect_left(running, entry)]
-        if self.mirror is not None:
-            self.mirror.run_ended(c, entry[0], job)
+        if mirror is not None:
+            mirror.run_ended(c, entry[0], job)
         if self.queue_of is not None:
             self._count_limits(job, -1)
 

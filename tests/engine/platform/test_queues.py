@@ -78,3 +78,47 @@ def test_bad_configurations_name_the_line_and_field(text, line, field):
 def test_unknown_name_or_path_is_explained():
     with pytest.raises(WorkloadError, match="metacentrum-2014"):
         load_queue_config("metacentrum-2015")
+
+
+def assign_queues_job_by_job(config, queue_names, requested, nodes):
+    """The per-job loop assign_queues replaced, kept as its reference."""
+    index = {q.name: i for i, q in enumerate(config.queues)}
+    by_walltime = sorted(range(len(config.queues)), key=lambda i: (config.queues[i].walltime, i))
+    result, moved = [], {}
+    for job in range(len(requested)):
+        name, single = str(queue_names[job]), int(nodes[job]) <= 1
+        chosen = index.get(name)
+        if chosen is not None and (single or not config.queues[chosen].single_node):
+            result.append(chosen)
+            continue
+        eligible = [i for i in by_walltime if single or not config.queues[i].single_node] or by_walltime
+        longest = max(eligible, key=lambda i: (config.queues[i].walltime, -i))
+        result.append(next((i for i in eligible if config.queues[i].walltime >= int(requested[job])), longest))
+        label = f"{name} -> {config.queues[result[-1]].name}"
+        moved[label] = moved.get(label, 0) + 1
+    walltimes = [q.walltime for q in config.queues]
+    over = sum(int(requested[job]) > walltimes[q] for job, q in enumerate(result))
+    return result, dict(sorted(moved.items())), over
+
+
+SINGLE_NODE = """mode: virtual
+queues:
+  - {name: short, walltime: 2h}
+  - {name: one, walltime: 1d, single_node: true}
+  - {name: day, walltime: 1d}
+  - {name: single, walltime: 30d, single_node: true}
+"""
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_assignment_equals_the_job_by_job_loop(seed):
+    rng = np.random.default_rng(seed)
+    config = load_queue_config("metacentrum-2014") if seed % 2 else parse_queue_config(SINGLE_NODE)
+    known = [q.name for q in config.queues]
+    n = int(rng.integers(0, 400))
+    names = rng.choice(known + ["weird", "q_x", ""], size=n)
+    requested = rng.choice([0, 60, 3600, 7200, 86400, 2 * 86400, 10 ** 7, *rng.integers(0, 40 * 86400, 5)], size=n)
+    nodes = rng.choice([0, 1, 2, 8], size=n)
+    got = assign_queues(config, names, requested, nodes)
+    assert (got.queue.tolist(), got.moved, got.over_walltime) == assign_queues_job_by_job(config, names, requested,
+                                                                                          nodes)

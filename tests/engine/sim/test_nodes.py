@@ -4,12 +4,14 @@ backfilling on clusters; and whole runs of the real wagap-2013 trace that never 
 from __future__ import annotations
 
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from engine.platform.machines import read_machines
 from engine.platform.queues import load_queue_config, parse_queue_config
 from engine.run import simulate
-from engine.sim.nodes import REJECT_NO_CLUSTER, prepare
+from engine.sim.nodes import REJECT_NO_CLUSTER, prepare, rows_by_first_appearance
 from engine.workload import load_workload
 from tests.engine.sim.node_invariants import violations
 from tests.engine.sim.node_workloads import GB, machine, node_workload
@@ -187,3 +189,25 @@ def test_cores_anywhere_hold_only_cores_on_nodes(policy, compiled, monkeypatch):
     # backfills at once, or under FCFS starts with the third
     assert schedule["start"].tolist() == [0, 0, 100, 100 if policy == "fcfs" else 1]
     assert result.meta["summary"]["validation"]["ok"]
+
+
+def test_rows_by_first_appearance_number_groups_as_pandas_does():
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 50, 2_000):
+        keys = rng.integers(0, 3, size=(n, 4))
+        codes, first = rows_by_first_appearance(keys)
+        frame = pd.DataFrame(keys)
+        expected = frame.groupby(list(frame.columns), sort=False).ngroup().to_numpy()
+        assert codes.tolist() == expected.tolist()
+        assert first.tolist() == pd.Series(np.arange(n)).groupby(expected).first().tolist()
+
+
+def test_rows_by_first_appearance_when_the_columns_do_not_fold_into_one_number():
+    rng = np.random.default_rng(4)
+    keys = np.concatenate([rng.integers(0, 2 ** 40, size=(300, 3)), rng.integers(0, 2, size=(300, 1))], axis=1)
+    keys[150:] = keys[:150]          # repeated rows
+    codes, first = rows_by_first_appearance(keys)
+    frame = pd.DataFrame(keys)
+    expected = frame.groupby(list(frame.columns), sort=False).ngroup().to_numpy()
+    assert codes.tolist() == expected.tolist() and codes.max() == 149
+    assert first.tolist() == list(range(150))
