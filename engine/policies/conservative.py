@@ -162,13 +162,16 @@ class Conservative(Algorithm):
             self._waiting = insert(self._order, self._waiting, self.queue.position(job), job)
 
     def on_submit(self, job: int) -> None:
-        self.enqueue(job)
-        self.profile.advance(self.sim.now)
-        self._place(job)
-        if self.columns is not None:
-            position = self.queue.position(job)
-            self.columns.start[position] = self.reserved[job]
-            self.columns.dirty = min(self.columns.dirty, position)
+        sim, columns = self.sim, self.columns
+        if columns is None:
+            self.enqueue(job)
+            self.profile.advance(sim.now)
+            self._place(job)
+            return
+        self.queue.add(job)
+        self.profile.advance(sim.now)
+        self._place(job)     # (where it goes does not depend on the queue)
+        columns.insert(self.queue.position(job), job, int(self.reserved[job]), sim.estimate[job], sim.size[job])
 
     def start(self, job: int) -> None:
         position = self.queue.position(job) if self.columns is not None else -1
