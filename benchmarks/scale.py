@@ -207,8 +207,11 @@ def simulate_alone(name: str, trace: Path, policy: str, flags: list[str], target
     cached = "first call, cached" + (" (numba imported by the parse)" if runs[1]["numba_before"] else "")
     for label, figures in (("first call, compiling", runs[0]["first"]), (cached, runs[1]["first"]),
                            ("second call, numba loaded", runs[1]["second"])):
-        verdict = "" if target is None else \
-            f"  target {target:g} s: {'met' if figures['sim_cpu_s'] <= target else 'MISSED'} (cpu)"
+        if label.endswith("compiling"):      # a one-off after an install or an engine edit: not the target's case
+            verdict = "" if target is None else "  (compiles the kernels once: the target is the cached call)"
+        else:
+            verdict = "" if target is None else \
+                f"  target {target:g} s: {'met' if figures['sim_cpu_s'] <= target else 'MISSED'} (cpu)"
         print(f"{name + ' ' + policy + ' simulate() ' + label:<84} {figures['sim_s']:8.2f} s wall "
               f"{figures['sim_cpu_s']:8.2f} s cpu {'':>11}  load {os.getloadavg()[0]:4.1f}{verdict}", flush=True)
 
