@@ -154,24 +154,18 @@ class Conservative(Algorithm):
         self._reserve(job, start)
 
     def enqueue(self, job: int) -> None:
-        """Add an arriving job to the waiting queue."""
+        """Add an arriving job to the waiting queue (in the columns with its reservation, so placed first)."""
         self.queue.add(job)
         if self.columns is not None:
-            self.columns.insert(self.queue.position(job), job, NEVER, self.sim.estimate[job], self.sim.size[job])
+            self.columns.insert(self.queue.position(job), job, int(self.reserved[job]), self.sim.estimate[job],
+                                self.sim.size[job])
         elif self._kept:
             self._waiting = insert(self._order, self._waiting, self.queue.position(job), job)
 
     def on_submit(self, job: int) -> None:
-        sim, columns = self.sim, self.columns
-        if columns is None:
-            self.enqueue(job)
-            self.profile.advance(sim.now)
-            self._place(job)
-            return
-        self.queue.add(job)
-        self.profile.advance(sim.now)
+        self.profile.advance(self.sim.now)
         self._place(job)     # (where it goes does not depend on the queue)
-        columns.insert(self.queue.position(job), job, int(self.reserved[job]), sim.estimate[job], sim.size[job])
+        self.enqueue(job)
 
     def start(self, job: int) -> None:
         position = self.queue.position(job) if self.columns is not None else -1

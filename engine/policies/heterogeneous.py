@@ -96,7 +96,7 @@ class NodeEasy(Algorithm):
             self.walker = NodeWalker(sim, queue, allocator, bounded(params))
 
     def on_submit(self, job: int) -> None:
-        self.queue.add(job)
+        super().on_submit(job)
         cls = self.class_of[job]
         if self.walker is not None:         # (which counts its waiting jobs per class itself)
             self.walker.submitted(job, cls)

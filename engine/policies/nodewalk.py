@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.sim.jit import njit
-from engine.sim.nodekernels import select
+from engine.sim.nodekernels import good, select
 
 # the walk's state (an int64 array kept between the calls of one pass)
 FREE, COUNT, NOW, POS, HSIZE, HAS_RES, RES_JOB, RES_SHADOW, RES_CLUSTER, TESTED, BOUND, COUNTING, LIMITED, \
@@ -169,11 +169,7 @@ def released_may_fit(cls: int, c: int, first: int, k: int, cl: np.ndarray, clust
     mem = cl[cls, 3] if cluster[c, 3] > 0 else 0
     exclusive = cl[cls, 5] != 0
     for e in range(first, first + k):
-        node = off + store_pick[e]
-        if exclusive:
-            if f_cores[node] == whole:
-                return True
-        elif f_cores[node] >= ppn and (mem == 0 or f_mem[node] >= mem) and (gpus == 0 or f_gpus[node] >= gpus):
+        if good(off + store_pick[e], exclusive, whole, ppn, mem, gpus, f_cores, f_mem, f_gpus):
             return True
     return False
 
