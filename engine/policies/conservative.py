@@ -371,7 +371,7 @@ def compress_columns_round(times, free, length, job, reserved_start, duration, s
             released = failed[4, f]
             if (failed[3, f] if start <= released else min(failed[3, f], released - d + 1)) >= limit:
                 continue
-        since = no_fit_in_columns(failed, n, d, start, now)
+        since = max(no_fit_in_columns(failed, n, d, start, now), lo - d + 1)
         if since >= limit:
             continue
         step = 0
