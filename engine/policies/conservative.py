@@ -56,7 +56,8 @@ from engine.policies.algorithm import Algorithm
 from engine.policies.backfill import BACKFILL_BOUND, bounded
 from engine.policies.ordering import WaitingQueue
 from engine.sim.jit import move
-from engine.sim.profile import _NEVER_FITS, FOREVER, NEVER, Profile, _step_at, add, earliest_start, njit, running_jobs_profile
+from engine.sim.profile import (_NEVER_FITS, FOREVER, NEVER, Profile, _step_at, add, earliest_start, move_earlier, njit,
+                                running_jobs_profile)
 from engine.sim.simulator import Simulation
 
 #: failed searches remembered in a compression round (see the module docstring)
@@ -132,6 +133,7 @@ class Conservative(Algorithm):
         #: the queue in columns (the fast compression) for a plain Conservative with a kept order
         self.columns = QueueColumns(sim.n) if self._kept and type(self) is Conservative and not self.reference else None
         self._failed = np.empty((5, FAILURES_KEPT), dtype=np.int64)
+        self._scratch = np.empty((2, 0), dtype=np.int64)    # move_earlier's, as long as the profile's arrays
 
     # reservations ------------------------------------------------------------------------------
     def _reserve(self, job: int, start: int) -> None:
@@ -254,16 +256,16 @@ class Conservative(Algorithm):
         """compress() over the queue's columns (the first ``count`` waiting jobs): the same rounds."""
         profile = self.profile
         columns.summarize()
-        while True:
+        done = False
+        while not done:
             profile.make_room(4 * count)
-            profile.length, moved, lo, hi, first = compress_columns_round(
+            if len(self._scratch[0]) < len(profile.times):
+                self._scratch = np.empty((2, len(profile.times)), dtype=np.int64)
+            profile.length, lo, hi, first, done = compress_columns(
                 profile.times, profile.free, profile.length, columns.job, columns.start, columns.duration,
                 columns.size, columns.summary, count, self.reserved, self.seq, self._clock, lo, hi, self._moves,
-                self._failed)
-            if not moved:
-                return
+                self._failed, self._scratch[0], self._scratch[1])
             self._next_due = min(self._next_due, first)
-            self.moved(self._moves[:moved])
 
     def moved(self, moves: np.ndarray) -> None:
         """Called with the (job, new start) rows of each compression round (already recorded)."""
@@ -337,23 +339,59 @@ def compress_round(times, free, length, queue, reserved, seq, clock, estimate, s
 
 
 @njit(cache=True)
+def compress_columns(times, free, length, job, reserved_start, duration, size, summary, count, reserved, seq, clock,
+                     lo, hi, moves, failed, scratch_times, scratch_free):
+    """Compression rounds over the first ``count`` jobs of the queue's columns (columns_round) until
+    one moves no job, or until the profile's arrays (or the scratch arrays, as long) may lack room
+    for another round (four steps per job). Returns (profile length, lo, hi, earliest new start,
+    done): when not done, make room and call again with that lo and hi (the rounds go on where
+    they stopped)."""
+    first = FOREVER
+    while length + 4 * count <= min(len(times), len(scratch_times)):
+        length, moved, lo, hi, earliest = columns_round(
+            times, free, length, job, reserved_start, duration, size, summary, count, reserved, seq, clock, lo, hi,
+            moves, failed, scratch_times, scratch_free)
+        first = min(first, earliest)
+        if not moved:
+            return length, lo, hi, first, True
+    return length, lo, hi, first, False
+
+
+@njit(cache=True)
 def compress_columns_round(times, free, length, job, reserved_start, duration, size, summary, count, reserved, seq,
                            clock, lo, hi, moves, failed):
+    """One round of compress_columns (see columns_round), with scratch arrays of its own."""
+    scratch_times = np.empty(len(times), dtype=np.int64)
+    scratch_free = np.empty(len(times), dtype=np.int64)
+    return columns_round(times, free, length, job, reserved_start, duration, size, summary, count, reserved, seq,
+                         clock, lo, hi, moves, failed, scratch_times, scratch_free)
+
+
+@njit(cache=True)
+def columns_round(times, free, length, job, reserved_start, duration, size, summary, count, reserved, seq,
+                  clock, lo, hi, moves, failed, scratch_times, scratch_free):
     """compress_round over the first ``count`` jobs of the queue's columns (QueueColumns: job,
     reserved start, requested time, size in queue order): the same moves, also written to the
     start column. ``failed``: room for the failed searches as columns (size, duration, start,
-    limit, released); a row of size FOREVER is no failure.
+    limit, released); a row of size FOREVER is no failure. ``scratch_*``: room for move_earlier.
 
     A move does not forget the failed searches (compress_round does): it frees room only from
     ``released`` on (where the part of its old window it gives up begins), so a window ending by
     then that did not fit before the move does not fit after it; each row keeps the earliest
-    such point since it failed (see no_fit_in_columns)."""
+    such point since it failed (see no_fit_in_columns).
+
+    A search starts no earlier than lo - d + 1: a window that fits now but did not when the job
+    was last asked meets room freed since (module docstring), all of which lies in [lo, hi) (the
+    room the round was given, and the old windows of jobs moved in it, each reserved after lo);
+    its window [t, min(t + d, start)) reaches past lo only if t > lo - d (start > lo)."""
     now = times[0]
     moved = 0
     given_lo, given_hi = FOREVER, NEVER
     first = FOREVER
     failed[0, :] = FOREVER
     row = 0
+    # the step holding the last search's start, while no move shifted the steps
+    held_since, held_step = NEVER, 0
     q = -1
     while q + 1 < count:
         q += 1
@@ -376,7 +414,9 @@ def compress_columns_round(times, free, length, job, reserved_start, duration, s
             continue
         step = 0
         if since > now:   # from the beginning of the step holding it: the scan's own start points
-            step = _step_at(times, length, since)
+            if since != held_since:
+                held_since, held_step = since, _step_at(times, length, since)
+            step = held_step
             since = times[step]
         new = earlier_fit(times, free, length, step, since, d, n, limit, start)
         if new == NEVER:
@@ -389,8 +429,9 @@ def compress_columns_round(times, free, length, job, reserved_start, duration, s
             failed[4, f] = min(failed[4, f], released)
         end = start + d
         # move: only the parts of the old and new windows that do not overlap change
-        length = add(times, free, length, new, min(new + d, start), -n)
-        length = add(times, free, length, max(new + d, start), end, n)
+        length = move_earlier(times, free, length, _step_at(times, length, new), new, start, d, n, scratch_times,
+                              scratch_free)
+        held_since = NEVER
         moving = job[q]
         reserved[moving] = new
         reserved_start[q] = new
@@ -406,7 +447,7 @@ def compress_columns_round(times, free, length, job, reserved_start, duration, s
     return length, moved, given_lo, given_hi, first
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def spared(summary, block, failed, lo, hi):
     """Whether no job of a block of the queue's columns can move (each would be skipped): all
     reserved by ``lo``, or one failed search spares them all, the least size, requested time and
