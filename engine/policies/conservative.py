@@ -50,15 +50,18 @@ placed again in queue order.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 import numpy as np
 
 from engine.policies.algorithm import Algorithm
-from engine.policies.backfill import BACKFILL_BOUND, bounded
+from engine.policies.backfill import BACKFILL_BOUND, bounded, order_fixed_at_arrival
 from engine.policies.ordering import WaitingQueue
 from engine.sim.jit import move
 from engine.sim.profile import (_NEVER_FITS, FOREVER, NEVER, Profile, _step_at, add, earliest_start, move_earlier, njit,
                                 running_jobs_profile)
-from engine.sim.simulator import Simulation
+from engine.sim.simulator import Pacer, Simulation
 
 #: failed searches remembered in a compression round (see the module docstring)
 FAILURES_KEPT = 16
@@ -134,6 +137,15 @@ class Conservative(Algorithm):
         self.columns = QueueColumns(sim.n) if self._kept and type(self) is Conservative and not self.reference else None
         self._failed = np.empty((5, FAILURES_KEPT), dtype=np.int64)
         self._scratch = np.empty((2, 0), dtype=np.int64)    # move_earlier's, as long as the profile's arrays
+
+    def compiled_loop(self) -> Callable[[Pacer], None] | None:
+        """The compiled event loop (engine.policies.consloop) where it makes the same schedule: the
+        queue's columns over an order fixed at arrival (the simulator checks the rest: a pool of
+        processors counted, nothing started yet)."""
+        if self.columns is None or not order_fixed_at_arrival(self.queue) or self.sim.pass_per_end:
+            return None
+        from engine.policies import consloop    # (it imports this module's kernels)
+        return partial(consloop.run, self)
 
     # reservations ------------------------------------------------------------------------------
     def _reserve(self, job: int, start: int) -> None:
@@ -355,16 +367,6 @@ def compress_columns(times, free, length, job, reserved_start, duration, size, s
         if not moved:
             return length, lo, hi, first, True
     return length, lo, hi, first, False
-
-
-@njit(cache=True)
-def compress_columns_round(times, free, length, job, reserved_start, duration, size, summary, count, reserved, seq,
-                           clock, lo, hi, moves, failed):
-    """One round of compress_columns (see columns_round), with scratch arrays of its own."""
-    scratch_times = np.empty(len(times), dtype=np.int64)
-    scratch_free = np.empty(len(times), dtype=np.int64)
-    return columns_round(times, free, length, job, reserved_start, duration, size, summary, count, reserved, seq,
-                         clock, lo, hi, moves, failed, scratch_times, scratch_free)
 
 
 @njit(cache=True)
