@@ -22,8 +22,12 @@ Pruning, exact because of the fixpoint: between two compressions the profile onl
 window that fits a job now but did not when the job was last examined must, before the job's own
 start, meet a region freed since then (by a job ending early, or given up by a job that moved).
 Each round therefore asks only the jobs reserved to start after the beginning of the room freed
-since the previous round, and only about starts before its end. The round itself is one compiled
-loop (numba) over the profile's arrays.
+since the previous round, and only about starts before its end. The room a move frees is the part
+of its old window [s, s + d) its new one [s', s' + d) leaves, [max(s' + d, s), s + d) (usually
+the old window's last s - s' seconds), so the queue columns' rounds (``columns_round``) begin the
+next round's room there, not at s. A window [t, min(t + d, s)) of a job that may still use room
+beginning at lo (s > lo) reaches past lo only if t > lo - d: its search starts there. The round
+itself is one compiled loop (numba) over the profile's arrays.
 
 Failed searches, exact because the profile does not change between two moves: a job of n
 processors for d seconds reserved at s fits at t < s exactly when at least n are free (its own
@@ -384,8 +388,10 @@ def columns_round(times, free, length, job, reserved_start, duration, size, summ
 
     A search starts no earlier than lo - d + 1: a window that fits now but did not when the job
     was last asked meets room freed since (module docstring), all of which lies in [lo, hi) (the
-    room the round was given, and the old windows of jobs moved in it, each reserved after lo);
-    its window [t, min(t + d, start)) reaches past lo only if t > lo - d (start > lo)."""
+    room the round was given, and the parts of their old windows the jobs moved in it gave up,
+    each reserved after lo); its window [t, min(t + d, start)) reaches past lo only if t > lo - d
+    (start > lo). The lo returned for the next round is where the earliest such part begins,
+    ``released`` = max(new + d, start) (on [start, new + d) the moved job still holds its n)."""
     now = times[0]
     moved = 0
     given_lo, given_hi = FOREVER, NEVER
@@ -445,7 +451,7 @@ def columns_round(times, free, length, job, reserved_start, duration, size, summ
         moves[moved, 1] = new
         moved += 1
         hi = max(hi, end)
-        given_lo, given_hi = min(given_lo, start), max(given_hi, end)
+        given_lo, given_hi = min(given_lo, released), max(given_hi, end)
     return length, moved, given_lo, given_hi, first
 
 
