@@ -172,6 +172,18 @@ def test_the_compiled_loop_runs_plain_conservative_only(monkeypatch):
         assert len(taken) == 3
 
 
+def test_conservative_takes_the_compiled_loop_at_any_size(monkeypatch):
+    """Its Python path loads numba as well (the profile's kernels): the compiled loop always pays."""
+    from engine.policies import consloop
+    taken: list[str] = []
+    real = consloop.run
+    monkeypatch.setattr(consloop, "run", lambda *args: taken.append("compiled") or real(*args))
+    small = make_workload([(0, 1, 1, 1)] * 10)
+    assert Simulation(small, 4).worth_compiling(numba_anyway=True)
+    simulate(small, 4, "conservative")
+    assert taken == ["compiled"]
+
+
 def test_the_compiled_loop_reports_progress_and_can_be_cancelled():
     workload = make_workload([(i, 3, 5, 1) for i in range(1000)])
     seen: list[float] = []
