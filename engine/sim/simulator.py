@@ -96,7 +96,7 @@ class CompiledScheduler(Protocol):
     A scheduler may instead have a compiled loop of its own: ``compiled_loop()`` is a function the
     simulator calls with the run's :class:`Pacer` in place of its loop (it leaves the simulation in
     the state :meth:`Simulation.run` would), or None (conservative backfilling,
-    engine.policies.consloop). Such a scheduler's Python path calls kernels too, so its loop runs
+    engine.policies.conservative). Such a scheduler's Python path calls kernels too, so its loop runs
     at any size (see :meth:`Simulation.worth_compiling`)."""
 
     queue: Any
