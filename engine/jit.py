@@ -65,6 +65,14 @@ class Native(Kernel):
         return self._compiled
 
 
+def compiled(kernel: Any) -> Callable[..., Any]:
+    """What ``kernel`` runs as, to be called directly where the call is hot (no Python frame of
+    :meth:`Kernel.__call__` between): its numba dispatcher, compiled or loaded at this call. A name
+    imported from a kernels' module may already be a dispatcher (see :meth:`Kernel.compiled`): it is
+    returned as it is."""
+    return kernel.compiled() if isinstance(kernel, Kernel) else kernel
+
+
 def native(target: str) -> Callable[[Callable[..., Any]], Native]:
     """``@native("module:name")``: a :class:`Native` kernel (see there)."""
     return lambda function: Native(function, target)

@@ -41,6 +41,7 @@ from engine.policies.registry import Component, register_algorithm
 from engine.policies.nodecons import compress_pass
 from engine.sim.profile import FOREVER
 from engine.sim.profileset import NEVER_FITS, ProfileSet, earliest_over
+from engine.sim.jit import compiled
 from engine.sim.simulator import Simulation
 from engine.sim.validate import ReservationWatch
 
@@ -224,6 +225,8 @@ class NodeWalker:
         self.allocator = allocator
         self.links = queue.link()
         self.mirror = allocator.enable_mirror()
+        #: the compiled walk, numba's dispatcher itself (called at every pass: no engine.jit.Kernel frame between)
+        self._walk = compiled(nodewalk.walk)
         n = sim.n
         classes = len(allocator.requests)
         self.st = np.zeros(nodewalk.STATE_SIZE, dtype=np.int64)
@@ -333,7 +336,7 @@ class NodeWalker:
         args = self.args
         if not args or args[-3] is not m.store_pick:
             args = self.args = self._arguments()
-        return int(nodewalk.walk(*args))
+        return int(self._walk(*args))
 
     def _arguments(self) -> tuple:
         m = self.mirror
