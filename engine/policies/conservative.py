@@ -50,14 +50,17 @@ placed again in queue order.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 import numpy as np
 
 from engine.policies.algorithm import Algorithm
-from engine.policies.backfill import BACKFILL_BOUND, bounded
+from engine.policies.backfill import BACKFILL_BOUND, bounded, order_fixed_at_arrival
 from engine.policies.ordering import WaitingQueue
 from engine.sim.jit import move
 from engine.sim.profile import _NEVER_FITS, FOREVER, NEVER, Profile, _step_at, add, earliest_start, njit, running_jobs_profile
-from engine.sim.simulator import Simulation
+from engine.sim.simulator import Pacer, Simulation
 
 #: failed searches remembered in a compression round (see the module docstring)
 FAILURES_KEPT = 16
@@ -132,6 +135,15 @@ class Conservative(Algorithm):
         #: the queue in columns (the fast compression) for a plain Conservative with a kept order
         self.columns = QueueColumns(sim.n) if self._kept and type(self) is Conservative and not self.reference else None
         self._failed = np.empty((5, FAILURES_KEPT), dtype=np.int64)
+
+    def compiled_loop(self) -> Callable[[Pacer], None] | None:
+        """The compiled event loop (engine.policies.consloop) where it makes the same schedule: the
+        queue's columns over an order fixed at arrival (the simulator checks the rest: a pool of
+        processors counted, nothing started yet)."""
+        if self.columns is None or not order_fixed_at_arrival(self.queue) or self.sim.pass_per_end:
+            return None
+        from engine.policies import consloop    # (it imports this module's kernels)
+        return partial(consloop.run, self)
 
     # reservations ------------------------------------------------------------------------------
     def _reserve(self, job: int, start: int) -> None:

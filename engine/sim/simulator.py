@@ -91,7 +91,12 @@ class Scheduler(Protocol):
 class CompiledScheduler(Protocol):
     """A scheduler that the compiled loop (engine.sim.poolloop) can run instead, when it says so:
     ``compiled_algorithm()`` is its poolloop algorithm code, or None (then the Python loop runs it);
-    ``queue.rank`` is its queue order; ``watch`` an optional ReservationWatch (EASY)."""
+    ``queue.rank`` is its queue order; ``watch`` an optional ReservationWatch (EASY).
+
+    A scheduler may instead have a compiled loop of its own: ``compiled_loop()`` is a function the
+    simulator calls with the run's :class:`Pacer` in place of its loop (it leaves the simulation in
+    the state :meth:`Simulation.run` would), or None (conservative backfilling,
+    engine.policies.consloop)."""
 
     queue: Any
     watch: Any
@@ -187,8 +192,12 @@ class Simulation:
     def run(self, scheduler: Scheduler, *, progress: Callable[[float], None] | None = None,
             should_stop: Callable[[], bool] | None = None) -> None:
         algorithm = getattr(scheduler, "compiled_algorithm", lambda: None)()
-        if algorithm is not None and self.runs_plainly() and self.worth_compiling():
-            self.run_compiled(algorithm, scheduler, Pacer(self.n, progress, should_stop))  # type: ignore[arg-type]
+        own_loop = getattr(scheduler, "compiled_loop", lambda: None)()
+        if (algorithm is not None or own_loop is not None) and self.runs_plainly() and self.worth_compiling():
+            if own_loop is not None:
+                own_loop(Pacer(self.n, progress, should_stop))
+            else:
+                self.run_compiled(algorithm, scheduler, Pacer(self.n, progress, should_stop))  # type: ignore[arg-type]
             return
         submit, n = self.submit, self.n
         completions = self._completions
