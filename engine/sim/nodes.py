@@ -50,7 +50,7 @@ import pandas as pd
 from engine.platform.hosts import host_cluster
 from engine.platform.machines import Cluster, Machine
 from engine.platform.queues import Assignment, QueueConfig, assign_queues, check_pools
-from engine.sim.jit import compiled
+from engine.sim.jit import bind_direct
 from engine.sim.nodekernels import earliest_on, mirror_end, mirror_start
 from engine.workload.model import Workload
 
@@ -741,10 +741,11 @@ class NodeMirror:
         #: a starting job's nodes and the cores it takes on each (what mirror_start reads)
         self.s_pick = np.zeros(most, dtype=np.int64)
         self.s_take = np.zeros(most, dtype=np.int64)
-        # the kernels called at every start, end and reservation, taken as numba's dispatchers once
-        # (not through engine.jit.Kernel.__call__ at each call: a Python frame and an argument tuple more)
-        self.start_kernel, self.end_kernel = compiled(mirror_start), compiled(mirror_end)
-        self.earliest_on = compiled(earliest_on)
+        # the kernels called at every start, end and reservation, called directly (engine.jit.bind_direct:
+        # no engine.jit.Kernel frame, no numba dispatch; their arguments are these arrays and Python ints)
+        bind_direct(self, "start_kernel", mirror_start)
+        bind_direct(self, "end_kernel", mirror_end)
+        bind_direct(self, "earliest_on", earliest_on)
         #: per cluster c, its running jobs as sorted keys ``expected end * base + job`` (the order of
         #: NodeAllocator.running_on) in ``run_keys[c, :run_count[c]]`` (rows grown as needed)
         self.base = n + 1
