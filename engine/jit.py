@@ -65,6 +65,42 @@ class Native(Kernel):
         return self._compiled
 
 
+def compiled(kernel: Any) -> Callable[..., Any]:
+    """What ``kernel`` runs as, to be called directly where the call is hot (no Python frame of
+    :meth:`Kernel.__call__` between): its numba dispatcher, compiled or loaded at this call. A name
+    imported from a kernels' module may already be a dispatcher (see :meth:`Kernel.compiled`): it is
+    returned as it is."""
+    return kernel.compiled() if isinstance(kernel, Kernel) else kernel
+
+
+def direct(dispatcher: Any) -> Callable[..., Any]:
+    """A dispatcher's one compiled signature, called without numba's dispatch: its machine code's
+    Python entry point. numba types every argument of every call to choose a signature; for a kernel
+    of some thirty array arguments called at every event that is about a microsecond a call, as long
+    as the kernel itself. Only for call sites whose argument types never change (arrays made once
+    with fixed dtypes, Python ints): the entry point converts what it is given to its signature's
+    types, it does not compile another. A dispatcher with no or several signatures, or a plain
+    function (numba missing, NUMBA_DISABLE_JIT), is returned as it is."""
+    overloads = getattr(dispatcher, "overloads", None)
+    if not overloads or len(overloads) != 1:
+        return dispatcher
+    entry = getattr(next(iter(overloads.values())), "entry_point", None)
+    return entry if callable(entry) else dispatcher
+
+
+def bind_direct(owner: Any, name: str, kernel: Any) -> None:
+    """Set ``owner.<name>`` to call ``kernel``: through numba's dispatcher the first time (it compiles
+    or loads the kernel), then directly (:func:`direct`; the same call-site rules apply)."""
+    dispatcher = compiled(kernel)
+
+    def first_call(*args: Any) -> Any:
+        result = dispatcher(*args)
+        setattr(owner, name, direct(dispatcher))
+        return result
+
+    setattr(owner, name, first_call)
+
+
 def native(target: str) -> Callable[[Callable[..., Any]], Native]:
     """``@native("module:name")``: a :class:`Native` kernel (see there)."""
     return lambda function: Native(function, target)

@@ -41,6 +41,7 @@ from engine.policies.registry import Component, register_algorithm
 from engine.policies.nodecons import compress_pass
 from engine.sim.profile import FOREVER
 from engine.sim.profileset import NEVER_FITS, ProfileSet, earliest_over
+from engine.sim.jit import bind_direct
 from engine.sim.simulator import Simulation
 from engine.sim.validate import ReservationWatch
 
@@ -224,6 +225,8 @@ class NodeWalker:
         self.allocator = allocator
         self.links = queue.link()
         self.mirror = allocator.enable_mirror()
+        # the compiled walk, called directly at every pass (engine.jit.bind_direct; its arguments are arrays)
+        bind_direct(self, "_walk", nodewalk.walk)
         n = sim.n
         classes = len(allocator.requests)
         self.st = np.zeros(nodewalk.STATE_SIZE, dtype=np.int64)
@@ -299,18 +302,18 @@ class NodeWalker:
         """The walk goes on behind ``reservation`` (its nodes marked in the mirror, unless they are already)."""
         st, mirror = self.st, self.mirror
         if reservation is not self.marked:
-            if self.reserved:
-                mirror.reserved[self.reserved] = 0
+            marks = mirror.reserved
+            for node in self.reserved:
+                marks[node] = 0
             off = mirror.offset[reservation.cluster]
             self.reserved = [off + node for node in reservation.nodes]
-            mirror.reserved[self.reserved] = 1
+            for node in self.reserved:
+                marks[node] = 1
             self.marked = reservation
-        st[nodewalk.HAS_RES] = 1
-        st[nodewalk.RES_JOB], st[nodewalk.RES_SHADOW] = reservation.job, reservation.shadow
-        st[nodewalk.RES_CLUSTER] = reservation.cluster
-        st[nodewalk.CACHE_JOB], st[nodewalk.CACHE_SHADOW] = reservation.job, reservation.shadow
-        st[nodewalk.CACHE_CLUSTER] = reservation.cluster
-        st[nodewalk.CACHE_RELEASES], st[nodewalk.CACHE_UNPLANNED] = reservation.stamp
+        job, shadow, cluster = reservation.job, reservation.shadow, reservation.cluster
+        # (two slices of the state: HAS_RES to RES_CLUSTER, CACHE_JOB to CACHE_UNPLANNED)
+        st[nodewalk.HAS_RES:nodewalk.RES_CLUSTER + 1] = (1, job, shadow, cluster)
+        st[nodewalk.CACHE_JOB:nodewalk.CACHE_UNPLANNED + 1] = (job, shadow, cluster, *reservation.stamp)
 
     def forget_reservation(self) -> None:
         """The allocator holds no reservation now (the head can never start): none to take again."""
@@ -333,7 +336,7 @@ class NodeWalker:
         args = self.args
         if not args or args[-3] is not m.store_pick:
             args = self.args = self._arguments()
-        return int(nodewalk.walk(*args))
+        return int(self._walk(*args))
 
     def _arguments(self) -> tuple:
         m = self.mirror

@@ -50,7 +50,8 @@ import pandas as pd
 from engine.platform.hosts import host_cluster
 from engine.platform.machines import Cluster, Machine
 from engine.platform.queues import Assignment, QueueConfig, assign_queues, check_pools
-from engine.sim.nodekernels import earliest_on
+from engine.sim.jit import bind_direct
+from engine.sim.nodekernels import earliest_on, mirror_end, mirror_start
 from engine.workload.model import Workload
 
 FOREVER = 2 ** 62
@@ -367,11 +368,6 @@ class NodeAllocator:
         self.queue_room[self.job_queue[job]] -= cores
         self.pair_jobs_room[pair] -= sign
         self.pair_cores_room[pair] -= cores
-        mirror = self.mirror
-        if mirror is not None:
-            mirror.queue_room[self.job_queue[job]] -= cores
-            mirror.pair_jobs[pair] -= sign
-            mirror.pair_cores[pair] -= cores
 
     # -- placement -------------------------------------------------------------------------------
     def estimate_on(self, job: int, cluster: int) -> int:
@@ -501,10 +497,9 @@ class NodeAllocator:
         self._version += 1
         c, nodes, cores = placement
         mirror = self.mirror
-        if self._respects != job:
+        unplanned = self._respects != job
+        if unplanned:
             self.unplanned[c] += 1
-            if mirror is not None:
-                mirror.stamp[c, 1] += 1
         self._respects = -1
         cluster = self.clusters[c]
         request = self.requests[self.class_list[job]]
@@ -522,9 +517,6 @@ class NodeAllocator:
         held = sum(cores)
         self.cluster_free[c] -= held
         self.free -= held
-        if mirror is not None:
-            mirror.change(c, nodes, cores, mem, gpus, -1)
-            mirror.keep(job, nodes, cores, mem, gpus, held)
         self.cluster_of[job] = c
         self.nodes_of[job] = nodes
         self.cores_of[job] = cores
@@ -537,9 +529,10 @@ class NodeAllocator:
             sim.runtime[job] = math.ceil(self.base_runtime[job] * factor)
             sim.estimate[job] = math.ceil(self.base_estimate[job] * factor)
         end = sim.now + sim.estimate[job]
-        insort(self.running_on[c], (end, job))
+        running = self.running_on[c]
+        insort(running, (end, job))
         if mirror is not None:
-            mirror.run_started(c, end, job)
+            mirror.started(self, job, c, nodes, cores, mem, gpus, held, end, unplanned, len(running))
 
     def release(self, job: int, size: int) -> None:
         c, nodes, cores, mem, gpus, held = self.taken.pop(job)
@@ -550,21 +543,14 @@ class NodeAllocator:
             free_gpus[node] += gpus
         self.cluster_free[c] += held
         self.free += held
-        mirror = self.mirror
-        if mirror is not None:
-            mirror.change(c, nodes, cores, mem, gpus, 1)
-            mirror.bound[c, 0] = 0
-            row = mirror.log[len(self.release_log)]
-            row[0], row[1], row[2] = c, mirror.job_first[job], mirror.job_k[job]
-            mirror.stamp[c, 0] += 1
+        entry = (self.sim.expected_end(job), job)
+        if self.mirror is not None:
+            self.mirror.ended(self, job, c, entry)
         self.release_log.append(c)
         self.releases[c] += 1
         self._version += 1
         running = self.running_on[c]
-        entry = (self.sim.expected_end(job), job)
         del running[bisect_left(running, entry)]
-        if mirror is not None:
-            mirror.run_ended(c, entry[0], job)
         if self.queue_of is not None:
             self._count_limits(job, -1)
 
@@ -598,10 +584,11 @@ class NodeAllocator:
         m = self.mirror
         assert m is not None
         off, count, whole, ram = m.cluster[c].tolist()[:4]
-        start = earliest_on(self.class_list[job], self.cluster_free[c], off, count, whole, ram, now, before,
-                            self.estimate_on(job, c), self.avail_from[c], self.avail_to[c], m.classes, m.f_cores,
-                            m.f_mem, m.f_gpus, m.run_keys[c], m.base, m.job_first, m.job_k, m.job_mem, m.job_gpus, m.job_held,
-                            m.store_pick, m.store_take, m.w_cores, m.w_mem, m.w_gpus, m.was, m.pick, m.take, m.found)
+        start = m.earliest_on(self.class_list[job], self.cluster_free[c], off, count, whole, ram, now, before,
+                              self.estimate_on(job, c), self.avail_from[c], self.avail_to[c], m.classes, m.f_cores,
+                              m.f_mem, m.f_gpus, m.run_keys[c, :m.run_count[c]], m.base, m.job_first, m.job_k,
+                              m.job_mem, m.job_gpus, m.job_held, m.store_pick, m.store_take, m.w_cores, m.w_mem,
+                              m.w_gpus, m.was, m.pick, m.take, m.found)
         if start < 0:
             return None
         return int(start), tuple(m.pick[:m.found[0]].tolist())
@@ -751,11 +738,23 @@ class NodeMirror:
         self.pick = np.zeros(most, dtype=np.int64)
         self.take = np.zeros(most, dtype=np.int64)
         self.found = np.zeros(1, dtype=np.int64)
-        #: per cluster, its running jobs as sorted keys ``expected end * base + job`` (the order of
-        #: NodeAllocator.running_on)
+        #: a starting job's nodes and the cores it takes on each (what mirror_start reads)
+        self.s_pick = np.zeros(most, dtype=np.int64)
+        self.s_take = np.zeros(most, dtype=np.int64)
+        # the kernels called at every start, end and reservation, called directly (engine.jit.bind_direct:
+        # no engine.jit.Kernel frame, no numba dispatch; their arguments are these arrays and Python ints)
+        bind_direct(self, "start_kernel", mirror_start)
+        bind_direct(self, "end_kernel", mirror_end)
+        bind_direct(self, "earliest_on", earliest_on)
+        #: per cluster c, its running jobs as sorted keys ``expected end * base + job`` (the order of
+        #: NodeAllocator.running_on) in ``run_keys[c, :run_count[c]]`` (rows grown as needed)
         self.base = n + 1
-        self.run_keys = [np.array([end * self.base + job for end, job in running], dtype=np.int64)
-                         for running in allocator.running_on]
+        running_on = allocator.running_on
+        self.run_count = np.array([len(running) for running in running_on], dtype=np.int64)
+        self.run_keys = np.zeros((len(clusters), max(64, 2 * max(self.run_count.tolist(), default=0))), dtype=np.int64)
+        for c, running in enumerate(running_on):
+            self.run_keys[c, :len(running)] = [end * self.base + job for end, job in running]
+        self.limited = allocator.queue_of is not None
         #: each release: (cluster, where the released job's nodes are in store_pick, how many; -1: unknown)
         self.log = np.zeros((n + 1, 3), dtype=np.int64)
         self.log[:len(allocator.release_log), 0] = allocator.release_log
@@ -774,28 +773,43 @@ class NodeMirror:
             at, k, mem, gpus, held
         self.stored = at + k
 
-    def run_started(self, c: int, end: int, job: int) -> None:
-        keys = self.run_keys[c]
-        key = end * self.base + job
-        at = int(keys.searchsorted(key))
-        self.run_keys[c] = np.concatenate((keys[:at], np.array((key,), dtype=np.int64), keys[at:]))
+    def started(self, allocator: NodeAllocator, job: int, c: int, nodes: tuple[int, ...], cores: tuple[int, ...],
+                mem: int, gpus: int, held: int, end: int, unplanned: bool, running: int) -> None:
+        """``job`` took ``nodes`` of cluster c (``cores`` on each), expected to end at ``end``, as a start
+        the cached reservation did not plan for if ``unplanned``; c now runs ``running`` jobs
+        (engine.sim.nodekernels.mirror_start does the writes)."""
+        k, at = len(nodes), self.stored
+        if at + k > len(self.store_pick):
+            self.store_pick = np.resize(self.store_pick, 2 * (at + k))
+            self.store_take = np.resize(self.store_take, 2 * (at + k))
+        if running > self.run_keys.shape[1]:
+            self.run_keys = np.concatenate((self.run_keys, np.zeros_like(self.run_keys)), axis=1)
+        pick, take = self.s_pick, self.s_take
+        if k == 1:
+            pick[0], take[0] = nodes[0], cores[0]
+        else:
+            pick[:k], take[:k] = nodes, cores
+        self.stored = at + k
+        limited = self.limited
+        queue, pair, job_cores = (allocator.job_queue[job], allocator.job_pair[job], allocator.job_cores[job]) \
+            if limited else (0, 0, 0)
+        self.start_kernel(job, c, k, pick, take, mem, gpus, held, at, end * self.base + job, unplanned, limited,
+                          queue, pair, job_cores, self.cluster, self.f_cores, self.f_mem, self.f_gpus,
+                          self.cluster_free, self.store_pick, self.store_take, self.job_first, self.job_k,
+                          self.job_mem, self.job_gpus, self.job_held, self.run_keys, self.run_count, self.stamp,
+                          self.queue_room, self.pair_jobs, self.pair_cores)
 
-    def run_ended(self, c: int, end: int, job: int) -> None:
-        keys = self.run_keys[c]
-        at = int(keys.searchsorted(end * self.base + job))
-        self.run_keys[c] = np.concatenate((keys[:at], keys[at + 1:]))
-
-    def change(self, c: int, nodes: tuple[int, ...], cores: tuple[int, ...], mem: int, gpus: int, sign: int) -> None:
-        """Nodes of cluster c given back (sign 1) or taken (-1)."""
-        off = self.offset[c]
-        f_cores, f_mem, f_gpus = self.f_cores, self.f_mem, self.f_gpus
-        held = 0
-        for node, take in zip(nodes, cores):
-            f_cores[off + node] += sign * take
-            f_mem[off + node] += sign * mem
-            f_gpus[off + node] += sign * gpus
-            held += take
-        self.cluster_free[c] += sign * held
+    def ended(self, allocator: NodeAllocator, job: int, c: int, entry: tuple[int, int]) -> None:
+        """``job`` ended on cluster c, as the next release (``entry``: its expected end and the job, as
+        in NodeAllocator.running_on): engine.sim.nodekernels.mirror_end does the writes."""
+        limited = self.limited
+        queue, pair, job_cores = (allocator.job_queue[job], allocator.job_pair[job], allocator.job_cores[job]) \
+            if limited else (0, 0, 0)
+        self.end_kernel(job, c, len(allocator.release_log), entry[0] * self.base + job, limited, queue, pair,
+                        job_cores, self.cluster, self.f_cores, self.f_mem, self.f_gpus, self.cluster_free,
+                        self.store_pick, self.store_take, self.job_first, self.job_k, self.job_mem, self.job_gpus,
+                        self.job_held, self.run_keys, self.run_count, self.stamp, self.bound, self.log,
+                        self.queue_room, self.pair_jobs, self.pair_cores)
 
 
 def _give_back(taken: tuple, free_cores: list[int], free_mem: list[int], free_gpus: list[int], total: int) -> int:

@@ -5,8 +5,13 @@ simulation. A schedule is whole numbers and a boolean column (``killed``), so ev
 optional minus and digits, "True" or "False". Here each row is laid out in fixed-width slots (a
 column's widest field, then the separator) of one byte matrix, the bytes a field does not use
 left NUL; the matrix without its NULs is the CSV text (no CSV field holds a NUL). A column of any other
-kind (names, fractions: a node-level run's clusters, a fair-share weight) sends the whole frame to
-pandas, so the output is always pandas'.
+kind sends the whole frame to pandas, so the output is always pandas'.
+
+Text columns (a node-level run's clusters, nodes and queues, user names) and fractions (a fair-share
+weight) are written by the compiled kernel only (the numpy layout sends them to pandas): each
+distinct value is formatted once, as pandas does (a string as the csv module writes a field, quoted
+where it holds a comma, a quote or a line break; a fraction as numpy's ``astype(str)``), and the
+kernel copies those bytes into each row.
 
 A large schedule (or any, once numba is loaded) is formatted by a compiled kernel instead
 (:func:`format_rows`, one pass over the values: 0.25 -> 0.03 s CPU for HPC2N-2002's 202,871 rows);
@@ -16,6 +21,8 @@ write the same bytes (tests compare them with each other and with pandas).
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 import sys
 
@@ -64,16 +71,20 @@ def fast_text(frame: pd.DataFrame) -> bytes | None:
         return None
     if len(names) == 1 and frame[frame.columns[0]].hasnans:
         return None     # csv quotes a row that is one empty field: ""
+    compiled = compiled_pays(len(frame))
     columns = []
     for name in frame.columns:
         column = _column(frame[name])
-        if column is None:
-            return None
+        if column is None and compiled:
+            column = _text_column(frame[name])
+        if column is None or isinstance(column, TextColumn) and len(names) == 1:
+            return None     # (one text column: an empty field would be quoted, as above)
         columns.append(column)
     header = (",".join(names) + "\n").encode("ascii")
-    if compiled_pays(len(frame)):
+    if compiled:
         return header + compiled_rows(columns, len(frame))
-    fields = [_Booleans(values) if boolean else _Integers(values, present) for values, boolean, present in columns]
+    fields = [_Booleans(values) if boolean else _Integers(values, present)
+              for values, boolean, present in columns]  # type: ignore[misc]  # (no text column here)
     return header + _rows(fields, len(frame))
 
 
@@ -150,34 +161,115 @@ def _column(series: pd.Series) -> Column | None:
     return None
 
 
+class TextColumn:
+    """A column of strings (missing values written empty): each row's value as a number (``codes``,
+    -1: missing) into the distinct values' CSV text, ``text[offsets[k]:offsets[k + 1]]`` (UTF-8)."""
+
+    def __init__(self, codes: np.ndarray, fields: list[str]) -> None:
+        self.codes = codes
+        encoded = [field.encode("utf-8") for field in fields]
+        self.text = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+        self.offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum([len(field) for field in encoded], out=self.offsets[1:])
+        self.widest = int(np.diff(self.offsets).max()) if encoded else 0
+
+
+def _text_column(series: pd.Series) -> TextColumn | None:
+    """A column of strings and missing values, or of float64, as a :class:`TextColumn`, else None
+    (what pandas writes otherwise, e.g. ``str()`` of numbers in an object column, is left to it)."""
+    dtype = series.dtype
+    if dtype == np.float64:
+        return _float_column(series.to_numpy())
+    if not (isinstance(dtype, np.dtype) and dtype.kind == "O" or isinstance(dtype, pd.StringDtype)):
+        return None
+    values = series.to_numpy(dtype=object)
+    if pd.api.types.infer_dtype(values, skipna=True) not in ("string", "empty"):
+        return None
+    codes, uniques = pd.factorize(values)     # missing values: code -1
+    return TextColumn(codes.astype(np.int64, copy=False), csv_fields(list(uniques)))
+
+
+def _float_column(values: np.ndarray) -> TextColumn:
+    """float64 values as pandas writes them (``astype(str)``, NaN empty: pandas.io.formats' CSV path
+    without a float_format), each distinct bit pattern formatted once (so -0.0 stays "-0.0")."""
+    missing = np.isnan(values)
+    bits, codes = np.unique(values.view(np.int64), return_inverse=True)
+    codes = codes.astype(np.int64, copy=False).reshape(-1)
+    codes[missing] = -1
+    return TextColumn(codes, bits.view(np.float64).astype(str).tolist())
+
+
+_SPECIAL = re.compile(r'[,"\r\n]')
+
+
+def csv_fields(values: list[str]) -> list[str]:
+    """Each string as the csv module writes it as one field of a row of several (pandas' dialect:
+    quote only where needed, a quote doubled): the csv module formats those that hold a comma, a
+    quote or a line break; every other string is its own text."""
+    if not _SPECIAL.search("".join(values)):
+        return values
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
+    fields = []
+    for value in values:
+        if _SPECIAL.search(value):
+            buffer.seek(0)
+            buffer.truncate()
+            writer.writerow([value, ""])
+            value = buffer.getvalue()[:-2]      # without the empty second field's "," and the "\n"
+        fields.append(value)
+    return fields
+
+
 def compiled_pays(rows: int) -> bool:
     """Whether the kernel formats ``rows`` rows: from COMPILED_FROM_ROWS on, or once numba is loaded."""
     return rows >= COMPILED_FROM_ROWS or "numba" in sys.modules
 
 
-def compiled_rows(columns: list[Column], rows: int) -> bytes:
-    """The rows' text (no header) as :func:`format_rows` writes it: the same bytes as :func:`_rows`."""
+def compiled_rows(columns: list[Column | TextColumn], rows: int) -> bytes:
+    """The rows' text (no header) as :func:`format_rows` writes it: the same bytes as :func:`_rows`
+    (and, for text columns, as pandas)."""
     values = np.empty((len(columns), rows), dtype=np.int64)     # a column per row of this matrix
     present = np.ones((len(columns), rows), dtype=np.bool_)
-    booleans = np.zeros(len(columns), dtype=np.bool_)
+    kinds = np.zeros(len(columns), dtype=np.int64)
+    # every text column's distinct values one after the other: value v is text[starts[v]:starts[v + 1]]
+    texts, offsets, text_at, distinct = [], [np.zeros(1, dtype=np.int64)], 0, 0
     widest = 0
-    for index, (column, boolean, known) in enumerate(columns):
-        values[index] = column
-        booleans[index] = boolean
+    for index, column in enumerate(columns):
+        if isinstance(column, TextColumn):
+            kinds[index] = TEXT
+            values[index] = column.codes + distinct
+            present[index] = column.codes >= 0
+            texts.append(column.text)
+            offsets.append(column.offsets[1:] + text_at)
+            text_at += len(column.text)
+            distinct += len(column.offsets) - 1
+            widest += column.widest
+            continue
+        values_, boolean, known = column
+        values[index] = values_
+        kinds[index] = BOOLEAN if boolean else NUMBER
         if known is not None:
             present[index] = known
         if boolean:
             widest += 5
         elif rows:
-            widest += max(len(str(int(column.max()))), len(str(int(column.min()))))
+            widest += max(len(str(int(values_.max()))), len(str(int(values_.min()))))
+    text = np.concatenate(texts) if texts else np.zeros(0, dtype=np.uint8)
+    starts = np.concatenate(offsets)
     out = np.empty(rows * (widest + len(columns)), dtype=np.uint8)     # each field, then "," or "\n"
-    return out[:format_rows(values, booleans, present, out)].tobytes()
+    return out[:format_rows(values, kinds, present, text, starts, out)].tobytes()
+
+
+#: the kinds of column :func:`format_rows` writes
+NUMBER, BOOLEAN, TEXT = 0, 1, 2
 
 
 @njit(cache=True)
-def format_rows(values, booleans, present, out):  # pragma: no cover - compiled (tests run it as Python too)
-    """Each row (``values[:, row]``) as CSV into ``out``: True/False where ``booleans``, empty where
-    not ``present``, else the whole number; the bytes written."""
+def format_rows(values, kinds, present, text, starts, out):  # pragma: no cover - compiled (tests run it as Python too)
+    """Each row (``values[:, row]``) as CSV into ``out``, by the column's kind: True/False (BOOLEAN),
+    empty where not ``present``, else the whole number (NUMBER) or ``text[starts[v]:starts[v + 1]]``
+    (TEXT, v the value); the bytes written."""
     columns, rows = values.shape
     at = 0
     for row in range(rows):
@@ -186,12 +278,20 @@ def format_rows(values, booleans, present, out):  # pragma: no cover - compiled 
                 out[at] = _COMMA
                 at += 1
             value = values[column, row]
-            if booleans[column]:
+            kind = kinds[column]
+            if kind == BOOLEAN:
                 word = _TRUE if value else _FALSE
                 for k in range(len(word)):
                     out[at + k] = word[k]
                 at += len(word)
-            elif present[column, row]:
+            elif not present[column, row]:
+                continue
+            elif kind == TEXT:
+                first, last = starts[value], starts[value + 1]
+                for k in range(last - first):
+                    out[at + k] = text[first + k]
+                at += last - first
+            else:
                 if value < 0:
                     out[at] = 45    # "-"
                     at += 1

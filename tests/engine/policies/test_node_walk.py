@@ -202,3 +202,41 @@ def test_the_compiled_pass_tells_the_reservation_watch_what_the_python_pass_does
     with python_pass():
         reference = simulate(workload, None, "mrfs-easy", machine=machine_, queues=queues)
     assert _without_timings(compiled.meta) == _without_timings(reference.meta)
+
+
+def assert_mirror_matches_allocator(allocator) -> None:
+    """The mirror that allocate and release keep (engine.sim.nodekernels.mirror_start/mirror_end) holds
+    what one built afresh from the allocator's Python state holds."""
+    from engine.sim.nodes import NodeMirror
+
+    kept, fresh = allocator.mirror, NodeMirror(allocator)
+    for name in ("f_cores", "f_mem", "f_gpus", "cluster_free", "run_count", "queue_room", "pair_jobs",
+                 "pair_cores", "stamp"):
+        np.testing.assert_array_equal(getattr(kept, name), getattr(fresh, name), err_msg=name)
+    for c, count in enumerate(fresh.run_count.tolist()):
+        np.testing.assert_array_equal(kept.run_keys[c, :count], fresh.run_keys[c, :count])
+    for job, (_, nodes, cores, mem, gpus, held) in allocator.taken.items():
+        first, k = int(kept.job_first[job]), int(kept.job_k[job])
+        assert tuple(kept.store_pick[first:first + k].tolist()) == nodes
+        assert tuple(kept.store_take[first:first + k].tolist()) == cores
+        assert (kept.job_mem[job], kept.job_gpus[job], kept.job_held[job]) == (mem, gpus, held)
+    released = len(allocator.release_log)
+    assert kept.log[:released, 0].tolist() == allocator.release_log
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("queues", [None, LIMITS])
+def test_the_mirror_follows_every_start_and_end(seed, queues, monkeypatch):
+    workload, machine_ = tie_heavy(seed)
+    checked = [0]
+    original = NodeEasy._schedule_compiled
+
+    def checking(self: NodeEasy, walker: NodeWalker) -> None:
+        assert_mirror_matches_allocator(walker.allocator)
+        checked[0] += 1
+        original(self, walker)
+        assert_mirror_matches_allocator(walker.allocator)
+
+    monkeypatch.setattr(NodeEasy, "_schedule_compiled", checking)
+    simulate(workload, None, "mrfs-easy", machine=machine_, queues=queues)
+    assert checked[0] > 50

@@ -101,3 +101,30 @@ def test_move_copies_overlapping_ranges_as_memmove_compiled_and_in_python():
         plain = np.arange(10, dtype=np.int64)
         jit.move.function(plain, dst, src, count)     # the plain Python form
         assert plain.tolist() == expected.tolist()
+
+
+@njit(cache=False)
+def _fill(values, value):
+    for i in range(values.shape[0]):
+        values[i] = value
+    return values.shape[0]
+
+
+class _Owner:
+    kernel = None
+
+
+def test_a_kernel_bound_direct_goes_through_numba_once_then_calls_its_entry_point():
+    from engine.jit import bind_direct, direct
+
+    owner = _Owner()
+    bind_direct(owner, "kernel", _fill)
+    first = owner.kernel
+    values = np.zeros(4, dtype=np.int64)
+    assert owner.kernel(values, 3) == 4 and values.tolist() == [3] * 4
+    assert owner.kernel is not first            # rebound after the first call
+    assert owner.kernel(values, 5) == 4 and values.tolist() == [5] * 4
+    dispatcher = jit.compiled(_fill)
+    if getattr(dispatcher, "overloads", None):  # numba (not NUMBA_DISABLE_JIT): the machine code's entry
+        assert owner.kernel is not dispatcher and owner.kernel is direct(dispatcher)
+    assert direct(len) is len                   # no numba dispatcher: as it is
