@@ -377,20 +377,26 @@ def compress_columns(times, free, length, job, reserved_start, duration, size, s
     for another round (four steps per job). Returns (profile length, lo, hi, earliest new start,
     done): when not done, make room and call again with that lo and hi (the rounds go on where
     they stopped)."""
+    # the room each move of the previous round and of this one gave up, by queue position: (position,
+    # released, end); the first round's: the room the compression was given, for every position
+    given = np.empty((2, count + 1, 3), dtype=np.int64)
+    given[0, 0, 0], given[0, 0, 1], given[0, 0, 2] = count, lo, hi
+    previous, side = 1, 0
     first = FOREVER
     while length + 4 * count <= min(len(times), len(scratch_times)):
         length, moved, lo, hi, earliest = columns_round(
             times, free, length, job, reserved_start, duration, size, summary, count, reserved, seq, clock, lo, hi,
-            moves, failed, scratch_times, scratch_free)
+            moves, failed, scratch_times, scratch_free, given[side], previous, given[1 - side])
         first = min(first, earliest)
         if not moved:
             return length, lo, hi, first, True
+        previous, side = moved, 1 - side
     return length, lo, hi, first, False
 
 
 @njit(cache=True)
 def columns_round(times, free, length, job, reserved_start, duration, size, summary, count, reserved, seq,
-                  clock, lo, hi, moves, failed, scratch_times, scratch_free):
+                  clock, lo, hi, moves, failed, scratch_times, scratch_free, given, previous, giving):
     """compress_round over the first ``count`` jobs of the queue's columns (QueueColumns: job,
     reserved start, requested time, size in queue order): the same moves, also written to the
     start column. ``failed``: room for the failed searches as columns (size, duration, start,
@@ -406,7 +412,18 @@ def columns_round(times, free, length, job, reserved_start, duration, size, summ
     room the round was given, and the parts of their old windows the jobs moved in it gave up,
     each reserved after lo); its window [t, min(t + d, start)) reaches past lo only if t > lo - d
     (start > lo). The lo returned for the next round is where the earliest such part begins,
-    ``released`` = max(new + d, start) (on [start, new + d) the moved job still holds its n)."""
+    ``released`` = max(new + d, start) (on [start, new + d) the moved job still holds its n).
+
+    Each job is held to the room freed since it was itself last asked, tighter than [lo, hi): what
+    the moves after it in the previous round (``given[:previous]``: position, released, end, by
+    position; in the first round one row holding the room given, at position ``count``) and the
+    moves before it in this round gave up. Its own move is no such room: right after a move, no
+    earlier window fits it (a window ending in its new window that did not fit before the move
+    lacked room before it, where nothing changed). So a job asks only if reserved after that
+    room's beginning ``lo_q``, from lo_q - d + 1, for starts before its end ``hi_q``; a block of
+    jobs is all reserved by lo_q if by the lo_q of its first job (lo_q only grows along the
+    positions while no job moves). This round's moves are written to ``giving`` (the next round's
+    ``given``)."""
     now = times[0]
     moved = 0
     given_lo, given_hi = FOREVER, NEVER
@@ -415,24 +432,35 @@ def columns_round(times, free, length, job, reserved_start, duration, size, summ
     row = 0
     # the step holding the last search's start, while no move shifted the steps
     held_since, held_step = NEVER, 0
+    # given[:previous] as suffix bounds: the room given up at or after each row's position
+    for g in range(previous - 2, -1, -1):
+        given[g, 1] = min(given[g, 1], given[g + 1, 1])
+        given[g, 2] = max(given[g, 2], given[g + 1, 2])
+    later = 0                           # the first row of given after position q
+    own_lo, own_hi = FOREVER, NEVER     # the room this round's moves gave up
     q = -1
     while q + 1 < count:
         q += 1
-        if q % SPAN == 0 and q + SPAN <= count and spared(summary, q // SPAN, failed, lo, hi):
+        while later < previous and given[later, 0] <= q:
+            later += 1
+        lo_q, hi_q = own_lo, own_hi     # the room freed since job q was last asked lies in [lo_q, hi_q)
+        if later < previous:
+            lo_q, hi_q = min(lo_q, given[later, 1]), max(hi_q, given[later, 2])
+        if q % SPAN == 0 and q + SPAN <= count and spared(summary, q // SPAN, failed, lo_q, hi):
             q += SPAN - 1
             continue
         start = reserved_start[q]
-        if start <= lo:
+        if start <= lo_q:
             continue    # the freed room begins at or after its start: it cannot use it
         d, n = duration[q], size[q]
-        limit = min(start, hi)
+        limit = min(start, hi_q)
         # the latest failure spares most jobs it can: asked alone first, it saves asking all
         f = (row - 1) % FAILURES_KEPT
         if failed[0, f] <= n and failed[1, f] <= d and failed[2, f] <= start:
             released = failed[4, f]
             if (failed[3, f] if start <= released else min(failed[3, f], released - d + 1)) >= limit:
                 continue
-        since = max(no_fit_in_columns(failed, n, d, start, now), lo - d + 1)
+        since = max(no_fit_in_columns(failed, n, d, start, now), lo_q - d + 1)
         if since >= limit:
             continue
         step = 0
@@ -465,6 +493,8 @@ def columns_round(times, free, length, job, reserved_start, duration, size, summ
         moves[moved, 0] = moving
         moves[moved, 1] = new
         moved += 1
+        giving[moved - 1, 0], giving[moved - 1, 1], giving[moved - 1, 2] = q, released, end
+        own_lo, own_hi = min(own_lo, released), max(own_hi, end)
         hi = max(hi, end)
         given_lo, given_hi = min(given_lo, released), max(given_hi, end)
     return length, moved, given_lo, given_hi, first
