@@ -96,7 +96,8 @@ class CompiledScheduler(Protocol):
     A scheduler may instead have a compiled loop of its own: ``compiled_loop()`` is a function the
     simulator calls with the run's :class:`Pacer` in place of its loop (it leaves the simulation in
     the state :meth:`Simulation.run` would), or None (conservative backfilling,
-    engine.policies.consloop)."""
+    engine.policies.conservative). Such a scheduler's Python path calls kernels too, so its loop runs
+    at any size (see :meth:`Simulation.worth_compiling`)."""
 
     queue: Any
     watch: Any
@@ -193,11 +194,11 @@ class Simulation:
             should_stop: Callable[[], bool] | None = None) -> None:
         algorithm = getattr(scheduler, "compiled_algorithm", lambda: None)()
         own_loop = getattr(scheduler, "compiled_loop", lambda: None)()
-        if (algorithm is not None or own_loop is not None) and self.runs_plainly() and self.worth_compiling():
-            if own_loop is not None:
-                own_loop(Pacer(self.n, progress, should_stop))
-            else:
-                self.run_compiled(algorithm, scheduler, Pacer(self.n, progress, should_stop))  # type: ignore[arg-type]
+        if own_loop is not None and self.runs_plainly() and self.worth_compiling(numba_anyway=True):
+            own_loop(Pacer(self.n, progress, should_stop))
+            return
+        if algorithm is not None and self.runs_plainly() and self.worth_compiling():
+            self.run_compiled(algorithm, scheduler, Pacer(self.n, progress, should_stop))  # type: ignore[arg-type]
             return
         submit, n = self.submit, self.n
         completions = self._completions
@@ -233,13 +234,14 @@ class Simulation:
             pacer.tick(self.finished, t)
         pacer.done()
 
-    def worth_compiling(self) -> bool:
+    def worth_compiling(self, numba_anyway: bool = False) -> bool:
         """Whether the compiled loop pays for loading numba (about 0.6 s the first time in a process):
-        from :data:`COMPILED_FROM_JOBS` jobs on, or once numba is loaded anyway; ``compiled``
-        (a class attribute, for tests) True or False decides instead."""
+        from :data:`COMPILED_FROM_JOBS` jobs on, or once numba is loaded anyway, or always when the
+        policy's Python path loads it too (``numba_anyway``: its own kernels, as conservative's);
+        ``compiled`` (a class attribute, for tests) True or False decides instead."""
         if self.compiled is not None:
             return self.compiled
-        return self.n >= COMPILED_FROM_JOBS or "numba" in sys.modules
+        return numba_anyway or self.n >= COMPILED_FROM_JOBS or "numba" in sys.modules
 
     def runs_plainly(self) -> bool:
         """Whether this run is one the compiled loop makes exactly: nothing started yet, a pool of

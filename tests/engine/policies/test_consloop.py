@@ -1,4 +1,5 @@
-"""The compiled loop of conservative backfilling (engine.policies.consloop) schedules as the Python loop.
+"""The compiled loop of conservative backfilling (engine.policies.conservative.run_conservative)
+schedules as the Python loop.
 
 Each scenario runs three ways: the compiled loop (``Simulation.compiled = True``), the Python loop
 with the queue's columns (``Simulation.compiled = False``) and the Python loop with the compression
@@ -20,6 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine.policies import conservative
 from engine.policies.conservative import Conservative
 from engine.policies.registry import build_scheduler, resolve
 from engine.run import simulate
@@ -151,10 +153,9 @@ def test_the_compiled_loop_leaves_the_policy_as_the_python_loop_does(trace, over
 # -- what runs where ---------------------------------------------------------------------------------
 
 def test_the_compiled_loop_runs_plain_conservative_only(monkeypatch):
-    from engine.policies import consloop
     taken: list[str] = []
-    real = consloop.run
-    monkeypatch.setattr(consloop, "run", lambda *args: taken.append("compiled") or real(*args))
+    real = conservative.run_compiled_loop
+    monkeypatch.setattr(conservative, "run_compiled_loop", lambda *args: taken.append("compiled") or real(*args))
     rows = [(0, 10, 10, 2), (1, 5, 5, 4), (2, 5, 5, 1)]
     with path(True):
         for policy in ("conservative", {"ordering": "sjf", "algorithm": "conservative"},
@@ -170,6 +171,17 @@ def test_the_compiled_loop_runs_plain_conservative_only(monkeypatch):
     with path(False):
         simulate(make_workload(rows), 4, "conservative")
         assert len(taken) == 3
+
+
+def test_conservative_takes_the_compiled_loop_at_any_size(monkeypatch):
+    """Its Python path loads numba as well (the profile's kernels): the compiled loop always pays."""
+    taken: list[str] = []
+    real = conservative.run_compiled_loop
+    monkeypatch.setattr(conservative, "run_compiled_loop", lambda *args: taken.append("compiled") or real(*args))
+    small = make_workload([(0, 1, 1, 1)] * 10)
+    assert Simulation(small, 4).worth_compiling(numba_anyway=True)
+    simulate(small, 4, "conservative")
+    assert taken == ["compiled"]
 
 
 def test_the_compiled_loop_reports_progress_and_can_be_cancelled():
