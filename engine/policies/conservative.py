@@ -49,7 +49,9 @@ event loop as one numba kernel (``run_conservative``, at the end of this module;
 calls :meth:`Conservative.compiled_loop`): the same calls in the same order, no Python per event.
 
 **Bound.** With ``backfill_bound`` K, compression looks at the first K waiting jobs only (an
-approximation: no fixpoint for the others; by default every job, the exact schedule).
+approximation: no fixpoint for the others; by default every job, the exact schedule). The queue
+columns' rounds then keep the reference's room per round (see ``columns_round``): their finer
+pruning needs the fixpoint.
 
 **Rebuild.** If a due job does not fit (a job ran past its request with overruns allowed, or no
 aligned buddy block), the profile is rebuilt from what really runs and every waiting job is
@@ -271,7 +273,7 @@ class Conservative(Algorithm):
         lo, hi = self.sim.now, self._freed_until
         self._freed_until = NEVER
         if self.columns is not None:
-            self._compress_columns(self.columns, len(queue), lo, hi)
+            self._compress_columns(self.columns, len(queue), lo, hi, bounded(self.params) is None)
             return
         while True:
             profile.make_room(4 * len(queue))   # a move changes at most four steps
@@ -283,7 +285,7 @@ class Conservative(Algorithm):
             self._next_due = min(self._next_due, first)
             self.moved(self._moves[:count])
 
-    def _compress_columns(self, columns: QueueColumns, count: int, lo: int, hi: int) -> None:
+    def _compress_columns(self, columns: QueueColumns, count: int, lo: int, hi: int, exact: bool) -> None:
         """compress() over the queue's columns (the first ``count`` waiting jobs): the same rounds."""
         profile = self.profile
         columns.summarize()
@@ -295,7 +297,7 @@ class Conservative(Algorithm):
             profile.length, lo, hi, first, done = compress_columns(
                 profile.times, profile.free, profile.length, columns.job, columns.start, columns.duration,
                 columns.size, columns.summary, count, self.reserved, self.seq, self._clock, lo, hi, self._moves,
-                self._failed, self._scratch[0], self._scratch[1])
+                self._failed, self._scratch[0], self._scratch[1], exact)
             self._next_due = min(self._next_due, first)
 
     def moved(self, moves: np.ndarray) -> None:
@@ -371,26 +373,32 @@ def compress_round(times, free, length, queue, reserved, seq, clock, estimate, s
 
 @njit(cache=True)
 def compress_columns(times, free, length, job, reserved_start, duration, size, summary, count, reserved, seq, clock,
-                     lo, hi, moves, failed, scratch_times, scratch_free):
+                     lo, hi, moves, failed, scratch_times, scratch_free, exact):
     """Compression rounds over the first ``count`` jobs of the queue's columns (columns_round) until
     one moves no job, or until the profile's arrays (or the scratch arrays, as long) may lack room
     for another round (four steps per job). Returns (profile length, lo, hi, earliest new start,
     done): when not done, make room and call again with that lo and hi (the rounds go on where
-    they stopped)."""
+    they stopped). ``exact``: no backfill bound (see columns_round)."""
+    # the room each move of the previous round and of this one gave up, by queue position: (position,
+    # released, end); the first round's: the room the compression was given, for every position
+    given = np.empty((2, count + 1, 3), dtype=np.int64)
+    given[0, 0, 0], given[0, 0, 1], given[0, 0, 2] = count, lo, hi
+    previous, side = 1, 0
     first = FOREVER
     while length + 4 * count <= min(len(times), len(scratch_times)):
         length, moved, lo, hi, earliest = columns_round(
             times, free, length, job, reserved_start, duration, size, summary, count, reserved, seq, clock, lo, hi,
-            moves, failed, scratch_times, scratch_free)
+            moves, failed, scratch_times, scratch_free, given[side], previous, given[1 - side], exact)
         first = min(first, earliest)
         if not moved:
             return length, lo, hi, first, True
+        previous, side = moved, 1 - side
     return length, lo, hi, first, False
 
 
 @njit(cache=True)
 def columns_round(times, free, length, job, reserved_start, duration, size, summary, count, reserved, seq,
-                  clock, lo, hi, moves, failed, scratch_times, scratch_free):
+                  clock, lo, hi, moves, failed, scratch_times, scratch_free, given, previous, giving, exact):
     """compress_round over the first ``count`` jobs of the queue's columns (QueueColumns: job,
     reserved start, requested time, size in queue order): the same moves, also written to the
     start column. ``failed``: room for the failed searches as columns (size, duration, start,
@@ -406,7 +414,23 @@ def columns_round(times, free, length, job, reserved_start, duration, size, summ
     room the round was given, and the parts of their old windows the jobs moved in it gave up,
     each reserved after lo); its window [t, min(t + d, start)) reaches past lo only if t > lo - d
     (start > lo). The lo returned for the next round is where the earliest such part begins,
-    ``released`` = max(new + d, start) (on [start, new + d) the moved job still holds its n)."""
+    ``released`` = max(new + d, start) (on [start, new + d) the moved job still holds its n).
+
+    Each job is held to the room freed since it was itself last asked, tighter than [lo, hi): what
+    the moves after it in the previous round (``given[:previous]``: position, released, end, by
+    position; in the first round one row holding the room given, at position ``count``) and the
+    moves before it in this round gave up. Its own move is no such room: right after a move, no
+    earlier window fits it (a window ending in its new window that did not fit before the move
+    lacked room before it, where nothing changed). So a job asks only if reserved after that
+    room's beginning ``lo_q``, from lo_q - d + 1, for starts before its end ``hi_q``; a block of
+    jobs is all reserved by lo_q if by the lo_q of its first job (lo_q only grows along the
+    positions while no job moves). This round's moves are written to ``giving`` (the next round's
+    ``given``).
+
+    These three (the search from lo - d + 1, the room from ``released``, each job's own room) hold
+    only at the fixpoint: with a backfill bound (not ``exact``) a job beyond it was not asked at the
+    last compression, and the rounds keep compress_round's room, [lo, hi) from the moved jobs' old
+    starts, searched from now."""
     now = times[0]
     moved = 0
     given_lo, given_hi = FOREVER, NEVER
@@ -415,24 +439,37 @@ def columns_round(times, free, length, job, reserved_start, duration, size, summ
     row = 0
     # the step holding the last search's start, while no move shifted the steps
     held_since, held_step = NEVER, 0
+    # given[:previous] as suffix bounds: the room given up at or after each row's position
+    for g in range(previous - 2, -1, -1):
+        given[g, 1] = min(given[g, 1], given[g + 1, 1])
+        given[g, 2] = max(given[g, 2], given[g + 1, 2])
+    later = 0                           # the first row of given after position q
+    own_lo, own_hi = FOREVER, NEVER     # the room this round's moves gave up
     q = -1
     while q + 1 < count:
         q += 1
-        if q % SPAN == 0 and q + SPAN <= count and spared(summary, q // SPAN, failed, lo, hi):
+        lo_q, hi_q = lo, hi
+        if exact:       # the room freed since job q was last asked lies in [lo_q, hi_q)
+            while later < previous and given[later, 0] <= q:
+                later += 1
+            lo_q, hi_q = own_lo, own_hi
+            if later < previous:
+                lo_q, hi_q = min(lo_q, given[later, 1]), max(hi_q, given[later, 2])
+        if q % SPAN == 0 and q + SPAN <= count and spared(summary, q // SPAN, failed, lo_q, hi):
             q += SPAN - 1
             continue
         start = reserved_start[q]
-        if start <= lo:
+        if start <= lo_q:
             continue    # the freed room begins at or after its start: it cannot use it
         d, n = duration[q], size[q]
-        limit = min(start, hi)
+        limit = min(start, hi_q)
         # the latest failure spares most jobs it can: asked alone first, it saves asking all
         f = (row - 1) % FAILURES_KEPT
         if failed[0, f] <= n and failed[1, f] <= d and failed[2, f] <= start:
             released = failed[4, f]
             if (failed[3, f] if start <= released else min(failed[3, f], released - d + 1)) >= limit:
                 continue
-        since = max(no_fit_in_columns(failed, n, d, start, now), lo - d + 1)
+        since = max(no_fit_in_columns(failed, n, d, start, now), lo_q - d + 1 if exact else now)
         if since >= limit:
             continue
         step = 0
@@ -465,8 +502,10 @@ def columns_round(times, free, length, job, reserved_start, duration, size, summ
         moves[moved, 0] = moving
         moves[moved, 1] = new
         moved += 1
+        giving[moved - 1, 0], giving[moved - 1, 1], giving[moved - 1, 2] = q, released, end
+        own_lo, own_hi = min(own_lo, released), max(own_hi, end)
         hi = max(hi, end)
-        given_lo, given_hi = min(given_lo, released), max(given_hi, end)
+        given_lo, given_hi = min(given_lo, released if exact else start), max(given_hi, end)
     return length, moved, given_lo, given_hi, first
 
 
@@ -867,7 +906,7 @@ def run_conservative(report_at, bound, capacity, state, submit, runtime, estimat
                                                                                               dtype=np.int64)
                 length, lo, hi, first, done = compress_columns(
                     times, free, length, job, reserved_start, duration, job_size, summary, count, reserved, seq,
-                    clock, lo, hi, moves, failed, scratch_times, scratch_free)
+                    clock, lo, hi, moves, failed, scratch_times, scratch_free, bound == FOREVER)
                 next_due = min(next_due, first)
         for attempt in range(2):
             if next_due > now:
