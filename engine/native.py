@@ -28,6 +28,8 @@ def _memmove(typingctx: Any, array: Any, dst: Any, src: Any, count: Any) -> Any:
 
 @njit(cache=True)
 def move(array, dst, src, count):  # type: ignore[no-untyped-def]
-    """array[dst:dst + count] = array[src:src + count], the two ranges may overlap (see engine.jit.move)."""
-    if count > 0:
+    """array[dst:dst + count] = array[src:src + count], the two ranges may overlap (see engine.jit.move).
+    Nothing to do when dst == src: the profile's add asks for such shifts of its tail or middle whenever
+    its step count does not change (most moved reservations), and the call alone cost as much as a short copy."""
+    if count > 0 and dst != src:
         _memmove(array, dst, src, count)

@@ -22,8 +22,12 @@ Pruning, exact because of the fixpoint: between two compressions the profile onl
 window that fits a job now but did not when the job was last examined must, before the job's own
 start, meet a region freed since then (by a job ending early, or given up by a job that moved).
 Each round therefore asks only the jobs reserved to start after the beginning of the room freed
-since the previous round, and only about starts before its end. The round itself is one compiled
-loop (numba) over the profile's arrays.
+since the previous round, and only about starts before its end. The room a move frees is the part
+of its old window [s, s + d) its new one [s', s' + d) leaves, [max(s' + d, s), s + d) (usually
+the old window's last s - s' seconds), so the queue columns' rounds (``columns_round``) begin the
+next round's room there, not at s. A window [t, min(t + d, s)) of a job that may still use room
+beginning at lo (s > lo) reaches past lo only if t > lo - d: its search starts there. The round
+itself is one compiled loop (numba) over the profile's arrays.
 
 Failed searches, exact because the profile does not change between two moves: a job of n
 processors for d seconds reserved at s fits at t < s exactly when at least n are free (its own
@@ -45,7 +49,9 @@ event loop as one numba kernel (``run_conservative``, at the end of this module;
 calls :meth:`Conservative.compiled_loop`): the same calls in the same order, no Python per event.
 
 **Bound.** With ``backfill_bound`` K, compression looks at the first K waiting jobs only (an
-approximation: no fixpoint for the others; by default every job, the exact schedule).
+approximation: no fixpoint for the others; by default every job, the exact schedule). The queue
+columns' rounds then keep the reference's room per round (see ``columns_round``): their finer
+pruning needs the fixpoint.
 
 **Wake-ups.** A pass is held at the earliest reservation even if nothing ends or arrives then.
 With the exact fixpoint some job is expected to end there anyway (above); a bounded compression
@@ -77,6 +83,7 @@ from engine.sim.profile import (
     add,
     advance,
     earliest_start,
+    move_earlier,
     njit,
     running_jobs_profile,
 )
@@ -156,6 +163,7 @@ class Conservative(Algorithm):
         #: the queue in columns (the fast compression) for a plain Conservative with a kept order
         self.columns = QueueColumns(sim.n) if self._kept and type(self) is Conservative and not self.reference else None
         self._failed = np.empty((5, FAILURES_KEPT), dtype=np.int64)
+        self._scratch = np.empty((2, 0), dtype=np.int64)    # move_earlier's, as long as the profile's arrays
 
     def compiled_loop(self) -> Callable[[Pacer], None] | None:
         """The compiled event loop (run_conservative, below) where it makes the same schedule: the
@@ -272,7 +280,7 @@ class Conservative(Algorithm):
         lo, hi = self.sim.now, self._freed_until
         self._freed_until = NEVER
         if self.columns is not None:
-            self._compress_columns(self.columns, len(queue), lo, hi)
+            self._compress_columns(self.columns, len(queue), lo, hi, bounded(self.params) is None)
             return
         while True:
             profile.make_room(4 * len(queue))   # a move changes at most four steps
@@ -284,20 +292,20 @@ class Conservative(Algorithm):
             self._next_due = min(self._next_due, first)
             self.moved(self._moves[:count])
 
-    def _compress_columns(self, columns: QueueColumns, count: int, lo: int, hi: int) -> None:
+    def _compress_columns(self, columns: QueueColumns, count: int, lo: int, hi: int, exact: bool) -> None:
         """compress() over the queue's columns (the first ``count`` waiting jobs): the same rounds."""
         profile = self.profile
         columns.summarize()
-        while True:
+        done = False
+        while not done:
             profile.make_room(4 * count)
-            profile.length, moved, lo, hi, first = compress_columns_round(
+            if len(self._scratch[0]) < len(profile.times):
+                self._scratch = np.empty((2, len(profile.times)), dtype=np.int64)
+            profile.length, lo, hi, first, done = compress_columns(
                 profile.times, profile.free, profile.length, columns.job, columns.start, columns.duration,
                 columns.size, columns.summary, count, self.reserved, self.seq, self._clock, lo, hi, self._moves,
-                self._failed)
-            if not moved:
-                return
+                self._failed, self._scratch[0], self._scratch[1], exact)
             self._next_due = min(self._next_due, first)
-            self.moved(self._moves[:moved])
 
     def moved(self, moves: np.ndarray) -> None:
         """Called with the (job, new start) rows of each compression round (already recorded)."""
@@ -371,46 +379,111 @@ def compress_round(times, free, length, queue, reserved, seq, clock, estimate, s
 
 
 @njit(cache=True)
-def compress_columns_round(times, free, length, job, reserved_start, duration, size, summary, count, reserved, seq,
-                           clock, lo, hi, moves, failed):
+def compress_columns(times, free, length, job, reserved_start, duration, size, summary, count, reserved, seq, clock,
+                     lo, hi, moves, failed, scratch_times, scratch_free, exact):
+    """Compression rounds over the first ``count`` jobs of the queue's columns (columns_round) until
+    one moves no job, or until the profile's arrays (or the scratch arrays, as long) may lack room
+    for another round (four steps per job). Returns (profile length, lo, hi, earliest new start,
+    done): when not done, make room and call again with that lo and hi (the rounds go on where
+    they stopped). ``exact``: no backfill bound (see columns_round)."""
+    # the room each move of the previous round and of this one gave up, by queue position: (position,
+    # released, end); the first round's: the room the compression was given, for every position
+    given = np.empty((2, count + 1, 3), dtype=np.int64)
+    given[0, 0, 0], given[0, 0, 1], given[0, 0, 2] = count, lo, hi
+    previous, side = 1, 0
+    first = FOREVER
+    while length + 4 * count <= min(len(times), len(scratch_times)):
+        length, moved, lo, hi, earliest = columns_round(
+            times, free, length, job, reserved_start, duration, size, summary, count, reserved, seq, clock, lo, hi,
+            moves, failed, scratch_times, scratch_free, given[side], previous, given[1 - side], exact)
+        first = min(first, earliest)
+        if not moved:
+            return length, lo, hi, first, True
+        previous, side = moved, 1 - side
+    return length, lo, hi, first, False
+
+
+@njit(cache=True)
+def columns_round(times, free, length, job, reserved_start, duration, size, summary, count, reserved, seq,
+                  clock, lo, hi, moves, failed, scratch_times, scratch_free, given, previous, giving, exact):
     """compress_round over the first ``count`` jobs of the queue's columns (QueueColumns: job,
     reserved start, requested time, size in queue order): the same moves, also written to the
     start column. ``failed``: room for the failed searches as columns (size, duration, start,
-    limit, released); a row of size FOREVER is no failure.
+    limit, released); a row of size FOREVER is no failure. ``scratch_*``: room for move_earlier.
 
     A move does not forget the failed searches (compress_round does): it frees room only from
     ``released`` on (where the part of its old window it gives up begins), so a window ending by
     then that did not fit before the move does not fit after it; each row keeps the earliest
-    such point since it failed (see no_fit_in_columns)."""
+    such point since it failed (see no_fit_in_columns).
+
+    A search starts no earlier than lo - d + 1: a window that fits now but did not when the job
+    was last asked meets room freed since (module docstring), all of which lies in [lo, hi) (the
+    room the round was given, and the parts of their old windows the jobs moved in it gave up,
+    each reserved after lo); its window [t, min(t + d, start)) reaches past lo only if t > lo - d
+    (start > lo). The lo returned for the next round is where the earliest such part begins,
+    ``released`` = max(new + d, start) (on [start, new + d) the moved job still holds its n).
+
+    Each job is held to the room freed since it was itself last asked, tighter than [lo, hi): what
+    the moves after it in the previous round (``given[:previous]``: position, released, end, by
+    position; in the first round one row holding the room given, at position ``count``) and the
+    moves before it in this round gave up. Its own move is no such room: right after a move, no
+    earlier window fits it (a window ending in its new window that did not fit before the move
+    lacked room before it, where nothing changed). So a job asks only if reserved after that
+    room's beginning ``lo_q``, from lo_q - d + 1, for starts before its end ``hi_q``; a block of
+    jobs is all reserved by lo_q if by the lo_q of its first job (lo_q only grows along the
+    positions while no job moves). This round's moves are written to ``giving`` (the next round's
+    ``given``).
+
+    These three (the search from lo - d + 1, the room from ``released``, each job's own room) hold
+    only at the fixpoint: with a backfill bound (not ``exact``) a job beyond it was not asked at the
+    last compression, and the rounds keep compress_round's room, [lo, hi) from the moved jobs' old
+    starts, searched from now."""
     now = times[0]
     moved = 0
     given_lo, given_hi = FOREVER, NEVER
     first = FOREVER
     failed[0, :] = FOREVER
     row = 0
+    # the step holding the last search's start, while no move shifted the steps
+    held_since, held_step = NEVER, 0
+    # given[:previous] as suffix bounds: the room given up at or after each row's position
+    for g in range(previous - 2, -1, -1):
+        given[g, 1] = min(given[g, 1], given[g + 1, 1])
+        given[g, 2] = max(given[g, 2], given[g + 1, 2])
+    later = 0                           # the first row of given after position q
+    own_lo, own_hi = FOREVER, NEVER     # the room this round's moves gave up
     q = -1
     while q + 1 < count:
         q += 1
-        if q % SPAN == 0 and q + SPAN <= count and spared(summary, q // SPAN, failed, lo, hi):
+        lo_q, hi_q = lo, hi
+        if exact:       # the room freed since job q was last asked lies in [lo_q, hi_q)
+            while later < previous and given[later, 0] <= q:
+                later += 1
+            lo_q, hi_q = own_lo, own_hi
+            if later < previous:
+                lo_q, hi_q = min(lo_q, given[later, 1]), max(hi_q, given[later, 2])
+        if q % SPAN == 0 and q + SPAN <= count and spared(summary, q // SPAN, failed, lo_q, hi):
             q += SPAN - 1
             continue
         start = reserved_start[q]
-        if start <= lo:
+        if start <= lo_q:
             continue    # the freed room begins at or after its start: it cannot use it
         d, n = duration[q], size[q]
-        limit = min(start, hi)
+        limit = min(start, hi_q)
         # the latest failure spares most jobs it can: asked alone first, it saves asking all
         f = (row - 1) % FAILURES_KEPT
         if failed[0, f] <= n and failed[1, f] <= d and failed[2, f] <= start:
             released = failed[4, f]
             if (failed[3, f] if start <= released else min(failed[3, f], released - d + 1)) >= limit:
                 continue
-        since = no_fit_in_columns(failed, n, d, start, now)
+        since = max(no_fit_in_columns(failed, n, d, start, now), lo_q - d + 1 if exact else now)
         if since >= limit:
             continue
         step = 0
         if since > now:   # from the beginning of the step holding it: the scan's own start points
-            step = _step_at(times, length, since)
+            if since != held_since:
+                held_since, held_step = since, _step_at(times, length, since)
+            step = held_step
             since = times[step]
         new = earlier_fit(times, free, length, step, since, d, n, limit, start)
         if new == NEVER:
@@ -423,8 +496,9 @@ def compress_columns_round(times, free, length, job, reserved_start, duration, s
             failed[4, f] = min(failed[4, f], released)
         end = start + d
         # move: only the parts of the old and new windows that do not overlap change
-        length = add(times, free, length, new, min(new + d, start), -n)
-        length = add(times, free, length, max(new + d, start), end, n)
+        length = move_earlier(times, free, length, _step_at(times, length, new), new, start, d, n, scratch_times,
+                              scratch_free)
+        held_since = NEVER
         moving = job[q]
         reserved[moving] = new
         reserved_start[q] = new
@@ -435,12 +509,14 @@ def compress_columns_round(times, free, length, job, reserved_start, duration, s
         moves[moved, 0] = moving
         moves[moved, 1] = new
         moved += 1
+        giving[moved - 1, 0], giving[moved - 1, 1], giving[moved - 1, 2] = q, released, end
+        own_lo, own_hi = min(own_lo, released), max(own_hi, end)
         hi = max(hi, end)
-        given_lo, given_hi = min(given_lo, start), max(given_hi, end)
+        given_lo, given_hi = min(given_lo, released if exact else start), max(given_hi, end)
     return length, moved, given_lo, given_hi, first
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def spared(summary, block, failed, lo, hi):
     """Whether no job of a block of the queue's columns can move (each would be skipped): all
     reserved by ``lo``, or one failed search spares them all, the least size, requested time and
@@ -638,7 +714,7 @@ def remove(order, length, job):
 # due jobs' starts, the compression's rounds, the loop itself. run_conservative is that same loop
 # and that same policy as one numba kernel over arrays, calling the policy's own kernels (the profile's ``advance``, ``add`` and
 # ``earliest_start``; the columns' ``open_slot``, ``close_slot``, ``summarize``, ``due_in_columns``,
-# ``earliest_in_columns``; ``compress_columns_round``) in the order the Python methods do:
+# ``earliest_in_columns``; ``compress_columns``) in the order the Python methods do:
 #
 # * instants and their tie-breaking as engine.sim.poolloop.run_pool (ends in the order the
 #   jobs started, then arrivals in trace order, then the decision; its completion heap);
@@ -772,6 +848,8 @@ def run_conservative(report_at, bound, capacity, state, submit, runtime, estimat
     idle, heap_len, length, waiting = state[FREE], state[HEAP_LEN], state[PROFILE_LEN], state[WAITING]
     dirty, next_due, freed_until = state[DIRTY], state[NEXT_DUE], state[FREED_UNTIL]
     outcome = DONE
+    # the compression's scratch arrays (profile.move_earlier), as long as the profile's
+    scratch_times, scratch_free = np.empty(len(times), dtype=np.int64), np.empty(len(times), dtype=np.int64)
     while next_job < n or heap_len > 0 or now < next_due < FOREVER:
         if finished >= report_at:
             outcome = PAUSED
@@ -829,13 +907,15 @@ def run_conservative(report_at, bound, capacity, state, submit, runtime, estimat
             freed_until = NEVER
             summarize(reserved_start, duration, job_size, waiting, summary, dirty // SPAN)
             dirty = waiting
-            while True:
+            done = False
+            while not done:
                 times, free = _with_room(times, free, length, 4 * count)
-                length, moved, lo, hi, first = compress_columns_round(
+                if len(scratch_times) < len(times):
+                    scratch_times, scratch_free = np.empty(len(times), dtype=np.int64), np.empty(len(times),
+                                                                                              dtype=np.int64)
+                length, lo, hi, first, done = compress_columns(
                     times, free, length, job, reserved_start, duration, job_size, summary, count, reserved, seq,
-                    clock, lo, hi, moves, failed)
-                if not moved:
-                    break
+                    clock, lo, hi, moves, failed, scratch_times, scratch_free, bound == FOREVER)
                 next_due = min(next_due, first)
         for attempt in range(2):
             if next_due > now:

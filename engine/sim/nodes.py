@@ -225,6 +225,29 @@ class Reservation:
     stamp: tuple[int, int]   # the reserved cluster's (releases, unplanned starts) when computed
 
 
+@dataclass(frozen=True)
+class RequestClasses:
+    """What NodeAllocator works out from the jobs' requests: each job's request class, each class's
+    Request, its suitable clusters cheapest first and its multi-resource penalty (cluster_choices)."""
+
+    class_of: np.ndarray
+    requests: list[Request]
+    class_clusters: list[list[int]]
+    class_penalty: np.ndarray
+
+    def kept(self, keep: np.ndarray) -> RequestClasses:
+        """The same for the jobs ``keep`` selects, as NodeAllocator would work them out for those jobs
+        alone: a job's class is its own request (its queue decided by its own fields), so the kept
+        jobs' classes are numbered again in order of first appearance, as request_classes numbers
+        them, and each class keeps its request, clusters and penalty (cluster_choices reads a
+        request alone)."""
+        codes, old = pd.factorize(self.class_of[keep])
+        old_classes: list[int] = np.asarray(old, dtype=np.int64).tolist()
+        return RequestClasses(np.asarray(codes, dtype=np.int64), [self.requests[k] for k in old_classes],
+                              [self.class_clusters[k] for k in old_classes],
+                              self.class_penalty[np.asarray(old_classes, dtype=np.int64)])
+
+
 class NodeAllocator:
     """Clusters of nodes with per-node free cores, RAM and GPUs; job-aware (see the module docstring)."""
 
@@ -232,7 +255,9 @@ class NodeAllocator:
     kind = "nodes"
 
     def __init__(self, machine: Machine, workload: Workload, *, queues: QueueConfig | None = None,
-                 speed_scaling: bool = False) -> None:
+                 speed_scaling: bool = False, classes: RequestClasses | None = None) -> None:
+        """``classes``: the jobs' request classes if already known (:meth:`RequestClasses.kept` of an
+        allocator of the same machine and queues for a superset of the jobs), else worked out here."""
         self.machine = machine
         self.clusters = machine.clusters
         self.capacity = machine.cores
@@ -248,11 +273,15 @@ class NodeAllocator:
             nodes = jobs["nodes"].to_numpy() if "nodes" in jobs else np.ones(len(jobs), np.int64)
             self.assignment = assign_queues(queues, names, jobs["requested_time"].to_numpy(), nodes)
             queue_of = self.assignment.queue
-        self.class_of, self.requests = request_classes(jobs, queue_of)
+        if classes is None:
+            class_of, requests = request_classes(jobs, queue_of)
+            pools = [queues.queues[r.queue].pool if queues is not None else None for r in requests]
+            classes = RequestClasses(class_of, requests, *cluster_choices(machine, requests, pools))
+        self.classes = classes
+        self.class_of, self.requests = classes.class_of, classes.requests
         self.class_list: list[int] = self.class_of.tolist()
-        pools = [queues.queues[r.queue].pool if queues is not None else None for r in self.requests]
         #: per request class: suitable clusters cheapest first, and the multi-resource penalty
-        self.class_clusters, self.class_penalty = cluster_choices(machine, self.requests, pools)
+        self.class_clusters, self.class_penalty = classes.class_clusters, classes.class_penalty
         # per-node state, per cluster (Python lists: updates touch few nodes)
         self.free_cores = [[c.cores] * c.nodes for c in self.clusters]
         self.free_mem = [[c.ram_kb] * c.nodes for c in self.clusters]
@@ -656,9 +685,10 @@ class NodeAllocator:
     # -- results ---------------------------------------------------------------------------------
     def extra_columns(self) -> dict[str, Any]:
         names = [c.name for c in self.clusters]
-        cluster = [names[c] if c >= 0 else "" for c in self.cluster_of.tolist()]
-        nodes = [";".join(f"{names[c]}-{i}" for i in idx) if c >= 0 else ""
-                 for c, idx in zip(self.cluster_of.tolist(), self.nodes_of)]
+        cluster_of = self.cluster_of.tolist()
+        cluster = [names[c] if c >= 0 else "" for c in cluster_of]
+        labels = [[f"{c.name}-{i}" for i in range(c.nodes)] for c in self.clusters]     # each node's name
+        nodes = [";".join(map(labels[c].__getitem__, idx)) if c >= 0 else "" for c, idx in zip(cluster_of, self.nodes_of)]
         columns: dict[str, Any] = {"cluster": cluster, "nodes": nodes}
         if self.queues is not None and self.queue_of is not None:
             queue_names = [q.name for q in self.queues.queues]
@@ -876,5 +906,6 @@ def prepare(workload: Workload, machine: Machine, *, queues: QueueConfig | None 
         rejected[REJECT_NO_CLUSTER] = int(bad.sum())
         jobs = workload.jobs.loc[~bad].reset_index(drop=True)
         workload = Workload(jobs, workload.metadata, workload.report, workload.source)
-        allocator = NodeAllocator(machine, workload, queues=queues, speed_scaling=speed_scaling)
+        allocator = NodeAllocator(machine, workload, queues=queues, speed_scaling=speed_scaling,
+                                  classes=allocator.classes.kept(~bad))
     return workload, allocator, rejected

@@ -257,3 +257,97 @@ def earliest_start(times, free, length, now, duration, n, before, own_start, own
                 return _NEVER_FITS
             i += 1
             start = times[i]
+
+
+@njit(cache=True)
+def move_earlier(times, free, length, i, new, start, duration, n, scratch_times, scratch_free):
+    """Move a reservation of ``n`` processors for ``duration`` from ``start`` to ``new`` < start (the
+    job's own reservation is in the profile; step ``i`` holds ``new``): the steps
+    ``add(new, min(new + duration, start), -n)`` then ``add(max(new + duration, start), start +
+    duration, n)`` leave, in one pass with the later steps shifted once, by what the move adds or
+    removes in all (usually nothing: a step split at one end, one merged away at the other).
+
+    The steps holding each of the two changed ranges are rewritten into the scratch arrays (room
+    for the profile's length and four) with equal neighbours merged; the steps between the two
+    ranges (inside the job's windows: many for a long job) only shift, as does the tail. Needs room
+    for four more steps; returns the new length."""
+    lose = min(new + duration, start)           # -n on [new, lose)
+    gain = max(new + duration, start)           # +n on [gain, end)
+    end = start + duration
+    last = length - 1
+    lost = i                                    # the step holding lose
+    while lost < last and times[lost + 1] <= lose:
+        lost += 1
+    gained = lost                               # the step holding gain
+    if gained < last and times[gained + 1] <= gain:
+        gained = _step_at(times, length, gain)
+    ended = gained                              # the step holding end
+    while ended < last and times[ended + 1] <= end:
+        ended += 1
+    if gained <= lost:      # one step holds both: rewrite the steps from i to ended at once
+        count = _rewrite(times, free, i, ended, new, lose, -n, gain, end, n, scratch_times, scratch_free, 0)
+        return _place(times, free, length, i, ended, count, scratch_times, scratch_free, 0)
+    count = _rewrite(times, free, i, lost, new, lose, -n, FOREVER, FOREVER, 0, scratch_times, scratch_free, 0)
+    total = _rewrite(times, free, gained, ended, gain, end, n, FOREVER, FOREVER, 0, scratch_times, scratch_free,
+                     count)
+    shift = count - (lost - i + 1)              # of the steps between the two ranges
+    between = gained - lost - 1
+    tail = length - ended - 1
+    moved_tail = gained + shift + total - count  # where step ended + 1 goes
+    if shift > 0:   # the steps between move right: the tail first, out of their way
+        move(times, moved_tail, ended + 1, tail)
+        move(free, moved_tail, ended + 1, tail)
+        move(times, lost + 1 + shift, lost + 1, between)
+        move(free, lost + 1 + shift, lost + 1, between)
+    else:
+        move(times, lost + 1 + shift, lost + 1, between)
+        move(free, lost + 1 + shift, lost + 1, between)
+        move(times, moved_tail, ended + 1, tail)
+        move(free, moved_tail, ended + 1, tail)
+    for x in range(count):
+        times[i + x], free[i + x] = scratch_times[x], scratch_free[x]
+    for x in range(count, total):
+        times[gained + shift + x - count], free[gained + shift + x - count] = scratch_times[x], scratch_free[x]
+    return moved_tail + tail
+
+
+@njit(cache=True)
+def _rewrite(times, free, first, last, lose_from, lose_to, lose, gain_from, gain_to, gain, out_times, out_free, count):
+    """Write the steps ``first`` to ``last`` with ``lose`` added on [lose_from, lose_to) and ``gain``
+    on [gain_from, gain_to) (FOREVER, FOREVER: none) to ``out_*`` from ``count`` on, equal
+    neighbours merged (also into step first - 1); step first holds lose_from, step last the
+    larger end, and the last step written holds what step last did. Returns the count written to."""
+    previous = free[first - 1] if first > 0 else FOREVER
+    edges = 4 if gain_from != FOREVER else 2
+    j = first                # the next original step to read
+    edge = 0                 # the next edge to read: lose_from, lose_to, gain_from, gain_to
+    held = free[first]       # the original number free at the current point
+    while j <= last or edge < edges:
+        next_step = times[j] if j <= last else FOREVER
+        next_edge = (lose_from if edge == 0 else lose_to if edge == 1 else gain_from if edge == 2
+                     else gain_to if edge == 3 else FOREVER)
+        point = min(next_step, next_edge) if edge < edges else next_step
+        if next_step == point:
+            held = free[j]
+            j += 1
+        while edge < edges and (lose_from if edge == 0 else lose_to if edge == 1 else gain_from if edge == 2
+                                else gain_to) == point:
+            edge += 1
+        level = held + (lose if lose_from <= point < lose_to else 0) + (gain if gain_from <= point < gain_to else 0)
+        if level != previous:
+            out_times[count], out_free[count] = point, level
+            count += 1
+            previous = level
+    return count
+
+
+@njit(cache=True)
+def _place(times, free, length, first, last, count, out_times, out_free, offset):
+    """Replace steps ``first`` to ``last`` by ``count`` steps of ``out_*`` (from ``offset``), the
+    later steps shifted once; returns the new length."""
+    tail = length - last - 1
+    move(times, first + count, last + 1, tail)
+    move(free, first + count, last + 1, tail)
+    for x in range(count):
+        times[first + x], free[first + x] = out_times[offset + x], out_free[offset + x]
+    return first + count + tail

@@ -337,3 +337,22 @@ def test_a_failed_search_still_spares_the_windows_ending_before_the_room_freed_s
     since = no_fit_in_columns(columns, *job, 0)
     assume(since > 0)
     assert search(t[:length], f[:length], 0, job, since) == NEVER
+
+
+many_rounds_job = st.tuples(
+    st.integers(0, 30),                  # submit: a long queue builds up at once
+    st.sampled_from([0, 1, 5, 30, 200]),  # runtime: most end early, by much or little
+    st.sampled_from([5, 30, 200, 400]),  # requested time: short and long jobs, ties
+    st.sampled_from([1, 2, 3, 4, 8]),    # processors
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(many_rounds_job, min_size=20, max_size=150))
+def test_compression_rounds_hold_each_job_to_the_room_freed_since_it_was_asked(rows):
+    """Long tie-heavy queues where early ends start compressions of several rounds (moves that free
+    room behind jobs already asked and ahead of others): the queue columns' rounds, which ask each
+    job only about the room freed since it was last asked, against the compression over job numbers."""
+    rows = [(s, min(r, q), q, p) for s, r, q, p in rows]
+    workload = make_workload(rows)
+    pd.testing.assert_frame_equal(run(workload, 8), run(workload, 8, reference=True))

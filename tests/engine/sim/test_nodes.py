@@ -211,3 +211,38 @@ def test_rows_by_first_appearance_when_the_columns_do_not_fold_into_one_number()
     expected = frame.groupby(list(frame.columns), sort=False).ngroup().to_numpy()
     assert codes.tolist() == expected.tolist() and codes.max() == 149
     assert first.tolist() == list(range(150))
+
+
+def allocator_state(allocator) -> dict:
+    """What NodeAllocator works out from the jobs (the request classes and what follows from them)."""
+    return {"class_of": allocator.class_of.tolist(), "requests": allocator.requests,
+            "class_clusters": allocator.class_clusters, "class_penalty": allocator.class_penalty.tolist(),
+            "class_mask": allocator.class_mask, "job_cores": allocator.job_cores, "job_queue": allocator.job_queue,
+            "job_pair": allocator.job_pair, "queue_room": allocator.queue_room,
+            "pair_jobs_room": allocator.pair_jobs_room, "pair_cores_room": allocator.pair_cores_room,
+            "assignment": allocator.assignment and (allocator.assignment.queue.tolist(), allocator.assignment.moved,
+                                                    allocator.assignment.moved_total,
+                                                    allocator.assignment.over_walltime)}
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("with_queues", [False, True])
+def test_prepare_keeps_the_request_classes_it_worked_out_for_the_jobs_it_keeps(seed, with_queues):
+    """prepare() builds the allocator once more for the kept jobs, from the request classes of the
+    first (RequestClasses.kept): the same as working them out from the kept jobs alone."""
+    from engine.sim.nodes import NodeAllocator
+    from tests.engine.sim.test_node_speedups import LIMITS
+
+    rng = np.random.default_rng(seed)
+    rows = [{"submit": int(t), "runtime": 60, "requested": int(rng.choice([600, 7200, 90_000])),
+             "nodes": int(rng.choice([1, 1, 2, 5])), "ppn": int(rng.choice([1, 4, 8, 64])),
+             "mem": int(rng.choice([1, 2, 64])) * GB, "gpus": int(rng.random() < 0.1),
+             "user": int(rng.integers(0, 5)), "clusters": "b" if rng.random() < 0.2 else "",
+             "queue_name": str(rng.choice(["short", "long", "", "nosuch"]))} for t in range(200)]
+    workload = node_workload(rows)
+    machine_ = machine(("a", 4, 8, 16 * GB), ("b", 2, 16, 32 * GB, 1))
+    queues = LIMITS if with_queues else None
+    kept, allocator, rejected = prepare(workload, machine_, queues=queues)
+    assert 0 < rejected[REJECT_NO_CLUSTER] < len(rows)     # some jobs fit nowhere (64 cores, 5 nodes, 64 GB)
+    afresh = NodeAllocator(machine_, kept, queues=queues)
+    assert allocator_state(allocator) == allocator_state(afresh)

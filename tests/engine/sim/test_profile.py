@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.sim.profile import Profile, add, add_by_steps, running_jobs_profile
+from engine.sim.profile import Profile, _step_at, add, add_by_steps, move_earlier, running_jobs_profile
 from engine.sim.simulator import Simulation
 from tests.engine.conftest import make_workload
 
@@ -159,6 +159,35 @@ def test_add_shifting_once_leaves_the_steps_add_by_steps_leaves(widths_and_free,
         t[:len(times)], f[:len(times)] = times, free
     expected = add_by_steps(expected_t, expected_f, len(times), start, end, delta)
     got = add(got_t, got_f, len(times), start, end, delta)
+    assert got == expected
+    assert got_t[:got].tolist() == expected_t[:expected].tolist()
+    assert got_f[:got].tolist() == expected_f[:expected].tolist()
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 6), st.integers(0, 6)), min_size=1, max_size=30), st.integers(0, 5),
+       st.integers(1, 4), st.integers(1, 80), st.integers(1, 200), st.integers(0, 200))
+def test_moving_a_reservation_earlier_leaves_the_steps_two_adds_leave(widths_and_free, first, n, duration, start,
+                                                                      earlier):
+    """move_earlier (one pass, the later steps shifted once) against the two adds of a move: -n on
+    the new window's part before the old start, +n on the old window's part after the new end; on
+    merged steps holding the job's own reservation, moved to any earlier time from the first step on."""
+    times = np.cumsum([first] + [w for w, _ in widths_and_free]).astype(np.int64)[:-1]
+    free = np.array([f for _, f in widths_and_free], dtype=np.int64)
+    merged = np.concatenate(([True], free[1:] != free[:-1]))
+    times, free = times[merged], free[merged]
+    start = max(start, int(times[0]) + 1)
+    new = int(times[0]) + earlier % (start - int(times[0]))
+    room = len(times) + 12
+    expected_t, expected_f = np.zeros(room, np.int64), np.zeros(room, np.int64)
+    expected_t[:len(times)], expected_f[:len(times)] = times, free
+    length = add(expected_t, expected_f, len(times), start, start + duration, -n)     # the own reservation
+    got_t, got_f = expected_t.copy(), expected_f.copy()
+    expected = add(expected_t, expected_f, length, new, min(new + duration, start), -n)
+    expected = add(expected_t, expected_f, expected, max(new + duration, start), start + duration, n)
+    scratch_t, scratch_f = np.zeros(room, np.int64), np.zeros(room, np.int64)
+    got = move_earlier(got_t, got_f, length, _step_at(got_t, length, new), new, start, duration, n, scratch_t,
+                       scratch_f)
     assert got == expected
     assert got_t[:got].tolist() == expected_t[:expected].tolist()
     assert got_f[:got].tolist() == expected_f[:expected].tolist()
