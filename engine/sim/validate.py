@@ -27,6 +27,7 @@ machine it was simulated on; all are vectorized (a sweep over start and end even
 from __future__ import annotations
 
 import time
+from itertools import chain
 from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Sequence
@@ -238,16 +239,16 @@ def _node_capacity(schedule: pd.DataFrame, workload: Workload, placement: Placem
     windows = _windows(cluster, clusters, start, end, workload, placement, name)
     if windows:
         return windows
-    lists = schedule["nodes"].astype(str).str.split(";")
-    counts = lists.str.len().to_numpy(np.int64)
-    names = np.concatenate(lists.to_numpy()) if len(lists) else np.zeros(0, dtype=object)
+    # each row's node names (split at ";"): joined, the rows' names are one split, in order
+    texts = schedule["nodes"].astype(str).tolist()
+    counts = np.fromiter((text.count(";") + 1 for text in texts), np.int64, len(texts))
+    names = ";".join(texts).split(";") if texts else []
     row = np.repeat(np.arange(len(schedule)), counts)
     global_node = _node_numbers(names, clusters, index)
     if (global_node < 0).any():
         return f"{name(np.unique(row[global_node < 0]))} on a node the machine does not have"
     if placement.cores_per_node is not None:
-        cores = np.concatenate([np.asarray(c, dtype=np.int64) for c in placement.cores_per_node]) \
-            if len(placement.cores_per_node) else np.zeros(0, np.int64)
+        cores = np.fromiter(chain.from_iterable(placement.cores_per_node), np.int64)
         if len(cores) != len(row):
             return "the cores taken per node do not match the schedule's nodes"
     else:
@@ -295,7 +296,7 @@ def _windows(cluster: np.ndarray, clusters: dict, start: np.ndarray, end: np.nda
     return None
 
 
-def _node_numbers(names: np.ndarray, clusters: dict, index: dict) -> np.ndarray:
+def _node_numbers(names: list[str], clusters: dict, index: dict) -> np.ndarray:
     """``<cluster>-<i>`` -> the node's number over the whole machine (-1 if there is no such node)."""
     codes, uniques = pd.factorize(pd.Series(names, dtype=object))
     numbers = np.empty(len(uniques), dtype=np.int64)

@@ -360,3 +360,16 @@ def test_every_node_preset_passes_on_a_small_metacentrum_trace():
     for preset in sorted(p for p in PRESETS if p.startswith(("mrfs", "fairshare", "pbs"))):
         verdict = simulate(workload, None, preset, machine=machine_).meta["summary"]["validation"]
         assert verdict["ok"] and verdict["checks"]["capacity"] == "ok", preset
+
+
+def test_cores_per_node_must_match_the_nodes_column():
+    rows = [{"submit": 0, "runtime": 10, "nodes": 0, "ppn": 0}, {"submit": 0, "runtime": 10, "ppn": 3}]
+    workload = node_workload(rows)
+    workload.jobs.loc[0, "procs"] = 10
+    schedule, _ = node_schedule(rows, [("a", [0, 1]), ("a", [0])], [0, 0])
+    schedule["procs"] = schedule["alloc"] = [10, 3]
+    with pytest.raises(InvalidSchedule, match="the cores taken per node do not match the schedule's nodes"):
+        node_check(schedule, workload, cores=[(10,), (3,)])
+    schedule["nodes"] = ["a-0;a-1;", "a-0"]       # an empty node name: no such node
+    with pytest.raises(InvalidSchedule, match="job 0 on a node the machine does not have"):
+        node_check(schedule, workload, cores=[(5, 5, 0), (3,)])
