@@ -430,9 +430,9 @@ def columns_round(times, free, length, job, reserved_start, duration, size, summ
     earlier window fits it (a window ending in its new window that did not fit before the move
     lacked room before it, where nothing changed). So a job asks only if reserved after that
     room's beginning ``lo_q``, from lo_q - d + 1, for starts before its end ``hi_q``; a block of
-    jobs is all reserved by lo_q if by the lo_q of its first job (lo_q only grows along the
-    positions while no job moves). This round's moves are written to ``giving`` (the next round's
-    ``given``).
+    jobs is spared (``spared``) with the lo_q and hi_q of its first job: while no job moves, lo_q
+    only grows and hi_q only shrinks along the positions. This round's moves are written to
+    ``giving`` (the next round's ``given``).
 
     These three (the search from lo - d + 1, the room from ``released``, each job's own room) hold
     only at the fixpoint: with a backfill bound (not ``exact``) a job beyond it was not asked at the
@@ -462,7 +462,7 @@ def columns_round(times, free, length, job, reserved_start, duration, size, summ
             lo_q, hi_q = own_lo, own_hi
             if later < previous:
                 lo_q, hi_q = min(lo_q, given[later, 1]), max(hi_q, given[later, 2])
-        if q % SPAN == 0 and q + SPAN <= count and spared(summary, q // SPAN, failed, lo_q, hi):
+        if q % SPAN == 0 and q + SPAN <= count and spared(summary, q // SPAN, failed, lo_q, hi_q):
             q += SPAN - 1
             continue
         start = reserved_start[q]
