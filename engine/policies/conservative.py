@@ -53,6 +53,11 @@ approximation: no fixpoint for the others; by default every job, the exact sched
 columns' rounds then keep the reference's room per round (see ``columns_round``): their finer
 pruning needs the fixpoint.
 
+**Wake-ups.** A pass is held at the earliest reservation even if nothing ends or arrives then.
+With the exact fixpoint some job is expected to end there anyway (above); a bounded compression
+(or a subclass's own moves) can leave a reservation where nothing happens, and its job must still
+start at its reservation, not at whatever event comes next.
+
 **Rebuild.** If a due job does not fit (a job ran past its request with overruns allowed, or no
 aligned buddy block), the profile is rebuilt from what really runs and every waiting job is
 placed again in queue order.
@@ -233,6 +238,8 @@ class Conservative(Algorithm):
         if not self._start_due():
             self.rebuild()
             self._start_due()
+        if self._next_due < FOREVER:
+            self.sim.wake_at(self._next_due)   # see "Wake-ups" in the module docstring
 
     def _start_due(self) -> bool:
         """Start every job whose reservation is now (in the order the reservations were made);
@@ -843,13 +850,15 @@ def run_conservative(report_at, bound, capacity, state, submit, runtime, estimat
     outcome = DONE
     # the compression's scratch arrays (profile.move_earlier), as long as the profile's
     scratch_times, scratch_free = np.empty(len(times), dtype=np.int64), np.empty(len(times), dtype=np.int64)
-    while next_job < n or heap_len > 0:
+    while next_job < n or heap_len > 0 or now < next_due < FOREVER:
         if finished >= report_at:
             outcome = PAUSED
             break
-        t = heap_end[0] if heap_len > 0 else submit[next_job]
+        t = heap_end[0] if heap_len > 0 else submit[next_job] if next_job < n else next_due
         if next_job < n and submit[next_job] < t:
             t = submit[next_job]
+        if now < next_due < t:
+            t = next_due     # a wake-up at the earliest reservation (Conservative.schedule)
         now = t
         # ends, in the order the jobs started (on_finish: the rest of an early end's reservation is freed)
         while heap_len > 0 and heap_end[0] == t:
@@ -953,7 +962,7 @@ def run_conservative(report_at, bound, capacity, state, submit, runtime, estimat
                 break
         if outcome == NO_FIT:
             break
-        if heap_len == 0 and next_job == n and started < n:
+        if heap_len == 0 and next_job == n and started < n and not now < next_due < FOREVER:
             outcome = STUCK
             break
     state[NOW], state[NEXT_JOB], state[STARTED], state[FINISHED] = now, next_job, started, finished

@@ -21,7 +21,9 @@ queue nor hold a reservation.
   early, one compression pass in queue order moves each waiting job to its earliest start on the
   cluster(s) that gained room, or earlier on its own cluster, if that is earlier (the homogeneous
   engine repeats passes to a fixpoint and also reuses room given up by moved jobs). With
-  ``backfill_bound`` K the pass looks at the first K waiting jobs only.
+  ``backfill_bound`` K the pass looks at the first K waiting jobs only. One pass can leave a
+  reservation where nothing ends or arrives: a pass is held at the earliest reservation, so a
+  job starts when its reservation comes, not at the next event.
 """
 
 from __future__ import annotations
@@ -486,11 +488,11 @@ class NodeConservative(Algorithm):
                 else:
                     self._wait(job)
         due = self._due
-        res_cluster, res_start, is_blocked = self.res_cluster, self.res_start, self.is_blocked
+        res_cluster, is_blocked = self.res_cluster, self.is_blocked
         while due and due[0][0] <= now:
             start, _, job = heappop(due)
-            if res_cluster[job] < 0 or res_start[job] != start or is_blocked[job]:
-                continue                                     # stale: the job moved or started
+            if self._stale(start, job):
+                continue
             if not self._try_start(job):
                 cluster = int(res_cluster[job])
                 self._drop(job)
@@ -501,6 +503,20 @@ class NodeConservative(Algorithm):
                 self._wait(job)
         self._ended_clusters.clear()
         self._ended_queues.clear()
+        self._wake_at_next_due()
+
+    def _stale(self, start: int, job: int) -> bool:
+        """Whether a due entry is stale: its job moved, started or is blocked since."""
+        return bool(self.res_cluster[job] < 0 or self.res_start[job] != start or self.is_blocked[job])
+
+    def _wake_at_next_due(self) -> None:
+        """Hold a pass at the earliest reservation: one compression pass (not a fixpoint) can leave
+        a reservation where nothing ends or arrives, and its job must start there, not at the next event."""
+        due = self._due
+        while due and self._stale(due[0][0], due[0][2]):
+            heappop(due)
+        if due:
+            self.sim.wake_at(due[0][0])
 
     def _wait(self, job: int) -> None:
         """File a blocked job that does not fit now under what it lacks: queue room (its queue's

@@ -216,6 +216,10 @@ def workload_option_schemas() -> list[dict[str, Any]]:
     return [option.param.to_dict() for option in WORKLOAD_OPTIONS.values()]
 
 
+#: the keys of a policy object
+POLICY_KEYS = frozenset({"preset", "ordering", "algorithm", "params"})
+
+
 def resolve(spec: str | Mapping[str, Any] | PolicySpec) -> PolicySpec:
     """A preset name, a JSON string, ``{"preset": ..., "params": {...}}`` or
     ``{"ordering": ..., "algorithm": ..., "params": {...}}`` -> a validated PolicySpec."""
@@ -235,6 +239,10 @@ def resolve(spec: str | Mapping[str, Any] | PolicySpec) -> PolicySpec:
             spec = {"preset": text}
     if not isinstance(spec, dict):
         raise PolicyError(f"a policy is a preset name or an object, got {type(spec).__name__}")
+    stray = sorted(set(spec) - POLICY_KEYS)
+    if stray:
+        raise PolicyError(f"policy: unknown key {stray[0]!r} (keys: {', '.join(sorted(POLICY_KEYS))}; "
+                          "parameters go under \"params\")")
     preset = _preset_of(spec)
     given = spec.get("params") or {}
     if not isinstance(given, dict):

@@ -128,6 +128,10 @@ class ReferenceNodeConservative(Algorithm):
                 self._drop(job)
                 self._reserve(job, cluster, now, due=False)  # claims its cores from now on
                 self.blocked[job] = None
+        live = [start for start, _, job in due if self.reserved.get(job, (0, None))[1] == start
+                and job not in self.blocked]
+        if live:
+            self.sim.wake_at(min(live))   # the job starts when its reservation comes
 
     def _try_start(self, job: int) -> bool:
         cluster, _, _, cores = self.reserved[job]

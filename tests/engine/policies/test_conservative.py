@@ -80,7 +80,7 @@ def reference_path():
 
 def run(workload: Workload, capacity: int, *, plain: bool = False, reference: bool = False, ordering: str = "fcfs",
         allocation: str = "count", params: dict | None = None) -> pd.DataFrame:
-    policy = {"ordering": ordering, "algorithm": "conservative", **(params or {})}
+    policy = {"ordering": ordering, "algorithm": "conservative", "params": params or {}}
     with plain_fixpoint() if plain else reference_path() if reference else nullcontext():
         return simulate(workload, capacity, policy, allocation=allocation).schedule
 

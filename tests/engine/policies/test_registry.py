@@ -42,6 +42,7 @@ def test_a_spec_round_trips_through_json():
     ({"preset": "sorted", "params": {"masc": 2.5}}, "expected an integer"),
     ({"ordering": "random", "algorithm": "easy"}, "unknown ordering"),
     ({"preset": "easy", "params": {"masc": 3}}, "unknown parameter 'masc'"),
+    ({"algorithm": "conservative", "ordering": "fcfs", "backfill_bound": 3}, "unknown key 'backfill_bound'"),
 ])
 def test_bad_specs_say_what_is_wrong(spec, message):
     with pytest.raises(PolicyError, match=message):
