@@ -485,7 +485,7 @@ def columns_round(times, free, length, job, reserved_start, duration, size, summ
                 held_since, held_step = since, _step_at(times, length, since)
             step = held_step
             since = times[step]
-        new = earlier_fit(times, free, length, step, since, d, n, limit, start)
+        new, at = earlier_fit_at(times, free, length, step, since, d, n, limit, start)
         if new == NEVER:
             failed[0, row], failed[1, row], failed[2, row], failed[3, row] = n, d, start, limit
             failed[4, row] = FOREVER
@@ -496,8 +496,7 @@ def columns_round(times, free, length, job, reserved_start, duration, size, summ
             failed[4, f] = min(failed[4, f], released)
         end = start + d
         # move: only the parts of the old and new windows that do not overlap change
-        length = move_earlier(times, free, length, _step_at(times, length, new), new, start, d, n, scratch_times,
-                              scratch_free)
+        length = move_earlier(times, free, length, at, new, start, d, n, scratch_times, scratch_free)
         held_since = NEVER
         moving = job[q]
         reserved[moving] = new
@@ -573,24 +572,32 @@ def earlier_fit(times, free, length, step, since, duration, n, limit, start):
     earliest at or after ``since`` (in step ``step``) and before ``limit`` <= start: the earliest
     t with n free on [t, min(t + duration, start)) (from its start on, the window lies in its own
     reservation); NEVER if none. The same answer as earliest_start(..., since, duration, n, limit,
-    start, start + duration, n), in one pass whose only branches are rarely taken: the run of
-    steps with n free is carried as its first time, ``candidate``, moved on at each step without a
-    branch."""
-    last = length - 1
-    i = step
-    candidate = since
+    start, start + duration, n); see earlier_fit_at."""
+    return earlier_fit_at(times, free, length, step, since, duration, n, limit, start)[0]
+
+
+@njit(cache=True)
+def earlier_fit_at(times, free, length, step, since, duration, n, limit, start):
+    """earlier_fit, and the step holding its answer (for the move that follows), in one pass whose
+    only branches are rarely taken: the run of steps with n free is carried as its first time,
+    ``candidate``, and its step, moved on at each step without a branch."""
+    last = np.uint64(length - 1)
+    i = np.uint64(step)     # unsigned: no wraparound of negative indices to compute at each step
+    one = np.uint64(1)
+    candidate, held = since, i
     while i < last:
         if candidate >= limit:
-            return NEVER
-        following = times[i + 1]
+            return NEVER, 0
+        following = times[i + one]
         room = free[i] >= n
         if room and (following - candidate >= duration or following >= start):
-            return candidate
+            return candidate, np.int64(held)
         candidate = candidate if room else following
-        i += 1
+        held = held if room else i + one
+        i += one
     if candidate >= limit:
-        return NEVER
-    return candidate if free[last] >= n else _NEVER_FITS
+        return NEVER, 0
+    return (candidate if free[last] >= n else _NEVER_FITS), np.int64(held)
 
 
 @njit(cache=True)

@@ -117,7 +117,7 @@ def _step_at(times, length, t):
     base, size = 0, length
     while size > 1:
         half = size // 2
-        base = base + half if times[base + half] <= t else base
+        base += half & -np.int64(times[base + half] <= t)   # (a mask: the compiler turned a select into a branch)
         size -= half
     return base
 
