@@ -89,11 +89,12 @@ def direct(dispatcher: Any) -> Callable[..., Any]:
 
 
 def bind_direct(owner: Any, name: str, kernel: Any) -> None:
-    """Set ``owner.<name>`` to call ``kernel``: through numba's dispatcher the first time (it compiles
-    or loads the kernel), then directly (:func:`direct`; the same call-site rules apply)."""
-    dispatcher = compiled(kernel)
+    """Set ``owner.<name>`` to call ``kernel``: through numba's dispatcher the first time (numba is
+    imported then, and the kernel compiled or loaded, as at a Kernel's first call), then directly
+    (:func:`direct`; the same call-site rules apply)."""
 
     def first_call(*args: Any) -> Any:
+        dispatcher = compiled(kernel)
         result = dispatcher(*args)
         setattr(owner, name, direct(dispatcher))
         return result
