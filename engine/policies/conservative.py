@@ -81,9 +81,8 @@ from engine.sim.profile import (
     Profile,
     _step_at,
     add,
-    advance,
     earliest_start,
-    move_earlier,
+    move_earlier_headed,
     njit,
     running_jobs_profile,
 )
@@ -301,10 +300,10 @@ class Conservative(Algorithm):
             profile.make_room(4 * count)
             if len(self._scratch[0]) < len(profile.times):
                 self._scratch = np.empty((2, len(profile.times)), dtype=np.int64)
-            profile.length, lo, hi, first, done = compress_columns(
-                profile.times, profile.free, profile.length, columns.job, columns.start, columns.duration,
+            _, profile.length, lo, hi, first, done = compress_columns(
+                profile.times, profile.free, 0, profile.length, columns.job, columns.start, columns.duration,
                 columns.size, columns.summary, count, self.reserved, self.seq, self._clock, lo, hi, self._moves,
-                self._failed, self._scratch[0], self._scratch[1], exact)
+                self._failed, self._scratch[0], self._scratch[1], exact, False)
             self._next_due = min(self._next_due, first)
 
     def moved(self, moves: np.ndarray) -> None:
@@ -379,33 +378,36 @@ def compress_round(times, free, length, queue, reserved, seq, clock, estimate, s
 
 
 @njit(cache=True)
-def compress_columns(times, free, length, job, reserved_start, duration, size, summary, count, reserved, seq, clock,
-                     lo, hi, moves, failed, scratch_times, scratch_free, exact):
+def compress_columns(times, free, head, length, job, reserved_start, duration, size, summary, count, reserved, seq,
+                     clock, lo, hi, moves, failed, scratch_times, scratch_free, exact, front):
     """Compression rounds over the first ``count`` jobs of the queue's columns (columns_round) until
     one moves no job, or until the profile's arrays (or the scratch arrays, as long) may lack room
-    for another round (four steps per job). Returns (profile length, lo, hi, earliest new start,
-    done): when not done, make room and call again with that lo and hi (the rounds go on where
-    they stopped). ``exact``: no backfill bound (see columns_round)."""
+    for another round (four steps per job). The profile is ``times[head:head + length]``; ``front``:
+    moves may shift the steps before them instead (profile.move_earlier_headed). Returns (head,
+    length, lo, hi, earliest new start, done): when not done, make room and call again with that
+    lo and hi (the rounds go on where they stopped). ``exact``: no backfill bound (see
+    columns_round)."""
     # the room each move of the previous round and of this one gave up, by queue position: (position,
     # released, end); the first round's: the room the compression was given, for every position
     given = np.empty((2, count + 1, 3), dtype=np.int64)
     given[0, 0, 0], given[0, 0, 1], given[0, 0, 2] = count, lo, hi
     previous, side = 1, 0
     first = FOREVER
-    while length + 4 * count <= min(len(times), len(scratch_times)):
-        length, moved, lo, hi, earliest = columns_round(
-            times, free, length, job, reserved_start, duration, size, summary, count, reserved, seq, clock, lo, hi,
-            moves, failed, scratch_times, scratch_free, given[side], previous, given[1 - side], exact)
+    while head + length + 4 * count <= len(times) and length + 4 * count <= len(scratch_times):
+        head, length, moved, lo, hi, earliest = columns_round(
+            times, free, head, length, job, reserved_start, duration, size, summary, count, reserved, seq, clock, lo, hi,
+            moves, failed, scratch_times, scratch_free, given[side], previous, given[1 - side], exact, front)
         first = min(first, earliest)
         if not moved:
-            return length, lo, hi, first, True
+            return head, length, lo, hi, first, True
         previous, side = moved, 1 - side
-    return length, lo, hi, first, False
+    return head, length, lo, hi, first, False
 
 
 @njit(cache=True)
-def columns_round(times, free, length, job, reserved_start, duration, size, summary, count, reserved, seq,
-                  clock, lo, hi, moves, failed, scratch_times, scratch_free, given, previous, giving, exact):
+def columns_round(all_times, all_free, head, length, job, reserved_start, duration, size, summary, count, reserved,
+                  seq, clock, lo, hi, moves, failed, scratch_times, scratch_free, given, previous, giving, exact,
+                  front):
     """compress_round over the first ``count`` jobs of the queue's columns (QueueColumns: job,
     reserved start, requested time, size in queue order): the same moves, also written to the
     start column. ``failed``: room for the failed searches as columns (size, duration, start,
@@ -437,7 +439,11 @@ def columns_round(times, free, length, job, reserved_start, duration, size, summ
     These three (the search from lo - d + 1, the room from ``released``, each job's own room) hold
     only at the fixpoint: with a backfill bound (not ``exact``) a job beyond it was not asked at the
     last compression, and the rounds keep compress_round's room, [lo, hi) from the moved jobs' old
-    starts, searched from now."""
+    starts, searched from now.
+
+    The profile is ``all_times[head:head + length]`` (see compress_columns); returns (head, length,
+    number of moves, lo, hi, earliest new start)."""
+    times, free = all_times[head:], all_free[head:]
     now = times[0]
     moved = 0
     given_lo, given_hi = FOREVER, NEVER
@@ -496,7 +502,9 @@ def columns_round(times, free, length, job, reserved_start, duration, size, summ
             failed[4, f] = min(failed[4, f], released)
         end = start + d
         # move: only the parts of the old and new windows that do not overlap change
-        length = move_earlier(times, free, length, at, new, start, d, n, scratch_times, scratch_free)
+        head, length = move_earlier_headed(all_times, all_free, head, length, at, new, start, d, n, scratch_times,
+                                           scratch_free, front)
+        times, free = all_times[head:], all_free[head:]
         held_since = NEVER
         moving = job[q]
         reserved[moving] = new
@@ -512,7 +520,7 @@ def columns_round(times, free, length, job, reserved_start, duration, size, summ
         own_lo, own_hi = min(own_lo, released), max(own_hi, end)
         hi = max(hi, end)
         given_lo, given_hi = min(given_lo, released if exact else start), max(given_hi, end)
-    return length, moved, given_lo, given_hi, first
+    return head, length, moved, given_lo, given_hi, first
 
 
 @njit(cache=True, inline="always")
@@ -804,6 +812,37 @@ def _with_room(times, free, length, steps):
 
 
 @njit(cache=True)
+def _advance_from(times, head, length, now):
+    """profile.advance on the profile ``times[head:head + length]``, lazily: the head moves past the
+    steps before ``now`` (none shifts). Returns (head, length)."""
+    i = _step_at(times[head:], length, now)
+    head += i
+    times[head] = now
+    return head, length - i
+
+
+@njit(cache=True)
+def _with_room_from(times, free, head, length, steps):
+    """Profile.make_room on the profile ``times[head:head + length]``: the arrays and head, the steps
+    moved (to new arrays if they would be more than half full) so that about as much room is left
+    before them as after the ``steps`` more, if those would not fit after them. Returns (times,
+    free, head)."""
+    if head + length + steps <= len(times):
+        return times, free, head
+    size = len(times) if 2 * (length + steps) <= len(times) else 4 * (length + steps)
+    moved_head = (size - length - steps) // 2
+    if size == len(times):
+        move(times, moved_head, head, length)
+        move(free, moved_head, head, length)
+        return times, free, moved_head
+    grown_times = np.empty(size, dtype=np.int64)
+    grown_free = np.empty(size, dtype=np.int64)
+    grown_times[moved_head:moved_head + length] = times[head:head + length]
+    grown_free[moved_head:moved_head + length] = free[head:head + length]
+    return grown_times, grown_free, moved_head
+
+
+@njit(cache=True)
 def _position(rank, job, count, key):
     """Where a job of rank ``key`` stands among the first ``count`` jobs of the columns (in queue
     order): the number of them ranked before it."""
@@ -857,6 +896,9 @@ def run_conservative(report_at, bound, capacity, state, submit, runtime, estimat
     outcome = DONE
     # the compression's scratch arrays (profile.move_earlier), as long as the profile's
     scratch_times, scratch_free = np.empty(len(times), dtype=np.int64), np.empty(len(times), dtype=np.int64)
+    # the profile is times[head:head + length] (room before it: compressions may shift the steps
+    # before a move instead of those after it); at index 0 again when the loop returns
+    head = 0
     while next_job < n or heap_len > 0 or now < next_due < FOREVER:
         if finished >= report_at:
             outcome = PAUSED
@@ -876,21 +918,21 @@ def run_conservative(report_at, bound, capacity, state, submit, runtime, estimat
             finished += 1
             expected = start_time[ended] + estimate[ended]
             if t < expected:
-                length = advance(times, free, length, t)
-                times, free = _with_room(times, free, length, 2)
-                length = add(times, free, length, t, expected, size[ended])
+                head, length = _advance_from(times, head, length, t)
+                times, free, head = _with_room_from(times, free, head, length, 2)
+                length = add(times[head:], free[head:], length, t, expected, size[ended])
                 freed_until = max(freed_until, expected)
         # arrivals, in trace order (on_submit: placed at the earliest fit, then queued)
         while next_job < n and submit[next_job] == t:
             arriving = next_job
-            length = advance(times, free, length, t)
-            start = earliest_start(times, free, length, t, estimate[arriving], size[arriving], FOREVER, 0, 0, 0)
+            head, length = _advance_from(times, head, length, t)
+            start = earliest_start(times[head:], free[head:], length, t, estimate[arriving], size[arriving], FOREVER, 0, 0, 0)
             if start == _NEVER_FITS:
                 state[NEVER_FITS_JOB] = arriving
                 outcome = NO_FIT
                 break
-            times, free = _with_room(times, free, length, 2)
-            length = add(times, free, length, start, start + estimate[arriving], -size[arriving])
+            times, free, head = _with_room_from(times, free, head, length, 2)
+            length = add(times[head:], free[head:], length, start, start + estimate[arriving], -size[arriving])
             reserved[arriving] = start
             seq[arriving] = clock[0]
             clock[0] += 1
@@ -906,7 +948,7 @@ def run_conservative(report_at, bound, capacity, state, submit, runtime, estimat
             break
         # the decision (schedule): compress into the room freed, then start the due jobs
         if freed_until > now:
-            length = advance(times, free, length, now)
+            head, length = _advance_from(times, head, length, now)
             count = min(waiting, bound)
             if len(moves) < count:
                 moves = np.empty((max(count, 2 * len(moves)), 2), dtype=np.int64)
@@ -916,13 +958,13 @@ def run_conservative(report_at, bound, capacity, state, submit, runtime, estimat
             dirty = waiting
             done = False
             while not done:
-                times, free = _with_room(times, free, length, 4 * count)
+                times, free, head = _with_room_from(times, free, head, length, 4 * count)
                 if len(scratch_times) < len(times):
                     scratch_times, scratch_free = np.empty(len(times), dtype=np.int64), np.empty(len(times),
                                                                                               dtype=np.int64)
-                length, lo, hi, first, done = compress_columns(
-                    times, free, length, job, reserved_start, duration, job_size, summary, count, reserved, seq,
-                    clock, lo, hi, moves, failed, scratch_times, scratch_free, bound == FOREVER)
+                head, length, lo, hi, first, done = compress_columns(
+                    times, free, head, length, job, reserved_start, duration, job_size, summary, count, reserved, seq,
+                    clock, lo, hi, moves, failed, scratch_times, scratch_free, bound == FOREVER, True)
                 next_due = min(next_due, first)
         for attempt in range(2):
             if next_due > now:
@@ -948,17 +990,18 @@ def run_conservative(report_at, bound, capacity, state, submit, runtime, estimat
                 break
             # rebuild: the profile from what really runs, every waiting job placed again in queue order
             times, free = _with_room(times, free, 0, heap_len + 1)
+            head = 0
             length = _running_profile(times, free, now, capacity, heap_job, heap_len, start_time, estimate, size)
             next_due = FOREVER
             for q in range(waiting):
                 placed = job[q]
-                start = earliest_start(times, free, length, now, estimate[placed], size[placed], FOREVER, 0, 0, 0)
+                start = earliest_start(times[head:], free[head:], length, now, estimate[placed], size[placed], FOREVER, 0, 0, 0)
                 if start == _NEVER_FITS:
                     state[NEVER_FITS_JOB] = placed
                     outcome = NO_FIT
                     break
-                times, free = _with_room(times, free, length, 2)
-                length = add(times, free, length, start, start + estimate[placed], -size[placed])
+                times, free, head = _with_room_from(times, free, head, length, 2)
+                length = add(times[head:], free[head:], length, start, start + estimate[placed], -size[placed])
                 reserved[placed] = start
                 seq[placed] = clock[0]
                 clock[0] += 1
@@ -972,6 +1015,8 @@ def run_conservative(report_at, bound, capacity, state, submit, runtime, estimat
         if heap_len == 0 and next_job == n and started < n and not now < next_due < FOREVER:
             outcome = STUCK
             break
+    move(times, 0, head, length)
+    move(free, 0, head, length)
     state[NOW], state[NEXT_JOB], state[STARTED], state[FINISHED] = now, next_job, started, finished
     state[FREE], state[HEAP_LEN], state[PROFILE_LEN], state[WAITING] = idle, heap_len, length, waiting
     state[DIRTY], state[NEXT_DUE], state[FREED_UNTIL] = dirty, next_due, freed_until

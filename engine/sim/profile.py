@@ -271,6 +271,18 @@ def move_earlier(times, free, length, i, new, start, duration, n, scratch_times,
     for the profile's length and four) with equal neighbours merged; the steps between the two
     ranges (inside the job's windows: many for a long job) only shift, as does the tail. Needs room
     for four more steps; returns the new length."""
+    return move_earlier_headed(times, free, 0, length, i, new, start, duration, n, scratch_times, scratch_free,
+                               False)[1]
+
+
+@njit(cache=True)
+def move_earlier_headed(all_times, all_free, head, length, i, new, start, duration, n, scratch_times, scratch_free,
+                        front):
+    """:func:`move_earlier` on the profile ``times[head:head + length]`` (``i`` counted from head);
+    returns (head, length). ``front``: when the move adds or removes steps in all, the steps before
+    it may shift instead of those after it (the head moves; the steps keep their indices from it),
+    if fewer of them shift that way and the head has room (``head`` steps before it)."""
+    times, free = all_times[head:], all_free[head:]
     lose = min(new + duration, start)           # -n on [new, lose)
     gain = max(new + duration, start)           # +n on [gain, end)
     end = start + duration
@@ -286,7 +298,10 @@ def move_earlier(times, free, length, i, new, start, duration, n, scratch_times,
         ended += 1
     if gained <= lost:      # one step holds both: rewrite the steps from i to ended at once
         count = _rewrite(times, free, i, ended, new, lose, -n, gain, end, n, scratch_times, scratch_free, 0)
-        return _place(times, free, length, i, ended, count, scratch_times, scratch_free, 0)
+        net = count - (ended - i + 1)
+        if front and net != 0 and head >= net and i < length - ended - 1:
+            return _place_front(all_times, all_free, head, i, net, count, scratch_times, scratch_free), length + net
+        return head, _place(times, free, length, i, ended, count, scratch_times, scratch_free, 0)
     count = _rewrite(times, free, i, lost, new, lose, -n, FOREVER, FOREVER, 0, scratch_times, scratch_free, 0)
     total = _rewrite(times, free, gained, ended, gain, end, n, FOREVER, FOREVER, 0, scratch_times, scratch_free,
                      count)
@@ -294,6 +309,12 @@ def move_earlier(times, free, length, i, new, start, duration, n, scratch_times,
     between = gained - lost - 1
     tail = length - ended - 1
     moved_tail = gained + shift + total - count  # where step ended + 1 goes
+    net = moved_tail - ended - 1                # the steps added in all
+    if front and net != 0 and head >= net:
+        second = total - count - (ended - gained + 1)   # the steps the second range adds
+        if i + (between if second != 0 else 0) < tail + (between if shift != 0 else 0):
+            return _move_front(all_times, all_free, head, i, lost, gained, ended, net, count, total, scratch_times,
+                               scratch_free), length + net
     if shift > 0:   # the steps between move right: the tail first, out of their way
         move(times, moved_tail, ended + 1, tail)
         move(free, moved_tail, ended + 1, tail)
@@ -308,7 +329,45 @@ def move_earlier(times, free, length, i, new, start, duration, n, scratch_times,
         times[i + x], free[i + x] = scratch_times[x], scratch_free[x]
     for x in range(count, total):
         times[gained + shift + x - count], free[gained + shift + x - count] = scratch_times[x], scratch_free[x]
-    return moved_tail + tail
+    return head, moved_tail + tail
+
+
+@njit(cache=True)
+def _place_front(times, free, head, i, net, count, out_times, out_free):
+    """_place with the steps before ``i`` shifted (by ``net`` to the left) instead of the later ones:
+    the ``count`` steps of ``out_*`` end where the replaced ones did. Returns the new head."""
+    moved_head = head - net
+    move(times, moved_head, head, i)
+    move(free, moved_head, head, i)
+    for x in range(count):
+        times[moved_head + i + x], free[moved_head + i + x] = out_times[x], out_free[x]
+    return moved_head
+
+
+@njit(cache=True)
+def _move_front(times, free, head, i, lost, gained, ended, net, count, total, out_times, out_free):
+    """move_earlier's last part with the steps after ``ended`` in place: the steps before ``i`` shift
+    by ``net`` to the left, those between the two ranges by what the second range adds. Returns the
+    new head."""
+    between = gained - lost - 1
+    moved_head = head - net
+    after = head + ended + 1 - (total - count)      # where the second range's steps go
+    between_at = after - between
+    if net > 0:     # the steps before move left: first, out of the others' way
+        move(times, moved_head, head, i)
+        move(free, moved_head, head, i)
+        move(times, between_at, head + lost + 1, between)
+        move(free, between_at, head + lost + 1, between)
+    else:
+        move(times, between_at, head + lost + 1, between)
+        move(free, between_at, head + lost + 1, between)
+        move(times, moved_head, head, i)
+        move(free, moved_head, head, i)
+    for x in range(count):
+        times[moved_head + i + x], free[moved_head + i + x] = out_times[x], out_free[x]
+    for x in range(count, total):
+        times[after + x - count], free[after + x - count] = out_times[x], out_free[x]
+    return moved_head
 
 
 @njit(cache=True)

@@ -6,7 +6,15 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.sim.profile import Profile, _step_at, add, add_by_steps, move_earlier, running_jobs_profile
+from engine.sim.profile import (
+    Profile,
+    _step_at,
+    add,
+    add_by_steps,
+    move_earlier,
+    move_earlier_headed,
+    running_jobs_profile,
+)
 from engine.sim.simulator import Simulation
 from tests.engine.conftest import make_workload
 
@@ -191,3 +199,35 @@ def test_moving_a_reservation_earlier_leaves_the_steps_two_adds_leave(widths_and
     assert got == expected
     assert got_t[:got].tolist() == expected_t[:expected].tolist()
     assert got_f[:got].tolist() == expected_f[:expected].tolist()
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 6), st.integers(0, 6)), min_size=1, max_size=30), st.integers(0, 5),
+       st.integers(1, 4), st.integers(1, 80), st.integers(1, 200), st.integers(0, 200), st.integers(0, 6),
+       st.booleans())
+def test_moving_a_reservation_earlier_from_a_head_leaves_the_steps_move_earlier_leaves(
+        widths_and_free, first, n, duration, start, earlier, head, front):
+    """move_earlier_headed on the profile from ``head`` on (the steps before or after the move
+    shifted, whichever fewer) against move_earlier on the profile from index 0; nothing outside
+    the profile's new place is written but the steps' old place."""
+    times = np.cumsum([first] + [w for w, _ in widths_and_free]).astype(np.int64)[:-1]
+    free = np.array([f for _, f in widths_and_free], dtype=np.int64)
+    merged = np.concatenate(([True], free[1:] != free[:-1]))
+    times, free = times[merged], free[merged]
+    start = max(start, int(times[0]) + 1)
+    new = int(times[0]) + earlier % (start - int(times[0]))
+    room = len(times) + 12
+    expected_t, expected_f = np.zeros(room, np.int64), np.zeros(room, np.int64)
+    expected_t[:len(times)], expected_f[:len(times)] = times, free
+    length = add(expected_t, expected_f, len(times), start, start + duration, -n)     # the own reservation
+    got_t, got_f = np.full(head + room, -7, np.int64), np.full(head + room, -7, np.int64)
+    got_t[head:head + length], got_f[head:head + length] = expected_t[:length], expected_f[:length]
+    scratch_t, scratch_f = np.zeros(room, np.int64), np.zeros(room, np.int64)
+    at = _step_at(expected_t, length, new)
+    expected = move_earlier(expected_t, expected_f, length, at, new, start, duration, n, scratch_t, scratch_f)
+    got_head, got = move_earlier_headed(got_t, got_f, head, length, at, new, start, duration, n, scratch_t,
+                                        scratch_f, front)
+    assert got == expected
+    assert 0 <= got_head and (front or got_head == head)
+    assert got_t[got_head:got_head + got].tolist() == expected_t[:expected].tolist()
+    assert got_f[got_head:got_head + got].tolist() == expected_f[:expected].tolist()
