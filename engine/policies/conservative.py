@@ -502,9 +502,11 @@ def columns_round(all_times, all_free, head, length, job, reserved_start, durati
             failed[4, f] = min(failed[4, f], released)
         end = start + d
         # move: only the parts of the old and new windows that do not overlap change
-        head, length = move_earlier_headed(all_times, all_free, head, length, at, new, start, d, n, scratch_times,
-                                           scratch_free, front)
-        times, free = all_times[head:], all_free[head:]
+        moved_head, length = move_earlier_headed(all_times, all_free, head, length, at, new, start, d, n,
+                                                 scratch_times, scratch_free, front)
+        if moved_head != head:  # new views only then: each view costs two atomic reference counts
+            head = moved_head
+            times, free = all_times[head:], all_free[head:]
         held_since = NEVER
         moving = job[q]
         reserved[moving] = new
