@@ -886,6 +886,23 @@ def _running_profile(times, free, now, capacity, heap_job, heap_len, start_time,
 
 
 @njit(cache=True)
+def _reserve_earliest(times, free, head, length, now, job, estimate, size, reserved, seq, clock):
+    """Conservative._place in the compiled loop: ``job`` reserved at its earliest fit from ``now`` in
+    the profile ``times[head:head + length]`` (its reservation numbered from ``clock[0]``). Returns
+    (times, free, head, length, start): the arrays may have moved; start is _NEVER_FITS if the job
+    never fits (nothing reserved then)."""
+    start = earliest_start(times[head:], free[head:], length, now, estimate[job], size[job], FOREVER, 0, 0, 0)
+    if start == _NEVER_FITS:
+        return times, free, head, length, start
+    times, free, head = _with_room_from(times, free, head, length, 2)
+    length = add(times[head:], free[head:], length, start, start + estimate[job], -size[job])
+    reserved[job] = start
+    seq[job] = clock[0]
+    clock[0] += 1
+    return times, free, head, length, start
+
+
+@njit(cache=True)
 def run_conservative(report_at, bound, capacity, state, submit, runtime, estimate, size, rank, start_time, end_time,
                      start_order, heap_end, heap_seq, heap_job, times, free, job, reserved_start, duration, job_size,
                      summary, reserved, seq, clock, moves, failed):
@@ -928,16 +945,12 @@ def run_conservative(report_at, bound, capacity, state, submit, runtime, estimat
         while next_job < n and submit[next_job] == t:
             arriving = next_job
             head, length = _advance_from(times, head, length, t)
-            start = earliest_start(times[head:], free[head:], length, t, estimate[arriving], size[arriving], FOREVER, 0, 0, 0)
+            times, free, head, length, start = _reserve_earliest(times, free, head, length, t, arriving, estimate,
+                                                                 size, reserved, seq, clock)
             if start == _NEVER_FITS:
                 state[NEVER_FITS_JOB] = arriving
                 outcome = NO_FIT
                 break
-            times, free, head = _with_room_from(times, free, head, length, 2)
-            length = add(times[head:], free[head:], length, start, start + estimate[arriving], -size[arriving])
-            reserved[arriving] = start
-            seq[arriving] = clock[0]
-            clock[0] += 1
             next_due = min(next_due, start)
             position = _position(rank, job, waiting, rank[arriving])
             open_slot(job, reserved_start, duration, job_size, waiting, position)
@@ -997,16 +1010,12 @@ def run_conservative(report_at, bound, capacity, state, submit, runtime, estimat
             next_due = FOREVER
             for q in range(waiting):
                 placed = job[q]
-                start = earliest_start(times[head:], free[head:], length, now, estimate[placed], size[placed], FOREVER, 0, 0, 0)
+                times, free, head, length, start = _reserve_earliest(times, free, head, length, now, placed, estimate,
+                                                                     size, reserved, seq, clock)
                 if start == _NEVER_FITS:
                     state[NEVER_FITS_JOB] = placed
                     outcome = NO_FIT
                     break
-                times, free, head = _with_room_from(times, free, head, length, 2)
-                length = add(times[head:], free[head:], length, start, start + estimate[placed], -size[placed])
-                reserved[placed] = start
-                seq[placed] = clock[0]
-                clock[0] += 1
                 next_due = min(next_due, start)
                 reserved_start[q] = start
             dirty = 0
