@@ -30,7 +30,8 @@ from __future__ import annotations
 
 from heapq import heappop, heappush
 from itertools import islice
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -222,6 +223,7 @@ class NodeWalker:
 
     #: node entries the started jobs of one walk may fill before it hands them back (FULL)
     room = 1 << 16
+    _walk: Callable[..., Any]    # the compiled walk (set in __init__ by bind_direct)
 
     def __init__(self, sim: Simulation, queue: FairShareQueue, allocator: NodeAllocator, bound: int | None) -> None:
         self.allocator = allocator

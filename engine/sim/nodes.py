@@ -42,6 +42,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, insort
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -719,6 +720,11 @@ class NodeMirror:
     (offset, nodes, cores, RAM, GPUs per node); per request class (nodes, ppn, procs, mem, gpus,
     exclusive, cores, cluster mask) and its clusters in order (``cc_list[cc_start[k]:cc_start[k+1]]``);
     the rooms under queue limits; the release log."""
+
+    # the kernels called at every start, end and reservation (set in __init__ by bind_direct)
+    start_kernel: Callable[..., Any]
+    end_kernel: Callable[..., Any]
+    earliest_on: Callable[..., Any]
 
     def __init__(self, allocator: NodeAllocator) -> None:
         clusters = allocator.clusters
