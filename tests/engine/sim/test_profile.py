@@ -172,14 +172,11 @@ def test_add_shifting_once_leaves_the_steps_add_by_steps_leaves(widths_and_free,
     assert got_f[:got].tolist() == expected_f[:expected].tolist()
 
 
-@settings(max_examples=800, deadline=None)
-@given(st.lists(st.tuples(st.integers(1, 6), st.integers(0, 6)), min_size=1, max_size=30), st.integers(0, 5),
-       st.integers(1, 4), st.integers(1, 80), st.integers(1, 200), st.integers(0, 200))
-def test_moving_a_reservation_earlier_leaves_the_steps_two_adds_leave(widths_and_free, first, n, duration, start,
-                                                                      earlier):
-    """move_earlier (one pass, the later steps shifted once) against the two adds of a move: -n on
-    the new window's part before the old start, +n on the old window's part after the new end; on
-    merged steps holding the job's own reservation, moved to any earlier time from the first step on."""
+def profile_with_a_reservation(widths_and_free: list[tuple[int, int]], first: int, n: int, duration: int, start: int,
+                               earlier: int) -> tuple[np.ndarray, np.ndarray, int, int, int, int]:
+    """A profile of steps (width, free) from ``first`` (equal neighbours merged, room for 12 more)
+    holding a job's reservation of ``n`` from ``start`` (at least its second second) for
+    ``duration``, and an earlier start ``new`` for it: (times, free, length, start, new, room)."""
     times = np.cumsum([first] + [w for w, _ in widths_and_free]).astype(np.int64)[:-1]
     free = np.array([f for _, f in widths_and_free], dtype=np.int64)
     merged = np.concatenate(([True], free[1:] != free[:-1]))
@@ -190,6 +187,19 @@ def test_moving_a_reservation_earlier_leaves_the_steps_two_adds_leave(widths_and
     expected_t, expected_f = np.zeros(room, np.int64), np.zeros(room, np.int64)
     expected_t[:len(times)], expected_f[:len(times)] = times, free
     length = add(expected_t, expected_f, len(times), start, start + duration, -n)     # the own reservation
+    return expected_t, expected_f, length, start, new, room
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 6), st.integers(0, 6)), min_size=1, max_size=30), st.integers(0, 5),
+       st.integers(1, 4), st.integers(1, 80), st.integers(1, 200), st.integers(0, 200))
+def test_moving_a_reservation_earlier_leaves_the_steps_two_adds_leave(widths_and_free, first, n, duration, start,
+                                                                      earlier):
+    """move_earlier (one pass, the later steps shifted once) against the two adds of a move: -n on
+    the new window's part before the old start, +n on the old window's part after the new end; on
+    merged steps holding the job's own reservation, moved to any earlier time from the first step on."""
+    expected_t, expected_f, length, start, new, room = profile_with_a_reservation(widths_and_free, first, n, duration,
+                                                                                start, earlier)
     got_t, got_f = expected_t.copy(), expected_f.copy()
     expected = add(expected_t, expected_f, length, new, min(new + duration, start), -n)
     expected = add(expected_t, expected_f, expected, max(new + duration, start), start + duration, n)
@@ -210,16 +220,8 @@ def test_moving_a_reservation_earlier_from_a_head_leaves_the_steps_move_earlier_
     """move_earlier_headed on the profile from ``head`` on (the steps before or after the move
     shifted, whichever fewer) against move_earlier on the profile from index 0; nothing outside
     the profile's new place is written but the steps' old place."""
-    times = np.cumsum([first] + [w for w, _ in widths_and_free]).astype(np.int64)[:-1]
-    free = np.array([f for _, f in widths_and_free], dtype=np.int64)
-    merged = np.concatenate(([True], free[1:] != free[:-1]))
-    times, free = times[merged], free[merged]
-    start = max(start, int(times[0]) + 1)
-    new = int(times[0]) + earlier % (start - int(times[0]))
-    room = len(times) + 12
-    expected_t, expected_f = np.zeros(room, np.int64), np.zeros(room, np.int64)
-    expected_t[:len(times)], expected_f[:len(times)] = times, free
-    length = add(expected_t, expected_f, len(times), start, start + duration, -n)     # the own reservation
+    expected_t, expected_f, length, start, new, room = profile_with_a_reservation(widths_and_free, first, n, duration,
+                                                                                start, earlier)
     got_t, got_f = np.full(head + room, -7, np.int64), np.full(head + room, -7, np.int64)
     got_t[head:head + length], got_f[head:head + length] = expected_t[:length], expected_f[:length]
     scratch_t, scratch_f = np.zeros(room, np.int64), np.zeros(room, np.int64)
