@@ -25,7 +25,7 @@ from engine.policies import conservative
 from engine.policies.conservative import Conservative
 from engine.policies.registry import build_scheduler, resolve
 from engine.run import simulate
-from engine.sim.simulator import Cancelled, Simulation, SimResult, SimulationError
+from engine.sim.simulator import Simulation, SimResult, SimulationError
 from engine.workload import load_workload
 from engine.workload.model import Workload
 from engine.workload.window import select_days
@@ -198,16 +198,6 @@ def test_conservative_takes_the_compiled_loop_at_any_size(monkeypatch):
     assert Simulation(small, 4).worth_compiling(numba_anyway=True)
     simulate(small, 4, "conservative")
     assert taken == ["compiled"]
-
-
-def test_the_compiled_loop_reports_progress_and_can_be_cancelled():
-    workload = make_workload([(i, 3, 5, 1) for i in range(1000)])
-    seen: list[float] = []
-    with path(True):
-        simulate(workload, 2, "conservative", progress=seen.append)
-        assert 150 <= len(seen) <= 220 and seen == sorted(seen) and seen[-1] == 1.0
-        with pytest.raises(Cancelled):
-            simulate(workload, 2, "conservative", should_stop=lambda: True)
 
 
 def test_the_profile_grows_inside_the_compiled_loop():

@@ -141,14 +141,15 @@ def test_small_runs_stay_in_python_and_large_ones_are_compiled():
     assert Simulation(large, 4).worth_compiling()
 
 
-def test_the_compiled_loop_reports_progress_and_can_be_cancelled():
-    workload = make_workload([(i, 3, 3, 1) for i in range(1000)])
+@pytest.mark.parametrize("policy, requested", [("easy", 3), ("conservative", 5)])   # conservative: its own loop
+def test_the_compiled_loop_reports_progress_and_can_be_cancelled(policy, requested):
+    workload = make_workload([(i, 3, requested, 1) for i in range(1000)])
     seen: list[float] = []
     with path(True):
-        simulate(workload, 2, "easy", progress=seen.append)
+        simulate(workload, 2, policy, progress=seen.append)
         assert 150 <= len(seen) <= 220 and seen == sorted(seen) and seen[-1] == 1.0
         with pytest.raises(Cancelled):
-            simulate(workload, 2, "easy", should_stop=lambda: True)
+            simulate(workload, 2, policy, should_stop=lambda: True)
 
 
 # -- real traces -------------------------------------------------------------------------------------
