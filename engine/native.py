@@ -33,3 +33,24 @@ def move(array, dst, src, count):  # type: ignore[no-untyped-def]
     its step count does not change (most moved reservations), and the call alone cost as much as a short copy."""
     if count > 0 and dst != src:
         _memmove(array, dst, src, count)
+
+
+@intrinsic
+def _unowned(typingctx: Any, array: Any) -> Any:
+    """The same array with no owner (a null meminfo): numba counts no references to it."""
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        array_type = signature.args[0]
+        source = context.make_array(array_type)(context, builder, args[0])
+        view = context.make_array(array_type)(context, builder)
+        context.populate_array(view, data=source.data, shape=source.shape, strides=source.strides,
+                               itemsize=source.itemsize, meminfo=None)
+        return view._getvalue()
+
+    return array(array), codegen
+
+
+@njit(cache=True)
+def borrowed(array):  # type: ignore[no-untyped-def]
+    """See engine.jit.borrowed."""
+    return _unowned(array)

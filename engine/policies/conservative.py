@@ -73,7 +73,7 @@ import numpy as np
 from engine.policies.algorithm import Algorithm
 from engine.policies.backfill import BACKFILL_BOUND, bounded, order_fixed_at_arrival
 from engine.policies.ordering import WaitingQueue
-from engine.sim.jit import move
+from engine.sim.jit import borrowed, move
 from engine.sim.profile import (
     _NEVER_FITS,
     FOREVER,
@@ -391,6 +391,12 @@ def compress_columns(times, free, head, length, job, reserved_start, duration, s
     # released, end); the first round's: the room the compression was given, for every position
     given = np.empty((2, count + 1, 3), dtype=np.int64)
     given[0, 0, 0], given[0, 0, 1], given[0, 0, 2] = count, lo, hi
+    # the caller holds every array it passed for the length of the call: unowned, numba counts no
+    # references to them, their views and the arguments made from them (engine.jit.borrowed)
+    times, free, job, reserved_start = borrowed(times), borrowed(free), borrowed(job), borrowed(reserved_start)
+    duration, size, summary, reserved = borrowed(duration), borrowed(size), borrowed(summary), borrowed(reserved)
+    seq, clock, moves, failed = borrowed(seq), borrowed(clock), borrowed(moves), borrowed(failed)
+    scratch_times, scratch_free = borrowed(scratch_times), borrowed(scratch_free)
     previous, side = 1, 0
     first = FOREVER
     while head + length + 4 * count <= len(times) and length + 4 * count <= len(scratch_times):

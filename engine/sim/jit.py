@@ -2,6 +2,6 @@
 workload readers below the simulator can have kernels too); this name stays for the simulator's
 and the policies' imports."""
 
-from engine.jit import Kernel, bind_direct, compiled, direct, move, native, njit
+from engine.jit import Kernel, bind_direct, borrowed, compiled, direct, move, native, njit
 
-__all__ = ["Kernel", "bind_direct", "compiled", "direct", "move", "native", "njit"]
+__all__ = ["Kernel", "bind_direct", "borrowed", "compiled", "direct", "move", "native", "njit"]

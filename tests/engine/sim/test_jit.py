@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from engine import jit
-from engine.sim.jit import Kernel, move, njit
+from engine.sim.jit import Kernel, borrowed, move, njit
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -101,6 +101,28 @@ def test_move_copies_overlapping_ranges_as_memmove_compiled_and_in_python():
         plain = np.arange(10, dtype=np.int64)
         jit.move.function(plain, dst, src, count)     # the plain Python form
         assert plain.tolist() == expected.tolist()
+
+
+@njit(cache=False)
+def _through_borrowed(rows, column):
+    """Writes through unowned views of a 2-D array and of a strided 1-D one, and through their slices."""
+    lent_rows, lent_column = borrowed(rows), borrowed(column)
+    tail = lent_rows[1:]
+    for i in range(tail.shape[0]):
+        for j in range(tail.shape[1]):
+            tail[i, j] = 10 * i + j
+    part = lent_column[2:]
+    for i in range(part.shape[0]):
+        part[i] = -i
+    return lent_rows.shape[0] * 100 + lent_column.shape[0]
+
+
+def test_a_borrowed_array_is_the_same_data_shape_and_strides():
+    rows, column = np.zeros((3, 4), dtype=np.int64), np.zeros(12, dtype=np.int64)
+    assert _through_borrowed(rows, column[::2]) == 306
+    assert rows.tolist() == [[0, 0, 0, 0], [0, 1, 2, 3], [10, 11, 12, 13]]
+    assert column.tolist() == [0, 0, 0, 0, 0, 0, -1, 0, -2, 0, -3, 0]
+    assert jit.borrowed.function(rows) is rows      # the plain Python form: the array itself
 
 
 @njit(cache=False)
