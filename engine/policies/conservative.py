@@ -94,7 +94,7 @@ FAILURES_KEPT = 16
 
 
 #: queue positions a block of QueueColumns summarises
-SPAN = 16
+SPAN = 64
 
 
 class QueueColumns:
@@ -536,15 +536,16 @@ def spared(summary, block, failed, lo, hi):
     """Whether no job of a block of the queue's columns can move (each would be skipped): all
     reserved by ``lo``, or one failed search spares them all, the least size, requested time and
     start of the block being no smaller than its, for every limit (at most ``hi``)."""
-    if summary[3, block] <= lo:
+    least_size, least_duration, least_start = summary[0, block], summary[1, block], summary[2, block]
+    most_start, most_duration = summary[3, block], summary[4, block]
+    if most_start <= lo:
         return True
+    hit = False     # every row checked without a branch (numba vectorises it)
     for f in range(FAILURES_KEPT):
-        if (failed[0, f] <= summary[0, block] and failed[1, f] <= summary[1, block]
-                and failed[2, f] <= summary[2, block] and failed[3, f] >= hi):
-            released = failed[4, f]
-            if summary[3, block] <= released or released - summary[4, block] + 1 >= hi:
-                return True
-    return False
+        released = failed[4, f]
+        hit |= ((failed[0, f] <= least_size) & (failed[1, f] <= least_duration) & (failed[2, f] <= least_start)
+                & (failed[3, f] >= hi) & ((most_start <= released) | (released - most_duration + 1 >= hi)))
+    return hit
 
 
 @njit(cache=True)
