@@ -104,10 +104,10 @@ job = st.tuples(
 
 
 @settings(max_examples=200, deadline=None, derandomize=True)
-@given(st.lists(job, min_size=1, max_size=120), st.sampled_from(["fcfs", "sjf", "largest"]),
+@given(st.lists(job, min_size=1, max_size=400), st.sampled_from(["fcfs", "sjf", "largest"]),
        st.sampled_from([None, 2, 5]), st.booleans())
 def test_longer_random_queues_schedule_as_the_python_loop(rows, ordering, bound, overruns):
-    """Long enough queues for several blocks of the columns' summaries (16 positions each)."""
+    """Long enough queues for several blocks of the columns' summaries (SPAN = 64 positions each)."""
     if overruns:
         rows = with_overruns(rows)
     runs = three_ways(make_workload(rows), 8, policy_of(ordering, bound))
