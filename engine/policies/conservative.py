@@ -40,7 +40,7 @@ step holding L (see ``compress_round``). Most searches fail, and most of their s
 the waiting jobs are kept in place in queue order, each with its reserved start, requested time
 and size beside it (:class:`QueueColumns`), so a round reads its queue in one contiguous sweep
 instead of looking each job up; a search is one pass with no hard-to-predict branch
-(:func:`earlier_fit`); the failed searches are columns checked without branches; and the profile's
+(:func:`earlier_fit_at`); the failed searches are columns checked without branches; and the profile's
 arrays shift by memmove. The same moves as ``compress_round`` on the job numbers, which stays the
 path of other queue orders and subclasses (``Conservative.reference`` forces it, for the tests).
 
@@ -164,7 +164,7 @@ class Conservative(Algorithm):
         #: the queue in columns (the fast compression) for a plain Conservative with a kept order
         self.columns = QueueColumns(sim.n) if self._kept and type(self) is Conservative and not self.reference else None
         self._failed = np.empty((5, FAILURES_KEPT), dtype=np.int64)
-        self._scratch = np.empty((2, 0), dtype=np.int64)    # move_earlier's, as long as the profile's arrays
+        self._scratch = np.empty((2, 0), dtype=np.int64)    # move_earlier_headed's, as long as the profile's arrays
 
     def compiled_loop(self) -> Callable[[Pacer], None] | None:
         """The compiled event loop (run_conservative, below) where it makes the same schedule: the
@@ -420,7 +420,7 @@ def columns_round(all_times, all_free, head, length, job, reserved_start, durati
     """compress_round over the first ``count`` jobs of the queue's columns (QueueColumns: job,
     reserved start, requested time, size in queue order): the same moves, also written to the
     start column. ``failed``: room for the failed searches as columns (size, duration, start,
-    limit, released); a row of size FOREVER is no failure. ``scratch_*``: room for move_earlier.
+    limit, released); a row of size FOREVER is no failure. ``scratch_*``: room for move_earlier_headed.
 
     A move does not forget the failed searches (compress_round does): it frees room only from
     ``released`` on (where the part of its old window it gives up begins), so a window ending by
@@ -587,20 +587,14 @@ def no_fit_in_columns(failed, n, duration, start, now):
 
 
 @njit(cache=True)
-def earlier_fit(times, free, length, step, since, duration, n, limit, start):
+def earlier_fit_at(times, free, length, step, since, duration, n, limit, start):
     """Where a job of ``n`` processors for ``duration`` reserved at ``start`` (in the profile) fits
     earliest at or after ``since`` (in step ``step``) and before ``limit`` <= start: the earliest
     t with n free on [t, min(t + duration, start)) (from its start on, the window lies in its own
-    reservation); NEVER if none. The same answer as earliest_start(..., since, duration, n, limit,
-    start, start + duration, n); see earlier_fit_at."""
-    return earlier_fit_at(times, free, length, step, since, duration, n, limit, start)[0]
-
-
-@njit(cache=True)
-def earlier_fit_at(times, free, length, step, since, duration, n, limit, start):
-    """earlier_fit, and the step holding its answer (for the move that follows), in one pass whose
-    only branches are rarely taken: the run of steps with n free is carried as its first time,
-    ``candidate``, and its step, moved on at each step without a branch."""
+    reservation), NEVER if none (the same answer as earliest_start(..., since, duration, n, limit,
+    start, start + duration, n)); and the step holding it (for the move that follows). One pass
+    whose only branches are rarely taken: the run of steps with n free is carried as its first
+    time, ``candidate``, and its step, moved on at each step without a branch."""
     last = np.uint64(length - 1)
     i = np.uint64(step)     # unsigned: no wraparound of negative indices to compute at each step
     one = np.uint64(1)
@@ -811,19 +805,6 @@ def run_compiled_loop(conservative: Conservative, pacer: Pacer) -> None:
 
 
 @njit(cache=True)
-def _with_room(times, free, length, steps):
-    """Profile.make_room: the profile's arrays, grown if ``steps`` more steps would not fit."""
-    if length + steps <= len(times):
-        return times, free
-    size = 2 * (length + steps)
-    grown_times = np.empty(size, dtype=np.int64)
-    grown_free = np.empty(size, dtype=np.int64)
-    grown_times[:length] = times[:length]
-    grown_free[:length] = free[:length]
-    return grown_times, grown_free
-
-
-@njit(cache=True)
 def _advance_from(times, head, length, now):
     """profile.advance on the profile ``times[head:head + length]``, lazily: the head moves past the
     steps before ``now`` (none shifts). Returns (head, length)."""
@@ -923,7 +904,7 @@ def run_conservative(report_at, bound, capacity, state, submit, runtime, estimat
     idle, heap_len, length, waiting = state[FREE], state[HEAP_LEN], state[PROFILE_LEN], state[WAITING]
     dirty, next_due, freed_until = state[DIRTY], state[NEXT_DUE], state[FREED_UNTIL]
     outcome = DONE
-    # the compression's scratch arrays (profile.move_earlier), as long as the profile's
+    # the compression's scratch arrays (profile.move_earlier_headed), as long as the profile's
     scratch_times, scratch_free = np.empty(len(times), dtype=np.int64), np.empty(len(times), dtype=np.int64)
     # the profile is times[head:head + length] (room before it: compressions may shift the steps
     # before a move instead of those after it); at index 0 again when the loop returns
@@ -1014,7 +995,7 @@ def run_conservative(report_at, bound, capacity, state, submit, runtime, estimat
             if not blocked or attempt == 1:
                 break
             # rebuild: the profile from what really runs, every waiting job placed again in queue order
-            times, free = _with_room(times, free, 0, heap_len + 1)
+            times, free, _ = _with_room_from(times, free, 0, 0, heap_len + 1)    # nothing kept: written from 0
             head = 0
             length = _running_profile(times, free, now, capacity, heap_job, heap_len, start_time, estimate, size)
             next_due = FOREVER

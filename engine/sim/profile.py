@@ -260,28 +260,22 @@ def earliest_start(times, free, length, now, duration, n, before, own_start, own
 
 
 @njit(cache=True)
-def move_earlier(times, free, length, i, new, start, duration, n, scratch_times, scratch_free):
-    """Move a reservation of ``n`` processors for ``duration`` from ``start`` to ``new`` < start (the
-    job's own reservation is in the profile; step ``i`` holds ``new``): the steps
-    ``add(new, min(new + duration, start), -n)`` then ``add(max(new + duration, start), start +
-    duration, n)`` leave, in one pass with the later steps shifted once, by what the move adds or
-    removes in all (usually nothing: a step split at one end, one merged away at the other).
+def move_earlier_headed(all_times, all_free, head, length, i, new, start, duration, n, scratch_times, scratch_free,
+                        front):
+    """Move a reservation of ``n`` processors for ``duration`` from ``start`` to ``new`` < start in
+    the profile ``times[head:head + length]`` (the job's own reservation is in it; step ``i``,
+    counted from head, holds ``new``): the steps ``add(new, min(new + duration, start), -n)`` then
+    ``add(max(new + duration, start), start + duration, n)`` leave, in one pass with the later steps
+    shifted once, by what the move adds or removes in all (usually nothing: a step split at one end,
+    one merged away at the other). Returns (head, length).
 
     The steps holding each of the two changed ranges are rewritten into the scratch arrays (room
     for the profile's length and four) with equal neighbours merged; the steps between the two
     ranges (inside the job's windows: many for a long job) only shift, as does the tail. Needs room
-    for four more steps; returns the new length."""
-    return move_earlier_headed(times, free, 0, length, i, new, start, duration, n, scratch_times, scratch_free,
-                               False)[1]
-
-
-@njit(cache=True)
-def move_earlier_headed(all_times, all_free, head, length, i, new, start, duration, n, scratch_times, scratch_free,
-                        front):
-    """:func:`move_earlier` on the profile ``times[head:head + length]`` (``i`` counted from head);
-    returns (head, length). ``front``: when the move adds or removes steps in all, the steps before
-    it may shift instead of those after it (the head moves; the steps keep their indices from it),
-    if fewer of them shift that way and the head has room (``head`` steps before it)."""
+    for four more steps after the profile. ``front``: when the move adds or removes steps in all,
+    the steps before it may shift instead of those after it (the head moves; the steps keep their
+    indices from it), if fewer of them shift that way and the head has room (``head`` steps before
+    it)."""
     times, free = all_times[head:], all_free[head:]
     lose = min(new + duration, start)           # -n on [new, lose)
     gain = max(new + duration, start)           # +n on [gain, end)
@@ -346,7 +340,7 @@ def _place_front(times, free, head, i, net, count, out_times, out_free):
 
 @njit(cache=True)
 def _move_front(times, free, head, i, lost, gained, ended, net, count, total, out_times, out_free):
-    """move_earlier's last part with the steps after ``ended`` in place: the steps before ``i`` shift
+    """move_earlier_headed's last part with the steps after ``ended`` in place: the steps before ``i`` shift
     by ``net`` to the left, those between the two ranges by what the second range adds. Returns the
     new head."""
     between = gained - lost - 1

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-from engine.policies.conservative import Conservative, earlier_fit, no_fit_before, no_fit_in_columns
+from engine.policies.conservative import Conservative, earlier_fit_at, no_fit_before, no_fit_in_columns
 from engine.run import simulate
 from engine.sim.profile import FOREVER, NEVER, add, earliest_start
 from engine.workload import load_workload
@@ -296,7 +296,7 @@ def test_earlier_fit_answers_as_earliest_start_with_the_own_reservation(widths_a
     since, limit = min(since, start), min(limit, start)
     expected = earliest_start(times, free, len(times), since, duration, n, limit, start, end, n)
     step = int(np.searchsorted(times, since, side="right")) - 1
-    assert earlier_fit(times, free, len(times), max(step, 0), since, duration, n, limit, start) == expected
+    assert earlier_fit_at(times, free, len(times), max(step, 0), since, duration, n, limit, start)[0] == expected
 
 
 @settings(max_examples=300, deadline=None)

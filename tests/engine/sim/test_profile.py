@@ -11,7 +11,6 @@ from engine.sim.profile import (
     _step_at,
     add,
     add_by_steps,
-    move_earlier,
     move_earlier_headed,
     running_jobs_profile,
 )
@@ -195,7 +194,7 @@ def profile_with_a_reservation(widths_and_free: list[tuple[int, int]], first: in
        st.integers(1, 4), st.integers(1, 80), st.integers(1, 200), st.integers(0, 200))
 def test_moving_a_reservation_earlier_leaves_the_steps_two_adds_leave(widths_and_free, first, n, duration, start,
                                                                       earlier):
-    """move_earlier (one pass, the later steps shifted once) against the two adds of a move: -n on
+    """move_earlier_headed from index 0 (one pass, the later steps shifted once) against the two adds of a move: -n on
     the new window's part before the old start, +n on the old window's part after the new end; on
     merged steps holding the job's own reservation, moved to any earlier time from the first step on."""
     expected_t, expected_f, length, start, new, room = profile_with_a_reservation(widths_and_free, first, n, duration,
@@ -204,8 +203,8 @@ def test_moving_a_reservation_earlier_leaves_the_steps_two_adds_leave(widths_and
     expected = add(expected_t, expected_f, length, new, min(new + duration, start), -n)
     expected = add(expected_t, expected_f, expected, max(new + duration, start), start + duration, n)
     scratch_t, scratch_f = np.zeros(room, np.int64), np.zeros(room, np.int64)
-    got = move_earlier(got_t, got_f, length, _step_at(got_t, length, new), new, start, duration, n, scratch_t,
-                       scratch_f)
+    _, got = move_earlier_headed(got_t, got_f, 0, length, _step_at(got_t, length, new), new, start, duration, n,
+                                 scratch_t, scratch_f, False)
     assert got == expected
     assert got_t[:got].tolist() == expected_t[:expected].tolist()
     assert got_f[:got].tolist() == expected_f[:expected].tolist()
@@ -215,10 +214,10 @@ def test_moving_a_reservation_earlier_leaves_the_steps_two_adds_leave(widths_and
 @given(st.lists(st.tuples(st.integers(1, 6), st.integers(0, 6)), min_size=1, max_size=30), st.integers(0, 5),
        st.integers(1, 4), st.integers(1, 80), st.integers(1, 200), st.integers(0, 200), st.integers(0, 6),
        st.booleans())
-def test_moving_a_reservation_earlier_from_a_head_leaves_the_steps_move_earlier_leaves(
+def test_moving_a_reservation_earlier_from_a_head_leaves_the_steps_it_leaves_from_index_0(
         widths_and_free, first, n, duration, start, earlier, head, front):
     """move_earlier_headed on the profile from ``head`` on (the steps before or after the move
-    shifted, whichever fewer) against move_earlier on the profile from index 0; nothing outside
+    shifted, whichever fewer) against the same move on the profile at index 0, no front shifts; nothing outside
     the profile's new place is written but the steps' old place."""
     expected_t, expected_f, length, start, new, room = profile_with_a_reservation(widths_and_free, first, n, duration,
                                                                                 start, earlier)
@@ -226,7 +225,8 @@ def test_moving_a_reservation_earlier_from_a_head_leaves_the_steps_move_earlier_
     got_t[head:head + length], got_f[head:head + length] = expected_t[:length], expected_f[:length]
     scratch_t, scratch_f = np.zeros(room, np.int64), np.zeros(room, np.int64)
     at = _step_at(expected_t, length, new)
-    expected = move_earlier(expected_t, expected_f, length, at, new, start, duration, n, scratch_t, scratch_f)
+    _, expected = move_earlier_headed(expected_t, expected_f, 0, length, at, new, start, duration, n, scratch_t,
+                                      scratch_f, False)
     got_head, got = move_earlier_headed(got_t, got_f, head, length, at, new, start, duration, n, scratch_t,
                                         scratch_f, front)
     assert got == expected
