@@ -56,6 +56,7 @@ def save(workload: Workload, path: str | Path) -> None:
         "dtypes": [str(workload.jobs[name].dtype) for name in columns],
         "metadata": workload.metadata,
         "report": workload.report.to_dict(),
+        "rejected_submits": workload.report.rejected_submits,
         "source": workload.source,
     }
     arrays[_INFO_KEY] = np.frombuffer(json.dumps(info).encode("utf-8"), dtype=np.uint8)
@@ -83,12 +84,9 @@ def load(path: str | Path) -> Workload:
             raise
         raise WorkloadError(f"cannot read the workload cache: {exc}", file=name) from None
     jobs = pd.DataFrame(data, columns=info["columns"]).astype(dict(zip(info["columns"], info["dtypes"])))
-    return Workload(
-        jobs=jobs,
-        metadata=info["metadata"],
-        report=CleaningReport.from_dict(info["report"]),
-        source=info["source"],
-    )
+    report = CleaningReport.from_dict(info["report"])
+    report.rejected_submits = {str(k): [int(t) for t in v] for k, v in (info.get("rejected_submits") or {}).items()}
+    return Workload(jobs=jobs, metadata=info["metadata"], report=report, source=info["source"])
 
 
 def _storable(key: str, column: pd.Series) -> dict[str, np.ndarray]:
