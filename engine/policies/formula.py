@@ -278,9 +278,10 @@ def precompute(tree: Tree, value_of: Callable[[str], Any]) -> Tree:
     return ("call", tree[1], tuple(precompute(arg, value_of) for arg in tree[2]))
 
 
-def check_formula(value: Any) -> None:
-    """The ``formula`` parameter's check (resolve calls it): raises FormulaError."""
-    parse(value)
+def check_formula(value: Any) -> Formula:
+    """The ``formula`` parameter's check (resolve calls it; the web checks a formula as it is
+    typed): the checked formula, or a FormulaError (a PolicyError) naming the column and the fault."""
+    return parse(value)
 
 
 # --------------------------------------------------------------------------- the order
@@ -556,12 +557,14 @@ for _name, (_formula, _first, _text, _source) in LITERATURE.items():
                     {"formula": _formula, "first": _first}, family="formula"))
 
 
-def variables() -> list[dict[str, Any]]:
-    """The variables a formula may use, with units (for `python -m engine policies` and forms)."""
-    return [v.to_dict() for v in VARIABLES.values()]
-
-
-def examples() -> list[dict[str, str]]:
-    """The literature's formulas as examples to start from: name, formula, first, description."""
-    return [{"name": name.removesuffix("-easy"), "preset": name, "formula": formula, "first": first,
-             "description": f"{text} ({source})"} for name, (formula, first, text, source) in LITERATURE.items()]
+def formula_grammar() -> dict[str, Any]:
+    """What a formula may use, for `python -m engine policies` and forms: the variables with units,
+    the functions, the operators, and the literature's formulas as examples to start from."""
+    return {
+        "variables": [v.to_dict() for v in VARIABLES.values()],
+        "functions": list(FUNCTIONS),
+        "operators": [symbol for symbol, _ in _OPERATORS.values()],
+        "examples": [{"name": name.removesuffix("-easy"), "preset": name, "formula": formula, "first": first,
+                      "description": f"{text} ({source})"}
+                     for name, (formula, first, text, source) in LITERATURE.items()],
+    }
