@@ -30,7 +30,7 @@ class Param:
     label: str = ""                # in words, for forms ("maximum skipping count"); default: the name
     unit: str = ""                 # of the value ("h", "jobs", "share 0-1"); "" when it has none
     #: a further check of a coerced value (e.g. a formula's grammar): raises PolicyError
-    check: Callable[[Any], None] | None = field(default=None, compare=False)
+    check: Callable[[Any], object] | None = field(default=None, compare=False)
 
     def coerce(self, value: Any) -> Any:
         """Turn a value from JSON, a form or ``--set`` into this parameter's type, or raise PolicyError."""
