@@ -24,7 +24,8 @@ def parse_days(text: str) -> tuple[float, float]:
 
 
 def select_days(workload: Workload, low: float, high: float) -> Workload:
-    """Only the jobs submitted in [first submit + low days, first submit + high days)."""
+    """Only the jobs submitted in [first submit + low days, first submit + high days), and the cleaning
+    report's rejections of the jobs submitted then."""
     jobs = workload.jobs
     if jobs.empty:
         return workload
@@ -34,4 +35,5 @@ def select_days(workload: Workload, low: float, high: float) -> Workload:
     selected = jobs.loc[keep].reset_index(drop=True)
     metadata = dict(workload.metadata)
     metadata["days"] = f"{low:g}:{high:g}"
-    return Workload(selected, metadata, workload.report, workload.source)
+    report = workload.report.within(first + low * DAY, first + high * DAY)   # rejections of this window only
+    return Workload(selected, metadata, report, workload.source)
