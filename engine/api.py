@@ -33,11 +33,14 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
                                           usage_histogram)
     from engine.metrics.diff import JobDiff, delta_histogram, gains_by, job_diff, moved_most
     from engine.metrics.fairness import jain_index, per_user
-    from engine.metrics.fidelity import fidelity, human_seconds
+    from engine.metrics.fidelity import fidelity
     from engine.metrics.groups import busy_by_group, penalty_increase, weekly
     from engine.metrics.bootstrap import Bootstrap
     from engine.metrics.counted import Counted, Trim, parse_trim
     from engine.metrics.summary import summarize as summarize_schedule
+    from engine.metrics.units import (METRICS, Metric, countdown_text, date_text, duration_text, metric,
+                                      metric_heading, metric_label, metric_text, number_text, percent_text)
+    from engine.metrics.units import duration_text as human_seconds
     from engine.metrics.timeseries import (busy_processors, day_edges, downsample_steps, envelope, occupancy_by,
                                            queue_length)
     from engine.platform.allocations import Allocations, parse_allocations, read_allocations
@@ -65,7 +68,7 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
     from engine.replicates.report import combine_replicates, verdict_table
     from engine.replicates.runs import run_replicate
     from engine.run import Cleaning, Clusters, Pool, Scenario, Transforms, run, simulate
-    from engine.sim.eta import format_duration, time_left
+    from engine.sim.eta import time_left
     from engine.sim.simulator import SCHEDULE_COLUMNS, Cancelled, SimResult, SimulationError
     from engine.sim.validate import InvalidSchedule
     from engine.version import __version__
@@ -103,7 +106,10 @@ __all__ = [
     # running
     "Scenario", "Pool", "Clusters", "Cleaning", "Transforms", "run", "simulate", "SimResult",
     "SCHEDULE_COLUMNS", "check_load_factor", "parse_days", "summarize", "summarize_schedule",
-    "time_left", "format_duration",
+    "time_left",
+    # formatting (engine.metrics.units)
+    "duration_text", "countdown_text", "percent_text", "number_text", "date_text", "METRICS", "Metric", "metric",
+    "metric_label", "metric_heading", "metric_text",
     # errors
     "WorkloadError", "PolicyError", "SimulationError", "InvalidSchedule", "Cancelled", "INPUT_ERRORS", "error_line",
     # metrics for figures
@@ -132,7 +138,11 @@ _LAZY: dict[str, tuple[str, str]] = {
     **{name: ("engine.metrics.diff", name) for name in ("JobDiff", "delta_histogram", "gains_by", "job_diff",
                                                         "moved_most")},
     **{name: ("engine.metrics.fairness", name) for name in ("jain_index", "per_user")},
-    **{name: ("engine.metrics.fidelity", name) for name in ("fidelity", "human_seconds")},
+    "fidelity": ("engine.metrics.fidelity", "fidelity"),
+    **{name: ("engine.metrics.units", name) for name in ("METRICS", "Metric", "countdown_text", "date_text",
+                                                         "duration_text", "metric", "metric_heading", "metric_label",
+                                                         "metric_text", "number_text", "percent_text")},
+    "human_seconds": ("engine.metrics.units", "duration_text"),   # the older name of duration_text
     **{name: ("engine.metrics.groups", name) for name in ("busy_by_group", "penalty_increase", "weekly")},
     "summarize_schedule": ("engine.metrics.summary", "summarize"),
     "Bootstrap": ("engine.metrics.bootstrap", "Bootstrap"),
@@ -171,7 +181,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "workload_options": ("engine.policies.registry", "workload_option_schemas"),
     **{name: ("engine.run", name) for name in ("Cleaning", "Clusters", "Pool", "Scenario", "Transforms", "run",
                                                "simulate")},
-    **{name: ("engine.sim.eta", name) for name in ("format_duration", "time_left")},
+    "time_left": ("engine.sim.eta", "time_left"),
     **{name: ("engine.sim.simulator", name) for name in ("SCHEDULE_COLUMNS", "Cancelled", "SimResult",
                                                          "SimulationError")},
     "InvalidSchedule": ("engine.sim.validate", "InvalidSchedule"),

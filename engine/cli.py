@@ -402,7 +402,7 @@ class ProgressBar:
             return
         self.last = now
         filled = int(fraction * self.width)
-        left = api.format_duration(api.time_left(fraction, now - self.began))
+        left = api.countdown_text(api.time_left(fraction, now - self.began))
         self.stream.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {fraction:6.1%} {self.unit}, "
                           f"about {left} left   ")
         self.stream.flush()

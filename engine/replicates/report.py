@@ -20,28 +20,9 @@ import numpy as np
 
 from engine.errors import WorkloadError
 from engine.metrics.bootstrap import Bootstrap, PairedInterval, paired_interval, resample_indices
-from engine.metrics.fidelity import human_seconds
 from engine.metrics.summary import plain
+from engine.metrics.units import duration_text, metric, number_text
 from engine.replicates.plan import KINDS, UNDER
-
-#: metric -> (words, unit: "s" seconds | "" plain number | "share" a fraction shown in %, better: "lower" | "higher")
-METRIC_WORDS: dict[str, tuple[str, str, str]] = {
-    "mean_wait": ("mean wait", "s", "lower"), "median_wait": ("median wait", "s", "lower"),
-    "p95_wait": ("95th percentile wait", "s", "lower"), "max_wait": ("longest wait", "s", "lower"),
-    "mean_response": ("mean response time", "s", "lower"), "median_response": ("median response time", "s", "lower"),
-    "p95_response": ("95th percentile response time", "s", "lower"),
-    "max_response": ("longest response time", "s", "lower"),
-    "mean_bsld": ("mean bounded slowdown", "", "lower"), "median_bsld": ("median bounded slowdown", "", "lower"),
-    "p95_bsld": ("95th percentile bounded slowdown", "", "lower"),
-    "max_bsld": ("largest bounded slowdown", "", "lower"),
-    "max_stretch": ("largest stretch", "", "lower"), "mean_stretch": ("mean stretch", "", "lower"),
-    "weighted_turnaround": ("size-weighted turnaround", "s", "lower"),
-    "mean_abs_skip": ("mean skipping count", "", "lower"), "max_skip": ("largest skipping count", "", "lower"),
-    "utilization": ("utilization", "share", "higher"), "makespan": ("makespan", "s", "lower"),
-    "throughput": ("throughput", "", "higher"), "jain_bsld": ("fairness (Jain's index of bounded slowdown)", "",
-                                                              "higher"),
-}
-
 
 def combine_replicates(plan: dict[str, Any], outcomes: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """The report (JSON-able) of ``plan`` from the outcomes of all its runs
@@ -61,8 +42,8 @@ def combine_replicates(plan: dict[str, Any], outcomes: Iterable[dict[str, Any]])
         indices = resample_indices(count, how) if count >= 2 else None
         for i, a in enumerate(names):
             for b in names[i + 1:]:
-                for metric in plan["metrics"]:
-                    pairs.append(_pair(replicate_set, a, b, metric, table, how, indices))
+                for code in plan["metrics"]:
+                    pairs.append(_pair(replicate_set, a, b, code, table, how, indices))
     _add_agreement(pairs, plan["sets"])
     return {
         "format": "schedlab-replicates-report", "version": 1,
@@ -81,26 +62,26 @@ def _values(plan: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> dict[tupl
     table: dict[tuple[str, str, str], np.ndarray] = {}
     for replicate_set in plan["sets"]:
         for policy in plan["policies"]:
-            for metric in plan["metrics"]:
-                table[replicate_set["name"], policy["name"], metric] = np.full(replicate_set["replicates"], np.nan)
+            for code in plan["metrics"]:
+                table[replicate_set["name"], policy["name"], code] = np.full(replicate_set["replicates"], np.nan)
     for run in plan["runs"]:
         values = by_id[run["id"]]["metrics"]
-        for metric in plan["metrics"]:
-            value = values.get(metric)
-            table[run["set"], run["policy"], metric][run["replicate"]] = np.nan if value is None else float(value)
+        for code in plan["metrics"]:
+            value = values.get(code)
+            table[run["set"], run["policy"], code][run["replicate"]] = np.nan if value is None else float(value)
     return table
 
 
-def _pair(replicate_set: dict[str, Any], a: str, b: str, metric: str,
+def _pair(replicate_set: dict[str, Any], a: str, b: str, code: str,
           table: dict[tuple[str, str, str], np.ndarray], how: Bootstrap, indices: np.ndarray | None) -> dict[str, Any]:
     name = replicate_set["name"]
-    values_a, values_b = table[name, a, metric], table[name, b, metric]
+    values_a, values_b = table[name, a, code], table[name, b, code]
     both = ~(np.isnan(values_a) | np.isnan(values_b))
-    entry: dict[str, Any] = {"a": a, "b": b, "metric": metric, "set": name, "replicates": int(both.sum()),
+    entry: dict[str, Any] = {"a": a, "b": b, "metric": code, "set": name, "replicates": int(both.sum()),
                              "left_out": int((~both).sum()), "method": how.describe()}
     if not both.any():
         entry.update(difference=None, ci=None, relative=None, relative_ci=None, mean_a=None, mean_b=None,
-                     told_from_noise=False, verdict=f"no replicate of {name} gives {metric} for both policies")
+                     told_from_noise=False, verdict=f"no replicate of {name} gives {code} for both policies")
         return entry
     shared = indices if both.all() else None     # a replicate left out: resample the others (same seed)
     interval = paired_interval(values_a[both], values_b[both], how, shared)
@@ -109,8 +90,7 @@ def _pair(replicate_set: dict[str, Any], a: str, b: str, metric: str,
     sign = _sign(interval)
     entry["told_from_noise"] = sign != 0
     entry["direction"] = "higher" if sign > 0 else "lower" if sign < 0 else None
-    better = METRIC_WORDS.get(metric, (metric, "", "lower"))[2]
-    entry["better"] = None if sign == 0 else (b if (sign < 0) == (better == "lower") else a)
+    entry["better"] = None if sign == 0 else (b if (sign < 0) == metric(code).lower_is_better else a)
     entry["verdict"] = _verdict(entry, interval, replicate_set, how)
     return plain(entry)
 
@@ -146,18 +126,24 @@ def _percent_range(near: float, far: float) -> str:
     return f"{low}-{high}"
 
 
-def _amount(value: float, unit: str) -> str:
-    if unit == "s":
-        return human_seconds(abs(value))
-    if unit == "share":
+def _amount(value: float, code: str) -> str:
+    """The size of a difference of metric ``code``, as the formatting module writes its values
+    (a difference of shares in percentage points)."""
+    kind = metric(code)
+    if kind.kind == "duration":
+        return duration_text(abs(value))
+    if kind.kind == "percent":
         return f"{abs(value) * 100:.1f} points"
-    return f"{abs(value):.3g}"
+    shown = number_text(abs(value), max(kind.digits, 2))
+    return f"{shown} {kind.unit}" if kind.unit else shown
 
 
 def _verdict(entry: dict[str, Any], interval: PairedInterval, replicate_set: dict[str, Any], how: Bootstrap) -> str:
     """The plain sentence: "conservative's mean wait is 9 % lower than easy's (95 % CI 4-14 % lower,
     52 weekly windows)" or "no difference we can tell from noise ..."."""
-    words, unit, _ = METRIC_WORDS.get(entry["metric"], (entry["metric"], "", "lower"))
+    code = entry["metric"]
+    label = metric(code).label
+    words = label[:1].lower() + label[1:]
     a, b = entry["a"], entry["b"]
     level = _level(how)
     sample = f"{interval.replicates} {KINDS[replicate_set['kind']][0]}"
@@ -174,10 +160,10 @@ def _verdict(entry: dict[str, Any], interval: PairedInterval, replicate_set: dic
     else:                                       # a's value is 0: in the metric's unit
         low, high = interval.ci
         estimate = interval.difference
-        size = _amount(estimate, unit)
+        size = _amount(estimate, code)
         signed = [f"{value:+.3g}" for value in (estimate, low, high)]
         near, far = sorted((abs(low), abs(high)))
-        span = f"{_amount(near, unit)} to {_amount(far, unit)}"
+        span = f"{_amount(near, code)} to {_amount(far, code)}"
     if sign == 0:
         return (f"no difference we can tell from noise: {b}'s {words} differs from {a}'s by {signed[0]} "
                 f"({level} CI {signed[1]} to {signed[2]}, {sample})")
@@ -225,8 +211,7 @@ def verdict_table(report: dict[str, Any]) -> str:
     header = ("set", "metric", "a", "b", "b - a", "relative", "n", "verdict")
     rows = [header]
     for pair in report["pairs"]:
-        unit = METRIC_WORDS.get(pair["metric"], ("", "", ""))[1]
-        difference = "" if pair["difference"] is None else _signed(pair["difference"], unit)
+        difference = "" if pair["difference"] is None else _signed(pair["difference"], pair["metric"])
         relative = "" if pair["relative"] is None else f"{pair['relative'] * 100:+.1f} %"
         rows.append((pair["set"], pair["metric"], pair["a"], pair["b"], difference, relative, str(pair["replicates"]),
                      pair["verdict"]))
@@ -236,9 +221,9 @@ def verdict_table(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _signed(value: float, unit: str) -> str:
+def _signed(value: float, code: str) -> str:
     sign = "-" if value < 0 else "+"
-    return sign + _amount(value, unit)
+    return sign + _amount(value, code)
 
 
 def _flurry_line(flurries: dict[str, Any]) -> str:

@@ -327,6 +327,7 @@ def _jobs(frame: pd.DataFrame, path: str, report: CleaningReport, skip_bad_lines
     good[list(failures)] = False
     take = np.flatnonzero(good)
     states = state.to_numpy()[kept]
+    report.note_bad_lines(errors)
     jobs = Jobs(report=report)
     jobs.jobid = jobid.to_numpy()[kept][take].astype(str).tolist()
     jobs.order = kept[take].tolist()

@@ -65,6 +65,7 @@ def clean(
     _check_choice("overrun", overrun, ("kill", "run"))
 
     report = CleaningReport(bad_lines=trace.bad_lines)
+    report.note_bad_lines(trace.bad_line_errors)
     raw = trace.jobs
     keep = np.ones(len(raw), dtype=bool)
 

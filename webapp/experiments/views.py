@@ -119,7 +119,8 @@ def comparable_runs(experiment: Experiment, user: Viewer) -> list[Run]:
     """Finished runs of other experiments on the same trace that ``user`` may see."""
     return list(visible_to(Run, user).filter(experiment__trace=experiment.trace_id, status=Run.Status.DONE)
                 .exclude(experiment=experiment).select_related("experiment__owner")
-                .only("pk", "label", "experiment__name", "experiment__owner_id", "experiment__owner__username")
+                .only("pk", "label", "load_factor", "experiment__name", "experiment__days", "experiment__owner_id",
+                      "experiment__owner__username")
                 .order_by("-experiment__created", "position", "pk")[:COMPARABLE_RUNS])
 
 

@@ -96,12 +96,16 @@ class Trace(models.Model):
 
     def read(self) -> Workload:
         """Parse the stored file (machine size and memory unit as uploaded) and write its columnar cache."""
-        workload = read_trace(self.path, procs=self.procs,
-                              cleaning=Cleaning(memory_unit=(self.header or {}).get("memory_unit")))
+        workload = read_trace(self.path, procs=self.procs, cleaning=self.cleaning())
         target = self.cache_path_for(int(workload.metadata["procs"]))
         target.parent.mkdir(parents=True, exist_ok=True)
         save_parsed(workload, target)
         return workload
+
+    def cleaning(self) -> Cleaning:
+        """How the file is read: the options chosen at upload (services.upload_options)."""
+        header = self.header or {}
+        return Cleaning(memory_unit=header.get("memory_unit"), skip_bad_lines=header.get("skip_bad_lines") == "yes")
 
     def workload(self) -> Workload:
         """The parsed trace from its columnar cache; parsed again (and cached) if the cache was lost
