@@ -28,6 +28,7 @@ from engine.errors import WorkloadError
 from engine.policies.base import PolicyError
 
 if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the two agree)
+    from engine.command import simulate_command
     from engine.metrics.changes import by_queue, user_changes, wall_clock
     from engine.metrics.deadlines import (compared_summaries, deadline_mask, deadline_usage, has_deadlines,
                                           usage_histogram)
@@ -106,7 +107,7 @@ __all__ = [
     # running
     "Scenario", "Pool", "Clusters", "Cleaning", "Transforms", "run", "simulate", "SimResult",
     "SCHEDULE_COLUMNS", "check_load_factor", "parse_days", "summarize", "summarize_schedule",
-    "time_left",
+    "time_left", "simulate_command",
     # formatting (engine.metrics.units)
     "duration_text", "countdown_text", "percent_text", "number_text", "date_text", "METRICS", "Metric", "metric",
     "metric_label", "metric_heading", "metric_text",
@@ -132,6 +133,7 @@ __all__ = [
 #: 2026-11-23, beyond numpy and pandas), while ``simulate`` needs neither the dashboards' metrics
 #: nor configuration inference, machine descriptions or the other trace readers.
 _LAZY: dict[str, tuple[str, str]] = {
+    "simulate_command": ("engine.command", "simulate_command"),
     **{name: ("engine.metrics.changes", name) for name in ("by_queue", "user_changes", "wall_clock")},
     **{name: ("engine.metrics.deadlines", name) for name in ("compared_summaries", "deadline_mask", "deadline_usage",
                                                              "has_deadlines", "usage_histogram")},

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import pandas as pd
@@ -37,10 +37,34 @@ class CleaningReport:
     kept: dict[str, int] = field(default_factory=dict)       # jobs kept unchanged but flagged, by reason
     #: the first BAD_LINE_EXAMPLES skipped lines: {"line", "field", "message"} (no path: callers name the file)
     bad_line_examples: list[dict[str, Any]] = field(default_factory=list)
+    #: the submit times of the rejected jobs, by reason, where the reader knows them (a time window then
+    #: counts only its own: :meth:`within`); kept in the parse cache, not in :meth:`to_dict`
+    rejected_submits: dict[str, list[int]] = field(default_factory=dict)
 
-    def reject(self, reason: str, count: int) -> None:
+    def reject(self, reason: str, count: int, submits: Sequence[int] | None = None) -> None:
+        """Count ``count`` jobs rejected for ``reason``; ``submits``: their submit times, when known."""
         if count:
             self.rejected[reason] = self.rejected.get(reason, 0) + int(count)
+            if submits is not None and len(submits) == count:
+                self.rejected_submits.setdefault(reason, []).extend(int(s) for s in submits)
+
+    def within(self, low: float, high: float) -> CleaningReport:
+        """The report of the jobs submitted in [low, high) (a time window): each rejection counted by its
+        job's submit time; a reason whose jobs' submit times the reader did not keep keeps its count for
+        the whole trace, and its name says so. Repairs, flags and skipped lines stay the whole trace's."""
+        rejected: dict[str, int] = {}
+        submits: dict[str, list[int]] = {}
+        for reason, count in self.rejected.items():
+            times = self.rejected_submits.get(reason)
+            if times is None or len(times) != count:
+                rejected[f"{reason} (whole trace: submit times unknown)"] = count
+                continue
+            inside = [t for t in times if low <= t < high]
+            if inside:
+                rejected[reason], submits[reason] = len(inside), inside
+        return CleaningReport(rejected=rejected, repaired=dict(self.repaired), bad_lines=self.bad_lines,
+                              kept=dict(self.kept), bad_line_examples=list(self.bad_line_examples),
+                              rejected_submits=submits)
 
     def repair(self, reason: str, count: int) -> None:
         if count:

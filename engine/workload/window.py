@@ -24,7 +24,8 @@ def parse_days(text: str) -> tuple[float, float]:
 
 
 def select_days(workload: Workload, low: float, high: float) -> Workload:
-    """Only the jobs submitted in [first submit + low days, first submit + high days)."""
+    """Only the jobs submitted in [first submit + low days, first submit + high days), and the cleaning
+    report's rejections of the jobs submitted then."""
     jobs = workload.jobs
     if jobs.empty:
         return workload
@@ -34,7 +35,8 @@ def select_days(workload: Workload, low: float, high: float) -> Workload:
     selected = jobs.loc[keep].reset_index(drop=True)
     metadata = dict(workload.metadata)
     metadata["days"] = f"{low:g}:{high:g}"
-    return Workload(selected, metadata, workload.report, workload.source)
+    report = workload.report.within(first + low * DAY, first + high * DAY)   # rejections of this window only
+    return Workload(selected, metadata, report, workload.source)
 
 
 WEEK = 7 * DAY
@@ -68,7 +70,8 @@ def equal_edges(workload: Workload, count: int) -> list[tuple[int, int]]:
 
 
 def submitted_between(workload: Workload, start: int, end: int) -> Workload:
-    """Only the jobs submitted in ``[start, end)`` (trace seconds), in their order."""
+    """Only the jobs submitted in ``[start, end)`` (trace seconds), in their order, and the cleaning
+    report's rejections of the jobs submitted then."""
     submit = workload.jobs["submit"]
     selected = workload.jobs.loc[(submit >= start) & (submit < end)].reset_index(drop=True)
-    return Workload(selected, dict(workload.metadata), workload.report, workload.source)
+    return Workload(selected, dict(workload.metadata), workload.report.within(start, end), workload.source)

@@ -15,10 +15,10 @@ from typing import Any
 import pandas as pd
 from django.contrib.staticfiles import finders
 
-from engine.api import WALL_CLOCK_FORMATS, fidelity, human_seconds, number_text, read_trace_header
+from engine.api import fidelity, human_seconds, number_text
 from webapp.allocations.services import with_allocations
 from webapp.dashboards.comparison import Comparison
-from webapp.core.time_axis import TimeAxis, time_axis
+from webapp.core.time_axis import TimeAxis
 from webapp.experiments.models import Experiment, Run
 
 CACHED_SCHEDULES = 8
@@ -178,24 +178,7 @@ def fidelity_row(label: str, figures: dict[str, Any]) -> dict[str, Any]:
 def trace_time_axis(trace: Any, schedules: dict[str, pd.DataFrame]) -> TimeAxis:
     """The trace's calendar (its header's start time and zone, or epoch submits), else time since start."""
     submits = [float(s["submit"].min()) for s in schedules.values() if len(s)]
-    zone = trace.zone() if hasattr(trace, "zone") else ""
-    return time_axis(trace_header(trace), min(submits) if submits else None, zone=zone,
-                     wall_clock=getattr(trace, "format", "") in WALL_CLOCK_FORMATS)
-
-
-CALENDAR_KEYS = ("UnixStartTime", "TimeZoneString", "TimeZone", "TimeBase")
-
-
-def trace_header(trace: Any) -> dict:
-    """The trace's header as stored at upload, or read from the file's ';' lines when that lacks the
-    calendar keys (traces stored another way, e.g. a local import)."""
-    header = dict(trace.header or {})
-    if any(key in header for key in CALENDAR_KEYS):
-        return header
-    try:
-        return {**read_trace_header(trace.path), **header}
-    except (OSError, ValueError):
-        return header
+    return trace.time_axis(min(submits) if submits else None)
 
 
 def table_css() -> str:

@@ -96,9 +96,9 @@ class ExperimentForm(RunSettingsForm):
     load_factor = forms.FloatField(label="Load factor (× recorded arrival rate)", initial=1.0, required=False, min_value=0.01,
                                    help_text="Inter-arrival times divided by this: 2 = the same jobs arriving twice as fast. Default: 1.")
     days_from = forms.FloatField(label="From day", required=False, min_value=0,
-                                 help_text="Days after the first submit; empty = from the start.")
+                                 help_text="Days after the trace's first submit (day 0); empty = from the start.")
     days_to = forms.FloatField(label="To day", required=False, min_value=0,
-                               help_text="Empty = to the end of the trace.")
+                               help_text="Days after the first submit; empty = to the end of the trace.")
     sweep_param = forms.ChoiceField(label="Sweep parameter", required=False)
     sweep_values = forms.CharField(label="Sweep values", required=False, help_text="For example: 1, 2, 5, 10, 20, inf")
 

@@ -29,8 +29,9 @@ def test_create_run_and_read_results(api, demo_trace):
     assert detail["runs"][1]["policy"]["params"]["masc"] == "inf"
     assert detail["runs"][0]["summary"]["mean_wait"] >= 0
     csv = api.get(detail["runs"][0]["schedule_csv"])
-    assert csv["Content-Type"] == "text/csv"
-    assert b"".join(csv.streaming_content).startswith(b"job_id,user,submit,start,end")
+    assert csv["Content-Type"] == "text/csv; charset=utf-8"
+    text = b"".join(csv.streaming_content)
+    assert text.startswith(b"# SchedLab schedule") and b"\njob_id,user,submit,start,end" in text
 
 
 def test_a_time_window_applies_to_every_run(api, demo_trace):
