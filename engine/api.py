@@ -55,6 +55,7 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
     from engine.platform.queues import load_queue_config as read_queue_config
     from engine.policies.base import PolicySpec
     from engine.policies.fairshare import priority_series
+    from engine.policies.formula import check_formula, formula_grammar
     from engine.policies.registry import FAMILIES as POLICY_FAMILIES
     from engine.policies.registry import PAPERS
     from engine.policies.registry import catalog as list_policies
@@ -104,6 +105,7 @@ __all__ = [
     "InferredConfiguration", "infer_configuration",
     # policies
     "PolicySpec", "list_policies", "resolve_policy", "workload_options", "POLICY_FAMILIES", "PAPERS",
+    "check_formula", "formula_grammar",
     # running
     "Scenario", "Pool", "Clusters", "Cleaning", "Transforms", "run", "simulate", "SimResult",
     "SCHEDULE_COLUMNS", "check_load_factor", "parse_days", "summarize", "summarize_schedule",
@@ -176,6 +178,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "read_queue_config": ("engine.platform.queues", "load_queue_config"),
     "PolicySpec": ("engine.policies.base", "PolicySpec"),
     "priority_series": ("engine.policies.fairshare", "priority_series"),
+    **{name: ("engine.policies.formula", name) for name in ("check_formula", "formula_grammar")},
     "POLICY_FAMILIES": ("engine.policies.registry", "FAMILIES"),
     "PAPERS": ("engine.policies.registry", "PAPERS"),
     "list_policies": ("engine.policies.registry", "catalog"),

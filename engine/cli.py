@@ -294,7 +294,23 @@ def run_policies(args: argparse.Namespace) -> int:
         print(f"{'':<18}{origin(entry)}")
         for param in entry["params"]:
             print(f"{'':<18}{param['name']} ({param['type']}, default {param['default']}): {param['description']}")
+    print_formula_help()
     return 0
+
+
+def print_formula_help() -> None:
+    """The variables a priority formula may use, with units, and an example of the spelling."""
+    print("\nYour own order: --policy '{\"ordering\": \"formula\", \"algorithm\": \"easy\", \"params\": "
+          "{\"formula\": \"requested * procs\", \"first\": \"smallest\"}}'")
+    print("  (algorithms: none, firstfit, easy, conservative; first: smallest or largest; NaN sorts last, "
+          "ties by arrival)")
+    grammar = api.formula_grammar()
+    print("  variables:")
+    for variable in grammar["variables"]:
+        unit = f" [{variable['unit']}]" if variable["unit"] else ""
+        changes = ", evaluated at every pass" if variable["dynamic"] else ""
+        print(f"    {variable['name']:<15}{unit} {variable['description']}{changes}")
+    print(f"  functions: {', '.join(grammar['functions'])}; operators: {' '.join(grammar['operators'])}")
 
 
 
