@@ -50,6 +50,8 @@ def param_field(param: dict[str, Any]) -> forms.Field:
     if kind == "bool":
         return forms.BooleanField(label=label, help_text=f"{description}." if description else "",
                                   initial=bool(default), required=False)
+    if kind == "text":
+        return forms.CharField(label=label, help_text=help_text, initial=default, required=False)
     if kind == "choice":
         choices = [(c, c) for c in param.get("choices") or []]
         # not required: only the presets ticked are read, and an empty value means the default
