@@ -29,13 +29,17 @@ class PlannedRun:
 
 
 def resolve_policy(spec: Any) -> dict[str, Any]:
-    """Validate one policy spec through the engine's registry; returns {"preset", "params", "_label"}."""
+    """Validate one policy spec through the engine's registry; returns {"preset", "params", "_label"}
+    (and "ordering", "algorithm" for a custom composition, such as your own formula)."""
     try:
         resolved = api.resolve_policy(spec)
     except api.PolicyError as e:
         raise ExperimentError(api.error_line(e)) from None
     data = resolved.to_dict()
-    return {"preset": data["preset"], "params": data["params"], "_label": resolved.label}
+    stored = {"preset": data["preset"], "params": data["params"]}
+    if data["preset"] == "custom":
+        stored.update(ordering=data["ordering"], algorithm=data["algorithm"])
+    return {**stored, "_label": resolved.label}
 
 
 def parse_sweep_values(text: str) -> list[Any]:
@@ -70,7 +74,7 @@ def plan_runs(policies: list[Any], sweep_param: str = "", sweep_values: list[Any
             swept_any = True
             for value in sweep_values:
                 params = {**base["params"], sweep_param: value}
-                run = resolve_policy({"preset": base["preset"], "params": params})
+                run = resolve_policy({**{k: v for k, v in base.items() if k != "_label"}, "params": params})
                 planned.append(PlannedRun(run.pop("_label"), run, value))
         else:
             planned.append(PlannedRun(base.pop("_label"), base))
