@@ -234,3 +234,37 @@ def _flurry_line(flurries: dict[str, Any]) -> str:
     what = (f"removed ({flurries['jobs_removed']} jobs)" if flurries["removed"]
             else "kept (--without-flurries removes them)")
     return f"flurries: {len(found)} found, {share:.1%} of the jobs, {what} ({flurries['definition']})"
+
+
+def judge_claim(report: dict[str, Any], a: str, b: str, code: str, claim: str,
+                replicate_set: str | None = None) -> dict[str, Any]:
+    """Whether the report backs a claim such as a paper's "``b``'s ``code`` is lower than ``a``'s"
+    (``claim``: ``"lower"``, ``"higher"`` or ``"same"``), on ``replicate_set`` (default: the first):
+    ``{"status": "agrees" | "contradicts" | "cannot tell", "sentence", "pair"}``. A difference the
+    replicates cannot tell from noise neither backs nor contradicts "lower" or "higher"; it backs "same"."""
+    if claim not in ("lower", "higher", "same"):
+        raise WorkloadError(f"a claim is lower, higher or same, got {claim!r}")
+    name = replicate_set or report["sets"][0]["name"]
+    flip = False
+    for pair in report["pairs"]:
+        if pair["set"] == name and pair["metric"] == code and {pair["a"], pair["b"]} == {a, b}:
+            flip = pair["a"] != a
+            break
+    else:
+        raise WorkloadError(f"the report compares no {a} and {b} on {code} in {name}")
+    direction = pair.get("direction")
+    if direction is not None and flip:
+        direction = "lower" if direction == "higher" else "higher"
+    if claim == "same":
+        status = "agrees" if direction is None else "contradicts"
+    elif direction is None:
+        status = "cannot tell"
+    else:
+        status = "agrees" if direction == claim else "contradicts"
+    label = metric(code).label
+    said = (f"{b}'s {label[:1].lower() + label[1:]} is "
+            + ("the same as" if claim == "same" else f"{claim} than") + f" {a}'s")
+    wording = {"agrees": "our replicates agree", "contradicts": "our replicates disagree",
+               "cannot tell": "our replicates cannot tell"}[status]
+    return {"status": status, "sentence": f"Claim: {said}. {wording.capitalize()}: {pair['verdict']}.",
+            "pair": pair}
