@@ -238,3 +238,15 @@ def test_a_papers_claim_is_judged_against_the_replicates(trace):
     assert judged["sentence"].startswith("Claim: easy's mean wait is lower than fcfs's. Our replicates agree: easy's")
     with pytest.raises(WorkloadError, match="compares no"):
         judge_claim(report, "fcfs", "conservative", "mean_wait", "lower")
+
+
+def test_few_replicates_give_no_verdict_or_a_cautious_one(trace):
+    plan = plan_replicates(trace, ["fcfs", "easy"], "weeks", metrics=["mean_wait"])
+    for count, expected in ((4, "too few replicates to tell (4 weekly windows; at least 5 needed)"),
+                            (12, "12 weekly windows, few: the interval runs narrow)")):
+        plan["sets"][0]["replicates"] = count
+        plan["runs"] = [{**run, "replicate": r, "id": f"weeks/{r}/{run['policy']}"}
+                        for r in range(count) for run in plan["runs"][:2]]
+        pair = combine_replicates(plan, planted(plan, {"fcfs": 0.0, "easy": -0.5}, np.random.default_rng(4)))["pairs"][0]
+        assert pair["verdict"].endswith(expected)
+        assert pair["told_from_noise"] == (count >= 5)
