@@ -39,7 +39,7 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
     from engine.metrics.bootstrap import Bootstrap
     from engine.metrics.counted import Counted, Trim, parse_trim
     from engine.metrics.summary import summarize as summarize_schedule
-    from engine.metrics.units import (METRICS, Metric, countdown_text, date_text, duration_text, metric,
+    from engine.metrics.units import (DURATION_UNITS, METRICS, Metric, countdown_text, date_text, duration_text, metric,
                                       metric_heading, metric_label, metric_text, number_text, percent_text)
     from engine.metrics.units import duration_text as human_seconds
     from engine.metrics.timeseries import (busy_processors, day_edges, downsample_steps, envelope, occupancy_by,
@@ -111,7 +111,7 @@ __all__ = [
     "SCHEDULE_COLUMNS", "check_load_factor", "parse_days", "summarize", "summarize_schedule",
     "time_left", "simulate_command",
     # formatting (engine.metrics.units)
-    "duration_text", "countdown_text", "percent_text", "number_text", "date_text", "METRICS", "Metric", "metric",
+    "DURATION_UNITS", "duration_text", "countdown_text", "percent_text", "number_text", "date_text", "METRICS", "Metric", "metric",
     "metric_label", "metric_heading", "metric_text",
     # errors
     "WorkloadError", "PolicyError", "SimulationError", "InvalidSchedule", "Cancelled", "INPUT_ERRORS", "error_line",
@@ -144,7 +144,7 @@ _LAZY: dict[str, tuple[str, str]] = {
                                                         "moved_most")},
     **{name: ("engine.metrics.fairness", name) for name in ("jain_index", "per_user")},
     "fidelity": ("engine.metrics.fidelity", "fidelity"),
-    **{name: ("engine.metrics.units", name) for name in ("METRICS", "Metric", "countdown_text", "date_text",
+    **{name: ("engine.metrics.units", name) for name in ("DURATION_UNITS", "METRICS", "Metric", "countdown_text", "date_text",
                                                          "duration_text", "metric", "metric_heading", "metric_label",
                                                          "metric_text", "number_text", "percent_text")},
     "human_seconds": ("engine.metrics.units", "duration_text"),   # the older name of duration_text
