@@ -20,8 +20,8 @@ from webapp.experiments.models import Experiment, Run
 from webapp.experiments.reproduce import PRESETS as PAPER_PRESETS
 from webapp.experiments.reproduce import PaperPreset
 from webapp.experiments.services import (
-    METRIC_COLUMNS, ExperimentError, cancel_run, create_experiment, delete_experiment, progress_payload, rerun,
-    time_left_text,
+    METRIC_COLUMNS, ExperimentError, cancel_run, create_experiment, delete_experiment, progress_payload,
+    queue_places, rerun, time_left_text,
 )
 from webapp.experiments.tasks import reconcile
 
@@ -93,8 +93,9 @@ def with_time_left(runs: QuerySet[Run]) -> list[Run]:
     """The runs, each with `time_left` ("about … left" while it runs) for the first paint; the page's
     poll keeps it current."""
     listed = list(runs)
+    places = queue_places(listed)
     for run in listed:
-        run.time_left = time_left_text(run)  # type: ignore[attr-defined]
+        run.time_left = time_left_text(run, places.get(run.pk))  # type: ignore[attr-defined]
     return listed
 
 

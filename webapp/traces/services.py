@@ -9,14 +9,17 @@ from django.db import transaction
 from engine.api import declared_procs
 from webapp.core.files import media_path, store_file
 from webapp.core.tasks import enqueue
+from webapp.quotas.services import check_disk
 from webapp.traces.models import Trace
 from webapp.traces.tasks import parse_trace
 from webapp.traces.uploads import InspectedUpload
 
 
 def create_trace(user: Any, data: dict, inspected: InspectedUpload, original_name: str) -> Trace:
-    """Store the checked file by content hash, create the row, parse in the background."""
+    """Store the checked file by content hash, create the row, parse in the background.
+    QuotaExceeded (nothing stored) when the user's disk quota has no room for it."""
     try:
+        check_disk(user, inspected.size_bytes)
         store_file(inspected.staged, inspected.relative_name)
         with transaction.atomic():
             trace = Trace.objects.create(
