@@ -9,7 +9,7 @@ from celery import Celery
 from celery.signals import worker_process_init
 from django.conf import settings
 
-from webapp.core.lifeline import die_with_parent
+from webapp.lifeline import die_with_parent
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 

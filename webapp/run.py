@@ -13,7 +13,7 @@ This process supervises them all. Each child runs in a process group of its own,
 (Ctrl-C, SIGTERM) ends every process of each group, the workers' pool processes included. A
 worker that dies (the out-of-memory killer, say) is restarted after a back-off while the web server
 stays up, and the work it was computing is queued again at once: this supervisor knows it is gone.
-If this supervisor itself is killed (SIGKILL), the kernel stops its children (webapp.core.lifeline).
+If this supervisor itself is killed (SIGKILL), the kernel stops its children (webapp.lifeline).
 The lost-work checks (webapp.experiments.tasks.reconcile_runs, webapp.preview.tasks.reconcile_previews)
 run here every minute and the dispatcher every few seconds, so no beat process is needed.
 """
@@ -34,7 +34,7 @@ import django
 from django.conf import settings
 from django.core.management import call_command
 
-from webapp.core.lifeline import child_setup
+from webapp.lifeline import child_setup
 from webapp.core.queues import QUICK, SIMULATION, queue_name
 
 STOP_GRACE = 10.0  # seconds a child has to stop on SIGTERM before its whole group is killed

@@ -26,7 +26,7 @@ def envbool(name: str, default: str) -> bool:
 
 
 def envint(name: str, default: str) -> int:
-    v = os.getenv(name, default)
+    v = os.getenv(name) or default  # empty (compose passes unset variables so): the default
     try:
         return int(v)
     except ValueError:

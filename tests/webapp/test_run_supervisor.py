@@ -63,7 +63,7 @@ def test_a_killed_worker_is_restarted_and_its_run_queued_again_at_once(app, tmp_
 
 def test_killing_the_supervisor_itself_stops_every_process_within_seconds(app, tmp_path):
     """SIGKILL (the out-of-memory killer) gives the supervisor no chance to stop anything: the kernel
-    does (webapp.core.lifeline), down to the simulating pool process."""
+    does (webapp.lifeline), down to the simulating pool process."""
     run = app.start_long_run(tmp_path)
     assert app.run_row(run) == ("running", 1)
     children = [pid for pid, _ in children_of(app.proc.pid)]

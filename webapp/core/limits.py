@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from celery.exceptions import SoftTimeLimitExceeded
+from django.template.defaultfilters import filesizeformat
 
 try:
     import resource
@@ -57,5 +58,5 @@ def limit_message(error: BaseException, what: str, seconds: int, memory_bytes: i
     if isinstance(error, SoftTimeLimitExceeded):
         return (f"time limit: {what} took longer than {seconds} s (this server's limit); "
                 "try a smaller file or window, or ask an admin")
-    return (f"memory limit: {what} needed more than {memory_bytes / 2**30:.1f} GiB (this server's limit); "
+    return (f"memory limit: {what} needed more than {filesizeformat(memory_bytes)} (this server's limit); "
             "try a smaller file or window, or ask an admin")

@@ -7,7 +7,8 @@ simulation slot is free (SCHEDLAB_SIM_SLOTS on the whole server), the dispatcher
 1. the user holding the fewest slots now goes first (fair share of the slots at this moment);
 2. between users holding as many, the one served longest ago (round robin: a user who has never
    been served, or not for a long time, goes before the one just served);
-3. within a user, first queued first (then the experiment's order).
+3. within a user, their experiments in the order they were created, each in its own order (a run
+   re-queued after a lost worker keeps its place).
 
 A user holds at most SCHEDLAB_SLOTS_PER_USER slots (default: all but one), so a newcomer's run starts
 at once instead of after someone's long run. A study or sweep of 66 points is 66 runs of one user:
@@ -67,7 +68,7 @@ class Turns:
 def waiting_runs() -> QuerySet[Run]:
     """Runs waiting for a slot, in each user's order."""
     return (Run.objects.filter(status=Run.Status.QUEUED, dispatched_at__isnull=True, cancel_requested=False)
-            .order_by("queued_at", "experiment_id", "position", "pk"))
+            .order_by("experiment_id", "position", "pk"))
 
 
 def holding_runs() -> QuerySet[Run]:
@@ -160,24 +161,22 @@ def remaining(run: dict, now: datetime, typical: float) -> float:
 
 class TypicalLength:
     """How long a user's runs take: the median of their last RECENT finished runs, else the
-    server's, else DEFAULT_RUN_SECONDS."""
+    server's, else DEFAULT_RUN_SECONDS. One query: the server's last finished runs."""
 
-    def __init__(self) -> None:
-        self.cache: dict[int | None, float] = {}
+    def __init__(self, window: int = 50 * RECENT) -> None:
+        done = (Run.objects.filter(status=Run.Status.DONE, started_at__isnull=False, finished_at__isnull=False)
+                .order_by("-finished_at").values_list("experiment__owner_id", "started_at", "finished_at")[:window])
+        self.spans: dict[int | None, list[float]] = defaultdict(list)
+        for user, start, end in done:
+            seconds = (end - start).total_seconds()
+            if len(self.spans[user]) < RECENT:
+                self.spans[user].append(seconds)
+            if len(self.spans[None]) < RECENT:
+                self.spans[None].append(seconds)
 
     def of(self, user: int | None) -> float:
-        if user not in self.cache:
-            self.cache[user] = self._median(user) or (self.of(None) if user is not None else DEFAULT_RUN_SECONDS)
-        return self.cache[user]
-
-    @staticmethod
-    def _median(user: int | None) -> float | None:
-        done = Run.objects.filter(status=Run.Status.DONE, started_at__isnull=False, finished_at__isnull=False)
-        if user is not None:
-            done = done.filter(experiment__owner_id=user)
-        spans = [(end - start).total_seconds()
-                 for start, end in done.order_by("-finished_at").values_list("started_at", "finished_at")[:RECENT]]
-        return statistics.median(spans) if spans else None
+        spans = self.spans.get(user) or self.spans.get(None)
+        return statistics.median(spans) if spans else DEFAULT_RUN_SECONDS
 
 
 def ordinal(n: int) -> str:

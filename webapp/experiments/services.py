@@ -10,11 +10,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from engine import api
+from webapp.core.files import media_path
 from webapp.core.progress import time_left_text as progress_text
 from webapp.experiments.fairqueue import Estimate, estimates, ordinal
 from webapp.experiments.models import Experiment, Run
 from webapp.experiments.tasks import dispatch_later, remove_results
-from webapp.quotas.services import QuotaExceeded, check_new_runs, limits_of
+from webapp.quotas.services import QuotaExceeded, check_new_runs, limits_of, tree_size
 from webapp.traces.models import Machine, Trace
 
 
@@ -269,3 +270,15 @@ def progress_payload(experiment: Experiment) -> dict[str, Any]:
     ]
     return {"id": experiment.pk, "name": experiment.name, "trace": experiment.trace_id, "procs": experiment.procs,
             "finished": all(r["status"] in Run.FINAL for r in runs), "runs": runs}
+
+
+def results_bytes_of(user: Any) -> int:
+    """The results of the user's runs, in bytes (webapp.quotas meter)."""
+    return sum(tree_size(media_path(f"runs/{pk}"))
+               for pk in Run.objects.filter(experiment__owner=user).values_list("pk", flat=True))
+
+
+def run_counts_of(user: Any) -> tuple[int, int]:
+    """(queued, running) runs of the user (webapp.quotas counter)."""
+    runs = Run.objects.filter(experiment__owner=user)
+    return runs.filter(status=Run.Status.QUEUED).count(), runs.filter(status=Run.Status.RUNNING).count()

@@ -124,9 +124,9 @@ def dispatch_runs() -> int:
 
 
 def back_to_waiting(**fields: object) -> dict[str, object]:
-    """The fields that put a run back in its owner's turn (no slot, no message), with `fields`."""
-    return {"status": Run.Status.QUEUED, "dispatched_at": None, "task_id": "", "queued_at": timezone.now(),
-            **fields}
+    """The fields that put a run back in its owner's turn (no slot, no message), with `fields`; it
+    keeps its place among its owner's runs (queued_at)."""
+    return {"status": Run.Status.QUEUED, "dispatched_at": None, "task_id": "", **fields}
 
 
 def prebuild_when_last(run_id: int) -> None:

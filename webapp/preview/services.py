@@ -20,6 +20,8 @@ from typing import Any
 
 import pandas as pd
 from django.conf import settings
+from django.db.models import Sum
+from django.db.models.functions import Length
 from django.utils import timezone
 
 from engine.api import (
@@ -45,6 +47,7 @@ from engine.api import (
 )
 from engine.api import run as run_scenario
 from webapp.core.limits import LIMIT_ERRORS, limit_message, memory_limit
+from webapp.quotas.services import tree_size
 from webapp.core.files import replace_dir
 from webapp.core.progress import Reporter
 from webapp.experiments.models import load_frame, save_frame
@@ -212,3 +215,11 @@ def run(preview_id: int) -> None:
 def _finish(preview_id: int, status: str, **fields: Any) -> None:
     Preview.objects.filter(pk=preview_id, status=Preview.Status.RUNNING).update(
         status=status, finished=timezone.now(), **fields)
+
+
+def disk_bytes_of(user: Any) -> int:
+    """The user's previews: their texts and results, in bytes (webapp.quotas meter)."""
+    previews = Preview.objects.filter(owner=user)
+    texts = previews.aggregate(n=Sum(Length("machine_text")) + Sum(Length("current_text")) +
+                               Sum(Length("proposed_text")))["n"] or 0
+    return texts + sum(tree_size(p.result_dir) for p in previews.only("pk"))

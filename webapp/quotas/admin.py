@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.template.defaultfilters import filesizeformat
 
 from webapp.quotas.models import Quota
 from webapp.quotas.services import limits_of, usage_of
@@ -10,10 +11,9 @@ class QuotaAdmin(admin.ModelAdmin):
 
     list_display = ("user", "max_active_runs", "max_runs_per_experiment", "disk_bytes", "in_use")
     search_fields = ("user__username",)
-    autocomplete_fields = ()
 
     @admin.display(description="in use now")
     def in_use(self, quota: Quota) -> str:
         usage, limits = usage_of(quota.user), limits_of(quota.user)
         return (f"{usage.active_runs}/{limits.max_active_runs} runs, "
-                f"{usage.disk_bytes / 2**20:.0f}/{limits.disk_bytes / 2**20:.0f} MiB")
+                f"{filesizeformat(usage.disk_bytes)} of {filesizeformat(limits.disk_bytes)}")

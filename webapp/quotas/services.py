@@ -1,27 +1,27 @@
 """What each user may use of the shared server, what they use now, and the checks that refuse more.
 
 Limits come from the settings (SCHEDLAB_MAX_ACTIVE_RUNS, SCHEDLAB_MAX_RUNS_PER_EXPERIMENT,
-SCHEDLAB_DISK_QUOTA_BYTES) unless an admin gave the user a Quota of their own. Disk is counted from
-the files themselves: a user's uploaded traces with their parsed caches, their runs' results, their
-previews' results and their plots' cache (a trace two users uploaded counts for both).
+SCHEDLAB_DISK_QUOTA_BYTES) unless an admin gave the user a Quota of their own.
+
+This app sits below the apps whose use it counts: each of them registers a meter in its AppConfig.ready()
+(:func:`measures_disk`: the traces app its uploads and parsed caches, the experiments app its run
+results, ...; :func:`counts_runs`: the experiments app its queued and running runs), and the checks
+here add up whatever is registered. Disk is counted from the files themselves (a trace two users
+uploaded counts for both).
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Sum
-from django.db.models.functions import Length
+from django.template.defaultfilters import filesizeformat
 
-from webapp.core.files import media_path
-from webapp.experiments.models import Run
-from webapp.preview.models import Preview
 from webapp.quotas.models import Quota
-from webapp.traces.models import Trace
 
 
 class QuotaExceeded(ValueError):
@@ -39,10 +39,7 @@ class Limits:
 class Usage:
     queued_runs: int
     running_runs: int
-    traces_bytes: int
-    results_bytes: int
-    previews_bytes: int
-    plots_bytes: int
+    disk: dict[str, int] = field(default_factory=dict)  # meter key -> bytes
 
     @property
     def active_runs(self) -> int:
@@ -50,14 +47,36 @@ class Usage:
 
     @property
     def disk_bytes(self) -> int:
-        return self.traces_bytes + self.results_bytes + self.previews_bytes + self.plots_bytes
+        return sum(self.disk.values())
+
+
+@dataclass(frozen=True)
+class DiskMeter:
+    key: str
+    label: str
+    measure: Callable[[Any], int]  # user -> bytes
+
+
+DISK_METERS: dict[str, DiskMeter] = {}
+RUN_COUNTERS: list[Callable[[Any], tuple[int, int]]] = []  # user -> (queued, running)
+
+
+def measures_disk(key: str, label: str, measure: Callable[[Any], int]) -> None:
+    """Count `measure(user)` bytes in each user's disk use, shown as `label` (once per key)."""
+    DISK_METERS[key] = DiskMeter(key, label, measure)
+
+
+def counts_runs(count: Callable[[Any], tuple[int, int]]) -> None:
+    """Count `count(user)` = (queued, running) runs in each user's use."""
+    if count not in RUN_COUNTERS:
+        RUN_COUNTERS.append(count)
 
 
 def limits_of(user: Any) -> Limits:
     quota = Quota.objects.filter(user=user).first()
 
-    def pick(field: str, default: int) -> int:
-        value = getattr(quota, field, None) if quota is not None else None
+    def pick(name: str, default: int) -> int:
+        value = getattr(quota, name, None) if quota is not None else None
         return default if value is None else value
 
     return Limits(pick("max_active_runs", settings.SCHEDLAB_MAX_ACTIVE_RUNS),
@@ -66,23 +85,13 @@ def limits_of(user: Any) -> Limits:
 
 
 def usage_of(user: Any) -> Usage:
-    runs = Run.objects.filter(experiment__owner=user)
-    traces = Trace.objects.filter(owner=user)
-    traces_bytes = sum(file_size(t.path) + sum(file_size(c) for c in t.path.parent.glob(f"{t.sha256}-p*.npz"))
-                       for t in traces.only("file", "sha256"))
-    previews = Preview.objects.filter(owner=user)
-    texts = previews.aggregate(n=Sum(Length("machine_text")) + Sum(Length("current_text")) +
-                               Sum(Length("proposed_text")))["n"] or 0
-    experiment_ids = list(user.experiments.values_list("pk", flat=True))
-    return Usage(
-        queued_runs=runs.filter(status=Run.Status.QUEUED).count(),
-        running_runs=runs.filter(status=Run.Status.RUNNING).count(),
-        traces_bytes=traces_bytes,
-        results_bytes=sum(tree_size(media_path(f"runs/{pk}")) for pk in runs.values_list("pk", flat=True)),
-        previews_bytes=texts + sum(tree_size(p.result_dir) for p in previews.only("pk")),
-        plots_bytes=sum(tree_size(media_path(f"dashboards/experiments/{pk}")) for pk in experiment_ids)
-        + sum(tree_size(media_path(f"dashboards/traces/{pk}")) for pk in traces.values_list("pk", flat=True)),
-    )
+    queued, running = run_counts(user)
+    return Usage(queued, running, {key: meter.measure(user) for key, meter in DISK_METERS.items()})
+
+
+def run_counts(user: Any) -> tuple[int, int]:
+    counts = [count(user) for count in RUN_COUNTERS]
+    return sum(c[0] for c in counts), sum(c[1] for c in counts)
 
 
 def file_size(path: Path) -> int:
@@ -117,7 +126,7 @@ def check_new_runs(user: Any, count: int) -> None:
         raise QuotaExceeded(f"{count} runs: an experiment, sweep or study may have at most "
                             f"{limits.max_runs_per_experiment} on this server; split it, or ask an admin "
                             "to raise your limit")
-    usage = usage_of_runs(user)
+    usage = sum(run_counts(user))
     if usage + count > limits.max_active_runs:
         raise QuotaExceeded(f"{count} more runs would make {usage + count} queued or running: you may have at most "
                             f"{limits.max_active_runs} at once ({usage} now); wait for some to finish or "
@@ -125,23 +134,11 @@ def check_new_runs(user: Any, count: int) -> None:
     check_disk(user, 0)
 
 
-def usage_of_runs(user: Any) -> int:
-    return Run.objects.filter(experiment__owner=user, status__in=(Run.Status.QUEUED, Run.Status.RUNNING)).count()
-
-
 def check_disk(user: Any, incoming_bytes: int) -> None:
     """Refuse to store `incoming_bytes` more (0: anything more) when the user's disk quota is used up."""
     limits = limits_of(user)
     used = usage_of(user).disk_bytes
     if used >= limits.disk_bytes or used + incoming_bytes > limits.disk_bytes:
-        raise QuotaExceeded(f"disk quota reached: you use {human_bytes(used)} of {human_bytes(limits.disk_bytes)}"
-                            + (f" and this needs {human_bytes(incoming_bytes)} more" if incoming_bytes else "")
+        raise QuotaExceeded(f"disk quota reached: you use {filesizeformat(used)} of {filesizeformat(limits.disk_bytes)}"
+                            + (f" and this needs {filesizeformat(incoming_bytes)} more" if incoming_bytes else "")
                             + "; delete traces or experiments you no longer need, or ask an admin for more")
-
-
-def human_bytes(n: float) -> str:
-    for unit in ("bytes", "KiB", "MiB", "GiB"):
-        if abs(n) < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} TiB"  # pragma: no cover - the loop returns at GiB

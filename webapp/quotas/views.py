@@ -7,9 +7,10 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.template.defaultfilters import filesizeformat
 from django.views.decorators.http import require_GET
 
-from webapp.quotas.services import human_bytes, limits_of, usage_of
+from webapp.quotas.services import DISK_METERS, limits_of, usage_of
 
 
 def usage_payload(user: Any) -> dict[str, Any]:
@@ -17,8 +18,7 @@ def usage_payload(user: Any) -> dict[str, Any]:
     return {
         "runs": {"queued": usage.queued_runs, "running": usage.running_runs, "active": usage.active_runs,
                  "max_active": limits.max_active_runs, "max_per_experiment": limits.max_runs_per_experiment},
-        "disk": {"traces": usage.traces_bytes, "results": usage.results_bytes, "previews": usage.previews_bytes,
-                 "plots": usage.plots_bytes, "total": usage.disk_bytes, "quota": limits.disk_bytes},
+        "disk": {**usage.disk, "total": usage.disk_bytes, "quota": limits.disk_bytes},
         "server": {"simulation_slots": settings.SCHEDLAB_SIM_SLOTS, "slots_per_user": settings.SCHEDLAB_SLOTS_PER_USER,
                    "upload_max_bytes": settings.SCHEDLAB_UPLOAD_MAX_BYTES,
                    "upload_max_decompressed_bytes": settings.SCHEDLAB_UPLOAD_MAX_DECOMPRESSED_BYTES,
@@ -35,14 +35,12 @@ def usage(request: HttpRequest) -> HttpResponse:
     if request.GET.get("format") == "json":
         return JsonResponse(data)
     disk = data["disk"]
-    rows = [(label, human_bytes(disk[key])) for key, label in
-            (("traces", "Traces (uploads and parsed caches)"), ("results", "Run results"),
-             ("previews", "Previews"), ("plots", "Cached plots"))]
+    rows = [(meter.label, filesizeformat(disk[key])) for key, meter in DISK_METERS.items()]
     return render(request, "quotas/usage.html", {
-        "data": data, "disk_rows": rows, "disk_total": human_bytes(disk["total"]),
-        "disk_quota": human_bytes(disk["quota"]),
+        "data": data, "disk_rows": rows, "disk_total": filesizeformat(disk["total"]),
+        "disk_quota": filesizeformat(disk["quota"]),
         "disk_percent": min(100, round(100 * disk["total"] / disk["quota"])) if disk["quota"] else 100,
-        "upload_max": human_bytes(data["server"]["upload_max_bytes"]),
-        "decompressed_max": human_bytes(data["server"]["upload_max_decompressed_bytes"]),
-        "task_memory": human_bytes(data["server"]["task_memory_bytes"]),
+        "upload_max": filesizeformat(data["server"]["upload_max_bytes"]),
+        "decompressed_max": filesizeformat(data["server"]["upload_max_decompressed_bytes"]),
+        "task_memory": filesizeformat(data["server"]["task_memory_bytes"]),
     })

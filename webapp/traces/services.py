@@ -9,7 +9,7 @@ from django.db import transaction
 from engine.api import declared_procs
 from webapp.core.files import media_path, store_file
 from webapp.core.tasks import enqueue
-from webapp.quotas.services import check_disk
+from webapp.quotas.services import check_disk, file_size
 from webapp.traces.models import Trace
 from webapp.traces.tasks import parse_trace
 from webapp.traces.uploads import InspectedUpload
@@ -37,3 +37,9 @@ def create_trace(user: Any, data: dict, inspected: InspectedUpload, original_nam
             media_path(inspected.relative_name).unlink(missing_ok=True)
         raise
     return trace
+
+
+def disk_bytes_of(user: Any) -> int:
+    """The user's uploaded traces and their parsed caches, in bytes (webapp.quotas meter)."""
+    return sum(file_size(t.path) + sum(file_size(c) for c in t.path.parent.glob(f"{t.sha256}-p*.npz"))
+               for t in Trace.objects.filter(owner=user).only("file", "sha256"))
