@@ -282,7 +282,7 @@ def time_left_text(run: Run, place: Estimate | None = None) -> str:
         if place is None:
             return ""
         where = "next in the queue" if place.position == 0 else f"{ordinal(place.position + 1)} in the queue"
-        return f"{where}, starts in about {api.format_duration(place.starts_in)}" if place.starts_in >= 1 \
+        return f"{where}, starts in about {api.countdown_text(place.starts_in)}" if place.starts_in >= 1 \
             else f"{where}, starts now"
     return progress_text(run.status, run.progress, run.started_at)
 
