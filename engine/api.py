@@ -67,7 +67,7 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
     from engine.replicates.plan import COMPARABLE as REPLICATE_METRICS
     from engine.replicates.plan import DEFAULT_METRICS as DEFAULT_REPLICATE_METRICS
     from engine.replicates.plan import ReplicateSet, parse_replicates, plan_replicates
-    from engine.replicates.report import combine_replicates, verdict_table
+    from engine.replicates.report import combine_replicates, judge_claim, verdict_table
     from engine.replicates.runs import run_replicate
     from engine.run import Cleaning, Clusters, Pool, Scenario, Transforms, run, simulate
     from engine.sim.eta import time_left
@@ -123,6 +123,7 @@ __all__ = [
     "JobDiff", "job_diff", "delta_histogram", "gains_by", "moved_most",
     # replicated comparisons (issue 26): plan -> run each spec (anywhere) -> combine
     "ReplicateSet", "parse_replicates", "plan_replicates", "run_replicate", "combine_replicates", "verdict_table",
+    "judge_claim",
     "run_replicates", "compare_replicates", "ReplicateError", "REPLICATE_METRICS", "DEFAULT_REPLICATE_METRICS",
     "Bootstrap", "Counted", "Trim", "parse_trim", "Shake", "shake_workload", "resample_users",
     "Flurry", "FlurryRule", "find_flurries", "without_flurries", "week_edges", "equal_edges",
@@ -157,7 +158,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "REPLICATE_METRICS": ("engine.replicates.plan", "COMPARABLE"),
     "DEFAULT_REPLICATE_METRICS": ("engine.replicates.plan", "DEFAULT_METRICS"),
     **{name: ("engine.replicates.plan", name) for name in ("ReplicateSet", "parse_replicates", "plan_replicates")},
-    **{name: ("engine.replicates.report", name) for name in ("combine_replicates", "verdict_table")},
+    **{name: ("engine.replicates.report", name) for name in ("combine_replicates", "judge_claim",
+                                                              "verdict_table")},
     "run_replicate": ("engine.replicates.runs", "run_replicate"),
     **{name: ("engine.workload.flurries", name) for name in ("Flurry", "FlurryRule", "find_flurries",
                                                              "without_flurries")},
