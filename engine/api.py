@@ -28,6 +28,8 @@ from engine.errors import WorkloadError
 from engine.policies.base import PolicyError
 
 if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the two agree)
+    from engine.platform.pbsconf import PbsServer, describe_pbs_site, read_pbs_site
+    from engine.platform.slurmconf import SlurmSite, describe_site, read_slurm_site, slurm_time
     from engine.command import simulate_command
     from engine.metrics.changes import by_queue, user_changes, wall_clock
     from engine.metrics.deadlines import (compared_summaries, deadline_mask, deadline_usage, has_deadlines,
@@ -127,6 +129,8 @@ __all__ = [
     "run_replicates", "compare_replicates", "ReplicateError", "REPLICATE_METRICS", "DEFAULT_REPLICATE_METRICS",
     "Bootstrap", "Counted", "Trim", "parse_trim", "Shake", "shake_workload", "resample_users",
     "Flurry", "FlurryRule", "find_flurries", "without_flurries", "week_edges", "equal_edges",
+    # a Slurm site as configured (issue 24): slurm.conf + sacctmgr dumps
+    "SlurmSite", "read_slurm_site", "describe_site", "slurm_time", "PbsServer", "read_pbs_site", "describe_pbs_site",
     "__version__",
 ]
 
@@ -144,6 +148,8 @@ _LAZY: dict[str, tuple[str, str]] = {
                                                         "moved_most")},
     **{name: ("engine.metrics.fairness", name) for name in ("jain_index", "per_user")},
     "fidelity": ("engine.metrics.fidelity", "fidelity"),
+    **{name: ("engine.platform.slurmconf", name) for name in ("SlurmSite", "read_slurm_site", "describe_site", "slurm_time")},
+    **{name: ("engine.platform.pbsconf", name) for name in ("PbsServer", "read_pbs_site", "describe_pbs_site")},
     **{name: ("engine.metrics.units", name) for name in ("DURATION_UNITS", "METRICS", "Metric", "countdown_text", "date_text",
                                                          "duration_text", "metric", "metric_heading", "metric_label",
                                                          "metric_text", "number_text", "percent_text")},
