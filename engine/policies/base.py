@@ -12,6 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+#: the entry-point group installed packages list their policy plugins in (engine.policies.plugins)
+PLUGIN_GROUP = "schedlab.policies"
+
+
 class PolicyError(ValueError):
     """A policy spec that names an unknown preset, parameter or a bad value."""
 

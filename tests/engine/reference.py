@@ -29,6 +29,7 @@ Reservation starts are events of their own here (the engine relies on them coinc
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -58,11 +59,16 @@ def fcfs(jobs: list[Job], capacity: int, *, exact: bool = False) -> list[int]:
     return start  # type: ignore[return-value]
 
 
-def easy(jobs: list[Job], capacity: int, *, exact: bool = False) -> list[int]:
-    """Start time of every job under FCFS + EASY backfilling."""
+def easy(jobs: list[Job], capacity: int, *, exact: bool = False,
+         order: Callable[[int, Job], float] | None = None) -> list[int]:
+    """Start time of every job under FCFS + EASY backfilling; with ``order``, the waiting list is
+    sorted by (order(now, job), arrival) at each decision instead of kept in arrival order."""
     start: list[int | None] = [None] * len(jobs)
 
     def decide(now: int, waiting: list[int], running: list[int]) -> None:
+        if order is not None:
+            waiting.sort(key=lambda j: (order(now, jobs[j]), j))
+
         def free() -> int:
             return capacity - sum(jobs[j].procs for j in running)
 
