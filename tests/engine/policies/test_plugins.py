@@ -350,11 +350,22 @@ def test_an_ordering_by_state_is_put_in_order_at_every_instant():
     sorted by (-(wait / request)^3 x processors, arrival) at every decision."""
     plugins.load_file(EXAMPLES / "wfp3_ordering.py")
 
-    def wfp3(now: int, job: reference.Job) -> float:
-        return -(((now - job.submit) / max(job.requested, 1)) ** 3 * job.procs)
     for seed in range(6):
         jobs = random_jobs(seed)
-        assert starts(jobs, 16, "wfp3-plugin") == reference.easy(jobs, 16, order=wfp3), seed
+
+        def wfp3(j: int, now: int) -> tuple[float, int]:
+            return -(((now - jobs[j].submit) / max(jobs[j].requested, 1)) ** 3 * jobs[j].procs), j
+        assert starts(jobs, 16, "wfp3-plugin") == reference.easy(jobs, 16, key=wfp3), seed
+
+
+def test_the_wfp3_example_is_the_wfp3_formula_preset_job_by_job():
+    """The Python ordering and the formula preset (engine/policies/formula.py) agree on a month of KTH-SP2."""
+    plugins.load_file(EXAMPLES / "wfp3_ordering.py")
+    plugin = kth_starts("wfp3-plugin", (30, 60))
+    assert len(plugin) > 1000 and plugin == kth_starts("wfp3-easy", (30, 60))
+    for seed in range(4):
+        jobs = random_jobs(seed)
+        assert starts(jobs, 16, "wfp3-plugin") == starts(jobs, 16, "wfp3-easy"), seed
 
 
 def test_an_algorithm_may_keep_reservations_in_the_availability_profile(tmp_path):
