@@ -127,15 +127,17 @@ class SkipLimitedQueue(WaitingQueue):
 
 
 class ReorderedQueue(WaitingQueue):
-    """Waiting jobs put in order anew at each instant, by ``order(jobs in arrival order)``: for an
-    order that reads the simulation's state (waiting time, free processors, usage). The order is
-    made at the first look of an instant (and again after arrivals); a start keeps it."""
+    """Waiting jobs put in order anew at each scheduling pass, by ``order(jobs in arrival order)``:
+    for an order that reads the simulation's state (waiting time, free processors, usage). The order
+    is made when the pass first asks for it and kept while the pass starts jobs (they leave it); a
+    new instant, a job end or an arrival makes the next request make it again (as the formula
+    orderings' queue, engine.policies.formula)."""
 
     def __init__(self, sim: Simulation, order: Callable[[list[int]], list[int]]) -> None:
         super().__init__(sim, lambda j: (j,))
         self.order = order
         self._ordered: list[int] | None = None
-        self._at = -1
+        self._at = (-1, -1)
 
     def add(self, job: int) -> None:
         super().add(job)
@@ -148,8 +150,9 @@ class ReorderedQueue(WaitingQueue):
 
     def current(self) -> list[int]:
         """The order now (the queue's own list: do not change it)."""
-        if self._ordered is None or self._at != self.sim.now:
-            self._ordered, self._at = list(self.order(super().jobs())), self.sim.now
+        at = (self.sim.now, self.sim.finished)
+        if self._ordered is None or self._at != at:
+            self._ordered, self._at = list(self.order(super().jobs())), at
         return self._ordered
 
     def jobs(self) -> list[int]:
@@ -172,7 +175,7 @@ class Ordering:
     ``by_state`` False (the default): the order uses only the jobs' own data (submit time, requested
     time, size, user); it is made once for every job, the queue stays sorted as jobs come and go and
     the compiled loops can run it. True: it reads the simulation's state (``sim.now``: waiting
-    time, ``sim.free``, ...), and the waiting jobs are put in order anew at each instant.
+    time, ``sim.free``, ...), and the waiting jobs are put in order anew at each scheduling pass.
 
     A plugin also says, as class attributes, its preset's ``name`` (default: the class name in lower
     case), its ``parameters`` (:class:`Param` schemas) and the ``algorithm`` of its preset; its
