@@ -350,12 +350,13 @@ def test_an_ordering_by_state_is_put_in_order_at_every_instant():
     sorted by (-(wait / request)^3 x processors, arrival) at every decision."""
     plugins.load_file(EXAMPLES / "wfp3_ordering.py")
 
+    def wfp3(jobs: list[reference.Job]) -> reference.Key:
+        def key(j: int, now: int) -> tuple[float, int]:
+            return -(((now - jobs[j].submit) / max(jobs[j].requested, 1)) ** 3 * jobs[j].procs), j
+        return key
     for seed in range(6):
         jobs = random_jobs(seed)
-
-        def wfp3(j: int, now: int) -> tuple[float, int]:
-            return -(((now - jobs[j].submit) / max(jobs[j].requested, 1)) ** 3 * jobs[j].procs), j
-        assert starts(jobs, 16, "wfp3-plugin") == reference.easy(jobs, 16, key=wfp3), seed
+        assert starts(jobs, 16, "wfp3-plugin") == reference.easy(jobs, 16, key=wfp3(jobs)), seed
 
 
 def test_the_wfp3_example_is_the_wfp3_formula_preset_job_by_job():
