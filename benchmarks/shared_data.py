@@ -1,5 +1,5 @@
 """Where the real traces and machine descriptions are: shared/data beside the repository (or beside
-the folder holding it, for a git worktree such as /work/wt/BRANCH)."""
+the folder holding it, for a git worktree such as /work/wt/BRANCH), as tests/shared_data.py finds it."""
 
 from pathlib import Path
 
