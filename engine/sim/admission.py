@@ -237,8 +237,12 @@ def admission_table(admission: Admission, config: QueueConfig, users: np.ndarray
         jobs, people = len(rows), rows["user"].nunique()
         outcome = "rejected" if to < 0 else "routed"
         what = "rejected at submission" if to < 0 else f"routed to {queues[to].name}"
+        phrase = reason_phrase(queues[source], int(code), machine_cores)
+        if jobs == 1:                     # "ask for" -> "asks for", "are" -> "is", "fit" -> "fits"
+            verb, _, rest = phrase.partition(" ")
+            phrase = f"{'is' if verb == 'are' else verb + 's'} {rest}"
         line = (f"{jobs:,} job{'s' if jobs != 1 else ''} of {people:,} user{'s' if people != 1 else ''} "
-                f"{reason_phrase(queues[source], int(code), machine_cores)}: {what}")
+                f"{phrase}: {what}")
         groups.append({"queue": queues[source].name, "reason": REASONS[int(code)], "outcome": outcome,
                        "to": queues[to].name if to >= 0 else None, "jobs": jobs, "users": int(people),
                        "line": line})

@@ -364,7 +364,8 @@ def _time_short(x: np.ndarray, times: np.ndarray, short: np.ndarray, total: np.n
 
 
 def held_columns(held: np.ndarray) -> dict[str, Any]:
-    """The schedule's columns: ``held_<reason>`` seconds and ``held_by`` (the longest, "" if none)."""
+    """The schedule's columns: ``held_<reason>`` seconds and ``held_by`` (the longest, a tie to the
+    reason checked first; "" if the job never waited)."""
     columns: dict[str, Any] = {name: held[:, i] for i, name in enumerate(HELD_COLUMNS)}
     names = np.array([""] + list(HELD_REASONS), dtype=object)
     longest = np.where(held.max(axis=1) > 0, held.argmax(axis=1) + 1, 0) if len(held) else np.zeros(0, np.int64)
