@@ -16,9 +16,10 @@
     get("bar").style.width = run.percent + "%";
     get("percent").textContent = run.percent + " %" + (run.time_left ? ", " + run.time_left : "");
     const s = run.summary || {};
-    get("mean_wait").textContent = fmt(s.mean_wait, 0);
-    get("mean_bsld").textContent = fmt(s.mean_bsld, 2);
-    get("utilization").textContent = fmt(s.utilization, 3);
+    const shown = run.shown || {};   // written by the server's formatting module (engine.metrics.units)
+    row.querySelectorAll("td.metric-cell").forEach(function (cell) {
+      cell.textContent = shown[cell.dataset.field] || "";
+    });
     const decisions = get("decisions");  // plan-based policies time each scheduling decision
     if (decisions) decisions.textContent = (s.mean_decision_ms === undefined || s.mean_decision_ms === null) ? ""
       : "decisions: mean " + fmt(s.mean_decision_ms, 1) + " ms, max " + fmt(s.max_decision_ms, 0) + " ms";

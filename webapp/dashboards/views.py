@@ -6,6 +6,8 @@ from collections.abc import Iterable
 from urllib.parse import urlencode
 
 from bokeh.embed import file_html, json_item
+from bokeh.layouts import column
+from bokeh.models import Div
 from bokeh.resources import INLINE
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
@@ -19,6 +21,7 @@ from webapp.dashboards import comparison as plots
 from webapp.dashboards.data import (
     cached_schedule,
     fidelity_table,
+    job_sets,
     load_comparison,
     trace_time_axis,
     unique_labels,
@@ -30,7 +33,13 @@ from webapp.dashboards.figures import (
 )
 from webapp.dashboards.plot_cache import cache_key, cached_gzip_json, gzip_json_response
 from webapp.experiments.models import Experiment, Run
+from webapp.experiments.provenance import provenance_html
 from webapp.traces.models import Trace
+
+#: The provenance tables' look in the HTML download.
+PROVENANCE_CSS = ("table.provenance{border-collapse:collapse;margin:6px 0 14px;font-size:13px}"
+                  "table.provenance th,table.provenance td{border:1px solid #ccc;padding:3px 6px;text-align:left;"
+                  "vertical-align:top}table.provenance code{white-space:pre-wrap;word-break:break-all}")
 
 #: Query parameters the plots read (ratio pair, Gantt window); passed from the page to each plot URL.
 PLOT_PARAMS = ("a", "b", "start", "end", "baseline", "zero_wait")
@@ -72,22 +81,31 @@ def _comparison_page(request: HttpRequest, experiment: Experiment, runs: list[Ru
     done_labels = [label for label, _ in done]
     colours = policy_colours(done_labels)
     params = _params(request)
+    window = _window_text(experiment, runs, params)
+    plot_params = {k: v for k, v in params.items() if k not in ("start", "end")} if window.get("error") else params
     baseline = params.get("baseline") if params.get("baseline") in done_labels else (done_labels[0] if done_labels else "")
-    suffix = f"?{urlencode({**params, **query})}" if params or query else ""
+    suffix = f"?{urlencode({**plot_params, **query})}" if plot_params or query else ""
     sweep = bool(not cross and experiment.sweep_param and experiment.sweep_values)
     names = [name for name in plots.plot_names(sweep, runs_have_deadlines(runs), len(done)) if name != "metrics"]
     sections = [{"name": name, "title": plots.SECTION_TITLES[name], "url": plot_url(name) + suffix} for name in names]
     summaries = {label: run.summary or {} for label, run in done}
+    job_warning = ""
+    if cross and done:   # runs of several experiments: the same jobs, or say how they differ
+        sets = job_sets(done, {label: cached_schedule(run) for label, run in done})
+        job_warning = sets.message()
+        if sets.differ:
+            summaries = plots.summaries_of(load_comparison(experiment, runs)) if sets.common else {}
     experiments = {run.experiment_id: run.experiment for run in runs}
     return render(request, "dashboards/comparison.html", {
         "experiment": experiment, "runs": runs, "cross": cross, "labels": done_labels,
         "done": done_labels, "legend": [{"label": label, "colour": colours[label], "run": run} for label, run in done],
         "title": ", ".join(done_labels or labels),
         "machines": sorted({e.machine_label for e in experiments.values()}), "experiments": list(experiments.values()),
-        "metrics_table": mark_safe(metrics_table_html(summaries, baseline=baseline, colours=colours)) if done else "",
+        "metrics_table": mark_safe(metrics_table_html(summaries, baseline=baseline, colours=colours)) if summaries else "",
+        "job_warning": job_warning, "nothing_common": bool(done) and not summaries,
         "fidelity": fidelity_table(experiment, runs, labels),
-        "baseline": baseline, "sections": sections, "params": params, "query": query,
-        "window": _window_text(experiment, runs, params),
+        "baseline": baseline, "sections": sections if summaries or not done else [], "params": params, "query": query,
+        "window": window,
         "download_url": download_url + suffix,
     })
 
@@ -97,11 +115,15 @@ def _window_text(experiment: Experiment, runs: list[Run], params: dict[str, str]
     done = [run for run in runs if run.status == Run.Status.DONE]
     if not done:
         return {}
-    schedules = {str(run.pk): cached_schedule(run) for run in done[:1]}
+    schedules = {str(run.pk): cached_schedule(run) for run in done}
     axis = trace_time_axis(experiment.trace, schedules)
-    window = plots.gantt_window(schedules, params, axis)
-    return {"start": axis.text(window.start), "end": axis.text(window.end),
-            "zone": axis.tz if axis.calendar else "", "calendar": "yes" if axis.calendar else ""}
+    shown = {"zone": axis.tz if axis.calendar else "", "calendar": "yes" if axis.calendar else ""}
+    try:
+        window = plots.gantt_window(schedules, params, axis)
+    except plots.WindowError as e:
+        window = plots.gantt_window(schedules, {}, axis)
+        return {**shown, "start": axis.text(window.start), "end": axis.text(window.end), "error": str(e)}
+    return {**shown, "start": axis.text(window.start), "end": axis.text(window.end)}
 
 
 @require_GET
@@ -204,7 +226,11 @@ def _plot_response(request: HttpRequest, experiment: Experiment, name: str, runs
     listed = runs if runs is not None else list(experiment.runs.order_by("position", "pk"))
     if not any(run.status == Run.Status.DONE for run in listed):
         return JsonResponse({"error": "None of these runs has finished yet."}, status=409)
-    return gzip_json_response(request, comparison_plot_gzip(experiment, name, _params(request), runs, own=listed))
+    try:
+        data = comparison_plot_gzip(experiment, name, _params(request), runs, own=listed)
+    except plots.WindowError as e:
+        return JsonResponse({"error": str(e)}, status=400)
+    return gzip_json_response(request, data)
 
 
 @require_GET
@@ -223,12 +249,19 @@ def compare_plot(request: HttpRequest, name: str) -> HttpResponse:
 
 
 def _download(request: HttpRequest, experiment: Experiment, runs: list[Run] | None, name: str) -> HttpResponse:
+    listed = runs if runs is not None else list(experiment.runs.select_related("experiment__trace", "experiment__owner")
+                                                .order_by("position", "pk"))
     data = load_comparison(experiment, runs)
     if not data.schedules:
         return HttpResponse("None of these runs has finished yet.", status=409, content_type="text/plain")
     params = _params(request)
     title = f"SchedLab comparison: {', '.join(data.schedules)} ({experiment.trace.name})"
-    layout = plots.full_layout(data, params, title)
+    try:
+        layout = plots.full_layout(data, params, title)
+    except plots.WindowError as e:
+        return HttpResponse(str(e), status=400, content_type="text/plain; charset=utf-8")
+    # where the results come from, after the plots (the fidelity table, where there is one, is on the page)
+    layout = column(layout, Div(text=f"<style>{PROVENANCE_CSS}</style>{provenance_html(listed)}", width=1100))
     html = file_html(layout, INLINE, title=title)
     response = HttpResponse(html, content_type="text/html; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{slugify(name) or "comparison"}-comparison.html"'

@@ -6,7 +6,7 @@ from typing import Any
 
 from django import template
 
-from engine.api import human_seconds
+from engine.api import duration_text, percent_text
 
 register = template.Library()
 
@@ -28,13 +28,13 @@ def hours(seconds: Any) -> str:
 
 @register.filter
 def percent(value: Any) -> str:
-    return "" if value is None else f"{float(value):.1%}"
+    return "" if value is None else percent_text(value)
 
 
 @register.filter
 def human(seconds: Any) -> str:
     """A duration in human units (``42 s``, ``12.5 min``, ``3.2 h``, ``2.1 d``)."""
-    return "–" if seconds is None else human_seconds(float(seconds))
+    return duration_text(seconds)
 
 
 @register.filter
@@ -45,7 +45,7 @@ def signed(seconds: Any) -> str:
     value = float(seconds)
     if abs(value) < 0.5:
         return "±0 s"
-    return ("+" if value > 0 else "−") + human_seconds(abs(value))
+    return ("+" if value > 0 else "−") + duration_text(abs(value))
 
 
 @register.filter
