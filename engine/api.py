@@ -82,6 +82,7 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
     from engine.metrics.summary import summarize as summarize_schedule
     from engine.metrics.units import (DURATION_UNITS, METRICS, Metric, countdown_text, date_text, duration_text, metric,
                                       metric_heading, metric_label, metric_text, number_text, percent_text)
+    from engine.metrics.units import memory_text, walltime_text
     from engine.metrics.units import duration_text as human_seconds
     from engine.metrics.timeseries import (busy_processors, day_edges, downsample_steps, envelope, occupancy_by,
                                            queue_length)
@@ -156,7 +157,7 @@ __all__ = [
     "time_left", "simulate_command",
     # formatting (engine.metrics.units)
     "DURATION_UNITS", "duration_text", "countdown_text", "percent_text", "number_text", "date_text", "METRICS", "Metric", "metric",
-    "metric_label", "metric_heading", "metric_text",
+    "metric_label", "metric_heading", "metric_text", "walltime_text", "memory_text",
     # errors
     "WorkloadError", "PolicyError", "SimulationError", "InvalidSchedule", "Cancelled", "INPUT_ERRORS", "error_line",
     # metrics for figures
@@ -189,7 +190,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "fidelity": ("engine.metrics.fidelity", "fidelity"),
     **{name: ("engine.metrics.units", name) for name in ("DURATION_UNITS", "METRICS", "Metric", "countdown_text", "date_text",
                                                          "duration_text", "metric", "metric_heading", "metric_label",
-                                                         "metric_text", "number_text", "percent_text")},
+                                                         "metric_text", "number_text", "percent_text",
+                                                         "walltime_text", "memory_text")},
     "human_seconds": ("engine.metrics.units", "duration_text"),   # the older name of duration_text
     **{name: ("engine.metrics.groups", name) for name in ("busy_by_group", "penalty_increase", "weekly")},
     "summarize_schedule": ("engine.metrics.summary", "summarize"),

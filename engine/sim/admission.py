@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from engine.platform.limits_text import memory_text, walltime_text
 from engine.workload.model import Workload, native_ids
 
 if TYPE_CHECKING:   # (a pool run imports rejected_frame without queue configurations: engine/run.py)
@@ -162,25 +163,6 @@ class _QueueArrays:
 
 
 # --------------------------------------------------------------------------- words and tables
-
-
-def walltime_text(seconds: int) -> str:
-    """``12 h``, ``1 d``, ``90 min``, ``36 h`` (whole days as days)."""
-    if seconds % 86400 == 0:
-        return f"{seconds // 86400} d"
-    if seconds % 3600 == 0:
-        return f"{seconds // 3600} h"
-    if seconds % 60 == 0:
-        return f"{seconds // 60} min"
-    return f"{seconds} s"
-
-
-def memory_text(kb: int) -> str:
-    """``500 GiB``, ``1.5 GiB``, ``300 MiB`` (binary units, as the machine descriptions)."""
-    for unit, size in (("TiB", 1 << 30), ("GiB", 1 << 20), ("MiB", 1 << 10)):
-        if kb >= size:
-            return f"{kb / size:.3g} {unit}"
-    return f"{kb} KiB"
 
 
 def limit_text(queue: Queue, code: int, machine_cores: int) -> str:
