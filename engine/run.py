@@ -207,15 +207,18 @@ def simulate(workload: Workload, capacity: int | None, policy: PolicyLike = "fcf
     sim.run(scheduler, progress=progress, should_stop=should_stop)
     wall = time.perf_counter() - started
     schedule = schedule_frame(sim, workload)
+    held = None if isinstance(sim, TimeSharingSimulation) or replays(spec) else \
+        held_columns(held_times_of(sim, allocator, schedule))
     if "deadline" in workload.jobs:   # the deadline scenario: NaN for regular jobs
         schedule["deadline"] = workload.jobs["deadline"].to_numpy(dtype=np.float64)
     for source in (scheduler, getattr(scheduler, "queue", None), sim.allocator):
         for name, values in getattr(source, "extra_columns", dict)().items():
             schedule[name] = values
     pending: dict[str, Any] | None = None
-    if not isinstance(sim, TimeSharingSimulation) and not replays(spec):
-        for name, values in held_columns(held_times_of(sim, allocator, schedule)).items():
-            schedule[name] = values
+    if held is not None:     # (before the deadline, the last column of a pool run's schedule)
+        at = schedule.columns.get_loc("deadline") if "deadline" in schedule.columns else len(schedule.columns)
+        for offset, (name, values) in enumerate(held.items()):
+            schedule.insert(at + offset, name, values)
         pending = pending_summary(schedule, names_of(workload.metadata, "user"),
                                   by_queue=allocator is not None and allocator.queues is not None)
     meta: dict[str, Any] = {
