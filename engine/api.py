@@ -69,6 +69,8 @@ from engine.errors import WorkloadError
 from engine.policies.base import PolicyError
 
 if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the two agree)
+    from engine.platform.pbsconf import PbsServer, describe_pbs_site, read_pbs_site
+    from engine.platform.slurmconf import SlurmSite, describe_site, read_slurm_site, slurm_time
     from engine.command import simulate_command
     from engine.metrics.changes import by_queue, user_changes, wall_clock
     from engine.metrics.deadlines import (compared_summaries, deadline_mask, deadline_usage, has_deadlines,
@@ -109,7 +111,7 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
     from engine.replicates.plan import COMPARABLE as REPLICATE_METRICS
     from engine.replicates.plan import DEFAULT_METRICS as DEFAULT_REPLICATE_METRICS
     from engine.replicates.plan import ReplicateSet, parse_replicates, plan_replicates
-    from engine.replicates.report import combine_replicates, verdict_table
+    from engine.replicates.report import combine_replicates, judge_claim, verdict_table
     from engine.replicates.runs import run_replicate
     from engine.run import Cleaning, Clusters, Pool, Scenario, Transforms, run, simulate
     from engine.sim.eta import time_left
@@ -168,9 +170,12 @@ __all__ = [
     "JobDiff", "job_diff", "delta_histogram", "gains_by", "moved_most",
     # replicated comparisons (issue 26): plan -> run each spec (anywhere) -> combine
     "ReplicateSet", "parse_replicates", "plan_replicates", "run_replicate", "combine_replicates", "verdict_table",
+    "judge_claim",
     "run_replicates", "compare_replicates", "ReplicateError", "REPLICATE_METRICS", "DEFAULT_REPLICATE_METRICS",
     "Bootstrap", "Counted", "Trim", "parse_trim", "Shake", "shake_workload", "resample_users",
     "Flurry", "FlurryRule", "find_flurries", "without_flurries", "week_edges", "equal_edges",
+    # a Slurm site as configured (issue 24): slurm.conf + sacctmgr dumps
+    "SlurmSite", "read_slurm_site", "describe_site", "slurm_time", "PbsServer", "read_pbs_site", "describe_pbs_site",
     "__version__",
 ]
 
@@ -188,6 +193,8 @@ _LAZY: dict[str, tuple[str, str]] = {
                                                         "moved_most")},
     **{name: ("engine.metrics.fairness", name) for name in ("jain_index", "per_user")},
     "fidelity": ("engine.metrics.fidelity", "fidelity"),
+    **{name: ("engine.platform.slurmconf", name) for name in ("SlurmSite", "read_slurm_site", "describe_site", "slurm_time")},
+    **{name: ("engine.platform.pbsconf", name) for name in ("PbsServer", "read_pbs_site", "describe_pbs_site")},
     **{name: ("engine.metrics.units", name) for name in ("DURATION_UNITS", "METRICS", "Metric", "countdown_text", "date_text",
                                                          "duration_text", "metric", "metric_heading", "metric_label",
                                                          "metric_text", "number_text", "percent_text",
@@ -203,7 +210,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "REPLICATE_METRICS": ("engine.replicates.plan", "COMPARABLE"),
     "DEFAULT_REPLICATE_METRICS": ("engine.replicates.plan", "DEFAULT_METRICS"),
     **{name: ("engine.replicates.plan", name) for name in ("ReplicateSet", "parse_replicates", "plan_replicates")},
-    **{name: ("engine.replicates.report", name) for name in ("combine_replicates", "verdict_table")},
+    **{name: ("engine.replicates.report", name) for name in ("combine_replicates", "judge_claim",
+                                                              "verdict_table")},
     "run_replicate": ("engine.replicates.runs", "run_replicate"),
     **{name: ("engine.workload.flurries", name) for name in ("Flurry", "FlurryRule", "find_flurries",
                                                              "without_flurries")},

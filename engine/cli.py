@@ -132,6 +132,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_compare(commands)
 
+    site = commands.add_parser("site", help="what SchedLab understands of a Slurm or PBS site's configuration files")
+    site.add_argument("slurm_conf", metavar="slurm.conf", nargs="?")
+    site.add_argument("--qos", metavar="FILE", help="the output of sacctmgr -P show qos")
+    site.add_argument("--assoc", metavar="FILE", help="the output of sacctmgr -P show assoc")
+    site.add_argument("--pbs-server", metavar="FILE", help="the output of qmgr -c 'print server' (instead of slurm.conf)")
+    site.add_argument("--sched-config", metavar="FILE", help="PBS: the scheduler's sched_config")
+    site.add_argument("--resource-group", metavar="FILE", help="PBS: the fair-share resource_group file")
+    site.set_defaults(command=run_site)
+
     fid = commands.add_parser("fidelity", help="a simulated schedule against the recorded one (JSON)")
     fid.add_argument("recorded", metavar="RECORDED.csv", help="the schedule of --policy recorded")
     fid.add_argument("simulated", metavar="SIMULATED.csv", help="a simulated schedule of the same trace")
@@ -341,6 +350,20 @@ def run_inspect(args: argparse.Namespace) -> int:
                 print(f"  {sub}: {item}")
         else:
             print(f"{key}: {value}")
+    return 0
+
+
+def run_site(args: argparse.Namespace) -> int:
+    if (args.slurm_conf is None) == (args.pbs_server is None):
+        print("error: python -m engine site: give either slurm.conf or --pbs-server FILE (see python -m engine site --help)",
+              file=sys.stderr)
+        return USAGE_ERROR
+    if args.pbs_server is not None:
+        server = api.read_pbs_site(args.pbs_server, sched_config=args.sched_config, resource_group=args.resource_group)
+        print("\n".join(api.describe_pbs_site(server)))
+    else:
+        site = api.read_slurm_site(args.slurm_conf, qos=args.qos, assoc=args.assoc)
+        print("\n".join(api.describe_site(site)))
     return 0
 
 

@@ -125,8 +125,10 @@ class App:
         with sqlite3.connect(self.data / "schedlab.sqlite3", timeout=30) as db:
             return db.execute("SELECT status, attempts FROM experiments_run WHERE id = ?", (run,)).fetchone()
 
-    def worker_pid(self) -> int:
-        workers = [pid for pid, cmd in children_of(self.proc.pid) if "celery" in cmd and " worker" in cmd]
+    def worker_pid(self, kind: str = "simulation") -> int:
+        """The Celery worker of this kind (webapp.core.queues: quick or simulation) the supervisor started."""
+        workers = [pid for pid, cmd in children_of(self.proc.pid)
+                   if "celery" in cmd and " worker" in cmd and f"--hostname {kind}@" in cmd]
         assert len(workers) == 1, children_of(self.proc.pid)
         return workers[0]
 

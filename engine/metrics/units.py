@@ -44,7 +44,8 @@ def _finite(value: object) -> float | None:
 
 
 def duration_text(seconds: object) -> str:
-    """``42 s``, ``12.5 min``, ``3.2 h``, ``4.1 days`` (``–`` when missing); a minus sign is kept."""
+    """``42 s``, ``12.5 min``, ``3.2 h``, ``4.1 days`` (``–`` when missing); a minus sign is kept; under
+    10 s with tenths (``2.5 s``), under 1 s with two figures (``0.04 s``)."""
     value = _finite(seconds)
     if value is None:
         return MISSING
@@ -52,9 +53,17 @@ def duration_text(seconds: object) -> str:
     for unit, length, shown_from in DURATION_UNITS:
         if size >= shown_from:
             if unit == "s":
-                return f"{value:,.0f} s"
+                return _seconds(value)
             return f"{value / length:,.1f} {unit}"
     return f"{value:,.0f} s"   # pragma: no cover - the last unit is shown from 0
+
+
+def _seconds(value: float) -> str:
+    """Under a minute: whole seconds, tenths under 10 s, two figures under 1 s (a 0.04 s parse is not "0 s")."""
+    size = abs(value)
+    if size >= 10 or float(value).is_integer():
+        return f"{value:,.0f} s"
+    return f"{value:.1f} s" if size >= 1 else f"{value:.2g} s"
 
 
 def countdown_text(seconds: float | None) -> str:

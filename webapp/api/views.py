@@ -28,6 +28,7 @@ from webapp.studies.views import csv_download
 from webapp.traces.forms import TraceUploadForm
 from webapp.traces.models import Machine, Trace
 from webapp.traces.uploads import too_large_message
+from webapp.quotas.services import QuotaExceeded
 from webapp.traces.services import create_trace
 
 
@@ -82,7 +83,10 @@ def traces(request: HttpRequest) -> JsonResponse:
         problems = {field: list(msgs) for field, msgs in form.errors.items()}
         first = next(iter(problems.values()))[0]
         return error(first, 400, errors=problems)
-    trace = create_trace(request.user, form.cleaned_data, form.inspected, form.cleaned_data["file"].name)
+    try:
+        trace = create_trace(request.user, form.cleaned_data, form.inspected, form.cleaned_data["file"].name)
+    except QuotaExceeded as e:
+        return error(str(e))
     return JsonResponse({"id": trace.pk, "status": trace.status}, status=201)
 
 

@@ -12,6 +12,7 @@ from engine.api import duration_text, number_text, swf_text
 from webapp.core.permissions import can_change, get_owned_or_404, get_visible_or_404, visible_to
 from webapp.traces.forms import MachineForm, TraceEditForm, TraceUploadForm
 from webapp.traces.models import Machine, Trace
+from webapp.quotas.services import QuotaExceeded
 from webapp.traces.services import create_trace
 from webapp.traces.uploads import too_large_message
 
@@ -34,7 +35,11 @@ def trace_upload(request: HttpRequest) -> HttpResponse:
             form.add_error("file", too_large_message())
             return render(request, "traces/upload.html", {"form": form}, status=413)
         if form.is_valid():
-            trace = create_trace(request.user, form.cleaned_data, form.inspected, form.cleaned_data["file"].name)
+            try:
+                trace = create_trace(request.user, form.cleaned_data, form.inspected, form.cleaned_data["file"].name)
+            except QuotaExceeded as e:
+                form.add_error("file", str(e))
+                return render(request, "traces/upload.html", {"form": form}, status=400)
             messages.success(request, f"Uploaded “{trace.name}”; parsing it now.")
             return redirect(trace)
         form.discard()
