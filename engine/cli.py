@@ -86,6 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "(default: bytes for MetaCentrum, KB for AleaNG)")
     sim.add_argument("--out", required=True, metavar="SCHEDULE.csv")
     sim.add_argument("--summary", metavar="SUMMARY.json")
+    sim.add_argument("--rejected-out", metavar="REJECTED.csv",
+                     help="the jobs rejected at submission, one per line: ids, user, request, the queue that refused "
+                          "it and the limit it exceeds (queue limits need --queues)")
     sim.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                      help="show a progress bar (default: when stderr is a terminal)")
     sim.add_argument("--parse-cache", action=argparse.BooleanOptionalAction, default=True,
@@ -270,6 +273,8 @@ def run_simulate(args: argparse.Namespace) -> int:
     if bar:
         bar.close()
     result.to_csv(args.out)
+    if args.rejected_out and result.rejected_jobs is not None:
+        result.rejected_jobs.to_csv(args.rejected_out, index=False)
     if args.summary:
         summary = api.summarize(result, parse_seconds=parse_seconds, trace=args.trace, days=args.days,
                                 load_factor=args.load)
