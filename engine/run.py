@@ -20,10 +20,11 @@ import numpy as np
 import pandas as pd
 
 from engine.policies.base import PolicyError, PolicySpec
+from engine.policies.plugins import failure_in_plugin
 from engine.policies.registry import apply_workload_options, build_scheduler, replays, resolve, simulation_class
 from engine.sim.pending import (held_columns, held_times, node_sweep, pending_summary, pool_held_plainly, pool_sweep,
                                 use_kernel)
-from engine.sim.simulator import SimResult, Simulation, SimulationError, schedule_frame
+from engine.sim.simulator import Cancelled, SimResult, Simulation, SimulationError, schedule_frame
 from engine.sim.timesharing import TimeSharingSimulation
 from engine.sim.validate import Placement, ReservationWatch, reservation_caveat, validate
 from engine.version import __version__
@@ -200,11 +201,17 @@ def simulate(workload: Workload, capacity: int | None, policy: PolicyLike = "fcf
                                      context=context)
     else:
         sim = Simulation(workload, capacity, exact_estimates=exact_estimates, context=context, allocator=allocator)
-    scheduler = build_scheduler(spec, sim, seed=seed)
-    watch = ReservationWatch() if hasattr(scheduler, "watch") else None
-    if watch is not None:
-        scheduler.watch = watch
-    sim.run(scheduler, progress=progress, should_stop=should_stop)
+    try:
+        scheduler = build_scheduler(spec, sim, seed=seed)
+        watch = ReservationWatch() if hasattr(scheduler, "watch") else None
+        if watch is not None:
+            scheduler.watch = watch
+        sim.run(scheduler, progress=progress, should_stop=should_stop)
+    except Exception as error:   # a plugin's bug is one line naming its file and line, not a traceback
+        failure = None if isinstance(error, (SimulationError, Cancelled)) else failure_in_plugin(error)
+        if failure is None:
+            raise
+        raise failure from None
     wall = time.perf_counter() - started
     schedule = schedule_frame(sim, workload)
     held = None if isinstance(sim, TimeSharingSimulation) or replays(spec) else \

@@ -212,6 +212,10 @@ FILE_UPLOAD_HANDLERS = [
 FILE_UPLOAD_TEMP_DIR = os.getenv("SCHEDLAB_UPLOAD_TEMP_DIR", str(DATA_DIR / "tmp"))
 Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
 
+# Python policy plugins: every *.py of this folder (installed by the admin; never uploaded by visitors,
+# docs/policies.md), besides installed packages' entry points (group schedlab.policies). "" = none.
+SCHEDLAB_POLICY_DIR = os.getenv("SCHEDLAB_POLICY_DIR", "")
+
 # Background work: two queues (webapp.core.queues), quick work and simulations, served by workers of
 # their own; runs reach the simulation queue through the fair dispatcher (webapp.experiments.fairqueue).
 REDIS_URL = os.getenv("REDIS_URL", "")
