@@ -62,9 +62,11 @@ def combine_replicates(plan: dict[str, Any], outcomes: Iterable[dict[str, Any]])
         "days": plan["days"], "flurries": plan["flurries"], "counted": plan["counted"],
         "bootstrap": plan["bootstrap"], "metrics": plan["metrics"], "seed": plan["seed"],
         "pairs": pairs,
-        "runs": [{key: by_id[run["id"]][key] for key in ("id", "set", "replicate", "policy", "jobs", "counted_jobs",
-                                                         "metrics", "wall_seconds")} for run in plan["runs"]],
+        "runs": [{key: by_id[run["id"]].get(key) for key in ("id", "set", "replicate", "policy", "jobs", "counted_jobs",
+                                                             "metrics", "wall_seconds", "cpu_seconds")}
+                 for run in plan["runs"]],
         "run_seconds": float(sum(by_id[run["id"]]["wall_seconds"] for run in plan["runs"])),
+        "run_cpu_seconds": float(sum(by_id[run["id"]].get("cpu_seconds") or 0.0 for run in plan["runs"])),
     }
 
 
