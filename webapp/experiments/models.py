@@ -15,6 +15,12 @@ from webapp.core.files import media_path
 from webapp.traces.models import Machine, Trace
 
 
+#: The largest machine size and seed the database keeps (PositiveIntegerField and IntegerField are
+#: 32-bit on PostgreSQL); forms and the API refuse more with a message, never a 500.
+MAX_PROCS = 2**31 - 1
+MAX_SEED = 2**31 - 1
+
+
 class Experiment(models.Model):
     class Allocation(models.TextChoices):
         COUNT = "count", "count (any free processors)"

@@ -7,16 +7,20 @@ place only when every check passed.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from collections.abc import Callable
+from typing import IO, Any
 
 from django.conf import settings
 from django.core.files.uploadedfile import TemporaryUploadedFile
-from django.core.files.uploadhandler import FileUploadHandler, StopUpload
+from django.core.files.uploadhandler import FileUploadHandler, StopUpload, TemporaryFileUploadHandler
+from django.http import HttpRequest
 from django.template.defaultfilters import filesizeformat
 
 from engine.api import check_upload, error_line
@@ -48,6 +52,47 @@ class SizeLimitUploadHandler(FileUploadHandler):
 
     def file_complete(self, file_size: int) -> None:
         return None
+
+
+class DiskSafeUploadHandler(TemporaryFileUploadHandler):
+    """Django's streaming to a temporary file, except that a full disk stops the upload (the partial
+    file is deleted) and sets `request.upload_disk_full` for the view's one-line 400, never a 500."""
+
+    def new_file(self, *args: Any, **kwargs: Any) -> None:
+        self._guarded(super().new_file, *args, **kwargs)
+
+    def receive_data_chunk(self, raw_data: bytes, start: int) -> None:
+        self._guarded(super().receive_data_chunk, raw_data, start)
+
+    def _guarded(self, step: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            return step(*args, **kwargs)
+        except OSError as e:
+            if not disk_full(e):
+                raise
+            self.request.upload_disk_full = True
+            raise StopUpload(connection_reset=False) from None
+
+
+def disk_full(error: BaseException) -> bool:
+    """Whether an error says the disk (or the user's disk quota) is full, as OSError or as SQLite's
+    "database or disk is full"."""
+    if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    return "disk is full" in str(error) or "No space left" in str(error)
+
+
+def disk_full_message() -> str:
+    return "The server's disk is full: nothing was stored. Try again later, or tell the server's admin."
+
+
+def upload_refusal(request: HttpRequest) -> tuple[str, int] | None:
+    """What the upload handlers refused while the request streamed: (one line, HTTP status)."""
+    if getattr(request, "upload_too_large", False):
+        return too_large_message(), 413
+    if getattr(request, "upload_disk_full", False):
+        return disk_full_message(), 400
+    return None
 
 
 def too_large_message() -> str:
@@ -154,3 +199,21 @@ def inspect_upload(uploaded: TemporaryUploadedFile, name: str, *, skip_bad_lines
         raise UploadRejected([error_line(p, name=name) for p in problems], bad_lines_only=bad_lines_only)
     inspected.header = {str(k): str(v) for k, v in (header or {}).items()}
     return inspected
+
+
+def clean_upload_temp(max_age: float | None = None, *, folder: Path | None = None) -> list[Path]:
+    """Remove the files of FILE_UPLOAD_TEMP_DIR older than ``max_age`` seconds (default
+    SCHEDLAB_UPLOAD_TEMP_MAX_AGE): uploads a killed web process left half-written, staged files it
+    never stored. A file being streamed is written to all the time, so it is never that old. Called
+    at start-up (webapp.run) and by the periodic check. Returns what was removed."""
+    folder = Path(folder or settings.FILE_UPLOAD_TEMP_DIR)
+    cutoff = time.time() - (settings.SCHEDLAB_UPLOAD_TEMP_MAX_AGE if max_age is None else max_age)
+    removed = []
+    for path in folder.glob("*") if folder.is_dir() else ():
+        try:
+            if path.is_file() and path.stat().st_mtime < cutoff:
+                path.unlink()
+                removed.append(path)
+        except OSError:
+            continue        # gone meanwhile, or not ours to remove
+    return removed

@@ -14,7 +14,8 @@ from webapp.traces.forms import MachineForm, TraceEditForm, TraceUploadForm
 from webapp.traces.models import Machine, Trace
 from webapp.quotas.services import QuotaExceeded
 from webapp.traces.services import create_trace
-from webapp.traces.uploads import too_large_message
+from webapp.traces.tasks import parse_again
+from webapp.traces.uploads import upload_refusal
 
 
 @require_GET
@@ -28,12 +29,13 @@ def trace_list(request: HttpRequest) -> HttpResponse:
 def trace_upload(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         form = TraceUploadForm(request.POST, request.FILES)  # parses the upload: sets upload_too_large
-        if getattr(request, "upload_too_large", False):
+        refusal = upload_refusal(request)
+        if refusal:
             form.is_valid()
             form.discard()
             form.errors.pop("file", None)
-            form.add_error("file", too_large_message())
-            return render(request, "traces/upload.html", {"form": form}, status=413)
+            form.add_error("file", refusal[0])
+            return render(request, "traces/upload.html", {"form": form}, status=refusal[1])
         if form.is_valid():
             try:
                 trace = create_trace(request.user, form.cleaned_data, form.inspected, form.cleaned_data["file"].name)
@@ -126,6 +128,15 @@ def trace_edit(request: HttpRequest, pk: int) -> HttpResponse:
         messages.success(request, "Saved.")
         return redirect(trace)
     return render(request, "traces/edit.html", {"form": form, "trace": trace})
+
+
+@require_POST
+def trace_parse_again(request: HttpRequest, pk: int) -> HttpResponse:
+    """The retry button of a trace whose parse was lost or failed."""
+    trace = get_owned_or_404(Trace, request.user, pk)
+    if parse_again(trace):
+        messages.success(request, f"Parsing “{trace.name}” again.")
+    return redirect(trace)
 
 
 @require_POST
