@@ -3,6 +3,7 @@ a metric is written, for the command line, every web page, axis and export headi
 
 - :func:`duration_text`: seconds in the unit that fits (``42 s``, ``12.5 min``, ``3.2 h``, ``4.1 days``);
 - :func:`countdown_text`: a time left as a clock reads it (``1 h 05 min``, ``4 min 10 s``);
+- :func:`walltime_text`, :func:`memory_text`: a configured limit as written (``12 h``, ``1 d``, ``500 GiB``);
 - :func:`percent_text`, :func:`number_text` (thousands separators), :func:`date_text` (a zone's wall clock);
 - :data:`METRICS`: each summary metric's code -> its name in words, unit, kind and which way is better;
   :func:`metric_label`, :func:`metric_heading` (name and raw unit, for exports and axes) and
@@ -16,6 +17,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 import pandas as pd
+
+# a configured limit as written (defined beside the queue limits: the simulator's messages need them too)
+from engine.platform.limits_text import memory_text as memory_text
+from engine.platform.limits_text import walltime_text as walltime_text
 
 #: Duration units, largest first: (name, seconds, shown from this many seconds on). Days only from
 #: two days on (36 h reads better than 1.5 days); the tick formatter of the web's time axes uses it too.

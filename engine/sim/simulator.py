@@ -20,7 +20,7 @@ import pandas as pd
 from engine.sim import poolloop
 from engine.sim.allocation import CountAllocator, make_allocator
 from engine.sim.schedule_csv import write_schedule_csv
-from engine.workload.model import Workload
+from engine.workload.model import Workload, native_ids
 from engine.workload.names import names_of
 
 #: The schedule CSV begins with these columns, in this order (a stable contract).
@@ -37,6 +37,12 @@ class Cancelled(Exception):
 
 class SimulationError(RuntimeError):
     """The simulation cannot go on (a policy left jobs waiting on an idle machine, ...)."""
+
+
+class InvalidStart(SimulationError):
+    """A policy asked to start a job that cannot start now: not yet submitted, already started, or
+    without room. Checked at the start itself (a second start would leave no trace in the schedule
+    for engine.sim.validate to find); worded as that check words its failures."""
 
 
 class Pacer:
@@ -180,14 +186,45 @@ class Simulation:
             insort(self.wakeups, t, key=lambda x: -x)   # kept in descending order, soonest last
 
     def start(self, job: int) -> None:
-        """Start ``job`` now; it must fit."""
+        """Start ``job`` now: it must have been submitted, not have started yet, and fit (else
+        :class:`InvalidStart`, naming the job and the rule, and the run fails)."""
         now = self.now
-        self.allocator.allocate(job, self.size[job])
+        if self.start_time[job] >= 0 or now < self.submit[job]:
+            raise InvalidStart(self._refusal(job))
+        try:
+            self.allocator.allocate(job, self.size[job])
+        except RuntimeError:       # the allocator's "no room" (its message names the job by number)
+            raise InvalidStart(f"schedule check failed: capacity: {self.job_name(job)} started at t={now} on "
+                               f"{self.size[job]} processors with {self.free} free of {self.capacity} "
+                               "(it does not fit now)") from None
         self.start_time[job] = now
         self.start_order[job] = self.started
         heappush(self._completions, (now + self.runtime[job], self.started, job))
         self.started += 1
         insort(self.running_ends, (now + self.estimate[job], job))
+
+    def job_name(self, job: int) -> str:
+        """The job as its trace names it ("job 4711"), for messages."""
+        jobs = self.workload.jobs
+        return f"job {jobs['job_id'].iat[job] if 'job_id' in jobs else job}"
+
+    def _refusal(self, job: int) -> str:
+        if self.start_time[job] >= 0:
+            return (f"schedule check failed: jobs: {self.job_name(job)} started twice (at t={self.start_time[job]} "
+                    f"and again at t={self.now})")
+        return (f"schedule check failed: submit: {self.job_name(job)} started at t={self.now}, before its "
+                f"submission at t={self.submit[job]}")
+
+    def stuck(self) -> SimulationError:
+        """The error of a run left with jobs waiting on an idle machine, nothing more to come: the
+        policy never starts them (each one fits the empty machine, larger ones are rejected before)."""
+        waiting = [job for job in range(self.n) if self.start_time[job] < 0]
+        more = f" (and {len(waiting) - 1} more)" if len(waiting) > 1 else ""
+        first = waiting[0] if waiting else 0
+        return SimulationError(
+            f"schedule check failed: jobs: {self.job_name(first)}{more} never started: it waits with the machine "
+            f"idle at t={self.now:g} and nothing left to happen (submitted at t={self.submit[first]}, "
+            f"{self.size[first]} of {self.capacity} processors): the policy never starts it")
 
     # -- the loop ------------------------------------------------------------------------------
     def run(self, scheduler: Scheduler, *, progress: Callable[[float], None] | None = None,
@@ -229,8 +266,7 @@ class Simulation:
                 next_job += 1
             scheduler.schedule()
             if not completions and next_job == n and self.started < n and not wakeups:
-                raise SimulationError(
-                    f"{n - self.started} jobs still wait with the machine idle at t={t}: the policy never starts them")
+                raise self.stuck()
             pacer.tick(self.finished, t)
         pacer.done()
 
@@ -272,8 +308,7 @@ class Simulation:
             watch.head, watch.promised = loop[poolloop.WATCH_HEAD], loop[poolloop.WATCH_PROMISED]
             watch.reservations = loop[poolloop.RESERVATIONS]
         if outcome == poolloop.STUCK:
-            raise SimulationError(f"{self.n - self.started} jobs still wait with the machine idle at t={self.now}: "
-                                  "the policy never starts them")
+            raise self.stuck()
         pacer.done()
 
     def _finish(self, job: int) -> None:
@@ -293,6 +328,9 @@ class SimResult:
     schedule: pd.DataFrame
     capacity: int
     meta: dict[str, Any] = field(default_factory=dict)
+    #: the jobs rejected at submission (by the machine or, with queues, by admission), one row each
+    #: (engine.sim.admission.REJECTED_COLUMNS); None where the run did not say
+    rejected_jobs: pd.DataFrame | None = None
 
     def to_csv(self, path: str) -> None:
         """The schedule as CSV; ``deadline`` in whole seconds, empty for regular jobs."""
@@ -325,6 +363,9 @@ def schedule_frame(sim: Simulation, workload: Workload) -> pd.DataFrame:
         "partition": column("partition"),
         "start_order": np.asarray(sim.start_order, dtype=np.int64),
     })
+    native = native_ids(workload)
+    if native is not None:
+        frame["native_id"] = native
     return with_user_names(frame, workload.metadata)
 
 

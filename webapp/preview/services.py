@@ -19,6 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from django.conf import settings
+from django.db.models import Sum
+from django.db.models.functions import Length
 from django.utils import timezone
 
 from engine.api import (
@@ -43,6 +46,8 @@ from engine.api import (
     user_changes,
 )
 from engine.api import run as run_scenario
+from webapp.core.limits import LIMIT_ERRORS, limit_message, memory_limit
+from webapp.quotas.services import tree_size
 from webapp.core.files import replace_dir
 from webapp.core.progress import Reporter
 from webapp.experiments.models import load_frame, save_frame
@@ -189,12 +194,16 @@ def run(preview_id: int) -> None:
     preview.result_dir.parent.mkdir(parents=True, exist_ok=True)
     reporter = Reporter(Preview.objects.filter(pk=preview_id, status=Preview.Status.RUNNING))
     try:
-        with reporter.lease():
+        with reporter.lease(), memory_limit(settings.SCHEDLAB_TASK_MEMORY_BYTES):
             summary = compute(preview, reporter)
     except Cancelled:
         return  # reconciled away from this worker meanwhile (taken for lost): another computes it
     except (*INPUT_ERRORS, SimulationError) as error:
         _finish(preview_id, Preview.Status.FAILED, error=error_line(error))
+        return
+    except LIMIT_ERRORS as error:
+        _finish(preview_id, Preview.Status.FAILED, error=limit_message(
+            error, "the preview", settings.SCHEDLAB_PREVIEW_TIME_LIMIT, settings.SCHEDLAB_TASK_MEMORY_BYTES))
         return
     except Exception as error:  # noqa: BLE001 - users get one line, the log gets the traceback
         log.exception("preview %s failed", preview_id)
@@ -206,3 +215,11 @@ def run(preview_id: int) -> None:
 def _finish(preview_id: int, status: str, **fields: Any) -> None:
     Preview.objects.filter(pk=preview_id, status=Preview.Status.RUNNING).update(
         status=status, finished=timezone.now(), **fields)
+
+
+def disk_bytes_of(user: Any) -> int:
+    """The user's previews: their texts and results, in bytes (webapp.quotas meter)."""
+    previews = Preview.objects.filter(owner=user)
+    texts = previews.aggregate(n=Sum(Length("machine_text")) + Sum(Length("current_text")) +
+                               Sum(Length("proposed_text")))["n"] or 0
+    return texts + sum(tree_size(p.result_dir) for p in previews.only("pk"))

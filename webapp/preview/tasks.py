@@ -25,7 +25,8 @@ WORKER_LOST = "worker lost: the worker computing it stopped (tried twice)"
 log = logging.getLogger(__name__)
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True)
+@shared_task(acks_late=True, reject_on_worker_lost=True, soft_time_limit=settings.SCHEDLAB_PREVIEW_TIME_LIMIT,
+             time_limit=settings.SCHEDLAB_PREVIEW_TIME_LIMIT + 30)
 def run_preview(preview_id: int) -> int:
     run(preview_id)
     return preview_id

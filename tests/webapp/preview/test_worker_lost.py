@@ -81,7 +81,8 @@ def test_the_periodic_check_runs_on_compose(settings):
     assert '"celery", "-A", "webapp", "beat"' in compose
     schedule = {entry["task"]: entry["schedule"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
     assert schedule == {"webapp.experiments.tasks.reconcile_runs": 60.0,
-                        "webapp.preview.tasks.reconcile_previews": 60.0}
+                        "webapp.preview.tasks.reconcile_previews": 60.0,
+                        "webapp.experiments.tasks.dispatch_runs": 10.0}
     assert tasks.reconcile_previews.name == "webapp.preview.tasks.reconcile_previews"
 
 
