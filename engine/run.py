@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from engine.policies.base import PolicyError, PolicySpec
-from engine.policies.plugins import failure_in_plugin
+from engine.policies.plugins import failure_in_plugin, provenance
 from engine.policies.registry import apply_workload_options, build_scheduler, replays, resolve, simulation_class
 from engine.sim.pending import (held_columns, held_times, node_sweep, pending_summary, pool_held_plainly, pool_sweep,
                                 use_kernel)
@@ -237,6 +237,9 @@ def simulate(workload: Workload, capacity: int | None, policy: PolicyLike = "fcf
                     **(node_summary(allocator, schedule) if allocator is not None else {}),
                     **({"pending": pending} if pending is not None else {})},
     }
+    plugins = provenance(spec.ordering, spec.algorithm)
+    if plugins:   # a Python plugin's code is part of what produced the schedule
+        meta["plugins"] = plugins
     meta["summary"]["validation"] = validate(
         schedule, workload, int(capacity), given=given, rejected_before=rejected_before,
         rejected_after=sum(rejected.values()), shares_processors=isinstance(sim, TimeSharingSimulation),

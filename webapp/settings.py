@@ -284,6 +284,7 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {  # compose's beat service; `make run`'s supervisor calls the same checks itself
     "reconcile-runs": {"task": "webapp.experiments.tasks.reconcile_runs", "schedule": 60.0},
     "reconcile-previews": {"task": "webapp.preview.tasks.reconcile_previews", "schedule": 60.0},
+    "reconcile-traces": {"task": "webapp.traces.tasks.reconcile_traces", "schedule": 60.0},
     # runs are dispatched when one ends or is queued; this catches a slot freed by a lost worker
     "dispatch-runs": {"task": "webapp.experiments.tasks.dispatch_runs", "schedule": 10.0},
 }

@@ -66,6 +66,20 @@ def test_a_file_s_policies_join_the_catalog_in_a_family_of_their_own():
     assert registry.resolve("fcfs-plugin").algorithm == "fcfs-plugin"
 
 
+def test_a_run_records_the_plugin_s_code_and_its_command_loads_it():
+    import hashlib
+
+    from engine.api import simulate_command
+    path = EXAMPLES / "fcfs_policy.py"
+    plugins.load_file(path)
+    meta = simulate(workload_of(random_jobs(1)), 16, "fcfs-plugin").meta
+    assert meta["plugins"] == [{"name": "fcfs-plugin", "origin": str(path), "file": str(path.resolve()),
+                                "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}]
+    assert "plugins" not in simulate(workload_of(random_jobs(1)), 16, "fcfs").meta
+    command = simulate_command("t.swf", meta["policy"], policy_files=["fcfs_policy.py"])
+    assert " --policy-file fcfs_policy.py --policy " in command
+
+
 def test_loading_the_same_file_again_replaces_its_policies():
     assert plugins.load_file(EXAMPLES / "fcfs_policy.py") == plugins.load_file(EXAMPLES / "fcfs_policy.py")
 
