@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from engine.policies.base import PolicyError, PolicySpec
-from engine.policies.plugins import failure_in_plugin, provenance
+from engine.policies.plugins import SOURCES, failure_in_plugin, provenance
 from engine.policies.registry import apply_workload_options, build_scheduler, replays, resolve, simulation_class
 from engine.sim.pending import (held_columns, held_times, node_sweep, pending_summary, pool_held_plainly, pool_sweep,
                                 use_kernel)
@@ -261,9 +261,10 @@ def held_times_of(sim: Simulation, allocator: NodeAllocator | None, schedule: pd
 
 
 def check_node_algorithm(spec: PolicySpec) -> None:
-    """Refuse, with a clear message, an algorithm that has no node-level form."""
+    """Refuse, with a clear message, an algorithm that has no node-level form. A plugin's algorithm
+    runs: it asks ``sim.fits(job)`` and starts through the simulation, which the node allocator answers."""
     from engine.sim.nodes import NODE_ALGORITHMS    # only on clusters (see the imports at the top)
-    if spec.algorithm not in NODE_ALGORITHMS:
+    if spec.algorithm not in NODE_ALGORITHMS and spec.algorithm not in SOURCES:
         raise PolicyError(f"algorithm {spec.algorithm!r} does not run on a machine of clusters of nodes "
                           f"(--machines); choose one of: {', '.join(NODE_ALGORITHMS)}")
 

@@ -413,6 +413,22 @@ def test_an_algorithm_may_keep_reservations_in_the_availability_profile(tmp_path
         assert starts(jobs, 16, "profileeasy") == reference.easy(jobs, 16), seed
 
 
+def test_a_plugin_runs_on_clusters_of_nodes_where_the_node_allocator_answers_fits():
+    """The EASY example on 600 jobs of MetaCentrum's wagap machine (node-level placement): every start
+    is one the node allocator accepted, and the schedule passes the node-level checks."""
+    from engine.platform.machines import read_machines
+    from engine.workload.model import Workload
+    alea = SHARED_DATA / "metacentrum" / "alea"
+    workload = read_trace(alea / "wagap-2013.swf")
+    workload = Workload(workload.jobs.iloc[:600].reset_index(drop=True), workload.metadata, workload.report,
+                        workload.source)
+    plugins.load_file(EXAMPLES / "easy_policy.py")
+    result = simulate(workload, None, "easy-plugin", machine=read_machines(alea / "wagap-2013.swf.machines"))
+    checked = result.meta["summary"]["validation"]
+    assert checked["ok"] and checked["checks"]["capacity"] == "ok" and checked["checks"]["submit"] == "ok"
+    assert (result.schedule["start"] >= result.schedule["submit"]).all() and len(result.schedule) > 500
+
+
 # -- the worked examples of docs/policies.md ---------------------------------------------------------
 
 def test_the_fcfs_example_is_fcfs():
