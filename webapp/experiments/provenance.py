@@ -144,8 +144,9 @@ def metrics_download(experiment: Experiment) -> HttpResponse:
     writer = csv.writer(response)
     writer.writerow(["Run", "Policy", "Sweep value", "Status", *metric_headings(reasons)])
     for run in runs:
-        writer.writerow([run.pk, run.label.replace("#", "no. "), "" if run.sweep_value is None else run.sweep_value,
-                         run.status, *metric_cells(run.summary, reasons)])
+        writer.writerow(api.safe_cells([run.pk, run.label.replace("#", "no. "),
+                                        "" if run.sweep_value is None else run.sweep_value,
+                                        run.status, *metric_cells(run.summary, reasons)]))
     return response
 
 
