@@ -91,7 +91,7 @@ def test_the_metrics_csv_has_units_and_one_column_per_reason_counted_in_the_wind
                for line in text.splitlines())
     table = pd.read_csv(io.StringIO(text), comment="#")
     assert list(table["Policy"]) == ["fcfs", "easy"]
-    assert {"Mean wait (s)", "Utilization (share of capacity, 0-1)", "Simulation time (s)", "Jobs simulated (jobs)",
+    assert {"Mean wait (s)", "Utilization (fraction of capacity)", "Simulation time (s)", "Jobs simulated (jobs)",
             "Left out: runtime missing or negative (jobs)", "Left out: more processors than the machine (jobs)"} \
         <= set(table.columns)
     assert list(table["Left out: runtime missing or negative (jobs)"]) == [1, 1]
