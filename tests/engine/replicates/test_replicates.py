@@ -265,3 +265,16 @@ def test_the_verdict_table_lists_the_flurries_found_and_whether_they_were_remove
     removed = verdict_table(compare_here(with_burst, ["fcfs", "easy"], "windows:2", metrics=["mean_wait"],
                                          without_flurries=True))
     assert "flurries: 1 found, 11.1 % of the jobs, removed (150 jobs)" in removed
+
+
+@pytest.mark.parametrize("load", [0.5, 2.0])
+def test_windows_of_a_load_scaled_trace_hold_every_job_of_the_days_window_once(trace, load):
+    plan = plan_replicates(trace, ["fcfs", "easy"], "weeks", load=load, days=(3, 20))
+    first = int(trace.jobs["submit"].min())
+    inside = trace.jobs[(trace.jobs["submit"] >= first + 3 * 86_400) & (trace.jobs["submit"] < first + 20 * 86_400)]
+    replicas = [replica_workload(trace, run) for run in plan["runs"] if run["policy"] == "fcfs"]
+    assert len(replicas) == {0.5: 5, 2.0: 2}[load]     # 17 days of submits last 34 days (5 weeks) or 8.5 (2)
+    ids = sorted(sum((r.jobs["job_id"].tolist() for r in replicas), []))
+    assert ids == sorted(inside["job_id"].tolist())
+    submits = pd.concat([r.jobs["submit"] for r in replicas])
+    assert submits.max() - submits.min() <= 17 * 86_400 / load + 1
