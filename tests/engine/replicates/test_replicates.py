@@ -216,6 +216,17 @@ def test_bad_comparisons_are_refused_before_any_run(trace):
         plan_replicates(trace, ["easy", "fcfs"], "weeks", metrics=["speed"])
     with pytest.raises(PolicyError, match="once"):
         plan_replicates(trace, ["easy", "easy"], "weeks")
+    with pytest.raises(PolicyError, match="1 names for 2 policies"):
+        plan_replicates(trace, ["easy", "fcfs"], "weeks", names=["mine"])
+    with pytest.raises(WorkloadError, match="tolerance"):
+        plan_replicates(trace, ["easy", "fcfs"], "resample:3", tolerance=-0.1)
+
+
+def test_policies_are_named_as_given_or_by_their_label(trace):
+    plan = plan_replicates(trace, ["easy", '{"preset": "fcfs"}'], "windows:2")
+    assert [p["name"] for p in plan["policies"]] == ["easy", plan["policies"][1]["label"]]
+    named = plan_replicates(trace, ["easy", "easy"], "windows:2", names=["easy-a", "easy-b"])
+    assert [run["id"] for run in named["runs"][:2]] == ["windows:2/0/easy-a", "windows:2/0/easy-b"]
 
 
 def test_the_verdict_table_states_what_was_replicated_counted_and_how(trace):
