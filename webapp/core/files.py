@@ -24,7 +24,7 @@ def content_lock(sha256: str) -> Iterator[None]:
     the upload kept the existing file, then the deletion removed it: 2 of 40 tries broke the upload).
     An flock on a file per content hash: every process of one host (make run; compose's services share
     the media volume on one host)."""
-    folder = media_path("traces/.locks")
+    folder = Path(settings.DATA_DIR) / "locks"      # beside MEDIA_ROOT, never counted as anyone's files
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / f"{sha256[:64]}.lock", "a+b") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)

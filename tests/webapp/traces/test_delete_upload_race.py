@@ -69,12 +69,12 @@ def test_many_deletions_and_uploads_of_one_content_in_threads(alice, bob, tmp_pa
         upload = staged_upload(tmp_path)
         results: list[Trace] = []
 
-        def upload_it() -> None:
+        def upload_it(upload: InspectedUpload, results: list[Trace]) -> None:
             try:
                 results.append(create_trace(bob, {"name": "new"}, upload, "demo.swf"))
             finally:
                 connection.close()
-        uploader = threading.Thread(target=upload_it)
+        uploader = threading.Thread(target=upload_it, args=(upload, results))
         deleter = deleting_in_another_thread(old)
         uploader.start()
         uploader.join(10)
