@@ -23,7 +23,7 @@ from engine.policies.base import PolicyError, PolicySpec
 from engine.policies.registry import apply_workload_options, build_scheduler, replays, resolve, simulation_class
 from engine.sim.pending import (held_columns, held_times, node_sweep, pending_summary, pool_held_plainly, pool_sweep,
                                 use_kernel)
-from engine.sim.simulator import SimResult, Simulation, SimulationError, schedule_frame
+from engine.sim.simulator import JobsStuck, SimResult, Simulation, SimulationError, schedule_frame
 from engine.sim.timesharing import TimeSharingSimulation
 from engine.sim.validate import Placement, ReservationWatch, reservation_caveat, validate
 from engine.version import __version__
@@ -204,7 +204,11 @@ def simulate(workload: Workload, capacity: int | None, policy: PolicyLike = "fcf
     watch = ReservationWatch() if hasattr(scheduler, "watch") else None
     if watch is not None:
         scheduler.watch = watch
-    sim.run(scheduler, progress=progress, should_stop=should_stop)
+    try:
+        sim.run(scheduler, progress=progress, should_stop=should_stop)
+    except JobsStuck as stuck:      # the last resort: say which jobs, where, held by what, when
+        from engine.stuck import stuck_line
+        raise SimulationError(stuck_line(sim, workload, allocator, stuck.at)) from None
     wall = time.perf_counter() - started
     schedule = schedule_frame(sim, workload)
     held = None if isinstance(sim, TimeSharingSimulation) or replays(spec) else \

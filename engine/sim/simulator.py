@@ -39,6 +39,16 @@ class SimulationError(RuntimeError):
     """The simulation cannot go on (a policy left jobs waiting on an idle machine, ...)."""
 
 
+class JobsStuck(SimulationError):
+    """Jobs still wait on an idle machine and nothing is left to happen: the policy never starts
+    them. The run's last-resort check (engine.run words it for people: which jobs, their queues,
+    what holds them, when)."""
+
+    def __init__(self, waiting: int, at: float) -> None:
+        super().__init__(f"{waiting} jobs still wait with the machine idle at t={at:g}: the policy never starts them")
+        self.waiting, self.at = waiting, at
+
+
 class Pacer:
     """What every event loop does after each instant: report progress about 200 times a run and
     ask ``should_stop()`` every 16 instants (Cancelled if it says so). The callback throttles
@@ -229,8 +239,7 @@ class Simulation:
                 next_job += 1
             scheduler.schedule()
             if not completions and next_job == n and self.started < n and not wakeups:
-                raise SimulationError(
-                    f"{n - self.started} jobs still wait with the machine idle at t={t}: the policy never starts them")
+                raise JobsStuck(n - self.started, t)
             pacer.tick(self.finished, t)
         pacer.done()
 
@@ -272,8 +281,7 @@ class Simulation:
             watch.head, watch.promised = loop[poolloop.WATCH_HEAD], loop[poolloop.WATCH_PROMISED]
             watch.reservations = loop[poolloop.RESERVATIONS]
         if outcome == poolloop.STUCK:
-            raise SimulationError(f"{self.n - self.started} jobs still wait with the machine idle at t={self.now}: "
-                                  "the policy never starts them")
+            raise JobsStuck(self.n - self.started, self.now)
         pacer.done()
 
     def _finish(self, job: int) -> None:
