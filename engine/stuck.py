@@ -23,28 +23,49 @@ SHOWN = 5
 
 
 def stuck_line(sim: Simulation, workload: Workload, allocator: NodeAllocator | None, at: float) -> str:
-    """``N jobs still wait with the machine idle at 2024-12-22 07:34 (UTC+01:00): the policy never
-    starts them: 112461.server (queue workq: ...); ...``"""
+    """``schedule check failed: jobs: job 3 never started: it waits with the machine idle at t=20 and
+    nothing left to happen (submitted at t=6, 2 of 4 processors): the policy never starts it``; for
+    several jobs, ``7 jobs never started: they wait ... happen: 112461.server (submitted at 2024-12-21
+    17:58, queue workq: ...); ...; and 2 more: the policy never starts them``. Dates in the trace's
+    time zone where it has a calendar."""
     exact = getattr(sim, "exact_start", None)      # time sharing keeps its starts there until the end
     started = [t == t for t in exact] if exact is not None else [t >= 0 for t in sim.start_time]
     waiting = [j for j in range(sim.n) if not started[j] and sim.submit[j] <= at]
-    ids = native_ids(workload) or [str(j) for j in workload.jobs["job_id"].tolist()]
-    named = "; ".join(f"{ids[j]} ({why_waiting(j, sim, allocator)})" for j in waiting[:SHOWN])
+    native = native_ids(workload)
+    ids = native if native is not None else [f"job {j}" for j in workload.jobs["job_id"].tolist()]
+    clock = Clock(workload)
+
+    def named(j: int) -> str:
+        return f"submitted at {clock.text(sim.submit[j])}, {why_waiting(j, sim, allocator)}"
+    idle = f"with the machine idle at {clock.text(at)}{clock.zone_note} and nothing left to happen"
+    if len(waiting) == 1:
+        job = waiting[0]
+        return (f"schedule check failed: jobs: {ids[job]} never started: it waits {idle} ({named(job)}): "
+                "the policy never starts it")
+    listed = "; ".join(f"{ids[j]} ({named(j)})" for j in waiting[:SHOWN])
     more = f"; and {len(waiting) - SHOWN:,} more" if len(waiting) > SHOWN else ""
-    return (f"{len(waiting):,} job{'s still wait' if len(waiting) != 1 else ' still waits'} with the machine idle at "
-            f"{when(at, workload)}: the policy never starts them: {named}{more}")
+    return (f"schedule check failed: jobs: {len(waiting):,} jobs never started: they wait {idle}: {listed}{more}: "
+            "the policy never starts them")
 
 
-def when(t: float, workload: Workload) -> str:
-    """A time of the trace as a date in its time zone (``2024-12-22 07:34 (UTC+01:00)``), or its
-    seconds when the trace has no calendar."""
-    submit = workload.jobs["submit"]
-    origin = epoch_origin(workload.metadata, int(submit.min()) if len(submit) else None)
-    if origin is None:
-        return f"t={t:g} s (the trace has no calendar)"
-    from engine.platform.infer import time_zone       # (only on this error's path)
-    zone = time_zone(workload)[1]
-    return f"{date_text(t + origin, zone)} ({zone})"
+class Clock:
+    """The trace's times as its admins read them: dates in its time zone, or ``t=`` seconds when the
+    trace has no calendar."""
+
+    def __init__(self, workload: Workload) -> None:
+        submit = workload.jobs["submit"]
+        self.origin = epoch_origin(workload.metadata, int(submit.min()) if len(submit) else None)
+        self.zone = "UTC"
+        if self.origin is not None:
+            from engine.platform.infer import time_zone       # (only on this error's path)
+            self.zone = time_zone(workload)[1]
+
+    @property
+    def zone_note(self) -> str:
+        return f" ({self.zone})" if self.origin is not None else ""
+
+    def text(self, t: float) -> str:
+        return f"t={t:g}" if self.origin is None else date_text(t + self.origin, self.zone)
 
 
 def why_waiting(job: int, sim: Simulation, allocator: NodeAllocator | None) -> str:

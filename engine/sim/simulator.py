@@ -49,6 +49,12 @@ class JobsStuck(SimulationError):
         self.waiting, self.at = waiting, at
 
 
+class InvalidStart(SimulationError):
+    """A policy asked to start a job that cannot start now: not yet submitted, already started, or
+    without room. Checked at the start itself (a second start would leave no trace in the schedule
+    for engine.sim.validate to find); worded as that check words its failures."""
+
+
 class Pacer:
     """What every event loop does after each instant: report progress about 200 times a run and
     ask ``should_stop()`` every 16 instants (Cancelled if it says so). The callback throttles
@@ -190,14 +196,41 @@ class Simulation:
             insort(self.wakeups, t, key=lambda x: -x)   # kept in descending order, soonest last
 
     def start(self, job: int) -> None:
-        """Start ``job`` now; it must fit."""
+        """Start ``job`` now: it must have been submitted, not have started yet, and fit (else
+        :class:`InvalidStart`, naming the job and the rule, and the run fails)."""
         now = self.now
-        self.allocator.allocate(job, self.size[job])
+        if self.start_time[job] >= 0 or now < self.submit[job]:
+            raise InvalidStart(self._refusal(job))
+        try:
+            self.allocator.allocate(job, self.size[job])
+        except RuntimeError:       # the allocator's "no room" (its message names the job by number)
+            raise InvalidStart(f"schedule check failed: capacity: {self.job_name(job)} started at t={now} on "
+                               f"{self.size[job]} processors with {self.free} free of {self.capacity} "
+                               "(it does not fit now)") from None
         self.start_time[job] = now
         self.start_order[job] = self.started
         heappush(self._completions, (now + self.runtime[job], self.started, job))
         self.started += 1
         insort(self.running_ends, (now + self.estimate[job], job))
+
+    def job_name(self, job: int) -> str:
+        """The job as its trace names it ("job 4711"), for messages."""
+        jobs = self.workload.jobs
+        return f"job {jobs['job_id'].iat[job] if 'job_id' in jobs else job}"
+
+    def _refusal(self, job: int) -> str:
+        if self.start_time[job] >= 0:
+            return (f"schedule check failed: jobs: {self.job_name(job)} started twice (at t={self.start_time[job]} "
+                    f"and again at t={self.now})")
+        return (f"schedule check failed: submit: {self.job_name(job)} started at t={self.now}, before its "
+                f"submission at t={self.submit[job]}")
+
+    def stuck(self) -> JobsStuck:
+        """The error of a run left with jobs waiting on an idle machine, nothing more to come: the
+        policy never starts them (each one fits the empty machine, larger ones are rejected before).
+        engine.run words it for people (engine/stuck.py: which jobs, their queues, what holds them,
+        when)."""
+        return JobsStuck(self.n - self.started, self.now)
 
     # -- the loop ------------------------------------------------------------------------------
     def run(self, scheduler: Scheduler, *, progress: Callable[[float], None] | None = None,
@@ -239,7 +272,7 @@ class Simulation:
                 next_job += 1
             scheduler.schedule()
             if not completions and next_job == n and self.started < n and not wakeups:
-                raise JobsStuck(n - self.started, t)
+                raise self.stuck()
             pacer.tick(self.finished, t)
         pacer.done()
 
@@ -281,7 +314,7 @@ class Simulation:
             watch.head, watch.promised = loop[poolloop.WATCH_HEAD], loop[poolloop.WATCH_PROMISED]
             watch.reservations = loop[poolloop.RESERVATIONS]
         if outcome == poolloop.STUCK:
-            raise JobsStuck(self.n - self.started, self.now)
+            raise self.stuck()
         pacer.done()
 
     def _finish(self, job: int) -> None:

@@ -62,7 +62,7 @@ def run_simulation(self: Task, run_id: int) -> int:
     )
     if not started:  # cancelled, deleted, or a duplicate delivery of a message already handled
         if not self.request.called_directly:
-            dispatch()  # a cancelled run's slot may be free
+            dispatch_in_worker()  # a cancelled run's slot may be free
         return run_id
     reporter = Reporter(run_id)
     try:
@@ -79,7 +79,7 @@ def run_simulation(self: Task, run_id: int) -> int:
             if not is_input_error(e):
                 log.exception("run %s failed", run_id)
     if not self.request.called_directly:  # in a worker; a direct call (tests, scripts) leaves it to the caller
-        dispatch()  # this slot is free: the next run by turn takes it
+        dispatch_in_worker()  # this slot is free: the next run by turn takes it
         prebuild_when_last(run_id)
     return run_id
 
@@ -98,6 +98,15 @@ def dispatch() -> int:
                 .update(dispatched_at=now, queued_at=now)]
         transaction.on_commit(lambda: [run_simulation.delay(pk) for pk in sent])
     return len(sent)
+
+
+def dispatch_in_worker() -> None:
+    """:func:`dispatch` after a run, never failing it (it is over): if the database is busy, the
+    periodic dispatch (every few seconds) fills the slot instead."""
+    try:
+        dispatch()
+    except Exception:  # noqa: BLE001
+        log.exception("dispatching the next run failed; the periodic dispatch will")
 
 
 def dispatch_later() -> None:

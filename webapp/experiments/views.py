@@ -16,7 +16,7 @@ from webapp.allocations.services import attach
 from webapp.core.permissions import Viewer, can_change, get_owned_or_404, get_visible_or_404, visible_to
 from webapp.experiments.forms import ExperimentEditForm, ExperimentForm
 from webapp.experiments.models import Experiment, Run
-from webapp.experiments.provenance import metrics_download, schedule_download
+from webapp.experiments.provenance import metrics_download, schedule_download, window_text
 from webapp.experiments.reproduce import PRESETS as PAPER_PRESETS
 from webapp.experiments.reproduce import PaperPreset
 from webapp.experiments.services import (
@@ -125,6 +125,7 @@ def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "comparison_url": comparison_url(experiment),
         "other_runs": comparable_runs(experiment, request.user),
         "page_metrics": [(code, api.metric_label(code)) for code in PAGE_METRICS],
+        "window": window_text(experiment) if experiment.days else "",
     }
     return render(request, "experiments/detail.html", ctx)
 

@@ -208,6 +208,8 @@ def test_if_jobs_ever_wait_for_good_the_failure_names_them_their_queue_and_the_d
         simulate(workload, None, "easy", machine=leaving,
                  queues=parse_queue_config("queues:\n  - {name: workq, walltime: 1h}\n"))
     assert str(error.value) == (
-        "7 jobs still wait with the machine idle at 2024-12-21 17:58 (UTC+01:00): the policy never starts them: "
-        + "; ".join(f"{112461 + i}.server (queue workq: no room on a (it would not end within the availability "
-                    "window of a))" for i in range(5)) + "; and 2 more")
+        "schedule check failed: jobs: 7 jobs never started: they wait with the machine idle at 2024-12-21 17:58 "
+        "(UTC+01:00) and nothing left to happen: "
+        + "; ".join(f"{112461 + i}.server (submitted at 2024-12-21 17:58, queue workq: no room on a (it would not end "
+                    "within the availability window of a))" for i in range(5))
+        + "; and 2 more: the policy never starts them")
