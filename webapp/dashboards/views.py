@@ -11,6 +11,7 @@ from bokeh.models import Div
 from bokeh.resources import INLINE
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.utils.text import slugify
@@ -260,8 +261,11 @@ def _download(request: HttpRequest, experiment: Experiment, runs: list[Run] | No
         layout = plots.full_layout(data, params, title)
     except plots.WindowError as e:
         return HttpResponse(str(e), status=400, content_type="text/plain; charset=utf-8")
-    # where the results come from, after the plots (the fidelity table, where there is one, is on the page)
-    layout = column(layout, Div(text=f"<style>{PROVENANCE_CSS}</style>{provenance_html(listed)}", width=1100))
+    # after the plots: how close the runs are to what happened (where the trace records it), and where
+    # the results come from
+    fidelity = render_to_string("_fidelity.html", {"fidelity": fidelity_table(experiment, listed, unique_labels(listed))})
+    layout = column(layout, Div(text=f"<style>{PROVENANCE_CSS}</style>{fidelity}{provenance_html(listed)}",
+                                width=1100))
     html = file_html(layout, INLINE, title=title)
     response = HttpResponse(html, content_type="text/html; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{slugify(name) or "comparison"}-comparison.html"'

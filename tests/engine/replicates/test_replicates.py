@@ -186,13 +186,18 @@ def test_an_empty_week_gives_no_values_and_is_left_out_of_its_pairs(trace):
     assert report["pairs"][0]["replicates"] == 3 and report["pairs"][0]["left_out"] == 1
 
 
-def test_flurries_are_listed_and_removed_on_request(trace):
+def with_flurry(trace: Workload) -> Workload:
+    """``trace`` plus 150 jobs of user 77, one every 10 s from day 2: a flurry (11 % of 1,350 jobs)."""
     jobs = trace.jobs
     burst = jobs.iloc[:150].copy()
     burst["submit"] = int(jobs["submit"].min()) + 2 * 86_400 + 10 * np.arange(150)
     burst["user"], burst["job_id"] = 77, 50_000 + np.arange(150)
-    with_burst = Workload(pd.concat([jobs, burst]).sort_values("submit", kind="stable").reset_index(drop=True),
-                          trace.metadata)
+    return Workload(pd.concat([jobs, burst]).sort_values("submit", kind="stable").reset_index(drop=True),
+                    trace.metadata)
+
+
+def test_flurries_are_listed_and_removed_on_request(trace):
+    with_burst = with_flurry(trace)
     kept = plan_replicates(with_burst, ["fcfs", "easy"], "weeks")
     removed = plan_replicates(with_burst, ["fcfs", "easy"], "weeks", without_flurries=True)
     assert [f["user"] for f in kept["flurries"]["found"]] == [77] == [f["user"] for f in removed["flurries"]["found"]]
@@ -251,3 +256,12 @@ def test_few_replicates_give_no_verdict_or_a_cautious_one(trace):
         pair = combine_replicates(plan, planted(plan, {"fcfs": 0.0, "easy": -0.5}, np.random.default_rng(4)))["pairs"][0]
         assert pair["verdict"].endswith(expected)
         assert pair["told_from_noise"] == (count >= 5)
+
+
+def test_the_verdict_table_lists_the_flurries_found_and_whether_they_were_removed(trace):
+    with_burst = with_flurry(trace)
+    kept = verdict_table(compare_here(with_burst, ["fcfs", "easy"], "windows:2", metrics=["mean_wait"]))
+    assert "flurries: 1 found, 11.1 % of the jobs, kept (--without-flurries removes them)" in kept
+    removed = verdict_table(compare_here(with_burst, ["fcfs", "easy"], "windows:2", metrics=["mean_wait"],
+                                         without_flurries=True))
+    assert "flurries: 1 found, 11.1 % of the jobs, removed (150 jobs)" in removed
