@@ -8,7 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from engine.api import declared_procs
-from webapp.core.files import media_path, store_file
+from webapp.core.files import content_lock, media_path, store_file
 from webapp.core.tasks import enqueue
 from webapp.quotas.services import check_disk, file_size
 from webapp.traces.models import Trace
@@ -30,6 +30,11 @@ def upload_options(data: dict) -> dict[str, str]:
 def create_trace(user: Any, data: dict, inspected: InspectedUpload, original_name: str) -> Trace:
     """Store the checked file by content hash, create the row, parse in the background.
     QuotaExceeded (nothing stored) when the user's disk quota has no room for it."""
+    with content_lock(inspected.sha256):     # never between a deletion's check and its unlink
+        return _store_and_create(user, data, inspected, original_name)
+
+
+def _store_and_create(user: Any, data: dict, inspected: InspectedUpload, original_name: str) -> Trace:
     try:
         check_disk(user, inspected.size_bytes)
         store_file(inspected.staged, inspected.relative_name)
@@ -55,3 +60,11 @@ def disk_bytes_of(user: Any) -> int:
     """The user's uploaded traces and their parsed caches, in bytes (webapp.quotas meter)."""
     return sum(file_size(t.path) + sum(file_size(c) for c in t.path.parent.glob(f"{t.sha256}-p*.npz"))
                for t in Trace.objects.filter(owner=user).only("file", "sha256"))
+
+
+def delete_trace(trace: Trace) -> None:
+    """Delete the row, and its file and caches unless another row holds the same content; under the
+    content's lock, so an upload of the same file meanwhile keeps its file."""
+    with content_lock(trace.sha256):
+        trace.delete()          # first: an experiment made meanwhile protects the row and its files
+        trace.delete_files()

@@ -13,7 +13,7 @@ from webapp.core.permissions import can_change, get_owned_or_404, get_visible_or
 from webapp.traces.forms import MachineForm, TraceEditForm, TraceUploadForm
 from webapp.traces.models import Machine, Trace
 from webapp.quotas.services import QuotaExceeded
-from webapp.traces.services import create_trace
+from webapp.traces.services import create_trace, delete_trace
 from webapp.traces.tasks import parse_again
 from webapp.traces.uploads import upload_refusal
 
@@ -145,8 +145,7 @@ def trace_delete(request: HttpRequest, pk: int) -> HttpResponse:
     if trace.experiments.exists():
         messages.error(request, f"“{trace.name}” is used by experiments; delete them first.")
         return redirect(trace)
-    trace.delete_files()
-    trace.delete()
+    delete_trace(trace)
     messages.success(request, f"Deleted “{trace.name}”.")
     return redirect("traces:list")
 
