@@ -144,6 +144,7 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
     from engine.workload.shaking import Shake
     from engine.workload.shaking import shake as shake_workload
     from engine.workload.swf import read_header as read_trace_header
+    from engine.workload.timebase import epoch_origin
     from engine.workload.window import equal_edges, parse_days, week_edges
 
     SHIPPED_QUEUE_CONFIGS: tuple[str, ...]
@@ -151,7 +152,8 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
 __all__ = [
     # reading
     "Workload", "read_trace", "read_trace_header", "check_upload", "declared_procs", "describe", "describe_requests",
-    "has_recorded_starts", "parsed_without_recorded_starts", "EXEC_HOSTS", "trace_time_zone", "time_zone_named", "WALL_CLOCK_FORMATS",
+    "has_recorded_starts", "parsed_without_recorded_starts", "EXEC_HOSTS", "trace_time_zone", "time_zone_named",
+    "epoch_origin", "WALL_CLOCK_FORMATS",
     "write_swf", "swf_text", "safe_cells",
     "save_parsed", "load_parsed", "parse_cache_folder",
     "Machine", "read_machines", "parse_machines",
@@ -279,6 +281,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "sfs_scenario": ("engine.workload.scenarios", "sfs_scenario"),
     "read_trace_header": ("engine.workload.swf", "read_header"),
     **{name: ("engine.workload.window", name) for name in ("equal_edges", "parse_days", "week_edges")},
+    "epoch_origin": ("engine.workload.timebase", "epoch_origin"),
 }
 
 

@@ -21,6 +21,7 @@ from webapp.core.permissions import get_visible_or_404
 from webapp.dashboards import comparison as plots
 from webapp.dashboards.data import (
     cached_schedule,
+    common_jobs,
     fidelity_table,
     job_sets,
     load_comparison,
@@ -82,7 +83,7 @@ def _comparison_page(request: HttpRequest, experiment: Experiment, runs: list[Ru
     done_labels = [label for label, _ in done]
     colours = policy_colours(done_labels)
     params = _params(request)
-    window = _window_text(experiment, runs, params)
+    window = _window_text(experiment, runs, params, cross=cross)
     plot_params = {k: v for k, v in params.items() if k not in ("start", "end")} if window.get("error") else params
     baseline = params.get("baseline") if params.get("baseline") in done_labels else (done_labels[0] if done_labels else "")
     suffix = f"?{urlencode({**plot_params, **query})}" if plot_params or query else ""
@@ -111,12 +112,17 @@ def _comparison_page(request: HttpRequest, experiment: Experiment, runs: list[Ru
     })
 
 
-def _window_text(experiment: Experiment, runs: list[Run], params: dict[str, str]) -> dict[str, str]:
-    """The Gantt window as the form shows it (dates when the trace has a calendar), and the axis' zone."""
+def _window_text(experiment: Experiment, runs: list[Run], params: dict[str, str], *, cross: bool = False) -> dict[str, str]:
+    """The Gantt window as the form shows it (dates when the trace has a calendar), and the axis' zone;
+    ``cross``: runs of several experiments, whose plots show only the jobs they all have."""
     done = [run for run in runs if run.status == Run.Status.DONE]
     if not done:
         return {}
     schedules = {str(run.pk): cached_schedule(run) for run in done}
+    if cross:
+        schedules = common_jobs(schedules)
+    if not any(len(schedule) for schedule in schedules.values()):
+        return {}   # no job to draw (runs that share none): no window to offer
     axis = trace_time_axis(experiment.trace, schedules)
     shown = {"zone": axis.tz if axis.calendar else "", "calendar": "yes" if axis.calendar else ""}
     try:

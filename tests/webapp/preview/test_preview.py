@@ -118,6 +118,33 @@ def test_a_preview_compares_current_and_proposed_side_by_side(alice, media_root,
         assert title in page, title
 
 
+def test_a_shorter_walltime_is_enforced_and_the_page_says_who_is_refused_and_what_held_the_rest(
+        alice, media_root, wagap_head):
+    """Issue 23: q_1d at 12 h instead of 1 d showed ±0 everywhere; its longer jobs are refused at
+    submission, the page says how many of whose, and what held the jobs that waited."""
+    from engine.api import read_trace, shipped_queue_text
+    trace = make_trace(alice, wagap_head, name="wagap head")
+    current = shipped_queue_text("metacentrum-2014")
+    proposed = current.replace("  - name: q_1d\n    walltime: 24h", "  - name: q_1d\n    walltime: 12h")
+    assert proposed != current
+    preview = Preview.objects.create(owner=alice, name="p", trace=trace, machine_name="wagap", machine_text=WAGAP_MACHINES,
+                                     current_name="2014", current_text=current, proposed_name="q_1d 12 h",
+                                     proposed_text=proposed, policy="mrfs-easy")
+    run(preview.pk)
+    preview.refresh_from_db()
+    assert preview.status == "done", preview.error
+    jobs = read_trace(wagap_head).jobs
+    over = jobs[(jobs["queue_name"] == "q_1d") & (jobs["requested_time"] > 12 * 3600)]
+    assert len(over) > 0
+    admission = preview.summary["runs"]["proposed"]["admission"]
+    line = next(line for line in admission["lines"] if "q_1d" in line)
+    assert line == (f"{len(over)} jobs of {over['user'].nunique()} users ask for more than q_1d's 12 h: "
+                    "rejected at submission")
+    page = login(alice).get(preview.get_absolute_url()).content.decode()
+    assert "Refused at submission" in page and line.replace("'", "&#x27;") in page
+    assert 'id="held-table"' in page and "Queue limit" in page and "Priority" in page
+
+
 def test_a_preview_that_cannot_run_says_why(alice, media_root, wagap_head):
     trace = make_trace(alice, wagap_head, name="wagap head")
     tiny = MachineFile.objects.create(owner=alice, name="tiny", text="0\ttiny\t1\t4\t1\t1048576\n")
