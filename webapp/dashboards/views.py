@@ -29,12 +29,15 @@ from webapp.dashboards.data import (
     unique_labels,
 )
 from webapp.dashboards.figures import (
+    forest_figure,
+    forest_frame,
+    interval_texts,
     metrics_table_html,
     policy_colours,
     trace_characterization,
 )
 from webapp.dashboards.plot_cache import cache_key, cached_gzip_json, gzip_json_response
-from webapp.experiments.models import Experiment, Run
+from webapp.experiments.models import Experiment, ReplicateSet, Run
 from webapp.experiments.provenance import provenance_html
 from webapp.traces.models import Trace
 
@@ -76,7 +79,7 @@ def _done_labels(runs: list[Run]) -> list[str]:
 
 
 def _comparison_page(request: HttpRequest, experiment: Experiment, runs: list[Run], *, plot_url, download_url: str,
-                     cross: bool, query: dict[str, str]) -> HttpResponse:
+                     cross: bool, query: dict[str, str], replicates: ReplicateSet | None = None) -> HttpResponse:
     """The comparison page of ``runs`` (one experiment's, or picked from several on one trace)."""
     labels = unique_labels(runs)
     done = [(label, run) for label, run in zip(labels, runs) if run.status == Run.Status.DONE]
@@ -98,18 +101,46 @@ def _comparison_page(request: HttpRequest, experiment: Experiment, runs: list[Ru
         if sets.differ:
             summaries = plots.summaries_of(load_comparison(experiment, runs)) if sets.common else {}
     experiments = {run.experiment_id: run.experiment for run in runs}
+    replicated = replicated_context(replicates, baseline) if replicates is not None and summaries else {}
+    if replicated.get("forest_url"):
+        sections = [*sections, {"name": "forest", "title": "Every difference with its interval (replicates)",
+                                "url": replicated["forest_url"]}]
     return render(request, "dashboards/comparison.html", {
+        "replicated": replicated,
         "experiment": experiment, "runs": runs, "cross": cross, "labels": done_labels,
         "done": done_labels, "legend": [{"label": label, "colour": colours[label], "run": run} for label, run in done],
         "title": ", ".join(done_labels or labels),
         "machines": sorted({e.machine_label for e in experiments.values()}), "experiments": list(experiments.values()),
-        "metrics_table": mark_safe(metrics_table_html(summaries, baseline=baseline, colours=colours)) if summaries else "",
+        "metrics_table": mark_safe(metrics_table_html(
+            summaries, baseline=baseline, colours=colours, intervals=replicated.get("intervals"),
+            interval_note=replicated.get("interval_note", ""))) if summaries else "",
         "job_warning": job_warning, "nothing_common": bool(done) and not summaries,
         "fidelity": fidelity_table(experiment, runs, labels),
         "baseline": baseline, "sections": sections if summaries or not done else [], "params": params, "query": query,
         "window": window,
         "download_url": download_url + suffix,
     })
+
+
+def replicated_context(replicates: ReplicateSet, baseline: str) -> dict:
+    """What the comparison page shows of a replicate set: its state, and once combined (the report is
+    cached with the set: nothing is recomputed here) the intervals beside the table's changes, the
+    verdicts and the forest plot's address."""
+    report = replicates.report
+    if report is None:
+        return {"pending": True, "error": replicates.error, "spec": replicates.spec}
+    first = report["sets"][0]["name"]
+    return {
+        "spec": replicates.spec, "report": report,
+        "sets": report["sets"], "counted": report["counted"]["description"],
+        "bootstrap": report["bootstrap"]["description"], "flurries": report["flurries"],
+        "verdicts": [pair for pair in report["pairs"] if pair["set"] == first],
+        "others": [pair for pair in report["pairs"] if pair["set"] != first],
+        "intervals": interval_texts(report, baseline),
+        "interval_note": f"Intervals: {report['bootstrap']['description']}, over {report['sets'][0]['description']} "
+                         f"(the change of the means over the replicates; the values are the whole-trace runs').",
+        "forest_url": reverse("dashboards:forest", args=[replicates.experiment_id]),
+    }
 
 
 def _window_text(experiment: Experiment, runs: list[Run], params: dict[str, str], *, cross: bool = False) -> dict[str, str]:
@@ -135,9 +166,10 @@ def _window_text(experiment: Experiment, runs: list[Run], params: dict[str, str]
 
 @require_GET
 def comparison(request: HttpRequest, pk: int) -> HttpResponse:
-    experiment = get_visible_or_404(Experiment.objects.select_related("trace"), request.user, pk)
+    experiment = get_visible_or_404(Experiment.objects.select_related("trace", "replicate_set"), request.user, pk)
     runs = list(experiment.runs.select_related("experiment").order_by("position", "pk"))
-    return _comparison_page(request, experiment, runs, cross=False, query={},
+    replicates = getattr(experiment, "replicate_set", None)
+    return _comparison_page(request, experiment, runs, cross=False, query={}, replicates=replicates,
                             plot_url=lambda name: reverse("dashboards:comparison_plot", args=[pk, name]),
                             download_url=reverse("dashboards:comparison_download", args=[pk]))
 
@@ -244,6 +276,22 @@ def _plot_response(request: HttpRequest, experiment: Experiment, name: str, runs
 def comparison_plot(request: HttpRequest, pk: int, name: str) -> HttpResponse:
     experiment = get_visible_or_404(Experiment, request.user, pk)
     return _plot_response(request, experiment, name, None)
+
+
+@require_GET
+def forest_plot(request: HttpRequest, pk: int) -> HttpResponse:
+    """The forest plot of the experiment's replicate set (cached with its report)."""
+    experiment = get_visible_or_404(Experiment, request.user, pk)
+    replicates = ReplicateSet.objects.filter(experiment=experiment).first()
+    if replicates is None or replicates.report is None:
+        return JsonResponse({"error": "The replicates have not all finished yet."}, status=409)
+    report = replicates.report
+
+    def build() -> dict:
+        return json_item(forest_figure(forest_frame(report)), "plot-forest")
+
+    key = cache_key("forest", replicates.pk, report["pairs"])
+    return gzip_json_response(request, cached_gzip_json(f"experiments/{pk}", "forest", key, build))
 
 
 @require_GET
