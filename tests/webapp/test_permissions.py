@@ -95,6 +95,7 @@ URLS: dict[str, tuple] = {
     "preview:new": (None, "GET", "view"),
     "preview:detail": ("preview", "GET", "view"),
     "preview:delete": ("preview", "POST", "change"),
+    "preview:run_again": ("preview", "POST", "change"),
     "preview:machine_new": (None, "GET", "view"),
     "preview:machine_detail": ("machine_file", "GET", "view"),
     "preview:machine_edit": ("machine_file", "GET", "change"),

@@ -164,9 +164,9 @@ def _window_text(experiment: Experiment, runs: list[Run], params: dict[str, str]
 
 @require_GET
 def comparison(request: HttpRequest, pk: int) -> HttpResponse:
-    experiment = get_visible_or_404(Experiment.objects.select_related("trace"), request.user, pk)
+    experiment = get_visible_or_404(Experiment.objects.select_related("trace", "replicate_set"), request.user, pk)
     runs = list(experiment.runs.select_related("experiment").order_by("position", "pk"))
-    replicates = ReplicateSet.objects.filter(experiment=experiment).first()
+    replicates = getattr(experiment, "replicate_set", None)
     return _comparison_page(request, experiment, runs, cross=False, query={}, replicates=replicates,
                             plot_url=lambda name: reverse("dashboards:comparison_plot", args=[pk, name]),
                             download_url=reverse("dashboards:comparison_download", args=[pk]))

@@ -123,7 +123,8 @@ def with_time_left(runs: QuerySet[Run]) -> list[Run]:
 
 @require_GET
 def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    experiment = get_visible_or_404(Experiment.objects.select_related("owner", "trace", "machine"), request.user, pk)
+    experiment = get_visible_or_404(Experiment.objects.select_related("owner", "trace", "machine", "replicate_set"),
+                                    request.user, pk)
     ctx = {
         "experiment": experiment,
         "runs": with_time_left(experiment.runs.all()),
@@ -151,7 +152,11 @@ def comparable_runs(experiment: Experiment, user: Viewer) -> list[Run]:
 
 
 def replicate_set(experiment: Experiment) -> ReplicateSet | None:
-    return ReplicateSet.objects.filter(experiment=experiment).select_related("runs_experiment").first()
+    """The experiment's replicate set, or None (no query when it was selected with the experiment)."""
+    try:
+        return experiment.replicate_set
+    except ReplicateSet.DoesNotExist:
+        return None
 
 
 def replicates_state(experiment: Experiment) -> dict | None:
@@ -162,7 +167,7 @@ def replicates_state(experiment: Experiment) -> dict | None:
 
 @require_GET
 def experiment_progress(request: HttpRequest, pk: int) -> JsonResponse:
-    experiment = get_visible_or_404(Experiment, request.user, pk)
+    experiment = get_visible_or_404(Experiment.objects.select_related("replicate_set"), request.user, pk)
     reconcile(experiment.runs.all())  # the page's poll doubles as the periodic lost-worker check
     payload = progress_payload(experiment)
     replicates = replicate_set(experiment)
