@@ -96,6 +96,7 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
     from engine.platform.infer import infer as infer_configuration
     from engine.platform.infer import time_zone as trace_time_zone
     from engine.platform.infer import zone_named as time_zone_named
+    from engine.platform.infer import clusters_seen
     from engine.workload.slurm import WALL_CLOCK_FORMATS
     from engine.platform.machines import Machine, parse_machines, read_machines
     from engine.platform.queues import QueueConfig, parse_queue_config
@@ -159,7 +160,7 @@ __all__ = [
     "Machine", "read_machines", "parse_machines",
     "QueueConfig", "read_queue_config", "parse_queue_config", "SHIPPED_QUEUE_CONFIGS", "shipped_queue_text",
     "Allocations", "read_allocations", "parse_allocations", "sfs_scenario",
-    "InferredConfiguration", "infer_configuration",
+    "InferredConfiguration", "infer_configuration", "clusters_seen",
     # policies
     "PolicySpec", "list_policies", "resolve_policy", "workload_options", "POLICY_FAMILIES", "PAPERS",
     "check_formula", "formula_grammar", "load_policy_plugins", "POLICY_ENTRY_POINT_GROUP",
@@ -239,6 +240,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "infer_configuration": ("engine.platform.infer", "infer"),
     "trace_time_zone": ("engine.platform.infer", "time_zone"),
     "time_zone_named": ("engine.platform.infer", "zone_named"),
+    "clusters_seen": ("engine.platform.infer", "clusters_seen"),
     "WALL_CLOCK_FORMATS": ("engine.workload.slurm", "WALL_CLOCK_FORMATS"),
     **{name: ("engine.platform.machines", name) for name in ("Machine", "parse_machines", "read_machines")},
     **{name: ("engine.platform.queues", name) for name in ("QueueConfig", "parse_queue_config")},
