@@ -40,6 +40,8 @@ from webapp.dashboards.figures import (
 from webapp.dashboards.plot_cache import cache_key, cached_gzip_json, gzip_json_response
 from webapp.experiments.models import Experiment, ReplicateSet, Run
 from webapp.experiments.provenance import provenance_html
+from webapp.experiments.reproduce import PRESETS as PAPER_PRESETS
+from webapp.experiments.reproduce import judge_paper, paper_verdict
 from webapp.traces.models import Trace
 
 #: The provenance tables' look in the HTML download.
@@ -128,7 +130,10 @@ def replicated_context(replicates: ReplicateSet, baseline: str) -> dict:
     if report is None:
         return {"pending": True, "error": replicates.error, "spec": replicates.spec}
     first = report["sets"][0]["name"]
+    paper = PAPER_PRESETS.get((replicates.options or {}).get("paper", ""))
+    judgements = judge_paper(report, paper) if paper is not None else []
     return {
+        "paper": paper, "judgements": judgements, "paper_verdict": paper_verdict(judgements),
         "spec": replicates.spec, "report": report,
         "sets": report["sets"], "counted": report["counted"]["description"],
         "bootstrap": report["bootstrap"]["description"], "flurries": report["flurries"],

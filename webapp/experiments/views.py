@@ -3,6 +3,8 @@ cancel, re-run, delete, and the CSV downloads."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from django.contrib import messages
 from django.db import transaction
 from django.db.models import QuerySet
@@ -94,7 +96,8 @@ def experiment_new(request: HttpRequest) -> HttpResponse:
                 )
                 attach(experiment, data.get("allocations"))
                 if data.get("replicate_choice") is not None:
-                    add_replicates(experiment, data["replicate_choice"])
+                    choice = data["replicate_choice"]
+                    add_replicates(experiment, replace(choice, paper=reproduce.key) if reproduce else choice)
         except ExperimentError as e:
             form.add_error(None, str(e))
         else:
