@@ -239,3 +239,13 @@ def test_the_comparison_page_says_whether_the_replicates_agree_with_the_paper(al
     assert 'id="paper-claims"' in page and "EASY waits less than FCFS." in page
     assert paper_verdict(judgements).replace("'", "&#x27;") in page
     assert page.count('class="claim claim-') == 2
+
+
+def test_replicate_runs_are_not_offered_to_compare_with(alice_client, replicated, alice, small_trace):
+    from tests.webapp.conftest import make_experiment
+
+    other = make_experiment(alice, small_trace, ("sjf",), name="other")
+    page = alice_client.get(reverse("experiments:detail", args=[other.pk])).content.decode()
+    hidden = replicated.replicate_set.runs_experiment.runs.first()
+    assert f'value="{hidden.pk}"' not in page
+    assert f'value="{replicated.runs.first().pk}"' in page     # the whole-trace runs are
