@@ -80,7 +80,7 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
                                           usage_histogram)
     from engine.metrics.diff import JobDiff, delta_histogram, gains_by, job_diff, moved_most
     from engine.metrics.fairness import jain_index, per_user
-    from engine.metrics.fidelity import fidelity
+    from engine.metrics.fidelity import fidelity, recording_check
     from engine.metrics.groups import busy_by_group, penalty_increase, weekly
     from engine.metrics.bootstrap import Bootstrap
     from engine.metrics.counted import Counted, Trim, parse_trim
@@ -179,7 +179,7 @@ __all__ = [
     # metrics for figures
     "busy_processors", "queue_length", "occupancy_by", "downsample_steps", "jain_index", "per_user",
     "compared_summaries", "deadline_mask", "deadline_usage", "has_deadlines", "usage_histogram",
-    "busy_by_group", "penalty_increase", "weekly", "priority_series", "fidelity", "human_seconds",
+    "busy_by_group", "penalty_increase", "weekly", "priority_series", "fidelity", "recording_check", "human_seconds",
     "day_edges", "envelope", "wall_clock", "by_queue", "user_changes",
     "JobDiff", "job_diff", "delta_histogram", "gains_by", "moved_most",
     # replicated comparisons (issue 26): plan -> run each spec (anywhere) -> combine
@@ -206,7 +206,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     **{name: ("engine.metrics.diff", name) for name in ("JobDiff", "delta_histogram", "gains_by", "job_diff",
                                                         "moved_most")},
     **{name: ("engine.metrics.fairness", name) for name in ("jain_index", "per_user")},
-    "fidelity": ("engine.metrics.fidelity", "fidelity"),
+    **{name: ("engine.metrics.fidelity", name) for name in ("fidelity", "recording_check")},
     **{name: ("engine.platform.slurmconf", name) for name in ("SlurmSite", "read_slurm_site", "describe_site", "slurm_time")},
     **{name: ("engine.platform.pbsconf", name) for name in ("PbsServer", "read_pbs_site", "describe_pbs_site")},
     **{name: ("engine.metrics.units", name) for name in ("DURATION_UNITS", "METRICS", "Metric", "countdown_text", "date_text",
