@@ -44,6 +44,7 @@ class ReplicateChoice:
     warmup: str = "0"              # "2d" or "500j" (engine.api.parse_trim)
     cooldown: str = "0"
     without_flurries: bool = False
+    paper: str = ""                # the reproduce-a-paper preset it came from (its claims are judged)
 
     @property
     def spec(self) -> str:
@@ -52,7 +53,7 @@ class ReplicateChoice:
 
     def options(self) -> dict[str, Any]:
         return {"load": self.load, "warmup": self.warmup, "cooldown": self.cooldown,
-                "without_flurries": self.without_flurries}
+                "without_flurries": self.without_flurries, "paper": self.paper}
 
 
 def choice_from_json(value: Any) -> ReplicateChoice:

@@ -207,3 +207,45 @@ def test_the_api_creates_an_experiment_with_replicates_and_says_while_they_run(s
     ordinary = script.post("/api/experiments/", {"trace": small_trace.pk, "policies": [{"preset": "fcfs"}]},
                         content_type="application/json").json()["id"]
     assert script.get(f"/api/experiments/{ordinary}/replicates/").status_code == 404
+
+
+def test_a_paper_preset_chooses_replicates_by_default(alice_client, small_trace):
+    page = alice_client.get(reverse("experiments:new") + "?reproduce=plan").content.decode()
+    assert 'name="replicates" value="windows"' in page
+    checked = page.split('name="replicates" value="windows"')[1].split(">")[0]
+    assert "checked" in checked
+    assert 'name="replicate_count" value="6"' in page
+
+
+def test_the_comparison_page_says_whether_the_replicates_agree_with_the_paper(alice_client, replicated, monkeypatch):
+    from webapp.dashboards import views as dashboard_views
+    from webapp.experiments.reproduce import Claim, PaperPreset, claim_pairs, judge_paper, paper_verdict
+
+    preset = PaperPreset(key="test", title="t", found="EASY waits less than FCFS.", trace_hint="", setup="",
+                         claims=(Claim("fcfs", "easy", "mean_wait", "lower"), Claim("fcfs", "easy", "utilization", "same"),
+                                 Claim("fcfs", "sjf", "mean_wait", "lower")))
+    report = replicated.replicate_set.report
+    assert claim_pairs(report, preset.claims[0]) == [("fcfs", "easy")]
+    assert claim_pairs(report, preset.claims[2]) == []            # no sjf here: nothing judged
+    judgements = judge_paper(report, preset)
+    assert len(judgements) == 2
+    wait = next(p for p in report["pairs"] if p["metric"] == "mean_wait" and p["set"] == report["sets"][0]["name"])
+    expected = ("cannot tell" if wait["direction"] is None else "agrees" if wait["direction"] == "lower" else "contradicts")
+    assert judgements[0]["status"] == expected
+    monkeypatch.setitem(dashboard_views.PAPER_PRESETS, "test", preset)
+    replicated.replicate_set.options = {**replicated.replicate_set.options, "paper": "test"}
+    replicated.replicate_set.save()
+    page = alice_client.get(reverse("dashboards:comparison", args=[replicated.pk])).content.decode()
+    assert 'id="paper-claims"' in page and "EASY waits less than FCFS." in page
+    assert paper_verdict(judgements).replace("'", "&#x27;") in page
+    assert page.count('class="claim claim-') == 2
+
+
+def test_replicate_runs_are_not_offered_to_compare_with(alice_client, replicated, alice, small_trace):
+    from tests.webapp.conftest import make_experiment
+
+    other = make_experiment(alice, small_trace, ("sjf",), name="other")
+    page = alice_client.get(reverse("experiments:detail", args=[other.pk])).content.decode()
+    hidden = replicated.replicate_set.runs_experiment.runs.first()
+    assert f'value="{hidden.pk}"' not in page
+    assert f'value="{replicated.runs.first().pk}"' in page     # the whole-trace runs are
