@@ -45,11 +45,14 @@ class ReplicateChoice:
     cooldown: str = "0"
     without_flurries: bool = False
     paper: str = ""                # the reproduce-a-paper preset it came from (its claims are judged)
+    confirm: int | None = None     # K shaken copies confirming the first set's verdicts ("holds under shaking")
 
     @property
     def spec(self) -> str:
-        """The command line's --replicates for it: "weeks", "windows:8", "shake:10", "resample:20"."""
-        return self.kind if self.count is None else f"{self.kind}:{self.count}"
+        """The command line's --replicates for it: "weeks", "windows:8", "shake:10", "resample:20",
+        "weeks,shake:10" (confirmed by shaking)."""
+        first = self.kind if self.count is None else f"{self.kind}:{self.count}"
+        return first if not self.confirm or self.kind == "shake" else f"{first},shake:{self.confirm}"
 
     def options(self) -> dict[str, Any]:
         return {"load": self.load, "warmup": self.warmup, "cooldown": self.cooldown,
@@ -66,14 +69,21 @@ def choice_from_json(value: Any) -> ReplicateChoice:
     unknown = sorted(set(data) - {"spec", "load", "warmup", "cooldown", "without_flurries"})
     if unknown:
         raise ExperimentError(f"field replicates: unknown key {unknown[0]!r}")
-    kind, _, count = data["spec"].strip().partition(":")
+    first, _, confirming = data["spec"].strip().partition(",")
+    confirm = None
+    if confirming:
+        copies = confirming.strip().removeprefix("shake:")
+        if not confirming.strip().startswith("shake:") or not copies.isdigit():
+            raise ExperimentError(f"field replicates: a second set confirms by shaking (shake:K), got {confirming!r}")
+        confirm = int(copies)
+    kind, _, count = first.partition(":")
     if kind not in KINDS or not kind or (kind != "weeks" and not count) or (count and not count.isdigit()):
         raise ExperimentError(f"field replicates: {data['spec']!r} is not weeks, weeks:N, windows:N, shake:K or resample:N")
     load = data.get("load", 1.0)
     if isinstance(load, bool) or not isinstance(load, (int, float)):
         raise ExperimentError("field replicates.load: a number")
     choice = ReplicateChoice(kind, int(count) if count else None, float(load), str(data.get("warmup", "0")),
-                             str(data.get("cooldown", "0")), bool(data.get("without_flurries", False)))
+                             str(data.get("cooldown", "0")), bool(data.get("without_flurries", False)), confirm=confirm)
     counted_of(choice)
     return choice
 

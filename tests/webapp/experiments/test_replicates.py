@@ -239,3 +239,38 @@ def test_the_comparison_page_says_whether_the_replicates_agree_with_the_paper(al
     assert 'id="paper-claims"' in page and "EASY waits less than FCFS." in page
     assert paper_verdict(judgements).replace("'", "&#x27;") in page
     assert page.count('class="claim claim-') == 2
+
+
+def test_replicate_runs_are_not_offered_to_compare_with(alice_client, replicated, alice, small_trace):
+    from tests.webapp.conftest import make_experiment
+
+    other = make_experiment(alice, small_trace, ("sjf",), name="other")
+    page = alice_client.get(reverse("experiments:detail", args=[other.pk])).content.decode()
+    hidden = replicated.replicate_set.runs_experiment.runs.first()
+    assert f'value="{hidden.pk}"' not in page
+    assert f'value="{replicated.runs.first().pk}"' in page     # the whole-trace runs are
+
+
+def test_a_confirming_shaking_set_says_whether_each_verdict_holds(alice_client, small_trace, script):
+    response = alice_client.post(reverse("experiments:new"), form_data(
+        small_trace, replicates="windows", replicate_count="5", confirm_shake="5"))
+    assert response.status_code == 302
+    experiment = Experiment.objects.exclude(replicates_of__isnull=False).get()
+    replicates = experiment.replicate_set
+    assert replicates.spec == "windows:5,shake:5"
+    assert replicates.runs_experiment.runs.count() == 10
+    run_all(experiment)
+    replicates.refresh_from_db()
+    first = [p for p in replicates.report["pairs"] if p["set"] == "windows:5"]
+    confirming = [p for p in replicates.report["pairs"] if p["set"] == "shake:5"]
+    assert len(first) == len(confirming) == 5
+    assert all("agreement" in p for p in first)
+    page = alice_client.get(reverse("dashboards:comparison", args=[experiment.pk])).content.decode()
+    assert "The other replicate sets" in page and "MASCOTS 2007" in page
+    # the API takes the same spelling, and refuses a second set that is not shaking
+    made = script.post("/api/experiments/", {"trace": small_trace.pk, "policies": [{"preset": "fcfs"}, {"preset": "easy"}],
+                                             "replicates": "windows:5,shake:3"}, content_type="application/json")
+    assert made.status_code == 201
+    bad = script.post("/api/experiments/", {"trace": small_trace.pk, "policies": [{"preset": "fcfs"}, {"preset": "easy"}],
+                                            "replicates": "windows:5,weeks"}, content_type="application/json")
+    assert bad.status_code == 400 and "shake:K" in bad.json()["error"]
