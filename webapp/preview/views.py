@@ -26,7 +26,7 @@ from webapp.experiments.reproduce import PaperPreset
 from webapp.preview.forms import MachineFileForm, PreviewForm, QueueFileForm
 from webapp.preview.models import INFERRED_LABEL, MachineFile, Preview, QueueFile
 from webapp.preview.services import RECORDED, inference_problem, inferred_from, schedules
-from webapp.preview.tasks import queue_preview
+from webapp.preview.tasks import queue_preview, run_again
 from webapp.traces.models import Trace
 
 
@@ -262,6 +262,14 @@ def preview_edit_inferred(request: HttpRequest, pk: int, kind: str) -> HttpRespo
                                            f"“{preview.name}”; every value is commented with its evidence.")
     messages.success(request, f"Saved the inferred {label} as “{obj.name}”; edit it here.")
     return redirect(f"preview:{kind if kind == 'queues' else 'machine'}_edit", obj.pk)
+
+
+@require_POST
+def preview_run_again(request: HttpRequest, pk: int) -> HttpResponse:
+    preview = get_owned_or_404(Preview, request.user, pk)
+    if run_again(preview):
+        messages.success(request, f"Queued “{preview.name}” again.")
+    return redirect(preview)
 
 
 @require_POST

@@ -7,7 +7,6 @@ place only when every check passed.
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import os
 import time
@@ -24,6 +23,7 @@ from django.http import HttpRequest
 from django.template.defaultfilters import filesizeformat
 
 from engine.api import check_upload, error_line
+from webapp.core.files import disk_full, disk_full_message
 
 GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 1024 * 1024
@@ -72,18 +72,6 @@ class DiskSafeUploadHandler(TemporaryFileUploadHandler):
                 raise
             self.request.upload_disk_full = True
             raise StopUpload(connection_reset=False) from None
-
-
-def disk_full(error: BaseException) -> bool:
-    """Whether an error says the disk (or the user's disk quota) is full, as OSError or as SQLite's
-    "database or disk is full"."""
-    if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
-        return True
-    return "disk is full" in str(error) or "No space left" in str(error)
-
-
-def disk_full_message() -> str:
-    return "The server's disk is full: nothing was stored. Try again later, or tell the server's admin."
 
 
 def upload_refusal(request: HttpRequest) -> tuple[str, int] | None:
@@ -210,6 +198,8 @@ def clean_upload_temp(max_age: float | None = None, *, folder: Path | None = Non
     cutoff = time.time() - (settings.SCHEDLAB_UPLOAD_TEMP_MAX_AGE if max_age is None else max_age)
     removed = []
     for path in folder.glob("*") if folder.is_dir() else ():
+        if not _upload_leftover(path.name):
+            continue        # not an upload's: the folder may be shared (SCHEDLAB_UPLOAD_TEMP_DIR=/tmp)
         try:
             if path.is_file() and path.stat().st_mtime < cutoff:
                 path.unlink()
@@ -217,3 +207,8 @@ def clean_upload_temp(max_age: float | None = None, *, folder: Path | None = Non
         except OSError:
             continue        # gone meanwhile, or not ours to remove
     return removed
+
+
+def _upload_leftover(name: str) -> bool:
+    """Django's temporary upload files (``tmpXXXX.upload.swf``) and the staged links of inspect_upload."""
+    return ".upload" in name or name.startswith(".staged-")
