@@ -61,6 +61,7 @@ class Comparison:
     time_axis: TimeAxis = field(default_factory=TimeAxis)       # calendar of the trace, if it has one
     baseline: str = ""                                          # the run the metrics table compares against
     table_css: str = ""                                         # the metrics table's style, for the download
+    unusable: dict[str, str] = field(default_factory=dict)     # runs that cannot be the baseline → why
 
     @property
     def colours(self) -> dict[str, str]:
@@ -141,8 +142,11 @@ def _with_missing(layout: LayoutDOM, comparison: Comparison) -> LayoutDOM:
 
 def metrics_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:
     """The metrics table (HTML with its style: the download shows it as the page does)."""
-    table = metrics_table_html(summaries_of(comparison), baseline=params.get("baseline") or comparison.baseline,
-                               colours=comparison.colours)
+    requested = params.get("baseline")
+    baseline = requested if requested in comparison.schedules and requested not in comparison.unusable \
+        else comparison.baseline
+    table = metrics_table_html(summaries_of(comparison), baseline=baseline or None, colours=comparison.colours,
+                               unusable=comparison.unusable)
     return Div(text=f"<style>{comparison.table_css}</style>{table}", width=1100)
 
 
@@ -264,8 +268,19 @@ def diff_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:
 def sweep_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:
     if not comparison.sweep_parameter:
         return column(heading("Sweep"), note("This experiment is not a sweep."))
-    return sweep_trend(comparison.sweep_parameter, comparison.sweep_values, comparison.sweep_series,
-                       baselines=comparison.sweep_baselines)
+    trend = sweep_trend(comparison.sweep_parameter, comparison.sweep_values, comparison.sweep_series,
+                        baselines=comparison.sweep_baselines)
+    if not comparison.sweep_baselines:
+        return trend
+    return column(trend, note(unswept_note(comparison.sweep_parameter, list(comparison.sweep_baselines))))
+
+
+def unswept_note(parameter: str, labels: list[str]) -> str:
+    """Why some runs are one dashed line: the experiment ran them once (see plan_runs)."""
+    return (f"{', '.join(labels)}: run once, drawn as dashed lines, the same at every {parameter}: the swept value "
+            "cannot change their schedule (they do not have it, or do not read it: EASY and conservative ignore "
+            "deadlines, so a deadline-share sweep runs only DBF at each share; the DBF paper, Fig. 2, likewise "
+            "shows them per share only through the regular jobs).")
 
 
 def has_deadline_jobs(schedules: Mapping[str, pd.DataFrame]) -> bool:

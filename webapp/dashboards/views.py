@@ -21,9 +21,10 @@ from webapp.core.permissions import get_visible_or_404
 from webapp.dashboards import comparison as plots
 from webapp.dashboards.data import (
     cached_schedule,
+    choose_baseline,
     common_jobs,
+    comparable_runs,
     fidelity_table,
-    job_sets,
     load_comparison,
     trace_time_axis,
     unique_labels,
@@ -39,6 +40,8 @@ from webapp.dashboards.figures import (
 from webapp.dashboards.plot_cache import cache_key, cached_gzip_json, gzip_json_response
 from webapp.experiments.models import Experiment, ReplicateSet, Run
 from webapp.experiments.provenance import provenance_html
+from webapp.experiments.reproduce import PRESETS as PAPER_PRESETS
+from webapp.experiments.reproduce import judge_paper, paper_verdict
 from webapp.traces.models import Trace
 
 #: The provenance tables' look in the HTML download.
@@ -88,18 +91,14 @@ def _comparison_page(request: HttpRequest, experiment: Experiment, runs: list[Ru
     params = _params(request)
     window = _window_text(experiment, runs, params, cross=cross)
     plot_params = {k: v for k, v in params.items() if k not in ("start", "end")} if window.get("error") else params
-    baseline = params.get("baseline") if params.get("baseline") in done_labels else (done_labels[0] if done_labels else "")
     suffix = f"?{urlencode({**plot_params, **query})}" if plot_params or query else ""
     sweep = bool(not cross and experiment.sweep_param and experiment.sweep_values)
     names = [name for name in plots.plot_names(sweep, runs_have_deadlines(runs), len(done)) if name != "metrics"]
     sections = [{"name": name, "title": plots.SECTION_TITLES[name], "url": plot_url(name) + suffix} for name in names]
-    summaries = {label: run.summary or {} for label, run in done}
-    job_warning = ""
-    if cross and done:   # runs of several experiments: the same jobs, or say how they differ
-        sets = job_sets(done, {label: cached_schedule(run) for label, run in done})
-        job_warning = sets.message()
-        if sets.differ:
-            summaries = plots.summaries_of(load_comparison(experiment, runs)) if sets.common else {}
+    table = comparable_runs(done, int(experiment.procs), cross=cross)
+    summaries = table.summaries
+    baseline = choose_baseline(done_labels, table.unusable, params.get("baseline"))
+    fidelity = fidelity_table(experiment, runs, labels, table.schedules if table.jobs_note else None)
     experiments = {run.experiment_id: run.experiment for run in runs}
     replicated = replicated_context(replicates, baseline) if replicates is not None and summaries else {}
     if replicated.get("forest_url"):
@@ -112,10 +111,11 @@ def _comparison_page(request: HttpRequest, experiment: Experiment, runs: list[Ru
         "title": ", ".join(done_labels or labels),
         "machines": sorted({e.machine_label for e in experiments.values()}), "experiments": list(experiments.values()),
         "metrics_table": mark_safe(metrics_table_html(
-            summaries, baseline=baseline, colours=colours, intervals=replicated.get("intervals"),
+            summaries, baseline=baseline, colours=colours, unusable=table.unusable,
+            intervals=replicated.get("intervals"),
             interval_note=replicated.get("interval_note", ""))) if summaries else "",
-        "job_warning": job_warning, "nothing_common": bool(done) and not summaries,
-        "fidelity": fidelity_table(experiment, runs, labels),
+        "job_warning": table.jobs_note, "nothing_common": bool(done) and not summaries,
+        "fidelity": fidelity, "baselines": [label for label in done_labels if label not in table.unusable],
         "baseline": baseline, "sections": sections if summaries or not done else [], "params": params, "query": query,
         "window": window,
         "download_url": download_url + suffix,
@@ -130,7 +130,10 @@ def replicated_context(replicates: ReplicateSet, baseline: str) -> dict:
     if report is None:
         return {"pending": True, "error": replicates.error, "spec": replicates.spec}
     first = report["sets"][0]["name"]
+    paper = PAPER_PRESETS.get((replicates.options or {}).get("paper", ""))
+    judgements = judge_paper(report, paper) if paper is not None else []
     return {
+        "paper": paper, "judgements": judgements, "paper_verdict": paper_verdict(judgements),
         "spec": replicates.spec, "report": report,
         "sets": report["sets"], "counted": report["counted"]["description"],
         "bootstrap": report["bootstrap"]["description"], "flurries": report["flurries"],
@@ -317,7 +320,8 @@ def _download(request: HttpRequest, experiment: Experiment, runs: list[Run] | No
         return HttpResponse(str(e), status=400, content_type="text/plain; charset=utf-8")
     # after the plots: how close the runs are to what happened (where the trace records it), and where
     # the results come from
-    fidelity = render_to_string("_fidelity.html", {"fidelity": fidelity_table(experiment, listed, unique_labels(listed))})
+    fidelity = render_to_string("_fidelity.html", {"fidelity": fidelity_table(experiment, listed, unique_labels(listed),
+                                                                              data.schedules)})
     layout = column(layout, Div(text=f"<style>{PROVENANCE_CSS}</style>{fidelity}{provenance_html(listed)}",
                                 width=1100))
     html = file_html(layout, INLINE, title=title)

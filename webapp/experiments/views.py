@@ -3,6 +3,8 @@ cancel, re-run, delete, and the CSV downloads."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from django.contrib import messages
 from django.db import transaction
 from django.db.models import QuerySet
@@ -94,7 +96,8 @@ def experiment_new(request: HttpRequest) -> HttpResponse:
                 )
                 attach(experiment, data.get("allocations"))
                 if data.get("replicate_choice") is not None:
-                    add_replicates(experiment, data["replicate_choice"])
+                    choice = data["replicate_choice"]
+                    add_replicates(experiment, replace(choice, paper=reproduce.key) if reproduce else choice)
         except ExperimentError as e:
             form.add_error(None, str(e))
         else:
@@ -145,7 +148,8 @@ COMPARABLE_RUNS = 60
 def comparable_runs(experiment: Experiment, user: Viewer) -> list[Run]:
     """Finished runs of other experiments on the same trace that ``user`` may see."""
     return list(visible_to(Run, user).filter(experiment__trace=experiment.trace_id, status=Run.Status.DONE)
-                .exclude(experiment=experiment).select_related("experiment__owner")
+                .exclude(experiment=experiment).exclude(experiment__in=hidden_experiment_ids())
+                .select_related("experiment__owner")
                 .only("pk", "label", "load_factor", "experiment__name", "experiment__days", "experiment__owner_id",
                       "experiment__owner__username")
                 .order_by("-experiment__created", "position", "pk")[:COMPARABLE_RUNS])
