@@ -49,6 +49,8 @@ class PaperPreset:
     #: the traces the paper used, best first (file names in ../shared/data/swf, without .gz): the form
     #: preselects the first one uploaded, and names them when none is
     trace_files: tuple[str, ...] = ()
+    #: the trace comes with an allocations file (the SFS scenario's, named "<trace name> allocations")
+    with_allocations: bool = False
 
     @property
     def citation(self) -> str:
@@ -124,6 +126,7 @@ PRESETS: dict[str, PaperPreset] = {p.key: p for p in (
         setup="Linear priority with eligible time dominant and node count dominant, and SFS with each; choose "
               "the scenario's allocations file below.",
         policies=["linear-age", "linear-size", "sfs-age", "sfs-size"],
+        trace_files=("sfs-scenario-seed*",), with_allocations=True,
     ),
     PaperPreset(
         key="dbf", title="DBF against conservative and EASY at 20–80 % deadline jobs",
@@ -150,21 +153,41 @@ def trace_stem(name: str) -> str:
     return name[:-3] if name.endswith(".gz") else name
 
 
+def file_matches(name: str, wanted: str) -> bool:
+    """``name`` is the ``wanted`` file; a ``wanted`` ending in * is a prefix ("sfs-scenario-seed*": any seed)."""
+    return name.startswith(wanted[:-1]) if wanted.endswith("*") else name == wanted
+
+
 def paper_trace(preset: PaperPreset, traces: Any) -> Any | None:
     """The visible trace the paper used (its uploaded file's name is one of ``trace_files``, best
     first; the newest upload of it), else None. ``traces``: Trace rows (a queryset or a list)."""
     for wanted in preset.trace_files:
-        stem = trace_stem(wanted)
-        found = [trace for trace in traces if trace_stem(trace.original_name or "") == stem]
+        found = [trace for trace in traces if file_matches(trace_stem(trace.original_name or ""), trace_stem(wanted))]
         if found:
             return max(found, key=lambda trace: trace.pk)
     return None
 
 
-def paper_trace_note(preset: PaperPreset, chosen: Any | None) -> str:
+def paper_allocations(preset: PaperPreset, trace: Any | None, allocation_sets: Any) -> Any | None:
+    """The allocations file generated with the paper's trace (the SFS scenario's "<name> allocations")."""
+    if not preset.with_allocations or trace is None:
+        return None
+    found = [a for a in allocation_sets if a.name == f"{trace.name} allocations"]
+    return max(found, key=lambda a: a.pk) if found else None
+
+
+def paper_trace_note(preset: PaperPreset, chosen: Any | None, allocations: Any | None = None) -> str:
     """What the form says about the trace: the paper's one chosen, or which file to upload."""
     if not preset.trace_files:
         return ""
+    if preset.with_allocations:
+        if chosen is None:
+            return ("None of your traces is the SFS scenario: generate it first (Allocations → Generate the SFS "
+                    "paper's scenario); it makes the trace and its allocations file.")
+        if allocations is None:
+            return (f"Chosen: “{chosen.name}”, the generated scenario, but its allocations file "
+                    f"(“{chosen.name} allocations”) is gone: generate the scenario again.")
+        return f"Chosen: “{chosen.name}”, the generated scenario, with its allocations file “{allocations.name}”."
     files = ", ".join(f"{name}.gz" for name in preset.trace_files)
     if chosen is not None:
         return f"Chosen: “{chosen.name}”, the uploaded {chosen.original_name}, a trace the paper used."

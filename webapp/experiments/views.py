@@ -23,7 +23,7 @@ from webapp.experiments.models import ReplicateSet
 from webapp.experiments.replicates import (add_replicates, cancel_replicates, hidden_experiment_ids, retry_replicates,
                                            set_progress)
 from webapp.experiments.reproduce import PRESETS as PAPER_PRESETS
-from webapp.experiments.reproduce import PaperPreset, paper_trace, paper_trace_note
+from webapp.experiments.reproduce import PaperPreset, paper_allocations, paper_trace, paper_trace_note
 from webapp.experiments.services import (
     PAGE_METRICS, ExperimentError, cancel_run, create_experiment, delete_experiment,
     progress_payload, queue_places, rerun, shown_metrics, time_left_text,
@@ -85,7 +85,10 @@ def experiment_new(request: HttpRequest) -> HttpResponse:
         chosen = paper_trace(reproduce, form.fields["trace"].queryset)
         if chosen is not None and "trace" not in initial:
             form.initial["trace"] = chosen.pk
-        trace_note = paper_trace_note(reproduce, chosen)
+        allocations = paper_allocations(reproduce, chosen, form.fields["allocations"].queryset)
+        if allocations is not None:
+            form.initial["allocations"] = allocations.pk
+        trace_note = paper_trace_note(reproduce, chosen, allocations)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         source = data["machine_source"]

@@ -69,3 +69,19 @@ def test_easy_run_once_in_a_deadline_sweep_pairs_with_dbf_at_every_share():
     claim = PRESETS["dbf"].claims[1]
     assert (claim.a, claim.b) == ("easy", "dbf")
     assert claim_pairs(report, claim) == [("easy", "dbf 0.2"), ("easy", "dbf 0.4")]   # not over other jobs
+
+
+def test_the_sfs_preset_brings_the_scenarios_allocations(alice, alice_client, tmp_path):
+    from webapp.allocations.services import create_scenario
+    from webapp.traces.tasks import parse_trace
+
+    uploaded_as(alice, "other", "CTC-SP2-1996-3.1-cln.swf.gz", tmp_path)
+    page = alice_client.get(reverse("experiments:new") + "?reproduce=sfs").content.decode()
+    assert "generate it first" in page
+    trace, allocations = create_scenario(alice, seed=3, name="sfs run", shared=False)
+    parse_trace(trace.pk)
+    page = alice_client.get(reverse("experiments:new") + "?reproduce=sfs").content.decode()
+    assert selected_trace(page) == str(trace.pk)
+    select = page[page.index('name="allocations"'):page.index("</select>", page.index('name="allocations"'))]
+    assert re.search(rf'<option value="{allocations.pk}"[^>]*selected', select)
+    assert "with its allocations file “sfs run allocations”" in page
