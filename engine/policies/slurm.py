@@ -374,6 +374,8 @@ class SlurmBackfill(Algorithm):
             offset = (sim.now - self.origin) % self.cycle
             if offset:
                 sim.wake_at(sim.now - offset + self.cycle)
+                if self.params.get("main_at_events", False):
+                    self.main_pass()
                 return
         if not len(queue):
             return
@@ -391,10 +393,23 @@ class SlurmBackfill(Algorithm):
             profile.reserve(at, at + duration, int(size[job]))
 
 
+    def main_pass(self) -> None:
+        """Slurm's main scheduler at a submission or an end: jobs in priority order while each fits."""
+        sim, queue = self.sim, self.queue
+        while len(queue):
+            head = queue.head()
+            if not sim.fits(head):
+                return
+            self.start(head)
+
+
 SCHED_CYCLE = Param("sched_cycle", "float", FROM_SITE, "seconds between scheduling passes (-1 = the site's "
                     "bf_interval; 0 = at every submission and end)", minimum=FROM_SITE, label="scheduling cycle",
                     unit="s")
-register_algorithm(Component("slurm-backfill", SlurmBackfill, (BACKFILL_BOUND, SCHED_CYCLE),
+MAIN_AT_EVENTS = Param("main_at_events", "bool", False, "also run Slurm's main scheduler (priority order, "
+                       "stopping at the first job that does not fit) at every submission and end",
+                       label="main scheduler at events")
+register_algorithm(Component("slurm-backfill", SlurmBackfill, (BACKFILL_BOUND, SCHED_CYCLE, MAIN_AT_EVENTS),
                              "EASY backfilling at Slurm's backfill cycles (bf_interval)"))
 register(Preset("slurm", "Slurm as configured: multifactor priority (PriorityTier first, recalculated every "
                 "PriorityCalcPeriod), QOS MaxJobsPU holds, EASY-like backfill (needs --slurm-conf).",

@@ -139,3 +139,13 @@ def test_a_pass_tests_only_the_first_bf_max_job_test_jobs(workload):
     w = workload([(0, 100, 100, 8), (1, 50, 50, 16), (2, 10, 10, 1)])
     starts = run(w, s, ["short"] * 3, [1, 2, 1], sched_cycle=0, backfill_bound=5).schedule.sort_values("job_id")["start"].tolist()
     assert starts == [0, 100, 2]
+
+
+def test_the_main_scheduler_at_events_starts_jobs_between_cycles_in_priority_order_only(workload):
+    # with main_at_events, the job submitted at 7 on a free node starts at once; a small job
+    # behind a blocked 16-CPU head is not started by the main pass (only by the next cycle's backfill)
+    w = workload([(0, 3, 10, 1), (7, 3, 10, 1)])
+    assert run(w, site(), ["short"] * 2, [1, 2], main_at_events=True).schedule.sort_values("job_id")["start"].tolist() == [0, 7]
+    w = workload([(0, 100, 100, 8), (1, 50, 50, 16), (2, 10, 10, 1)])
+    starts = run(w, site(max_jobs=None), ["short"] * 3, [1, 2, 1], main_at_events=True).schedule.sort_values("job_id")["start"].tolist()
+    assert starts == [0, 100, 5]
