@@ -53,6 +53,7 @@ FAMILY_MODULES = (
     "engine.policies.heterogeneous",
     "engine.policies.recorded",
     "engine.policies.formula",
+    "engine.policies.slurm",
 )
 
 

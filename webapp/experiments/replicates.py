@@ -133,10 +133,10 @@ def add_replicates(experiment: Experiment, choice: ReplicateChoice) -> Replicate
 
 
 def replicate_batches(plan: dict[str, Any]) -> dict[str, list[int]]:
-    """The plan's run specs grouped by replicate ("weeks 3" -> their indices), in plan order."""
+    """The plan's run specs grouped by replicate ("weeks #3" -> their indices), in plan order."""
     batches: dict[str, list[int]] = {}
     for index, spec in enumerate(plan["runs"]):
-        batches.setdefault(f"{spec['set']} {spec['replicate'] + 1}", []).append(index)
+        batches.setdefault(f"{spec['set']} #{spec['replicate'] + 1}", []).append(index)
     return batches
 
 
@@ -152,8 +152,9 @@ def set_progress(replicates: ReplicateSet) -> dict[str, Any]:
     """One bar for the whole set: done/total, the fraction, the time left at the pace so far, and
     the one line of a failure. ``report_ready`` only once the combined report is stored."""
     runs = list(replicates.runs_experiment.runs.only("status", "progress", "started_at", "finished_at"))
-    if replicates.report is None and not replicates.error and runs and all(r.is_final for r in runs):
-        settle(replicates.runs_experiment_id)   # a worker lost before settling it
+    if replicates.report is None and not replicates.error and runs and (
+            all(r.is_final for r in runs) or any(r.status == Run.Status.FAILED for r in runs)):
+        settle(replicates.runs_experiment_id)   # a worker lost before settling it, or failed by the reconcile step
         replicates.refresh_from_db(fields=["report", "error"])
     total = len(runs)
     done = sum(r.status == Run.Status.DONE for r in runs)

@@ -110,7 +110,8 @@ def test_one_failed_replicate_fails_the_set_with_one_line(alice, small_trace, mo
     run_simulation(hidden[1].pk)
     replicates.refresh_from_db()
     assert replicates.report is None
-    assert replicates.error.startswith("replicate shake:3 2 failed:") or replicates.error.startswith("replicate shake 2 failed:")
+    assert replicates.error.startswith("replicate shake:3 #2 failed: shake:3/1/easy") or \
+        replicates.error.startswith("replicate shake:3 #2 failed: shake:3/1/fcfs")
     assert "\n" not in replicates.error
     assert Run.objects.get(pk=hidden[2].pk).status == Run.Status.CANCELLED   # the rest stopped waiting
     assert progress(replicates)["status"] == "failed" and progress(replicates)["error"] == replicates.error
@@ -274,3 +275,17 @@ def test_a_confirming_shaking_set_says_whether_each_verdict_holds(alice_client, 
     bad = script.post("/api/experiments/", {"trace": small_trace.pk, "policies": [{"preset": "fcfs"}, {"preset": "easy"}],
                                             "replicates": "windows:5,weeks"}, content_type="application/json")
     assert bad.status_code == 400 and "shake:K" in bad.json()["error"]
+
+
+def test_a_replicate_failed_by_the_lost_worker_check_fails_the_set_at_the_next_poll(alice_client, alice, small_trace):
+    from webapp.experiments.replicates import ReplicateChoice, add_replicates
+    from webapp.experiments.services import create_experiment
+
+    experiment = create_experiment(alice, name="x", trace=small_trace, procs=None, machine=None,
+                                   policies=[{"preset": "fcfs"}, {"preset": "easy"}])
+    replicates = add_replicates(experiment, ReplicateChoice("windows", 5))
+    lost = replicates.runs_experiment.runs.order_by("position").first()
+    Run.objects.filter(pk=lost.pk).update(status=Run.Status.FAILED, error="worker lost: the worker running it stopped")
+    data = alice_client.get(reverse("experiments:progress", args=[experiment.pk])).json()["replicates"]
+    assert data["status"] == "failed"
+    assert data["error"] == "replicate windows:5 #1 failed: worker lost: the worker running it stopped"
