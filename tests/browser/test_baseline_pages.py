@@ -52,6 +52,13 @@ def test_baselines_fidelity_and_the_papers_trace(browser, live_server, setup, wi
     page.goto(base + reverse("dashboards:comparison", args=[setup["demo"].pk]))
     page.wait_for_selector("#fidelity")
     assert page.locator("#section-metrics #fidelity.fidelity-footnote").count() == 1
+    # the plots use the page's width (not a fixed 900 px: two thirds of it at 1400 px)
+    page.locator("#plot-cdf").scroll_into_view_if_needed()
+    page.wait_for_selector("#plot-cdf[data-bokeh-state=done]")
+    slot = page.locator("#plot-cdf").bounding_box()["width"]
+    drawn = page.evaluate("() => Math.max(...[...document.querySelectorAll('#plot-cdf > *')]"
+                          ".map(c => c.getBoundingClientRect().width))")   # Bokeh's root element
+    assert drawn >= 0.9 * slot and drawn <= slot + 1, (drawn, slot)
     page.screenshot(path=str(ARTIFACTS / f"baseline-footnote-{width}.png"), full_page=True)
     check_width_and_errors(page, "footnote")
 

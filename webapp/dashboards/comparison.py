@@ -350,7 +350,10 @@ def plot_names(comparison_is_sweep: bool, has_deadlines: bool = False, runs: int
 def build_plot(name: str, comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:
     """One named part of the page; the metrics table also names runs left out (failed, unfinished)."""
     layout = PLOTS[name](comparison, params)
-    return _with_missing(layout, comparison) if name == "metrics" else layout
+    layout = _with_missing(layout, comparison) if name == "metrics" else layout
+    if name != "metrics":
+        layout.sizing_mode = "stretch_width"    # the page's width: figures stretch, fixed ones keep theirs
+    return layout
 
 
 def full_layout(comparison: Comparison, params: Mapping[str, str], title: str) -> LayoutDOM:
