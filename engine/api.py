@@ -41,7 +41,7 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
     from engine.platform.infer import zone_named as time_zone_named
     from engine.workload.slurm import WALL_CLOCK_FORMATS
     from engine.platform.machines import Machine, parse_machines, read_machines
-    from engine.platform.queues import QueueConfig, parse_queue_config
+    from engine.platform.queues import QueueConfig, check_pools, config_yaml, duration_text, parse_queue_config
     from engine.platform.queues import load_queue_config as read_queue_config
     from engine.policies.base import PolicySpec
     from engine.policies.fairshare import priority_series
@@ -77,7 +77,8 @@ __all__ = [
     "write_swf", "swf_text",
     "save_parsed", "load_parsed", "parse_cache_folder",
     "Machine", "read_machines", "parse_machines",
-    "QueueConfig", "read_queue_config", "parse_queue_config", "SHIPPED_QUEUE_CONFIGS", "shipped_queue_text",
+    "QueueConfig", "read_queue_config", "parse_queue_config", "config_yaml", "check_pools", "duration_text",
+    "SHIPPED_QUEUE_CONFIGS", "shipped_queue_text",
     "Allocations", "read_allocations", "parse_allocations", "sfs_scenario",
     "InferredConfiguration", "infer_configuration",
     # policies
@@ -122,7 +123,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "time_zone_named": ("engine.platform.infer", "zone_named"),
     "WALL_CLOCK_FORMATS": ("engine.workload.slurm", "WALL_CLOCK_FORMATS"),
     **{name: ("engine.platform.machines", name) for name in ("Machine", "parse_machines", "read_machines")},
-    **{name: ("engine.platform.queues", name) for name in ("QueueConfig", "parse_queue_config")},
+    **{name: ("engine.platform.queues", name) for name in ("QueueConfig", "parse_queue_config", "config_yaml",
+                                                           "check_pools", "duration_text")},
     "read_queue_config": ("engine.platform.queues", "load_queue_config"),
     "PolicySpec": ("engine.policies.base", "PolicySpec"),
     "priority_series": ("engine.policies.fairshare", "priority_series"),

@@ -8,8 +8,8 @@ This process supervises both. Each child runs in a process group of its own, and
 (Ctrl-C, SIGTERM) ends every process of each group, the worker's pool processes included. A
 worker that dies (the out-of-memory killer, say) is restarted after a back-off while the web server
 stays up, and the runs it was computing are queued again at once: this supervisor knows it is gone.
-The lost-work checks (webapp.experiments.tasks.reconcile_runs, webapp.preview.tasks.reconcile_previews)
-run here every minute, so no beat process is needed.
+The lost-work check (webapp.experiments.tasks.reconcile_runs, every run's, a preview's too)
+runs here every minute, so no beat process is needed.
 """
 
 from __future__ import annotations
@@ -228,7 +228,7 @@ def supervise(web: Child, worker: Child, recovery: Recovery) -> int:
     stop([web, worker])
     interrupted = recovery.recover_interrupted()
     if interrupted:
-        print(f"{interrupted} interrupted run(s) and preview(s) queued again; they continue at the next start",
+        print(f"{interrupted} interrupted run(s) queued again; they continue at the next start",
               flush=True)
     return 0
 

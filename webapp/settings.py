@@ -249,7 +249,6 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {  # compose's beat service; `make run`'s supervisor calls the same checks itself
     "reconcile-runs": {"task": "webapp.experiments.tasks.reconcile_runs", "schedule": 60.0},
-    "reconcile-previews": {"task": "webapp.preview.tasks.reconcile_previews", "schedule": 60.0},
 }
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

@@ -15,7 +15,6 @@ from django.contrib.auth import get_user_model
 from django.db import close_old_connections
 
 from webapp.experiments.tasks import reconcile, requeue_interrupted, resend_lost
-from webapp.preview.tasks import reconcile_previews, requeue_running
 
 
 def ensure_admin() -> str:
@@ -35,24 +34,22 @@ def ensure_admin() -> str:
 
 
 def recover_lost_worker() -> str:
-    """The only worker died: its running runs and previews are lost now, not in a minute. Queued
+    """The only worker died: its running runs (a preview's too) are lost now, not in a minute. Queued
     again once (the attempt counts: a run that kills its worker twice fails with "worker lost")."""
     try:
         runs = reconcile(stale_seconds=0)
-        previews = requeue_running(count=True)
     except Exception as e:  # noqa: BLE001 - the supervisor must go on; the minute check retries
         return f"could not re-queue its runs ({type(e).__name__}: {e})"
     finally:
         close_old_connections()
-    return (f"{runs['requeued'] + previews['requeued']} run(s)/preview(s) it was computing queued again, "
-            f"{runs['failed'] + previews['failed']} failed as worker lost")
+    return f"{runs['requeued']} run(s) it was computing queued again, {runs['failed']} failed as worker lost"
 
 
 def recover_interrupted() -> int:
     """No worker runs (before the first start, after stopping): whatever is marked running was
     interrupted, not lost by its own fault; queued again without counting the attempt."""
     try:
-        return requeue_interrupted() + requeue_running(count=False)["requeued"]
+        return requeue_interrupted()
     finally:
         close_old_connections()
 
@@ -62,7 +59,6 @@ def check_lost_work() -> None:
     try:
         reconcile()
         resend_lost()
-        reconcile_previews()
     except Exception as e:  # noqa: BLE001 - retried next minute
         print(f"SchedLab supervisor: the lost-work check failed ({type(e).__name__}: {e})", file=sys.stderr)
     finally:

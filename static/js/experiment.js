@@ -4,6 +4,8 @@
   const table = document.getElementById("runs");
   if (!table) return;
   const FINAL = ["done", "failed", "cancelled"];
+  const hours = table.dataset.waitUnit === "h";  // a preview's page: waits in hours
+  let running = false;  // a run was unfinished while this page was open
   const fmt = (v, digits) => (v === undefined || v === null || v === "") ? "" : Number(v).toFixed(digits);
 
   function update(run) {
@@ -16,7 +18,8 @@
     get("bar").style.width = run.percent + "%";
     get("percent").textContent = run.percent + " %" + (run.time_left ? ", " + run.time_left : "");
     const s = run.summary || {};
-    get("mean_wait").textContent = fmt(s.mean_wait, 0);
+    get("mean_wait").textContent = hours ? fmt(s.mean_wait === undefined || s.mean_wait === null ? s.mean_wait
+                                                   : s.mean_wait / 3600, 1) : fmt(s.mean_wait, 0);
     get("mean_bsld").textContent = fmt(s.mean_bsld, 2);
     get("utilization").textContent = fmt(s.utilization, 3);
     const decisions = get("decisions");  // plan-based policies time each scheduling decision
@@ -34,5 +37,10 @@
   SchedLab.poll(table.dataset.progressUrl, function (data) {
     data.runs.forEach(update);
     table.dataset.finished = data.finished ? "true" : "false";
+    running = running || !data.finished;
+    if (data.finished && running && table.dataset.reloadWhenDone) {  // the results are drawn by the server
+      window.location.reload();
+      return false;
+    }
   }, 1500);
 })();

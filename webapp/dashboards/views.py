@@ -15,6 +15,7 @@ from django.utils.text import slugify
 from django.views.decorators.http import require_GET
 
 from webapp.core.permissions import get_visible_or_404
+from webapp.core.responses import attachment
 from webapp.dashboards import comparison as plots
 from webapp.dashboards.data import (
     cached_schedule,
@@ -224,15 +225,12 @@ def compare_plot(request: HttpRequest, name: str) -> HttpResponse:
 
 def _download(request: HttpRequest, experiment: Experiment, runs: list[Run] | None, name: str) -> HttpResponse:
     data = load_comparison(experiment, runs)
-    if not data.schedules:
-        return HttpResponse("None of these runs has finished yet.", status=409, content_type="text/plain")
-    params = _params(request)
-    title = f"SchedLab comparison: {', '.join(data.schedules)} ({experiment.trace.name})"
-    layout = plots.full_layout(data, params, title)
-    html = file_html(layout, INLINE, title=title)
-    response = HttpResponse(html, content_type="text/html; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{slugify(name) or "comparison"}-comparison.html"'
-    return response
+    html = None
+    if data.schedules:
+        title = f"SchedLab comparison: {', '.join(data.schedules)} ({experiment.trace.name})"
+        html = file_html(plots.full_layout(data, _params(request), title), INLINE, title=title)
+    return attachment(html, f"{slugify(name) or 'comparison'}-comparison.html", "text/html; charset=utf-8",
+                      unfinished="None of these runs has finished yet.")
 
 
 @require_GET

@@ -14,6 +14,9 @@ from django.urls import reverse
 from webapp.core.files import media_path
 from webapp.traces.models import Machine, Trace
 
+#: a preview's runs (webapp.preview) are on its machine under one of its two queue configurations
+CURRENT, PROPOSED = "current", "proposed"
+
 
 class Experiment(models.Model):
     class Allocation(models.TextChoices):
@@ -73,6 +76,9 @@ class Run(models.Model):
     sweep_value = models.JSONField(null=True, blank=True)
     #: inter-arrival times of the trace divided by this (engine.workload.load.scale_load); 1 = as recorded
     load_factor = models.FloatField(default=1.0)
+    #: a preview's run: the queue configuration it runs under (current or proposed); "" = none (the
+    #: recorded run, and every run of an ordinary experiment)
+    queues = models.CharField(max_length=10, blank=True, choices=[(CURRENT, CURRENT), (PROPOSED, PROPOSED)])
 
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
     progress = models.FloatField(default=0.0)  # fraction of jobs simulated, 0..1

@@ -26,6 +26,7 @@ class PlannedRun:
     label: str
     policy: dict[str, Any]
     sweep_value: Any = None
+    queues: str = ""   # a preview's run: the queue configuration it runs under (Run.queues)
 
 
 def resolve_policy(spec: Any) -> dict[str, Any]:
@@ -119,12 +120,17 @@ def create_experiment(
             allocation=allocation, exact_estimates=exact_estimates, seed=seed,
             sweep_param=sweep_param if sweep_values else "", sweep_values=sweep_values or [], days=days,
         )
-        for position, plan in enumerate(planned):
-            run = Run.objects.create(experiment=experiment, position=position,
-                                     label=with_load(plan.label, load_factor)[:300], policy=plan.policy,
-                                     sweep_value=plan.sweep_value, load_factor=load_factor)
-            enqueue(run_simulation, run.pk)
+        add_runs(experiment, planned, load_factor)
     return experiment
+
+
+def add_runs(experiment: Experiment, planned: list[PlannedRun], load_factor: float = 1.0) -> None:
+    """One Run per planned run, in order, each queued for a worker once the transaction commits."""
+    for position, plan in enumerate(planned):
+        run = Run.objects.create(experiment=experiment, position=position,
+                                 label=with_load(plan.label, load_factor)[:300], policy=plan.policy,
+                                 sweep_value=plan.sweep_value, load_factor=load_factor, queues=plan.queues)
+        enqueue(run_simulation, run.pk)
 
 
 def with_recorded_run(trace: Trace, planned: list[PlannedRun]) -> list[PlannedRun]:

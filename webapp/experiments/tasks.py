@@ -22,8 +22,8 @@ from django.db.models import F, Q, QuerySet
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
-from engine.api import (INPUT_ERRORS, Cancelled, Pool, Scenario, SimResult, SimulationError, Transforms, error_line,
-                        parse_days)
+from engine.api import (INPUT_ERRORS, Cancelled, Clusters, Pool, Scenario, SimResult, SimulationError, Transforms,
+                        error_line, parse_days)
 from engine.api import run as run_scenario
 from engine.api import summarize
 from webapp.allocations.services import allocations_of
@@ -98,11 +98,11 @@ def prebuild_when_last(run_id: int) -> None:
 
 def execute(run_id: int, reporter: Reporter) -> None:
     """Load the trace, simulate, write results to MEDIA_ROOT/runs/<id>/ atomically, mark done."""
-    run = Run.objects.select_related("experiment__trace").get(pk=run_id)
+    run = Run.objects.select_related("experiment__trace", "experiment__preview").get(pk=run_id)
     experiment = run.experiment
     scenario = Scenario(
         trace=experiment.trace.workload(), policy=run.policy,
-        platform=Pool(experiment.procs, experiment.allocation),
+        platform=platform_of(run),
         transforms=Transforms(days=parse_days(experiment.days) if experiment.days else None,
                               load_factor=run.load_factor),
         allocations=allocations_of(experiment),
@@ -112,6 +112,14 @@ def execute(run_id: int, reporter: Reporter) -> None:
     summary = summarize(result, load_factor=run.load_factor, days=experiment.days or None)
     write_results(run, result, summary)
     _finish(run_id, Run.Status.DONE, progress=1.0, summary=summary)
+
+
+def platform_of(run: Run) -> Pool | Clusters:
+    """A preview's runs are on its clusters under the queue configuration the run names (its
+    ``platform``, webapp.preview.models.Preview); every other run on a pool of processors."""
+    preview = getattr(run.experiment, "preview", None)
+    return preview.platform(run.queues) if preview is not None else Pool(run.experiment.procs,
+                                                                           run.experiment.allocation)
 
 
 def write_results(run: Run, result: SimResult, summary: dict) -> None:

@@ -28,7 +28,7 @@ from webapp.experiments.tasks import reconcile
 
 @require_GET
 def experiment_list(request: HttpRequest) -> HttpResponse:
-    experiments = visible_to(Experiment, request.user).select_related("owner", "trace").prefetch_related("runs")
+    experiments = visible_to(Experiment, request.user).select_related("owner", "trace", "preview").prefetch_related("runs")
     return render(request, "experiments/list.html", {"experiments": experiments})
 
 
@@ -100,7 +100,11 @@ def with_time_left(runs: QuerySet[Run]) -> list[Run]:
 
 @require_GET
 def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    experiment = get_visible_or_404(Experiment.objects.select_related("owner", "trace", "machine"), request.user, pk)
+    experiment = get_visible_or_404(Experiment.objects.select_related("owner", "trace", "machine", "preview"),
+                                    request.user, pk)
+    preview = getattr(experiment, "preview", None)
+    if preview is not None:   # a preview's page shows its runs beside what they mean
+        return redirect(preview)
     ctx = {
         "experiment": experiment,
         "runs": with_time_left(experiment.runs.all()),

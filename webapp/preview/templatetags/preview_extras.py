@@ -7,6 +7,7 @@ from typing import Any
 from django import template
 
 from engine.api import human_seconds
+from webapp.preview.proposal import pool_words, walltime_words
 
 register = template.Library()
 
@@ -23,7 +24,8 @@ def split(text: str) -> list[str]:
 
 @register.filter
 def hours(seconds: Any) -> str:
-    return "" if seconds is None else f"{float(seconds) / 3600:.1f}"
+    """Seconds in hours with one decimal ("" for a value not there: a run not done)."""
+    return "" if seconds in (None, "") else f"{float(seconds) / 3600:.1f}"
 
 
 @register.filter
@@ -65,3 +67,21 @@ def ratio(value: Any) -> str:
 def pairs(keys: str, titles: str) -> list[tuple[str, str]]:
     """``"a b"|pairs:"A,B"`` -> ``[("a", "A"), ("b", "B")]`` (table sections with their titles)."""
     return list(zip(keys.split(), titles.split(",")))
+
+
+@register.filter
+def reason(key: str) -> str:
+    """An engine's reason key in words: ``request_over_queue_walltime`` -> ``request over queue walltime``."""
+    return str(key).replace("_", " ")
+
+
+@register.filter
+def walltime(seconds: Any) -> str:
+    """A queue's walltime in days or hours (``1 d``, ``12 h``)."""
+    return "" if seconds is None else walltime_words(int(seconds))
+
+
+@register.filter
+def pool(clusters: Any) -> str:
+    """A queue's pool: its clusters, or "all clusters" when it has none (``None``)."""
+    return pool_words(tuple(clusters) if clusters else None)

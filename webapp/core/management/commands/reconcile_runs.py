@@ -1,4 +1,4 @@
-"""The lost-work check by hand: runs and previews whose worker is gone or whose queued message was lost
+"""The lost-work check by hand: runs (a preview's too) whose worker is gone or whose queued message was lost
 are sent again once, then failed with the reason."""
 
 from __future__ import annotations
@@ -6,18 +6,14 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand
 
 from webapp.experiments.tasks import reconcile, resend_lost
-from webapp.preview.tasks import reconcile_previews
 
 
 class Command(BaseCommand):
-    help = ("Re-queue (once) or fail runs and previews whose worker stopped sending heartbeats, and queued runs "
-            "and previews whose message was lost.")
+    help = ("Re-queue (once) or fail runs whose worker stopped sending heartbeats, and queued runs whose "
+            "message was lost.")
 
     def handle(self, *args: object, **options: object) -> None:
         counts = reconcile()
         self.stdout.write(f"{counts['requeued']} run(s) re-queued, {counts['failed']} failed as worker lost")
         lost = resend_lost()
         self.stdout.write(f"{lost['resent']} lost run message(s) re-sent, {lost['failed']} failed")
-        previews = reconcile_previews()
-        self.stdout.write(f"{previews['requeued']} preview(s) re-queued, {previews['failed']} failed as worker lost")
-        self.stdout.write(f"{previews['resent']} lost preview message(s) re-sent, {previews['lost_in_queue']} failed")
