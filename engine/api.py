@@ -11,7 +11,11 @@ below it may change shape as long as these names keep their meaning. See docs/en
   keyword form); :func:`summarize` turns a result into the JSON-able summary;
 - errors: :data:`INPUT_ERRORS` (bad input a user can fix) and :func:`error_line` (the one line a
   user sees for any engine error);
-- metrics the dashboards draw (time series, fairness, deadlines, per-group figures).
+- metrics the dashboards draw (time series, fairness, deadlines, per-group figures);
+- replicated comparisons (weekly windows, input shaking, user resampling; bootstrap intervals and
+  verdicts; flurries; warm-up and cool-down): :func:`plan_replicates` -> :func:`run_replicate` for
+  each run spec, anywhere -> :func:`combine_replicates`; :func:`compare_replicates` does all three
+  on this machine. See docs/engine-api.md, "Replicated comparisons".
 """
 
 from __future__ import annotations
@@ -24,14 +28,21 @@ from engine.errors import WorkloadError
 from engine.policies.base import PolicyError
 
 if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the two agree)
+    from engine.command import simulate_command
     from engine.metrics.changes import by_queue, user_changes, wall_clock
     from engine.metrics.deadlines import (compared_summaries, deadline_mask, deadline_usage, has_deadlines,
                                           usage_histogram)
     from engine.metrics.diff import JobDiff, delta_histogram, gains_by, job_diff, moved_most
     from engine.metrics.fairness import jain_index, per_user
-    from engine.metrics.fidelity import fidelity, human_seconds
+    from engine.metrics.fidelity import fidelity
     from engine.metrics.groups import busy_by_group, penalty_increase, weekly
+    from engine.metrics.bootstrap import Bootstrap
+    from engine.metrics.counted import Counted, Trim, parse_trim
     from engine.metrics.summary import summarize as summarize_schedule
+    from engine.metrics.units import (METRICS, Metric, countdown_text, date_text, duration_text, metric,
+                                      metric_heading, metric_label, metric_text, number_text, percent_text,
+                                      walltime_text)
+    from engine.metrics.units import duration_text as human_seconds
     from engine.metrics.timeseries import (busy_processors, day_edges, downsample_steps, envelope, occupancy_by,
                                            queue_length)
     from engine.platform.allocations import Allocations, parse_allocations, read_allocations
@@ -41,17 +52,26 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
     from engine.platform.infer import zone_named as time_zone_named
     from engine.workload.slurm import WALL_CLOCK_FORMATS
     from engine.platform.machines import Machine, parse_machines, read_machines
-    from engine.platform.queues import QueueConfig, check_pools, config_yaml, duration_text, parse_queue_config
+    from engine.platform.queues import QueueConfig, check_pools, config_yaml, parse_queue_config, walltime_yaml
     from engine.platform.queues import load_queue_config as read_queue_config
     from engine.policies.base import PolicySpec
     from engine.policies.fairshare import priority_series
+    from engine.policies.formula import check_formula, formula_grammar
     from engine.policies.registry import FAMILIES as POLICY_FAMILIES
     from engine.policies.registry import PAPERS
     from engine.policies.registry import catalog as list_policies
     from engine.policies.registry import resolve as resolve_policy
     from engine.policies.registry import workload_option_schemas as workload_options
+    from engine.replicates.local import ReplicateError
+    from engine.replicates.local import compare_here as compare_replicates
+    from engine.replicates.local import run_plan as run_replicates
+    from engine.replicates.plan import COMPARABLE as REPLICATE_METRICS
+    from engine.replicates.plan import DEFAULT_METRICS as DEFAULT_REPLICATE_METRICS
+    from engine.replicates.plan import ReplicateSet, parse_replicates, plan_replicates
+    from engine.replicates.report import combine_replicates, verdict_table
+    from engine.replicates.runs import run_replicate
     from engine.run import Cleaning, Clusters, Pool, Scenario, Transforms, run, simulate
-    from engine.sim.eta import format_duration, time_left
+    from engine.sim.eta import time_left
     from engine.sim.simulator import SCHEDULE_COLUMNS, Cancelled, SimResult, SimulationError
     from engine.sim.validate import InvalidSchedule
     from engine.version import __version__
@@ -60,13 +80,17 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
     from engine.workload.cache import save as save_parsed
     from engine.workload.characterize import describe
     from engine.workload.export import swf_text, write_swf
+    from engine.workload.flurries import Flurry, FlurryRule, find_flurries, without_flurries
     from engine.workload.load import check_load_factor
     from engine.workload.metacentrum import EXEC_HOSTS, describe_requests
     from engine.workload.model import Workload
     from engine.workload.recorded import has_recorded_starts, parsed_without_recorded_starts
+    from engine.workload.resampling import resample_users
     from engine.workload.scenarios import sfs_scenario
+    from engine.workload.shaking import Shake
+    from engine.workload.shaking import shake as shake_workload
     from engine.workload.swf import read_header as read_trace_header
-    from engine.workload.window import parse_days
+    from engine.workload.window import equal_edges, parse_days, week_edges
 
     SHIPPED_QUEUE_CONFIGS: tuple[str, ...]
 
@@ -77,16 +101,20 @@ __all__ = [
     "write_swf", "swf_text",
     "save_parsed", "load_parsed", "parse_cache_folder",
     "Machine", "read_machines", "parse_machines",
-    "QueueConfig", "read_queue_config", "parse_queue_config", "config_yaml", "check_pools", "duration_text",
+    "QueueConfig", "read_queue_config", "parse_queue_config", "config_yaml", "check_pools", "walltime_yaml",
     "SHIPPED_QUEUE_CONFIGS", "shipped_queue_text",
     "Allocations", "read_allocations", "parse_allocations", "sfs_scenario",
     "InferredConfiguration", "infer_configuration",
     # policies
     "PolicySpec", "list_policies", "resolve_policy", "workload_options", "POLICY_FAMILIES", "PAPERS",
+    "check_formula", "formula_grammar",
     # running
     "Scenario", "Pool", "Clusters", "Cleaning", "Transforms", "run", "simulate", "SimResult",
     "SCHEDULE_COLUMNS", "check_load_factor", "parse_days", "summarize", "summarize_schedule",
-    "time_left", "format_duration",
+    "time_left", "simulate_command",
+    # formatting (engine.metrics.units)
+    "duration_text", "walltime_text", "countdown_text", "percent_text", "number_text", "date_text", "METRICS", "Metric", "metric",
+    "metric_label", "metric_heading", "metric_text",
     # errors
     "WorkloadError", "PolicyError", "SimulationError", "InvalidSchedule", "Cancelled", "INPUT_ERRORS", "error_line",
     # metrics for figures
@@ -95,6 +123,11 @@ __all__ = [
     "busy_by_group", "penalty_increase", "weekly", "priority_series", "fidelity", "human_seconds",
     "day_edges", "envelope", "wall_clock", "by_queue", "user_changes",
     "JobDiff", "job_diff", "delta_histogram", "gains_by", "moved_most",
+    # replicated comparisons (issue 26): plan -> run each spec (anywhere) -> combine
+    "ReplicateSet", "parse_replicates", "plan_replicates", "run_replicate", "combine_replicates", "verdict_table",
+    "run_replicates", "compare_replicates", "ReplicateError", "REPLICATE_METRICS", "DEFAULT_REPLICATE_METRICS",
+    "Bootstrap", "Counted", "Trim", "parse_trim", "Shake", "shake_workload", "resample_users",
+    "Flurry", "FlurryRule", "find_flurries", "without_flurries", "week_edges", "equal_edges",
     "__version__",
 ]
 
@@ -104,15 +137,35 @@ __all__ = [
 #: 2026-11-23, beyond numpy and pandas), while ``simulate`` needs neither the dashboards' metrics
 #: nor configuration inference, machine descriptions or the other trace readers.
 _LAZY: dict[str, tuple[str, str]] = {
+    "simulate_command": ("engine.command", "simulate_command"),
     **{name: ("engine.metrics.changes", name) for name in ("by_queue", "user_changes", "wall_clock")},
     **{name: ("engine.metrics.deadlines", name) for name in ("compared_summaries", "deadline_mask", "deadline_usage",
                                                              "has_deadlines", "usage_histogram")},
     **{name: ("engine.metrics.diff", name) for name in ("JobDiff", "delta_histogram", "gains_by", "job_diff",
                                                         "moved_most")},
     **{name: ("engine.metrics.fairness", name) for name in ("jain_index", "per_user")},
-    **{name: ("engine.metrics.fidelity", name) for name in ("fidelity", "human_seconds")},
+    "fidelity": ("engine.metrics.fidelity", "fidelity"),
+    **{name: ("engine.metrics.units", name) for name in ("METRICS", "Metric", "countdown_text", "date_text",
+                                                         "duration_text", "walltime_text", "metric", "metric_heading",
+                                                         "metric_label", "metric_text", "number_text", "percent_text")},
+    "human_seconds": ("engine.metrics.units", "duration_text"),   # the older name of duration_text
     **{name: ("engine.metrics.groups", name) for name in ("busy_by_group", "penalty_increase", "weekly")},
     "summarize_schedule": ("engine.metrics.summary", "summarize"),
+    "Bootstrap": ("engine.metrics.bootstrap", "Bootstrap"),
+    **{name: ("engine.metrics.counted", name) for name in ("Counted", "Trim", "parse_trim")},
+    "ReplicateError": ("engine.replicates.local", "ReplicateError"),
+    "compare_replicates": ("engine.replicates.local", "compare_here"),
+    "run_replicates": ("engine.replicates.local", "run_plan"),
+    "REPLICATE_METRICS": ("engine.replicates.plan", "COMPARABLE"),
+    "DEFAULT_REPLICATE_METRICS": ("engine.replicates.plan", "DEFAULT_METRICS"),
+    **{name: ("engine.replicates.plan", name) for name in ("ReplicateSet", "parse_replicates", "plan_replicates")},
+    **{name: ("engine.replicates.report", name) for name in ("combine_replicates", "verdict_table")},
+    "run_replicate": ("engine.replicates.runs", "run_replicate"),
+    **{name: ("engine.workload.flurries", name) for name in ("Flurry", "FlurryRule", "find_flurries",
+                                                             "without_flurries")},
+    "resample_users": ("engine.workload.resampling", "resample_users"),
+    "Shake": ("engine.workload.shaking", "Shake"),
+    "shake_workload": ("engine.workload.shaking", "shake"),
     **{name: ("engine.metrics.timeseries", name) for name in ("busy_processors", "day_edges", "downsample_steps",
                                                               "envelope", "occupancy_by", "queue_length")},
     **{name: ("engine.platform.allocations", name) for name in ("Allocations", "parse_allocations",
@@ -124,10 +177,11 @@ _LAZY: dict[str, tuple[str, str]] = {
     "WALL_CLOCK_FORMATS": ("engine.workload.slurm", "WALL_CLOCK_FORMATS"),
     **{name: ("engine.platform.machines", name) for name in ("Machine", "parse_machines", "read_machines")},
     **{name: ("engine.platform.queues", name) for name in ("QueueConfig", "parse_queue_config", "config_yaml",
-                                                           "check_pools", "duration_text")},
+                                                           "check_pools", "walltime_yaml")},
     "read_queue_config": ("engine.platform.queues", "load_queue_config"),
     "PolicySpec": ("engine.policies.base", "PolicySpec"),
     "priority_series": ("engine.policies.fairshare", "priority_series"),
+    **{name: ("engine.policies.formula", name) for name in ("check_formula", "formula_grammar")},
     "POLICY_FAMILIES": ("engine.policies.registry", "FAMILIES"),
     "PAPERS": ("engine.policies.registry", "PAPERS"),
     "list_policies": ("engine.policies.registry", "catalog"),
@@ -135,7 +189,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "workload_options": ("engine.policies.registry", "workload_option_schemas"),
     **{name: ("engine.run", name) for name in ("Cleaning", "Clusters", "Pool", "Scenario", "Transforms", "run",
                                                "simulate")},
-    **{name: ("engine.sim.eta", name) for name in ("format_duration", "time_left")},
+    "time_left": ("engine.sim.eta", "time_left"),
     **{name: ("engine.sim.simulator", name) for name in ("SCHEDULE_COLUMNS", "Cancelled", "SimResult",
                                                          "SimulationError")},
     "InvalidSchedule": ("engine.sim.validate", "InvalidSchedule"),
@@ -152,7 +206,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "parsed_without_recorded_starts": ("engine.workload.recorded", "parsed_without_recorded_starts"),
     "sfs_scenario": ("engine.workload.scenarios", "sfs_scenario"),
     "read_trace_header": ("engine.workload.swf", "read_header"),
-    "parse_days": ("engine.workload.window", "parse_days"),
+    **{name: ("engine.workload.window", name) for name in ("equal_edges", "parse_days", "week_edges")},
 }
 
 

@@ -127,12 +127,108 @@ def build_parser() -> argparse.ArgumentParser:
     conv.add_argument("--memory-unit", choices=("bytes", "KB", "MB", "GB"))
     conv.set_defaults(command=run_convert)
 
+    add_compare(commands)
+
     fid = commands.add_parser("fidelity", help="a simulated schedule against the recorded one (JSON)")
     fid.add_argument("recorded", metavar="RECORDED.csv", help="the schedule of --policy recorded")
     fid.add_argument("simulated", metavar="SIMULATED.csv", help="a simulated schedule of the same trace")
     fid.add_argument("--capacity", type=int, help="processors of the machine (for utilization)")
     fid.set_defaults(command=run_fidelity)
     return parser
+
+
+def add_compare(commands: Any) -> None:
+    """``compare``: several policies over replicates of one trace, with intervals and verdicts."""
+    com = commands.add_parser(
+        "compare", help="compare policies over replicates of a trace: differences, bootstrap intervals, verdicts",
+        description="Run every policy on many replicates of one trace and tell, for each pair of policies and "
+                    "each metric, the paired difference (b - a), its bootstrap confidence interval and a verdict. "
+                    "Replicates: weeks (paired weekly windows), windows:N, shake:K (input shaking: Tsafrir, "
+                    "Ouaknine & Feitelson, MASCOTS 2007), resample:N (user resampling: Zakay & Feitelson, "
+                    "ICPE 2013). Flurries: Tsafrir & Feitelson, IPDPS 2006.")
+    com.add_argument("trace", help="a trace of any format the engine reads")
+    com.add_argument("--policies", required=True, metavar="P1,P2,...",
+                     help="two or more preset names (see `policies`), compared in pairs: a = the earlier, b = the later")
+    com.add_argument("--replicates", required=True, metavar="SETS",
+                     help="weeks (every week from the first submit), weeks:N (the first N), windows:N (N equal "
+                          "stretches), shake:K (K shaken copies, Tsafrir, Ouaknine & Feitelson, MASCOTS 2007), "
+                          "resample:N (N user-resampled traces, Zakay & Feitelson, ICPE 2013); several separated by "
+                          "commas: the first set's verdicts say whether the others agree")
+    com.add_argument("--load", type=float, default=1.0, metavar="F",
+                     help="F times the trace's load: windows and shaking divide inter-arrival times by F (as "
+                          "simulate --load); resampling adds user streams until the offered work is F times the trace's")
+    com.add_argument("--days", metavar="FROM:TO", help="only jobs submitted in that window, days from the first submit")
+    com.add_argument("--warmup", default="0", metavar="2d|500j",
+                     help="leave out of each run's metrics the jobs submitted in its first days (2d) or its first jobs "
+                          "(500j); the runs still simulate them")
+    com.add_argument("--cooldown", default="0", metavar="2d|500j",
+                     help="leave out of each run's metrics its last days (2d) or last jobs (500j)")
+    com.add_argument("--without-flurries", action="store_true",
+                     help="remove workload flurries before everything (Tsafrir & Feitelson, IPDPS 2006): a user's jobs "
+                          "within --flurry-hours numbering at least --flurry-share of the trace's jobs and at least "
+                          "--flurry-min-jobs; the report lists the flurries found either way")
+    com.add_argument("--flurry-share", type=float, default=0.02, metavar="FRACTION")
+    com.add_argument("--flurry-hours", type=float, default=24.0, metavar="HOURS")
+    com.add_argument("--flurry-min-jobs", type=int, default=100, metavar="JOBS")
+    com.add_argument("--shake-seconds", type=int, default=60, metavar="S",
+                     help="shaking moves each submit time by up to S seconds either way (uniform)")
+    com.add_argument("--shake-runtime", type=float, default=0.0, metavar="FRACTION",
+                     help="shaking also scales runtimes by up to this fraction either way")
+    com.add_argument("--shake-estimate", type=float, default=0.0, metavar="FRACTION",
+                     help="shaking also scales requested times by up to this fraction either way")
+    com.add_argument("--metrics", metavar="M1,M2,...",
+                     help="summary metrics to compare (default: mean_wait,mean_response,mean_bsld,p95_wait,utilization)")
+    com.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
+    com.add_argument("--ci-method", choices=("percentile", "bca"), default="percentile",
+                     help="bootstrap interval: percentile (default) or bca (bias-corrected and accelerated)")
+    com.add_argument("--confidence", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
+    com.add_argument("--seed", type=int, default=0, help="seeds the shaken copies, the resampled traces and the "
+                                                         "bootstrap: the same seed, the same report")
+    com.add_argument("--jobs", type=int, default=1, metavar="N",
+                     help="worker processes (default 1: in this process); the trace is read once")
+    com.add_argument("--procs", type=int, help="machine size (default: the header's MaxProcs, else MaxNodes)")
+    com.add_argument("--skip-bad-lines", action="store_true", help="skip (and count) lines that cannot be read")
+    com.add_argument("--oversize", choices=("reject", "clip"), default="reject")
+    com.add_argument("--overrun", choices=("kill", "run"), default="kill")
+    com.add_argument("--memory-unit", choices=("bytes", "KB", "MB", "GB"),
+                     help="unit of requested memory in an extended (MetaCentrum/AleaNG) trace")
+    com.add_argument("--out", metavar="REPORT.json", help="write the report as JSON")
+    com.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                     help="show a progress bar (default: when stderr is a terminal)")
+    com.set_defaults(command=run_compare)
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    policies = [name.strip() for name in args.policies.split(",") if name.strip()]
+    metrics = ([m.strip() for m in args.metrics.split(",") if m.strip()] if args.metrics
+               else list(api.DEFAULT_REPLICATE_METRICS))
+    if args.jobs < 1:
+        raise WorkloadError(f"--jobs must be at least 1, got {args.jobs}")
+    options: dict[str, Any] = dict(
+        load=api.check_load_factor(args.load), days=api.parse_days(args.days) if args.days else None,
+        counted=api.Counted(api.parse_trim(args.warmup, name="--warmup"),
+                            api.parse_trim(args.cooldown, name="--cooldown")),
+        flurry_rule=api.FlurryRule(args.flurry_share, args.flurry_hours, args.flurry_min_jobs),
+        without_flurries=args.without_flurries,
+        shaking=api.Shake(args.shake_seconds, args.shake_runtime, args.shake_estimate),
+        metrics=metrics, bootstrap=api.Bootstrap(args.ci_method, args.resamples, args.confidence, args.seed),
+        seed=args.seed, capacity=args.procs)
+    replicates = api.parse_replicates(args.replicates)
+    workload = api.read_trace(args.trace, procs=args.procs, cleaning=cleaning_options(args),
+                              cache=api.parse_cache_folder())
+    plan = api.plan_replicates(workload, policies, replicates, **options)
+    show = sys.stderr.isatty() if args.progress is None else args.progress
+    bar = ProgressBar(sys.stderr, unit="of the runs' jobs") if show else None
+    began = time.perf_counter()
+    outcomes = api.run_replicates(workload, plan, workers=args.jobs, progress=bar.update if bar else None)
+    if bar:
+        bar.close()
+    report = api.combine_replicates(plan, outcomes)
+    report.update(trace_file=args.trace, wall_seconds=time.perf_counter() - began, workers=args.jobs)
+    print(api.verdict_table(report))
+    if args.out:
+        write_json(report, args.out)
+    return 0
 
 
 def policy_with_settings(policy: str, settings: list[str]) -> dict[str, Any]:
@@ -198,7 +294,23 @@ def run_policies(args: argparse.Namespace) -> int:
         print(f"{'':<18}{origin(entry)}")
         for param in entry["params"]:
             print(f"{'':<18}{param['name']} ({param['type']}, default {param['default']}): {param['description']}")
+    print_formula_help()
     return 0
+
+
+def print_formula_help() -> None:
+    """The variables a priority formula may use, with units, and an example of the spelling."""
+    print("\nYour own order: --policy '{\"ordering\": \"formula\", \"algorithm\": \"easy\", \"params\": "
+          "{\"formula\": \"requested * procs\", \"first\": \"smallest\"}}'")
+    print("  (algorithms: none, firstfit, easy, conservative; first: smallest or largest; NaN sorts last, "
+          "ties by arrival)")
+    grammar = api.formula_grammar()
+    print("  variables:")
+    for variable in grammar["variables"]:
+        unit = f" [{variable['unit']}]" if variable["unit"] else ""
+        changes = ", evaluated at every pass" if variable["dynamic"] else ""
+        print(f"    {variable['name']:<15}{unit} {variable['description']}{changes}")
+    print(f"  functions: {', '.join(grammar['functions'])}; operators: {' '.join(grammar['operators'])}")
 
 
 
@@ -296,8 +408,8 @@ def write_json(data: object, path: str) -> None:
 class ProgressBar:
     """A one-line bar on stderr with the time left at the pace so far, redrawn at most ten times a second."""
 
-    def __init__(self, stream: Any, width: int = 40) -> None:
-        self.stream, self.width, self.last = stream, width, 0.0
+    def __init__(self, stream: Any, width: int = 40, unit: str = "of jobs") -> None:
+        self.stream, self.width, self.last, self.unit = stream, width, 0.0, unit
         self.began = time.monotonic()
 
     def update(self, fraction: float) -> None:
@@ -306,8 +418,8 @@ class ProgressBar:
             return
         self.last = now
         filled = int(fraction * self.width)
-        left = api.format_duration(api.time_left(fraction, now - self.began))
-        self.stream.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {fraction:6.1%} of jobs, "
+        left = api.countdown_text(api.time_left(fraction, now - self.began))
+        self.stream.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {fraction:6.1%} {self.unit}, "
                           f"about {left} left   ")
         self.stream.flush()
 

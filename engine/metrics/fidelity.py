@@ -30,6 +30,8 @@ from typing import TypedDict
 import numpy as np
 import pandas as pd
 
+from engine.metrics.units import duration_text
+
 #: The thresholds of "far from the recording" (see the module docstring).
 FAR = {"wait_ratio": 2.0, "wait_seconds": 600.0, "rank_correlation": 0.5, "utilization_points": 0.10}
 #: Queues with fewer matched jobs than this are listed but never make the comparison "far".
@@ -140,8 +142,8 @@ def far_reasons(figures: Comparison) -> list[str]:
         return reasons
     low, high = sorted((rec["mean_wait"], sim["mean_wait"]))
     if high - low > FAR["wait_seconds"] and (low == 0 or high / low > FAR["wait_ratio"]):
-        reasons.append(f"mean wait {human_seconds(sim['mean_wait'])} simulated vs "
-                       f"{human_seconds(rec['mean_wait'])} recorded")
+        reasons.append(f"mean wait {duration_text(sim['mean_wait'])} simulated vs "
+                       f"{duration_text(rec['mean_wait'])} recorded")
     rho = figures["wait_rank_correlation"]
     if rho is not None and rho < FAR["rank_correlation"]:
         reasons.append(f"the order of waits hardly matches (rank correlation {rho:.2f})")
@@ -199,17 +201,6 @@ def spearman(a: np.ndarray, b: np.ndarray) -> float | None:
         return None
     value = float(np.corrcoef(ra, rb)[0, 1])
     return value if math.isfinite(value) else None
-
-
-def human_seconds(seconds: float) -> str:
-    """``42 s``, ``12.5 min``, ``3.2 h``, ``2.1 d``."""
-    if seconds < 60:
-        return f"{seconds:.0f} s"
-    if seconds < 3600:
-        return f"{seconds / 60:.1f} min"
-    if seconds < 86400 * 2:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 86400:.1f} d"
 
 
 def _matched(recorded: pd.DataFrame, simulated: pd.DataFrame, queue_names: dict[int, str] | None) -> pd.DataFrame:

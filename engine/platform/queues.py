@@ -275,7 +275,7 @@ def _fallback(queues: tuple[Queue, ...], by_walltime: list[int], requested: int,
 # --------------------------------------------------------------------------- writing
 
 
-def duration_text(seconds: int) -> str:
+def walltime_yaml(seconds: int) -> str:
     """A walltime as the YAML takes it, exactly, in the largest whole unit of days, hours, minutes:
     ``7d``, ``12h``, ``90m`` (admins read queue limits in days and hours, never weeks)."""
     for unit in ("d", "h", "m"):
@@ -297,7 +297,7 @@ def config_yaml(config: QueueConfig, description: str = "") -> str:
             if key != "walltime" and value == getattr(defaults, key):
                 continue
             if key == "walltime":
-                text = duration_text(value)
+                text = walltime_yaml(value)
             elif key == "pool":
                 text = "[" + ", ".join(yaml_name(c) for c in value) + "]"
             elif isinstance(value, bool):

@@ -7,7 +7,7 @@ database and result files share; :mod:`engine.policies.registry` names the prese
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +21,7 @@ class Param:
     """One parameter of a policy, with what a form needs to offer it."""
 
     name: str
-    type: str                      # "int" | "float" | "bool" | "choice"
+    type: str                      # "int" | "float" | "bool" | "choice" | "text"
     default: Any
     description: str
     minimum: float | None = None
@@ -29,6 +29,8 @@ class Param:
     allow_infinity: bool = False   # "inf" (or None) means unbounded
     label: str = ""                # in words, for forms ("maximum skipping count"); default: the name
     unit: str = ""                 # of the value ("h", "jobs", "share 0-1"); "" when it has none
+    #: a further check of a coerced value (e.g. a formula's grammar): raises PolicyError
+    check: Callable[[Any], object] | None = field(default=None, compare=False)
 
     def coerce(self, value: Any) -> Any:
         """Turn a value from JSON, a form or ``--set`` into this parameter's type, or raise PolicyError."""
@@ -48,14 +50,19 @@ class Param:
                 value = str(value)
                 if self.choices and value not in self.choices:
                     raise ValueError
+            elif self.type == "text":
+                if not isinstance(value, str):
+                    raise ValueError
         except (TypeError, ValueError):
             expected = {"int": "an integer", "float": "a number", "bool": "true or false",
-                        "choice": "one of " + ", ".join(self.choices or ())}[self.type]
+                        "choice": "one of " + ", ".join(self.choices or ()), "text": "text"}[self.type]
             if self.allow_infinity:
                 expected += ' or "inf"'
             raise PolicyError(f"parameter {self.name}: expected {expected}, got {value!r}") from None
         if self.minimum is not None and value < self.minimum:
             raise PolicyError(f"parameter {self.name}: must be at least {self.minimum:g}, got {value!r}")
+        if self.check is not None:
+            self.check(value)
         return value
 
     def to_dict(self) -> dict[str, Any]:
@@ -90,13 +97,16 @@ class PolicySpec:
     """A resolved policy: preset name, its ordering and algorithm, and every parameter's value.
 
     ``defaults`` are the preset's own values (set by the registry's resolve), so the label can name
-    what differs without looking the preset up; they are not part of the spec's data or equality."""
+    what differs without looking the preset up; ``title``, when set, is what the label calls the
+    policy instead of the preset's name (a custom formula: the formula itself). Neither is part of
+    the spec's data or equality."""
 
     preset: str
     ordering: str
     algorithm: str
     params: dict[str, Any] = field(default_factory=dict)
     defaults: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    title: str = field(default="", compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {"preset": self.preset, "ordering": self.ordering, "algorithm": self.algorithm,
@@ -112,4 +122,4 @@ class PolicySpec:
         left_out = set(names)
         changed = [f"{k}={to_json_value(v)}" for k, v in self.params.items()
                    if self.defaults.get(k) != v and k not in left_out]
-        return self.preset + (f" ({', '.join(changed)})" if changed else "")
+        return (self.title or self.preset) + (f" ({', '.join(changed)})" if changed else "")

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, insort
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from heapq import merge
 from typing import Any
 
@@ -379,14 +379,21 @@ def _queue_ranks(sim: Any) -> list[int] | None:
     return [priority[q] for q in allocator.queue_of.tolist()]
 
 
-def _fair_share_queue(sim: Any, params: dict, penalties: np.ndarray) -> FairShareQueue:
+def usage_account(sim: Any, params: Mapping[str, Any], penalties: np.ndarray | None = None) -> FairShareAccount:
+    """The users' recorded usage of a simulation, told of every job end (``penalties``: P_j per job;
+    the CPU-time fair-share's, the cores, when None)."""
     speed = speed_factor(sim)
-    penalty = penalties.tolist()
+    penalty = (cpu_penalties(sim) if penalties is None else penalties).tolist()
     account = FairShareAccount(
         lambda job: penalty[job] * speed(job), sim.user, sim.start_time,
         origin=sim.submit[0] if sim.n else 0, decay_hours=params.get("decay_hours", 72.0),
         decay_factor=params.get("decay_factor", 0.5), charge_running=bool(params.get("charge_running", False)))
     sim.finish_listeners.append(lambda job: account.finished(job, sim.now))
+    return account
+
+
+def _fair_share_queue(sim: Any, params: dict, penalties: np.ndarray) -> FairShareQueue:
+    account = usage_account(sim, params, penalties)
     queue = FairShareQueue(sim, account, _queue_ranks(sim))
     queue.cycle = int(params.get("cycle", 0))
     sim.pass_per_end = bool(params.get("pass_per_end", False))

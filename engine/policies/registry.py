@@ -27,6 +27,10 @@ class Component:
     #: for an algorithm that needs its own event loop (time sharing): the Simulation subclass that
     #: runs it; None = the space-sharing loop of engine.sim.simulator.Simulation
     simulation: type[Simulation] | None = None
+    #: for an ordering whose parameters say what it is (a formula): the label of a custom policy
+    #: with it, from the parameters' values; the parameters it names are not repeated after it
+    title: Callable[[Mapping[str, Any]], str] | None = None
+    titled: tuple[str, ...] = ()
 
 
 #: Orderings and algorithms by name. Policy families add theirs with register_ordering /
@@ -47,6 +51,7 @@ FAMILY_MODULES = (
     "engine.policies.fairshare",
     "engine.policies.heterogeneous",
     "engine.policies.recorded",
+    "engine.policies.formula",
 )
 
 
@@ -102,6 +107,7 @@ def apply_workload_options(workload: Any, params: dict[str, Any], *, seed: int =
 #: Policy families, in the order forms show them: key -> heading.
 FAMILIES: dict[str, str] = {
     "queue": "Queue order and backfilling",
+    "formula": "Priority formulas from the literature",
     "plan": "Plan-based",
     "fairshare": "Fair-share and queues",
     "allocations": "Allocations",
@@ -256,9 +262,16 @@ def resolve(spec: str | Mapping[str, Any] | PolicySpec) -> PolicySpec:
     values = dict(defaults)
     for name, value in given.items():
         values[name] = schema[name].coerce(value)
-    # a preset's label names what differs from its defaults; a custom ordering x algorithm's names every value
-    return PolicySpec(preset.name, preset.ordering, preset.algorithm, values,
-                      defaults if preset.name in PRESETS else {})
+    # a preset's label names what differs from its defaults; a custom ordering x algorithm's names every
+    # value, unless its ordering has a title (a formula: the formula, then what differs from the defaults)
+    if preset.name in PRESETS:
+        return PolicySpec(preset.name, preset.ordering, preset.algorithm, values, defaults)
+    ordering = ORDERINGS[preset.ordering]
+    if ordering.title is None:
+        return PolicySpec(preset.name, preset.ordering, preset.algorithm, values)
+    said = {**defaults, **{name: values[name] for name in ordering.titled}}
+    return PolicySpec(preset.name, preset.ordering, preset.algorithm, values, said,
+                      f"{ordering.title(values)}, {preset.algorithm}")
 
 
 def _preset_of(spec: dict) -> Preset:

@@ -203,3 +203,4 @@ def merge_reports(into: CleaningReport, other: CleaningReport) -> None:
     for reason, count in other.kept.items():
         into.keep(reason, count)
     into.bad_lines += other.bad_lines
+    into.keep_examples(other.bad_line_examples)

@@ -2,6 +2,11 @@
 (metadata, cleaning report, source, column order and dtypes). Loading needs no parsing, no
 pickle, and gives back exactly the frame that was saved.
 
+A text column is stored as codes into its distinct values, and those values as one UTF-8 buffer
+with the character offset where each ends: its size follows the text, not the widest row (version
+1 stored fixed-width unicode, so one job on ``n[0001-2048]`` made a 20,000-job sacct dump a 990 MB
+cache; it is 1-2 MB now). Version 1 files still load.
+
 :func:`read_through` is the parse cache of the command line: a trace read once is kept in a folder
 under a name made of its content, the reading options and the engine's source, so the next run
 of the same file (under any name) loads it instead of parsing it (HPC2N-2002: 0.57 -> 0.05 s of
@@ -29,7 +34,9 @@ from engine.workload.errors import WorkloadError
 from engine.workload.model import CleaningReport, Workload
 
 FORMAT = "schedlab-workload-cache"
-VERSION = 1
+VERSION = 2
+#: versions :func:`load` reads (1: text columns as fixed-width unicode arrays)
+READABLE_VERSIONS = (1, 2)
 _INFO_KEY = "__info__"
 #: what the parse cache may hold unless $SCHEDLAB_PARSE_CACHE_MB says otherwise (HPC2N-2002: 23 MB)
 DEFAULT_LIMIT_MB = 2048
@@ -39,7 +46,9 @@ def save(workload: Workload, path: str | Path) -> None:
     """Write the cache atomically: a temporary file in the same folder, then os.replace."""
     target = Path(path)
     columns = list(workload.jobs.columns)
-    arrays = {f"col{i}": _storable(workload.jobs[name]) for i, name in enumerate(columns)}
+    arrays: dict[str, np.ndarray] = {}
+    for i, name in enumerate(columns):
+        arrays.update(_storable(f"col{i}", workload.jobs[name]))
     info = {
         "format": FORMAT,
         "version": VERSION,
@@ -47,6 +56,7 @@ def save(workload: Workload, path: str | Path) -> None:
         "dtypes": [str(workload.jobs[name].dtype) for name in columns],
         "metadata": workload.metadata,
         "report": workload.report.to_dict(),
+        "rejected_submits": workload.report.rejected_submits,
         "source": workload.source,
     }
     arrays[_INFO_KEY] = np.frombuffer(json.dumps(info).encode("utf-8"), dtype=np.uint8)
@@ -66,29 +76,44 @@ def load(path: str | Path) -> Workload:
     try:
         with np.load(name, allow_pickle=False) as archive:
             info = json.loads(archive[_INFO_KEY].tobytes().decode("utf-8"))
-            if info.get("format") != FORMAT or info.get("version") != VERSION:
+            if info.get("format") != FORMAT or info.get("version") not in READABLE_VERSIONS:
                 raise WorkloadError(f"not a workload cache of version {VERSION}", file=name)
-            data = {column: archive[f"col{i}"] for i, column in enumerate(info["columns"])}
+            data = {column: _restored(archive, f"col{i}") for i, column in enumerate(info["columns"])}
     except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
         if isinstance(exc, WorkloadError):
             raise
         raise WorkloadError(f"cannot read the workload cache: {exc}", file=name) from None
     jobs = pd.DataFrame(data, columns=info["columns"]).astype(dict(zip(info["columns"], info["dtypes"])))
-    return Workload(
-        jobs=jobs,
-        metadata=info["metadata"],
-        report=CleaningReport.from_dict(info["report"]),
-        source=info["source"],
-    )
+    report = CleaningReport.from_dict(info["report"])
+    report.rejected_submits = {str(k): [int(t) for t in v] for k, v in (info.get("rejected_submits") or {}).items()}
+    return Workload(jobs=jobs, metadata=info["metadata"], report=report, source=info["source"])
 
 
-def _storable(column: pd.Series) -> np.ndarray:
-    """Numbers and booleans as they are; anything else (text columns of future readers) as a
-    fixed-width unicode array, because object arrays would need pickle to load. (A missing value
-    in a text column would come back as the text "nan"; the SWF reader produces no text columns.)"""
+def _storable(key: str, column: pd.Series) -> dict[str, np.ndarray]:
+    """Numbers and booleans as they are; anything else (text) as codes into its distinct values,
+    those values as one UTF-8 buffer and the character offset where each ends (object arrays would
+    need pickle to load). A missing text value would come back as the text "nan" (keeps_exactly
+    says so)."""
     if column.dtype.kind in "biuf":
-        return column.to_numpy()
-    return np.asarray(column.astype(str).to_numpy(), dtype=np.str_)
+        return {key: column.to_numpy()}
+    codes, distinct = pd.factorize(column.astype(str), sort=False)
+    values = [str(value) for value in distinct]
+    ends = np.cumsum([len(value) for value in values], dtype=np.int64)
+    text = np.frombuffer("".join(values).encode("utf-8"), dtype=np.uint8)
+    small = np.int32 if len(values) < 2**31 else np.int64
+    return {key: codes.astype(small, copy=False), f"{key}.text": text, f"{key}.ends": ends}
+
+
+def _restored(archive: Mapping[str, np.ndarray], key: str) -> np.ndarray:
+    """One column as :func:`_storable` kept it: an array of numbers, of fixed-width text (version
+    1), or of Python strings rebuilt from codes and the buffer of distinct values."""
+    if f"{key}.text" not in archive:
+        return archive[key]
+    text = archive[f"{key}.text"].tobytes().decode("utf-8")
+    ends = archive[f"{key}.ends"].tolist()
+    starts = [0, *ends[:-1]]
+    distinct = np.array([text[start:end] for start, end in zip(starts, ends)] or [""], dtype=object)
+    return distinct[archive[key]]
 
 
 def read_through(path: str | Path, options: Mapping[str, object], read: Callable[[], Workload],
@@ -188,12 +213,12 @@ def keeps_exactly(workload: Workload) -> bool:
 
 def _kept_exactly(column: pd.Series) -> bool:
     """Numbers and booleans; text of pandas' string dtype (an extended trace's queue names, nodespecs)
-    without missing values or NUL characters (a fixed-width numpy text array drops trailing NULs)."""
+    without missing values."""
     dtype = column.dtype
     if isinstance(dtype, np.dtype):
         return dtype.kind in "biuf"
     if isinstance(dtype, pd.StringDtype) and str(dtype) == "str":
-        return not column.isna().any() and not column.str.contains("\0", regex=False).any()
+        return not column.isna().any()
     return False
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import pandas as pd
@@ -22,6 +23,10 @@ CANONICAL_COLUMNS = (
 )
 
 
+#: How many skipped lines a cleaning report names (the rest are counted).
+BAD_LINE_EXAMPLES = 10
+
+
 @dataclass
 class CleaningReport:
     """Every decision cleaning took, counted by reason; nothing is dropped silently."""
@@ -30,10 +35,36 @@ class CleaningReport:
     repaired: dict[str, int] = field(default_factory=dict)   # jobs kept but changed, by reason
     bad_lines: int = 0                                        # lines skipped with skip_bad_lines
     kept: dict[str, int] = field(default_factory=dict)       # jobs kept unchanged but flagged, by reason
+    #: the first BAD_LINE_EXAMPLES skipped lines: {"line", "field", "message"} (no path: callers name the file)
+    bad_line_examples: list[dict[str, Any]] = field(default_factory=list)
+    #: the submit times of the rejected jobs, by reason, where the reader knows them (a time window then
+    #: counts only its own: :meth:`within`); kept in the parse cache, not in :meth:`to_dict`
+    rejected_submits: dict[str, list[int]] = field(default_factory=dict)
 
-    def reject(self, reason: str, count: int) -> None:
+    def reject(self, reason: str, count: int, submits: Sequence[int] | None = None) -> None:
+        """Count ``count`` jobs rejected for ``reason``; ``submits``: their submit times, when known."""
         if count:
             self.rejected[reason] = self.rejected.get(reason, 0) + int(count)
+            if submits is not None and len(submits) == count:
+                self.rejected_submits.setdefault(reason, []).extend(int(s) for s in submits)
+
+    def within(self, low: float, high: float) -> CleaningReport:
+        """The report of the jobs submitted in [low, high) (a time window): each rejection counted by its
+        job's submit time; a reason whose jobs' submit times the reader did not keep keeps its count for
+        the whole trace, and its name says so. Repairs, flags and skipped lines stay the whole trace's."""
+        rejected: dict[str, int] = {}
+        submits: dict[str, list[int]] = {}
+        for reason, count in self.rejected.items():
+            times = self.rejected_submits.get(reason)
+            if times is None or len(times) != count:
+                rejected[f"{reason} (whole trace: submit times unknown)"] = count
+                continue
+            inside = [t for t in times if low <= t < high]
+            if inside:
+                rejected[reason], submits[reason] = len(inside), inside
+        return CleaningReport(rejected=rejected, repaired=dict(self.repaired), bad_lines=self.bad_lines,
+                              kept=dict(self.kept), bad_line_examples=list(self.bad_line_examples),
+                              rejected_submits=submits)
 
     def repair(self, reason: str, count: int) -> None:
         if count:
@@ -44,17 +75,32 @@ class CleaningReport:
         if count:
             self.kept[reason] = self.kept.get(reason, 0) + int(count)
 
+    def note_bad_lines(self, errors: Iterable[Any]) -> None:
+        """Keep the first BAD_LINE_EXAMPLES of the skipped lines' errors (WorkloadError-like: line,
+        field, message), so a user sees which lines were skipped, not only how many."""
+        self.keep_examples([{"line": getattr(error, "line", None), "field": getattr(error, "field", None),
+                             "message": str(getattr(error, "message", error))} for error in errors])
+
+    def keep_examples(self, examples: Iterable[dict[str, Any]]) -> None:
+        """Add examples of skipped lines; the BAD_LINE_EXAMPLES first by line are kept."""
+        noted = self.bad_line_examples + list(examples)
+        noted.sort(key=lambda example: example["line"] if example["line"] is not None else -1)
+        self.bad_line_examples = noted[:BAD_LINE_EXAMPLES]
+
     @property
     def total_rejected(self) -> int:
         return sum(self.rejected.values())
 
     def to_dict(self) -> dict:
-        return {
+        data: dict[str, Any] = {
             "rejected": dict(self.rejected),
             "repaired": dict(self.repaired),
             "bad_lines": self.bad_lines,
             "kept": dict(self.kept),
         }
+        if self.bad_line_examples:    # only with skipped lines: a clean trace's report keeps its shape
+            data["bad_line_examples"] = [dict(example) for example in self.bad_line_examples]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict) -> CleaningReport:
@@ -63,6 +109,7 @@ class CleaningReport:
             dict(data.get("repaired", {})),
             int(data.get("bad_lines", 0)),
             dict(data.get("kept", {})),
+            [dict(example) for example in data.get("bad_line_examples", [])],
         )
 
 

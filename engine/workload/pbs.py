@@ -150,6 +150,7 @@ def _read_careful(source, *, skip_bad_lines: bool, max_records: int | None) -> t
                 raise
             jobs.report.bad_lines += 1
             scan.errors.append(error)
+    jobs.report.note_bad_lines(scan.errors)
     return jobs, scan.offset
 
 
@@ -648,6 +649,7 @@ def _read_fast(data: bytes | mmap.mmap, path: str, *, skip_bad_lines: bool) -> t
     rows.reject_unended(jobs.report)
     simple = rows.read_simple(data, buf, kernels, message, ends, kind, path)
     rows.collect(jobs, simple, lines, path, scan, skip_bad_lines=skip_bad_lines)
+    jobs.report.note_bad_lines(scan.errors)
     return jobs, scan.offset
 
 

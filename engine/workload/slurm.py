@@ -33,7 +33,7 @@ from __future__ import annotations
 import gzip
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,11 @@ from engine.workload.transforms import Overrun, Oversize
 MAX_KEPT_ERRORS = 1000
 #: The most hosts one job's NodeList may expand to (``n[1-99999999]`` is refused, not expanded).
 MAX_HOSTS = 100_000
+#: The most hosts a whole dump's NodeLists may expand to: this many, plus HOSTS_PER_JOB per job read.
+#: Without it a 17.8 KB .gz of 2,000 lines naming ``n[1-99999],xN`` took 40 s and 8.2 GB to parse (each
+#: line 700 KB of host names); a real 20,000-job dump with one job on ``n[0001-2048]`` needs 60,000.
+HOST_BUDGET = 2_000_000
+HOSTS_PER_JOB = 64
 NEVER = frozenset({"", "unknown", "none"})
 
 KEPT_STEPS = "job steps skipped (.batch, .extern, .N)"
@@ -316,7 +321,9 @@ def _jobs(frame: pd.DataFrame, path: str, report: CleaningReport, skip_bad_lines
         lambda: _tres(pair[0], "gres/gpu", "AllocTRES") or _tres(pair[1], "gres/gpu", "ReqTRES")))), dtype=np.int64)
     memories = checked(_mapped(list(zip(texts("reqmem"), req, nodes.tolist(), ppn.tolist())),
                                lambda key: _attempt(lambda: _memory_per_node(*key))))
-    hosts = checked(_mapped(texts("nodelist"), lambda text: _attempt(lambda: ";".join(expand_hostlist(text)))))
+    nodelists = texts("nodelist")
+    _check_host_budget(nodelists, part["_line"].to_numpy(), path)
+    hosts = checked(_mapped(nodelists, lambda text: _attempt(lambda: ";".join(expand_hostlist(text)))))
     for row in sorted(failures):
         if not skip_bad_lines:
             raise failures[row]
@@ -327,6 +334,7 @@ def _jobs(frame: pd.DataFrame, path: str, report: CleaningReport, skip_bad_lines
     good[list(failures)] = False
     take = np.flatnonzero(good)
     states = state.to_numpy()[kept]
+    report.note_bad_lines(errors)
     jobs = Jobs(report=report)
     jobs.jobid = jobid.to_numpy()[kept][take].astype(str).tolist()
     jobs.order = kept[take].tolist()
@@ -344,6 +352,19 @@ def _jobs(frame: pd.DataFrame, path: str, report: CleaningReport, skip_bad_lines
     jobs.exec_hosts = _taken(hosts, take)
     jobs.request = _taken(req, take)
     return jobs
+
+
+def _check_host_budget(nodelists: list[str], lines: np.ndarray, path: str) -> None:
+    """Refuse, before expanding them, host lists that would name more than HOST_BUDGET + HOSTS_PER_JOB
+    per job in all (the line where the total passes it is named): bounded memory and time."""
+    counts = np.array(_mapped(nodelists, count_hosts), dtype=np.int64)
+    budget = HOST_BUDGET + HOSTS_PER_JOB * len(nodelists)
+    total = np.cumsum(counts)
+    if len(total) and total[-1] > budget:
+        row = int(np.argmax(total > budget))
+        raise WorkloadError(f"the NodeLists name more than {budget:,} hosts in all ({HOST_BUDGET:,} and "
+                            f"{HOSTS_PER_JOB} per job); this reader does not expand so many", file=path,
+                            line=int(lines[row]), field="NodeList")
 
 
 def _attempt(function: Callable[[], Any]) -> Any:
@@ -475,26 +496,43 @@ def _array_size(jobid: str) -> int:
 def expand_hostlist(text: str) -> list[str]:
     """Slurm host list ``n[001-003,010],gpu5`` -> ``['n001', 'n002', 'n003', 'n010', 'gpu5']``;
     ``None assigned`` and empty -> []."""
+    hosts: list[str] = []
+    for part in _host_ranges(text):
+        if isinstance(part, str):
+            hosts.append(part)
+            continue
+        prefix, low, first, last, suffix = part
+        if len(hosts) + last - first >= MAX_HOSTS:
+            raise FieldError("NodeList", f"more than {MAX_HOSTS} hosts in {shown(str(text).strip())}")
+        hosts.extend(f"{prefix}{i:0{len(low)}d}{suffix}" for i in range(first, last + 1))
+    return list(dict.fromkeys(hosts))
+
+
+def count_hosts(text: str) -> int:
+    """How many names :func:`expand_hostlist` would make of ``text`` (before removing repeats),
+    counted without making them."""
+    return sum(1 if isinstance(part, str) else max(part[3] - part[2] + 1, 0) for part in _host_ranges(text))
+
+
+def _host_ranges(text: str) -> Iterator[str | tuple[str, str, int, int, str]]:
+    """Each piece of a host list: a name as it is (a plain name, or a bracket that is not a range),
+    or a range ``(prefix, low, first, last, suffix)``."""
     text = str(text).strip()
     if not text or text.lower().startswith("none"):
-        return []
-    hosts: list[str] = []
+        return
     for item in re.findall(r"[^,\[]+(?:\[[^\]]*\][^,\[]*)*", text):
         match = re.fullmatch(r"([^\[]*)\[([^\]]*)\](.*)", item)
         if not match:
-            hosts.append(item)
+            yield item
             continue
         prefix, ranges, suffix = match.groups()
         for part in ranges.split(","):
             low, _, high = part.partition("-")
             first, last = whole_number(low), whole_number(high)
             if first is not None and last is not None:
-                if len(hosts) + last - first >= MAX_HOSTS:
-                    raise FieldError("NodeList", f"more than {MAX_HOSTS} hosts in {shown(text)}")
-                hosts.extend(f"{prefix}{i:0{len(low)}d}{suffix}" for i in range(first, last + 1))
+                yield prefix, low, first, last, suffix
             else:
-                hosts.append(f"{prefix}{low}{suffix}")
-    return list(dict.fromkeys(hosts))
+                yield f"{prefix}{low}{suffix}"
 
 
 _TITLES = {"jobid": "JobID", "jobidraw": "JobIDRaw", "submit": "Submit", "start": "Start", "end": "End",

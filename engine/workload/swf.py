@@ -212,7 +212,7 @@ def parse_header(lines: Iterable[str]) -> dict[str, str]:
     metadata: dict[str, str] = {}
     last_key: str | None = None
     for raw in lines:
-        body = raw.strip()
+        body = _utf8_if_possible(raw.strip())
         if body.startswith(";"):
             body = body[1:].strip()
         if not body:
@@ -226,6 +226,15 @@ def parse_header(lines: Iterable[str]) -> dict[str, str]:
             key, value = (last_key or "Comment"), body
         metadata[key] = f"{metadata[key]}\n{value}" if key in metadata else value
     return metadata
+
+
+def _utf8_if_possible(text: str) -> str:
+    """The file is read as latin-1 (every byte decodes); a header line that is valid UTF-8 (the
+    archive's newer files, our own scenarios' "§9") is shown as the UTF-8 it is, not as "Â§9"."""
+    try:
+        return text.encode(ENCODING).decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        return text
 
 
 # --------------------------------------------------------------------------- opening the file

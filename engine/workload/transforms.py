@@ -65,17 +65,19 @@ def clean(
     _check_choice("overrun", overrun, ("kill", "run"))
 
     report = CleaningReport(bad_lines=trace.bad_lines)
+    report.note_bad_lines(trace.bad_line_errors)
     raw = trace.jobs
     keep = np.ones(len(raw), dtype=bool)
 
-    keep &= _reject_where(report, REJECT_SUBMIT, keep, raw["submit_time"].to_numpy() < 0)
+    submit = raw["submit_time"].to_numpy()
+    keep &= _reject_where(report, REJECT_SUBMIT, keep, submit < 0, submit)
     runtime = raw["run_time"].to_numpy(dtype=np.int64).copy()
-    keep &= _reject_where(report, REJECT_RUNTIME, keep, runtime < 0)
+    keep &= _reject_where(report, REJECT_RUNTIME, keep, runtime < 0, submit)
 
     procs = _processors(raw, keep, report)
-    keep &= _reject_where(report, REJECT_PROCS, keep, procs <= 0)
+    keep &= _reject_where(report, REJECT_PROCS, keep, procs <= 0, submit)
     procs = _fit_to_machine(procs, keep, machine_procs, oversize, report)
-    keep &= _reject_where(report, REJECT_OVERSIZE, keep, procs > machine_procs)
+    keep &= _reject_where(report, REJECT_OVERSIZE, keep, procs > machine_procs, submit)
 
     requested = _requested_time(raw, runtime, keep, report)
     runtime, killed = _overruns(runtime, requested, keep, overrun, report)
@@ -111,10 +113,12 @@ def clean(
     return Workload(jobs=jobs, metadata=metadata, report=report, source=trace.source)
 
 
-def _reject_where(report: CleaningReport, reason: str, keep: np.ndarray, bad: np.ndarray) -> np.ndarray:
-    """Count the still-kept jobs that fail this rule and return the mask of jobs that pass it."""
+def _reject_where(report: CleaningReport, reason: str, keep: np.ndarray, bad: np.ndarray,
+                  submit: np.ndarray) -> np.ndarray:
+    """Count the still-kept jobs that fail this rule (with their submit times) and return the mask of
+    jobs that pass it."""
     newly_rejected = keep & bad
-    report.reject(reason, int(newly_rejected.sum()))
+    report.reject(reason, int(newly_rejected.sum()), submit[newly_rejected].tolist())
     return ~newly_rejected
 
 

@@ -24,7 +24,8 @@ def parse_days(text: str) -> tuple[float, float]:
 
 
 def select_days(workload: Workload, low: float, high: float) -> Workload:
-    """Only the jobs submitted in [first submit + low days, first submit + high days)."""
+    """Only the jobs submitted in [first submit + low days, first submit + high days), and the cleaning
+    report's rejections of the jobs submitted then."""
     jobs = workload.jobs
     if jobs.empty:
         return workload
@@ -34,4 +35,43 @@ def select_days(workload: Workload, low: float, high: float) -> Workload:
     selected = jobs.loc[keep].reset_index(drop=True)
     metadata = dict(workload.metadata)
     metadata["days"] = f"{low:g}:{high:g}"
-    return Workload(selected, metadata, workload.report, workload.source)
+    report = workload.report.within(first + low * DAY, first + high * DAY)   # rejections of this window only
+    return Workload(selected, metadata, report, workload.source)
+
+
+WEEK = 7 * DAY
+
+
+def week_edges(workload: Workload, weeks: int | None = None) -> list[tuple[int, int]]:
+    """Consecutive weeks ``[start, end)`` of submit time from the first submit, enough to hold
+    every job (or only the first ``weeks``): the paired windows of a replicate set. Every job falls
+    in exactly one of them (its submit decides), since the edges tile time without gap or overlap."""
+    submit = workload.jobs["submit"].to_numpy()
+    if not len(submit):
+        return []
+    first, last = int(submit.min()), int(submit.max())
+    count = (last - first) // WEEK + 1
+    if weeks is not None:
+        count = min(count, int(weeks))
+    return [(first + i * WEEK, first + (i + 1) * WEEK) for i in range(count)]
+
+
+def equal_edges(workload: Workload, count: int) -> list[tuple[int, int]]:
+    """``count`` windows ``[start, end)`` of (nearly) equal length in whole seconds, from the first
+    submit to just after the last: every job falls in exactly one of them."""
+    if count < 1:
+        raise WorkloadError(f"the number of windows must be at least 1, got {count}")
+    submit = workload.jobs["submit"].to_numpy()
+    if not len(submit):
+        return []
+    first, stop = int(submit.min()), int(submit.max()) + 1
+    bounds = [first + (stop - first) * i // count for i in range(count + 1)]
+    return [(bounds[i], bounds[i + 1]) for i in range(count)]
+
+
+def submitted_between(workload: Workload, start: int, end: int) -> Workload:
+    """Only the jobs submitted in ``[start, end)`` (trace seconds), in their order, and the cleaning
+    report's rejections of the jobs submitted then."""
+    submit = workload.jobs["submit"]
+    selected = workload.jobs.loc[(submit >= start) & (submit < end)].reset_index(drop=True)
+    return Workload(selected, dict(workload.metadata), workload.report.within(start, end), workload.source)

@@ -4,7 +4,6 @@
   const table = document.getElementById("runs");
   if (!table) return;
   const FINAL = ["done", "failed", "cancelled"];
-  const hours = table.dataset.waitUnit === "h";  // a preview's page: waits in hours
   let running = false;  // a run was unfinished while this page was open
   const fmt = (v, digits) => (v === undefined || v === null || v === "") ? "" : Number(v).toFixed(digits);
 
@@ -18,10 +17,10 @@
     get("bar").style.width = run.percent + "%";
     get("percent").textContent = run.percent + " %" + (run.time_left ? ", " + run.time_left : "");
     const s = run.summary || {};
-    get("mean_wait").textContent = hours ? fmt(s.mean_wait === undefined || s.mean_wait === null ? s.mean_wait
-                                                   : s.mean_wait / 3600, 1) : fmt(s.mean_wait, 0);
-    get("mean_bsld").textContent = fmt(s.mean_bsld, 2);
-    get("utilization").textContent = fmt(s.utilization, 3);
+    const shown = run.shown || {};   // written by the server's formatting module (engine.metrics.units)
+    row.querySelectorAll("td.metric-cell").forEach(function (cell) {
+      cell.textContent = shown[cell.dataset.field] || "";
+    });
     const decisions = get("decisions");  // plan-based policies time each scheduling decision
     if (decisions) decisions.textContent = (s.mean_decision_ms === undefined || s.mean_decision_ms === null) ? ""
       : "decisions: mean " + fmt(s.mean_decision_ms, 1) + " ms, max " + fmt(s.max_decision_ms, 0) + " ms";

@@ -9,7 +9,8 @@ The rules followed (the engine's documented ones):
 - integer seconds; at one instant running jobs end first, then jobs arriving then join the queue
   in trace order, then the policy decides; a job of runtime 0 ends at the instant it starts, and
   the policy decides again at that instant;
-- the queue is in arrival order (FCFS); the machine is one pool of ``capacity`` processors;
+- the queue is in arrival order (FCFS), or sorted by ``key(job, now)`` when given, at the start
+  of every decision; the machine is one pool of ``capacity`` processors;
 - a job's *estimate* is its requested time (its runtime with ``exact=True``), at least 1 s: a
   running job is expected to end at start + estimate, and a reservation holds a job's processors
   for its estimate;
@@ -29,7 +30,12 @@ Reservation starts are events of their own here (the engine relies on them coinc
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
+
+#: a queue order: key(job index, now) -> sort key (it ends with the job index, so ties go by arrival)
+Key = Callable[[int, int], Any]
 
 
 @dataclass(frozen=True)
@@ -44,7 +50,7 @@ def estimate(job: Job, exact: bool) -> int:
     return max(job.runtime if exact else job.requested, 1)
 
 
-def fcfs(jobs: list[Job], capacity: int, *, exact: bool = False) -> list[int]:
+def fcfs(jobs: list[Job], capacity: int, *, exact: bool = False, key: Key | None = None) -> list[int]:
     """Start time of every job under FCFS without backfilling: jobs start in queue order while the
     head fits (``exact`` changes nothing: no decision reads an estimate)."""
     start: list[int | None] = [None] * len(jobs)
@@ -54,11 +60,11 @@ def fcfs(jobs: list[Job], capacity: int, *, exact: bool = False) -> list[int]:
             start[waiting[0]] = now
             running.append(waiting.pop(0))
 
-    _simulate(jobs, decide, start)
+    _simulate(jobs, decide, start, key=key)
     return start  # type: ignore[return-value]
 
 
-def easy(jobs: list[Job], capacity: int, *, exact: bool = False) -> list[int]:
+def easy(jobs: list[Job], capacity: int, *, exact: bool = False, key: Key | None = None) -> list[int]:
     """Start time of every job under FCFS + EASY backfilling."""
     start: list[int | None] = [None] * len(jobs)
 
@@ -93,11 +99,11 @@ def easy(jobs: list[Job], capacity: int, *, exact: bool = False) -> list[int]:
                 run(j)
                 extra -= jobs[j].procs
 
-    _simulate(jobs, decide, start)
+    _simulate(jobs, decide, start, key=key)
     return start  # type: ignore[return-value]
 
 
-def conservative(jobs: list[Job], capacity: int, *, exact: bool = False) -> list[int]:
+def conservative(jobs: list[Job], capacity: int, *, exact: bool = False, key: Key | None = None) -> list[int]:
     """Start time of every job under FCFS + conservative backfilling."""
     start: list[int | None] = [None] * len(jobs)
     reserved: dict[int, int] = {}
@@ -151,12 +157,12 @@ def conservative(jobs: list[Job], capacity: int, *, exact: bool = False) -> list
     def wake_ups() -> list[int]:
         return list(reserved.values())
 
-    _simulate(jobs, decide, start, arrive=arrive, wake_ups=wake_ups, exact=exact, tell_early_ends=True)
+    _simulate(jobs, decide, start, arrive=arrive, wake_ups=wake_ups, exact=exact, tell_early_ends=True, key=key)
     return start  # type: ignore[return-value]
 
 
 def _simulate(jobs: list[Job], decide, start: list[int | None], *, arrive=None, wake_ups=None,  # noqa: ANN001
-              exact: bool = False, tell_early_ends: bool = False) -> None:
+              exact: bool = False, tell_early_ends: bool = False, key: Key | None = None) -> None:
     """The event loop: the next instant is the soonest end, arrival (or wake-up); at it, ends, then
     arrivals in trace order, then ``decide``; repeated at the same instant while jobs of runtime
     0 started by the last decision end then."""
@@ -180,6 +186,8 @@ def _simulate(jobs: list[Job], decide, start: list[int | None], *, arrive=None, 
             if arrive is not None:
                 arrive(j, now, running)
             arrived += 1
+        if key is not None:
+            waiting.sort(key=lambda j: key(j, now))
         if tell_early_ends:
             decide(now, waiting, running, early)
         else:

@@ -93,12 +93,39 @@ def test_policies_says_each_presets_family_and_paper(capsys):
     from engine.api import PAPERS, POLICY_FAMILIES, list_policies
 
     assert main(["policies"]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    lines = capsys.readouterr().out.split("\n\n")[0].splitlines()    # the presets (then the formula section)
     origin = {line.split()[0]: lines[i + 1].strip() for i, line in enumerate(lines) if not line.startswith(" ")}
     assert origin["mrfs-easy"] == f"family: {POLICY_FAMILIES['fairshare']}; paper: {PAPERS['metacentrum'].citation}"
     assert origin["sorted-easy"].endswith(f"paper: {PAPERS['paragon'].citation}")
     assert origin["easy"].endswith("paper: none (textbook policy)")
     assert set(origin) == {entry["name"] for entry in list_policies()}
+
+
+def test_policies_lists_the_formula_variables_with_units(capsys):
+    from engine.api import formula_grammar
+
+    assert main(["policies"]) == 0
+    section = capsys.readouterr().out.split("\n\n")[1]
+    assert '"ordering": "formula"' in section
+    for variable in formula_grammar()["variables"]:
+        assert any(line.split()[0] == variable["name"] and (f"[{variable['unit']}]" in line or not variable["unit"])
+                   for line in section.splitlines() if line.strip())
+
+
+def test_a_bad_formula_is_one_error_line(tmp_path, capsys):
+    policy = '{"ordering": "formula", "algorithm": "easy", "params": {"formula": "requested * prcs"}}'
+    assert main(["simulate", str(DEMO), "--policy", policy, "--out", str(tmp_path / "s.csv")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: formula, column 13: unknown name 'prcs'") and err.count("\n") == 1
+
+
+def test_a_formula_run_records_the_formula(tmp_path):
+    summary = tmp_path / "s.json"
+    policy = '{"ordering": "formula", "algorithm": "conservative", "params": {"formula": "wait", "first": "largest"}}'
+    assert main(["simulate", str(DEMO), "--policy", policy, "--out", str(tmp_path / "s.csv"),
+                 "--summary", str(summary)]) == 0
+    data = json.loads(summary.read_text())
+    assert data["policy"]["params"]["formula"] == "wait" and data["label"] == "wait (largest first), conservative"
 
 
 def test_inspect_describes_a_trace(capsys):

@@ -7,7 +7,7 @@ from typing import Any
 from django.contrib.auth import authenticate
 from django.db import transaction
 from django.db.models import QuerySet
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 
@@ -18,6 +18,7 @@ from webapp.allocations.services import attach
 from webapp.api.decorators import authorize, error, json_body
 from webapp.core.permissions import M, Pk, Viewer, get_visible_or_404, visible_to
 from webapp.experiments.models import Experiment, Run
+from webapp.experiments.provenance import schedule_download
 from webapp.experiments.services import ExperimentError, create_experiment, parse_sweep_values, progress_payload
 from webapp.experiments.tasks import reconcile
 from webapp.studies import services as study_services
@@ -173,8 +174,7 @@ def run_schedule_csv(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_visible_or_404(Run, request.user, pk)
     if run.status != Run.Status.DONE or not run.schedule_csv.exists():
         return error(f"run {run.pk} has no schedule: it is {run.status}", 404)
-    return FileResponse(open(run.schedule_csv, "rb"), as_attachment=True,
-                        filename=f"run-{run.pk}-schedule.csv", content_type="text/csv")
+    return schedule_download(run)
 
 
 # --------------------------------------------------------------------------- studies

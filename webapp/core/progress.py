@@ -19,7 +19,7 @@ from django.db import DatabaseError, connection
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from engine.api import format_duration, time_left
+from engine.api import countdown_text, time_left
 
 log = logging.getLogger(__name__)
 HEARTBEAT_SECONDS = 5.0  # at least this often while the engine calls back, far below the stale limit
@@ -93,4 +93,4 @@ def time_left_text(status: str, progress: float, started_at: datetime | None) ->
     if status != "running" or started_at is None:
         return ""
     left = time_left(progress, (timezone.now() - started_at).total_seconds())
-    return "" if left is None else f"about {format_duration(left)} left"
+    return "" if left is None else f"about {countdown_text(left)} left"

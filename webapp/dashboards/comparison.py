@@ -31,9 +31,10 @@ from webapp.dashboards.figures import (
     wait_cdf_figure,
     wait_heatmaps,
 )
+from webapp.dashboards.figures.gantt import jobs_in_window
 from webapp.dashboards.figures.job_diff import job_diff_layout
 from webapp.dashboards.figures.style import heading, note
-from webapp.dashboards.figures.time_axis import TimeAxis
+from webapp.core.time_axis import TimeAxis
 from webapp.dashboards.figures.timelines import is_long
 
 #: Points per step series sent to the browser (a few thousand is sharp on any screen).
@@ -202,19 +203,48 @@ def default_window(schedules: Mapping[str, pd.DataFrame], seconds: int = DEFAULT
     return GanttWindow(middle, middle + seconds)
 
 
+class WindowError(ValueError):
+    """A Gantt window typed by a person that cannot be drawn; the message says why and what to type."""
+
+
+def window_time(text: str, field: str, axis: TimeAxis) -> float | None:
+    """One end of the window as schedule seconds; None when empty; WindowError when unreadable."""
+    text = (text or "").strip()
+    if not text:
+        return None
+    seconds = axis.seconds(text)
+    if seconds is None:
+        example = (f"a date such as {axis.text(0).split()[0]} or {axis.text(0)} ({axis.tz}), or seconds since "
+                   "the trace's time origin" if axis.calendar else "a number of seconds since the trace's start")
+        raise WindowError(f"Window {field}: “{text[:40]}” is not a time; give {example}.")
+    return seconds
+
+
 def gantt_window(schedules: Mapping[str, pd.DataFrame], params: Mapping[str, str],
                  axis: TimeAxis | None = None) -> GanttWindow:
     """The window of the Gantt charts and of the timelines' zoom: ``start``/``end`` as schedule seconds
-    or (for a trace with a calendar) dates in its time zone; one day from mid-trace by default."""
+    or (for a trace with a calendar) dates in its time zone; one day from mid-trace by default.
+    WindowError when a time is unreadable, the end is not after the start, or no job runs in it."""
     axis = axis or TimeAxis()
     default = default_window(schedules)
-    start = axis.seconds(params.get("start", ""))
-    start = default.start if start is None else start
-    end = axis.seconds(params.get("end", ""))
+    start = window_time(params.get("start", ""), "from", axis)
+    end = window_time(params.get("end", ""), "to", axis)
+    start = (default.start if end is None else end - (default.end - default.start)) if start is None else start
     end = start + (default.end - default.start) if end is None else end
     if end <= start:
-        end = start + 1.0
-    return GanttWindow(start, end)
+        raise WindowError(f"The window ends ({axis.text(end)}) before it starts ({axis.text(start)}): "
+                          "give a “to” after the “from”.")
+    window = GanttWindow(start, end)
+    if schedules and not any(jobs_running(s, window) for s in schedules.values()):
+        first, last = schedules_span(schedules)
+        raise WindowError(f"No job runs between {axis.text(start)} and {axis.text(end)}; the runs' jobs go "
+                          f"from {axis.text(first)} to {axis.text(last)}.")
+    return window
+
+
+def jobs_running(schedule: pd.DataFrame, window: GanttWindow) -> int:
+    """How many jobs of ``schedule`` run at some instant of the window (as the Gantt chart draws them)."""
+    return len(jobs_in_window(schedule, window.start, window.end))
 
 
 def gantt_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:

@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 from django.contrib.staticfiles import finders
 
-from engine.api import WALL_CLOCK_FORMATS, fidelity, human_seconds, read_trace_header
+from engine.api import fidelity, human_seconds, number_text
 from webapp.allocations.services import with_allocations
 from webapp.dashboards.comparison import Comparison
-from webapp.dashboards.figures.time_axis import TimeAxis, time_axis
+from webapp.core.time_axis import TimeAxis
 from webapp.experiments.models import Experiment, Run
 
 CACHED_SCHEDULES = 8
@@ -51,6 +52,66 @@ def _why_missing(run: Run, label: str) -> str:
     return f"{label} is {run.status}"
 
 
+@dataclass(frozen=True)
+class JobSets:
+    """Whether runs picked from several experiments simulate the same jobs, and if not, how they differ."""
+
+    differences: list[str]      # each setting that differs, in words, naming the runs
+    counts: dict[str, int]      # jobs simulated, per run label
+    common: int                 # jobs (by job id) every run simulated
+
+    @property
+    def differ(self) -> bool:
+        return bool(self.differences) or any(count != self.common for count in self.counts.values())
+
+    def message(self) -> str:
+        """The warning the comparison shows (empty when the runs simulate the same jobs)."""
+        if not self.differ:
+            return ""
+        counts = ", ".join(f"{number_text(n)} in “{label}”" for label, n in self.counts.items())
+        why = "; ".join(self.differences) or "their cleaning left out different jobs"
+        if not self.common:
+            return f"These runs share no job ({why}; jobs: {counts}): there is nothing to compare job for job."
+        return (f"These runs do not simulate the same jobs ({why}; jobs: {counts}). The metrics and plots "
+                f"below compare the {number_text(self.common)} jobs every run has.")
+
+
+def run_settings(run: Run) -> dict[str, str]:
+    """What decides which jobs a run simulates, and when they arrive, in words."""
+    experiment, params = run.experiment, (run.policy or {}).get("params") or {}
+    cleaning = []
+    if params.get("drop_interactive") in (True, "true", "True"):
+        cleaning.append("interactive queues dropped")
+    if (run.policy or {}).get("preset") == "recorded":
+        cleaning.append("only jobs with a recorded start")
+    return {"window": f"days {experiment.days}" if experiment.days else "the whole trace",
+            "load": f"load ×{run.load_factor:g}",
+            "cleaning": ", ".join(cleaning) or "jobs as cleaned at upload",
+            "machine": f"{experiment.procs:,} processors"}
+
+
+def job_sets(runs: list[tuple[str, Run]], schedules: dict[str, pd.DataFrame]) -> JobSets:
+    """Compare the done runs' settings (window, load, cleaning, machine size) and their job ids."""
+    settings = {label: run_settings(run) for label, run in runs}
+    differences = []
+    for key in ("window", "load", "cleaning", "machine"):
+        values: dict[str, list[str]] = {}
+        for label, shown in settings.items():
+            values.setdefault(shown[key], []).append(f"“{label}”")
+        if len(values) > 1:
+            differences.append(" vs ".join(f"{value} for {', '.join(names)}" for value, names in values.items()))
+    ids = [set(schedule["job_id"].tolist()) for schedule in schedules.values()]
+    common = set.intersection(*ids) if ids else set()
+    return JobSets(differences, {label: len(s) for label, s in schedules.items()}, len(common))
+
+
+def common_jobs(schedules: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """Each schedule restricted to the job ids every schedule has (the cached frames are left alone)."""
+    ids = [set(schedule["job_id"].tolist()) for schedule in schedules.values()]
+    common = sorted(set.intersection(*ids)) if ids else []
+    return {label: s[s["job_id"].isin(common)].reset_index(drop=True) for label, s in schedules.items()}
+
+
 def load_comparison(experiment: Experiment, runs: list[Run] | None = None) -> Comparison:
     """Done runs as a Comparison (the others are listed in `missing` with why): the experiment's own
     runs, or ``runs`` of any experiments on its trace (then no sweep); machine, allocation rule and
@@ -61,6 +122,8 @@ def load_comparison(experiment: Experiment, runs: list[Run] | None = None) -> Co
     done = [(label, run) for label, run in zip(labels, runs) if run.status == Run.Status.DONE]
     schedules = {label: cached_schedule(run) for label, run in done}
     summaries = {label: run.summary for label, run in done if run.summary}
+    if not own and job_sets(done, schedules).differ:   # runs of other experiments: only the jobs all have
+        schedules, summaries = common_jobs(schedules), {}
     missing = [_why_missing(run, label) for label, run in zip(labels, runs) if run.status != Run.Status.DONE]
     series, baselines = sweep_series(experiment, runs, labels) if own else ({}, {})
     schedules, targets = with_allocations(experiment, schedules)
@@ -115,24 +178,7 @@ def fidelity_row(label: str, figures: dict[str, Any]) -> dict[str, Any]:
 def trace_time_axis(trace: Any, schedules: dict[str, pd.DataFrame]) -> TimeAxis:
     """The trace's calendar (its header's start time and zone, or epoch submits), else time since start."""
     submits = [float(s["submit"].min()) for s in schedules.values() if len(s)]
-    zone = trace.zone() if hasattr(trace, "zone") else ""
-    return time_axis(trace_header(trace), min(submits) if submits else None, zone=zone,
-                     wall_clock=getattr(trace, "format", "") in WALL_CLOCK_FORMATS)
-
-
-CALENDAR_KEYS = ("UnixStartTime", "TimeZoneString", "TimeZone", "TimeBase")
-
-
-def trace_header(trace: Any) -> dict:
-    """The trace's header as stored at upload, or read from the file's ';' lines when that lacks the
-    calendar keys (traces stored another way, e.g. a local import)."""
-    header = dict(trace.header or {})
-    if any(key in header for key in CALENDAR_KEYS):
-        return header
-    try:
-        return {**read_trace_header(trace.path), **header}
-    except (OSError, ValueError):
-        return header
+    return trace.time_axis(min(submits) if submits else None)
 
 
 def table_css() -> str:

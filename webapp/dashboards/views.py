@@ -20,6 +20,7 @@ from webapp.dashboards import comparison as plots
 from webapp.dashboards.data import (
     cached_schedule,
     fidelity_table,
+    job_sets,
     load_comparison,
     trace_time_axis,
     unique_labels,
@@ -73,22 +74,31 @@ def _comparison_page(request: HttpRequest, experiment: Experiment, runs: list[Ru
     done_labels = [label for label, _ in done]
     colours = policy_colours(done_labels)
     params = _params(request)
+    window = _window_text(experiment, runs, params)
+    plot_params = {k: v for k, v in params.items() if k not in ("start", "end")} if window.get("error") else params
     baseline = params.get("baseline") if params.get("baseline") in done_labels else (done_labels[0] if done_labels else "")
-    suffix = f"?{urlencode({**params, **query})}" if params or query else ""
+    suffix = f"?{urlencode({**plot_params, **query})}" if plot_params or query else ""
     sweep = bool(not cross and experiment.sweep_param and experiment.sweep_values)
     names = [name for name in plots.plot_names(sweep, runs_have_deadlines(runs), len(done)) if name != "metrics"]
     sections = [{"name": name, "title": plots.SECTION_TITLES[name], "url": plot_url(name) + suffix} for name in names]
     summaries = {label: run.summary or {} for label, run in done}
+    job_warning = ""
+    if cross and done:   # runs of several experiments: the same jobs, or say how they differ
+        sets = job_sets(done, {label: cached_schedule(run) for label, run in done})
+        job_warning = sets.message()
+        if sets.differ:
+            summaries = plots.summaries_of(load_comparison(experiment, runs)) if sets.common else {}
     experiments = {run.experiment_id: run.experiment for run in runs}
     return render(request, "dashboards/comparison.html", {
         "experiment": experiment, "runs": runs, "cross": cross, "labels": done_labels,
         "done": done_labels, "legend": [{"label": label, "colour": colours[label], "run": run} for label, run in done],
         "title": ", ".join(done_labels or labels),
         "machines": sorted({e.machine_label for e in experiments.values()}), "experiments": list(experiments.values()),
-        "metrics_table": mark_safe(metrics_table_html(summaries, baseline=baseline, colours=colours)) if done else "",
+        "metrics_table": mark_safe(metrics_table_html(summaries, baseline=baseline, colours=colours)) if summaries else "",
+        "job_warning": job_warning, "nothing_common": bool(done) and not summaries,
         "fidelity": fidelity_table(experiment, runs, labels),
-        "baseline": baseline, "sections": sections, "params": params, "query": query,
-        "window": _window_text(experiment, runs, params),
+        "baseline": baseline, "sections": sections if summaries or not done else [], "params": params, "query": query,
+        "window": window,
         "download_url": download_url + suffix,
     })
 
@@ -98,11 +108,15 @@ def _window_text(experiment: Experiment, runs: list[Run], params: dict[str, str]
     done = [run for run in runs if run.status == Run.Status.DONE]
     if not done:
         return {}
-    schedules = {str(run.pk): cached_schedule(run) for run in done[:1]}
+    schedules = {str(run.pk): cached_schedule(run) for run in done}
     axis = trace_time_axis(experiment.trace, schedules)
-    window = plots.gantt_window(schedules, params, axis)
-    return {"start": axis.text(window.start), "end": axis.text(window.end),
-            "zone": axis.tz if axis.calendar else "", "calendar": "yes" if axis.calendar else ""}
+    shown = {"zone": axis.tz if axis.calendar else "", "calendar": "yes" if axis.calendar else ""}
+    try:
+        window = plots.gantt_window(schedules, params, axis)
+    except plots.WindowError as e:
+        window = plots.gantt_window(schedules, {}, axis)
+        return {**shown, "start": axis.text(window.start), "end": axis.text(window.end), "error": str(e)}
+    return {**shown, "start": axis.text(window.start), "end": axis.text(window.end)}
 
 
 @require_GET
@@ -205,7 +219,11 @@ def _plot_response(request: HttpRequest, experiment: Experiment, name: str, runs
     listed = runs if runs is not None else list(experiment.runs.order_by("position", "pk"))
     if not any(run.status == Run.Status.DONE for run in listed):
         return JsonResponse({"error": "None of these runs has finished yet."}, status=409)
-    return gzip_json_response(request, comparison_plot_gzip(experiment, name, _params(request), runs, own=listed))
+    try:
+        data = comparison_plot_gzip(experiment, name, _params(request), runs, own=listed)
+    except plots.WindowError as e:
+        return JsonResponse({"error": str(e)}, status=400)
+    return gzip_json_response(request, data)
 
 
 @require_GET
@@ -228,7 +246,11 @@ def _download(request: HttpRequest, experiment: Experiment, runs: list[Run] | No
     html = None
     if data.schedules:
         title = f"SchedLab comparison: {', '.join(data.schedules)} ({experiment.trace.name})"
-        html = file_html(plots.full_layout(data, _params(request), title), INLINE, title=title)
+        try:
+            layout = plots.full_layout(data, _params(request), title)
+        except plots.WindowError as e:
+            return HttpResponse(str(e), status=400, content_type="text/plain; charset=utf-8")
+        html = file_html(layout, INLINE, title=title)
     return attachment(html, f"{slugify(name) or 'comparison'}-comparison.html", "text/html; charset=utf-8",
                       unfinished="None of these runs has finished yet.")
 

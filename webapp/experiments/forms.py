@@ -50,6 +50,8 @@ def param_field(param: dict[str, Any]) -> forms.Field:
     if kind == "bool":
         return forms.BooleanField(label=label, help_text=f"{description}." if description else "",
                                   initial=bool(default), required=False)
+    if kind == "text":
+        return forms.CharField(label=label, help_text=help_text, initial=default, required=False)
     if kind == "choice":
         choices = [(c, c) for c in param.get("choices") or []]
         # not required: only the presets ticked are read, and an empty value means the default
@@ -96,9 +98,9 @@ class ExperimentForm(RunSettingsForm):
     load_factor = forms.FloatField(label="Load factor (× recorded arrival rate)", initial=1.0, required=False, min_value=0.01,
                                    help_text="Inter-arrival times divided by this: 2 = the same jobs arriving twice as fast. Default: 1.")
     days_from = forms.FloatField(label="From day", required=False, min_value=0,
-                                 help_text="Days after the first submit; empty = from the start.")
+                                 help_text="Days after the trace's first submit (day 0); empty = from the start.")
     days_to = forms.FloatField(label="To day", required=False, min_value=0,
-                               help_text="Empty = to the end of the trace.")
+                               help_text="Days after the first submit; empty = to the end of the trace.")
     sweep_param = forms.ChoiceField(label="Sweep parameter", required=False)
     sweep_values = forms.CharField(label="Sweep values", required=False, help_text="For example: 1, 2, 5, 10, 20, inf")
 

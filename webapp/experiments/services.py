@@ -30,13 +30,17 @@ class PlannedRun:
 
 
 def resolve_policy(spec: Any) -> dict[str, Any]:
-    """Validate one policy spec through the engine's registry; returns {"preset", "params", "_label"}."""
+    """Validate one policy spec through the engine's registry; returns {"preset", "params", "_label"}
+    (and "ordering", "algorithm" for a custom composition, such as your own formula)."""
     try:
         resolved = api.resolve_policy(spec)
     except api.PolicyError as e:
         raise ExperimentError(api.error_line(e)) from None
     data = resolved.to_dict()
-    return {"preset": data["preset"], "params": data["params"], "_label": resolved.label}
+    stored = {"preset": data["preset"], "params": data["params"]}
+    if data["preset"] == "custom":
+        stored.update(ordering=data["ordering"], algorithm=data["algorithm"])
+    return {**stored, "_label": resolved.label}
 
 
 def parse_sweep_values(text: str) -> list[Any]:
@@ -71,7 +75,7 @@ def plan_runs(policies: list[Any], sweep_param: str = "", sweep_values: list[Any
             swept_any = True
             for value in sweep_values:
                 params = {**base["params"], sweep_param: value}
-                run = resolve_policy({"preset": base["preset"], "params": params})
+                run = resolve_policy({**{k: v for k, v in base.items() if k != "_label"}, "params": params})
                 planned.append(PlannedRun(run.pop("_label"), run, value))
         else:
             planned.append(PlannedRun(base.pop("_label"), base))
@@ -220,9 +224,43 @@ def delete_experiment(experiment: Experiment) -> None:
         remove_results(run)
 
 
-METRIC_COLUMNS = ["jobs", "rejected", "mean_wait", "median_wait", "p95_wait", "max_wait", "mean_response",
+#: The summary metrics the CSV exports hold, in order (then one column per reason jobs were left out).
+METRIC_COLUMNS = ["jobs", "rejected_total", "mean_wait", "median_wait", "p95_wait", "max_wait", "mean_response",
                   "mean_bsld", "p95_bsld", "max_bsld", "max_stretch", "weighted_turnaround", "mean_abs_skip",
                   "max_skip", "utilization", "makespan", "throughput", "jain_bsld", "wall_seconds"]
+
+
+def rejection_reasons(summaries: list[dict[str, Any] | None]) -> list[str]:
+    """Every reason some run left jobs out for (the runs' own window), in first-seen order."""
+    return list(dict.fromkeys(reason for summary in summaries for reason in ((summary or {}).get("rejected") or {})))
+
+
+def metric_headings(reasons: list[str]) -> list[str]:
+    """The export's metric columns: each metric's name and raw unit, then one column per reason."""
+    return [api.metric_heading(code) for code in METRIC_COLUMNS] + [f"Left out: {reason} (jobs)" for reason in reasons]
+
+
+def metric_cells(summary: dict[str, Any] | None, reasons: list[str]) -> list[Any]:
+    """One run's raw values under :func:`metric_headings` (empty before it is done)."""
+    if not summary:
+        return [""] * (len(METRIC_COLUMNS) + len(reasons))
+    rejected = summary.get("rejected") or {}
+    return [_cell(summary.get(code)) for code in METRIC_COLUMNS] + [rejected.get(reason, 0) for reason in reasons]
+
+
+def _cell(value: Any) -> Any:
+    return "" if value is None else value
+
+
+#: The metrics the experiment page shows for each run (names and units from engine.metrics.units).
+PAGE_METRICS = ("jobs", "mean_wait", "mean_bsld", "utilization")
+
+
+def shown_metrics(summary: dict[str, Any] | None) -> dict[str, str]:
+    """The page's metrics of one run as people read them (``8.4 h``, ``58.6 %``); empty before it is done."""
+    if not summary:
+        return {}
+    return {code: api.metric_text(code, summary.get(code)) for code in PAGE_METRICS}
 
 
 def time_left_text(run: Run) -> str:
@@ -237,7 +275,7 @@ def progress_payload(experiment: Experiment) -> dict[str, Any]:
          "progress": round(r.progress, 4), "percent": int(r.progress * 100) if r.status != "done" else 100,
          "time_left": time_left_text(r),
          "error": r.error, "attempts": r.attempts, "cancel_requested": r.cancel_requested,
-         "summary": r.summary}
+         "summary": r.summary, "shown": shown_metrics(r.summary)}
         for r in experiment.runs.all()
     ]
     return {"id": experiment.pk, "name": experiment.name, "trace": experiment.trace_id, "procs": experiment.procs,

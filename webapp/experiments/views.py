@@ -3,25 +3,25 @@ cancel, re-run, delete, and the CSV downloads."""
 
 from __future__ import annotations
 
-import csv
-
 from django.contrib import messages
 from django.db import transaction
 from django.db.models import QuerySet
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from engine import api
 from webapp.allocations.services import attach
 from webapp.core.permissions import Viewer, can_change, get_owned_or_404, get_visible_or_404, visible_to
 from webapp.experiments.forms import ExperimentEditForm, ExperimentForm
 from webapp.experiments.models import Experiment, Run
+from webapp.experiments.provenance import metrics_download, schedule_download
 from webapp.experiments.reproduce import PRESETS as PAPER_PRESETS
 from webapp.experiments.reproduce import PaperPreset
 from webapp.experiments.services import (
-    METRIC_COLUMNS, ExperimentError, cancel_run, create_experiment, delete_experiment, progress_payload, rerun,
-    time_left_text,
+    PAGE_METRICS, ExperimentError, cancel_run, create_experiment, delete_experiment,
+    progress_payload, rerun, shown_metrics, time_left_text,
 )
 from webapp.experiments.tasks import reconcile
 
@@ -81,8 +81,9 @@ def experiment_new(request: HttpRequest) -> HttpResponse:
             messages.success(request, f"Queued {experiment.runs.count()} run(s).")
             return redirect(experiment)
     status = 400 if request.method == "POST" else 200
-    return render(request, "experiments/new.html", {"form": form, "reproduce": reproduce,
-                                                    "presets": paper_presets()}, status=status)
+    day_zero = {trace.pk: trace.day_zero() for trace in form.fields["trace"].queryset}
+    return render(request, "experiments/new.html", {"form": form, "reproduce": reproduce, "presets": paper_presets(),
+                                                    "day_zero": day_zero}, status=status)
 
 
 def comparison_url(experiment: Experiment) -> str:
@@ -95,7 +96,13 @@ def with_time_left(runs: QuerySet[Run]) -> list[Run]:
     listed = list(runs)
     for run in listed:
         run.time_left = time_left_text(run)  # type: ignore[attr-defined]
+        run.shown = [(code, text) for code, text in shown_metrics(run.summary).items()]  # type: ignore[attr-defined]
     return listed
+
+
+def page_metrics() -> list[tuple[str, str]]:
+    """The metrics the runs table shows, with their names in words."""
+    return [(code, api.metric_label(code)) for code in PAGE_METRICS]
 
 
 @require_GET
@@ -111,6 +118,7 @@ def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "can_change": can_change(experiment, request.user),
         "comparison_url": comparison_url(experiment),
         "other_runs": comparable_runs(experiment, request.user),
+        "page_metrics": page_metrics(),
     }
     return render(request, "experiments/detail.html", ctx)
 
@@ -123,7 +131,8 @@ def comparable_runs(experiment: Experiment, user: Viewer) -> list[Run]:
     """Finished runs of other experiments on the same trace that ``user`` may see."""
     return list(visible_to(Run, user).filter(experiment__trace=experiment.trace_id, status=Run.Status.DONE)
                 .exclude(experiment=experiment).select_related("experiment__owner")
-                .only("pk", "label", "experiment__name", "experiment__owner_id", "experiment__owner__username")
+                .only("pk", "label", "load_factor", "experiment__name", "experiment__days", "experiment__owner_id",
+                      "experiment__owner__username")
                 .order_by("-experiment__created", "position", "pk")[:COMPARABLE_RUNS])
 
 
@@ -164,16 +173,8 @@ def experiment_delete(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_GET
 def experiment_metrics_csv(request: HttpRequest, pk: int) -> HttpResponse:
-    experiment = get_visible_or_404(Experiment, request.user, pk)
-    response = HttpResponse(content_type="text/csv")
-    response["Content-Disposition"] = f'attachment; filename="experiment-{experiment.pk}-metrics.csv"'
-    writer = csv.writer(response)
-    writer.writerow(["run", "policy", "sweep_value", "status", *METRIC_COLUMNS])
-    for run in experiment.runs.all():
-        summary = run.summary or {}
-        writer.writerow([run.pk, run.label, "" if run.sweep_value is None else run.sweep_value, run.status,
-                         *[summary.get(c, "") for c in METRIC_COLUMNS]])
-    return response
+    experiment = get_visible_or_404(Experiment.objects.select_related("owner", "trace", "machine"), request.user, pk)
+    return metrics_download(experiment)
 
 
 @require_POST
@@ -195,9 +196,8 @@ def run_rerun(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @require_GET
-def run_schedule_csv(request: HttpRequest, pk: int) -> FileResponse:
-    run = get_visible_or_404(Run, request.user, pk)
+def run_schedule_csv(request: HttpRequest, pk: int) -> HttpResponse:
+    run = get_visible_or_404(Run.objects.select_related("experiment__trace", "experiment__owner"), request.user, pk)
     if run.status != Run.Status.DONE or not run.schedule_csv.exists():
         raise Http404("This run has no schedule (yet).")
-    return FileResponse(open(run.schedule_csv, "rb"), as_attachment=True,
-                        filename=f"run-{run.pk}-schedule.csv", content_type="text/csv")
+    return schedule_download(run)

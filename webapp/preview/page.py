@@ -13,12 +13,12 @@ from bokeh.models import Div, LayoutDOM
 from bokeh.resources import INLINE
 from django.template.loader import render_to_string
 
-from engine.api import QueueConfig, WorkloadError, error_line
+from engine.api import QueueConfig, WorkloadError, error_line, walltime_text
 from webapp.dashboards.data import table_css
 from webapp.dashboards.figures.preview import preview_layout
 from webapp.experiments.models import CURRENT, PROPOSED
 from webapp.preview.models import PARAMS, Preview
-from webapp.preview.proposal import ProposalForm, differences, pool_words, walltime_words, yaml_diff
+from webapp.preview.proposal import ProposalForm, differences, pool_words, yaml_diff
 from webapp.preview.services import (
     COUNTERPART,
     RECORDED,
@@ -77,7 +77,7 @@ def configurations(preview: Preview) -> list[dict[str, Any]]:
             described.append({"side": side, "name": name, "error": error_line(error), "queues": []})
             continue
         described.append({"side": side, "name": name, "mode": config.mode, "queues": [
-            {"name": q.name, "walltime": walltime_words(q.walltime), "priority": q.priority, "max_cores": q.max_cores,
+            {"name": q.name, "walltime": walltime_text(q.walltime), "priority": q.priority, "max_cores": q.max_cores,
              "user_max_jobs": q.user_max_jobs, "user_max_cores": q.user_max_cores, "pool": pool_words(q.pool)}
             for q in config.queues]})
     return described

@@ -12,20 +12,13 @@ from typing import Any
 
 from django import forms
 
-from engine.api import QueueConfig, WorkloadError, check_pools, config_yaml, error_line, parse_queue_config
+from engine.api import QueueConfig, WorkloadError, check_pools, config_yaml, error_line, parse_queue_config, walltime_text
 
 HOUR, DAY = 3600, 86_400
 UNITS = [("h", "hours"), ("d", "days")]
 #: the limits a row edits besides the walltime, and their labels
 COUNTS = {"max_cores": "cores", "user_max_jobs": "jobs per user", "user_max_cores": "cores per user"}
 ALL_CLUSTERS = "all clusters"
-
-
-def walltime_words(seconds: int) -> str:
-    """A walltime as admins read it: whole days in days (``2 d``), anything else in hours (``12 h``, ``1.5 h``)."""
-    if seconds % DAY == 0:
-        return f"{seconds // DAY} d"
-    return f"{seconds / HOUR:g} h" if seconds >= 60 else f"{seconds} s"
 
 
 def pool_words(pool: tuple[str, ...] | None) -> str:
@@ -146,10 +139,10 @@ def differences(current: QueueConfig, proposed: QueueConfig) -> list[Change]:
     for queue in proposed.queues:
         old = before.get(queue.name)
         if old is None:
-            changes.append(Change(queue.name, "queue", "—", f"new, walltime {walltime_words(queue.walltime)}"))
+            changes.append(Change(queue.name, "queue", "—", f"new, walltime {walltime_text(queue.walltime)}"))
             continue
         changes += [Change(queue.name, label, a, b) for label, a, b in _limits(old, queue) if a != b]
-    changes += [Change(name, "queue", f"walltime {walltime_words(q.walltime)}", "removed")
+    changes += [Change(name, "queue", f"walltime {walltime_text(q.walltime)}", "removed")
                 for name, q in before.items() if name not in after]
     return changes
 
@@ -158,7 +151,7 @@ def _limits(old: Any, new: Any) -> list[tuple[str, str, str]]:
     def count(value: Any) -> str:
         return "no limit" if value is None else str(value)
 
-    return [("walltime", walltime_words(old.walltime), walltime_words(new.walltime)),
+    return [("walltime", walltime_text(old.walltime), walltime_text(new.walltime)),
             ("priority", str(old.priority), str(new.priority)),
             *[(label, count(getattr(old, key)), count(getattr(new, key))) for key, label in COUNTS.items()],
             ("share of the machine", count(old.max_share), count(new.max_share)),

@@ -25,7 +25,7 @@ from webapp.core.permissions import (
 from webapp.experiments.reproduce import PRESETS as PAPER_PRESETS
 from webapp.experiments.reproduce import PaperPreset
 from webapp.experiments.services import delete_experiment
-from webapp.experiments.views import with_time_left
+from webapp.experiments.views import page_metrics, with_time_left
 from webapp.preview.forms import MachineFileForm, PreviewForm, QueueFileForm
 from webapp.preview.models import INFERRED_LABEL, MachineFile, Preview, QueueFile
 from webapp.preview.page import download_html, page_results, proposal_check, proposal_form, tables_csv
@@ -232,7 +232,7 @@ def _detail_page(request: HttpRequest, preview: Preview, proposal: ProposalForm 
     """The preview's page; ``proposal``: the editor as posted (kept with its errors)."""
     editable = can_change(preview, request.user)
     context = {"preview": preview, "experiment": preview.experiment, "can_change": editable,
-               "runs": with_time_left(preview.experiment.runs.all()),
+               "runs": with_time_left(preview.experiment.runs.all()), "page_metrics": page_metrics(),
                **page_results(preview, _chosen_value(request, preview))}
     if editable:
         context["proposal"] = proposal or proposal_form(preview)

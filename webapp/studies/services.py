@@ -20,6 +20,9 @@ from django.db import transaction
 from webapp.experiments.models import Experiment, Run
 from webapp.experiments.services import (
     METRIC_COLUMNS,
+    metric_cells,
+    metric_headings,
+    rejection_reasons,
     ExperimentError,
     checked_load_factor,
     checked_setup,
@@ -152,7 +155,7 @@ def progress(study: Study) -> dict[str, Any]:
 
 def grid_metrics() -> list[str]:
     """Summary metrics a trend plot may show (numbers only)."""
-    return [m for m in METRIC_COLUMNS if m not in ("rejected", "jobs")]
+    return [m for m in METRIC_COLUMNS if m not in ("rejected_total", "jobs")]
 
 
 def table_columns(study: Study) -> list[str]:
@@ -183,12 +186,12 @@ def trend_series(study: Study, x: str) -> tuple[list[Any], dict[str, list[dict |
 def csv_rows(study: Study) -> Iterable[list[Any]]:
     """The study as CSV rows: a header, then one row per point with its coordinates and metrics."""
     names = table_columns(study)
-    metrics = METRIC_COLUMNS
-    yield ["run", "policy", *names, "status", "error", *metrics]
-    for point in points(study):
-        summary = point.run.summary or {}
+    listed = points(study)
+    reasons = rejection_reasons([point.run.summary for point in listed])
+    yield ["run", "policy", *names, "status", "error", *metric_headings(reasons)]
+    for point in listed:
         yield [point.run.pk, point.policy_label, *[_value_text(point.coords.get(n, "")) for n in names],
-               point.run.status, point.run.error, *[summary.get(m, "") for m in metrics]]
+               point.run.status, point.run.error, *metric_cells(point.run.summary, reasons)]
 
 
 def _key(value: Any) -> Any:

@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from engine.api import metric_label
 from webapp.core.permissions import Viewer, can_change, get_owned_or_404, get_visible_or_404, visible_to
 from webapp.experiments.models import Run
 from webapp.experiments.reproduce import PRESETS as PAPER_PRESETS
@@ -25,10 +26,8 @@ from webapp.studies.models import LOAD, Study
 from webapp.studies.presets import PRESETS, create_preset_study
 from webapp.traces.models import Trace
 
-METRIC_TITLES = {
-    "weighted_turnaround": "size-weighted turnaround (s)", "mean_abs_skip": "mean |skipping count|",
-    "mean_wait": "mean wait (s)", "mean_bsld": "mean bounded slowdown", "utilization": "utilization",
-}
+#: The metrics of each point in the study's table (names, units and formats from engine.metrics.units).
+TABLE_METRICS = ("weighted_turnaround", "mean_abs_skip", "mean_wait", "utilization")
 
 
 def _studies(user: Viewer) -> QuerySet[Study]:
@@ -106,7 +105,9 @@ def study_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "studies/detail.html", {
         "study": study, "experiment": study.experiment, "points": services.points(study),
         "columns": services.table_columns(study), "progress": services.progress(study),
-        "axes": axes, "metrics": metrics, "x": x, "metric": metric, "figures": figures,
+        "axes": axes, "metrics": [(code, metric_label(code)) for code in metrics], "x": x, "metric": metric,
+        "figures": [{**f, "metric_label": metric_label(f["metric"])} for f in figures],
+        "table_metrics": [(code, metric_label(code)) for code in TABLE_METRICS],
         "can_change": can_change(study.experiment, request.user),
     })
 
@@ -129,8 +130,7 @@ def study_plot(request: HttpRequest, pk: int) -> JsonResponse:
     values, series = services.trend_series(study, x)
     if not any(any(s for s in line) for line in series.values()):
         return JsonResponse({"error": "No point of this plot has finished yet."}, status=409)
-    title = METRIC_TITLES.get(metric, metric.replace("_", " "))
-    layout = study_trend(x, values, series, metric, title)
+    layout = study_trend(x, values, series, metric, metric_label(metric))
     return JsonResponse(json_item(layout, request.GET.get("target") or f"plot-{x}-{metric}"))
 
 

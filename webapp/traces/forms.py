@@ -25,6 +25,11 @@ class TraceUploadForm(forms.Form):
                  ("MB", "MB"), ("GB", "GB")],
         help_text="Unit of the requested-memory field of a MetaCentrum or AleaNG trace (RAM per node).")
 
+    skip_bad_lines = forms.BooleanField(
+        label="Skip bad lines", required=False,
+        help_text="Leave out lines that cannot be read, count them and name the first ten on the trace's page "
+                  "(as the command line's --skip-bad-lines). Off: the first bad lines are named and nothing is stored.")
+
     time_zone = forms.CharField(
         label="Time zone", max_length=64, required=False,
         help_text="The zone the log's dates are in and are shown in: an IANA name (Europe/Prague) or an offset "
@@ -42,10 +47,12 @@ class TraceUploadForm(forms.Form):
         if uploaded is None:
             return data
         try:
-            self.inspected = inspect_upload(uploaded, uploaded.name)
+            self.inspected = inspect_upload(uploaded, uploaded.name, skip_bad_lines=bool(data.get("skip_bad_lines")))
         except UploadRejected as rejected:
             for problem in rejected.problems:
                 self.add_error("file", problem)
+            if rejected.bad_lines_only:
+                self.add_error("file", "Tick \"Skip bad lines\" to store the trace without these lines.")
             return data
         extended = self.inspected.format != "swf"   # its machine comes from a machine description
         if data.get("procs") is None and declared_procs(self.inspected.header) is None and not extended:

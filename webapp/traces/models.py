@@ -8,9 +8,13 @@ from django.conf import settings
 from django.db import models
 from django.urls import reverse
 
-from engine.api import (Cleaning, Workload, load_parsed, parsed_without_recorded_starts, read_trace, save_parsed,
-                        trace_time_zone)
+from engine.api import (WALL_CLOCK_FORMATS, Cleaning, Workload, load_parsed, parsed_without_recorded_starts,
+                        read_trace, read_trace_header, save_parsed, trace_time_zone)
 from webapp.core.files import media_path
+from webapp.core.time_axis import TimeAxis, time_axis
+
+#: Header keys that say when a trace's time 0 is and in which zone.
+CALENDAR_KEYS = ("UnixStartTime", "TimeZoneString", "TimeZone", "TimeBase")
 
 
 class Machine(models.Model):
@@ -96,12 +100,16 @@ class Trace(models.Model):
 
     def read(self) -> Workload:
         """Parse the stored file (machine size and memory unit as uploaded) and write its columnar cache."""
-        workload = read_trace(self.path, procs=self.procs,
-                              cleaning=Cleaning(memory_unit=(self.header or {}).get("memory_unit")))
+        workload = read_trace(self.path, procs=self.procs, cleaning=self.cleaning())
         target = self.cache_path_for(int(workload.metadata["procs"]))
         target.parent.mkdir(parents=True, exist_ok=True)
         save_parsed(workload, target)
         return workload
+
+    def cleaning(self) -> Cleaning:
+        """How the file is read: the options chosen at upload (services.upload_options)."""
+        header = self.header or {}
+        return Cleaning(memory_unit=header.get("memory_unit"), skip_bad_lines=header.get("skip_bad_lines") == "yes")
 
     def workload(self) -> Workload:
         """The parsed trace from its columnar cache; parsed again (and cached) if the cache was lost
@@ -120,6 +128,34 @@ class Trace(models.Model):
             self.time_zone = trace_time_zone(self.workload())[1]
             Trace.objects.filter(pk=self.pk, time_zone="").update(time_zone=self.time_zone)
         return self.time_zone
+
+    def calendar_header(self) -> dict:
+        """The header as stored at upload, or read from the file's ';' lines when that lacks the
+        calendar keys (traces stored another way, e.g. a local import)."""
+        header = dict(self.header or {})
+        if any(key in header for key in CALENDAR_KEYS):
+            return header
+        try:
+            return {**read_trace_header(self.path), **header}
+        except (OSError, ValueError):
+            return header
+
+    def time_axis(self, first_submit: float | None = None) -> TimeAxis:
+        """The trace's calendar (its header's start time and zone, or epoch submits), else time since
+        its start; ``first_submit``: the schedules' first, else the parsed trace's."""
+        if first_submit is None:
+            first_submit = (self.summary or {}).get("first_submit")
+        return time_axis(self.calendar_header(), first_submit, zone=self.zone(),
+                         wall_clock=self.format in WALL_CLOCK_FORMATS)
+
+    def day_zero(self) -> str:
+        """Day 0 of a time window (days from the first submit) as a date in the trace's zone, e.g.
+        "1996-09-23 10:15 (Europe/Stockholm)"; "" when the trace has no calendar or is not parsed."""
+        first = (self.summary or {}).get("first_submit")
+        axis = self.time_axis(first) if first is not None else None
+        if axis is None or not axis.calendar:
+            return ""
+        return f"{axis.text(first)} ({axis.tz})"
 
     def delete_files(self) -> None:
         """Remove the stored file and caches unless another trace shares the same content."""

@@ -14,6 +14,17 @@ from webapp.traces.tasks import parse_trace
 from webapp.traces.uploads import InspectedUpload
 
 
+def upload_options(data: dict) -> dict[str, str]:
+    """The upload's reading options, kept beside the header so every later parse reads the file the
+    same way (Trace.cleaning)."""
+    options = {}
+    if data.get("memory_unit"):
+        options["memory_unit"] = data["memory_unit"]
+    if data.get("skip_bad_lines"):
+        options["skip_bad_lines"] = "yes"
+    return options
+
+
 def create_trace(user: Any, data: dict, inspected: InspectedUpload, original_name: str) -> Trace:
     """Store the checked file by content hash, create the row, parse in the background."""
     try:
@@ -25,7 +36,7 @@ def create_trace(user: Any, data: dict, inspected: InspectedUpload, original_nam
                 original_name=original_name[:255], size_bytes=inspected.size_bytes,
                 procs=data.get("procs") or declared_procs(inspected.header), format=inspected.format,
                 time_zone=data.get("time_zone") or "",
-                header={**inspected.header, **({"memory_unit": data["memory_unit"]} if data.get("memory_unit") else {})},
+                header={**inspected.header, **upload_options(data)},
             )
             enqueue(parse_trace, trace.pk)
     except BaseException:

@@ -60,8 +60,10 @@ def too_large_message() -> str:
 class UploadRejected(Exception):
     """The upload failed a check; `problems` are user-facing lines naming file, line and field."""
 
-    def __init__(self, problems: list[str]) -> None:
+    def __init__(self, problems: list[str], *, bad_lines_only: bool = False) -> None:
         self.problems = problems[:MAX_PROBLEMS]
+        #: every problem is a line that "skip bad lines" would leave out (none is about the whole file)
+        self.bad_lines_only = bad_lines_only
         super().__init__("; ".join(self.problems))
 
 
@@ -130,9 +132,10 @@ class _Inflater:
             raise UploadRejected([f"{self.name}: not a valid gzip file ({e})."]) from None
 
 
-def inspect_upload(uploaded: TemporaryUploadedFile, name: str) -> InspectedUpload:
+def inspect_upload(uploaded: TemporaryUploadedFile, name: str, *, skip_bad_lines: bool = False) -> InspectedUpload:
     """Hash, bomb-check and cheaply validate an uploaded trace (SWF, or an extended MetaCentrum/AleaNG
-    trace recognised by its content); raises UploadRejected with problems."""
+    trace recognised by its content); raises UploadRejected with problems. With ``skip_bad_lines``,
+    problems of single lines pass (the parse skips and counts them); a problem of the whole file does not."""
     source = Path(uploaded.temporary_file_path())
     sha, compressed = hash_and_measure(source, name)
     # A hard link named like the final file (the engine tells gzip by name): Django still deletes
@@ -145,8 +148,9 @@ def inspect_upload(uploaded: TemporaryUploadedFile, name: str) -> InspectedUploa
     except Exception as e:  # the checker itself choked: report, never crash the request
         inspected.discard()
         raise UploadRejected([f"{name}: {error_line(e)}"]) from None
-    if problems:
+    bad_lines_only = all(getattr(p, "line", None) is not None for p in problems)
+    if problems and not (skip_bad_lines and bad_lines_only):
         inspected.discard()
-        raise UploadRejected([error_line(p, name=name) for p in problems])
+        raise UploadRejected([error_line(p, name=name) for p in problems], bad_lines_only=bad_lines_only)
     inspected.header = {str(k): str(v) for k, v in (header or {}).items()}
     return inspected

@@ -8,7 +8,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from engine.api import swf_text
+from engine.api import duration_text, number_text, swf_text
 from webapp.core.permissions import can_change, get_owned_or_404, get_visible_or_404, visible_to
 from webapp.traces.forms import MachineForm, TraceEditForm, TraceUploadForm
 from webapp.traces.models import Machine, Trace
@@ -55,8 +55,31 @@ def trace_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "can_change": can_change(trace, request.user),
         "plots_url": trace_plots_url(trace) if trace.is_ready else "",
         "report": (trace.summary or {}).get("report") or {},
+        "job_stats": job_statistics(trace.summary or {}),
+        "calendar": calendar_span(trace) if trace.is_ready else {},
     }
     return render(request, "traces/detail.html", ctx)
+
+
+#: The statistics rows of the trace page: (summary key, heading, how a value is written).
+JOB_STATISTICS = (("size", "Processors", lambda v: number_text(v, 0 if float(v).is_integer() else 1)),
+                  ("runtime", "Runtime", duration_text), ("requested_time", "Requested time", duration_text))
+
+
+def job_statistics(summary: dict) -> dict:
+    """The size, runtime and request statistics (min, median, mean, max) in words and units."""
+    rows = [(heading, [write(v) if v is not None else "–" for v in summary[key].values()])
+            for key, heading, write in JOB_STATISTICS if summary.get(key)]
+    columns = next((list(summary[key]) for key, _, _ in JOB_STATISTICS if summary.get(key)), [])
+    return {"columns": columns, "rows": rows} if rows else {}
+
+
+def calendar_span(trace: Trace) -> dict[str, str]:
+    """The first submit (day 0, with the zone) and the last as dates in the trace's zone; {} without a calendar."""
+    first = trace.day_zero()
+    if not first:
+        return {}
+    return {"first": first, "last": trace.time_axis().text((trace.summary or {})["last_submit"])}
 
 
 @require_GET

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from engine.api import SHIPPED_QUEUE_CONFIGS, config_yaml, duration_text, parse_queue_config, shipped_queue_text
+from engine.api import SHIPPED_QUEUE_CONFIGS, config_yaml, walltime_yaml, parse_queue_config, shipped_queue_text
 
 
 @pytest.mark.parametrize(("seconds", "text"), [(86400, "1d"), (7 * 86400, "7d"), (43200, "12h"), (90000, "25h"),
                                                 (5400, "90m"), (61, "61s"), (1, "1s")])
 def test_walltimes_are_written_exactly_in_the_largest_whole_unit(seconds, text):
-    assert duration_text(seconds) == text
+    assert walltime_yaml(seconds) == text
     assert parse_queue_config(f"queues:\n  - {{name: q, walltime: {text}}}\n").queues[0].walltime == seconds
 
 

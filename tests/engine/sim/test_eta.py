@@ -3,7 +3,8 @@
 import io
 
 from engine.cli import ProgressBar
-from engine.sim.eta import format_duration, time_left
+from engine.metrics.units import countdown_text as format_duration
+from engine.sim.eta import time_left
 
 
 def test_time_left_goes_on_at_the_average_pace_so_far():

@@ -4,6 +4,7 @@ older versions (ReqMem n/c suffixes, GPUs, multi-node host lists)."""
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,8 @@ from engine.workload import WorkloadError, load_workload
 from engine.workload.loading import check_trace_head, trace_format
 from engine.workload.names import names_of
 from engine.workload.slurm import (
-    KEPT_STEPS, REJECT_CANCELLED, REJECT_PENDING, REJECT_RUNNING, _array_size, expand_hostlist, load_sacct)
+    HOST_BUDGET, HOSTS_PER_JOB, KEPT_STEPS, REJECT_CANCELLED, REJECT_PENDING, REJECT_RUNNING, _array_size, count_hosts,
+    expand_hostlist, load_sacct)
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "accounting"
 REAL = DATA / "slurm_real_allocations.txt"
@@ -137,3 +139,37 @@ def test_helpers():
     assert expand_hostlist("n[001-003,010],gpu5") == ["n001", "n002", "n003", "n010", "gpu5"]
     assert expand_hostlist("None assigned") == [] and expand_hostlist("vm") == ["vm"]
     assert [_array_size(t) for t in ("1_[5-9]", "1_[5-9%2]", "1_[1,3,7-8]", "1_[0-10:5]")] == [5, 5, 4, 3]
+
+
+def test_count_hosts_agrees_with_expanding_them():
+    for text in ("n[001-003,010],gpu5", "vm", "None assigned", "", "a[1-2]b,c[x],d[07-09]", "n[5-3]"):
+        assert count_hosts(text) == len(expand_hostlist(text)), text
+
+
+def _dump_line(job: int, nodelist: str) -> str:
+    return (f"{job}|2024-03-01T08:00:00|2024-03-01T08:00:00|2024-03-01T09:00:00|4|COMPLETED|01:00:00|"
+            f"{nodelist}")
+
+
+def test_host_lists_naming_too_many_hosts_in_all_are_refused_before_expanding(tmp_path):
+    """A 2.4 KB .gz of 300 lines each on n[1-99990] took 15 s and 780 MB (8.2 GB for a 17.8 KB one):
+    the total is counted first and the line passing the budget named."""
+    path = tmp_path / "bomb.txt.gz"
+    per_job = 99_990
+    jobs = 300
+    with gzip.open(path, "wt") as out:
+        out.write(HEADER + "|NodeList\n")
+        out.writelines(_dump_line(job, f"n[1-{per_job}],x{job}") + "\n" for job in range(1, jobs + 1))
+    with pytest.raises(WorkloadError, match="more than") as caught:
+        load_sacct(path)
+    budget = HOST_BUDGET + HOSTS_PER_JOB * jobs
+    first_over = next(job for job in range(1, jobs + 1) if job * (per_job + 1) > budget)
+    assert (caught.value.field, caught.value.line) == ("NodeList", first_over + 1)
+
+
+def test_host_lists_within_the_budget_are_expanded(tmp_path):
+    path = tmp_path / "wide.txt"
+    lines = [_dump_line(1, "n[0001-2048]")] + [_dump_line(job, f"n{job:04d}") for job in range(2, 50)]
+    path.write_text(HEADER + "|NodeList\n" + "\n".join(lines) + "\n")
+    hosts = load_sacct(path).jobs["exec_hosts"].tolist()
+    assert hosts[0].split(";") == [f"n{i:04d}" for i in range(1, 2049)] and hosts[5] == "n0006"

@@ -131,6 +131,17 @@ def test_header_text_that_continues_no_key_is_kept_as_comment():
     }
 
 
+def test_header_text_in_utf8_reads_as_written_and_latin1_still_reads(tmp_path):
+    path = tmp_path / "notes.swf"
+    path.write_bytes("; Note: the SFS paper's §9 scenario\n".encode() + b"; Comment: caf\xe9 in latin-1\n"
+                     + job_line(1).encode() + b"\n")
+
+    header = read_swf(path).metadata
+
+    assert header["Note"] == "the SFS paper's §9 scenario"   # not "Â§9"
+    assert header["Comment"] == "café in latin-1"
+
+
 def test_a_file_without_header_has_empty_metadata(tmp_path):
     trace = read_swf(write_swf(tmp_path / "bare.swf", [job_line(1)], header=""))
 

@@ -29,8 +29,9 @@ def test_create_run_and_read_results(api, demo_trace):
     assert detail["runs"][1]["policy"]["params"]["masc"] == "inf"
     assert detail["runs"][0]["summary"]["mean_wait"] >= 0
     csv = api.get(detail["runs"][0]["schedule_csv"])
-    assert csv["Content-Type"] == "text/csv"
-    assert b"".join(csv.streaming_content).startswith(b"job_id,user,submit,start,end")
+    assert csv["Content-Type"] == "text/csv; charset=utf-8"
+    text = b"".join(csv.streaming_content)
+    assert text.startswith(b"# SchedLab schedule") and b"\njob_id,user,submit,start,end" in text
 
 
 def test_a_time_window_applies_to_every_run(api, demo_trace):
@@ -73,3 +74,31 @@ def test_a_schedule_of_an_unfinished_run_is_a_json_404(api, demo_trace):
     body = post(api, {"trace": demo_trace.pk, "policies": [{"preset": "easy"}]}).json()
     response = api.get(f"/api/runs/{body['runs'][0]}/schedule.csv")
     assert response.status_code == 404 and "queued" in response.json()["error"]
+
+
+FORMULA = {"ordering": "formula", "algorithm": "easy", "params": {"formula": "(wait / requested) ** 3 * procs",
+                                                                  "first": "largest"}}
+
+
+def test_a_formula_policy_runs_and_its_run_shows_the_formula(api, demo_trace):
+    body = post(api, {"trace": demo_trace.pk, "procs": 16, "policies": [FORMULA],
+                      "sweep": {"param": "backfill_bound", "values": [5, "inf"]}}).json()
+    assert len(body["runs"]) == 2
+    for pk in body["runs"]:
+        run_simulation(pk)
+    runs = api.get(f"/api/experiments/{body['id']}/").json()["runs"]
+    assert [r["status"] for r in runs] == ["done", "done"]
+    assert runs[0]["label"] == "(wait / requested) ** 3 * procs (largest first), easy (backfill_bound=5)"
+    assert runs[1]["policy"]["ordering"] == "formula" and runs[1]["policy"]["params"]["first"] == "largest"
+
+
+def test_a_bad_formula_is_a_400_with_the_engine_s_line(api, demo_trace):
+    from engine.api import PolicyError, resolve_policy
+
+    bad = {**FORMULA, "params": {"formula": "wait / reqested", "first": "largest"}}
+    with pytest.raises(PolicyError) as caught:
+        resolve_policy(bad)
+    response = post(api, {"trace": demo_trace.pk, "policies": [bad]})
+    assert response.status_code == 400 and response.json()["error"] == str(caught.value)
+    assert "column 8: unknown name 'reqested'" in response.json()["error"]
+    assert not Experiment.objects.exists()

@@ -8,7 +8,7 @@ from bokeh.models import DatetimeAxis, LegendItem
 from bokeh.plotting import figure as Figure  # noqa: N812 - the class, to select figures by type
 
 from engine.metrics.timeseries import day_edges, envelope
-from webapp.dashboards.figures.time_axis import TimeAxis
+from webapp.core.time_axis import TimeAxis
 from webapp.dashboards.figures.timelines import PolicyTimelines, linked_timelines
 
 STEPS = pd.DataFrame({"time": [0, 100, 86450, 30 * 86400], "value": [2, 5, 1, 0]})

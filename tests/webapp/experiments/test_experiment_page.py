@@ -67,10 +67,12 @@ def test_a_failed_run_shows_its_reason(alice_client, done_experiment):
 
 def test_the_metrics_csv_has_one_row_per_run(alice_client, done_experiment):
     response = alice_client.get(reverse("experiments:metrics_csv", args=[done_experiment.pk]))
-    lines = response.content.decode().splitlines()
-    assert lines[0].startswith("run,policy,sweep_value,status,jobs,") and len(lines) == 3
+    lines = [line for line in response.content.decode().splitlines() if not line.startswith("#")]
+    assert lines[0].startswith("Run,Policy,Sweep value,Status,Jobs simulated (jobs),") and len(lines) == 3
 
 
-def test_the_schedule_csv_is_the_engines(alice_client, done_run):
+def test_the_schedule_csv_is_the_engines_after_its_provenance(alice_client, done_run):
     response = alice_client.get(reverse("experiments:run_schedule_csv", args=[done_run.pk]))
-    assert b"".join(response.streaming_content) == done_run.schedule_csv.read_bytes()
+    text = b"".join(response.streaming_content)
+    body = b"".join(line for line in text.splitlines(keepends=True) if not line.startswith(b"#"))
+    assert text.startswith(b"# SchedLab schedule") and body == done_run.schedule_csv.read_bytes()

@@ -216,7 +216,7 @@ def test_the_fidelity_warning_is_plain_and_on_top(alice, media_root):
                          "lose": []}}
     page = render_to_string("preview/_results.html", context)
     assert page.index("warning-box") < page.index("Mean wait per queue")
-    assert warning in page and "5.5 d</strong> simulated vs" in page and "132.00×" in page
+    assert warning in page and "5.5 days</strong> simulated vs" in page and "132.00×" in page
     assert '<td class="better">−1.5 h</td>' in page and '<td class="better">−2.0 h</td>' in page
     assert "<td>7</td><td>3</td><td>2.0 h</td><td>1.0 min</td>" in page and "Nobody." in page
     assert "Times in Europe/Prague." in page

@@ -11,7 +11,7 @@ from django.urls import reverse
 from engine.api import config_yaml, parse_queue_config
 from tests.webapp.conftest import compute, make_preview
 from webapp.preview.models import Preview, QueueFile
-from webapp.preview.proposal import ProposalForm, differences, walltime_words, yaml_diff
+from webapp.preview.proposal import ProposalForm, differences, yaml_diff
 
 pytestmark = pytest.mark.django_db
 CLUSTERS = ["zewura", "zegox"]
@@ -41,12 +41,6 @@ def posted(form: ProposalForm, **changes: object) -> dict:
 
 def editor(text: str = CURRENT, data: dict | None = None) -> ProposalForm:
     return ProposalForm(data, base=parse_queue_config(text), base_text=text, clusters=CLUSTERS)
-
-
-@pytest.mark.parametrize(("seconds", "words"), [(3600, "1 h"), (5400, "1.5 h"), (43200, "12 h"), (86400, "1 d"),
-                                                 (7 * 86400, "7 d"), (90000, "25 h"), (30, "30 s")])
-def test_walltimes_read_in_hours_and_days(seconds, words):
-    assert walltime_words(seconds) == words
 
 
 def test_the_rows_start_from_the_proposal_in_hours_and_days_and_all_clusters_ticked():
@@ -111,7 +105,7 @@ def test_the_difference_lists_each_changed_limit_in_hours_and_days():
 def test_the_queue_page_shows_hours_days_and_all_clusters(alice, alice_client):
     queues = QueueFile.objects.create(owner=alice, name="mine", text=CURRENT)
     page = alice_client.get(queues.get_absolute_url()).content.decode()
-    assert "<td>workq</td><td>2 h</td>" in page and "<td>long</td><td>3 d</td>" in page
+    assert "<td>workq</td><td>2 h</td>" in page and "<td>long</td><td>3 days</td>" in page
     assert "<td>all clusters</td>" in page and "a, l, l" not in page and "<td>zewura</td>" in page
 
 

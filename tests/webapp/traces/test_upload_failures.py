@@ -91,3 +91,52 @@ def test_a_file_in_the_wrong_format_is_refused(alice_client, settings, content, 
     assert response.status_code == 400
     assert filename in response.content.decode()
     assert_nothing_stored(settings)
+
+
+def with_bad_lines(count: int) -> tuple[bytes, list[int]]:
+    """The demo trace with its first ``count`` job lines' processor field made unreadable; their line numbers."""
+    lines = DEMO_SWF.read_text().splitlines()
+    jobs = [i for i, line in enumerate(lines) if line.strip() and not line.startswith(";")]
+    for i in jobs[:count]:
+        fields = lines[i].split()
+        fields[4] = "four"
+        lines[i] = " ".join(fields)
+    return "\n".join(lines).encode(), [i + 1 for i in jobs[:count]]
+
+
+def test_bad_lines_are_refused_with_a_hint_to_skip_them(alice_client, settings):
+    content, _ = with_bad_lines(3)
+    response = post(alice_client, content, "three-bad.swf")
+    text = response.content.decode()
+    assert response.status_code == 400
+    assert text.count("three-bad.swf, line") == 3 and "Skip bad lines" in text
+    assert_nothing_stored(settings)
+
+
+def test_skip_bad_lines_stores_the_trace_and_names_the_first_ten(alice_client, media_root):
+    from webapp.traces.tasks import parse_trace
+
+    content, numbers = with_bad_lines(12)
+    response = alice_client.post(reverse("traces:upload"), {
+        "name": "x", "skip_bad_lines": "on", "file": SimpleUploadedFile("twelve-bad.swf", content)})
+    trace = Trace.objects.get()
+    assert response.status_code == 302
+    parse_trace(trace.pk)
+    trace.refresh_from_db()
+
+    assert trace.status == "ready", trace.error
+    assert trace.report["bad_lines"] == 12
+    assert [example["line"] for example in trace.report["bad_line_examples"]] == numbers[:10]
+    page = alice_client.get(trace.get_absolute_url()).content.decode()
+    assert "12 unreadable lines left out; the first 10:" in page
+    assert all(f"twelve-bad.swf, line {n}: field" in page for n in numbers[:10])
+    assert f"line {numbers[10]}:" not in page
+    trace.cache_path.unlink()      # a parse from the stored file again skips the same lines
+    assert len(trace.workload()) == trace.summary["jobs"]
+
+
+def test_skipping_never_hides_a_problem_of_the_whole_file(alice_client, settings):
+    response = alice_client.post(reverse("traces:upload"), {
+        "name": "x", "skip_bad_lines": "on", "file": SimpleUploadedFile("fake.swf.gz", b"not gzip at all")})
+    assert response.status_code == 400
+    assert_nothing_stored(settings)

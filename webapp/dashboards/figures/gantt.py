@@ -21,7 +21,7 @@ from bokeh.models import ColorBar, ColumnDataSource, HoverTool, LayoutDOM, Linea
 from bokeh.palettes import Category20, Inferno256
 
 from .style import TIME_TOOLS, new_figure, note
-from .time_axis import TimeAxis
+from webapp.core.time_axis import TimeAxis
 
 MAX_RECTANGLES = 200_000
 TIME_BUCKETS = 400

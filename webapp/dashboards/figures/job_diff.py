@@ -23,7 +23,7 @@ from bokeh.models import (
 from engine.api import JobDiff, delta_histogram, gains_by, moved_most
 
 from .style import TIME_TOOLS, new_figure, note
-from .time_axis import TimeAxis
+from webapp.core.time_axis import TimeAxis
 
 EARLIER, SAME, LATER = "#1e7b34", "#999999", "#b3261e"   # better / same / worse for the job under B
 MAX_GANTT_JOBS = 300

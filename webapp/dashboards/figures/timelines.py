@@ -28,7 +28,7 @@ from bokeh.models import (
 from bokeh.plotting import figure
 
 from .style import TIME_TOOLS, allocation_colours, new_figure, note, policy_colours
-from .time_axis import TimeAxis
+from webapp.core.time_axis import TimeAxis
 
 #: Above this many days a timeline is drawn as daily means with their min-max band, one panel per run.
 LONG_SPAN_DAYS = 14

@@ -6,8 +6,8 @@ from typing import Any
 
 from django import template
 
-from engine.api import human_seconds
-from webapp.preview.proposal import pool_words, walltime_words
+from engine.api import duration_text, percent_text, walltime_text
+from webapp.preview.proposal import pool_words
 
 register = template.Library()
 
@@ -23,20 +23,14 @@ def split(text: str) -> list[str]:
 
 
 @register.filter
-def hours(seconds: Any) -> str:
-    """Seconds in hours with one decimal ("" for a value not there: a run not done)."""
-    return "" if seconds in (None, "") else f"{float(seconds) / 3600:.1f}"
-
-
-@register.filter
 def percent(value: Any) -> str:
-    return "" if value is None else f"{float(value):.1%}"
+    return "" if value is None else percent_text(value)
 
 
 @register.filter
 def human(seconds: Any) -> str:
     """A duration in human units (``42 s``, ``12.5 min``, ``3.2 h``, ``2.1 d``)."""
-    return "–" if seconds is None else human_seconds(float(seconds))
+    return duration_text(seconds)
 
 
 @register.filter
@@ -47,7 +41,7 @@ def signed(seconds: Any) -> str:
     value = float(seconds)
     if abs(value) < 0.5:
         return "±0 s"
-    return ("+" if value > 0 else "−") + human_seconds(abs(value))
+    return ("+" if value > 0 else "−") + duration_text(abs(value))
 
 
 @register.filter
@@ -77,8 +71,8 @@ def reason(key: str) -> str:
 
 @register.filter
 def walltime(seconds: Any) -> str:
-    """A queue's walltime in days or hours (``1 d``, ``12 h``)."""
-    return "" if seconds is None else walltime_words(int(seconds))
+    """A queue's walltime in days or hours (``1 day``, ``12 h``)."""
+    return walltime_text(seconds)
 
 
 @register.filter

@@ -17,6 +17,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import numpy as np
 import pandas as pd
 
+from engine.api import date_text
+
 #: Submit times above this (1980-01-01) are taken as Unix epochs when the header gives no start time.
 EPOCH_THRESHOLD = 315_532_800
 
@@ -47,6 +49,8 @@ class TimeAxis:
         values = np.asarray(seconds, dtype=float)
         if not self.calendar:
             return values / self.unit
+        if values.size == 0:     # pandas' empty index has no zone to convert from
+            return values.copy()
         utc = pd.to_datetime(values + float(self.origin), unit="s", utc=True)
         local = pd.DatetimeIndex(np.atleast_1d(utc)).tz_convert(self.clock).tz_localize(None)
         millis = local.as_unit("ms").asi8.astype(float)
@@ -64,8 +68,7 @@ class TimeAxis:
     def text(self, seconds: float) -> str:
         """One instant in words, as the axis shows it: "2023-11-14 23:13" or "day 3.25"."""
         if self.calendar:
-            stamp = pd.Timestamp(float(seconds) + float(self.origin), unit="s", tz="UTC").tz_convert(self.clock)
-            return stamp.strftime("%Y-%m-%d %H:%M")
+            return date_text(float(seconds) + float(self.origin), self.clock)
         return f"day {seconds / 86400:,.2f}"
 
     def seconds(self, text: str) -> float | None:

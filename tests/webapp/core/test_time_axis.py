@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from webapp.dashboards.figures.time_axis import TimeAxis, time_axis
+from webapp.core.time_axis import TimeAxis, time_axis
 
 CTC_HEADER = {"UnixStartTime": "835823160", "TimeZone": "-18000", "TimeZoneString": "US/Eastern"}
 
