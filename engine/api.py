@@ -28,6 +28,7 @@ from engine.errors import WorkloadError
 from engine.policies.base import PolicyError
 
 if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the two agree)
+    from engine.platform.slurmconf import SlurmSite, describe_site, read_slurm_site, slurm_time
     from engine.command import simulate_command
     from engine.metrics.changes import by_queue, user_changes, wall_clock
     from engine.metrics.deadlines import (compared_summaries, deadline_mask, deadline_usage, has_deadlines,
@@ -39,7 +40,7 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
     from engine.metrics.bootstrap import Bootstrap
     from engine.metrics.counted import Counted, Trim, parse_trim
     from engine.metrics.summary import summarize as summarize_schedule
-    from engine.metrics.units import (METRICS, Metric, countdown_text, date_text, duration_text, metric,
+    from engine.metrics.units import (DURATION_UNITS, METRICS, Metric, countdown_text, date_text, duration_text, metric,
                                       metric_heading, metric_label, metric_text, number_text, percent_text,
                                       walltime_text)
     from engine.metrics.units import duration_text as human_seconds
@@ -68,7 +69,7 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
     from engine.replicates.plan import COMPARABLE as REPLICATE_METRICS
     from engine.replicates.plan import DEFAULT_METRICS as DEFAULT_REPLICATE_METRICS
     from engine.replicates.plan import ReplicateSet, parse_replicates, plan_replicates
-    from engine.replicates.report import combine_replicates, verdict_table
+    from engine.replicates.report import combine_replicates, judge_claim, verdict_table
     from engine.replicates.runs import run_replicate
     from engine.run import Cleaning, Clusters, Pool, Scenario, Transforms, run, simulate
     from engine.sim.eta import time_left
@@ -113,7 +114,8 @@ __all__ = [
     "SCHEDULE_COLUMNS", "check_load_factor", "parse_days", "summarize", "summarize_schedule",
     "time_left", "simulate_command",
     # formatting (engine.metrics.units)
-    "duration_text", "walltime_text", "countdown_text", "percent_text", "number_text", "date_text", "METRICS", "Metric", "metric",
+    "DURATION_UNITS", "duration_text", "walltime_text", "countdown_text", "percent_text", "number_text", "date_text",
+    "METRICS", "Metric", "metric",
     "metric_label", "metric_heading", "metric_text",
     # errors
     "WorkloadError", "PolicyError", "SimulationError", "InvalidSchedule", "Cancelled", "INPUT_ERRORS", "error_line",
@@ -125,9 +127,12 @@ __all__ = [
     "JobDiff", "job_diff", "delta_histogram", "gains_by", "moved_most",
     # replicated comparisons (issue 26): plan -> run each spec (anywhere) -> combine
     "ReplicateSet", "parse_replicates", "plan_replicates", "run_replicate", "combine_replicates", "verdict_table",
+    "judge_claim",
     "run_replicates", "compare_replicates", "ReplicateError", "REPLICATE_METRICS", "DEFAULT_REPLICATE_METRICS",
     "Bootstrap", "Counted", "Trim", "parse_trim", "Shake", "shake_workload", "resample_users",
     "Flurry", "FlurryRule", "find_flurries", "without_flurries", "week_edges", "equal_edges",
+    # a Slurm site as configured (issue 24): slurm.conf + sacctmgr dumps
+    "SlurmSite", "read_slurm_site", "describe_site", "slurm_time",
     "__version__",
 ]
 
@@ -145,7 +150,8 @@ _LAZY: dict[str, tuple[str, str]] = {
                                                         "moved_most")},
     **{name: ("engine.metrics.fairness", name) for name in ("jain_index", "per_user")},
     "fidelity": ("engine.metrics.fidelity", "fidelity"),
-    **{name: ("engine.metrics.units", name) for name in ("METRICS", "Metric", "countdown_text", "date_text",
+    **{name: ("engine.platform.slurmconf", name) for name in ("SlurmSite", "read_slurm_site", "describe_site", "slurm_time")},
+    **{name: ("engine.metrics.units", name) for name in ("DURATION_UNITS", "METRICS", "Metric", "countdown_text", "date_text",
                                                          "duration_text", "walltime_text", "metric", "metric_heading",
                                                          "metric_label", "metric_text", "number_text", "percent_text")},
     "human_seconds": ("engine.metrics.units", "duration_text"),   # the older name of duration_text
@@ -159,7 +165,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "REPLICATE_METRICS": ("engine.replicates.plan", "COMPARABLE"),
     "DEFAULT_REPLICATE_METRICS": ("engine.replicates.plan", "DEFAULT_METRICS"),
     **{name: ("engine.replicates.plan", name) for name in ("ReplicateSet", "parse_replicates", "plan_replicates")},
-    **{name: ("engine.replicates.report", name) for name in ("combine_replicates", "verdict_table")},
+    **{name: ("engine.replicates.report", name) for name in ("combine_replicates", "judge_claim",
+                                                              "verdict_table")},
     "run_replicate": ("engine.replicates.runs", "run_replicate"),
     **{name: ("engine.workload.flurries", name) for name in ("Flurry", "FlurryRule", "find_flurries",
                                                              "without_flurries")},

@@ -129,6 +129,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_compare(commands)
 
+    site = commands.add_parser("site", help="what SchedLab understands of a Slurm site's configuration files")
+    site.add_argument("slurm_conf", metavar="slurm.conf")
+    site.add_argument("--qos", metavar="FILE", help="the output of sacctmgr -P show qos")
+    site.add_argument("--assoc", metavar="FILE", help="the output of sacctmgr -P show assoc")
+    site.set_defaults(command=run_site)
+
     fid = commands.add_parser("fidelity", help="a simulated schedule against the recorded one (JSON)")
     fid.add_argument("recorded", metavar="RECORDED.csv", help="the schedule of --policy recorded")
     fid.add_argument("simulated", metavar="SIMULATED.csv", help="a simulated schedule of the same trace")
@@ -336,6 +342,12 @@ def run_inspect(args: argparse.Namespace) -> int:
                 print(f"  {sub}: {item}")
         else:
             print(f"{key}: {value}")
+    return 0
+
+
+def run_site(args: argparse.Namespace) -> int:
+    site = api.read_slurm_site(args.slurm_conf, qos=args.qos, assoc=args.assoc)
+    print("\n".join(api.describe_site(site)))
     return 0
 
 

@@ -149,7 +149,7 @@ def parse_allocations(text: str, *, source: str = "allocations") -> Allocations:
              if line.strip() and not line.lstrip().startswith("#")]
     if not lines:
         raise WorkloadError(f"empty: expected the header {','.join(COLUMNS)}", file=source, line=1)
-    header_line, header = lines[0][0], _cells(lines[0][1])
+    header_line, header = lines[0][0], _cells(lines[0][1], source, lines[0][0])
     if tuple(c.strip().lower() for c in header) != COLUMNS:
         raise WorkloadError(f"the header must be {','.join(COLUMNS)}, got {shown(lines[0][1].strip(), 80)}",
                             file=source, line=header_line)
@@ -157,7 +157,7 @@ def parse_allocations(text: str, *, source: str = "allocations") -> Allocations:
     seen_names: dict[str, int] = {}
     member_line: dict[tuple[str, int], int] = {}
     for number, line in lines[1:]:
-        cells = _cells(line)
+        cells = _cells(line, source, number)
         if len(cells) != len(COLUMNS):
             raise WorkloadError(f"expected {len(COLUMNS)} comma-separated fields ({','.join(COLUMNS)}), "
                                 f"got {len(cells)}", file=source, line=number)
@@ -177,8 +177,11 @@ def parse_allocations(text: str, *, source: str = "allocations") -> Allocations:
     return Allocations(tuple(allocations), source=source)
 
 
-def _cells(line: str) -> list[str]:
-    return next(csv.reader(io.StringIO(line)))
+def _cells(line: str, source: str, number: int) -> list[str]:
+    try:
+        return next(csv.reader(io.StringIO(line)))
+    except csv.Error as exc:        # a field over csv's 131,072-character limit, a NUL byte
+        raise WorkloadError(f"not a CSV line: {exc}", file=source, line=number) from None
 
 
 def _allocation(row: dict[str, str], source: str, line: int) -> Allocation:

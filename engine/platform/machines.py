@@ -242,7 +242,10 @@ def _parse_yaml(text: str, source: str) -> Machine:
 
 
 def _parse_csv(text: str, source: str) -> Machine:
-    rows = list(csv.reader(io.StringIO(text)))
+    try:
+        rows = list(csv.reader(io.StringIO(text)))
+    except csv.Error as exc:        # a field over csv's 131,072-character limit, a NUL byte
+        raise WorkloadError(f"not a CSV file: {exc}", file=source) from None
     header_index = next(i for i, row in enumerate(rows) if row and not row[0].lstrip().startswith(("#", ";")))
     header = [cell.strip().lower() for cell in rows[header_index]]
     clusters = []

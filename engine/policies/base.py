@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.errors import shown
+
 
 class PolicyError(ValueError):
     """A policy spec that names an unknown preset, parameter or a bad value."""
@@ -34,16 +36,15 @@ class Param:
 
     def coerce(self, value: Any) -> Any:
         """Turn a value from JSON, a form or ``--set`` into this parameter's type, or raise PolicyError."""
-        if self.allow_infinity and (value is None or str(value).strip().lower() in ("inf", "infinity", "∞", "none", "")):
+        if self.allow_infinity and (value is None or _is_infinite(value)):
             return math.inf
         try:
             if self.type == "int":
-                number = float(value)
-                if number != int(number):
-                    raise ValueError
-                value = int(number)
+                value = _whole(value)
             elif self.type == "float":
                 value = float(value)
+                if not math.isfinite(value):
+                    raise ValueError
             elif self.type == "bool":
                 value = _parse_bool(value)
             elif self.type == "choice":
@@ -53,12 +54,12 @@ class Param:
             elif self.type == "text":
                 if not isinstance(value, str):
                     raise ValueError
-        except (TypeError, ValueError):
-            expected = {"int": "an integer", "float": "a number", "bool": "true or false",
+        except (TypeError, ValueError, OverflowError):
+            expected = {"int": "an integer between -2^62 and 2^62", "float": "a number", "bool": "true or false",
                         "choice": "one of " + ", ".join(self.choices or ()), "text": "text"}[self.type]
             if self.allow_infinity:
                 expected += ' or "inf"'
-            raise PolicyError(f"parameter {self.name}: expected {expected}, got {value!r}") from None
+            raise PolicyError(f"parameter {self.name}: expected {expected}, got {shown(value)}") from None
         if self.minimum is not None and value < self.minimum:
             raise PolicyError(f"parameter {self.name}: must be at least {self.minimum:g}, got {value!r}")
         if self.check is not None:
@@ -72,6 +73,52 @@ class Param:
             "choices": list(self.choices) if self.choices else None, "allow_infinity": self.allow_infinity,
             "label": self.label or self.name.replace("_", " "), "unit": self.unit,
         }
+
+
+#: The largest magnitude of an integer parameter: seeds, counts and limits stay within int64 sums.
+MAX_PARAM = 2**62
+
+
+def _is_infinite(value: Any) -> bool:
+    """"inf", "infinity", "∞", "none", "" or a number too large for a float (``1e999``, JSON's too)."""
+    if isinstance(value, float):
+        return math.isinf(value) and value > 0
+    text = str(value).strip().lower() if isinstance(value, str) else None
+    if text is None:
+        return False
+    if text in ("inf", "infinity", "+inf", "∞", "none", ""):
+        return True
+    try:
+        return math.isinf(float(text)) and not text.startswith("-")
+    except (ValueError, OverflowError):
+        return False
+
+
+def _whole(value: Any) -> int:
+    """An integer from an int, a float that is whole (``3.0``) or text (``"12"``, ``"1e3"``), with
+    magnitude at most MAX_PARAM; ValueError otherwise (bools too: ``true`` is not a count)."""
+    if isinstance(value, bool):
+        raise ValueError(value)
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, float):
+        if not value.is_integer():
+            raise ValueError(value)
+        number = int(value)
+    else:
+        text = str(value).strip()
+        if len(text) > 40:
+            raise ValueError(value)
+        try:
+            number = int(text)
+        except ValueError:
+            as_float = float(text)
+            if not as_float.is_integer():
+                raise ValueError(value) from None
+            number = int(as_float)
+    if abs(number) > MAX_PARAM:
+        raise ValueError(value)
+    return number
 
 
 def _parse_bool(value: Any) -> bool:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Callable, Mapping
 
+from engine.errors import shown
 from engine.policies.base import Param, PolicyError, PolicySpec
 from engine.sim.simulator import Simulation
 
@@ -241,6 +242,10 @@ def resolve(spec: str | Mapping[str, Any] | PolicySpec) -> PolicySpec:
                 spec = json.loads(text)
             except json.JSONDecodeError as exc:
                 raise PolicyError(f"policy is not valid JSON: {exc.msg} at column {exc.colno}") from None
+            except ValueError:      # a number of more than 4,300 digits (Python's limit on converting them)
+                raise PolicyError("policy is not valid JSON: a number has more than 4300 digits") from None
+            except RecursionError:
+                raise PolicyError("policy is not valid JSON: nested too deeply") from None
         else:
             spec = {"preset": text}
     if not isinstance(spec, dict):
@@ -281,10 +286,10 @@ def _preset_of(spec: dict) -> Preset:
             raise PolicyError(f"unknown policy {name!r}: choose from {', '.join(PRESETS)}")
         return PRESETS[name]
     ordering, algorithm = spec.get("ordering"), spec.get("algorithm")
-    if ordering not in ORDERINGS:
-        raise PolicyError(f"unknown ordering {ordering!r}: choose from {', '.join(ORDERINGS)}")
-    if algorithm not in ALGORITHMS:
-        raise PolicyError(f"unknown algorithm {algorithm!r}: choose from {', '.join(ALGORITHMS)}")
+    if not isinstance(ordering, str) or ordering not in ORDERINGS:
+        raise PolicyError(f"unknown ordering {shown(ordering)}: choose from {', '.join(ORDERINGS)}")
+    if not isinstance(algorithm, str) or algorithm not in ALGORITHMS:
+        raise PolicyError(f"unknown algorithm {shown(algorithm)}: choose from {', '.join(ALGORITHMS)}")
     return Preset("custom", f"{ORDERINGS[ordering].description} with {algorithm}", ordering, algorithm)
 
 

@@ -9,6 +9,12 @@ where defined) leaves out zero. The verdict of the first set says whether the ot
 "holds under shaking" (same direction, interval clear of zero), "not confirmed under shaking"
 (interval across zero) or "reversed under shaking". Intervals are per comparison, not adjusted for
 the number of pairs and metrics.
+
+Few replicates: with fewer than :data:`MIN_REPLICATES` there is no verdict ("too few replicates to
+tell"); with fewer than :data:`FEW_REPLICATES` the verdict says its interval runs narrow. Measured
+(percentile method, 300 synthetic comparisons with no difference, replicate levels lognormal with
+sigma 0.8, 10 % noise per policy): a 95 % interval covered zero in 81 % of them with 5 replicates,
+89 % with 10, 91 % with 20, 95 % with 52 (engine/metrics/bootstrap.py).
 """
 
 from __future__ import annotations
@@ -23,6 +29,11 @@ from engine.metrics.bootstrap import Bootstrap, PairedInterval, paired_interval,
 from engine.metrics.summary import plain
 from engine.metrics.units import duration_text, metric, number_text
 from engine.replicates.plan import KINDS, UNDER
+
+#: fewer replicates than this: no verdict
+MIN_REPLICATES = 5
+#: fewer replicates than this: the verdict says the interval runs narrow
+FEW_REPLICATES = 20
 
 def combine_replicates(plan: dict[str, Any], outcomes: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """The report (JSON-able) of ``plan`` from the outcomes of all its runs
@@ -81,7 +92,7 @@ def _pair(replicate_set: dict[str, Any], a: str, b: str, code: str,
                              "left_out": int((~both).sum()), "method": how.describe()}
     if not both.any():
         entry.update(difference=None, ci=None, relative=None, relative_ci=None, mean_a=None, mean_b=None,
-                     told_from_noise=False, verdict=f"no replicate of {name} gives {code} for both policies")
+                     told_from_noise=False, direction=None, better=None, verdict=f"no replicate of {name} gives {code} for both policies")
         return entry
     shared = indices if both.all() else None     # a replicate left out: resample the others (same seed)
     interval = paired_interval(values_a[both], values_b[both], how, shared)
@@ -96,9 +107,10 @@ def _pair(replicate_set: dict[str, Any], a: str, b: str, code: str,
 
 
 def _sign(interval: PairedInterval) -> int:
-    """+1 / -1 when the interval (relative where defined) lies above / below zero, else 0."""
+    """+1 / -1 when the interval (relative where defined) lies above / below zero, else 0 (also
+    with fewer than MIN_REPLICATES replicates)."""
     ci = interval.relative_ci or interval.ci
-    if ci is None:
+    if ci is None or interval.replicates < MIN_REPLICATES:
         return 0
     return 1 if ci[0] > 0 else -1 if ci[1] < 0 else 0
 
@@ -147,8 +159,10 @@ def _verdict(entry: dict[str, Any], interval: PairedInterval, replicate_set: dic
     a, b = entry["a"], entry["b"]
     level = _level(how)
     sample = f"{interval.replicates} {KINDS[replicate_set['kind']][0]}"
-    if interval.ci is None:
-        return f"too few replicates to tell ({sample})"
+    if interval.ci is None or interval.replicates < MIN_REPLICATES:
+        return f"too few replicates to tell ({sample}; at least {MIN_REPLICATES} needed)"
+    if interval.replicates < FEW_REPLICATES:
+        sample += ", few: the interval runs narrow"
     sign = _sign(interval)
     if interval.relative_ci is not None:        # in per cent of a's value
         low, high = interval.relative_ci
@@ -179,26 +193,23 @@ def _add_agreement(pairs: list[dict[str, Any]], sets: list[dict[str, Any]]) -> N
     kinds = {s["name"]: s["kind"] for s in sets}
     others = {(p["set"], p["a"], p["b"], p["metric"]): p for p in pairs if p["set"] != first}
     for pair in pairs:
-        if pair["set"] != first or pair.get("direction", None) is None and not pair.get("ci"):
+        if pair["set"] != first or pair["replicates"] < MIN_REPLICATES:
             continue
-        notes = []
-        for name in (s["name"] for s in sets[1:]):
-            other = others[(name, pair["a"], pair["b"], pair["metric"])]
-            under = UNDER[kinds[name]]
-            if not other.get("ci"):
-                notes.append(f"untested under {under}")
-            elif other.get("direction") is None:
-                notes.append(f"no difference under {under}" if pair.get("direction") is None
-                             else f"not confirmed under {under}")
-            elif pair.get("direction") is None:
-                notes.append(f"but {under} shows {other['b']} {other['direction']}")
-            elif other["direction"] == pair["direction"]:
-                notes.append(f"holds under {under}")
-            else:
-                notes.append(f"reversed under {under}")
+        notes = [_agreement(pair, others[(s["name"], pair["a"], pair["b"], pair["metric"])], UNDER[kinds[s["name"]]])
+                 for s in sets[1:]]
         pair["agreement"] = notes
-        pair["verdict"] = pair["verdict"][:-1] + "; " + "; ".join(notes) + ")" if pair["verdict"].endswith(")") \
-            else pair["verdict"] + " (" + "; ".join(notes) + ")"
+        pair["verdict"] = pair["verdict"][:-1] + "; " + "; ".join(notes) + ")"
+
+
+def _agreement(pair: dict[str, Any], other: dict[str, Any], under: str) -> str:
+    """What ``other`` (the same comparison on another set) says of ``pair``'s verdict."""
+    if other["replicates"] < MIN_REPLICATES or not other.get("ci"):
+        return f"too few replicates under {under}"
+    if other["direction"] is None:
+        return f"no difference under {under} either" if pair["direction"] is None else f"not confirmed under {under}"
+    if pair["direction"] is None:
+        return f"but under {under} {other['b']}'s is {other['direction']}"
+    return f"holds under {under}" if other["direction"] == pair["direction"] else f"reversed under {under}"
 
 
 def verdict_table(report: dict[str, Any]) -> str:
@@ -234,3 +245,37 @@ def _flurry_line(flurries: dict[str, Any]) -> str:
     what = (f"removed ({flurries['jobs_removed']} jobs)" if flurries["removed"]
             else "kept (--without-flurries removes them)")
     return f"flurries: {len(found)} found, {share:.1%} of the jobs, {what} ({flurries['definition']})"
+
+
+def judge_claim(report: dict[str, Any], a: str, b: str, code: str, claim: str,
+                replicate_set: str | None = None) -> dict[str, Any]:
+    """Whether the report backs a claim such as a paper's "``b``'s ``code`` is lower than ``a``'s"
+    (``claim``: ``"lower"``, ``"higher"`` or ``"same"``), on ``replicate_set`` (default: the first):
+    ``{"status": "agrees" | "contradicts" | "cannot tell", "sentence", "pair"}``. A difference the
+    replicates cannot tell from noise neither backs nor contradicts "lower" or "higher"; it backs "same"."""
+    if claim not in ("lower", "higher", "same"):
+        raise WorkloadError(f"a claim is lower, higher or same, got {claim!r}")
+    name = replicate_set or report["sets"][0]["name"]
+    flip = False
+    for pair in report["pairs"]:
+        if pair["set"] == name and pair["metric"] == code and {pair["a"], pair["b"]} == {a, b}:
+            flip = pair["a"] != a
+            break
+    else:
+        raise WorkloadError(f"the report compares no {a} and {b} on {code} in {name}")
+    direction = pair.get("direction")
+    if direction is not None and flip:
+        direction = "lower" if direction == "higher" else "higher"
+    if claim == "same":
+        status = "agrees" if direction is None else "contradicts"
+    elif direction is None:
+        status = "cannot tell"
+    else:
+        status = "agrees" if direction == claim else "contradicts"
+    label = metric(code).label
+    said = (f"{b}'s {label[:1].lower() + label[1:]} is "
+            + ("the same as" if claim == "same" else f"{claim} than") + f" {a}'s")
+    wording = {"agrees": "our replicates agree", "contradicts": "our replicates disagree",
+               "cannot tell": "our replicates cannot tell"}[status]
+    return {"status": status, "sentence": f"Claim: {said}. {wording.capitalize()}: {pair['verdict']}.",
+            "pair": pair}

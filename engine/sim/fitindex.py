@@ -92,7 +92,7 @@ class RunningByEnd:
     Mirrors ``Simulation.running_ends`` (the caller adds each start and removes each end)."""
 
     def __init__(self, capacity: int) -> None:
-        room = max(capacity, 1) + 1
+        room = min(max(capacity, 1), 1 << 12) + 1     # grows in add(): a 2^40-processor pool needs no 8 TiB up front
         self.end = np.empty(room, dtype=np.int64)
         self.job = np.empty(room, dtype=np.int64)
         self.size = np.empty(room, dtype=np.int64)

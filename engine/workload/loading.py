@@ -50,8 +50,9 @@ def machine_size(metadata: dict[str, str], procs: int | None = None, *, source: 
     """procs if given, else the leading integer of MaxProcs (which may read "1664 (72,1368,224)"),
     else of MaxNodes. A header value that is not a positive integer counts as absent."""
     if procs is not None:
-        if isinstance(procs, bool) or not isinstance(procs, int) or procs <= 0:
-            raise WorkloadError(f"machine size must be a positive integer, got {procs!r}", file=source)
+        if isinstance(procs, bool) or not isinstance(procs, int) or not 0 < procs <= MAX_COUNT:
+            raise WorkloadError(f"machine size must be a whole number from 1 to {MAX_COUNT}, got {procs!r}",
+                                file=source)
         return procs
     for key in ("MaxProcs", "MaxNodes"):
         size = header_integer(metadata.get(key))

@@ -6,6 +6,8 @@ from collections.abc import Iterable
 from urllib.parse import urlencode
 
 from bokeh.embed import file_html, json_item
+from bokeh.layouts import column
+from bokeh.models import Div
 from bokeh.resources import INLINE
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
@@ -32,7 +34,13 @@ from webapp.dashboards.figures import (
 )
 from webapp.dashboards.plot_cache import cache_key, cached_gzip_json, gzip_json_response
 from webapp.experiments.models import Experiment, Run
+from webapp.experiments.provenance import provenance_html
 from webapp.traces.models import Trace
+
+#: The provenance tables' look in the HTML download.
+PROVENANCE_CSS = ("table.provenance{border-collapse:collapse;margin:6px 0 14px;font-size:13px}"
+                  "table.provenance th,table.provenance td{border:1px solid #ccc;padding:3px 6px;text-align:left;"
+                  "vertical-align:top}table.provenance code{white-space:pre-wrap;word-break:break-all}")
 
 #: Query parameters the plots read (ratio pair, Gantt window); passed from the page to each plot URL.
 PLOT_PARAMS = ("a", "b", "start", "end", "baseline", "zero_wait")
@@ -242,6 +250,8 @@ def compare_plot(request: HttpRequest, name: str) -> HttpResponse:
 
 
 def _download(request: HttpRequest, experiment: Experiment, runs: list[Run] | None, name: str) -> HttpResponse:
+    listed = runs if runs is not None else list(experiment.runs.select_related("experiment__trace", "experiment__owner")
+                                                .order_by("position", "pk"))
     data = load_comparison(experiment, runs)
     html = None
     if data.schedules:
@@ -250,6 +260,8 @@ def _download(request: HttpRequest, experiment: Experiment, runs: list[Run] | No
             layout = plots.full_layout(data, _params(request), title)
         except plots.WindowError as e:
             return HttpResponse(str(e), status=400, content_type="text/plain; charset=utf-8")
+        # where the results come from, after the plots (the fidelity table, where there is one, is on the page)
+        layout = column(layout, Div(text=f"<style>{PROVENANCE_CSS}</style>{provenance_html(listed)}", width=1100))
         html = file_html(layout, INLINE, title=title)
     return attachment(html, f"{slugify(name) or 'comparison'}-comparison.html", "text/html; charset=utf-8",
                       unfinished="None of these runs has finished yet.")

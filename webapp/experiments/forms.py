@@ -10,7 +10,7 @@ from typing import Any
 
 from django import forms
 
-from engine.api import POLICY_FAMILIES, list_policies, workload_options
+from engine.api import POLICY_FAMILIES, formula_grammar, list_policies, workload_options
 from webapp.allocations.models import AllocationSet
 from webapp.core.permissions import Viewer, visible_to
 from webapp.experiments.models import Experiment
@@ -22,6 +22,9 @@ from webapp.experiments.services import (
     resolve_policy,
 )
 from webapp.traces.models import Machine, Trace
+
+#: the algorithms the "your own order" card offers (each has a node-level form too)
+OWN_ALGORITHMS = ("easy", "conservative", "none", "firstfit")
 
 MACHINE_SOURCES = [
     ("header", "the trace's own size (header or upload)"),
@@ -101,6 +104,16 @@ class ExperimentForm(RunSettingsForm):
                                  help_text="Days after the trace's first submit (day 0); empty = from the start.")
     days_to = forms.FloatField(label="To day", required=False, min_value=0,
                                help_text="Days after the first submit; empty = to the end of the trace.")
+    own_use = forms.BooleanField(label="your own order", required=False,
+                                 widget=forms.CheckboxInput(attrs={"class": "policy-use"}))
+    own_formula = forms.CharField(label="Priority formula", required=False, max_length=500,
+                                  widget=forms.TextInput(attrs={"placeholder": "(wait / requested) ** 3 * procs",
+                                                                "autocomplete": "off", "spellcheck": "false"}))
+    own_first = forms.ChoiceField(label="First", choices=[("largest", "largest value first"),
+                                                          ("smallest", "smallest value first")],
+                                  initial="largest", required=False)
+    own_algorithm = forms.ChoiceField(label="Algorithm", choices=[(a, a) for a in OWN_ALGORITHMS], initial="easy",
+                                      required=False)
     sweep_param = forms.ChoiceField(label="Sweep parameter", required=False)
     sweep_values = forms.CharField(label="Sweep values", required=False, help_text="For example: 1, 2, 5, 10, 20, inf")
 
@@ -171,7 +184,11 @@ class ExperimentForm(RunSettingsForm):
                 self.add_error(f"policy_{preset['name']}", str(e))
                 continue
             policies.append(spec)
-        if not policies and not any(data.get(f"policy_{p['name']}") for p in self.catalog):
+        if data.get("own_use"):
+            own = self.own_policy(data, workload)
+            if own is not None:
+                policies.append(own)
+        elif not policies and not any(data.get(f"policy_{p['name']}") for p in self.catalog):
             self.add_error(None, "Choose at least one policy.")
         try:
             values = parse_sweep_values(data.get("sweep_values", "")) if data.get("sweep_param") else []
@@ -184,6 +201,23 @@ class ExperimentForm(RunSettingsForm):
         data["policies"] = policies
         data["sweep_list"] = values
         return data
+
+    def own_policy(self, data: dict[str, Any], workload: dict[str, Any]) -> dict[str, Any] | None:
+        """The "your own order" card's policy (a formula ordering), or None with the error on its field."""
+        spec = {"ordering": "formula", "algorithm": data.get("own_algorithm") or "easy",
+                "params": {"formula": data.get("own_formula", ""), "first": data.get("own_first") or "largest",
+                           **workload}}
+        try:
+            resolve_policy(spec)
+        except ExperimentError as e:
+            self.add_error("own_formula", str(e))
+            return None
+        return spec
+
+    @staticmethod
+    def formula_grammar() -> dict[str, Any]:
+        """For the template: the formula's variables with units, functions and the literature's examples."""
+        return formula_grammar()
 
 
 def window_days(form: forms.Form, data: dict[str, Any]) -> str:

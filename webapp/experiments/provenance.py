@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+from html import escape
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -139,3 +140,26 @@ def metrics_download(experiment: Experiment) -> HttpResponse:
         writer.writerow([run.pk, run.label.replace("#", "no. "), "" if run.sweep_value is None else run.sweep_value,
                          run.status, *metric_cells(run.summary, reasons)])
     return response
+
+
+def provenance_html(runs: list[Run]) -> str:
+    """The provenance of the finished ``runs`` as HTML tables (the comparison's HTML download): each
+    experiment's settings once, then one row per run with its policy, load, engine and command line."""
+    parts = ["<h2>Where these results come from</h2>"]
+    experiments = {run.experiment_id: run.experiment for run in runs}
+    for experiment in experiments.values():
+        rows = "".join(f"<tr><th scope='row'>{escape(key)}</th><td>{escape(value)}</td></tr>"
+                       for key, value in experiment_items(experiment))
+        parts.append(f"<table class='provenance'><tbody>{rows}</tbody></table>")
+    head = "<tr><th>run</th><th>policy (every parameter)</th><th>load factor</th><th>engine</th><th>jobs</th>" \
+           "<th>command line</th></tr>"
+    body = []
+    for run in runs:
+        if run.status != Run.Status.DONE:
+            continue
+        items = dict(run_items(run))
+        body.append("<tr>" + "".join(f"<td>{escape(items[key])}</td>" for key in
+                                     ("run", "policy", "load factor", "engine version", "jobs"))
+                    + f"<td><code>{escape(items['command'])}</code></td></tr>")
+    parts.append(f"<table class='provenance runs'><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>")
+    return "".join(parts)

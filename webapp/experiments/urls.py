@@ -7,6 +7,7 @@ urlpatterns = [
     path("", views.experiment_list, name="list"),
     path("new/", views.experiment_new, name="new"),
     path("reproduce/", views.reproduce_index, name="reproduce"),
+    path("formula-check/", views.formula_check, name="formula_check"),
     path("<int:pk>/", views.experiment_detail, name="detail"),
     path("<int:pk>/progress/", views.experiment_progress, name="progress"),
     path("<int:pk>/edit/", views.experiment_edit, name="edit"),

@@ -51,6 +51,20 @@ def preset_url(preset: PaperPreset) -> str:
     return reverse("experiments:new") + f"?reproduce={preset.key}"
 
 
+@require_GET
+def formula_check(request: HttpRequest) -> JsonResponse:
+    """The new-experiment page's check of a formula as it is typed: {"ok": true, "label", "dynamic"}
+    or {"ok": false, "error": the engine's one line} (an answer, not a failed request: status 200)."""
+    spec = {"ordering": "formula", "algorithm": request.GET.get("algorithm") or "easy",
+            "params": {"formula": request.GET.get("formula", ""), "first": request.GET.get("first") or "largest"}}
+    try:
+        resolved = api.resolve_policy(spec)
+    except api.PolicyError as e:
+        return JsonResponse({"ok": False, "error": api.error_line(e)})
+    dynamic = api.check_formula(resolved.params["formula"]).dynamic
+    return JsonResponse({"ok": True, "label": resolved.label, "dynamic": dynamic})
+
+
 @require_http_methods(["GET", "POST"])
 def experiment_new(request: HttpRequest) -> HttpResponse:
     initial = {"trace": request.GET.get("trace")} if request.GET.get("trace") else {}

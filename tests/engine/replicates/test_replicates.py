@@ -14,7 +14,8 @@ from engine.metrics.counted import Counted, Trim
 from engine.policies.base import PolicyError
 from engine.replicates.local import ReplicateError, compare_here, run_plan
 from engine.replicates.plan import parse_replicates, plan_replicates
-from engine.replicates.report import combine_replicates, verdict_table
+from engine.replicates.report import combine_replicates, judge_claim, verdict_table
+from engine.replicates import runs as runs_module
 from engine.replicates.runs import replica_workload, run_replicate
 from engine.run import simulate
 from engine.workload.model import Workload
@@ -54,7 +55,10 @@ def test_every_policy_gets_the_same_shaken_copies(trace):
         assert len({json.dumps(run["replica"], sort_keys=True) for run in runs}) == 1
         first = replica_workload(trace, runs[0])
         for run in runs[1:]:
-            pd.testing.assert_frame_equal(replica_workload(trace, run).jobs, first.jobs)
+            runs_module._REPLICA.clear()               # built again, not the kept one
+            again = replica_workload(trace, run)
+            assert again is not first
+            pd.testing.assert_frame_equal(again.jobs, first.jobs)
         seeds.add(runs[0]["replica"]["seed"])
     assert len(seeds) == 4                                        # the copies differ from each other
     # copy k does not depend on what else the plan holds
@@ -80,6 +84,16 @@ def test_one_run_is_the_policy_on_its_replica_with_the_counted_jobs_only(trace):
     counted_rows = schedule[schedule["submit"] >= schedule["submit"].min() + 86_400]
     assert outcome["jobs"] == len(jobs) and outcome["counted_jobs"] == len(counted_rows)
     assert outcome["metrics"]["mean_wait"] == pytest.approx((counted_rows["start"] - counted_rows["submit"]).mean())
+
+
+def test_the_kept_replica_is_left_as_it_was_by_every_policy_run_on_it(trace):
+    plan = plan_replicates(trace, ["fcfs", "easy", "conservative", "sjf", "sorted-easy"], "shake:2")
+    replica = replica_workload(trace, plan["runs"][0])
+    before = replica.jobs.copy()
+    for run in plan["runs"][:5]:                      # the five policies on copy 0
+        run_replicate(trace, run)
+        assert replica_workload(trace, run) is replica
+    pd.testing.assert_frame_equal(replica.jobs, before)
 
 
 def planted(plan: dict, effect: dict[str, float], rng: np.random.Generator) -> list[dict]:
@@ -206,3 +220,33 @@ def test_the_verdict_table_states_what_was_replicated_counted_and_how(trace):
     assert "paired percentile bootstrap, 2000 resamples, 95 % CI, seed 0" in text
     assert "flurries: none found" in text
     assert sum(line.startswith("weeks ") for line in text.splitlines()) == len(report["pairs"])
+
+
+def test_a_papers_claim_is_judged_against_the_replicates(trace):
+    plan = plan_replicates(trace, ["fcfs", "easy", "sjf"], "weeks", metrics=["mean_wait"])
+    plan["sets"][0]["replicates"] = 30
+    plan["runs"] = [{**run, "replicate": r, "id": f"weeks/{r}/{run['policy']}"}
+                    for r in range(30) for run in plan["runs"][:3]]
+    report = combine_replicates(plan, planted(plan, {"fcfs": 0.0, "easy": -0.2, "sjf": 0.0},
+                                              np.random.default_rng(1)))
+    assert judge_claim(report, "fcfs", "easy", "mean_wait", "lower")["status"] == "agrees"
+    assert judge_claim(report, "easy", "fcfs", "mean_wait", "higher")["status"] == "agrees"     # either order
+    assert judge_claim(report, "fcfs", "easy", "mean_wait", "higher")["status"] == "contradicts"
+    assert judge_claim(report, "fcfs", "sjf", "mean_wait", "lower")["status"] == "cannot tell"
+    assert judge_claim(report, "fcfs", "sjf", "mean_wait", "same")["status"] == "agrees"
+    judged = judge_claim(report, "fcfs", "easy", "mean_wait", "lower")
+    assert judged["sentence"].startswith("Claim: easy's mean wait is lower than fcfs's. Our replicates agree: easy's")
+    with pytest.raises(WorkloadError, match="compares no"):
+        judge_claim(report, "fcfs", "conservative", "mean_wait", "lower")
+
+
+def test_few_replicates_give_no_verdict_or_a_cautious_one(trace):
+    plan = plan_replicates(trace, ["fcfs", "easy"], "weeks", metrics=["mean_wait"])
+    for count, expected in ((4, "too few replicates to tell (4 weekly windows; at least 5 needed)"),
+                            (12, "12 weekly windows, few: the interval runs narrow)")):
+        plan["sets"][0]["replicates"] = count
+        plan["runs"] = [{**run, "replicate": r, "id": f"weeks/{r}/{run['policy']}"}
+                        for r in range(count) for run in plan["runs"][:2]]
+        pair = combine_replicates(plan, planted(plan, {"fcfs": 0.0, "easy": -0.5}, np.random.default_rng(4)))["pairs"][0]
+        assert pair["verdict"].endswith(expected)
+        assert pair["told_from_noise"] == (count >= 5)

@@ -42,7 +42,7 @@ def test_the_metrics_table_compares_with_the_chosen_baseline(alice_client, two_e
     runs = list(Run.objects.order_by("pk"))
     page = alice_client.get(compare_url(*runs, extra="&baseline=sjf")).content.decode()
     table = page[page.index("metrics-table"):page.index("</table>")]
-    assert "mean wait (" in table and "utilization (%)" in table
+    assert "Mean wait (" in table and "Utilization (%)" in table
     sjf = table.index("data-run='sjf'")
     assert "baseline" in table[sjf:table.index("</th>", sjf)]
     assert "class='delta better'" in table or "class='delta worse'" in table

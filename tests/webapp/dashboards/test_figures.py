@@ -73,10 +73,10 @@ def test_metrics_table_one_column_per_policy_and_best_in_bold():
                  "EASY": {"mean_wait": 30.0, "utilization": 0.75, "jain_bsld": None}}
     rows = metrics_rows(summaries)
     assert list(rows) == ["metric", "FCFS", "EASY"]
-    wait_row = rows["metric"].index("mean wait")
+    wait_row = rows["metric"].index("Mean wait")
     assert rows["FCFS"][wait_row] == "2.0 min"
     assert rows["EASY"][wait_row] == "<b>30 s</b>"
-    util_row = rows["metric"].index("utilization")
+    util_row = rows["metric"].index("Utilization")
     assert rows["EASY"][util_row] == "<b>75.0 %</b>"
     jain_row = next(i for i, m in enumerate(rows["metric"]) if m.startswith("Jain"))
     assert rows["EASY"][jain_row] == "–"
@@ -264,7 +264,7 @@ def test_sweep_trend_in_sweep_order_with_infinity_and_gaps():
     layout = sweep_trend("masc", [1, 5, float("inf")],
                          {"LXF": [{"mean_wait": 10.0}, None, {"mean_wait": 30.0}]},
                          baselines={"EASY": {"mean_wait": 20.0}})
-    first = figure_titled(layout, "mean wait")
+    first = figure_titled(layout, "Mean wait")
     assert list(first.x_range.factors) == ["1", "5", "∞"]
     y = first.renderers[0].data_source.data["y"]
     assert y[0] == 10.0 and np.isnan(y[1]) and y[2] == 30.0

@@ -13,8 +13,8 @@ SUMMARIES = {
 
 def test_durations_get_one_unit_per_row_in_its_header():
     html = metrics_table_html(SUMMARIES, baseline="easy")
-    assert "mean wait (h)</th><td class='num'>2.00</td><td class='num'>3.00" in html
-    assert "utilization (%)</th><td class='num'>80.0</td>" in html
+    assert "Mean wait (h)</th><td class='num'>2.00</td><td class='num'>3.00" in html
+    assert "Utilization (%)</th><td class='num'>80.0</td>" in html
 
 
 def test_changes_against_the_baseline_are_coloured_by_what_is_better():

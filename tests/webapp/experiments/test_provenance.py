@@ -102,3 +102,11 @@ def test_the_metrics_csv_has_units_and_one_column_per_reason_counted_in_the_wind
     assert "Left out: more processors than the machine (jobs)" not in windowed.columns
     assert windowed["Left out: runtime missing or negative (jobs)"].tolist() == [1]
     assert windowed["Jobs left out (jobs)"].tolist() == [1]
+
+
+def test_the_html_report_has_a_section_with_all_of_it(alice_client, windowed, demo_trace):
+    text = alice_client.get(reverse("dashboards:comparison_download", args=[windowed.pk])).content.decode()
+    section = text[text.index("Where these results come from"):]
+    for shown in (demo_trace.sha256, "one pool of 16 processors", "(--days 0.05:)", "inter-arrival times divided",
+                  api.__version__, "python -m engine simulate demo.swf --procs 16", "backfill_bound"):
+        assert shown in section, shown

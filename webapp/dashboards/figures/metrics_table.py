@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -16,40 +17,31 @@ from bokeh.models import (
     TableColumn,
 )
 
-from .style import format_seconds, note
+from engine.api import DURATION_UNITS, metric, metric_text
+
+from .style import note
 
 
 class MetricRow(NamedTuple):
     key: str                              # key in engine.metrics.summary.summarize()'s dict
-    label: str
+    label: str                            # its name in words (engine.metrics.units)
     fmt: Callable[[float], str]
     lower_is_better: bool
+    kind: str = "number"                  # duration, percent, count or number (engine.metrics.units)
 
 
-def _number(digits: int) -> Callable[[float], str]:
-    return lambda v: f"{v:,.{digits}f}"
+def metric_row(code: str) -> MetricRow:
+    """The row of summary metric ``code``: its name, format and direction from engine.metrics.units."""
+    known = metric(code)
+    return MetricRow(code, known.label, partial(metric_text, code), known.lower_is_better, known.kind)
 
 
-def _percent(v: float) -> str:
-    return f"{100 * v:.1f} %"
-
-
-METRIC_ROWS: tuple[MetricRow, ...] = (
-    MetricRow("mean_wait", "mean wait", format_seconds, True),
-    MetricRow("p95_wait", "95th percentile wait", format_seconds, True),
-    MetricRow("mean_bsld", "mean bounded slowdown (τ = 10 s)", _number(2), True),
-    MetricRow("utilization", "utilization", _percent, False),
-    MetricRow("makespan", "makespan", format_seconds, True),
-    MetricRow("weighted_turnaround", "size-weighted turnaround", format_seconds, True),
-    MetricRow("mean_abs_skip", "mean |skipping count|", _number(1), True),
-    MetricRow("jain_bsld", "Jain index (users' bounded slowdown)", _number(3), False),
-)
+METRIC_ROWS: tuple[MetricRow, ...] = tuple(metric_row(code) for code in (
+    "mean_wait", "p95_wait", "mean_bsld", "utilization", "makespan", "weighted_turnaround", "mean_abs_skip",
+    "jain_bsld"))
 
 #: Rows shown only when some policy's summary has them (figures a policy family adds).
-OPTIONAL_ROWS: tuple[MetricRow, ...] = (
-    MetricRow("mean_decision_ms", "mean decision time (ms)", _number(1), True),
-    MetricRow("max_decision_ms", "max decision time (ms)", _number(0), True),
-)
+OPTIONAL_ROWS: tuple[MetricRow, ...] = (metric_row("mean_decision_ms"), metric_row("max_decision_ms"))
 
 
 def rows_for(summaries: Mapping[str, Mapping[str, float]]) -> tuple[MetricRow, ...]:
@@ -97,19 +89,16 @@ def metrics_table(summaries: Mapping[str, Mapping[str, float]], *, width: int = 
     return column(data, note("The best value of each row is in bold.", width=width))
 
 
-#: Row units for durations: the largest that keeps the row's biggest value at 1 or more.
-DURATION_UNITS = (("d", 86400.0), ("h", 3600.0), ("min", 60.0), ("s", 1.0))
-
-
 def row_unit(row: MetricRow, values: list[float]) -> tuple[str, float, int | None]:
-    """(unit, divisor, decimals) for one row: durations in d/h/min/s, percentages in %; other rows
-    (None decimals) are written by the row's own format."""
-    if row.fmt is format_seconds:
+    """(unit, divisor, decimals) for one row: durations in the unit engine.metrics.units gives the row's
+    largest value (days, h, min, s), percentages in %; other rows (None decimals) are written by the
+    row's own format."""
+    if row.kind == "duration":
         largest = max((abs(v) for v in values if np.isfinite(v)), default=0.0)
-        for unit, size in DURATION_UNITS:
-            if largest >= size or unit == "s":
+        for unit, size, shown_from in DURATION_UNITS:
+            if largest >= shown_from:
                 return unit, size, 0 if unit == "s" else 2
-    if row.fmt is _percent:
+    if row.kind == "percent":
         return "%", 0.01, 1
     return "", 1.0, None
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import numpy as np
-from bokeh.models import Axis, CustomJSTickFormatter, Div, FixedTicker, NumeralTickFormatter
+from bokeh.models import Axis, CustomJSTickFormatter, Div, FixedTicker, LinearAxis, LogAxis, NumeralTickFormatter
 from bokeh.plotting import figure
+
+from engine.api import DURATION_UNITS
 
 #: Okabe–Ito colour-blind-safe colours (yellow dropped: unreadable as a line on white).
 POLICY_PALETTE: tuple[str, ...] = (
@@ -45,6 +47,9 @@ def new_figure(title: str, *, width: int = PLOT_WIDTH, height: int = 300, tools:
     fig = figure(title=title, width=width, height=height, tools=tools, toolbar_location="right", **kwargs)
     fig.toolbar.logo = None
     fig.title.text_font_size = "13px"
+    for axis in [*fig.xaxis, *fig.yaxis]:
+        if type(axis) in (LinearAxis, LogAxis):   # not dates, not categories: 120,000 rather than 1.200e+5
+            axis.formatter = NumeralTickFormatter(format="0,0.[00]")
     return fig
 
 
@@ -56,14 +61,15 @@ def note(text: str, *, width: int = PLOT_WIDTH) -> Div:
 
 
 def duration_formatter() -> CustomJSTickFormatter:
-    """Tick labels for axes in seconds: 30 s, 5 min, 2 h, 3 d (log axes otherwise show 2.5e+6)."""
-    return CustomJSTickFormatter(code="""
+    """Tick labels for axes in seconds in the units of engine.metrics.units (its DURATION_UNITS, the same
+    thresholds): 30 s, 5 min, 2 h, 3 days (log axes otherwise show 2.5e+6)."""
+    steps = "".join(f"if (v >= {shown_from:g}) return fmt(tick / {length:g}) + ' {unit}';\n"
+                    for unit, length, shown_from in DURATION_UNITS)
+    return CustomJSTickFormatter(code=f"""
         const v = Math.abs(tick);
         const fmt = (x) => (Math.round(x * 10) / 10).toLocaleString("en");
-        if (v >= 86400) return fmt(tick / 86400) + " d";
-        if (v >= 3600) return fmt(tick / 3600) + " h";
-        if (v >= 60) return fmt(tick / 60) + " min";
-        return fmt(tick) + " s";
+        {steps}
+        return fmt(tick) + ' s';
     """)
 
 
@@ -125,17 +131,6 @@ def bin_index(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
     """Bin number (0..len(edges)-2) of each value; values outside the edges are clipped in."""
     idx = np.searchsorted(edges, np.asarray(values, dtype=float), side="right") - 1
     return np.clip(idx, 0, len(edges) - 2)
-
-
-def format_seconds(seconds: float) -> str:
-    """Human duration for tables and titles: 42 s, 3.5 min, 2.1 h, 4.0 d."""
-    if not np.isfinite(seconds):
-        return "–"
-    seconds = float(seconds)
-    for unit, size in (("d", 86400.0), ("h", 3600.0), ("min", 60.0)):
-        if abs(seconds) >= size:
-            return f"{seconds / size:.1f} {unit}"
-    return f"{seconds:.0f} s"
 
 
 def time_axis_label(unit_seconds: float) -> str:

@@ -8,14 +8,13 @@ import numpy as np
 from bokeh.layouts import column, row
 from bokeh.models import ColumnDataSource, FactorRange, HoverTool, LayoutDOM, Legend, NumeralTickFormatter
 
+from engine.api import metric_heading
+
 from .style import new_figure, note, policy_colours
 
-SWEEP_METRICS: tuple[tuple[str, str], ...] = (
-    ("mean_wait", "mean wait (s)"),
-    ("mean_bsld", "mean bounded slowdown"),
-    ("utilization", "utilization"),
-    ("mean_abs_skip", "mean |skipping count|"),
-)
+#: (summary metric, its name with the unit of the y axis), names from engine.metrics.units
+SWEEP_METRICS: tuple[tuple[str, str], ...] = tuple(
+    (code, metric_heading(code)) for code in ("mean_wait", "mean_bsld", "utilization", "mean_abs_skip"))
 
 Summary = Mapping[str, float] | None
 

@@ -1,0 +1,603 @@
+"""A Slurm site as its admin configured it: ``slurm.conf`` and the ``sacctmgr -P show qos|assoc`` dumps.
+
+What is read (Slurm 22.05's slurm.conf(5), sacctmgr(1) and the multifactor priority page):
+
+- ``NodeName`` lines (host-list ranges ``n[001-004]``, CPUs, RealMemory in MB, Gres ``gpu:4`` or
+  ``gpu:a100:2``, Features), ``NodeName=DEFAULT`` values for the lines after it;
+- ``PartitionName`` lines, ``DEFAULT`` too: Nodes (``ALL`` or a host list), MaxTime, DefaultTime,
+  MaxNodes, PriorityJobFactor, PriorityTier, ``Priority`` (older spelling: sets both), AllowQOS, QOS,
+  Default, State;
+- the scheduler: PriorityType and every ``PriorityWeight*`` (``PriorityWeightTRES=CPU=1000,Mem=2000``
+  too), PriorityDecayHalfLife, PriorityMaxAge, PriorityCalcPeriod, PriorityFavorSmall, PriorityFlags,
+  SchedulerType, SchedulerParameters (bf_interval, bf_resolution, bf_window, bf_max_job_test,
+  bf_max_job_user, bf_continue, default_queue_depth, sched_interval, ...), SelectType and
+  SelectTypeParameters (which resources are consumable);
+- every other key is kept in ``unmodelled`` with its line, so nothing is silently dropped.
+
+Times are written as Slurm writes them: ``MM``, ``MM:SS``, ``HH:MM:SS``, ``D-HH``, ``D-HH:MM``,
+``D-HH:MM:SS``; ``UNLIMITED``/``INFINITE`` is ``None``. The sacctmgr dumps are read by header name
+(their columns differ between versions and ``format=`` choices). Every problem is one
+:class:`WorkloadError` naming the file, the line and the key.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.workload.errors import WorkloadError, shown
+from engine.workload.slurm import expand_hostlist
+
+#: slurm.conf keys read into the model (lower case); the rest are listed as unmodelled.
+PRIORITY_KEYS = ("prioritytype", "prioritydecayhalflife", "prioritymaxage", "prioritycalcperiod",
+                 "priorityfavorsmall", "priorityflags", "priorityusageresetperiod")
+SCHEDULER_KEYS = ("schedulertype", "schedulerparameters", "selecttype", "selecttypeparameters", "clustername")
+
+#: SchedulerParameters Slurm documents, with their defaults (22.05); values in seconds unless named.
+SCHEDULER_DEFAULTS: dict[str, int | bool] = {
+    "bf_interval": 30, "bf_resolution": 60, "bf_window": 1440,        # bf_window in minutes
+    "bf_max_job_test": 500, "bf_max_job_user": 0, "bf_max_job_part": 0, "bf_continue": False,
+    "default_queue_depth": 100, "sched_interval": 60, "sched_min_interval": 2,
+    "bf_yield_interval": 2, "bf_busy_nodes": False, "max_sched_time": 0,
+}
+
+MAX_NODES_DEFINED = 200_000
+
+
+def slurm_time(text: str) -> int | None:
+    """Seconds of a Slurm time limit (``MM``, ``MM:SS``, ``HH:MM:SS``, ``D-HH``, ``D-HH:MM``,
+    ``D-HH:MM:SS``); ``UNLIMITED``/``INFINITE`` -> None. Raises ValueError."""
+    value = text.strip()
+    if value.lower() in ("unlimited", "infinite", "-1"):
+        return None
+    match = re.fullmatch(r"(?:(\d{1,6})-)?(\d{1,9})(?::(\d{1,2}))?(?::(\d{1,2}))?", value)
+    if not match:
+        raise ValueError(f"expected a time like 30, 1:30:00, 2-00:00:00 or UNLIMITED, got {shown(value)}")
+    days, a, b, c = match.groups()
+    numbers = [int(x) for x in (a, b, c) if x is not None]
+    if days is not None:       # D-HH, D-HH:MM, D-HH:MM:SS
+        hours, minutes, seconds = (numbers + [0, 0])[:3]
+        return int(days) * 86400 + hours * 3600 + minutes * 60 + seconds
+    if len(numbers) == 1:      # MM
+        return numbers[0] * 60
+    if len(numbers) == 2:      # MM:SS
+        return numbers[0] * 60 + numbers[1]
+    return numbers[0] * 3600 + numbers[1] * 60 + numbers[2]
+
+
+def shown_time(seconds: int | None) -> str:
+    """A time limit as Slurm writes it (``2-00:00:00``, ``UNLIMITED``)."""
+    if seconds is None:
+        return "UNLIMITED"
+    days, rest = divmod(seconds, 86400)
+    text = f"{rest // 3600:02d}:{rest % 3600 // 60:02d}:{rest % 60:02d}"
+    return f"{days}-{text}" if days else text
+
+
+@dataclass
+class NodeSet:
+    """One NodeName line: its hosts and what each has."""
+
+    names: list[str]
+    cpus: int = 1
+    real_memory_mb: int = 1
+    gres: dict[str, int] = field(default_factory=dict)     # "gpu" -> per node ("gpu:a100" kept as "gpu")
+    features: list[str] = field(default_factory=list)
+    line: int = 0
+
+
+@dataclass
+class Partition:
+    name: str
+    nodes: list[str]
+    max_time: int | None = None              # seconds; None = UNLIMITED
+    default_time: int | None = None
+    max_nodes: int | None = None
+    priority_job_factor: int = 1
+    priority_tier: int = 1
+    allow_qos: list[str] = field(default_factory=lambda: ["ALL"])
+    qos: str = ""                            # the partition QOS, whose limits apply to its jobs
+    default: bool = False
+    state: str = "UP"
+    line: int = 0
+
+
+@dataclass
+class SlurmConf:
+    """What slurm.conf says about the machine, its partitions and its scheduler."""
+
+    source: str
+    cluster: str = ""
+    nodes: list[NodeSet] = field(default_factory=list)
+    partitions: dict[str, Partition] = field(default_factory=dict)
+    priority_type: str = "priority/basic"
+    weights: dict[str, int] = field(default_factory=dict)        # "age", "fairshare", "jobsize", "partition", "qos", "assoc"
+    tres_weights: dict[str, float] = field(default_factory=dict)  # PriorityWeightTRES: "cpu" -> weight
+    decay_half_life: int | None = 7 * 86400
+    max_age: int | None = 7 * 86400
+    calc_period: int = 300
+    favor_small: bool = False
+    priority_flags: list[str] = field(default_factory=list)
+    scheduler_type: str = "sched/backfill"
+    scheduler: dict[str, int | bool] = field(default_factory=lambda: dict(SCHEDULER_DEFAULTS))
+    scheduler_unknown: dict[str, str] = field(default_factory=dict)
+    select_type: str = "select/cons_tres"
+    select_parameters: list[str] = field(default_factory=list)
+    unmodelled: dict[str, tuple[int, str]] = field(default_factory=dict)   # key -> (line, value)
+
+    @property
+    def total_cpus(self) -> int:
+        return sum(len(n.names) * n.cpus for n in self.nodes)
+
+    @property
+    def fair_tree(self) -> bool:
+        """Fair Tree is the default fair-share algorithm since 19.05 unless NO_FAIR_TREE is set."""
+        return "NO_FAIR_TREE" not in self.priority_flags
+
+    @property
+    def memory_consumable(self) -> bool:
+        """Whether jobs' memory is allocated (CR_*_Memory): with CR_CPU/CR_Core it is not, and a
+        sacct ReqMem of the whole node must not be read as a limit (it would serialise the node)."""
+        return any(p.upper().endswith("_MEMORY") for p in self.select_parameters)
+
+    def default_partition(self) -> Partition | None:
+        return next((p for p in self.partitions.values() if p.default), next(iter(self.partitions.values()), None))
+
+
+# --------------------------------------------------------------------------- slurm.conf
+
+
+def read_slurm_conf(path: str | Path, *, name: str | None = None) -> SlurmConf:
+    """Read a slurm.conf; raises WorkloadError naming file, line and key."""
+    source = name or str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError as e:
+        raise WorkloadError(f"cannot read: {e.strerror or e}", file=source) from None
+    return parse_slurm_conf(text, source)
+
+
+def parse_slurm_conf(text: str, source: str = "slurm.conf") -> SlurmConf:
+    conf = SlurmConf(source=source)
+    node_default: dict[str, str] = {}
+    partition_default: dict[str, str] = {}
+    defined: dict[str, int] = {}
+    for lineno, pairs in _lines(text, source):
+        first_key = pairs[0][0].lower()
+        if first_key == "nodename":
+            values = {k.lower(): v for k, v in pairs}
+            if values["nodename"].upper() == "DEFAULT":
+                node_default.update({k: v for k, v in values.items() if k != "nodename"})
+                continue
+            nodes = _node_set({**node_default, **values}, lineno, source)
+            for host in nodes.names:
+                if host in defined:
+                    raise WorkloadError(f"node {host} defined again (first on line {defined[host]})",
+                                        file=source, line=lineno, field="NodeName")
+                defined[host] = lineno
+            if len(defined) > MAX_NODES_DEFINED:
+                raise WorkloadError(f"more than {MAX_NODES_DEFINED:,} nodes", file=source, line=lineno, field="NodeName")
+            conf.nodes.append(nodes)
+        elif first_key == "partitionname":
+            values = {k.lower(): v for k, v in pairs}
+            if values["partitionname"].upper() == "DEFAULT":
+                partition_default.update({k: v for k, v in values.items() if k != "partitionname"})
+                continue
+            partition = _partition({**partition_default, **values}, lineno, source, defined)
+            if partition.name in conf.partitions:
+                raise WorkloadError(f"partition {partition.name} defined twice", file=source, line=lineno,
+                                    field="PartitionName")
+            conf.partitions[partition.name] = partition
+        else:
+            for key, value in pairs:
+                _global(conf, key, value, lineno, source)
+    if not conf.nodes:
+        raise WorkloadError("no NodeName line: the machine is unknown", file=source)
+    if not conf.partitions:
+        raise WorkloadError("no PartitionName line: no job could run", file=source)
+    return conf
+
+
+def _lines(text: str, source: str):
+    """(line number, [(key, value), ...]) per non-empty line; comments and quotes as slurm.conf has them."""
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        body = raw.split("#", 1)[0].strip()
+        if not body:
+            continue
+        if body.lower().startswith("include "):
+            raise WorkloadError("Include lines are not followed: give the included file's lines in this one",
+                                file=source, line=lineno, field="Include")
+        pairs = []
+        for token in re.findall(r'[^\s=]+=(?:"[^"]*"|\S*)|\S+', body):
+            key, sep, value = token.partition("=")
+            if not sep:
+                raise WorkloadError(f"expected KEY=VALUE, got {shown(token)}", file=source, line=lineno)
+            pairs.append((key, value.strip('"')))
+        yield lineno, pairs
+
+
+def _node_set(values: dict[str, str], line: int, source: str) -> NodeSet:
+    names_text = values["nodename"]
+    try:
+        names = expand_hostlist(names_text)
+    except ValueError as e:
+        raise WorkloadError(str(e), file=source, line=line, field="NodeName") from None
+    if not names:
+        raise WorkloadError("no node names", file=source, line=line, field="NodeName")
+    cpus = _count(values, "cpus", line, source) or _sockets_times_cores(values, line, source) or 1
+    memory = _count(values, "realmemory", line, source) or 1
+    gres: dict[str, int] = {}
+    for item in filter(None, values.get("gres", "").split(",")):
+        parts = item.split(":")
+        count = parts[-1].split("(")[0] if len(parts) > 1 else "1"
+        if not count.isdigit():
+            raise WorkloadError(f"expected NAME[:TYPE]:COUNT, got {shown(item)}", file=source, line=line, field="Gres")
+        gres[parts[0]] = gres.get(parts[0], 0) + int(count)
+    features = [f for f in values.get("features", values.get("feature", "")).split(",") if f]
+    return NodeSet(names, cpus, memory, gres, features, line)
+
+
+def _sockets_times_cores(values: dict[str, str], line: int, source: str) -> int | None:
+    sockets = _count(values, "sockets", line, source)
+    cores = _count(values, "corespersocket", line, source)
+    threads = _count(values, "threadspercore", line, source) or 1
+    return sockets * cores * threads if sockets and cores else None
+
+
+def _partition(values: dict[str, str], line: int, source: str, defined: dict[str, int]) -> Partition:
+    name = values["partitionname"]
+    nodes_text = values.get("nodes", "")
+    if nodes_text.upper() == "ALL" or not nodes_text:
+        nodes = list(defined)
+    else:
+        try:
+            nodes = expand_hostlist(nodes_text)
+        except ValueError as e:
+            raise WorkloadError(str(e), file=source, line=line, field="Nodes") from None
+        unknown = [n for n in nodes if n not in defined]
+        if unknown:
+            raise WorkloadError(f"partition {name}: node {unknown[0]} has no NodeName line"
+                                + (f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else ""),
+                                file=source, line=line, field="Nodes")
+    partition = Partition(name, nodes, line=line)
+    partition.max_time = _time(values, "maxtime", line, source, None)
+    partition.default_time = _time(values, "defaulttime", line, source, partition.max_time)
+    max_nodes = values.get("maxnodes", "UNLIMITED")
+    partition.max_nodes = None if max_nodes.upper() in ("UNLIMITED", "INFINITE") else _count(values, "maxnodes", line, source)
+    if "priority" in values:         # the older spelling: both factor and tier
+        partition.priority_job_factor = partition.priority_tier = _count(values, "priority", line, source) or 0
+    if "priorityjobfactor" in values:
+        partition.priority_job_factor = _count(values, "priorityjobfactor", line, source) or 0
+    if "prioritytier" in values:
+        partition.priority_tier = _count(values, "prioritytier", line, source) or 0
+    partition.allow_qos = [q for q in values.get("allowqos", "ALL").split(",") if q]
+    partition.qos = values.get("qos", "")
+    partition.default = values.get("default", "NO").upper() == "YES"
+    partition.state = values.get("state", "UP").upper()
+    return partition
+
+
+def _global(conf: SlurmConf, key: str, value: str, line: int, source: str) -> None:
+    lower = key.lower()
+    if lower.startswith("priorityweight"):
+        factor = lower[len("priorityweight"):]
+        if factor == "tres":
+            conf.tres_weights = _tres(value, line, source, key)
+        else:
+            conf.weights[factor] = _integer(value, line, source, key)
+    elif lower == "prioritytype":
+        conf.priority_type = value
+    elif lower == "prioritydecayhalflife":
+        conf.decay_half_life = _time_value(value, line, source, key)
+    elif lower == "prioritymaxage":
+        conf.max_age = _time_value(value, line, source, key)
+    elif lower == "prioritycalcperiod":
+        conf.calc_period = _time_value(value, line, source, key) or 60
+    elif lower == "priorityfavorsmall":
+        conf.favor_small = value.upper() in ("YES", "TRUE", "1")
+    elif lower == "priorityflags":
+        conf.priority_flags = [f.strip().upper() for f in value.split(",") if f.strip()]
+    elif lower == "schedulertype":
+        conf.scheduler_type = value
+    elif lower == "schedulerparameters":
+        _scheduler_parameters(conf, value, line, source)
+    elif lower == "selecttype":
+        conf.select_type = value
+    elif lower == "selecttypeparameters":
+        conf.select_parameters = [p.strip() for p in value.split(",") if p.strip()]
+    elif lower == "clustername":
+        conf.cluster = value
+    else:
+        conf.unmodelled[key] = (line, value)
+
+
+def _scheduler_parameters(conf: SlurmConf, value: str, line: int, source: str) -> None:
+    for item in filter(None, (p.strip() for p in value.split(","))):
+        name, sep, setting = item.partition("=")
+        name = name.lower()
+        default = SCHEDULER_DEFAULTS.get(name)
+        if default is None:
+            conf.scheduler_unknown[name] = setting
+        elif isinstance(default, bool):
+            conf.scheduler[name] = True if not sep else setting.lower() not in ("0", "no", "false")
+        else:
+            conf.scheduler[name] = _integer(setting, line, source, f"SchedulerParameters {name}")
+
+
+def _tres(value: str, line: int, source: str, key: str) -> dict[str, float]:
+    weights = {}
+    for item in filter(None, value.split(",")):
+        name, sep, number = item.partition("=")
+        try:
+            weights[name.lower()] = float(number)
+        except ValueError:
+            raise WorkloadError(f"expected TRES=WEIGHT, got {shown(item)}", file=source, line=line, field=key) from None
+    return weights
+
+
+#: How slurm.conf(5) spells the keys read here (errors name the key as the admin wrote it in the manual).
+SPELLING = {k.lower(): k for k in (
+    "NodeName", "CPUs", "RealMemory", "Sockets", "CoresPerSocket", "ThreadsPerCore", "Gres", "Features",
+    "PartitionName", "Nodes", "MaxTime", "DefaultTime", "MaxNodes", "Priority", "PriorityJobFactor", "PriorityTier")}
+
+
+def _integer(value: str, line: int, source: str, key: str) -> int:
+    if not re.fullmatch(r"-?\d{1,15}", value.strip()):
+        raise WorkloadError(f"expected a whole number, got {shown(value)}", file=source, line=line,
+                            field=SPELLING.get(key, key))
+    return int(value)
+
+
+def _count(values: dict[str, str], key: str, line: int, source: str) -> int | None:
+    if key not in values:
+        return None
+    return _integer(values[key], line, source, key)
+
+
+def _time_value(value: str, line: int, source: str, key: str) -> int | None:
+    try:
+        return slurm_time(value)
+    except ValueError as e:
+        raise WorkloadError(str(e), file=source, line=line, field=SPELLING.get(key, key)) from None
+
+
+def _time(values: dict[str, str], key: str, line: int, source: str, default: int | None) -> int | None:
+    return _time_value(values[key], line, source, key) if key in values else default
+
+
+# --------------------------------------------------------------------------- sacctmgr dumps
+
+
+@dataclass
+class Qos:
+    name: str
+    priority: int = 0
+    max_wall: int | None = None               # MaxWall: per job
+    max_jobs_per_user: int | None = None      # MaxJobsPU
+    max_submit_per_user: int | None = None    # MaxSubmitPU
+    max_tres_per_user: dict[str, int] = field(default_factory=dict)   # MaxTRESPU
+    max_tres_per_job: dict[str, int] = field(default_factory=dict)    # MaxTRES
+    grp_tres: dict[str, int] = field(default_factory=dict)            # GrpTRES
+    grp_jobs: int | None = None
+    usage_factor: float = 1.0
+    flags: list[str] = field(default_factory=list)
+    line: int = 0
+
+
+@dataclass
+class Association:
+    cluster: str
+    account: str
+    user: str = ""                            # "" = the account's own row
+    partition: str = ""
+    parent: str = ""
+    shares: int = 1                           # Share / Fairshare; "parent" -> -1
+    max_jobs: int | None = None
+    max_submit: int | None = None
+    max_wall: int | None = None
+    max_tres_per_job: dict[str, int] = field(default_factory=dict)
+    grp_tres: dict[str, int] = field(default_factory=dict)
+    grp_jobs: int | None = None
+    qos: list[str] = field(default_factory=list)
+    default_qos: str = ""
+    line: int = 0
+
+
+#: sacctmgr column titles (lower case, as printed by versions 20-23) -> our field names.
+_QOS_COLUMNS = {"name": "name", "priority": "priority", "maxwall": "max_wall", "maxjobspu": "max_jobs_per_user",
+                "maxjobsperuser": "max_jobs_per_user", "maxsubmitpu": "max_submit_per_user",
+                "maxsubmitjobsperuser": "max_submit_per_user", "maxtrespu": "max_tres_per_user",
+                "maxtresperuser": "max_tres_per_user", "maxtres": "max_tres_per_job", "maxtresperjob": "max_tres_per_job",
+                "grptres": "grp_tres", "grpjobs": "grp_jobs", "usagefactor": "usage_factor", "flags": "flags"}
+_ASSOC_COLUMNS = {"cluster": "cluster", "account": "account", "user": "user", "partition": "partition",
+                  "parentname": "parent", "par name": "parent", "share": "shares", "fairshare": "shares",
+                  "maxjobs": "max_jobs", "maxsubmit": "max_submit", "maxsubmitjobs": "max_submit",
+                  "maxwall": "max_wall", "maxwalldurationperjob": "max_wall", "maxtres": "max_tres_per_job",
+                  "grptres": "grp_tres", "grpjobs": "grp_jobs", "qos": "qos", "def qos": "default_qos",
+                  "defaultqos": "default_qos"}
+
+
+def read_qos(path: str | Path, *, name: str | None = None) -> dict[str, Qos]:
+    """``sacctmgr -P show qos`` (any format= columns; Name is needed)."""
+    source = name or str(path)
+    rows, unknown = _table(path, source, _QOS_COLUMNS, required=("name",))
+    result: dict[str, Qos] = {}
+    for line, row in rows:
+        qos = Qos(row["name"], line=line)
+        for key, text in row.items():
+            _set_limit(qos, key, text, line, source)
+        result[qos.name] = qos
+    return result
+
+
+def read_associations(path: str | Path, *, name: str | None = None) -> list[Association]:
+    """``sacctmgr -P show assoc`` (any format= columns; Account is needed)."""
+    source = name or str(path)
+    rows, unknown = _table(path, source, _ASSOC_COLUMNS, required=("account",))
+    result = []
+    for line, row in rows:
+        assoc = Association(row.get("cluster", ""), row["account"], line=line)
+        for key, text in row.items():
+            if key == "shares":
+                assoc.shares = -1 if text.lower() == "parent" else _limit_integer(text, line, source, key) or 1
+            else:
+                _set_limit(assoc, key, text, line, source)
+        result.append(assoc)
+    return result
+
+
+def _table(path: str | Path, source: str, columns: dict[str, str], *, required: tuple[str, ...]):
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError as e:
+        raise WorkloadError(f"cannot read: {e.strerror or e}", file=source) from None
+    lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    if not lines:
+        raise WorkloadError("empty: expected the output of sacctmgr -P show ...", file=source)
+    header_line, header = lines[0]
+    titles = [t.strip().lower() for t in header.rstrip("|").split("|")]
+    if len(titles) < 2:
+        raise WorkloadError("expected a header of |-separated column names (sacctmgr -P)", file=source,
+                            line=header_line)
+    names = [columns.get(t) for t in titles]
+    for need in required:
+        if need not in names:
+            raise WorkloadError(f"no {need.title()} column (the header names {', '.join(titles)})", file=source,
+                                line=header_line)
+    unknown = sorted(t for t, n in zip(titles, names) if n is None)
+    rows = []
+    for number, text in lines[1:]:
+        cells = text.rstrip("|").split("|") if header.endswith("|") else text.split("|")
+        if len(cells) != len(titles):
+            raise WorkloadError(f"{len(cells)} fields where the header has {len(titles)}", file=source, line=number)
+        rows.append((number, {n: c.strip() for n, c in zip(names, cells) if n is not None}))
+    return rows, unknown
+
+
+def _set_limit(target: Any, key: str, text: str, line: int, source: str) -> None:
+    if key in ("name", "cluster", "account", "user", "partition", "parent", "default_qos"):
+        setattr(target, key, text)
+    elif key in ("qos", "flags"):
+        setattr(target, key, [t for t in text.split(",") if t])
+    elif key == "usage_factor":
+        try:
+            setattr(target, key, float(text) if text else 1.0)
+        except ValueError:
+            raise WorkloadError(f"expected a number, got {shown(text)}", file=source, line=line, field="UsageFactor") from None
+    elif key in ("max_wall",):
+        try:
+            setattr(target, key, slurm_time(text) if text else None)
+        except ValueError as e:
+            raise WorkloadError(str(e), file=source, line=line, field="MaxWall") from None
+    elif key in ("max_tres_per_user", "max_tres_per_job", "grp_tres"):
+        setattr(target, key, tres_counts(text, line, source, key))
+    else:
+        setattr(target, key, _limit_integer(text, line, source, key))
+
+
+def _limit_integer(text: str, line: int, source: str, key: str) -> int | None:
+    if not text:
+        return None
+    return _integer(text, line, source, key)
+
+
+_MB_PER = {"": 1, "M": 1, "G": 1024, "T": 1024 ** 2, "P": 1024 ** 3}
+
+
+def tres_counts(text: str, line: int = 0, source: str = "", key: str = "TRES") -> dict[str, int]:
+    """``cpu=100,mem=10G,node=2,gres/gpu=4`` -> counts (mem in MB)."""
+    counts = {}
+    for item in filter(None, text.split(",")):
+        name, _, value = item.partition("=")
+        match = re.fullmatch(r"(\d{1,15})([KMGTP]?)", value.strip(), re.IGNORECASE)
+        if not match:
+            raise WorkloadError(f"expected NAME=COUNT, got {shown(item)}", file=source, line=line or None, field=key)
+        number, unit = int(match.group(1)), match.group(2).upper()
+        if name.lower() == "mem":     # in MB, as sacctmgr prints it without a unit
+            number = -(-number // 1024) if unit == "K" else number * _MB_PER[unit]
+        counts[name.lower()] = number
+    return counts
+
+
+# --------------------------------------------------------------------------- what was understood
+
+
+@dataclass
+class SlurmSite:
+    conf: SlurmConf
+    qos: dict[str, Qos] = field(default_factory=dict)
+    associations: list[Association] = field(default_factory=list)
+
+
+def read_slurm_site(conf: str | Path, *, qos: str | Path | None = None, assoc: str | Path | None = None) -> SlurmSite:
+    site = SlurmSite(read_slurm_conf(conf))
+    if qos is not None:
+        site.qos = read_qos(qos)
+    if assoc is not None:
+        site.associations = read_associations(assoc)
+    for partition in site.conf.partitions.values():
+        for name in ([partition.qos] if partition.qos else []) + [q for q in partition.allow_qos if q != "ALL"]:
+            if site.qos and name not in site.qos:
+                raise WorkloadError(f"partition {partition.name} names QOS {name}, which the QOS dump does not have",
+                                    file=site.conf.source, line=partition.line, field="QOS")
+    return site
+
+
+def describe_site(site: SlurmSite) -> list[str]:
+    """What SchedLab understood, as lines for a person (``python -m engine site``)."""
+    conf = site.conf
+    lines = [f"{conf.source}: cluster {conf.cluster or '(unnamed)'}, {sum(len(n.names) for n in conf.nodes):,} nodes, "
+             f"{conf.total_cpus:,} CPUs"]
+    for nodes in conf.nodes:
+        extra = "".join(f", {n} {c}/node" for n, c in nodes.gres.items())
+        lines.append(f"  nodes {_few(nodes.names)}: {nodes.cpus} CPUs, {nodes.real_memory_mb:,} MB{extra}"
+                     + (f", features {','.join(nodes.features)}" if nodes.features else ""))
+    lines.append("partitions (by PriorityTier, then PriorityJobFactor):")
+    for p in sorted(conf.partitions.values(), key=lambda p: (-p.priority_tier, -p.priority_job_factor, p.name)):
+        lines.append(f"  {p.name}{' (default)' if p.default else ''}: {len(p.nodes)} nodes, MaxTime {shown_time(p.max_time)}, "
+                     f"DefaultTime {shown_time(p.default_time)}, MaxNodes {p.max_nodes or 'UNLIMITED'}, "
+                     f"tier {p.priority_tier}, factor {p.priority_job_factor}"
+                     + (f", QOS {p.qos}" if p.qos else "") + (f", AllowQOS {','.join(p.allow_qos)}" if p.allow_qos != ['ALL'] else "")
+                     + ("" if p.state == "UP" else f", state {p.state}"))
+    lines.append(f"priority: {conf.priority_type}, weights "
+                 + (", ".join(f"{k} {v:,}" for k, v in sorted(conf.weights.items())) or "none")
+                 + (f", TRES {conf.tres_weights}" if conf.tres_weights else "")
+                 + f"; half-life {shown_time(conf.decay_half_life)}, max age {shown_time(conf.max_age)}, "
+                 f"recalculated every {shown_time(conf.calc_period)}; favor small {'yes' if conf.favor_small else 'no'}; "
+                 f"fair-share {'Fair Tree' if conf.fair_tree else 'classic'}"
+                 + (f"; flags {','.join(conf.priority_flags)}" if conf.priority_flags else ""))
+    params = ", ".join(f"{k}={v}" for k, v in conf.scheduler.items() if v != SCHEDULER_DEFAULTS.get(k))
+    lines.append(f"scheduler: {conf.scheduler_type} ({params or 'defaults'}); {conf.select_type} "
+                 f"{','.join(conf.select_parameters) or ''}; memory {'is' if conf.memory_consumable else 'is not'} consumable")
+    for qos in site.qos.values():
+        limits = _limits(qos, ("max_wall", "max_jobs_per_user", "max_submit_per_user", "max_tres_per_user",
+                               "max_tres_per_job", "grp_tres", "grp_jobs"))
+        lines.append(f"  QOS {qos.name}: priority {qos.priority}" + (f", {limits}" if limits else ""))
+    for assoc in site.associations:
+        who = f"{assoc.account}/{assoc.user}" if assoc.user else assoc.account
+        limits = _limits(assoc, ("max_jobs", "max_submit", "max_wall", "max_tres_per_job", "grp_tres", "grp_jobs"))
+        lines.append(f"  association {who}{'@' + assoc.partition if assoc.partition else ''}: "
+                     f"shares {'parent' if assoc.shares < 0 else assoc.shares}" + (f", {limits}" if limits else "")
+                     + (f", QOS {','.join(assoc.qos)}" if assoc.qos else ""))
+    unknown = [f"{k} (line {line})" for k, (line, _) in conf.unmodelled.items()]
+    unknown += [f"SchedulerParameters {k}" for k in conf.scheduler_unknown]
+    lines.append("not modelled (read, not used): " + (", ".join(unknown) if unknown else "nothing"))
+    return lines
+
+
+def _few(names: list[str]) -> str:
+    return ",".join(names) if len(names) <= 4 else f"{names[0]}..{names[-1]} ({len(names):,})"
+
+
+def _limits(item: Any, keys: tuple[str, ...]) -> str:
+    parts = []
+    for key in keys:
+        value = getattr(item, key)
+        if value in (None, {}, []):
+            continue
+        text = shown_time(value) if key == "max_wall" else (",".join(f"{k}={v}" for k, v in value.items())
+                                                            if isinstance(value, dict) else str(value))
+        parts.append(f"{key} {text}")
+    return ", ".join(parts)

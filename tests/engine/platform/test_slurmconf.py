@@ -1,0 +1,220 @@
+"""A Slurm site's own files: slurm.conf and the sacctmgr dumps, read as slurm.conf(5) and sacctmgr(1) write them."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.cli import main
+from engine.platform.slurmconf import (describe_site, parse_slurm_conf, read_associations, read_qos, read_slurm_site,
+                                       shown_time, slurm_time, tres_counts)
+from engine.workload.errors import WorkloadError
+
+SITE_CONF = """\
+# a small site
+ClusterName=hpc
+SlurmctldHost=head
+NodeName=DEFAULT CPUs=32 RealMemory=128000
+NodeName=cn[001-004] Features=ib
+NodeName=gpu[1-2] CPUs=64 RealMemory=512000 Gres=gpu:a100:4 Features=ib,gpu
+PartitionName=DEFAULT State=UP MaxTime=1-00:00:00
+PartitionName=normal Nodes=cn[001-004] Default=YES DefaultTime=60 PriorityJobFactor=10
+PartitionName=long Nodes=cn[003-004] MaxTime=7-00:00:00 MaxNodes=2 PriorityTier=2 AllowQOS=long,normal
+PartitionName=gpu Nodes=gpu[1-2] Priority=5 QOS=gpuqos MaxTime=UNLIMITED
+PriorityType=priority/multifactor
+PriorityWeightAge=1000
+PriorityWeightFairshare=100000
+PriorityWeightJobSize=500
+PriorityWeightPartition=10000
+PriorityWeightQOS=2000
+PriorityWeightTRES=CPU=1000,Mem=2000,GRES/gpu=3000
+PriorityDecayHalfLife=14-0
+PriorityMaxAge=7-0
+PriorityCalcPeriod=5
+PriorityFavorSmall=YES
+PriorityFlags=NO_FAIR_TREE,SMALL_RELATIVE_TO_TIME
+SchedulerType=sched/backfill
+SchedulerParameters=bf_interval=60,bf_max_job_test=1000,bf_continue,bf_window=2880,default_queue_depth=200,bf_yield_sleep=1
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+"""
+
+
+@pytest.mark.parametrize(("text", "seconds"), [
+    ("30", 1800), ("30:15", 1815), ("1:30:00", 5400), ("2-12", 2 * 86400 + 12 * 3600),
+    ("2-12:30", 2 * 86400 + 12 * 3600 + 1800), ("2-00:00:05", 2 * 86400 + 5), ("UNLIMITED", None),
+    ("infinite", None), ("0", 0),
+])
+def test_times_read_as_slurm_writes_them(text, seconds):
+    assert slurm_time(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "1h", "1:2:3:4", "-5", "2-", "1.5"])
+def test_a_time_slurm_would_not_write_is_refused(text):
+    with pytest.raises(ValueError, match="expected a time"):
+        slurm_time(text)
+
+
+def test_shown_time_is_the_inverse_for_whole_seconds():
+    for seconds in (0, 59, 3600, 86399, 86400, 7 * 86400 + 5):
+        assert slurm_time(shown_time(seconds)) == seconds
+    assert shown_time(None) == "UNLIMITED"
+
+
+def test_nodes_with_defaults_ranges_and_gres():
+    conf = parse_slurm_conf(SITE_CONF, "site.conf")
+    cn, gpu = conf.nodes
+    assert cn.names == ["cn001", "cn002", "cn003", "cn004"] and (cn.cpus, cn.real_memory_mb) == (32, 128000)
+    assert gpu.names == ["gpu1", "gpu2"] and (gpu.cpus, gpu.gres, gpu.features) == (64, {"gpu": 4}, ["ib", "gpu"])
+    assert conf.total_cpus == 4 * 32 + 2 * 64 and conf.cluster == "hpc"
+
+
+def test_partitions_with_default_lines_and_both_priority_spellings():
+    parts = parse_slurm_conf(SITE_CONF, "site.conf").partitions
+    normal, long, gpu = parts["normal"], parts["long"], parts["gpu"]
+    assert normal.default and normal.max_time == 86400 and normal.default_time == 3600
+    assert normal.priority_job_factor == 10 and normal.priority_tier == 1
+    assert long.nodes == ["cn003", "cn004"] and long.max_time == 7 * 86400 and long.max_nodes == 2
+    assert long.priority_tier == 2 and long.allow_qos == ["long", "normal"]
+    assert long.default_time == long.max_time           # DefaultTime defaults to MaxTime
+    assert gpu.max_time is None and gpu.qos == "gpuqos"
+    assert gpu.priority_job_factor == gpu.priority_tier == 5
+
+
+def test_priority_and_scheduler_settings():
+    conf = parse_slurm_conf(SITE_CONF, "site.conf")
+    assert conf.weights == {"age": 1000, "fairshare": 100000, "jobsize": 500, "partition": 10000, "qos": 2000}
+    assert conf.tres_weights == {"cpu": 1000.0, "mem": 2000.0, "gres/gpu": 3000.0}
+    assert (conf.decay_half_life, conf.max_age, conf.calc_period) == (14 * 86400, 7 * 86400, 300)
+    assert conf.favor_small and not conf.fair_tree
+    assert conf.scheduler["bf_interval"] == 60 and conf.scheduler["bf_max_job_test"] == 1000
+    assert conf.scheduler["bf_continue"] is True and conf.scheduler["bf_window"] == 2880
+    assert conf.scheduler["sched_interval"] == 60            # Slurm's default, not set here
+    assert conf.scheduler_unknown == {"bf_yield_sleep": "1"}
+    assert conf.memory_consumable
+
+
+def test_every_key_it_does_not_model_is_listed_with_its_line():
+    conf = parse_slurm_conf(SITE_CONF, "site.conf")
+    assert conf.unmodelled == {"SlurmctldHost": (3, "head")}
+    text = "\n".join(describe_site(read_slurm_site_from_text(SITE_CONF)))
+    assert "not modelled (read, not used): SlurmctldHost (line 3), SchedulerParameters bf_yield_sleep" in text
+
+
+def read_slurm_site_from_text(text):  # noqa: ANN001, ANN201
+    from engine.platform.slurmconf import SlurmSite
+    return SlurmSite(parse_slurm_conf(text, "site.conf"))
+
+
+@pytest.mark.parametrize(("text", "where"), [
+    ("NodeName=n[1-2] CPUs=many\nPartitionName=p Nodes=ALL\n", "site.conf, line 1: field CPUs: expected a whole number"),
+    ("NodeName=n1\nPartitionName=p Nodes=n[1-2]\n", "site.conf, line 2: field Nodes: partition p: node n2 has no NodeName"),
+    ("NodeName=n1\nPartitionName=p Nodes=ALL MaxTime=1h\n", "site.conf, line 2: field MaxTime: expected a time"),
+    ("NodeName=n1\nNodeName=n[0-1]\nPartitionName=p\n", "site.conf, line 2: field NodeName: node n1 defined again"),
+    ("NodeName=n1\n", "site.conf: no PartitionName line"),
+    ("PartitionName=p\n", "site.conf: no NodeName line"),
+    ("NodeName=n1 Gres=gpu:x\nPartitionName=p\n", "site.conf, line 1: field Gres: expected NAME[:TYPE]:COUNT"),
+    ("NodeName=n1\nPartitionName=p\nPriorityWeightAge=lots\n", "site.conf, line 3: field PriorityWeightAge"),
+    ("NodeName=n1\nPartitionName=p\nInclude other.conf\n", "site.conf, line 3: field Include"),
+    ("NodeName=n1 stray\nPartitionName=p\n", "site.conf, line 1: expected KEY=VALUE"),
+])
+def test_bad_lines_name_file_line_and_key(text, where):
+    with pytest.raises(WorkloadError) as caught:
+        parse_slurm_conf(text, "site.conf")
+    assert str(caught.value).startswith(where)
+
+
+QOS_DUMP = """\
+Name|Priority|GraceTime|Flags|UsageFactor|GrpTRES|GrpJobs|MaxTRES|MaxWall|MaxTRESPU|MaxJobsPU|MaxSubmitPU
+normal|0|00:00:00||1.000000||||||50|
+long|10|00:00:00|DenyOnLimit|0.500000|cpu=256|||7-00:00:00|cpu=128,mem=200G|4|10
+gpuqos|100|00:00:00||2.000000|gres/gpu=8||cpu=64||||
+"""
+
+
+def test_qos_limits_by_header_name(tmp_path):
+    path = tmp_path / "qos.txt"
+    path.write_text(QOS_DUMP)
+    qos = read_qos(path)
+    assert qos["normal"].max_jobs_per_user == 50 and qos["normal"].max_wall is None
+    long = qos["long"]
+    assert (long.priority, long.max_wall, long.max_jobs_per_user, long.max_submit_per_user) == (10, 7 * 86400, 4, 10)
+    assert long.max_tres_per_user == {"cpu": 128, "mem": 200 * 1024} and long.grp_tres == {"cpu": 256}
+    assert long.usage_factor == 0.5 and long.flags == ["DenyOnLimit"]
+    assert qos["gpuqos"].max_tres_per_job == {"cpu": 64} and qos["gpuqos"].grp_tres == {"gres/gpu": 8}
+
+
+def test_columns_in_another_order_and_parsable_with_a_trailing_bar(tmp_path):
+    path = tmp_path / "qos.txt"
+    path.write_text("MaxJobsPU|Name|\n7|normal|\n|debug|\n")
+    qos = read_qos(path)
+    assert qos["normal"].max_jobs_per_user == 7 and qos["debug"].max_jobs_per_user is None
+
+
+ASSOC_DUMP = """\
+Cluster|Account|User|Partition|Share|GrpJobs|GrpTRES|MaxJobs|MaxTRES|MaxSubmit|MaxWall|QOS|Def QOS
+hpc|root||||||||||normal|
+hpc|physics||||60|||||||normal|
+hpc|physics|alice||1||||cpu=64|||normal,long|normal
+hpc|chem|bob|long|parent||||||2-00:00:00|long|
+"""
+
+
+def test_associations_with_shares_limits_and_qos(tmp_path):
+    path = tmp_path / "assoc.txt"
+    path.write_text(ASSOC_DUMP.replace("hpc|physics||||60|||||||normal|", "hpc|physics|||60|||||||normal|"))
+    root, physics, alice, bob = read_associations(path)
+    assert (root.account, root.user, root.shares) == ("root", "", 1)
+    assert physics.shares == 60 and physics.user == ""
+    assert (alice.user, alice.max_tres_per_job, alice.qos, alice.default_qos) == ("alice", {"cpu": 64}, ["normal", "long"], "normal")
+    assert (bob.partition, bob.shares, bob.max_wall) == ("long", -1, 2 * 86400)
+
+
+def test_a_dump_with_a_row_of_the_wrong_width_names_its_line(tmp_path):
+    path = tmp_path / "assoc.txt"
+    path.write_text(ASSOC_DUMP)     # the physics row has one | too many
+    with pytest.raises(WorkloadError, match=r"assoc.txt, line 3: 14 fields where the header has 13"):
+        read_associations(path)
+
+
+def test_a_dump_without_the_key_column_is_refused(tmp_path):
+    path = tmp_path / "qos.txt"
+    path.write_text("Priority|MaxWall\n1|10\n")
+    with pytest.raises(WorkloadError, match="line 1: no Name column"):
+        read_qos(path)
+
+
+def test_tres_counts_in_megabytes():
+    assert tres_counts("cpu=4,mem=2G,node=1,gres/gpu=2") == {"cpu": 4, "mem": 2048, "node": 1, "gres/gpu": 2}
+    assert tres_counts("mem=1536K") == {"mem": 2}
+    with pytest.raises(WorkloadError, match="expected NAME=COUNT"):
+        tres_counts("cpu=four")
+
+
+def test_a_partition_naming_a_qos_the_dump_lacks_is_refused(tmp_path):
+    conf, qos = tmp_path / "slurm.conf", tmp_path / "qos.txt"
+    conf.write_text(SITE_CONF)
+    qos.write_text(QOS_DUMP.replace("gpuqos", "gpuq"))
+    with pytest.raises(WorkloadError, match="slurm.conf, line 10: field QOS: partition gpu names QOS gpuqos"):
+        read_slurm_site(conf, qos=qos)
+
+
+def test_the_site_command_prints_what_it_understood(tmp_path, capsys):
+    conf, qos, assoc = tmp_path / "slurm.conf", tmp_path / "qos.txt", tmp_path / "assoc.txt"
+    conf.write_text(SITE_CONF)
+    qos.write_text(QOS_DUMP)
+    assoc.write_text(ASSOC_DUMP.replace("hpc|physics||||60|||||||normal|", "hpc|physics|||60|||||||normal|"))
+    assert main(["site", str(conf), "--qos", str(qos), "--assoc", str(assoc)]) == 0
+    out = capsys.readouterr().out
+    assert "cluster hpc, 6 nodes, 256 CPUs" in out
+    assert out.index("  long:") < out.index("  normal (default):")        # tier 2 first
+    assert "QOS long: priority 10, max_wall 7-00:00:00, max_jobs_per_user 4" in out
+    assert "association physics/alice: shares 1, max_tres_per_job cpu=64, QOS normal,long" in out
+    assert "fair-share classic" in out and "memory is consumable" in out
+
+
+def test_the_site_command_answers_bad_input_with_one_line(tmp_path, capsys):
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("NodeName=n1 CPUs=x\n")
+    assert main(["site", str(conf)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"error: {conf}, line 1: field CPUs")
