@@ -16,6 +16,47 @@ below it may change shape as long as these names keep their meaning. See docs/en
   verdicts; flurries; warm-up and cool-down): :func:`plan_replicates` -> :func:`run_replicate` for
   each run spec, anywhere -> :func:`combine_replicates`; :func:`compare_replicates` does all three
   on this machine. See docs/engine-api.md, "Replicated comparisons".
+
+What a run says about queue limits (issue 23; the preview shows these, the command line writes them):
+
+- **Admission** (engine.sim.admission): with a queue configuration every job is checked at
+  submission against its queue (walltime, single_node, job_max_cores, the queue's core limit,
+  user_max_cores, job_max_mem, pool); a refused job goes to the first queue of ``route_to`` that
+  accepts it, else it is rejected and never simulated. ``summarize(result)["admission"]`` (runs on
+  clusters with queues only)::
+
+      {"rejected_total": 4681, "routed_total": 0,
+       "groups": [{"queue": "q_1d", "reason": "walltime", "outcome": "rejected" | "routed",
+                   "to": None | "q_2d", "jobs": 4681, "users": 48,
+                   "line": "4,681 jobs of 48 users ask for more than q_1d's 12 h: rejected at submission"}],
+       "lines": [...the groups' lines, rejected first, largest first...],
+       "per_queue": {"q_1d": {"rejected": 4681, "routed": 0}},
+       "per_user": {"alice": {"rejected": 12, "routed": 3}}}        # user names where the trace has them
+
+  ``reason`` is one of ``walltime, nodes, job_cores, queue_cores, user_cores, memory, pool``.
+  ``summarize(result)["rejected"]`` also counts them (``refused at submission by queue q_1d
+  (walltime)``), beside the machine's own rejections. ``result.rejected_jobs`` lists every job
+  rejected at submission, one row each (:data:`REJECTED_COLUMNS`: job_id, native_id and user_name
+  where the trace has them, user, submit, procs, requested_time, queue, reason (``machine`` when
+  no cluster can run it), limit such as ``walltime 12 h``); an empty frame when none was.
+  A routed job runs in its new queue (the schedule's ``queue``) and the schedule gains
+  ``routed_from`` (the queue that refused it, "" for the others) when any job was routed.
+- **Pending reasons** (engine.sim.pending): every simulated schedule (not time sharing, not the
+  recorded run) has the columns :data:`HELD_COLUMNS` (``held_queue_limit``, ``held_user_limit``,
+  ``held_pool``, ``held_resources``, ``held_priority``: seconds the job waited for that reason;
+  they sum to its wait) and ``held_by`` (the reason that held it longest, "" if it never waited).
+  ``summarize(result)["pending"]``::
+
+      {"reasons": ["queue_limit", "user_limit", "pool", "resources", "priority"],
+       "hours": {"queue_limit": 2671.7, ...},          # job-hours held, all jobs
+       "jobs": {"queue_limit": 199, ...},              # jobs held some time by it
+       "per_queue": {"q_1d": {"queue_limit": ..., ...}},   # runs with a queue configuration
+       "per_user": {"alice": {...}}}                   # users held at all, by name where known
+
+- **Native ids**: a schedule of an accounting log has ``native_id`` (PBS ``112461.server``, Slurm
+  ``123_4``) beside the internal ``job_id``.
+- **Deadlock**: if a policy ever leaves jobs waiting on an idle machine, the SimulationError's line
+  names them (native ids), their queues and what holds them, at a date in the trace's time zone.
 """
 
 from __future__ import annotations
@@ -28,6 +69,7 @@ from engine.errors import WorkloadError
 from engine.policies.base import PolicyError
 
 if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the two agree)
+    from engine.platform.pbsconf import PbsServer, describe_pbs_site, read_pbs_site
     from engine.platform.slurmconf import SlurmSite, describe_site, read_slurm_site, slurm_time
     from engine.command import simulate_command
     from engine.metrics.changes import by_queue, user_changes, wall_clock
@@ -41,8 +83,8 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
     from engine.metrics.counted import Counted, Trim, parse_trim
     from engine.metrics.summary import summarize as summarize_schedule
     from engine.metrics.units import (DURATION_UNITS, METRICS, Metric, countdown_text, date_text, duration_text, metric,
-                                      metric_heading, metric_label, metric_text, number_text, percent_text,
-                                      walltime_text)
+                                      metric_heading, metric_label, metric_text, number_text, percent_text)
+    from engine.metrics.units import memory_text, walltime_text
     from engine.metrics.units import duration_text as human_seconds
     from engine.metrics.timeseries import (busy_processors, day_edges, downsample_steps, envelope, occupancy_by,
                                            queue_length)
@@ -73,6 +115,8 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
     from engine.replicates.runs import run_replicate
     from engine.run import Cleaning, Clusters, Pool, Scenario, Transforms, run, simulate
     from engine.sim.eta import time_left
+    from engine.sim.admission import REJECTED_COLUMNS
+    from engine.sim.pending import HELD_COLUMNS, HELD_REASONS
     from engine.sim.simulator import SCHEDULE_COLUMNS, Cancelled, SimResult, SimulationError
     from engine.sim.validate import InvalidSchedule
     from engine.version import __version__
@@ -111,12 +155,12 @@ __all__ = [
     "check_formula", "formula_grammar",
     # running
     "Scenario", "Pool", "Clusters", "Cleaning", "Transforms", "run", "simulate", "SimResult",
-    "SCHEDULE_COLUMNS", "check_load_factor", "parse_days", "summarize", "summarize_schedule",
+    "SCHEDULE_COLUMNS", "HELD_COLUMNS", "HELD_REASONS", "REJECTED_COLUMNS",
+    "check_load_factor", "parse_days", "summarize", "summarize_schedule",
     "time_left", "simulate_command",
     # formatting (engine.metrics.units)
-    "DURATION_UNITS", "duration_text", "walltime_text", "countdown_text", "percent_text", "number_text", "date_text",
-    "METRICS", "Metric", "metric",
-    "metric_label", "metric_heading", "metric_text",
+    "DURATION_UNITS", "duration_text", "countdown_text", "percent_text", "number_text", "date_text", "METRICS", "Metric", "metric",
+    "metric_label", "metric_heading", "metric_text", "walltime_text", "memory_text",
     # errors
     "WorkloadError", "PolicyError", "SimulationError", "InvalidSchedule", "Cancelled", "INPUT_ERRORS", "error_line",
     # metrics for figures
@@ -132,7 +176,7 @@ __all__ = [
     "Bootstrap", "Counted", "Trim", "parse_trim", "Shake", "shake_workload", "resample_users",
     "Flurry", "FlurryRule", "find_flurries", "without_flurries", "week_edges", "equal_edges",
     # a Slurm site as configured (issue 24): slurm.conf + sacctmgr dumps
-    "SlurmSite", "read_slurm_site", "describe_site", "slurm_time",
+    "SlurmSite", "read_slurm_site", "describe_site", "slurm_time", "PbsServer", "read_pbs_site", "describe_pbs_site",
     "__version__",
 ]
 
@@ -151,9 +195,11 @@ _LAZY: dict[str, tuple[str, str]] = {
     **{name: ("engine.metrics.fairness", name) for name in ("jain_index", "per_user")},
     "fidelity": ("engine.metrics.fidelity", "fidelity"),
     **{name: ("engine.platform.slurmconf", name) for name in ("SlurmSite", "read_slurm_site", "describe_site", "slurm_time")},
+    **{name: ("engine.platform.pbsconf", name) for name in ("PbsServer", "read_pbs_site", "describe_pbs_site")},
     **{name: ("engine.metrics.units", name) for name in ("DURATION_UNITS", "METRICS", "Metric", "countdown_text", "date_text",
-                                                         "duration_text", "walltime_text", "metric", "metric_heading",
-                                                         "metric_label", "metric_text", "number_text", "percent_text")},
+                                                         "duration_text", "metric", "metric_heading", "metric_label",
+                                                         "metric_text", "number_text", "percent_text",
+                                                         "walltime_text", "memory_text")},
     "human_seconds": ("engine.metrics.units", "duration_text"),   # the older name of duration_text
     **{name: ("engine.metrics.groups", name) for name in ("busy_by_group", "penalty_increase", "weekly")},
     "summarize_schedule": ("engine.metrics.summary", "summarize"),
@@ -197,6 +243,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     **{name: ("engine.run", name) for name in ("Cleaning", "Clusters", "Pool", "Scenario", "Transforms", "run",
                                                "simulate")},
     "time_left": ("engine.sim.eta", "time_left"),
+    "REJECTED_COLUMNS": ("engine.sim.admission", "REJECTED_COLUMNS"),
+    **{name: ("engine.sim.pending", name) for name in ("HELD_COLUMNS", "HELD_REASONS")},
     **{name: ("engine.sim.simulator", name) for name in ("SCHEDULE_COLUMNS", "Cancelled", "SimResult",
                                                          "SimulationError")},
     "InvalidSchedule": ("engine.sim.validate", "InvalidSchedule"),

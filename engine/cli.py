@@ -86,6 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "(default: bytes for MetaCentrum, KB for AleaNG)")
     sim.add_argument("--out", required=True, metavar="SCHEDULE.csv")
     sim.add_argument("--summary", metavar="SUMMARY.json")
+    sim.add_argument("--rejected-out", metavar="REJECTED.csv",
+                     help="the jobs rejected at submission, one per line: ids, user, request, the queue that refused "
+                          "it and the limit it exceeds (queue limits need --queues)")
     sim.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                      help="show a progress bar (default: when stderr is a terminal)")
     sim.add_argument("--parse-cache", action=argparse.BooleanOptionalAction, default=True,
@@ -129,10 +132,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_compare(commands)
 
-    site = commands.add_parser("site", help="what SchedLab understands of a Slurm site's configuration files")
-    site.add_argument("slurm_conf", metavar="slurm.conf")
+    site = commands.add_parser("site", help="what SchedLab understands of a Slurm or PBS site's configuration files")
+    site.add_argument("slurm_conf", metavar="slurm.conf", nargs="?")
     site.add_argument("--qos", metavar="FILE", help="the output of sacctmgr -P show qos")
     site.add_argument("--assoc", metavar="FILE", help="the output of sacctmgr -P show assoc")
+    site.add_argument("--pbs-server", metavar="FILE", help="the output of qmgr -c 'print server' (instead of slurm.conf)")
+    site.add_argument("--sched-config", metavar="FILE", help="PBS: the scheduler's sched_config")
+    site.add_argument("--resource-group", metavar="FILE", help="PBS: the fair-share resource_group file")
     site.set_defaults(command=run_site)
 
     fid = commands.add_parser("fidelity", help="a simulated schedule against the recorded one (JSON)")
@@ -267,6 +273,8 @@ def run_simulate(args: argparse.Namespace) -> int:
     if bar:
         bar.close()
     result.to_csv(args.out)
+    if args.rejected_out and result.rejected_jobs is not None:
+        result.rejected_jobs.to_csv(args.rejected_out, index=False)
     if args.summary:
         summary = api.summarize(result, parse_seconds=parse_seconds, trace=args.trace, days=args.days,
                                 load_factor=args.load)
@@ -346,8 +354,16 @@ def run_inspect(args: argparse.Namespace) -> int:
 
 
 def run_site(args: argparse.Namespace) -> int:
-    site = api.read_slurm_site(args.slurm_conf, qos=args.qos, assoc=args.assoc)
-    print("\n".join(api.describe_site(site)))
+    if (args.slurm_conf is None) == (args.pbs_server is None):
+        print("error: python -m engine site: give either slurm.conf or --pbs-server FILE (see python -m engine site --help)",
+              file=sys.stderr)
+        return USAGE_ERROR
+    if args.pbs_server is not None:
+        server = api.read_pbs_site(args.pbs_server, sched_config=args.sched_config, resource_group=args.resource_group)
+        print("\n".join(api.describe_pbs_site(server)))
+    else:
+        site = api.read_slurm_site(args.slurm_conf, qos=args.qos, assoc=args.assoc)
+        print("\n".join(api.describe_site(site)))
     return 0
 
 

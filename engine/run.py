@@ -21,6 +21,8 @@ import pandas as pd
 
 from engine.policies.base import PolicyError, PolicySpec
 from engine.policies.registry import apply_workload_options, build_scheduler, replays, resolve, simulation_class
+from engine.sim.pending import (held_columns, held_times, node_sweep, pending_summary, pool_held_plainly, pool_sweep,
+                                use_kernel)
 from engine.sim.simulator import SimResult, Simulation, SimulationError, schedule_frame
 from engine.sim.timesharing import TimeSharingSimulation
 from engine.sim.validate import Placement, ReservationWatch, reservation_caveat, validate
@@ -28,6 +30,7 @@ from engine.version import __version__
 from engine.workload.load import scale_load
 from engine.workload.loading import load_workload
 from engine.workload.model import Workload
+from engine.workload.names import names_of
 from engine.workload.recorded import with_recorded_starts
 from engine.workload.transforms import Overrun, Oversize
 from engine.workload.window import select_days
@@ -186,10 +189,11 @@ def simulate(workload: Workload, capacity: int | None, policy: PolicyLike = "fcf
         workload, allocator, too_big = prepare(workload, machine, queues=queues, speed_scaling=speed_scaling)
         capacity, allocation = machine.cores, allocator.name
         rejected = {**workload.report.rejected, **too_big}
+        rejected_jobs = allocator.rejected_jobs
     else:
         if capacity is None:
             raise ValueError("simulate() needs a capacity (processors) or a machine")
-        workload, rejected = _fit_to_machine(workload, int(capacity))
+        workload, rejected, rejected_jobs = _fit_to_machine(workload, int(capacity))
     started = time.perf_counter()
     if allocator is None:
         sim = simulation_class(spec)(workload, capacity, allocation=allocation, exact_estimates=exact_estimates,
@@ -203,18 +207,28 @@ def simulate(workload: Workload, capacity: int | None, policy: PolicyLike = "fcf
     sim.run(scheduler, progress=progress, should_stop=should_stop)
     wall = time.perf_counter() - started
     schedule = schedule_frame(sim, workload)
+    held = None if isinstance(sim, TimeSharingSimulation) or replays(spec) else \
+        held_columns(held_times_of(sim, allocator, schedule))
     if "deadline" in workload.jobs:   # the deadline scenario: NaN for regular jobs
         schedule["deadline"] = workload.jobs["deadline"].to_numpy(dtype=np.float64)
     for source in (scheduler, getattr(scheduler, "queue", None), sim.allocator):
         for name, values in getattr(source, "extra_columns", dict)().items():
             schedule[name] = values
+    pending: dict[str, Any] | None = None
+    if held is not None:     # (before the deadline, the last column of a pool run's schedule)
+        at = schedule.columns.get_loc("deadline") if "deadline" in schedule.columns else len(schedule.columns)
+        for offset, (name, values) in enumerate(held.items()):
+            schedule.insert(at + offset, name, values)
+        pending = pending_summary(schedule, names_of(workload.metadata, "user"),
+                                  by_queue=allocator is not None and allocator.queues is not None)
     meta: dict[str, Any] = {
         "policy": spec.to_dict(), "label": spec.label, "allocation": allocation,
         "exact_estimates": exact_estimates, "seed": seed, "capacity": int(capacity),
         "engine_version": __version__, "wall_seconds": wall, "rejected": rejected,
         "source": workload.source,
         "summary": {**getattr(scheduler, "summary", dict)(),
-                    **(node_summary(allocator, schedule) if allocator is not None else {})},
+                    **(node_summary(allocator, schedule) if allocator is not None else {}),
+                    **({"pending": pending} if pending is not None else {})},
     }
     meta["summary"]["validation"] = validate(
         schedule, workload, int(capacity), given=given, rejected_before=rejected_before,
@@ -222,7 +236,18 @@ def simulate(workload: Workload, capacity: int | None, policy: PolicyLike = "fcf
         replayed=replays(spec), watch=watch,
         placement=Placement(machine, speed_scaling, allocator.cores_of) if allocator is not None else None,
         reservations_promised=reservation_caveat(allocation, sim.runtime, sim.estimate))
-    return SimResult(schedule, int(capacity), meta)
+    return SimResult(schedule, int(capacity), meta, rejected_jobs)
+
+
+def held_times_of(sim: Simulation, allocator: NodeAllocator | None, schedule: pd.DataFrame) -> np.ndarray:
+    """Each job's seconds held per pending reason (engine.sim.pending), on clusters or on one pool."""
+    submit, start, end = (schedule[name].to_numpy(np.int64) for name in ("submit", "start", "end"))
+    if allocator is not None:
+        return held_times(submit, start, end, node_sweep(allocator))
+    size = np.asarray(sim.size, dtype=np.int64)
+    if use_kernel(len(size)):
+        return held_times(submit, start, end, pool_sweep(size, sim.capacity))
+    return pool_held_plainly(submit, start, end, size, sim.capacity)
 
 
 def check_node_algorithm(spec: PolicySpec) -> None:
@@ -247,12 +272,15 @@ def node_summary(allocator: NodeAllocator, schedule: pd.DataFrame) -> dict[str, 
     return info
 
 
-def _fit_to_machine(workload: Workload, capacity: int) -> tuple[Workload, dict[str, int]]:
+def _fit_to_machine(workload: Workload, capacity: int) -> tuple[Workload, dict[str, int], pd.DataFrame]:
+    from engine.sim.admission import rejected_frame
     rejected = dict(workload.report.rejected)
     too_big = workload.jobs["procs"].to_numpy() > capacity
+    listed = rejected_frame(workload.jobs, np.flatnonzero(too_big), workload.metadata,
+                            machine_limit=f"more processors than the machine's {capacity:,}")
     if too_big.any():
         reason = "larger than the simulated machine"
         rejected[reason] = rejected.get(reason, 0) + int(too_big.sum())
         jobs = workload.jobs.loc[~too_big].reset_index(drop=True)
         workload = replace(workload, jobs=jobs)
-    return workload, rejected
+    return workload, rejected, listed

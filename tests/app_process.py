@@ -77,6 +77,7 @@ class App:
         env.update(SCHEDLAB_DATA_DIR=str(data), PORT=str(self.port), SCHEDLAB_ADMIN_PASSWORD=PASSWORD,
                    SCHEDLAB_RUN_STALE_SECONDS="600", **settings)
         self.output = data.parent / "supervisor.log"
+        self.env = env
         with open(self.output, "wb") as out:
             self.proc = subprocess.Popen([sys.executable, "-m", "webapp.run"], cwd=ROOT, env=env, stdout=out,
                                          stderr=subprocess.STDOUT, start_new_session=True)
@@ -87,26 +88,38 @@ class App:
     def log(self) -> str:
         return self.output.read_text(errors="replace")
 
+    def add_user(self, username: str, password: str = PASSWORD) -> str:
+        """Another account on this app (manage.py in its data directory); returns its API token."""
+        code = ("from django.contrib.auth import get_user_model; "
+                f"get_user_model().objects.create_user({username!r}, password={password!r})")
+        subprocess.run([sys.executable, "manage.py", "shell", "-c", code], cwd=ROOT, env=self.env, check=True,
+                       capture_output=True, timeout=120)
+        return self.call("POST", "/api/auth/token/", {"username": username, "password": password}, token="")["token"]
+
     def call(self, method: str, path: str, body: dict | None = None, *, raw: bytes | None = None,
-             content_type: str = "application/json") -> dict:
+             content_type: str = "application/json", token: str | None = None) -> dict:
+        """A JSON API call as the admin, or as the account whose `token` is given."""
         data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
         request = urllib.request.Request(self.base + path, data=data, method=method)
         if data is not None:
             request.add_header("Content-Type", content_type)
-        if getattr(self, "token", None):
-            request.add_header("Authorization", f"Token {self.token}")
+        token = getattr(self, "token", None) if token is None else token
+        if token:
+            request.add_header("Authorization", f"Token {token}")
         with urllib.request.urlopen(request, timeout=60) as response:
             return json.loads(response.read())
 
-    def upload(self, path: Path, name: str = "synthetic") -> int:
+    def upload(self, path: Path, name: str = "synthetic", token: str | None = None, wait: bool = True) -> int:
         boundary = uuid.uuid4().hex
         parts = [f'--{boundary}\r\nContent-Disposition: form-data; name="name"\r\n\r\n{name}\r\n'.encode(),
                  f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{path.name}"\r\n'
                  f"Content-Type: application/octet-stream\r\n\r\n".encode() + path.read_bytes() + b"\r\n",
                  f"--{boundary}--\r\n".encode()]
         trace = self.call("POST", "/api/traces/", raw=b"".join(parts),
-                          content_type=f"multipart/form-data; boundary={boundary}")["id"]
-        wait_for("the trace to be parsed", lambda: self.call("GET", f"/api/traces/{trace}/")["status"] == "ready")
+                          content_type=f"multipart/form-data; boundary={boundary}", token=token)["id"]
+        if wait:
+            wait_for("the trace to be parsed",
+                     lambda: self.call("GET", f"/api/traces/{trace}/", token=token)["status"] == "ready")
         return trace
 
     def start_long_run(self, tmp: Path) -> int:
@@ -125,8 +138,10 @@ class App:
         with sqlite3.connect(self.data / "schedlab.sqlite3", timeout=30) as db:
             return db.execute("SELECT status, attempts FROM experiments_run WHERE id = ?", (run,)).fetchone()
 
-    def worker_pid(self) -> int:
-        workers = [pid for pid, cmd in children_of(self.proc.pid) if "celery" in cmd and " worker" in cmd]
+    def worker_pid(self, kind: str = "simulation") -> int:
+        """The Celery worker of this kind (webapp.core.queues: quick or simulation) the supervisor started."""
+        workers = [pid for pid, cmd in children_of(self.proc.pid)
+                   if "celery" in cmd and " worker" in cmd and f"--hostname {kind}@" in cmd]
         assert len(workers) == 1, children_of(self.proc.pid)
         return workers[0]
 

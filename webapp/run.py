@@ -1,15 +1,21 @@
 """`make run`: SchedLab on one machine with no services.
 
-SQLite and media in the data directory (SCHEDLAB_DATA_DIR, default ./var), one Celery worker on
-kombu's filesystem:// broker (also in the data directory) as a subprocess, and the web server on
+SQLite and media in the data directory (SCHEDLAB_DATA_DIR, default ./var), two Celery workers on
+kombu's filesystem:// broker (also in the data directory) as subprocesses, and the web server on
 HOST:PORT (default 127.0.0.1:8000). The first start creates an admin account.
 
-This process supervises both. Each child runs in a process group of its own, and stopping
-(Ctrl-C, SIGTERM) ends every process of each group, the worker's pool processes included. A
+The workers (webapp.core.queues): a quick one (SCHEDLAB_QUICK_CONCURRENCY processes, default 1) for
+parsing and inferences, and a simulation one with SCHEDLAB_SIM_SLOTS processes (default: one per
+core), which the fair dispatcher (webapp.experiments.fairqueue) fills by user turn. The quick work
+never waits behind a simulation.
+
+This process supervises them all. Each child runs in a process group of its own, and stopping
+(Ctrl-C, SIGTERM) ends every process of each group, the workers' pool processes included. A
 worker that dies (the out-of-memory killer, say) is restarted after a back-off while the web server
-stays up, and the runs it was computing are queued again at once: this supervisor knows it is gone.
-The lost-work check (webapp.experiments.tasks.reconcile_runs, every run's, a preview's too)
-runs here every minute, so no beat process is needed.
+stays up, and the work it was computing is queued again at once: this supervisor knows it is gone.
+If this supervisor itself is killed (SIGKILL), the kernel stops its children (webapp.lifeline).
+The lost-work check (webapp.experiments.tasks.reconcile_runs: every run's, a preview's too) runs here
+every minute and the dispatcher every few seconds, so no beat process is needed.
 """
 
 from __future__ import annotations
@@ -28,20 +34,26 @@ import django
 from django.conf import settings
 from django.core.management import call_command
 
+from webapp.lifeline import child_setup
+from webapp.core.queues import QUICK, SIMULATION, queue_name
+
 STOP_GRACE = 10.0  # seconds a child has to stop on SIGTERM before its whole group is killed
 CHECK_EVERY = 60.0  # seconds between lost-work checks
 BACKOFF = (1, 2, 4, 8, 16, 32, 60)  # seconds before restarting a worker that died, doubling
 STEADY = 60.0  # a worker that lived this long starts the back-off afresh when it dies
+DISPATCH_EVERY = 5.0  # seconds between dispatches of waiting runs (also done whenever a run ends)
 
 
 class Recovery(Protocol):
     """What the supervisor asks of the application (webapp.supervision) when a worker is lost or stops."""
 
-    def recover_lost_worker(self) -> str: ...
+    def recover_lost_worker(self, kind: str) -> str: ...
 
     def recover_interrupted(self) -> int: ...
 
     def check_lost_work(self) -> None: ...
+
+    def dispatch_runs(self) -> None: ...
 
 
 def main() -> int:
@@ -70,33 +82,43 @@ def main() -> int:
 
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     worker_log = data / "worker.log"
-    worker = Child("worker", [sys.executable, "-m", "celery", "-A", "webapp", "worker",
-                              "--concurrency", str(settings.SCHEDLAB_WORKER_CONCURRENCY), "--loglevel", "INFO"],
-                   env, worker_log)
+    workers = [worker_child(kind, concurrency, env, worker_log) for kind, concurrency in
+               ((QUICK, settings.SCHEDLAB_QUICK_CONCURRENCY), (SIMULATION, settings.SCHEDLAB_SIM_SLOTS))]
     web = Child("web", [sys.executable, "-m", "gunicorn", "webapp.wsgi", "--preload", "--bind", f"{host}:{port}",
                         "--worker-class", "gthread", "--workers", "2", "--threads", "4", "--timeout", "600",
-                        "--log-level", "warning"], env)
-    worker.start()
-    web.start()
-    if not wait_for_port(host, port, [worker, web]):
-        stop([worker, web])
+                        "--log-level", "warning"], env, death_signal=signal.SIGTERM)
+    for child in (*workers, web):
+        child.start()
+    if not wait_for_port(host, port, [*workers, web]):
+        stop([*workers, web])
         print("error: the web server did not start; see the messages above", file=sys.stderr)
         return 1
     shown = "localhost" if host in ("127.0.0.1", "0.0.0.0") else host
     print(f"\nSchedLab is running at http://{shown}:{port}/\n  {login_hint}\n"
+          f"  {settings.SCHEDLAB_SIM_SLOTS} simulation slot(s), at most {settings.SCHEDLAB_SLOTS_PER_USER} per user\n"
           f"  worker log: {worker_log}\nPress Ctrl-C to stop.\n", flush=True)
     try:
-        return supervise(web, worker, supervision)
+        return supervise(web, workers, supervision)
     finally:
         lock.close()
+
+
+def worker_child(kind: str, concurrency: int, env: dict[str, str], log: Path) -> Child:
+    """The Celery worker serving the queue of this kind (webapp.core.queues), SIGKILLed with its
+    pool processes if this supervisor dies (a simulation does not stop for SIGTERM)."""
+    return Child(kind, [sys.executable, "-m", "celery", "-A", "webapp", "worker", "--queues", queue_name(kind),
+                        "--hostname", f"{kind}@%h", "--concurrency", str(concurrency), "--loglevel", "INFO"],
+                 {**env, "SCHEDLAB_WORKER_KIND": kind}, log, death_signal=signal.SIGKILL)
 
 
 class Child:
     """A command run in a new session (so a process group of its own: Ctrl-C reaches only the
     supervisor, which stops the children in order), restartable."""
 
-    def __init__(self, name: str, command: list[str], env: dict[str, str], log: Path | None = None) -> None:
+    def __init__(self, name: str, command: list[str], env: dict[str, str], log: Path | None = None,
+                 death_signal: int = signal.SIGTERM) -> None:
         self.name, self.command, self.env, self.log = name, command, env, log
+        self.death_signal = death_signal  # what the kernel sends it if this supervisor dies
         self.proc: subprocess.Popen | None = None
         self.started = 0.0
 
@@ -104,7 +126,8 @@ class Child:
         output: IO[bytes] | None = open(self.log, "ab") if self.log else None  # noqa: SIM115 - the child keeps it
         try:
             self.proc = subprocess.Popen(self.command, env=self.env, stdout=output,
-                                         stderr=subprocess.STDOUT if output else None, start_new_session=True)
+                                         stderr=subprocess.STDOUT if output else None, start_new_session=True,
+                                         preexec_fn=child_setup(os.getpid(), self.death_signal))  # noqa: PLW1509
         finally:
             if output:
                 output.close()
@@ -189,7 +212,15 @@ def wait_for_port(host: str, port: int, children: list[Child], timeout: float = 
     return False
 
 
-def supervise(web: Child, worker: Child, recovery: Recovery) -> int:
+class Restarts:
+    """One worker's restarts: the back-off after each death, afresh after a steady run."""
+
+    def __init__(self) -> None:
+        self.failures = 0  # deaths in a row (each without a steady run): the back-off step
+        self.restart_at: float | None = None
+
+
+def supervise(web: Child, workers: list[Child], recovery: Recovery) -> int:
     stopping = False
 
     def on_signal(signum: int, frame: object) -> None:
@@ -198,39 +229,48 @@ def supervise(web: Child, worker: Child, recovery: Recovery) -> int:
 
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
-    failures = 0  # worker deaths in a row (each without a steady run): the back-off step
-    restart_at: float | None = None
+    restarts = {worker.name: Restarts() for worker in workers}
     next_check = time.monotonic() + CHECK_EVERY
+    next_dispatch = time.monotonic()
     while not stopping:
         now = time.monotonic()
         if web.exited() is not None:
             print(f"error: the web server stopped ({describe(web.exited())}); stopping SchedLab", file=sys.stderr)
-            stop([web, worker])
+            stop([web, *workers])
             return 1
-        if restart_at is None and worker.exited() is not None:
-            failures = 0 if now - worker.started >= STEADY else failures
-            delay = BACKOFF[min(failures, len(BACKOFF) - 1)]
-            failures += 1
-            status = describe(worker.exited())
-            worker.kill_group()  # its pool processes must not go on computing lost runs
-            recovered = recovery.recover_lost_worker()
-            say(worker, f"the worker stopped ({status}); {recovered}; restarting it in {delay} s")
-            restart_at = now + delay
-        if restart_at is not None and now >= restart_at:
-            worker.start()
-            say(worker, f"worker restarted (pid {worker.pid})")
-            restart_at = None
+        for worker in workers:
+            watch_worker(worker, restarts[worker.name], recovery, now)
         if now >= next_check:
             recovery.check_lost_work()
             next_check = now + CHECK_EVERY
+        if now >= next_dispatch:
+            recovery.dispatch_runs()
+            next_dispatch = now + DISPATCH_EVERY
         time.sleep(0.25)
     print("\nstopping SchedLab…", flush=True)
-    stop([web, worker])
+    stop([web, *workers])
     interrupted = recovery.recover_interrupted()
     if interrupted:
         print(f"{interrupted} interrupted run(s) queued again; they continue at the next start",
               flush=True)
     return 0
+
+
+def watch_worker(worker: Child, restarts: Restarts, recovery: Recovery, now: float) -> None:
+    """A worker that stopped: its process group killed, its work queued again, restarted after the back-off."""
+    if restarts.restart_at is None and worker.exited() is not None:
+        restarts.failures = 0 if now - worker.started >= STEADY else restarts.failures
+        delay = BACKOFF[min(restarts.failures, len(BACKOFF) - 1)]
+        restarts.failures += 1
+        status = describe(worker.exited())
+        worker.kill_group()  # its pool processes must not go on computing lost work
+        recovered = recovery.recover_lost_worker(worker.name)
+        say(worker, f"the {worker.name} worker stopped ({status}); {recovered}; restarting it in {delay} s")
+        restarts.restart_at = now + delay
+    if restarts.restart_at is not None and now >= restarts.restart_at:
+        worker.start()
+        say(worker, f"{worker.name} worker restarted (pid {worker.pid})")
+        restarts.restart_at = None
 
 
 def stop(children: list[Child]) -> None:

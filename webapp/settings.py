@@ -26,7 +26,7 @@ def envbool(name: str, default: str) -> bool:
 
 
 def envint(name: str, default: str) -> int:
-    v = os.getenv(name, default)
+    v = os.getenv(name) or default  # empty (compose passes unset variables so): the default
     try:
         return int(v)
     except ValueError:
@@ -79,6 +79,7 @@ INSTALLED_APPS = [
     "webapp.allocations",  # allocations files (SFS targets) and the §9 scenario generator
     "webapp.studies",  # parameter grids (load, MASC, policies) fanned out over every worker
     "webapp.preview",  # machine descriptions, queue configurations, the queue-reconfiguration preview
+    "webapp.quotas",  # per-user limits (runs, disk) and the usage page
 ]
 
 MIDDLEWARE = [
@@ -92,6 +93,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "webapp.core.middleware.ContentSecurityPolicyMiddleware",
     "webapp.core.middleware.LoginRequiredMiddleware",
+    "webapp.core.middleware.DiskFullMiddleware",
 ]
 
 ROOT_URLCONF = "webapp.urls"
@@ -201,22 +203,46 @@ WHITENOISE_AUTOREFRESH = DEBUG
 
 MEDIA_ROOT = Path(os.getenv("MEDIA_ROOT", str(DATA_DIR / "media")))
 
-# Uploads: always to disk (never in memory), counted while streaming, capped.
-SCHEDLAB_UPLOAD_MAX_BYTES = envint("SCHEDLAB_UPLOAD_MAX_BYTES", str(1024**3))
-SCHEDLAB_UPLOAD_MAX_DECOMPRESSED_BYTES = envint(
-    "SCHEDLAB_UPLOAD_MAX_DECOMPRESSED_BYTES", str(20 * 1024**3)
-)
+# Uploads go to disk (never memory), counted while streaming; their caps are in the Limits block below.
 FILE_UPLOAD_HANDLERS = [
     "webapp.traces.uploads.SizeLimitUploadHandler",
-    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+    "webapp.traces.uploads.DiskSafeUploadHandler",
 ]
 # Same filesystem as MEDIA_ROOT, so storing an upload is a rename, not a copy.
 FILE_UPLOAD_TEMP_DIR = os.getenv("SCHEDLAB_UPLOAD_TEMP_DIR", str(DATA_DIR / "tmp"))
 Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
 
-# Background work
+# Background work: two queues (webapp.core.queues), quick work and simulations, served by workers of
+# their own; runs reach the simulation queue through the fair dispatcher (webapp.experiments.fairqueue).
 REDIS_URL = os.getenv("REDIS_URL", "")
-SCHEDLAB_WORKER_CONCURRENCY = envint("SCHEDLAB_WORKER_CONCURRENCY", "1")
+# Simulations computing at once on the whole server (every simulation worker's processes together):
+# the dispatcher sends no more. `make run` starts a simulation worker with this many processes.
+SCHEDLAB_SIM_SLOTS = envint("SCHEDLAB_SIM_SLOTS", str(max(1, os.cpu_count() or 1)))
+# Slots one user may hold while others wait (default: all but one, so a newcomer's run starts at once).
+SCHEDLAB_SLOTS_PER_USER = envint("SCHEDLAB_SLOTS_PER_USER", str(max(1, SCHEDLAB_SIM_SLOTS - 1)))
+SCHEDLAB_QUICK_CONCURRENCY = envint("SCHEDLAB_QUICK_CONCURRENCY", "1")  # `make run`'s quick worker
+SCHEDLAB_WORKER_CONCURRENCY = envint("SCHEDLAB_WORKER_CONCURRENCY", "1")  # a compose simulation worker's processes
+# Queue names start with this: tests and benchmarks sharing one Redis keep to their own queues.
+SCHEDLAB_QUEUE_PREFIX = os.getenv("SCHEDLAB_QUEUE_PREFIX", "")
+# What a worker serves (set by `make run` and compose per worker): quick work is niced less.
+SCHEDLAB_WORKER_KIND = os.getenv("SCHEDLAB_WORKER_KIND", "")
+
+# Limits: every quota and cap of the shared server in this one block, each from the environment
+# (each user sees them on the usage page; an admin raises one user's in the admin: Quota).
+SCHEDLAB_UPLOAD_MAX_BYTES = envint("SCHEDLAB_UPLOAD_MAX_BYTES", str(1024**3))
+# What one .gz may inflate to: the largest shared trace (RICC-2010, 448,000 jobs) inflates to 42 MB,
+# so 2 GiB is fifty times that; 20 GiB (before) let a 3.9 MB gzip bomb reach 12.5 GB.
+SCHEDLAB_UPLOAD_MAX_DECOMPRESSED_BYTES = envint("SCHEDLAB_UPLOAD_MAX_DECOMPRESSED_BYTES", str(2 * 1024**3))
+# Leftovers of interrupted uploads (FILE_UPLOAD_TEMP_DIR) older than this are removed at start-up
+# and by the periodic check; a request streaming a file keeps writing to it, so its age stays low.
+SCHEDLAB_UPLOAD_TEMP_MAX_AGE = envint("SCHEDLAB_UPLOAD_TEMP_MAX_AGE", str(6 * 3600))
+SCHEDLAB_MAX_ACTIVE_RUNS = envint("SCHEDLAB_MAX_ACTIVE_RUNS", "500")  # queued or running, per user
+SCHEDLAB_MAX_RUNS_PER_EXPERIMENT = envint("SCHEDLAB_MAX_RUNS_PER_EXPERIMENT", "200")  # an experiment, sweep or study
+SCHEDLAB_DISK_QUOTA_BYTES = envint("SCHEDLAB_DISK_QUOTA_BYTES", str(10 * 1024**3))  # uploads + caches + results
+# Each parse: seconds (then it fails with a message) and memory beyond the worker's own. A preview's
+# runs are runs (SCHEDLAB_RUN_TIME_LIMIT).
+SCHEDLAB_PARSE_TIME_LIMIT = envint("SCHEDLAB_PARSE_TIME_LIMIT", "600")
+SCHEDLAB_TASK_MEMORY_BYTES = envint("SCHEDLAB_TASK_MEMORY_BYTES", str(3 * 1024**3))
 SCHEDLAB_RUN_TIME_LIMIT = envint("SCHEDLAB_RUN_TIME_LIMIT", str(6 * 3600))
 # Simulating pool processes run this much nicer than the web server (webapp.celery); 0 = the same.
 SCHEDLAB_WORKER_NICE = envint("SCHEDLAB_WORKER_NICE", "10")
@@ -240,6 +266,10 @@ else:
         "polling_interval": 0.25,  # seconds between looks at the queue folder
     }
     CELERY_RESULT_BACKEND = None
+CELERY_TASK_ROUTES = ("webapp.core.queues.route",)
+CELERY_TASK_DEFAULT_QUEUE = SCHEDLAB_QUEUE_PREFIX + "quick"
+CELERY_TASK_QUEUES = {SCHEDLAB_QUEUE_PREFIX + kind: {"routing_key": SCHEDLAB_QUEUE_PREFIX + kind}
+                      for kind in ("quick", "simulation")}
 CELERY_TASK_IGNORE_RESULT = not REDIS_URL
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -249,15 +279,23 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {  # compose's beat service; `make run`'s supervisor calls the same checks itself
     "reconcile-runs": {"task": "webapp.experiments.tasks.reconcile_runs", "schedule": 60.0},
+    # runs are dispatched when one ends or is queued; this catches a slot freed by a lost worker
+    "dispatch-runs": {"task": "webapp.experiments.tasks.dispatch_runs", "schedule": 10.0},
 }
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 
+# Every 500 and every failed task is logged with its traceback to the console: the terminal and
+# worker.log of `make run` (webapp.run), the containers' logs under compose. Django's own config
+# prints django.request only when DEBUG.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "loggers": {
         "webapp": {"handlers": ["console"], "level": os.getenv("SCHEDLAB_LOG_LEVEL", "INFO")},
+        "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
+        "celery": {"handlers": ["console"], "level": "WARNING", "propagate": False},
     },
 }

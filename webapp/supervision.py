@@ -14,7 +14,8 @@ import sys
 from django.contrib.auth import get_user_model
 from django.db import close_old_connections
 
-from webapp.experiments.tasks import reconcile, requeue_interrupted, resend_lost
+from webapp.core.queues import SIMULATION
+from webapp.experiments.tasks import dispatch, reconcile, requeue_interrupted, resend_lost
 
 
 def ensure_admin() -> str:
@@ -33,16 +34,29 @@ def ensure_admin() -> str:
     return f"log in as {username} with password {password}   (shown only this once)"
 
 
-def recover_lost_worker() -> str:
-    """The only worker died: its running runs (a preview's too) are lost now, not in a minute. Queued
-    again once (the attempt counts: a run that kills its worker twice fails with "worker lost")."""
+def recover_lost_worker(kind: str) -> str:
+    """The only worker of this kind (webapp.core.queues) died: what it was computing is lost now, not
+    in a minute: the simulation worker's runs (a preview's too). Queued again once (the attempt
+    counts: a run that kills its worker twice fails with "worker lost")."""
+    empty = {"requeued": 0, "failed": 0}
     try:
-        runs = reconcile(stale_seconds=0)
+        runs = reconcile(stale_seconds=0) if kind == SIMULATION else empty
     except Exception as e:  # noqa: BLE001 - the supervisor must go on; the minute check retries
-        return f"could not re-queue its runs ({type(e).__name__}: {e})"
+        return f"could not re-queue its work ({type(e).__name__}: {e})"
     finally:
         close_old_connections()
     return f"{runs['requeued']} run(s) it was computing queued again, {runs['failed']} failed as worker lost"
+
+
+def dispatch_runs() -> None:
+    """Hand waiting runs to free simulation slots (webapp.experiments.fairqueue); runs that end do it
+    too, this catches the rest (a slot freed by a lost worker, a cancelled run)."""
+    try:
+        dispatch()
+    except Exception as e:  # noqa: BLE001 - retried in a few seconds
+        print(f"SchedLab supervisor: dispatching runs failed ({type(e).__name__}: {e})", file=sys.stderr)
+    finally:
+        close_old_connections()
 
 
 def recover_interrupted() -> int:

@@ -24,4 +24,5 @@ urlpatterns = [
     path("studies/", include("webapp.studies.urls")),
     path("preview/", include("webapp.preview.urls")),
     path("dashboards/", include("webapp.dashboards.urls")),
+    path("usage/", include("webapp.quotas.urls")),
 ]

@@ -2,8 +2,8 @@
 a metric is written, for the command line, every web page, axis and export heading alike.
 
 - :func:`duration_text`: seconds in the unit that fits (``42 s``, ``12.5 min``, ``3.2 h``, ``4.1 days``);
-- :func:`walltime_text`: a queue's walltime limit, exactly, in days or hours (``1 day``, ``12 h``);
 - :func:`countdown_text`: a time left as a clock reads it (``1 h 05 min``, ``4 min 10 s``);
+- :func:`walltime_text`, :func:`memory_text`: a configured limit as written (``12 h``, ``1 d``, ``500 GiB``);
 - :func:`percent_text`, :func:`number_text` (thousands separators), :func:`date_text` (a zone's wall clock);
 - :data:`METRICS`: each summary metric's code -> its name in words, unit, kind and which way is better;
   :func:`metric_label`, :func:`metric_heading` (name and raw unit, for exports and axes) and
@@ -17,6 +17,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 import pandas as pd
+
+# a configured limit as written (defined beside the queue limits: the simulator's messages need them too)
+from engine.platform.limits_text import memory_text as memory_text
+from engine.platform.limits_text import walltime_text as walltime_text
 
 #: Duration units, largest first: (name, seconds, shown from this many seconds on). Days only from
 #: two days on (36 h reads better than 1.5 days); the tick formatter of the web's time axes uses it too.
@@ -40,7 +44,8 @@ def _finite(value: object) -> float | None:
 
 
 def duration_text(seconds: object) -> str:
-    """``42 s``, ``12.5 min``, ``3.2 h``, ``4.1 days`` (``–`` when missing); a minus sign is kept."""
+    """``42 s``, ``12.5 min``, ``3.2 h``, ``4.1 days`` (``–`` when missing); a minus sign is kept; under
+    10 s with tenths (``2.5 s``), under 1 s with two figures (``0.04 s``)."""
     value = _finite(seconds)
     if value is None:
         return MISSING
@@ -48,21 +53,17 @@ def duration_text(seconds: object) -> str:
     for unit, length, shown_from in DURATION_UNITS:
         if size >= shown_from:
             if unit == "s":
-                return f"{value:,.0f} s"
+                return _seconds(value)
             return f"{value / length:,.1f} {unit}"
     return f"{value:,.0f} s"   # pragma: no cover - the last unit is shown from 0
 
 
-def walltime_text(seconds: object) -> str:
-    """A queue's walltime limit as admins read it, exactly: whole days in days (``1 day``, ``7 days``),
-    anything else in hours (``12 h``, ``1.5 h``, ``36 h``), under a minute in seconds; ``–`` when missing."""
-    value = _finite(seconds)
-    if value is None:
-        return MISSING
-    if value >= 86_400 and value % 86_400 == 0:
-        days = int(value // 86_400)
-        return f"{days} day" if days == 1 else f"{days} days"
-    return f"{value / 3600:g} h" if value >= 60 else f"{value:g} s"
+def _seconds(value: float) -> str:
+    """Under a minute: whole seconds, tenths under 10 s, two figures under 1 s (a 0.04 s parse is not "0 s")."""
+    size = abs(value)
+    if size >= 10 or float(value).is_integer():
+        return f"{value:,.0f} s"
+    return f"{value:.1f} s" if size >= 1 else f"{value:.2g} s"
 
 
 def countdown_text(seconds: float | None) -> str:

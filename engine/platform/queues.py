@@ -15,11 +15,23 @@ addressable by name: ``metacentrum-historical``, ``metacentrum-2014``)::
         user_max_cores: 500 # cores of one user's running jobs in this queue
         pool: [zewura]      # clusters the queue's jobs may use (omit: all)
         single_node: false  # only jobs on one node
+        job_max_cores: 256  # cores one job may ask for (PBS resources_max.ncpus; omit: no limit)
+        job_max_mem: 500 GB # memory one job may ask for in total (PBS resources_max.mem; a plain number is KB)
+        route_to: [extra]   # a job this queue refuses goes to the first of these that accepts it
 
 A job whose queue the configuration lacks (or a multi-node job in a single-node queue) goes to
 the queue with the smallest walltime that is at least the job's requested time (single-node
 queues only for single-node jobs); if none is long enough, to the longest queue. Every such move is
 counted by (from, to) and reported; no job is dropped.
+
+**Admission** (as PBS and Slurm do at submission; engine.sim.admission does it): a queue refuses
+a job that asks for more than its walltime, more cores than ``job_max_cores``, than the queue's
+core limit (``max_cores``/``max_share``: the job could never start there) or than
+``user_max_cores``, more memory than ``job_max_mem``, or that no cluster of its ``pool`` can run.
+A refused job goes to the first queue of ``route_to`` that accepts it (destinations' own
+``route_to`` followed in turn, each queue tried once, depth first: PBS's route queues); with no
+such queue it is rejected at submission, counted and listed with the reason. A queue with
+``route_to`` may omit ``walltime``: it is then a pure routing queue (it runs no job itself).
 """
 
 from __future__ import annotations
@@ -32,6 +44,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from engine.platform.machines import parse_size_kb
 from engine.platform.yaml_text import key_lines, key_name, load_yaml, sequence_items
 from engine.workload.errors import WorkloadError, shown
 from engine.workload.numbers import MAX_MAGNITUDE
@@ -43,7 +56,7 @@ SHIPPED = {"metacentrum-historical": "historical.yaml", "metacentrum-2014": "201
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$", re.IGNORECASE)
 _SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _KEYS = {"name", "walltime", "priority", "max_cores", "max_share", "user_max_jobs", "user_max_cores", "pool",
-         "single_node", "description"}
+         "single_node", "description", "job_max_cores", "job_max_mem", "route_to"}
 
 
 @dataclass(frozen=True)
@@ -57,6 +70,14 @@ class Queue:
     user_max_cores: int | None = None
     pool: tuple[str, ...] | None = None
     single_node: bool = False
+    job_max_cores: int | None = None
+    job_max_mem: int | None = None          # KB, a job's total
+    route_to: tuple[str, ...] = ()
+
+    @property
+    def routing_only(self) -> bool:
+        """A pure routing queue (no walltime given): it runs no job, it only routes them."""
+        return self.walltime == 0
 
     def core_limit(self, machine_cores: int) -> float:
         """Cores the queue's running jobs may hold together on a machine of ``machine_cores``."""
@@ -83,7 +104,8 @@ class QueueConfig:
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "source": self.source, "mode": self.mode,
-                "queues": [q.__dict__ | {"pool": list(q.pool) if q.pool else None} for q in self.queues]}
+                "queues": [q.__dict__ | {"pool": list(q.pool) if q.pool else None, "route_to": list(q.route_to)}
+                           for q in self.queues]}
 
 
 @dataclass
@@ -92,7 +114,7 @@ class Assignment:
 
     queue: np.ndarray                       # index into config.queues, per job
     moved: dict[str, int] = field(default_factory=dict)   # "from -> to" -> jobs
-    over_walltime: int = 0                  # jobs whose request exceeds their queue's walltime (kept)
+    over_walltime: int = 0                  # jobs whose request exceeds their queue's walltime (before admission)
 
     @property
     def moved_total(self) -> int:
@@ -156,6 +178,17 @@ def parse_queue_config(text: str, *, source: str = "<queues>") -> QueueConfig:
         if name in names[:position]:
             line = item_nodes[position].start_mark.line + 1 if position < len(item_nodes) else None
             raise WorkloadError(f"queue {name!r} is listed twice", file=source, line=line, field="name")
+    for position, queue in enumerate(queues):
+        unknown_targets = [t for t in queue.route_to if t not in names or t == queue.name]
+        if unknown_targets:
+            node = item_nodes[position] if position < len(item_nodes) else None
+            line = key_lines(node).get("route_to") if node is not None else None
+            raise WorkloadError(f"queue {queue.name}: route_to names {unknown_targets[0]!r}, which is "
+                                + ("the queue itself" if unknown_targets[0] == queue.name else "not a queue here")
+                                + f" (queues: {', '.join(names)})", file=source, line=line, field="route_to")
+    if all(q.routing_only for q in queues):
+        raise WorkloadError("every queue is a routing queue (no walltime): no queue runs jobs", file=source,
+                            line=top_lines.get("queues", 1), field="walltime")
     return QueueConfig(tuple(queues), mode, source)
 
 
@@ -166,9 +199,15 @@ def _queue(item: dict, source: str, line: int, lines: dict[str, int]) -> Queue:
     unknown = sorted(key_name(key) for key in item if key not in _KEYS)
     if unknown:
         raise fail(unknown[0], f"unknown key {unknown[0]!r} (keys: {', '.join(sorted(_KEYS))})")
+    route_to = item.get("route_to")
+    if route_to is not None:
+        if isinstance(route_to, str):
+            route_to = [route_to]
+        if not isinstance(route_to, list) or not route_to or not all(isinstance(t, str) and t for t in route_to):
+            raise fail("route_to", "expected a list of queue names")
     for key in ("name", "walltime"):
-        if item.get(key) in (None, ""):
-            raise fail(key, f"{key} is required")
+        if item.get(key) in (None, "") and not (key == "walltime" and route_to):
+            raise fail(key, f"{key} is required" + (" (or route_to, for a routing queue)" if key == "walltime" else ""))
 
     def count(key: str, minimum: int = 1) -> int | None:
         value = item.get(key)
@@ -193,12 +232,29 @@ def _queue(item: dict, source: str, line: int, lines: dict[str, int]) -> Queue:
     priority = item.get("priority", 0)
     if isinstance(priority, bool) or not isinstance(priority, int) or abs(priority) >= MAX_MAGNITUDE:
         raise fail("priority", f"expected an integer, got {shown(priority, 60)}")
+    memory = item.get("job_max_mem")
     return Queue(
-        name=str(item["name"]), walltime=_duration(item["walltime"], fail), priority=priority,
+        name=str(item["name"]),
+        walltime=_duration(item["walltime"], fail) if item.get("walltime") not in (None, "") else 0,
+        priority=priority,
         max_cores=count("max_cores"), max_share=float(share) if share is not None else None,
         user_max_jobs=count("user_max_jobs"), user_max_cores=count("user_max_cores"),
         pool=tuple(pool) if pool else None, single_node=single,
+        job_max_cores=count("job_max_cores"),
+        job_max_mem=_memory(memory, fail) if memory is not None else None,
+        route_to=tuple(route_to or ()),
     )
+
+
+def _memory(value: Any, fail) -> int:
+    """KB of a size (``500 GB``, ``64gb``; a plain number is KB), at least 1."""
+    try:
+        kb = parse_size_kb(value, "job_max_mem", {})
+    except WorkloadError as error:
+        raise fail("job_max_mem", error.message) from None
+    if kb < 1:
+        raise fail("job_max_mem", f"expected a size above 0, got {shown(value, 60)}")
+    return kb
 
 
 def _duration(value: Any, fail) -> int:
@@ -238,7 +294,7 @@ def assign_queues(config: QueueConfig, queue_names: list[str] | np.ndarray, requ
     n = len(requested)
     queues = config.queues
     index = {q.name: i for i, q in enumerate(queues)}
-    by_walltime = sorted(range(len(queues)), key=lambda i: (queues[i].walltime, i))
+    by_walltime = sorted((i for i, q in enumerate(queues) if not q.routing_only), key=lambda i: (queues[i].walltime, i))
     text = np.array([str(name) for name in queue_names[:n]], dtype=str) if n else np.zeros(0, dtype=str)
     names, name_codes = np.unique(text, return_inverse=True)
     name_codes = np.asarray(name_codes).reshape(-1)

@@ -256,9 +256,12 @@ class NodeAllocator:
     kind = "nodes"
 
     def __init__(self, machine: Machine, workload: Workload, *, queues: QueueConfig | None = None,
-                 speed_scaling: bool = False, classes: RequestClasses | None = None) -> None:
+                 speed_scaling: bool = False, classes: RequestClasses | None = None,
+                 queue_of: np.ndarray | None = None) -> None:
         """``classes``: the jobs' request classes if already known (:meth:`RequestClasses.kept` of an
-        allocator of the same machine and queues for a superset of the jobs), else worked out here."""
+        allocator of the same machine and queues for a superset of the jobs, or :func:`prepare`'s),
+        else worked out here. ``queue_of``: each job's queue after admission (:func:`prepare`), else
+        the queue engine.platform.queues.assign_queues gives it (no admission)."""
         self.machine = machine
         self.clusters = machine.clusters
         self.capacity = machine.cores
@@ -267,13 +270,21 @@ class NodeAllocator:
         jobs = workload.jobs
         self.queues = queues
         self.assignment: Assignment | None = None
-        queue_of = None
+        #: the run summary's ``admission`` entry (engine.sim.admission.admission_table), set by prepare()
+        self.admission: dict[str, Any] | None = None
+        #: the jobs admission or the machine rejected (engine.sim.admission.rejected_frame), set by prepare()
+        self.rejected_jobs: pd.DataFrame | None = None
+        #: per job, the queue that refused it before it was routed to its own (-1: not routed), if any was
+        self.routed_from: np.ndarray | None = None
         if queues is not None:
             check_pools(queues, [c.name for c in self.clusters])
-            names = jobs["queue_name"].to_numpy() if "queue_name" in jobs else jobs["queue"].astype(str).to_numpy()
-            nodes = jobs["nodes"].to_numpy() if "nodes" in jobs else np.ones(len(jobs), np.int64)
-            self.assignment = assign_queues(queues, names, jobs["requested_time"].to_numpy(), nodes)
-            queue_of = self.assignment.queue
+            if queue_of is None:
+                self.assignment = assign_queues(queues, trace_queue_names(jobs), jobs["requested_time"].to_numpy(),
+                                                jobs["nodes"].to_numpy() if "nodes" in jobs
+                                                else np.ones(len(jobs), np.int64))
+                queue_of = self.assignment.queue
+        else:
+            queue_of = None
         if classes is None:
             class_of, requests = request_classes(jobs, queue_of)
             pools = [queues.queues[r.queue].pool if queues is not None else None for r in requests]
@@ -694,6 +705,8 @@ class NodeAllocator:
         if self.queues is not None and self.queue_of is not None:
             queue_names = [q.name for q in self.queues.queues]
             columns["queue"] = [queue_names[q] for q in self.queue_of.tolist()]
+            if self.routed_from is not None:
+                columns["routed_from"] = [queue_names[q] if q >= 0 else "" for q in self.routed_from.tolist()]
         if self.speed_scaling:
             columns["runtime"] = np.asarray(self.sim.runtime, dtype=np.int64)
             columns["requested_time"] = np.asarray(self.sim.estimate, dtype=np.int64)
@@ -711,6 +724,8 @@ class NodeAllocator:
                               "moved_to_another_queue": self.assignment.moved,
                               "moved_total": self.assignment.moved_total,
                               "request_over_queue_walltime": self.assignment.over_walltime}
+        if self.admission is not None:
+            info["admission"] = self.admission
         return info
 
 
@@ -902,16 +917,87 @@ def select_nodes(free_cores: list[int], free_mem: list[int], free_gpus: list[int
 NODE_ALGORITHMS = ("none", "firstfit", "easy", "conservative")
 
 
+def trace_queue_names(jobs: pd.DataFrame) -> np.ndarray:
+    """Each job's queue as the trace names it (its number as text where the trace names none)."""
+    return jobs["queue_name"].to_numpy() if "queue_name" in jobs else jobs["queue"].astype(str).to_numpy()
+
+
 def prepare(workload: Workload, machine: Machine, *, queues: QueueConfig | None = None,
             speed_scaling: bool = False) -> tuple[Workload, NodeAllocator, dict[str, int]]:
-    """The workload without jobs no cluster can run (counted), and the allocator for the rest."""
-    allocator = NodeAllocator(machine, workload, queues=queues, speed_scaling=speed_scaling)
-    bad = allocator.unsuitable()
+    """The workload without the jobs no cluster can run and, with queues, without those admission
+    rejects (engine.sim.admission: each queue's limits checked at submission, refused jobs routed
+    or rejected), counted by reason; and the allocator for the rest, with each job in the queue
+    admission gave it. The allocator keeps the admission summary and the rejected jobs
+    (``admission``, ``rejected_jobs``)."""
+    from engine.sim.admission import (JobRequests, admission_table, admit, rejected_frame,
+                                      rejection_reasons)
+    jobs = workload.jobs
+    n = len(jobs)
+    base_of, base_requests = request_classes(jobs, None)
+    base = RequestClasses(base_of, base_requests, *cluster_choices(machine, base_requests))
+    nowhere = (np.array([not c for c in base.class_clusters], dtype=bool)[base_of] if n
+               else np.zeros(0, dtype=bool))
     rejected: dict[str, int] = {}
-    if bad.any():
-        rejected[REJECT_NO_CLUSTER] = int(bad.sum())
-        jobs = workload.jobs.loc[~bad].reset_index(drop=True)
-        workload = Workload(jobs, workload.metadata, workload.report, workload.source)
-        allocator = NodeAllocator(machine, workload, queues=queues, speed_scaling=speed_scaling,
-                                  classes=allocator.classes.kept(~bad))
-    return workload, allocator, rejected
+    if nowhere.any():
+        rejected[REJECT_NO_CLUSTER] = int(nowhere.sum())
+    if queues is None:
+        keep = ~nowhere
+        classes = base if keep.all() else base.kept(keep)
+        kept = workload if keep.all() else _kept(workload, keep)
+        allocator = NodeAllocator(machine, kept, speed_scaling=speed_scaling, classes=classes)
+        allocator.rejected_jobs = rejected_frame(jobs, np.flatnonzero(nowhere), workload.metadata)
+        return kept, allocator, rejected
+    names = [c.name for c in machine.clusters]
+    check_pools(queues, names)
+    assignment = assign_queues(queues, trace_queue_names(jobs), jobs["requested_time"].to_numpy(),
+                               jobs["nodes"].to_numpy() if "nodes" in jobs else np.ones(n, np.int64))
+    cores = np.array([r.cores for r in base_requests], dtype=np.int64)[base_of] if n else np.zeros(0, np.int64)
+    ram = np.array([r.ram for r in base_requests], dtype=np.int64)[base_of] if n else np.zeros(0, np.int64)
+    nodes = np.array([r.nodes for r in base_requests], dtype=np.int64)[base_of] if n else np.zeros(0, np.int64)
+    requests = JobRequests(jobs["requested_time"].to_numpy(np.int64), cores, ram, nodes, base_of,
+                           base.class_clusters)
+    admission = admit(queues, assignment.queue, requests, names, machine.cores)
+    for array in (admission.queue, admission.refused_by, admission.reason):
+        array[nowhere] = -1                   # rejected by the machine, not by a queue
+    rejected.update(rejection_reasons(admission, queues))
+    keep = admission.queue >= 0
+    users = jobs["user"].to_numpy(np.int64) if "user" in jobs else np.full(n, -1, np.int64)
+    from engine.workload.names import names_of
+    table = admission_table(admission, queues, users, names_of(workload.metadata, "user"), machine.cores)
+    dropped = np.flatnonzero(~keep)
+    kept = workload if keep.all() else _kept(workload, keep)
+    classes = _queued_classes(base, admission.queue, keep, queues, names)
+    allocator = NodeAllocator(machine, kept, queues=queues, speed_scaling=speed_scaling, classes=classes,
+                              queue_of=admission.queue[keep])
+    allocator.assignment = assignment
+    allocator.admission = table
+    allocator.rejected_jobs = rejected_frame(jobs, dropped, workload.metadata, admission=admission, config=queues,
+                                             machine_cores=machine.cores)
+    if admission.routed.any():
+        allocator.routed_from = np.where(admission.routed, admission.refused_by, -1)[keep]
+    return kept, allocator, rejected
+
+
+def _kept(workload: Workload, keep: np.ndarray) -> Workload:
+    return Workload(workload.jobs.loc[keep].reset_index(drop=True), workload.metadata, workload.report,
+                    workload.source)
+
+
+def _queued_classes(base: RequestClasses, queue_of: np.ndarray, keep: np.ndarray, config: QueueConfig,
+                    cluster_names: list[str]) -> RequestClasses:
+    """The request classes of the kept jobs in their admitted queues, from their classes without a
+    queue: the same numbering (first appearance), requests, clusters (the queue's pool kept, in the
+    same cheapest-first order) and penalties as request_classes and cluster_choices give for the
+    kept jobs with ``queue_of`` (tests/engine/sim/test_nodes.py checks it)."""
+    base_of, queue = base.class_of[keep], queue_of[keep]
+    if not len(base_of):
+        return RequestClasses(np.zeros(0, np.int64), [], [], np.zeros(0))
+    codes, first = rows_by_first_appearance(np.stack([base_of, queue], axis=1))
+    requests, clusters, penalty = [], [], []
+    for b, q in zip(base_of[first].tolist(), queue[first].tolist()):
+        requests.append(base.requests[b]._replace(queue=q))
+        pool = config.queues[q].pool
+        clusters.append(base.class_clusters[b] if pool is None
+                        else [c for c in base.class_clusters[b] if cluster_names[c] in pool])
+        penalty.append(base.class_penalty[b])
+    return RequestClasses(codes, requests, clusters, np.asarray(penalty, dtype=np.float64))

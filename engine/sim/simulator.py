@@ -20,7 +20,7 @@ import pandas as pd
 from engine.sim import poolloop
 from engine.sim.allocation import CountAllocator, make_allocator
 from engine.sim.schedule_csv import write_schedule_csv
-from engine.workload.model import Workload
+from engine.workload.model import Workload, native_ids
 from engine.workload.names import names_of
 
 #: The schedule CSV begins with these columns, in this order (a stable contract).
@@ -293,6 +293,9 @@ class SimResult:
     schedule: pd.DataFrame
     capacity: int
     meta: dict[str, Any] = field(default_factory=dict)
+    #: the jobs rejected at submission (by the machine or, with queues, by admission), one row each
+    #: (engine.sim.admission.REJECTED_COLUMNS); None where the run did not say
+    rejected_jobs: pd.DataFrame | None = None
 
     def to_csv(self, path: str) -> None:
         """The schedule as CSV; ``deadline`` in whole seconds, empty for regular jobs."""
@@ -325,6 +328,9 @@ def schedule_frame(sim: Simulation, workload: Workload) -> pd.DataFrame:
         "partition": column("partition"),
         "start_order": np.asarray(sim.start_order, dtype=np.int64),
     })
+    native = native_ids(workload)
+    if native is not None:
+        frame["native_id"] = native
     return with_user_names(frame, workload.metadata)
 
 

@@ -124,3 +124,17 @@ class Workload:
 
     def __len__(self) -> int:
         return len(self.jobs)
+
+
+#: metadata key of the text a log's job ids carry after the number kept in ``jobid`` (PBS ``.server``)
+JOBID_SUFFIX = "JobIdSuffix"
+
+
+def native_ids(workload: Workload) -> list[str] | None:
+    """Each job's id as its scheduler wrote it (PBS ``112461.server``, Slurm ``123_4``), for logs
+    that keep one (the ``jobid`` column of engine.workload.accounting), else None."""
+    jobs = workload.jobs
+    if "jobid" not in jobs:
+        return None
+    suffix = str(workload.metadata.get(JOBID_SUFFIX) or "")
+    return [f"{jobid}{suffix}" for jobid in jobs["jobid"].astype(str).tolist()]

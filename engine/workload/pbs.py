@@ -55,7 +55,8 @@ from engine.workload.accounting import (
     to_workload,
 )
 from engine.workload.errors import WorkloadError, shown
-from engine.workload.model import CleaningReport, Workload
+from engine.workload.lines import first_lines
+from engine.workload.model import JOBID_SUFFIX, CleaningReport, Workload
 from engine.workload.numbers import MAX_COUNT, MAX_MAGNITUDE, whole_number
 from engine.workload.swf import _STREAM_ERRORS, ENCODING, _inspect, _open_text
 from engine.workload.transforms import Overrun, Oversize
@@ -132,8 +133,23 @@ def load_pbs(path: str | Path, *, procs: int | None = None, oversize: Oversize =
     metadata: dict = {}
     if offset is not None:
         metadata.update(TimeZone=str(offset), TimeZoneString=offset_label(offset))
+    suffix = server_suffix(path)
+    if suffix:
+        metadata[JOBID_SUFFIX] = suffix
     return to_workload(jobs, source=source.path, fmt="pbs", metadata=metadata, procs=procs,
                        oversize=oversize, overrun=overrun)
+
+
+def server_suffix(path: str | Path) -> str:
+    """The server part of the log's job ids (``.server`` of ``112461.server``), from its first job
+    record: the ``jobid`` column keeps the number, the schedule's ``native_id`` the whole id
+    (engine.workload.model.native_ids). Empty when the first records carry none."""
+    for line in first_lines(path, 20):
+        parts = line.split(";", 3)
+        if len(parts) == 4 and parts[1] in JOB_TYPES:
+            number, dot, server = parts[2].partition(".")
+            return f".{server}" if dot and server else ""
+    return ""
 
 
 def _read_careful(source, *, skip_bad_lines: bool, max_records: int | None) -> tuple[Jobs, int | None]:

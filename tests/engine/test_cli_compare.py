@@ -37,6 +37,10 @@ def test_compare_prints_the_verdicts_and_writes_the_report(trace_file, tmp_path,
     assert len(report["pairs"]) == 2 * 3 * 5                 # sets x pairs x default metrics
     for pair in report["pairs"]:
         assert PAIR_KEYS <= set(pair)
+        assert isinstance(pair["difference"], float) and isinstance(pair["replicates"], int)
+        assert len(pair["ci"]) == 2 and all(isinstance(x, float) for x in pair["ci"])
+        assert isinstance(pair["method"], str) and isinstance(pair["verdict"], str)
+        assert {pair["a"], pair["b"]} <= {"fcfs", "easy", "conservative"} and pair["a"] != pair["b"]
         assert pair["difference"] == pytest.approx(pair["mean_b"] - pair["mean_a"])
         assert pair["ci"][0] <= pair["ci"][1]
         assert pair["verdict"] in printed

@@ -50,6 +50,8 @@ URLS: dict[str, tuple] = {
     "accounts:tokens_new": (None, "GET", "view"),
     "accounts:token_create": (None, "POST", "view"),
     "accounts:token_revoke": ("token", "POST", "change"),
+    # One's own usage and limits (webapp.quotas).
+    "quotas:usage": (None, "GET", "view"),
     "api:traces": (None, "GET", "view"),
     "api:trace": ("trace", "GET", "view"),
     "api:experiments": (None, "GET", "view"),

@@ -103,10 +103,25 @@ def test_a_comparison_plot(alice, bob, alice_client, experiment, demo_trace, plo
 def test_the_api_experiment(alice, bob, experiment, demo_trace, token):
     def more_runs() -> None:
         for position in range(2, 8):
-            Run.objects.create(experiment=experiment, position=position, label=f"r{position}", policy={"preset": "sjf"})
+            Run.objects.create(experiment=experiment, position=position, label=f"r{position}", policy={"preset": "sjf"},
+                               status=Run.Status.DONE)
 
     client = Client(HTTP_AUTHORIZATION=f"Token {token}")
     assert the_same_with_more_rows(client, f"/api/experiments/{experiment.pk}/", more_runs) == 3
+
+
+def test_the_api_experiment_with_runs_waiting_in_the_fair_queue(alice, bob, experiment, demo_trace, token):
+    """Waiting runs add their place in the server's queue: five queries (the waiting runs, the slots
+    held, when each user was last served, the running runs, recent run lengths), however many wait."""
+    def more_waiting(owner, count: int) -> None:  # noqa: ANN001
+        other = Experiment.objects.create(owner=owner, name="waiting", trace=demo_trace, procs=16)
+        for position in range(count):
+            Run.objects.create(experiment=other, position=position, label=f"w{position}", policy={"preset": "sjf"})
+
+    Run.objects.create(experiment=experiment, position=2, label="waits", policy={"preset": "sjf"})
+    client = Client(HTTP_AUTHORIZATION=f"Token {token}")
+    assert the_same_with_more_rows(client, f"/api/experiments/{experiment.pk}/",
+                                   lambda: (more_waiting(alice, 5), more_waiting(bob, 5))) == 8
 
 
 def test_the_api_traces(alice, bob, demo_trace, token):

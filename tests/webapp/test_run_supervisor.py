@@ -48,14 +48,30 @@ def test_a_killed_worker_is_restarted_and_its_run_queued_again_at_once(app, tmp_
     assert app.run_row(run) == ("running", 1)
     killed = app.worker_pid()
     os.kill(killed, signal.SIGKILL)
-    wait_for("a new worker", lambda: [p for p, c in children_of(app.proc.pid) if "celery" in c and p != killed],
-             timeout=60)
+    wait_for("a new simulation worker", lambda: [p for p, c in children_of(app.proc.pid)
+                                                 if "--hostname simulation@" in c and p != killed], timeout=60)
     assert group_members(killed) == []  # nothing of the dead worker's process group goes on
     urllib.request.urlopen(app.base + "/accounts/login/", timeout=30).close()  # the web server stayed up
     wait_for("the run to run again", lambda: app.run_row(run) == ("running", 2), timeout=120)
-    assert "the worker stopped (killed by SIGKILL)" in app.log() and "restarting it in 1 s" in app.log()
+    assert "the simulation worker stopped (killed by SIGKILL)" in app.log() and "restarting it in 1 s" in app.log()
     assert "1 run(s) it was computing queued again" in app.log()
     log = (app.data / "worker.log").read_text()
-    assert "worker restarted" in log
+    assert "simulation worker restarted" in log
     app.stop(signal.SIGTERM)
     assert processes_of(app.data) == []
+
+
+def test_killing_the_supervisor_itself_stops_every_process_within_seconds(app, tmp_path):
+    """SIGKILL (the out-of-memory killer) gives the supervisor no chance to stop anything: the kernel
+    does (webapp.lifeline), down to the simulating pool process."""
+    run = app.start_long_run(tmp_path)
+    assert app.run_row(run) == ("running", 1)
+    children = [pid for pid, _ in children_of(app.proc.pid)]
+    assert len(children) == 3  # the quick worker, the simulation worker, the web server
+    os.kill(app.proc.pid, signal.SIGKILL)
+    app.proc.wait(timeout=10)
+    killed_at = time.monotonic()
+    wait_for("every process of the app to stop", lambda: processes_of(app.data) == [], timeout=15, every=0.1)
+    gone_after = time.monotonic() - killed_at
+    assert gone_after < 10, gone_after
+    assert app.run_row(run) == ("running", 1)  # the next start queues it again (recover_interrupted)

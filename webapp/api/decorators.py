@@ -48,13 +48,21 @@ def authorize(*methods: str) -> Callable:
     return decorator
 
 
+def one_line(exc: BaseException, limit: int = 200) -> str:
+    """An exception's message as one short line for a 400 answer."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def json_body(request: HttpRequest) -> dict[str, Any]:
     """The request's JSON object (or its form fields); raises ValueError with a message."""
     if request.content_type == "application/json":
         try:
             data = json.loads(request.body or b"{}")
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise ValueError(f"the body is not valid JSON ({e})") from None
+        except RecursionError:
+            raise ValueError("the body is not valid JSON (nested too deeply)") from None
+        except ValueError as e:     # also a number of more than 4,300 digits, bytes that are not UTF-8
+            raise ValueError(f"the body is not valid JSON ({one_line(e)})") from None
         if not isinstance(data, dict):
             raise ValueError("the body must be a JSON object")
         return data

@@ -17,7 +17,7 @@ from webapp.allocations.models import AllocationSet
 from webapp.allocations.services import attach
 from webapp.api.decorators import authorize, error, json_body
 from webapp.core.permissions import M, Pk, Viewer, get_visible_or_404, visible_to
-from webapp.experiments.models import Experiment, Run
+from webapp.experiments.models import MAX_PROCS, MAX_SEED, Experiment, Run
 from webapp.experiments.provenance import schedule_download
 from webapp.experiments.services import ExperimentError, create_experiment, parse_sweep_values, progress_payload
 from webapp.experiments.tasks import reconcile
@@ -27,7 +27,8 @@ from webapp.studies.presets import PRESETS, create_preset_study
 from webapp.studies.views import csv_download
 from webapp.traces.forms import TraceUploadForm
 from webapp.traces.models import Machine, Trace
-from webapp.traces.uploads import too_large_message
+from webapp.traces.uploads import upload_refusal
+from webapp.quotas.services import QuotaExceeded
 from webapp.traces.services import create_trace
 
 
@@ -73,16 +74,20 @@ def traces(request: HttpRequest) -> JsonResponse:
     if request.method == "GET":
         return JsonResponse({"traces": [trace_json(t) for t in visible_to(Trace, request.user).select_related("owner")]})
     form = TraceUploadForm(request.POST, request.FILES)  # parses the upload: sets upload_too_large
-    if getattr(request, "upload_too_large", False):
+    refusal = upload_refusal(request)
+    if refusal:
         form.is_valid()
         form.discard()
-        return error(too_large_message(), 413)
+        return error(*refusal)
     if not form.is_valid():
         form.discard()
         problems = {field: list(msgs) for field, msgs in form.errors.items()}
         first = next(iter(problems.values()))[0]
         return error(first, 400, errors=problems)
-    trace = create_trace(request.user, form.cleaned_data, form.inspected, form.cleaned_data["file"].name)
+    try:
+        trace = create_trace(request.user, form.cleaned_data, form.inspected, form.cleaned_data["file"].name)
+    except QuotaExceeded as e:
+        return error(str(e))
     return JsonResponse({"id": trace.pk, "status": trace.status}, status=201)
 
 
@@ -134,8 +139,8 @@ def experiment_arguments(request: HttpRequest, data: dict[str, Any]) -> dict[str
     trace = _visible(Trace, request, data["trace"], "trace")
     machine = _visible(Machine, request, data["machine"], "machine") if data.get("machine") is not None else None
     procs = data.get("procs")
-    if procs is not None and (isinstance(procs, bool) or not isinstance(procs, int) or procs < 1):
-        raise ValueError("field procs: a positive integer")
+    if procs is not None and not _whole_in(procs, 1, MAX_PROCS):
+        raise ValueError(f"field procs: a whole number from 1 to {MAX_PROCS}")
     policies = data.get("policies")
     if not isinstance(policies, list) or not policies:
         raise ValueError('field policies: a list such as [{"preset": "easy", "params": {}}]')
@@ -146,8 +151,8 @@ def experiment_arguments(request: HttpRequest, data: dict[str, Any]) -> dict[str
     if isinstance(values, str):
         values = parse_sweep_values(values)
     seed = data.get("seed", 0)
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ValueError("field seed: an integer")
+    if not _whole_in(seed, 0, MAX_SEED):
+        raise ValueError(f"field seed: a whole number from 0 to {MAX_SEED}")
     return {
         "name": str(data.get("name", "")), "description": str(data.get("description", "")), "trace": trace,
         "procs": procs, "machine": machine, "policies": policies, "allocation": str(data.get("allocation", "count")),
@@ -157,11 +162,19 @@ def experiment_arguments(request: HttpRequest, data: dict[str, Any]) -> dict[str
     }
 
 
+def _whole_in(value: object, low: int, high: int) -> bool:
+    """Whether a JSON value is an integer (not a bool, not 1e999) from low to high."""
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
 def _visible(model: type[M], request: HttpRequest, pk: Pk, field: str) -> M:
     try:
-        return get_visible_or_404(model, request.user, int(pk))
-    except (Http404, TypeError, ValueError):
-        raise ValueError(f"field {field}: no {field} with id {pk!r} that you may use") from None
+        number = int(pk)   # a form's "3" too
+        if isinstance(pk, (bool, float)) or not 0 < number < 2**63:
+            raise ValueError(pk)
+        return get_visible_or_404(model, request.user, number)
+    except (Http404, TypeError, ValueError, OverflowError):
+        raise ValueError(f"field {field}: no {field} with id {repr(pk)[:40]} that you may use") from None
 
 
 @authorize("GET")

@@ -1,13 +1,16 @@
 """Login required everywhere (except the login page, static files and the token-authenticated API);
-the Content-Security-Policy header on every response."""
+the Content-Security-Policy header on every response; a full disk answered as a 400."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
+
+log = logging.getLogger(__name__)
 
 OPEN_PREFIXES = ("/accounts/login/", "/api/", "/static/", "/favicon.ico")
 
@@ -35,3 +38,25 @@ class ContentSecurityPolicyMiddleware:
         if settings.CONTENT_SECURITY_POLICY:
             response.headers.setdefault("Content-Security-Policy", settings.CONTENT_SECURITY_POLICY)
         return response
+
+
+class DiskFullMiddleware:
+    """A full disk (or SQLite's "database or disk is full") while a view stores something answers
+    400 with one line, logged as a warning, instead of a 500: the views clean up what they started
+    (create_trace removes its file), so nothing is half-stored, and the user may try again later."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        from webapp.traces.uploads import disk_full, disk_full_message
+
+        if not disk_full(exception):
+            return None
+        log.warning("disk full during %s %s: %s", request.method, request.path, exception)
+        if request.path_info.startswith("/api/"):
+            return JsonResponse({"error": disk_full_message()}, status=400)
+        return HttpResponse(disk_full_message(), status=400, content_type="text/plain; charset=utf-8")

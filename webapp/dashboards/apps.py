@@ -13,3 +13,7 @@ class DashboardsConfig(AppConfig):
         # Not at the top: Django loads apps.py before any models, and the receivers reach models;
         # ready() is where Django says they may load. Importing the module connects its receivers.
         from webapp.dashboards import receivers  # noqa: F401
+        from webapp.dashboards.plot_cache import plots_bytes_of
+        from webapp.quotas.services import measures_disk
+
+        measures_disk("plots", "Cached plots", plots_bytes_of)

@@ -14,10 +14,14 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 
 from webapp.core.files import media_path
+from webapp.experiments.models import Experiment
+from webapp.quotas.services import tree_size
+from webapp.traces.models import Trace
 
 #: Bump when a figure builder changes what it draws, so cached plots are rebuilt.
 FIGURES_VERSION = 7
@@ -62,3 +66,11 @@ def gzip_json_response(request: HttpRequest, data: bytes) -> HttpResponse:
     response["Vary"] = "Accept-Encoding"
     response["Cache-Control"] = "private, no-cache"
     return response
+
+
+def plots_bytes_of(user: Any) -> int:
+    """Cached plots of the user's experiments and traces, in bytes (webapp.quotas meter)."""
+    experiments = Experiment.objects.filter(owner=user).values_list("pk", flat=True)
+    traces = Trace.objects.filter(owner=user).values_list("pk", flat=True)
+    return (sum(tree_size(media_path(f"dashboards/experiments/{pk}")) for pk in experiments)
+            + sum(tree_size(media_path(f"dashboards/traces/{pk}")) for pk in traces))

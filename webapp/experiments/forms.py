@@ -13,7 +13,7 @@ from django import forms
 from engine.api import POLICY_FAMILIES, formula_grammar, list_policies, workload_options
 from webapp.allocations.models import AllocationSet
 from webapp.core.permissions import Viewer, visible_to
-from webapp.experiments.models import Experiment
+from webapp.experiments.models import MAX_PROCS, MAX_SEED, Experiment
 from webapp.experiments.services import (
     ExperimentError,
     checked_days,
@@ -77,7 +77,7 @@ class RunSettingsForm(forms.Form):
     trace = forms.ModelChoiceField(queryset=Trace.objects.none(), empty_label=None)
     allocation = forms.ChoiceField(choices=Experiment.Allocation.choices, initial="count")
     exact_estimates = forms.BooleanField(required=False, help_text="Use actual runtimes as the requested times.")
-    seed = forms.IntegerField(initial=0)
+    seed = forms.IntegerField(initial=0, min_value=0, max_value=MAX_SEED)
     shared = forms.BooleanField(required=False, help_text="Everybody on this server may see it.")
 
     def __init__(self, user: Viewer, *args: Any, **kwargs: Any) -> None:
@@ -90,7 +90,7 @@ class ExperimentForm(RunSettingsForm):
     name = forms.CharField(max_length=200, required=False, help_text="Optional; named after trace and policies otherwise.")
     machine_source = forms.ChoiceField(label="Machine", choices=MACHINE_SOURCES, initial="header", widget=forms.RadioSelect)
     machine = forms.ModelChoiceField(queryset=Machine.objects.none(), required=False, label="Machine description")
-    procs = forms.IntegerField(label="Processors", min_value=1, required=False)
+    procs = forms.IntegerField(label="Processors", min_value=1, max_value=MAX_PROCS, required=False)
     with_recorded = forms.BooleanField(
         required=False, initial=True, label="Show what really happened",
         help_text="Where the trace records start times (SWF wait field, PBS S records, sacct Start), add the "

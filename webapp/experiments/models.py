@@ -18,6 +18,12 @@ from webapp.traces.models import Machine, Trace
 CURRENT, PROPOSED = "current", "proposed"
 
 
+#: The largest machine size and seed the database keeps (PositiveIntegerField and IntegerField are
+#: 32-bit on PostgreSQL); forms and the API refuse more with a message, never a 500.
+MAX_PROCS = 2**31 - 1
+MAX_SEED = 2**31 - 1
+
+
 class Experiment(models.Model):
     class Allocation(models.TextChoices):
         COUNT = "count", "count (any free processors)"
@@ -88,7 +94,10 @@ class Run(models.Model):
     #: times its message was found lost while it was queued and sent again (webapp.core.broker.resend_lost)
     resends = models.PositiveSmallIntegerField(default=0)
     cancel_requested = models.BooleanField(default=False)
-    queued_at = models.DateTimeField(auto_now_add=True)  # when its message was last sent
+    queued_at = models.DateTimeField(auto_now_add=True)  # when it was queued, or its message last sent
+    #: when the fair dispatcher (webapp.experiments.fairqueue) gave it a simulation slot and sent its
+    #: message; None while it waits for its owner's turn. Kept after it ends: whose turn came last.
+    dispatched_at = models.DateTimeField(null=True, blank=True, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

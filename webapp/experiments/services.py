@@ -10,10 +10,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from engine import api
+from webapp.core.files import media_path
 from webapp.core.progress import time_left_text as progress_text
-from webapp.core.tasks import enqueue
+from webapp.experiments.fairqueue import Estimate, estimates, ordinal
 from webapp.experiments.models import Experiment, Run
-from webapp.experiments.tasks import remove_results, run_simulation
+from webapp.experiments.tasks import dispatch_later, remove_results
+from webapp.quotas.services import QuotaExceeded, check_new_runs, limits_of, tree_size
 from webapp.traces.models import Machine, Trace
 
 
@@ -112,11 +114,14 @@ def create_experiment(
     ``with_recorded``: put the recorded run (what really happened, preset ``recorded``) first, when
     the trace records start times and the arrivals are not rescaled (load factor 1)."""
     size = checked_setup(trace, procs, machine, allocation)
+    if len(policies) * max(1, len(sweep_values or [])) > limits_of(owner).max_runs_per_experiment:
+        checked_room(owner, len(policies) * max(1, len(sweep_values or [])))  # refused before resolving them all
     planned = plan_runs(policies, sweep_param, sweep_values)
     load_factor = checked_load_factor(load_factor)
     if with_recorded and load_factor == 1.0:
         planned = with_recorded_run(trace, planned)
     days = checked_days(days)
+    checked_room(owner, len(planned))
     with transaction.atomic():
         experiment = Experiment.objects.create(
             owner=owner, name=name or default_name(trace, planned, load_factor, days),
@@ -129,12 +134,20 @@ def create_experiment(
 
 
 def add_runs(experiment: Experiment, planned: list[PlannedRun], load_factor: float = 1.0) -> None:
-    """One Run per planned run, in order, each queued for a worker once the transaction commits."""
-    for position, plan in enumerate(planned):
-        run = Run.objects.create(experiment=experiment, position=position,
-                                 label=with_load(plan.label, load_factor)[:300], policy=plan.policy,
-                                 sweep_value=plan.sweep_value, load_factor=load_factor, queues=plan.queues)
-        enqueue(run_simulation, run.pk)
+    """The planned runs, in order, queued for the fair dispatcher once the transaction commits."""
+    Run.objects.bulk_create(
+        Run(experiment=experiment, position=position, label=with_load(plan.label, load_factor)[:300],
+            policy=plan.policy, sweep_value=plan.sweep_value, load_factor=load_factor, queues=plan.queues)
+        for position, plan in enumerate(planned))
+    dispatch_later()
+
+
+def checked_room(owner: Any, count: int) -> None:
+    """ExperimentError unless `count` more runs fit in the owner's limits (webapp.quotas)."""
+    try:
+        check_new_runs(owner, count)
+    except QuotaExceeded as e:
+        raise ExperimentError(str(e)) from None
 
 
 def with_recorded_run(trace: Trace, planned: list[PlannedRun]) -> list[PlannedRun]:
@@ -195,9 +208,12 @@ def with_load(label: str, load_factor: float) -> str:
 
 def cancel_run(run: Run) -> None:
     """A queued run is cancelled at once; a running one stops at its next should_stop check."""
-    if not Run.objects.filter(pk=run.pk, status=Run.Status.QUEUED).update(
+    if Run.objects.filter(pk=run.pk, status=Run.Status.QUEUED).update(
         status=Run.Status.CANCELLED, cancel_requested=True, finished_at=timezone.now(), error="cancelled before it started"
     ):
+        if run.dispatched_at is not None:
+            dispatch_later()  # it held a slot
+    else:
         Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING).update(cancel_requested=True)
 
 
@@ -207,11 +223,11 @@ def rerun(run: Run) -> bool:
         again = Run.objects.filter(pk=run.pk, status__in=Run.FINAL).update(
             status=Run.Status.QUEUED, progress=0.0, error="", summary=None, cancel_requested=False,
             attempts=0, resends=0, task_id="", started_at=None, heartbeat_at=None, finished_at=None,
-            queued_at=timezone.now(),
+            queued_at=timezone.now(), dispatched_at=None,
         )
         if again:
             remove_results(run)
-            enqueue(run_simulation, run.pk)
+            dispatch_later()
     return bool(again)
 
 
@@ -263,20 +279,50 @@ def shown_metrics(summary: dict[str, Any] | None) -> dict[str, str]:
     return {code: api.metric_text(code, summary.get(code)) for code in PAGE_METRICS}
 
 
-def time_left_text(run: Run) -> str:
-    """"about 4 min 10 s left" for a running run (at its pace so far), else ""."""
+def time_left_text(run: Run, place: Estimate | None = None) -> str:
+    """"about 4 min 10 s left" for a running run (at its pace so far); for a queued one its place in
+    the server's queue and expected start (`place`, from :func:`queue_places`); else ""."""
+    if run.status == Run.Status.QUEUED:
+        if run.dispatched_at is not None:
+            return "next: a slot is free, waiting for the worker"
+        if place is None:
+            return ""
+        where = "next in the queue" if place.position == 0 else f"{ordinal(place.position + 1)} in the queue"
+        return f"{where}, starts in about {api.countdown_text(place.starts_in)}" if place.starts_in >= 1 \
+            else f"{where}, starts now"
     return progress_text(run.status, run.progress, run.started_at)
 
 
+def queue_places(runs: list[Run]) -> dict[int, Estimate]:
+    """Place in the server's fair queue and expected start of each of `runs` that waits for a slot."""
+    return estimates(r.pk for r in runs if r.status == Run.Status.QUEUED and r.dispatched_at is None)
+
+
 def progress_payload(experiment: Experiment) -> dict[str, Any]:
+    listed = list(experiment.runs.all())
+    places = queue_places(listed)
     runs = [
         {"id": r.pk, "label": r.label, "policy": r.policy, "sweep_value": r.sweep_value,
          "load_factor": r.load_factor, "status": r.status,
          "progress": round(r.progress, 4), "percent": int(r.progress * 100) if r.status != "done" else 100,
-         "time_left": time_left_text(r),
+         "time_left": time_left_text(r, places.get(r.pk)),
+         "queue_position": places[r.pk].position + 1 if r.pk in places else None,
+         "starts_in_seconds": round(places[r.pk].starts_in) if r.pk in places else None,
          "error": r.error, "attempts": r.attempts, "cancel_requested": r.cancel_requested,
          "summary": r.summary, "shown": shown_metrics(r.summary)}
-        for r in experiment.runs.all()
+        for r in listed
     ]
     return {"id": experiment.pk, "name": experiment.name, "trace": experiment.trace_id, "procs": experiment.procs,
             "finished": all(r["status"] in Run.FINAL for r in runs), "runs": runs}
+
+
+def results_bytes_of(user: Any) -> int:
+    """The results of the user's runs, in bytes (webapp.quotas meter)."""
+    return sum(tree_size(media_path(f"runs/{pk}"))
+               for pk in Run.objects.filter(experiment__owner=user).values_list("pk", flat=True))
+
+
+def run_counts_of(user: Any) -> tuple[int, int]:
+    """(queued, running) runs of the user (webapp.quotas counter)."""
+    runs = Run.objects.filter(experiment__owner=user)
+    return runs.filter(status=Run.Status.QUEUED).count(), runs.filter(status=Run.Status.RUNNING).count()

@@ -18,6 +18,7 @@ from celery import Task, shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from celery.signals import worker_ready
 from django.conf import settings
+from django.db import connection, transaction
 from django.db.models import F, Q, QuerySet
 from django.db.models.functions import Greatest
 from django.utils import timezone
@@ -30,6 +31,7 @@ from webapp.allocations.services import allocations_of
 from webapp.core.broker import resend_lost as resend_lost_messages
 from webapp.core.files import replace_dir
 from webapp.core.progress import Reporter as ProgressReporter
+from webapp.experiments.fairqueue import choose, current_turns
 from webapp.experiments.models import Experiment, Run, save_frame
 from webapp.experiments.signals import experiment_finished
 
@@ -59,6 +61,8 @@ def run_simulation(self: Task, run_id: int) -> int:
         error="", attempts=F("attempts") + 1, task_id=self.request.id or "",
     )
     if not started:  # cancelled, deleted, or a duplicate delivery of a message already handled
+        if not self.request.called_directly:
+            dispatch()  # a cancelled run's slot may be free
         return run_id
     reporter = Reporter(run_id)
     try:
@@ -75,8 +79,54 @@ def run_simulation(self: Task, run_id: int) -> int:
             if not is_input_error(e):
                 log.exception("run %s failed", run_id)
     if not self.request.called_directly:  # in a worker; a direct call (tests, scripts) leaves it to the caller
+        dispatch()  # this slot is free: the next run by turn takes it
         prebuild_when_last(run_id)
     return run_id
+
+
+def dispatch() -> int:
+    """Send waiting runs to the simulation queue while slots are free, each time the run of the user
+    whose turn it is (webapp.experiments.fairqueue). Called when runs are queued, when one ends and
+    every few seconds; calls never overlap (a lock), so the slots are never oversubscribed.
+    Returns how many runs were sent."""
+    with transaction.atomic():
+        lock_dispatcher()
+        turns, free = current_turns()
+        now = timezone.now()
+        sent = [pk for pk in choose(turns, free, now)
+                if Run.objects.filter(pk=pk, status=Run.Status.QUEUED, dispatched_at__isnull=True)
+                .update(dispatched_at=now, queued_at=now)]
+        transaction.on_commit(lambda: [run_simulation.delay(pk) for pk in sent])
+    return len(sent)
+
+
+def dispatch_later() -> None:
+    """:func:`dispatch` once the current transaction commits (the runs it queued are then visible)."""
+    transaction.on_commit(dispatch)
+
+
+def lock_dispatcher() -> None:
+    """Serialise dispatchers inside the current transaction: PostgreSQL's transaction-level advisory
+    lock; SQLite transactions here begin IMMEDIATE (settings), which already holds the write lock."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [DISPATCH_LOCK])
+
+
+DISPATCH_LOCK = 0x5C4ED1AB  # any number no other code of the project locks
+
+
+@shared_task
+def dispatch_runs() -> int:
+    """The periodic dispatch (beat on compose, the supervisor under `make run`): catches a slot freed
+    by a worker that was lost rather than finishing."""
+    return dispatch()
+
+
+def back_to_waiting(**fields: object) -> dict[str, object]:
+    """The fields that put a run back in its owner's turn (no slot, no message), with `fields`; it
+    keeps its place among its owner's runs (queued_at)."""
+    return {"status": Run.Status.QUEUED, "dispatched_at": None, "task_id": "", **fields}
 
 
 def prebuild_when_last(run_id: int) -> None:
@@ -176,8 +226,7 @@ def reconcile(runs: QuerySet[Run] | None = None, stale_seconds: int | None = Non
     for run in lost.only("pk", "attempts", "heartbeat_at", "cancel_requested"):
         guard = Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING, heartbeat_at=run.heartbeat_at)
         if run.attempts < MAX_ATTEMPTS and not run.cancel_requested:
-            if guard.update(status=Run.Status.QUEUED, progress=0.0, task_id="", queued_at=timezone.now()):
-                run_simulation.delay(run.pk)
+            if guard.update(**back_to_waiting(progress=0.0)):
                 counts["requeued"] += 1
         elif guard.update(status=Run.Status.FAILED, finished_at=timezone.now(),
                           error="worker lost: the worker running it stopped (tried twice)"
@@ -185,6 +234,7 @@ def reconcile(runs: QuerySet[Run] | None = None, stale_seconds: int | None = Non
             counts["failed"] += 1
     if counts["requeued"] or counts["failed"]:
         log.warning("reconcile: %(requeued)d run(s) re-queued, %(failed)d failed as worker lost", counts)
+        dispatch()
     return counts
 
 
@@ -196,7 +246,8 @@ def resend_lost() -> dict[str, int]:
     """Queued runs whose message the broker no longer holds (kombu's filesystem broker loses what a
     dying worker had taken) are sent again once, then failed with the reason."""
     return resend_lost_messages(
-        Run.objects.filter(status=Run.Status.QUEUED, cancel_requested=False), run_simulation,
+        Run.objects.filter(status=Run.Status.QUEUED, cancel_requested=False, dispatched_at__isnull=False),
+        run_simulation,
         settings.SCHEDLAB_RUN_STALE_SECONDS,
         {"status": Run.Status.FAILED, "finished_at": timezone.now(), "error": LOST_MESSAGE})
 
@@ -208,10 +259,9 @@ def requeue_interrupted() -> int:
     count = 0
     for pk in ids:
         if Run.objects.filter(pk=pk, status=Run.Status.RUNNING).update(
-                status=Run.Status.QUEUED, progress=0.0, task_id="", queued_at=timezone.now(),
-                attempts=Greatest(F("attempts") - 1, 0)):
-            run_simulation.delay(pk)
+                **back_to_waiting(progress=0.0, attempts=Greatest(F("attempts") - 1, 0))):
             count += 1
+    dispatch()
     return count
 
 
@@ -228,6 +278,7 @@ def _reconcile_at_start(**_: object) -> None:
     try:
         reconcile()
         resend_lost()
+        dispatch()
     except Exception:  # noqa: BLE001 - never keep a worker from starting
         log.exception("reconcile at worker start failed")
 

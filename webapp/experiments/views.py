@@ -21,7 +21,7 @@ from webapp.experiments.reproduce import PRESETS as PAPER_PRESETS
 from webapp.experiments.reproduce import PaperPreset
 from webapp.experiments.services import (
     PAGE_METRICS, ExperimentError, cancel_run, create_experiment, delete_experiment,
-    progress_payload, rerun, shown_metrics, time_left_text,
+    progress_payload, queue_places, rerun, shown_metrics, time_left_text,
 )
 from webapp.experiments.tasks import reconcile
 
@@ -108,8 +108,9 @@ def with_time_left(runs: QuerySet[Run]) -> list[Run]:
     """The runs, each with `time_left` ("about … left" while it runs) for the first paint; the page's
     poll keeps it current."""
     listed = list(runs)
+    places = queue_places(listed)
     for run in listed:
-        run.time_left = time_left_text(run)  # type: ignore[attr-defined]
+        run.time_left = time_left_text(run, places.get(run.pk))  # type: ignore[attr-defined]
         run.shown = [(code, text) for code, text in shown_metrics(run.summary).items()]  # type: ignore[attr-defined]
     return listed
 

@@ -5,3 +5,9 @@ class PreviewConfig(AppConfig):
     name = "webapp.preview"
     label = "preview"
     verbose_name = "Queue reconfiguration preview"
+
+    def ready(self) -> None:
+        from webapp.preview.services import disk_bytes_of
+        from webapp.quotas.services import measures_disk
+
+        measures_disk("previews", "Previews", disk_bytes_of)

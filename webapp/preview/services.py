@@ -20,6 +20,8 @@ from typing import Any
 
 import pandas as pd
 from django.db import transaction
+from django.db.models import Sum
+from django.db.models.functions import Length
 
 from engine.api import (
     EXEC_HOSTS,
@@ -45,6 +47,7 @@ from webapp.experiments.services import (
     PlannedRun,
     add_runs,
     checked_days,
+    checked_room,
     plan_runs,
     rerun,
     with_recorded_run,
@@ -100,6 +103,7 @@ def create_preview(owner: Any, *, name: str, trace: Any, texts: Texts, setup: Se
     try:
         days = checked_days(setup.days)
         planned = preview_runs(trace, setup)
+        checked_room(owner, len(planned))
     except ExperimentError as error:
         raise PreviewError(str(error)) from None
     with transaction.atomic():
@@ -280,3 +284,11 @@ def inferred_texts(preview: Preview) -> list[tuple[str, str, str]]:
     return [(kind, label, text) for kind, label, name, text in (
         ("queues", "queue configuration", preview.current_name, preview.current_text),
         ("machine", "machine description", preview.machine_name, preview.machine_text)) if name == INFERRED_LABEL]
+
+
+def disk_bytes_of(user: Any) -> int:
+    """The user's previews' texts, in bytes (webapp.quotas meter); their runs' results are counted with
+    every run's (the experiments app's meter)."""
+    texts = Preview.objects.filter(experiment__owner=user).aggregate(
+        n=Sum(Length("machine_text")) + Sum(Length("current_text")) + Sum(Length("proposed_text")))
+    return texts["n"] or 0

@@ -41,8 +41,11 @@ class LocalCluster:
             "MEDIA_ROOT": str(self.root / "media"),
             "SCHEDLAB_RUN_STALE_SECONDS": str(stale_seconds),
             "SCHEDLAB_WORKER_CONCURRENCY": "1",
-            # a queue of its own: tasks never mix with another cluster or test run on the same Redis
-            "SCHEDLAB_QUEUE": f"schedlab-cluster-{uuid.uuid4().hex[:12]}",
+            # every worker busy: as many slots as workers could ever be started here, all for one user
+            "SCHEDLAB_SIM_SLOTS": "16",
+            "SCHEDLAB_SLOTS_PER_USER": "16",
+            # queues of its own: tasks never mix with another cluster or test run on the same Redis
+            "SCHEDLAB_QUEUE_PREFIX": f"schedlab-cluster-{uuid.uuid4().hex[:12]}-",
             **(extra_env or {}),
         }
         self.env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
@@ -65,12 +68,15 @@ class LocalCluster:
         self.manage("migrate", "--noinput", timeout=300)
 
     # -- workers -----------------------------------------------------------------------------
-    def start_worker(self, name: str) -> subprocess.Popen:
+    def start_worker(self, name: str, kind: str | None = None) -> subprocess.Popen:
+        """A worker serving every queue, or only the queue of `kind` (webapp.core.queues: quick, simulation)."""
         log = open(self.log_path(name), "ab")
+        queues = ["--queues", self.env["SCHEDLAB_QUEUE_PREFIX"] + kind] if kind else []
         process = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "webapp", "worker", "--pool", "solo", "--concurrency", "1",
-             "--hostname", f"{name}@%h", "--without-gossip", "--without-mingle", "--loglevel", "INFO"],
-            cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+             *queues, "--hostname", f"{name}@%h", "--without-gossip", "--without-mingle", "--loglevel", "INFO"],
+            cwd=ROOT, env={**self.env, "SCHEDLAB_WORKER_KIND": kind or ""}, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         self.workers[name] = process
         return process
@@ -78,10 +84,10 @@ class LocalCluster:
     def log_path(self, name: str) -> Path:
         return self.root / f"worker-{name}.log"
 
-    def tasks_done_by(self, name: str) -> int:
-        """Simulation tasks this worker finished, read from its log."""
+    def tasks_done_by(self, name: str, task: str = "run_simulation") -> int:
+        """Tasks named `task` (default: simulations) this worker finished, read from its log."""
         text = self.log_path(name).read_text(errors="replace") if self.log_path(name).exists() else ""
-        return sum(1 for line in text.splitlines() if "run_simulation[" in line and "succeeded" in line)
+        return sum(1 for line in text.splitlines() if f"{task}[" in line and "succeeded" in line)
 
     def kill_worker(self, name: str, sig: int = signal.SIGKILL) -> None:
         """Kill a worker at once (SIGKILL: no warm shutdown, its running task is abandoned)."""

@@ -10,13 +10,14 @@ from engine.api import list_policies
 from webapp.core.permissions import Viewer
 from webapp.experiments.forms import RunSettingsForm, first_sentence
 from webapp.experiments.services import ExperimentError
+from webapp.experiments.models import MAX_PROCS
 from webapp.studies.models import LOAD
 from webapp.studies.services import parse_grid, plan_points
 
 
 class StudyForm(RunSettingsForm):
     name = forms.CharField(max_length=200, required=False, help_text="Optional; named after the trace and grid otherwise.")
-    procs = forms.IntegerField(label="Processors", min_value=1, required=False,
+    procs = forms.IntegerField(label="Processors", min_value=1, max_value=MAX_PROCS, required=False,
                                help_text="Empty: the trace's own machine size.")
     policies = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
     load_values = forms.CharField(label="Load factors", required=False, initial="1",

@@ -1,9 +1,10 @@
-"""Planning a study's grid, creating its runs, fanning them out over the workers, reading results.
+"""Planning a study's grid, creating its runs, handing them to the workers, reading results.
 
-Fan-out is one Celery ``group`` of the experiments app's ``run_simulation`` task, one signature per
-point, sent once the rows are committed: every idle worker takes the next point. No chord: each
-run updates its own row, the study page counts done/total from the rows, so a failed point never
-blocks the others and can be re-run alone (``webapp.experiments.services.rerun``).
+Each point is a run of the experiments app: once the rows are committed, the server's fair queue
+(webapp.experiments.fairqueue) hands them to free simulation slots, taking turns with other users'
+runs (a 66-point study is 66 runs). No chord: each run updates its own row, the study page counts
+done/total from the rows, so a failed point never blocks the others and can be re-run alone
+(``webapp.experiments.services.rerun``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from celery import group
 from django.db import transaction
 
 from webapp.experiments.models import Experiment, Run
@@ -25,13 +25,14 @@ from webapp.experiments.services import (
     rejection_reasons,
     ExperimentError,
     checked_load_factor,
+    checked_room,
     checked_setup,
     parse_sweep_values,
     rerun,
     resolve_policy,
     with_load,
 )
-from webapp.experiments.tasks import run_simulation
+from webapp.experiments.tasks import dispatch_later
 from webapp.studies.models import LOAD, Study, StudyPoint
 from webapp.traces.models import Machine, Trace
 
@@ -100,6 +101,7 @@ def create_study(
     out as one group once it commits. Raises ExperimentError; nothing is stored then."""
     size = checked_setup(trace, procs, machine, allocation)
     planned = plan_points(policies, grid)
+    checked_room(owner, len(planned))
     with transaction.atomic():
         swept = ", ".join(f"{k} × {len(v)}" for k, v in grid.items()) or "no grid"
         experiment = Experiment.objects.create(
@@ -108,20 +110,12 @@ def create_study(
             exact_estimates=exact_estimates, seed=seed,
         )
         study = Study.objects.create(experiment=experiment, grid=grid, policies=policies, preset=preset)
-        run_ids = []
         for position, plan in enumerate(planned):
             run = Run.objects.create(experiment=experiment, position=position, label=plan.label[:300],
                                      policy=plan.policy, load_factor=plan.load_factor)
             StudyPoint.objects.create(study=study, run=run, policy_label=plan.policy_label[:300], coords=plan.coords)
-            run_ids.append(run.pk)
-        transaction.on_commit(lambda: fan_out(run_ids))
+        dispatch_later()  # its points take their turns in the server's fair queue, like single runs
     return study
-
-
-def fan_out(run_ids: list[int]) -> None:
-    """One Celery group: a ``run_simulation`` message per run, taken by whichever worker is free."""
-    if run_ids:
-        group(run_simulation.s(pk) for pk in run_ids).apply_async()
 
 
 def rerun_failed(study: Study) -> int:

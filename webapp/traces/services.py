@@ -9,6 +9,7 @@ from django.db import transaction
 from engine.api import declared_procs
 from webapp.core.files import media_path, store_file
 from webapp.core.tasks import enqueue
+from webapp.quotas.services import check_disk, file_size
 from webapp.traces.models import Trace
 from webapp.traces.tasks import parse_trace
 from webapp.traces.uploads import InspectedUpload
@@ -26,8 +27,10 @@ def upload_options(data: dict) -> dict[str, str]:
 
 
 def create_trace(user: Any, data: dict, inspected: InspectedUpload, original_name: str) -> Trace:
-    """Store the checked file by content hash, create the row, parse in the background."""
+    """Store the checked file by content hash, create the row, parse in the background.
+    QuotaExceeded (nothing stored) when the user's disk quota has no room for it."""
     try:
+        check_disk(user, inspected.size_bytes)
         store_file(inspected.staged, inspected.relative_name)
         with transaction.atomic():
             trace = Trace.objects.create(
@@ -45,3 +48,9 @@ def create_trace(user: Any, data: dict, inspected: InspectedUpload, original_nam
             media_path(inspected.relative_name).unlink(missing_ok=True)
         raise
     return trace
+
+
+def disk_bytes_of(user: Any) -> int:
+    """The user's uploaded traces and their parsed caches, in bytes (webapp.quotas meter)."""
+    return sum(file_size(t.path) + sum(file_size(c) for c in t.path.parent.glob(f"{t.sha256}-p*.npz"))
+               for t in Trace.objects.filter(owner=user).only("file", "sha256"))

@@ -7,16 +7,19 @@ place only when every check passed.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from collections.abc import Callable
+from typing import IO, Any
 
 from django.conf import settings
 from django.core.files.uploadedfile import TemporaryUploadedFile
-from django.core.files.uploadhandler import FileUploadHandler, StopUpload
+from django.core.files.uploadhandler import FileUploadHandler, StopUpload, TemporaryFileUploadHandler
+from django.http import HttpRequest
 from django.template.defaultfilters import filesizeformat
 
 from engine.api import check_upload, error_line
@@ -48,6 +51,47 @@ class SizeLimitUploadHandler(FileUploadHandler):
 
     def file_complete(self, file_size: int) -> None:
         return None
+
+
+class DiskSafeUploadHandler(TemporaryFileUploadHandler):
+    """Django's streaming to a temporary file, except that a full disk stops the upload (the partial
+    file is deleted) and sets `request.upload_disk_full` for the view's one-line 400, never a 500."""
+
+    def new_file(self, *args: Any, **kwargs: Any) -> None:
+        self._guarded(super().new_file, *args, **kwargs)
+
+    def receive_data_chunk(self, raw_data: bytes, start: int) -> None:
+        self._guarded(super().receive_data_chunk, raw_data, start)
+
+    def _guarded(self, step: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            return step(*args, **kwargs)
+        except OSError as e:
+            if not disk_full(e):
+                raise
+            self.request.upload_disk_full = True
+            raise StopUpload(connection_reset=False) from None
+
+
+def disk_full(error: BaseException) -> bool:
+    """Whether an error says the disk (or the user's disk quota) is full, as OSError or as SQLite's
+    "database or disk is full"."""
+    if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    return "disk is full" in str(error) or "No space left" in str(error)
+
+
+def disk_full_message() -> str:
+    return "The server's disk is full: nothing was stored. Try again later, or tell the server's admin."
+
+
+def upload_refusal(request: HttpRequest) -> tuple[str, int] | None:
+    """What the upload handlers refused while the request streamed: (one line, HTTP status)."""
+    if getattr(request, "upload_too_large", False):
+        return too_large_message(), 413
+    if getattr(request, "upload_disk_full", False):
+        return disk_full_message(), 400
+    return None
 
 
 def too_large_message() -> str:

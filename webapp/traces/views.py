@@ -12,8 +12,9 @@ from engine.api import duration_text, number_text, swf_text
 from webapp.core.permissions import can_change, get_owned_or_404, get_visible_or_404, visible_to
 from webapp.traces.forms import MachineForm, TraceEditForm, TraceUploadForm
 from webapp.traces.models import Machine, Trace
+from webapp.quotas.services import QuotaExceeded
 from webapp.traces.services import create_trace
-from webapp.traces.uploads import too_large_message
+from webapp.traces.uploads import upload_refusal
 
 
 @require_GET
@@ -27,14 +28,19 @@ def trace_list(request: HttpRequest) -> HttpResponse:
 def trace_upload(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         form = TraceUploadForm(request.POST, request.FILES)  # parses the upload: sets upload_too_large
-        if getattr(request, "upload_too_large", False):
+        refusal = upload_refusal(request)
+        if refusal:
             form.is_valid()
             form.discard()
             form.errors.pop("file", None)
-            form.add_error("file", too_large_message())
-            return render(request, "traces/upload.html", {"form": form}, status=413)
+            form.add_error("file", refusal[0])
+            return render(request, "traces/upload.html", {"form": form}, status=refusal[1])
         if form.is_valid():
-            trace = create_trace(request.user, form.cleaned_data, form.inspected, form.cleaned_data["file"].name)
+            try:
+                trace = create_trace(request.user, form.cleaned_data, form.inspected, form.cleaned_data["file"].name)
+            except QuotaExceeded as e:
+                form.add_error("file", str(e))
+                return render(request, "traces/upload.html", {"form": form}, status=400)
             messages.success(request, f"Uploaded “{trace.name}”; parsing it now.")
             return redirect(trace)
         form.discard()

@@ -218,3 +218,8 @@ def test_the_site_command_answers_bad_input_with_one_line(tmp_path, capsys):
     assert main(["site", str(conf)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(f"error: {conf}, line 1: field CPUs")
+
+
+def test_the_site_command_wants_one_kind_of_site(tmp_path, capsys):
+    assert main(["site"]) == 2
+    assert capsys.readouterr().err.startswith("error: python -m engine site: give either slurm.conf or --pbs-server")

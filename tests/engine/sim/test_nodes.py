@@ -220,16 +220,15 @@ def allocator_state(allocator) -> dict:
             "class_mask": allocator.class_mask, "job_cores": allocator.job_cores, "job_queue": allocator.job_queue,
             "job_pair": allocator.job_pair, "queue_room": allocator.queue_room,
             "pair_jobs_room": allocator.pair_jobs_room, "pair_cores_room": allocator.pair_cores_room,
-            "assignment": allocator.assignment and (allocator.assignment.queue.tolist(), allocator.assignment.moved,
-                                                    allocator.assignment.moved_total,
-                                                    allocator.assignment.over_walltime)}
+            "queue_of": None if allocator.queue_of is None else allocator.queue_of.tolist()}
 
 
 @pytest.mark.parametrize("seed", range(8))
 @pytest.mark.parametrize("with_queues", [False, True])
 def test_prepare_keeps_the_request_classes_it_worked_out_for_the_jobs_it_keeps(seed, with_queues):
-    """prepare() builds the allocator once more for the kept jobs, from the request classes of the
-    first (RequestClasses.kept): the same as working them out from the kept jobs alone."""
+    """prepare() builds the allocator for the kept jobs from the request classes it worked out for all
+    of them (without queues: RequestClasses.kept; with queues: each class in its admitted queue, the
+    pool applied): the same as working them out from the kept jobs alone, in the queues admission gave them."""
     from engine.sim.nodes import NodeAllocator
     from tests.engine.sim.test_node_speedups import LIMITS
 
@@ -244,5 +243,6 @@ def test_prepare_keeps_the_request_classes_it_worked_out_for_the_jobs_it_keeps(s
     queues = LIMITS if with_queues else None
     kept, allocator, rejected = prepare(workload, machine_, queues=queues)
     assert 0 < rejected[REJECT_NO_CLUSTER] < len(rows)     # some jobs fit nowhere (64 cores, 5 nodes, 64 GB)
-    afresh = NodeAllocator(machine_, kept, queues=queues)
+    afresh = NodeAllocator(machine_, kept, queues=queues, queue_of=allocator.queue_of)
     assert allocator_state(allocator) == allocator_state(afresh)
+    assert len(kept) + len(allocator.rejected_jobs) == len(rows)          # every job kept or listed

@@ -314,3 +314,25 @@ def test_trace_characterization_is_one_item_and_notes_what_it_leaves_out():
     assert "no weekday chart" in text
     sampled = requested_vs_actual(_jobs(300), max_points=100)
     assert "random sample of 100 of" in divs_text(sampled)
+
+
+# ---- axes ----------------------------------------------------------------------------------------
+
+def test_no_plain_number_axis_writes_scientific_notation():
+    from bokeh.models import BasicTickFormatter, DatetimeAxis, LinearAxis, NumeralTickFormatter
+
+    from engine.api import read_trace
+    from webapp.dashboards.figures import trace_characterization
+    from webapp.dashboards.figures.style import new_figure
+    from tests.webapp.conftest import DEMO_SWF
+
+    workload = read_trace(DEMO_SWF)
+    jobs = workload.jobs.assign(runtime=workload.jobs["runtime"] * 1000, submit=workload.jobs["submit"] * 1000)
+    plain = [axis for fig in figures_in(trace_characterization(jobs, workload.metadata))
+             for axis in [*fig.xaxis, *fig.yaxis] if type(axis) is LinearAxis]
+    assert plain, "the characterization has plain number axes"
+    assert not [axis for axis in plain if isinstance(axis.formatter, BasicTickFormatter)
+                and axis.formatter.use_scientific]
+    fig = new_figure("dates", x_axis_type="datetime")
+    assert isinstance(fig.yaxis[0].formatter, NumeralTickFormatter) and fig.yaxis[0].formatter.format == "0,0.[000]"
+    assert isinstance(fig.xaxis[0], DatetimeAxis) and not isinstance(fig.xaxis[0].formatter, NumeralTickFormatter)

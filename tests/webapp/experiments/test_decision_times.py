@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.webapp.conftest import make_experiment
-from webapp.dashboards.figures.metrics_table import metrics_rows
+from webapp.dashboards.figures.metrics_table import metrics_rows, metrics_table_html
 
 pytestmark = pytest.mark.django_db
 
@@ -22,7 +22,9 @@ def test_the_experiment_page_shows_mean_and_max_decision_time_of_plan_runs(alice
 
 def test_the_comparison_table_adds_decision_rows_only_when_a_policy_has_them():
     easy = {"mean_wait": 10.0, "utilization": 0.5}
-    assert "mean decision time (ms)" not in metrics_rows({"easy": easy})["metric"]
+    assert "Mean decision time" not in metrics_rows({"easy": easy})["metric"]
     table = metrics_rows({"easy": easy, "plan2": {**easy, "mean_decision_ms": 12.34, "max_decision_ms": 250.0}})
-    row = table["metric"].index("mean decision time (ms)")
-    assert table["plan2"][row] == "12.3" and table["easy"][row] == "–"
+    row = table["metric"].index("Mean decision time")
+    assert table["plan2"][row] == "12.3 ms" and table["easy"][row] == "–"
+    html = metrics_table_html({"easy": easy, "plan2": {**easy, "mean_decision_ms": 12.34, "max_decision_ms": 250.0}})
+    assert "Mean decision time (ms)</th><td class='num'>–</td><td class='num'>12.3</td>" in html

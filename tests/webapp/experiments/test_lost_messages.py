@@ -107,9 +107,11 @@ def test_running_again_from_the_page_gets_another_chance(queued_run, queue, djan
     assert queued_run.resends == 0 and timezone.now() - queued_run.queued_at < timedelta(minutes=1)
 
 
-def test_runs_interrupted_by_stopping_are_queued_again_without_counting_the_attempt(queued_run, queue):
+def test_runs_interrupted_by_stopping_are_queued_again_without_counting_the_attempt(
+        queued_run, queue, django_capture_on_commit_callbacks):
     lose_messages(queue)
     Run.objects.filter(pk=queued_run.pk).update(status="running", attempts=1)
-    assert requeue_interrupted() == 1
+    with django_capture_on_commit_callbacks(execute=True):  # the dispatcher sends its message on commit
+        assert requeue_interrupted() == 1
     queued_run.refresh_from_db()
     assert (queued_run.status, queued_run.attempts) == ("queued", 0) and len(messages(queue)) == 1

@@ -33,11 +33,12 @@ def run(alice, demo_trace) -> Run:
     return make_experiment(alice, demo_trace, ["fcfs"], run=False).runs.get()
 
 
-def test_a_lost_run_is_requeued_once(run, sent):
+def test_a_lost_run_is_requeued_once(run, sent, django_capture_on_commit_callbacks):
     lose(run, attempts=1)
-    assert reconcile() == {"requeued": 1, "failed": 0}
+    with django_capture_on_commit_callbacks(execute=True):  # back in its owner's turn, sent when a slot is free
+        assert reconcile() == {"requeued": 1, "failed": 0}
     run.refresh_from_db()
-    assert run.status == "queued" and sent == [run.pk]
+    assert run.status == "queued" and run.dispatched_at is not None and sent == [run.pk]
 
 
 def test_a_run_lost_twice_fails_with_the_reason(run, sent):
@@ -70,10 +71,10 @@ def test_the_experiment_poll_reconciles(run, sent, alice_client):
 
 def test_the_periodic_check_runs_on_compose(settings):
     """docker-compose.yml runs one beat service; its schedule holds the lost-work check of every run
-    (a preview's runs are experiment runs: no check of their own), every minute."""
+    (a preview's runs are experiment runs: no check of their own), every minute, and the dispatcher."""
     from pathlib import Path
 
     compose = (Path(__file__).resolve().parents[3] / "docker-compose.yml").read_text()
     assert '"celery", "-A", "webapp", "beat"' in compose
     schedule = {entry["task"]: entry["schedule"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
-    assert schedule == {"webapp.experiments.tasks.reconcile_runs": 60.0}
+    assert schedule == {"webapp.experiments.tasks.reconcile_runs": 60.0, "webapp.experiments.tasks.dispatch_runs": 10.0}

@@ -35,12 +35,14 @@ def wagap_trace(alice, tmp_path):  # noqa: ANN001, ANN201
     return make_trace(alice, head, name="wagap head")
 
 
-def test_making_a_preview_queues_one_task_per_run_once_it_is_stored(alice, demo_trace, sent,
-                                                                   django_capture_on_commit_callbacks):
+def test_making_a_preview_queues_its_runs_for_the_fair_dispatcher_once_stored(alice, demo_trace, sent, settings,
+                                                                             django_capture_on_commit_callbacks):
+    settings.SCHEDLAB_SIM_SLOTS, settings.SCHEDLAB_SLOTS_PER_USER = 3, 2
     with django_capture_on_commit_callbacks(execute=True):
         preview = make_preview(alice, demo_trace)
     runs = list(preview.experiment.runs.all())
-    assert sent == [run.pk for run in runs] and {run.status for run in runs} == {"queued"}
+    assert {run.status for run in runs} == {"queued"}
+    assert sent == [run.pk for run in runs][:2]     # in their order, as many as the user's slots
     assert [run.queues for run in runs if run.policy["preset"] != "recorded"] == ["current", "proposed", "proposed"]
 
 
@@ -125,12 +127,15 @@ def test_a_run_that_cannot_run_fails_with_one_line_on_the_page(alice, alice_clie
     assert "b, line 2: field walltime" in page and "Traceback" not in page
 
 
-def test_a_preview_run_whose_worker_died_is_queued_again_by_the_one_reconcile(alice, demo_trace, sent):
+def test_a_preview_run_whose_worker_died_is_queued_again_by_the_one_reconcile(alice, demo_trace):
     preview = make_preview(alice, demo_trace)
     run = preview.experiment.runs.get(queues="current")
     old = timezone.now() - timedelta(minutes=10)
-    Run.objects.filter(pk=run.pk).update(status="running", attempts=1, started_at=old, heartbeat_at=old)
-    assert reconcile()["requeued"] == 1 and sent == [run.pk]
+    Run.objects.filter(pk=run.pk).update(status="running", attempts=1, started_at=old, heartbeat_at=old,
+                                         dispatched_at=old)
+    assert reconcile()["requeued"] == 1
+    run.refresh_from_db()
+    assert (run.status, run.dispatched_at) == ("queued", None)     # back in its owner's turn
 
 
 def test_a_finished_preview_downloads_as_one_page_and_its_tables_as_csv(alice, demo_trace):

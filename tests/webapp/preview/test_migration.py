@@ -17,7 +17,7 @@ def test_an_old_preview_becomes_an_experiment_whose_runs_are_re_run_from_its_pag
 
     from webapp.preview.models import Preview
 
-    before = [("preview", "0004_preview_params"), ("experiments", "0004_run_resends")]
+    before = [("preview", "0004_preview_params"), ("experiments", "0005_run_dispatched_at")]
     executor = MigrationExecutor(connection)
     executor.migrate(before)
     try:

@@ -105,7 +105,7 @@ def test_the_difference_lists_each_changed_limit_in_hours_and_days():
 def test_the_queue_page_shows_hours_days_and_all_clusters(alice, alice_client):
     queues = QueueFile.objects.create(owner=alice, name="mine", text=CURRENT)
     page = alice_client.get(queues.get_absolute_url()).content.decode()
-    assert "<td>workq</td><td>2 h</td>" in page and "<td>long</td><td>3 days</td>" in page
+    assert "<td>workq</td><td>2 h</td>" in page and "<td>long</td><td>3 d</td>" in page
     assert "<td>all clusters</td>" in page and "a, l, l" not in page and "<td>zewura</td>" in page
 
 
@@ -136,10 +136,11 @@ def test_checking_an_edit_answers_the_yaml_rows_and_difference(done_preview, ali
     assert bad.status_code == 400 and "'queues' must be a non-empty list" in bad.json()["errors"][0]
 
 
-def test_running_with_a_change_reruns_only_the_proposed_side_in_place(done_preview, alice_client, monkeypatch,
+def test_running_with_a_change_reruns_only_the_proposed_side_in_place(done_preview, alice_client, monkeypatch, settings,
                                                                         django_capture_on_commit_callbacks):
     from webapp.experiments import tasks
 
+    settings.SCHEDLAB_SIM_SLOTS, settings.SCHEDLAB_SLOTS_PER_USER = 4, 4   # room for both: the dispatcher sends them
     sent: list[int] = []
     monkeypatch.setattr(tasks.run_simulation, "delay", lambda pk: sent.append(pk))
     before = {run.pk: (run.status, run.finished_at) for run in done_preview.experiment.runs.all()}

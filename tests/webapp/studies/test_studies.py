@@ -1,4 +1,4 @@
-"""Studies in-process: the grid plan, the fan-out group, progress, the page, plots, CSV and re-runs.
+"""Studies in-process: the grid plan, the fair queue, progress, the page, plots, CSV and re-runs.
 
 Runs are executed by calling the experiments' task directly (the real simulation, no worker); the
 tests with real worker processes on Redis are in test_workers.py.
@@ -11,7 +11,6 @@ import io
 from unittest import mock
 
 import pytest
-from celery import group
 from django.urls import reverse
 
 from webapp.experiments.models import Run
@@ -53,16 +52,19 @@ def test_a_bad_grid_names_what_is_wrong(grid, message):
 
 
 @pytest.mark.django_db
-def test_a_study_is_one_experiment_whose_runs_are_fanned_out_as_one_group(alice, demo_trace, django_capture_on_commit_callbacks):
-    with mock.patch.object(group, "apply_async", autospec=True) as send:
+@pytest.mark.parametrize("slots, per_user, sent_now", [(20, 20, 9), (4, 3, 3)])
+def test_a_study_is_one_experiment_whose_runs_take_their_turns_in_the_fair_queue(
+        alice, demo_trace, django_capture_on_commit_callbacks, settings, slots, per_user, sent_now):
+    settings.SCHEDLAB_SIM_SLOTS, settings.SCHEDLAB_SLOTS_PER_USER = slots, per_user
+    with mock.patch.object(run_simulation, "delay", autospec=True) as send:
         with django_capture_on_commit_callbacks(execute=True):
             study = services.create_study(alice, name="", trace=demo_trace, policies=POLICIES, grid=GRID)
     runs = list(study.experiment.runs.order_by("position"))
     assert len(runs) == study.points.count() == 9
     assert [r.load_factor for r in runs[:3]] == [0.5, 1.0, 2.0]
-    assert send.call_count == 1
-    sent = send.call_args.args[0]
-    assert [(t.task, t.args) for t in sent.tasks] == [(run_simulation.name, (r.pk,)) for r in runs]
+    # as many as the user may hold, in the study's order; the others wait in the database
+    assert [c.args[0] for c in send.call_args_list] == [r.pk for r in runs[:sent_now]]
+    assert [r.dispatched_at is not None for r in runs] == [True] * sent_now + [False] * (9 - sent_now)
 
 
 @pytest.mark.django_db

@@ -140,3 +140,19 @@ def test_skipping_never_hides_a_problem_of_the_whole_file(alice_client, settings
         "name": "x", "skip_bad_lines": "on", "file": SimpleUploadedFile("fake.swf.gz", b"not gzip at all")})
     assert response.status_code == 400
     assert_nothing_stored(settings)
+
+
+def test_the_decompressed_cap_is_far_below_20_gib_and_read_from_the_environment():
+    """20 GiB let a 3.9 MB bomb reach 12.5 GB; the default is 2 GiB, and SCHEDLAB_UPLOAD_MAX_DECOMPRESSED_BYTES
+    sets it."""
+    import os
+    import subprocess
+    import sys
+
+    read = "import webapp.settings as s; print(s.SCHEDLAB_UPLOAD_MAX_DECOMPRESSED_BYTES)"
+    root = Path(__file__).resolve().parents[3]
+    env = {k: v for k, v in os.environ.items() if k != "SCHEDLAB_UPLOAD_MAX_DECOMPRESSED_BYTES"}
+    default = subprocess.run([sys.executable, "-c", read], cwd=root, env=env, capture_output=True, text=True, check=True)
+    chosen = subprocess.run([sys.executable, "-c", read], cwd=root, capture_output=True, text=True, check=True,
+                            env={**env, "SCHEDLAB_UPLOAD_MAX_DECOMPRESSED_BYTES": "12345"})
+    assert int(default.stdout) == 2 * 1024**3 and int(chosen.stdout) == 12345

@@ -28,12 +28,15 @@ class MetricRow(NamedTuple):
     fmt: Callable[[float], str]
     lower_is_better: bool
     kind: str = "number"                  # duration, percent, count or number (engine.metrics.units)
+    unit: str = ""                        # a number's unit ("ms"), shown once in the row's heading
+    digits: int = 0
 
 
 def metric_row(code: str) -> MetricRow:
     """The row of summary metric ``code``: its name, format and direction from engine.metrics.units."""
     known = metric(code)
-    return MetricRow(code, known.label, partial(metric_text, code), known.lower_is_better, known.kind)
+    return MetricRow(code, known.label, partial(metric_text, code), known.lower_is_better, known.kind, known.unit,
+                     known.digits)
 
 
 METRIC_ROWS: tuple[MetricRow, ...] = tuple(metric_row(code) for code in (
@@ -100,6 +103,8 @@ def row_unit(row: MetricRow, values: list[float]) -> tuple[str, float, int | Non
                 return unit, size, 0 if unit == "s" else 2
     if row.kind == "percent":
         return "%", 0.01, 1
+    if row.kind == "number" and row.unit:
+        return row.unit, 1.0, row.digits
     return "", 1.0, None
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import numpy as np
-from bokeh.models import Axis, CustomJSTickFormatter, Div, FixedTicker, LinearAxis, LogAxis, NumeralTickFormatter
+from bokeh.models import Axis, CustomJSTickFormatter, Div, FixedTicker, LinearAxis, NumeralTickFormatter
 from bokeh.plotting import figure
 
 from engine.api import DURATION_UNITS
@@ -48,8 +48,8 @@ def new_figure(title: str, *, width: int = PLOT_WIDTH, height: int = 300, tools:
     fig.toolbar.logo = None
     fig.title.text_font_size = "13px"
     for axis in [*fig.xaxis, *fig.yaxis]:
-        if type(axis) in (LinearAxis, LogAxis):   # not dates, not categories: 120,000 rather than 1.200e+5
-            axis.formatter = NumeralTickFormatter(format="0,0.[00]")
+        if type(axis) is LinearAxis:   # not dates, logs or categories: 120,000 rather than 1.200e+5
+            axis.formatter = NumeralTickFormatter(format="0,0.[000]")
     return fig
 
 

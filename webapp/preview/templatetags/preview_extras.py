@@ -71,8 +71,8 @@ def reason(key: str) -> str:
 
 @register.filter
 def walltime(seconds: Any) -> str:
-    """A queue's walltime in days or hours (``1 day``, ``12 h``)."""
-    return walltime_text(seconds)
+    """A queue's walltime as configured, in days or hours (``1 d``, ``12 h``)."""
+    return "–" if seconds is None else walltime_text(int(seconds))
 
 
 @register.filter

@@ -1,0 +1,328 @@
+"""A PBS / OpenPBS site as its admin configured it: ``qmgr -c 'print server'``, ``sched_config`` and
+the fair-share ``resource_group`` tree.
+
+``print server`` is a list of qmgr commands (PBS Professional Reference Guide, "qmgr"):
+``create queue NAME``, ``set queue NAME ATTR = VALUE``, ``set queue NAME ATTR += VALUE`` (a list grows:
+route_destinations), ``set server ATTR = VALUE``; ``#`` lines are comments. What is read per queue:
+queue_type (Execution or Route), enabled/started, priority, route_destinations, resources_max/min/default
+(walltime, ncpus, mem, nodect, select), max_run, max_queued and the limit forms
+``[u:PBS_GENERIC=10]``, ``[u:alice=5]``, ``[o:PBS_ALL=100]``, max_run_res.ncpus; and the same limits on
+the server. ``sched_config`` is ``key: value [prime|non_prime|all]`` lines (fair_share, strict_ordering,
+backfill, fairshare_usage_res, fairshare_decay_time, fairshare_decay_factor, job_sort_key, ...);
+``resource_group`` is ``name id parent shares`` lines. Anything not modelled is listed, never dropped.
+Every problem is one :class:`WorkloadError` naming the file, the line and the attribute.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engine.workload.accounting import parse_duration
+from engine.workload.errors import WorkloadError, shown
+
+#: A limit's scope: user, group, project, overall; "PBS_GENERIC" = each one, "PBS_ALL" = all together.
+_LIMIT = re.compile(r"\[\s*([ugpo]):([^=\]\s]+)\s*=\s*(\d{1,15})\s*\]")
+
+
+@dataclass
+class Limits:
+    """A limit by scope and entity: {("u", "PBS_GENERIC"): 10, ("u", "alice"): 5, ("o", "PBS_ALL"): 100}."""
+
+    values: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    def generic_user(self) -> int | None:
+        return self.values.get(("u", "PBS_GENERIC"))
+
+    def overall(self) -> int | None:
+        return self.values.get(("o", "PBS_ALL"))
+
+    def text(self) -> str:
+        return " ".join(f"[{scope}:{who}={n}]" for (scope, who), n in self.values.items())
+
+
+@dataclass
+class PbsQueue:
+    name: str
+    queue_type: str = "Execution"
+    enabled: bool = True
+    started: bool = True
+    priority: int = 0
+    route_destinations: list[str] = field(default_factory=list)
+    resources_max: dict[str, str] = field(default_factory=dict)
+    resources_min: dict[str, str] = field(default_factory=dict)
+    resources_default: dict[str, str] = field(default_factory=dict)
+    max_run: Limits = field(default_factory=Limits)
+    max_queued: Limits = field(default_factory=Limits)
+    max_run_res: dict[str, Limits] = field(default_factory=dict)       # "ncpus" -> limits
+    unmodelled: dict[str, tuple[int, str]] = field(default_factory=dict)
+    line: int = 0
+
+    @property
+    def is_route(self) -> bool:
+        return self.queue_type.lower().startswith("r")
+
+    def max_walltime(self) -> int | None:
+        text = self.resources_max.get("walltime")
+        return parse_duration(text) if text else None
+
+
+@dataclass
+class PbsServer:
+    source: str
+    queues: dict[str, PbsQueue] = field(default_factory=dict)
+    default_queue: str = ""
+    max_run: Limits = field(default_factory=Limits)
+    max_queued: Limits = field(default_factory=Limits)
+    max_run_res: dict[str, Limits] = field(default_factory=dict)
+    backfill_depth: int | None = None
+    unmodelled: dict[str, tuple[int, str]] = field(default_factory=dict)
+    sched: dict[str, str] = field(default_factory=dict)               # sched_config key -> value
+    sched_unmodelled: dict[str, tuple[int, str]] = field(default_factory=dict)
+    groups: list[tuple[str, int, str, int]] = field(default_factory=list)   # resource_group: name, id, parent, shares
+
+
+#: sched_config keys the model reads; the others are listed as not modelled.
+SCHED_KEYS = ("fair_share", "strict_ordering", "backfill", "backfill_prime", "fairshare_usage_res",
+              "fairshare_decay_time", "fairshare_decay_factor", "fairshare_entity", "job_sort_key",
+              "round_robin", "by_queue", "help_starving_jobs", "max_starve", "sort_queues", "unknown_shares")
+
+
+def read_print_server(path: str | Path, *, name: str | None = None) -> PbsServer:
+    """``qmgr -c 'print server'`` (or the same commands typed by hand)."""
+    source = name or str(path)
+    server = PbsServer(source)
+    for lineno, raw in enumerate(_text(path, source).splitlines(), start=1):
+        body = raw.strip()
+        if not body or body.startswith("#"):
+            continue
+        words = body.split(None, 3)
+        if words[:2] == ["create", "queue"] and len(words) >= 3:
+            queue_name = words[2]
+            if queue_name in server.queues:
+                raise WorkloadError(f"queue {queue_name} created twice", file=source, line=lineno)
+            server.queues[queue_name] = PbsQueue(queue_name, line=lineno)
+            if len(words) == 4:      # "create queue q queue_type = Execution"
+                _queue_attribute(server.queues[queue_name], words[3], lineno, source)
+            continue
+        match = re.match(r"set\s+(queue\s+(\S+)|server)\s+(.+)$", body)
+        if not match:
+            if body.startswith(("create resource", "create node", "set node", "create hook", "set hook",
+                                "import hook", "set pbshook", "create pbshook", "import pbshook", "set sched",
+                                "create sched")):
+                server.unmodelled[body.split("=")[0].strip()[:80]] = (lineno, body)
+                continue
+            raise WorkloadError(f"expected 'create queue NAME', 'set queue NAME ATTR = VALUE' or 'set server ATTR "
+                                f"= VALUE', got {shown(body)}", file=source, line=lineno)
+        if match.group(2):
+            queue = server.queues.get(match.group(2))
+            if queue is None:
+                raise WorkloadError(f"queue {match.group(2)} is set before it is created", file=source, line=lineno)
+            _queue_attribute(queue, match.group(3), lineno, source)
+        else:
+            _server_attribute(server, match.group(3), lineno, source)
+    if not server.queues:
+        raise WorkloadError("no 'create queue' line: no job could run", file=source)
+    for queue in server.queues.values():
+        for destination in queue.route_destinations:
+            if destination.split("@")[0] not in server.queues:
+                raise WorkloadError(f"route queue {queue.name} sends jobs to {destination}, which is not created",
+                                    file=source, line=queue.line, field="route_destinations")
+    if server.default_queue and server.default_queue not in server.queues:
+        raise WorkloadError(f"default_queue {server.default_queue} is not created", file=source, field="default_queue")
+    return server
+
+
+def _assignment(text: str, line: int, source: str) -> tuple[str, str, str]:
+    match = re.match(r"([A-Za-z_][\w.]*)\s*(\+=|-=|=)\s*(.*)$", text.strip())
+    if not match:
+        raise WorkloadError(f"expected ATTR = VALUE, got {shown(text)}", file=source, line=line)
+    name, op, value = match.groups()
+    return name, op, value.strip().strip('"')
+
+
+def _queue_attribute(queue: PbsQueue, text: str, line: int, source: str) -> None:
+    name, op, value = _assignment(text, line, source)
+    lower = name.lower()
+    if lower == "queue_type":
+        if value.lower() not in ("execution", "e", "route", "r"):
+            raise WorkloadError(f"expected Execution or Route, got {shown(value)}", file=source, line=line, field=name)
+        queue.queue_type = "Route" if value.lower().startswith("r") else "Execution"
+    elif lower in ("enabled", "started"):
+        setattr(queue, lower, _boolean(value, line, source, name))
+    elif lower == "priority":
+        queue.priority = _integer(value, line, source, name)
+    elif lower == "route_destinations":
+        items = [v.strip() for v in value.split(",") if v.strip()]
+        queue.route_destinations = queue.route_destinations + items if op == "+=" else items
+    elif lower.startswith(("resources_max.", "resources_min.", "resources_default.")):
+        kind, resource = lower.split(".", 1)
+        _check_resource(resource, value, line, source, name)
+        getattr(queue, kind)[resource] = value
+    elif lower in ("max_run", "max_queued"):
+        setattr(queue, lower, _limits(value, line, source, name))
+    elif lower.startswith("max_run_res."):
+        queue.max_run_res[lower.split(".", 1)[1]] = _limits(value, line, source, name)
+    else:
+        queue.unmodelled[name] = (line, value)
+
+
+def _server_attribute(server: PbsServer, text: str, line: int, source: str) -> None:
+    name, op, value = _assignment(text, line, source)
+    lower = name.lower()
+    if lower == "default_queue":
+        server.default_queue = value
+    elif lower in ("max_run", "max_queued"):
+        setattr(server, lower, _limits(value, line, source, name))
+    elif lower.startswith("max_run_res."):
+        server.max_run_res[lower.split(".", 1)[1]] = _limits(value, line, source, name)
+    elif lower == "backfill_depth":
+        server.backfill_depth = _integer(value, line, source, name)
+    else:
+        server.unmodelled[name] = (line, value)
+
+
+def _limits(value: str, line: int, source: str, name: str) -> Limits:
+    """``[u:PBS_GENERIC=10],[u:alice=5]`` (the new form) or a plain number (the old, a server-wide cap)."""
+    if re.fullmatch(r"\d{1,15}", value):
+        return Limits({("o", "PBS_ALL"): int(value)})
+    found = _LIMIT.findall(value)
+    rest = _LIMIT.sub("", value).replace(",", "").strip()
+    if not found or rest:
+        raise WorkloadError(f"expected a limit like [u:PBS_GENERIC=10], got {shown(value)}", file=source, line=line,
+                            field=name)
+    return Limits({(scope, who): int(n) for scope, who, n in found})
+
+
+def _check_resource(resource: str, value: str, line: int, source: str, name: str) -> None:
+    try:
+        if resource in ("walltime", "cput"):
+            parse_duration(value)
+        elif resource in ("ncpus", "nodect", "ngpus", "mpiprocs"):
+            _integer(value, line, source, name)
+    except ValueError as e:
+        raise WorkloadError(str(e), file=source, line=line, field=name) from None
+
+
+def _boolean(value: str, line: int, source: str, name: str) -> bool:
+    if value.lower() in ("true", "t", "1", "y", "yes"):
+        return True
+    if value.lower() in ("false", "f", "0", "n", "no"):
+        return False
+    raise WorkloadError(f"expected True or False, got {shown(value)}", file=source, line=line, field=name)
+
+
+def _integer(value: str, line: int, source: str, name: str) -> int:
+    if not re.fullmatch(r"-?\d{1,15}", value):
+        raise WorkloadError(f"expected a whole number, got {shown(value)}", file=source, line=line, field=name)
+    return int(value)
+
+
+def _text(path: str | Path, source: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError as e:
+        raise WorkloadError(f"cannot read: {e.strerror or e}", file=source) from None
+
+
+def read_sched_config(server: PbsServer, path: str | Path, *, name: str | None = None) -> None:
+    """``sched_config``: ``key: value [prime|non_prime|all|none]`` lines into ``server.sched``."""
+    source = name or str(path)
+    for lineno, raw in enumerate(_text(path, source).splitlines(), start=1):
+        body = raw.split("#", 1)[0].strip()
+        if not body:
+            continue
+        key, sep, value = body.partition(":")
+        if not sep or not key.strip():
+            raise WorkloadError(f"expected 'key: value [prime|non_prime|all]', got {shown(body)}", file=source, line=lineno)
+        key, value = key.strip(), value.strip()
+        words = value.rsplit(None, 1)
+        if len(words) == 2 and words[1].lower() in ("prime", "non_prime", "all", "none"):
+            value = words[0]
+        value = value.strip('"')
+        if key in ("fairshare_decay_time",):
+            try:
+                parse_duration(value)
+            except ValueError as e:
+                raise WorkloadError(str(e), file=source, line=lineno, field=key) from None
+        if key in ("fairshare_decay_factor",):
+            try:
+                factor = float(value)
+            except ValueError:
+                factor = -1.0
+            if not 0 < factor < 1:
+                raise WorkloadError(f"expected a number between 0 and 1, got {shown(value)}", file=source, line=lineno,
+                                    field=key)
+        if key == "job_sort_key":        # several lines make one list
+            value = f"{server.sched[key]}; {value}" if key in server.sched else value
+        if key in SCHED_KEYS:
+            server.sched[key] = value
+        else:
+            server.sched_unmodelled[key] = (lineno, value)
+
+
+def read_resource_group(server: PbsServer, path: str | Path, *, name: str | None = None) -> None:
+    """The fair-share tree: ``name id parent shares`` per line (parent ``root`` at the top)."""
+    source = name or str(path)
+    seen: dict[str, int] = {"root": 0}
+    for lineno, raw in enumerate(_text(path, source).splitlines(), start=1):
+        body = raw.split("#", 1)[0].strip()
+        if not body:
+            continue
+        words = body.split()
+        if len(words) != 4:
+            raise WorkloadError(f"expected 'name id parent shares', got {shown(body)}", file=source, line=lineno)
+        entity, ident, parent, shares = words
+        for label, text in (("id", ident), ("shares", shares)):
+            if not re.fullmatch(r"\d{1,15}", text):
+                raise WorkloadError(f"expected a whole number, got {shown(text)}", file=source, line=lineno, field=label)
+        if parent not in seen:
+            raise WorkloadError(f"parent {parent} is not defined above this line", file=source, line=lineno,
+                                field="parent")
+        if entity in seen:
+            raise WorkloadError(f"{entity} is defined twice", file=source, line=lineno, field="name")
+        seen[entity] = lineno
+        server.groups.append((entity, int(ident), parent, int(shares)))
+
+
+def read_pbs_site(print_server: str | Path, *, sched_config: str | Path | None = None,
+                  resource_group: str | Path | None = None) -> PbsServer:
+    server = read_print_server(print_server)
+    if sched_config is not None:
+        read_sched_config(server, sched_config)
+    if resource_group is not None:
+        read_resource_group(server, resource_group)
+    return server
+
+
+def describe_pbs_site(server: PbsServer) -> list[str]:
+    """What SchedLab understood, as lines for a person (``python -m engine site --pbs-server``)."""
+    lines = [f"{server.source}: {len(server.queues)} queues, default {server.default_queue or '(none)'}"]
+    for queue in sorted(server.queues.values(), key=lambda q: (-q.priority, q.name)):
+        if queue.is_route:
+            lines.append(f"  {queue.name} (route) -> {', '.join(queue.route_destinations) or 'nowhere'}")
+            continue
+        parts = [f"priority {queue.priority}"]
+        parts += [f"max {k} {v}" for k, v in queue.resources_max.items()]
+        parts += [f"min {k} {v}" for k, v in queue.resources_min.items()]
+        parts += [f"default {k} {v}" for k, v in queue.resources_default.items()]
+        parts += [f"max_run {queue.max_run.text()}"] if queue.max_run.values else []
+        parts += [f"max_queued {queue.max_queued.text()}"] if queue.max_queued.values else []
+        parts += [f"max_run_res.{k} {v.text()}" for k, v in queue.max_run_res.items()]
+        state = "" if queue.enabled and queue.started else " (disabled)" if not queue.enabled else " (stopped)"
+        lines.append(f"  {queue.name}{state}: " + ", ".join(parts))
+    server_limits = [f"max_run {server.max_run.text()}"] if server.max_run.values else []
+    server_limits += [f"max_queued {server.max_queued.text()}"] if server.max_queued.values else []
+    server_limits += [f"max_run_res.{k} {v.text()}" for k, v in server.max_run_res.items()]
+    server_limits += [f"backfill_depth {server.backfill_depth}"] if server.backfill_depth is not None else []
+    lines.append("server: " + (", ".join(server_limits) or "no limits"))
+    if server.sched:
+        lines.append("scheduler: " + ", ".join(f"{k} {v}" for k, v in server.sched.items()))
+    if server.groups:
+        lines.append("fair-share tree: " + ", ".join(f"{n} ({shares} under {parent})" for n, _, parent, shares in server.groups))
+    unknown = [f"{k} (line {line})" for k, (line, _) in server.unmodelled.items()]
+    unknown += [f"queue {q.name} {k} (line {line})" for q in server.queues.values() for k, (line, _) in q.unmodelled.items()]
+    unknown += [f"sched_config {k} (line {line})" for k, (line, _) in server.sched_unmodelled.items()]
+    lines.append("not modelled (read, not used): " + (", ".join(unknown) if unknown else "nothing"))
+    return lines

@@ -1,0 +1,146 @@
+"""A PBS site's own files: qmgr's print server, sched_config and the fair-share resource_group tree."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.cli import main
+from engine.platform.pbsconf import read_pbs_site, read_print_server
+from engine.workload.errors import WorkloadError
+
+PRINT_SERVER = """\
+#
+# Create queues and set their attributes.
+#
+#
+# Create and define queue workq
+#
+create queue workq
+set queue workq queue_type = Execution
+set queue workq priority = 50
+set queue workq resources_max.walltime = 24:00:00
+set queue workq resources_max.ncpus = 64
+set queue workq resources_default.walltime = 01:00:00
+set queue workq max_run = [u:PBS_GENERIC=10]
+set queue workq max_run_res.ncpus = [u:PBS_GENERIC=128],[u:alice=256]
+set queue workq enabled = True
+set queue workq started = True
+#
+create queue long
+set queue long queue_type = Execution
+set queue long priority = 10
+set queue long resources_max.walltime = 168:00:00
+set queue long resources_min.walltime = 24:00:01
+set queue long max_queued = [u:PBS_GENERIC=20]
+set queue long enabled = True
+set queue long started = False
+#
+create queue routeq
+set queue routeq queue_type = Route
+set queue routeq route_destinations = workq
+set queue routeq route_destinations += long
+set queue routeq enabled = True
+#
+# Set server attributes.
+#
+set server scheduling = True
+set server default_queue = routeq
+set server max_run = [o:PBS_ALL=500],[u:PBS_GENERIC=40]
+set server backfill_depth = 10
+set server log_events = 511
+"""
+
+
+def write(tmp_path, name, text):  # noqa: ANN001, ANN201
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_queues_limits_and_routes(tmp_path):
+    server = read_print_server(write(tmp_path, "server.txt", PRINT_SERVER))
+    workq, long, route = server.queues["workq"], server.queues["long"], server.queues["routeq"]
+    assert workq.max_walltime() == 86400 and workq.resources_max["ncpus"] == "64" and workq.priority == 50
+    assert workq.max_run.generic_user() == 10
+    assert workq.max_run_res["ncpus"].values == {("u", "PBS_GENERIC"): 128, ("u", "alice"): 256}
+    assert long.max_walltime() == 168 * 3600 and long.resources_min["walltime"] == "24:00:01"
+    assert long.max_queued.generic_user() == 20 and not long.started
+    assert route.is_route and route.route_destinations == ["workq", "long"]      # += appends
+    assert server.default_queue == "routeq" and server.backfill_depth == 10
+    assert server.max_run.overall() == 500 and server.max_run.generic_user() == 40
+    assert server.unmodelled == {"scheduling": (35, "True"), "log_events": (39, "511")}
+
+
+@pytest.mark.parametrize(("text", "where"), [
+    ("set queue q priority = 1\n", "line 1: queue q is set before it is created"),
+    ("create queue q\nset queue q priority = high\n", "line 2: field priority: expected a whole number"),
+    ("create queue q\nset queue q max_run = [u:PBS_GENERIC=ten]\n", "line 2: field max_run: expected a limit"),
+    ("create queue q\nset queue q resources_max.walltime = 1 day\n", "line 2: field resources_max.walltime"),
+    ("create queue q\nset queue q queue_type = Batch\n", "line 2: field queue_type: expected Execution or Route"),
+    ("create queue q\nset queue q route_destinations = nowhere\n", "line 1: field route_destinations: route queue q"),
+    ("create queue q\ncreate queue q\n", "line 2: queue q created twice"),
+    ("create queue q\ndelete queue q\n", "line 2: expected 'create queue NAME'"),
+    ("set server default_queue = q\n", "no 'create queue' line"),
+])
+def test_bad_lines_name_file_line_and_attribute(tmp_path, text, where):
+    with pytest.raises(WorkloadError) as caught:
+        read_print_server(write(tmp_path, "server.txt", text))
+    assert where in str(caught.value) and str(caught.value).startswith(str(tmp_path / "server.txt"))
+
+
+SCHED_CONFIG = """\
+round_robin: False all
+by_queue: True prime
+strict_ordering: false ALL
+fair_share: true ALL
+fairshare_usage_res: cput
+fairshare_entity: euser
+fairshare_decay_time: 24:00:00
+fairshare_decay_factor: 0.5
+job_sort_key: "ncpus HIGH" ALL
+job_sort_key: "walltime LOW" ALL
+preempt_queue_prio: 150
+"""
+
+RESOURCE_GROUP = """\
+physics 10 root 60
+chem 20 root 30
+alice 11 physics 1
+bob 21 chem 2
+"""
+
+
+def test_sched_config_and_the_fair_share_tree(tmp_path):
+    server = read_pbs_site(write(tmp_path, "server.txt", PRINT_SERVER),
+                           sched_config=write(tmp_path, "sched_config", SCHED_CONFIG),
+                           resource_group=write(tmp_path, "resource_group", RESOURCE_GROUP))
+    assert server.sched["fair_share"] == "true" and server.sched["strict_ordering"] == "false"
+    assert server.sched["fairshare_decay_factor"] == "0.5" and server.sched["fairshare_usage_res"] == "cput"
+    assert server.sched["job_sort_key"] == '"ncpus HIGH"; "walltime LOW"'.replace('"', "")
+    assert server.sched_unmodelled == {"preempt_queue_prio": (11, "150")}
+    assert server.groups == [("physics", 10, "root", 60), ("chem", 20, "root", 30), ("alice", 11, "physics", 1),
+                             ("bob", 21, "chem", 2)]
+
+
+@pytest.mark.parametrize(("name", "text", "where"), [
+    ("sched_config", "fairshare_decay_factor: 2\n", "line 1: field fairshare_decay_factor: expected a number between 0 and 1"),
+    ("sched_config", "no colon here\n", "line 1: expected 'key: value"),
+    ("resource_group", "alice 1 physics 1\n", "line 1: field parent: parent physics is not defined above"),
+    ("resource_group", "alice 1 root\n", "line 1: expected 'name id parent shares'"),
+    ("resource_group", "alice x root 1\n", "line 1: field id: expected a whole number"),
+])
+def test_bad_scheduler_files_name_their_line(tmp_path, name, text, where):
+    server_file = write(tmp_path, "server.txt", PRINT_SERVER)
+    with pytest.raises(WorkloadError, match=where):
+        read_pbs_site(server_file, **{name: write(tmp_path, name, text)})
+
+
+def test_the_site_command_prints_a_pbs_site(tmp_path, capsys):
+    args = ["site", "--pbs-server", str(write(tmp_path, "server.txt", PRINT_SERVER)),
+            "--sched-config", str(write(tmp_path, "sched_config", SCHED_CONFIG))]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "3 queues, default routeq" in out and "routeq (route) -> workq, long" in out
+    assert out.index("  workq:") < out.index("  long (stopped):")         # by priority
+    assert "max_run [o:PBS_ALL=500] [u:PBS_GENERIC=40]" in out and "backfill_depth 10" in out
+    assert "not modelled (read, not used): scheduling (line 35), log_events (line 39), sched_config preempt_queue_prio" in out

@@ -1,0 +1,1 @@
+from tests.webapp.api.conftest import api  # noqa: F401 - alice's token client

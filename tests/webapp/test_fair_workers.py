@@ -1,0 +1,99 @@
+"""The fair shared server on real `celery worker` processes and the real Redis: a parse never waits
+behind a simulation (a worker of its own), and users take turns for the simulation slots.
+
+The workers share this test's SQLite database file and media directory with the test process. Redis
+db 13 by default (SCHEDLAB_TEST_FAIR_REDIS_URL to change it), so that other test runs on the same
+Redis never take these messages. Never skipped: when Redis is down these tests fail.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+
+import pytest
+from django.db import connection
+
+from tests.celery_broker import on_broker
+from tests.webapp.conftest import make_trace, synthetic_swf
+from webapp.celery import app
+from webapp.experiments.models import Run
+from webapp.experiments.services import cancel_run, create_experiment
+from webapp.studies.cluster import LocalCluster
+from webapp.traces.models import Trace
+from webapp.traces.tasks import parse_trace
+
+REDIS_URL = os.environ.get("SCHEDLAB_TEST_FAIR_REDIS_URL", "redis://127.0.0.1:6379/13")
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def cluster(tmp_path, settings) -> Iterator[LocalCluster]:
+    """Worker processes on this test's database and media (tmp_path/media is MEDIA_ROOT), one slot, at
+    most one per user, the queues' plain names on a Redis db of their own (emptied first)."""
+    import redis
+
+    redis.Redis.from_url(REDIS_URL).flushdb()
+    settings.SCHEDLAB_SIM_SLOTS, settings.SCHEDLAB_SLOTS_PER_USER = 1, 1
+    rig = LocalCluster(tmp_path, REDIS_URL, database_url=f"sqlite:///{connection.settings_dict['NAME']}",
+                       extra_env={"SCHEDLAB_SIM_SLOTS": "1", "SCHEDLAB_SLOTS_PER_USER": "1",
+                                  "SCHEDLAB_QUEUE_PREFIX": ""})
+    with on_broker(app, REDIS_URL, REDIS_URL):
+        try:
+            yield rig
+        finally:
+            rig.stop()
+
+
+def wait_for(what: str, condition, timeout: float = 120):  # noqa: ANN001, ANN201
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.2)
+    runs = [(r.pk, r.status, r.error) for r in Run.objects.all()]
+    raise AssertionError(f"timed out waiting for {what}; runs {runs}")
+
+
+def status(run_id: int) -> str:
+    return Run.objects.get(pk=run_id).status
+
+
+def test_a_parse_is_done_by_the_quick_worker_while_the_simulation_worker_is_busy(cluster, alice, tmp_path):
+    cluster.start_worker("quick", "quick")
+    cluster.start_worker("simulation", "simulation")
+    busy = make_trace(alice, synthetic_swf(tmp_path / "long.swf", jobs=2000))
+    experiment = create_experiment(alice, name="long", trace=busy, procs=None, machine=None,
+                                   policies=[{"preset": "plan1"}], load_factor=3)
+    long_run = experiment.runs.get().pk
+    wait_for("the long run to start", lambda: status(long_run) == "running")
+
+    upload = make_trace(alice, synthetic_swf(tmp_path / "new.swf", jobs=3000), name="new", parse=False)
+    sent = time.monotonic()
+    parse_trace.delay(upload.pk)
+    wait_for("the parse", lambda: Trace.objects.get(pk=upload.pk).status != "parsing", timeout=60)
+    waited = time.monotonic() - sent
+    assert Trace.objects.get(pk=upload.pk).status == "ready"
+    assert status(long_run) == "running", "the parse must not have waited for the simulation to end"
+    assert waited < 30, waited
+    cancel_run(Run.objects.get(pk=long_run))
+    wait_for("the long run to stop", lambda: status(long_run) == "cancelled", timeout=60)
+    assert cluster.tasks_done_by("quick", "parse_trace") == 1 and cluster.tasks_done_by("simulation", "parse_trace") == 0
+    assert cluster.tasks_done_by("quick") == 0 and cluster.tasks_done_by("simulation") == 1
+
+
+def test_users_take_turns_for_the_one_slot(cluster, alice, bob, demo_trace):
+    """alice queues three runs, then bob one; one slot. First come first served would run bob's last;
+    the fair queue runs it as soon as alice's first ends."""
+    alices = create_experiment(alice, name="a", trace=demo_trace, procs=None, machine=None,
+                               policies=[{"preset": "fcfs"}, {"preset": "easy"}, {"preset": "conservative"}])
+    bobs = create_experiment(bob, name="b", trace=demo_trace, procs=None, machine=None, policies=[{"preset": "fcfs"}])
+    a = list(alices.runs.order_by("position").values_list("pk", flat=True))
+    b = bobs.runs.get().pk
+    assert list(Run.objects.filter(dispatched_at__isnull=False).values_list("pk", flat=True)) == [a[0]]
+    cluster.start_worker("simulation", "simulation")
+    wait_for("every run", lambda: not Run.objects.exclude(status="done").exists(), timeout=180)
+    started = list(Run.objects.order_by("started_at").values_list("pk", flat=True))
+    assert started == [a[0], b, a[1], a[2]]
