@@ -6,7 +6,9 @@ below it may change shape as long as these names keep their meaning. See docs/en
 - read: :func:`read_trace` (any format the engine knows, by content), :func:`check_upload` (an
   upload's first lines), the parsed cache (:func:`save_parsed`, :func:`load_parsed`), machine
   descriptions, queue configurations, allocations;
-- policies: :func:`list_policies`, :func:`resolve_policy`;
+- policies: :func:`list_policies`, :func:`resolve_policy`; Python plugins: :func:`load_policy_plugins`
+  and what a plugin is written against (:class:`Algorithm`, :class:`Ordering`, :class:`Param`,
+  :class:`Simulation`, :class:`Profile`, :func:`running_jobs_profile`; docs/policies.md);
 - run: one :class:`Scenario` -> :func:`run` -> :class:`SimResult` (:func:`simulate` keeps the older
   keyword form); :func:`summarize` turns a result into the JSON-able summary;
 - errors: :data:`INPUT_ERRORS` (bad input a user can fix) and :func:`error_line` (the one line a
@@ -97,9 +99,15 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
     from engine.platform.machines import Machine, parse_machines, read_machines
     from engine.platform.queues import QueueConfig, check_pools, config_yaml, parse_queue_config, walltime_yaml
     from engine.platform.queues import load_queue_config as read_queue_config
-    from engine.policies.base import PolicySpec
+    from engine.policies.algorithm import Algorithm
+    from engine.policies.base import Param, PolicySpec
     from engine.policies.fairshare import priority_series
     from engine.policies.formula import check_formula, formula_grammar
+    from engine.policies.ordering import Ordering, WaitingQueue
+    from engine.policies.base import PLUGIN_GROUP as POLICY_ENTRY_POINT_GROUP
+    from engine.policies.plugins import load_plugins as load_policy_plugins
+    from engine.sim.profile import Profile, running_jobs_profile
+    from engine.sim.simulator import Simulation
     from engine.policies.registry import FAMILIES as POLICY_FAMILIES
     from engine.policies.registry import PAPERS
     from engine.policies.registry import catalog as list_policies
@@ -152,7 +160,9 @@ __all__ = [
     "InferredConfiguration", "infer_configuration",
     # policies
     "PolicySpec", "list_policies", "resolve_policy", "workload_options", "POLICY_FAMILIES", "PAPERS",
-    "check_formula", "formula_grammar",
+    "check_formula", "formula_grammar", "load_policy_plugins", "POLICY_ENTRY_POINT_GROUP",
+    # writing a policy plugin (docs/policies.md)
+    "Algorithm", "Ordering", "Param", "WaitingQueue", "Simulation", "Profile", "running_jobs_profile",
     # running
     "Scenario", "Pool", "Clusters", "Cleaning", "Transforms", "run", "simulate", "SimResult",
     "SCHEDULE_COLUMNS", "HELD_COLUMNS", "HELD_REASONS", "REJECTED_COLUMNS",
@@ -233,6 +243,13 @@ _LAZY: dict[str, tuple[str, str]] = {
                                                            "check_pools", "walltime_yaml")},
     "read_queue_config": ("engine.platform.queues", "load_queue_config"),
     "PolicySpec": ("engine.policies.base", "PolicySpec"),
+    "Param": ("engine.policies.base", "Param"),
+    "Algorithm": ("engine.policies.algorithm", "Algorithm"),
+    **{name: ("engine.policies.ordering", name) for name in ("Ordering", "WaitingQueue")},
+    "load_policy_plugins": ("engine.policies.plugins", "load_plugins"),
+    "POLICY_ENTRY_POINT_GROUP": ("engine.policies.base", "PLUGIN_GROUP"),
+    **{name: ("engine.sim.profile", name) for name in ("Profile", "running_jobs_profile")},
+    "Simulation": ("engine.sim.simulator", "Simulation"),
     "priority_series": ("engine.policies.fairshare", "priority_series"),
     **{name: ("engine.policies.formula", name) for name in ("check_formula", "formula_grammar")},
     "POLICY_FAMILIES": ("engine.policies.registry", "FAMILIES"),

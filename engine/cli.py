@@ -24,6 +24,8 @@ USAGE_ERROR = 2
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "policy", "") is None and not getattr(args, "policy_file", None):
+        args.usage.error("the following arguments are required: --policy (or --policy-file FILE.py)")
     try:
         return args.command(args)
     except (WorkloadError, PolicyError, api.SimulationError, api.Cancelled, OSError) as exc:
@@ -54,7 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--allocations", metavar="FILE",
                      help="allocations CSV (allocation,members,award,period_days,target_factor,target) for "
                           "policies that use targets, e.g. sfs")
-    sim.add_argument("--policy", required=True, help="a preset name (see `policies`) or a JSON policy spec")
+    sim.add_argument("--policy", help="a preset name (see `policies`), a JSON policy spec, or a Python plugin "
+                                      "module:Class (docs/policies.md); may be left out when --policy-file "
+                                      "defines one policy")
+    sim.add_argument("--policy-file", action="append", default=[], metavar="FILE.py",
+                     help="load the Python policies this file defines (docs/policies.md); repeatable")
     sim.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="set a policy parameter")
     sim.add_argument("--exact-estimates", action="store_true", help="policies see real runtimes, not requests")
     sim.add_argument("--seed", type=int, default=0)
@@ -95,10 +101,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="keep the parsed trace for the next run of the same file and options "
                           "(in $SCHEDLAB_PARSE_CACHE, else ~/.cache/schedlab-parse; SCHEDLAB_PARSE_CACHE=off: never; "
                           "at most $SCHEDLAB_PARSE_CACHE_MB megabytes, 2048, least recently used removed first)")
-    sim.set_defaults(command=run_simulate)
+    sim.set_defaults(command=run_simulate, usage=sim)
 
-    pol = commands.add_parser("policies", help="presets, their parameters and defaults")
+    pol = commands.add_parser("policies", help="presets, their parameters and defaults (with installed plugins)")
     pol.add_argument("--json", action="store_true")
+    pol.add_argument("--policy-file", action="append", default=[], metavar="FILE.py",
+                     help="also list the Python policies this file defines; repeatable")
     pol.set_defaults(command=run_policies)
 
     ins = commands.add_parser("inspect", help="jobs, span, users, sizes and the cleaning report of a trace")
@@ -255,8 +263,34 @@ def policy_with_settings(policy: str, settings: list[str]) -> dict[str, Any]:
                                "algorithm": spec["algorithm"], "params": spec["params"]}).to_dict()
 
 
+def load_plugins(files: Sequence[str], modules: Sequence[str] = ()) -> list[str]:
+    """Load the Python policies of ``files`` and ``modules`` (a failure: PolicyError, one line) and
+    those installed packages declare (a failure: a warning line; the command goes on). The preset
+    names ``files`` and ``modules`` define."""
+    installed = api.load_policy_plugins(entry_points=True)
+    for problem in installed.problems:
+        print(f"warning: {problem}", file=sys.stderr)
+    given = api.load_policy_plugins(files=files, modules=modules)
+    if given.problems:
+        raise PolicyError(given.problems[0])
+    return given.names
+
+
+def chosen_policy(args: argparse.Namespace) -> str:
+    """The --policy to run: as given (a ``module:Class`` plugin loaded first), else the one policy
+    of --policy-file."""
+    plugin = args.policy is not None and ":" in args.policy and not args.policy.lstrip().startswith("{")
+    names = load_plugins(args.policy_file, [args.policy] if plugin else [])
+    if args.policy is not None:
+        return names[-1] if plugin else args.policy
+    if len(names) != 1:
+        found = f"define several policies ({', '.join(names)})" if names else "are not given"
+        raise PolicyError(f"--policy is required: the policy files {found}; name one with --policy NAME")
+    return names[0]
+
+
 def run_simulate(args: argparse.Namespace) -> int:
-    policy = policy_with_settings(args.policy, args.set)
+    policy = policy_with_settings(chosen_policy(args), args.set)
     began = time.perf_counter()
     workload = api.read_trace(args.trace, procs=args.procs, cleaning=cleaning_options(args),
                               cache=api.parse_cache_folder() if args.parse_cache else None)
@@ -299,6 +333,7 @@ def platform_options(args: argparse.Namespace) -> Pool | Clusters:
 
 
 def run_policies(args: argparse.Namespace) -> int:
+    load_plugins(args.policy_file)
     entries = api.list_policies()
     if args.json:
         print(json.dumps(entries, indent=2))
@@ -330,6 +365,8 @@ def print_formula_help() -> None:
 
 def origin(entry: dict[str, Any]) -> str:
     """A catalog entry's family and the paper it comes from, in words."""
+    if entry.get("plugin"):
+        return f"family: {entry['family_title']}; from: {entry['plugin']}"
     paper = entry["paper_citation"] or "none (textbook policy)"
     return f"family: {entry['family_title']}; paper: {paper}"
 

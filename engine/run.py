@@ -20,10 +20,11 @@ import numpy as np
 import pandas as pd
 
 from engine.policies.base import PolicyError, PolicySpec
+from engine.policies.plugins import SOURCES, failure_in_plugin, provenance
 from engine.policies.registry import apply_workload_options, build_scheduler, replays, resolve, simulation_class
 from engine.sim.pending import (held_columns, held_times, node_sweep, pending_summary, pool_held_plainly, pool_sweep,
                                 use_kernel)
-from engine.sim.simulator import SimResult, Simulation, SimulationError, schedule_frame
+from engine.sim.simulator import Cancelled, SimResult, Simulation, SimulationError, schedule_frame
 from engine.sim.timesharing import TimeSharingSimulation
 from engine.sim.validate import Placement, ReservationWatch, reservation_caveat, validate
 from engine.version import __version__
@@ -200,11 +201,17 @@ def simulate(workload: Workload, capacity: int | None, policy: PolicyLike = "fcf
                                      context=context)
     else:
         sim = Simulation(workload, capacity, exact_estimates=exact_estimates, context=context, allocator=allocator)
-    scheduler = build_scheduler(spec, sim, seed=seed)
-    watch = ReservationWatch() if hasattr(scheduler, "watch") else None
-    if watch is not None:
-        scheduler.watch = watch
-    sim.run(scheduler, progress=progress, should_stop=should_stop)
+    try:
+        scheduler = build_scheduler(spec, sim, seed=seed)
+        watch = ReservationWatch() if hasattr(scheduler, "watch") else None
+        if watch is not None:
+            scheduler.watch = watch
+        sim.run(scheduler, progress=progress, should_stop=should_stop)
+    except Exception as error:   # a plugin's bug is one line naming its file and line, not a traceback
+        failure = None if isinstance(error, (SimulationError, Cancelled)) else failure_in_plugin(error)
+        if failure is None:
+            raise
+        raise failure from None
     wall = time.perf_counter() - started
     schedule = schedule_frame(sim, workload)
     held = None if isinstance(sim, TimeSharingSimulation) or replays(spec) else \
@@ -230,6 +237,9 @@ def simulate(workload: Workload, capacity: int | None, policy: PolicyLike = "fcf
                     **(node_summary(allocator, schedule) if allocator is not None else {}),
                     **({"pending": pending} if pending is not None else {})},
     }
+    plugins = provenance(spec.ordering, spec.algorithm)
+    if plugins:   # a Python plugin's code is part of what produced the schedule
+        meta["plugins"] = plugins
     meta["summary"]["validation"] = validate(
         schedule, workload, int(capacity), given=given, rejected_before=rejected_before,
         rejected_after=sum(rejected.values()), shares_processors=isinstance(sim, TimeSharingSimulation),
@@ -251,9 +261,10 @@ def held_times_of(sim: Simulation, allocator: NodeAllocator | None, schedule: pd
 
 
 def check_node_algorithm(spec: PolicySpec) -> None:
-    """Refuse, with a clear message, an algorithm that has no node-level form."""
+    """Refuse, with a clear message, an algorithm that has no node-level form. A plugin's algorithm
+    runs: it asks ``sim.fits(job)`` and starts through the simulation, which the node allocator answers."""
     from engine.sim.nodes import NODE_ALGORITHMS    # only on clusters (see the imports at the top)
-    if spec.algorithm not in NODE_ALGORITHMS:
+    if spec.algorithm not in NODE_ALGORITHMS and spec.algorithm not in SOURCES:
         raise PolicyError(f"algorithm {spec.algorithm!r} does not run on a machine of clusters of nodes "
                           f"(--machines); choose one of: {', '.join(NODE_ALGORITHMS)}")
 

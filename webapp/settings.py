@@ -212,6 +212,10 @@ FILE_UPLOAD_HANDLERS = [
 FILE_UPLOAD_TEMP_DIR = os.getenv("SCHEDLAB_UPLOAD_TEMP_DIR", str(DATA_DIR / "tmp"))
 Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
 
+# Python policy plugins: every *.py of this folder (installed by the admin; never uploaded by visitors,
+# docs/policies.md), besides installed packages' entry points (group schedlab.policies). "" = none.
+SCHEDLAB_POLICY_DIR = os.getenv("SCHEDLAB_POLICY_DIR", "")
+
 # Background work: two queues (webapp.core.queues), quick work and simulations, served by workers of
 # their own; runs reach the simulation queue through the fair dispatcher (webapp.experiments.fairqueue).
 REDIS_URL = os.getenv("REDIS_URL", "")
@@ -279,6 +283,7 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {  # compose's beat service; `make run`'s supervisor calls the same checks itself
     "reconcile-runs": {"task": "webapp.experiments.tasks.reconcile_runs", "schedule": 60.0},
+    "reconcile-traces": {"task": "webapp.traces.tasks.reconcile_traces", "schedule": 60.0},
     # runs are dispatched when one ends or is queued; this catches a slot freed by a lost worker
     "dispatch-runs": {"task": "webapp.experiments.tasks.dispatch_runs", "schedule": 10.0},
 }

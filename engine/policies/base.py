@@ -14,6 +14,10 @@ from typing import Any
 from engine.errors import shown
 
 
+#: the entry-point group installed packages list their policy plugins in (engine.policies.plugins)
+PLUGIN_GROUP = "schedlab.policies"
+
+
 class PolicyError(ValueError):
     """A policy spec that names an unknown preset, parameter or a bad value."""
 

@@ -87,7 +87,7 @@ from engine.sim.profile import (
     running_jobs_profile,
 )
 from engine.sim.poolloop import DONE, PAUSED, STUCK, _heap_pop, _heap_push
-from engine.sim.simulator import Pacer, Simulation, SimulationError
+from engine.sim.simulator import Pacer, Simulation
 
 #: failed searches remembered in a compression round (see the module docstring)
 FAILURES_KEPT = 16
@@ -799,8 +799,7 @@ def run_compiled_loop(conservative: Conservative, pacer: Pacer) -> None:
         raise RuntimeError(f"{sim.size[job]} processors never fit: {free[int(state[PROFILE_LEN]) - 1]} free for ever "
                            f"after t={times[int(state[PROFILE_LEN]) - 1]}")
     if outcome == STUCK:
-        raise SimulationError(f"{n - sim.started} jobs still wait with the machine idle at t={sim.now}: "
-                              "the policy never starts them")
+        raise sim.stuck()
     pacer.done()
 
 

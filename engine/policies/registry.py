@@ -115,6 +115,7 @@ FAMILIES: dict[str, str] = {
     "deadlines": "Deadlines",
     "timesharing": "Time sharing",
     "recorded": "As recorded (the trace's own schedule)",
+    "plugins": "Python plugins (installed on this server)",
 }
 
 
@@ -151,6 +152,7 @@ class Preset:
     overrides: dict[str, Any] = field(default_factory=dict)
     family: str = "queue"       # a FAMILIES key
     paper: str = ""             # a PAPERS key, "" for a textbook policy
+    plugin: str = ""            # where a Python plugin's code came from (engine.policies.plugins), "" if built in
 
     def params(self) -> tuple[Param, ...]:
         return (ORDERINGS[self.ordering].params + ALGORITHMS[self.algorithm].params
@@ -213,7 +215,8 @@ def catalog() -> list[dict[str, Any]]:
         result.append({"name": preset.name, "description": preset.description,
                        "ordering": preset.ordering, "algorithm": preset.algorithm, "params": params,
                        "family": preset.family, "family_title": FAMILIES.get(preset.family, preset.family),
-                       "paper": preset.paper, "paper_citation": paper.citation if paper else ""})
+                       "paper": preset.paper, "paper_citation": paper.citation if paper else "",
+                       "plugin": preset.plugin})
     return result
 
 

@@ -39,6 +39,12 @@ class SimulationError(RuntimeError):
     """The simulation cannot go on (a policy left jobs waiting on an idle machine, ...)."""
 
 
+class InvalidStart(SimulationError):
+    """A policy asked to start a job that cannot start now: not yet submitted, already started, or
+    without room. Checked at the start itself (a second start would leave no trace in the schedule
+    for engine.sim.validate to find); worded as that check words its failures."""
+
+
 class Pacer:
     """What every event loop does after each instant: report progress about 200 times a run and
     ask ``should_stop()`` every 16 instants (Cancelled if it says so). The callback throttles
@@ -180,14 +186,45 @@ class Simulation:
             insort(self.wakeups, t, key=lambda x: -x)   # kept in descending order, soonest last
 
     def start(self, job: int) -> None:
-        """Start ``job`` now; it must fit."""
+        """Start ``job`` now: it must have been submitted, not have started yet, and fit (else
+        :class:`InvalidStart`, naming the job and the rule, and the run fails)."""
         now = self.now
-        self.allocator.allocate(job, self.size[job])
+        if self.start_time[job] >= 0 or now < self.submit[job]:
+            raise InvalidStart(self._refusal(job))
+        try:
+            self.allocator.allocate(job, self.size[job])
+        except RuntimeError:       # the allocator's "no room" (its message names the job by number)
+            raise InvalidStart(f"schedule check failed: capacity: {self.job_name(job)} started at t={now} on "
+                               f"{self.size[job]} processors with {self.free} free of {self.capacity} "
+                               "(it does not fit now)") from None
         self.start_time[job] = now
         self.start_order[job] = self.started
         heappush(self._completions, (now + self.runtime[job], self.started, job))
         self.started += 1
         insort(self.running_ends, (now + self.estimate[job], job))
+
+    def job_name(self, job: int) -> str:
+        """The job as its trace names it ("job 4711"), for messages."""
+        jobs = self.workload.jobs
+        return f"job {jobs['job_id'].iat[job] if 'job_id' in jobs else job}"
+
+    def _refusal(self, job: int) -> str:
+        if self.start_time[job] >= 0:
+            return (f"schedule check failed: jobs: {self.job_name(job)} started twice (at t={self.start_time[job]} "
+                    f"and again at t={self.now})")
+        return (f"schedule check failed: submit: {self.job_name(job)} started at t={self.now}, before its "
+                f"submission at t={self.submit[job]}")
+
+    def stuck(self) -> SimulationError:
+        """The error of a run left with jobs waiting on an idle machine, nothing more to come: the
+        policy never starts them (each one fits the empty machine, larger ones are rejected before)."""
+        waiting = [job for job in range(self.n) if self.start_time[job] < 0]
+        more = f" (and {len(waiting) - 1} more)" if len(waiting) > 1 else ""
+        first = waiting[0] if waiting else 0
+        return SimulationError(
+            f"schedule check failed: jobs: {self.job_name(first)}{more} never started: it waits with the machine "
+            f"idle at t={self.now:g} and nothing left to happen (submitted at t={self.submit[first]}, "
+            f"{self.size[first]} of {self.capacity} processors): the policy never starts it")
 
     # -- the loop ------------------------------------------------------------------------------
     def run(self, scheduler: Scheduler, *, progress: Callable[[float], None] | None = None,
@@ -229,8 +266,7 @@ class Simulation:
                 next_job += 1
             scheduler.schedule()
             if not completions and next_job == n and self.started < n and not wakeups:
-                raise SimulationError(
-                    f"{n - self.started} jobs still wait with the machine idle at t={t}: the policy never starts them")
+                raise self.stuck()
             pacer.tick(self.finished, t)
         pacer.done()
 
@@ -272,8 +308,7 @@ class Simulation:
             watch.head, watch.promised = loop[poolloop.WATCH_HEAD], loop[poolloop.WATCH_PROMISED]
             watch.reservations = loop[poolloop.RESERVATIONS]
         if outcome == poolloop.STUCK:
-            raise SimulationError(f"{self.n - self.started} jobs still wait with the machine idle at t={self.now}: "
-                                  "the policy never starts them")
+            raise self.stuck()
         pacer.done()
 
     def _finish(self, job: int) -> None:

@@ -35,7 +35,7 @@ def one_error_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     ([*SIMULATE, "--deadlines"], "argument --deadlines: expected one argument"),
     ([*SIMULATE, "--bogus"], "unrecognized arguments: --bogus"),
     (["simulate", str(DEMO), "--out", "x.csv"], "the following arguments are required: --policy"),
-    (["simulate"], "the following arguments are required: trace, --policy, --out"),
+    (["simulate"], "the following arguments are required: trace, --out"),
     (["inspect", str(DEMO), "--procs", "-"], "argument --procs: invalid int value: '-'"),
     (["fidelity", "a.csv"], "the following arguments are required: SIMULATED.csv"),
     (["simulat", str(DEMO)], "argument COMMAND: invalid choice: 'simulat'"),

@@ -52,6 +52,7 @@ URLS: dict[str, tuple] = {
     "accounts:token_revoke": ("token", "POST", "change"),
     # One's own usage and limits (webapp.quotas).
     "quotas:usage": (None, "GET", "view"),
+    "api:usage": (None, "GET", "view"),
     "api:traces": (None, "GET", "view"),
     "api:trace": ("trace", "GET", "view"),
     "api:experiments": (None, "GET", "view"),

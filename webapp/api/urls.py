@@ -13,4 +13,5 @@ urlpatterns = [
     path("studies/", views.studies, name="studies"),
     path("studies/<int:pk>/", views.study_detail, name="study"),
     path("studies/<int:pk>/study.csv", views.study_csv, name="study_csv"),
+    path("usage/", views.usage, name="usage"),
 ]

@@ -29,6 +29,7 @@ from webapp.traces.forms import TraceUploadForm
 from webapp.traces.models import Machine, Trace
 from webapp.traces.uploads import upload_refusal
 from webapp.quotas.services import QuotaExceeded
+from webapp.quotas.views import usage_payload
 from webapp.traces.services import create_trace
 
 
@@ -253,3 +254,9 @@ def study_detail(request: HttpRequest, pk: int) -> JsonResponse:
 @authorize("GET")
 def study_csv(request: HttpRequest, pk: int) -> HttpResponse:
     return csv_download(get_visible_or_404(_studies(request.user), request.user, pk))
+
+
+@authorize("GET")
+def usage(request: HttpRequest) -> JsonResponse:
+    """The caller's runs and disk against their limits, and the server's limits (as /usage/ shows)."""
+    return JsonResponse(usage_payload(request.user))

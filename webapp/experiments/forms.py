@@ -132,7 +132,8 @@ class ExperimentForm(RunSettingsForm):
                 widget=forms.CheckboxInput(attrs={"class": "policy-use"}))
             for param in self.policy_params(preset):
                 self.fields[f"param_{preset['name']}_{param['name']}"] = param_field(param)
-                names.setdefault(param["name"], param_label(param))
+                if param["type"] != "text":          # sweep values are numbers (a formula is not swept)
+                    names.setdefault(param["name"], param_label(param))
         self.fields["sweep_param"].choices = [("", "no sweep")] + sorted(
             ((name, f"{label} [{name}]") for name, label in names.items()), key=lambda c: c[1])
 

@@ -128,6 +128,16 @@ class Run(models.Model):
         """The engine's schedule of a finished run (columns as engine.sim.SCHEDULE_COLUMNS)."""
         return load_frame(self.result_dir / "schedule.npz")
 
+    @property
+    def rejected_csv(self) -> Path:
+        """The jobs rejected at submission (engine.api.REJECTED_COLUMNS), when any was."""
+        return self.result_dir / "rejected.csv"
+
+    def load_rejected(self) -> pd.DataFrame | None:
+        """The jobs rejected at submission, one row each; None when none was."""
+        path = self.result_dir / "rejected.npz"
+        return load_frame(path) if path.exists() else None
+
     def load_meta(self) -> dict:
         path = self.result_dir / "meta.json"
         return json.loads(path.read_text()) if path.exists() else {}

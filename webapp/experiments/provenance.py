@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+from pathlib import Path
 from html import escape
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -83,13 +84,17 @@ def run_items(run: Run) -> list[tuple[str, str]]:
         ("jobs", f"{api.number_text(summary.get('jobs'))} simulated; left out in this window: "
                  + (", ".join(f"{reason}: {count:,}" for reason, count in (summary.get("rejected") or {}).items())
                     or "none")),
-        ("command", command_line(run, policy)),
+        *(("plugin", f"{p['name']}: {p['origin']} (sha256 {p['sha256'] or 'unknown'})")
+          for p in meta.get("plugins") or ()),
+        ("command", command_line(run, policy, meta.get("plugins") or ())),
     ]
     return items
 
 
-def command_line(run: Run, policy: dict[str, Any]) -> str:
-    """The command line that simulates this run from the uploaded file (saved under its upload name)."""
+def command_line(run: Run, policy: dict[str, Any], plugins: Iterable[dict[str, str]] = ()) -> str:
+    """The command line that simulates this run from the uploaded file (saved under its upload name)
+    and, for a Python plugin of the server's folder, its file (by name: the server's admin has it;
+    an installed package's plugin needs its package installed, no flag)."""
     experiment, trace = run.experiment, run.experiment.trace
     used = getattr(experiment, "allocations_used", None)
     return api.simulate_command(
@@ -97,7 +102,9 @@ def command_line(run: Run, policy: dict[str, Any]) -> str:
         seed=experiment.seed, days=api.parse_days(experiment.days) if experiment.days else None,
         load_factor=run.load_factor, exact_estimates=experiment.exact_estimates,
         allocations=used.file_name if used is not None else None,
-        memory_unit=(trace.header or {}).get("memory_unit"), out=f"run-{run.pk}-schedule.csv")
+        memory_unit=(trace.header or {}).get("memory_unit"), out=f"run-{run.pk}-schedule.csv",
+        policy_files=[Path(p["file"]).name for p in plugins
+                      if p.get("file") and not p["origin"].startswith("entry point")])
 
 
 def comment_lines(items: Iterable[tuple[str, str]], *, title: str) -> Iterator[str]:
@@ -108,16 +115,19 @@ def comment_lines(items: Iterable[tuple[str, str]], *, title: str) -> Iterator[s
     yield '# read with pandas: pandas.read_csv(path, comment="#")\n'
 
 
-def schedule_download(run: Run) -> StreamingHttpResponse:
-    """The run's schedule CSV as an attachment, its provenance first as ``#`` lines (the web page's and
-    the API's download alike)."""
+def schedule_download(run: Run, kind: str = "schedule") -> StreamingHttpResponse:
+    """The run's schedule CSV (``kind`` "rejected": the jobs rejected at submission) as an attachment,
+    its provenance first as ``#`` lines (the web page's and the API's download alike)."""
+    title = {"schedule": "SchedLab schedule: one row per job",
+             "rejected": "SchedLab jobs rejected at submission: one row per job"}[kind]
+
     def content() -> Iterator[bytes]:
-        yield "".join(comment_lines(run_items(run), title="SchedLab schedule: one row per job")).encode()
-        with open(run.schedule_csv, "rb") as handle:
+        yield "".join(comment_lines(run_items(run), title=title)).encode()
+        with open(run.result_dir / f"{kind}.csv", "rb") as handle:
             while chunk := handle.read(1 << 16):
                 yield chunk
     response = StreamingHttpResponse(content(), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-schedule.csv"'
+    response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-{kind}.csv"'
     return response
 
 

@@ -62,7 +62,7 @@ def run_simulation(self: Task, run_id: int) -> int:
     )
     if not started:  # cancelled, deleted, or a duplicate delivery of a message already handled
         if not self.request.called_directly:
-            dispatch()  # a cancelled run's slot may be free
+            dispatch_in_worker()  # a cancelled run's slot may be free
         return run_id
     reporter = Reporter(run_id)
     try:
@@ -79,7 +79,7 @@ def run_simulation(self: Task, run_id: int) -> int:
             if not is_input_error(e):
                 log.exception("run %s failed", run_id)
     if not self.request.called_directly:  # in a worker; a direct call (tests, scripts) leaves it to the caller
-        dispatch()  # this slot is free: the next run by turn takes it
+        dispatch_in_worker()  # this slot is free: the next run by turn takes it
         prebuild_when_last(run_id)
     return run_id
 
@@ -98,6 +98,15 @@ def dispatch() -> int:
                 .update(dispatched_at=now, queued_at=now)]
         transaction.on_commit(lambda: [run_simulation.delay(pk) for pk in sent])
     return len(sent)
+
+
+def dispatch_in_worker() -> None:
+    """:func:`dispatch` after a run, never failing it (it is over): if the database is busy, the
+    periodic dispatch (every few seconds) fills the slot instead."""
+    try:
+        dispatch()
+    except Exception:  # noqa: BLE001
+        log.exception("dispatching the next run failed; the periodic dispatch will")
 
 
 def dispatch_later() -> None:
@@ -173,7 +182,8 @@ def platform_of(run: Run) -> Pool | Clusters:
 
 
 def write_results(run: Run, result: SimResult, summary: dict) -> None:
-    """schedule.csv, schedule.npz (for the dashboards), summary.json and meta.json, all or nothing."""
+    """schedule.csv, schedule.npz (for the dashboards), summary.json and meta.json, and the jobs rejected
+    at submission (rejected.csv and .npz, when any was), all or nothing."""
     target = run.result_dir
     target.parent.mkdir(parents=True, exist_ok=True)
     build = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".build-{run.pk}-"))
@@ -182,6 +192,9 @@ def write_results(run: Run, result: SimResult, summary: dict) -> None:
         save_frame(result.schedule, build / "schedule.npz")
         (build / "summary.json").write_text(json.dumps(summary, indent=1))
         (build / "meta.json").write_text(json.dumps(result.meta, indent=1, default=_json_default))
+        if result.rejected_jobs is not None and len(result.rejected_jobs):
+            result.rejected_jobs.to_csv(build / "rejected.csv", index=False)
+            save_frame(result.rejected_jobs, build / "rejected.npz")
         replace_dir(build, target)
     except BaseException:
         shutil.rmtree(build, ignore_errors=True)

@@ -16,7 +16,7 @@ from webapp.allocations.services import attach
 from webapp.core.permissions import Viewer, can_change, get_owned_or_404, get_visible_or_404, visible_to
 from webapp.experiments.forms import ExperimentEditForm, ExperimentForm
 from webapp.experiments.models import Experiment, Run
-from webapp.experiments.provenance import metrics_download, schedule_download
+from webapp.experiments.provenance import metrics_download, schedule_download, window_text
 from webapp.experiments.reproduce import PRESETS as PAPER_PRESETS
 from webapp.experiments.reproduce import PaperPreset
 from webapp.experiments.services import (
@@ -134,6 +134,7 @@ def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "comparison_url": comparison_url(experiment),
         "other_runs": comparable_runs(experiment, request.user),
         "page_metrics": page_metrics(),
+        "window": window_text(experiment) if experiment.days else "",
     }
     return render(request, "experiments/detail.html", ctx)
 
@@ -216,3 +217,13 @@ def run_schedule_csv(request: HttpRequest, pk: int) -> HttpResponse:
     if run.status != Run.Status.DONE or not run.schedule_csv.exists():
         raise Http404("This run has no schedule (yet).")
     return schedule_download(run)
+
+
+@require_GET
+def run_rejected_csv(request: HttpRequest, pk: int) -> HttpResponse:
+    """The jobs the run's queues rejected at submission, one row each (native ids and user names where
+    the trace has them)."""
+    run = get_visible_or_404(Run.objects.select_related("experiment__trace", "experiment__owner"), request.user, pk)
+    if run.status != Run.Status.DONE or not run.rejected_csv.exists():
+        raise Http404("This run rejected no job (or has not finished).")
+    return schedule_download(run, "rejected")

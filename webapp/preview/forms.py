@@ -77,7 +77,8 @@ class PreviewForm(forms.Form):
                                           "core and per-user limits its recorded schedule shows (you can edit it "
                                           "afterwards like any configuration).")
     proposed = forms.ChoiceField(label="Proposed configuration",
-                                 help_text="You can change it on the preview's page and run it again there.")
+                                 help_text="You can change it on the preview's page and run it again there: "
+                                           "start from the inferred one to change a limit or two.")
     policy = forms.ChoiceField(choices=[(p, p) for p in POLICIES], initial="mrfs-easy",
                                help_text="Also run with the other fair-share on the proposed configuration "
                                          "(CPU-only vs multi-resource).")
@@ -105,7 +106,7 @@ class PreviewForm(forms.Form):
         choices = shipped_choices() + [(str(q.pk), q.name) for q in queue_files]
         self.queue_files = {str(q.pk): q for q in queue_files}
         self.fields["current"].choices = [(INFERRED, INFERRED_LABEL), *choices]
-        self.fields["proposed"].choices = choices
+        self.fields["proposed"].choices = [(INFERRED, INFERRED_LABEL), *choices]
         self.fields["current"].initial = INFERRED
         self.fields["proposed"].initial = "shipped:metacentrum-2014"
 
@@ -113,7 +114,7 @@ class PreviewForm(forms.Form):
         """Inferring needs a trace that records start times and queues (and hosts, for the machine)."""
         data = super().clean()
         trace = data.get("trace")
-        wants_queues = data.get("current") == INFERRED
+        wants_queues = INFERRED in (data.get("current"), data.get("proposed"))
         wants_machine = "machine" in data and data.get("machine") is None
         if trace is not None and (wants_queues or wants_machine):
             problem = inference_problem(trace, queues=wants_queues, machine=wants_machine)

@@ -49,7 +49,12 @@ def page_results(preview: Preview, value: Any = None) -> dict[str, Any]:
         frames = schedules(side)
     except OSError:
         return {**context, "missing": True}
-    summary = results(preview, side, frames)
+    summary = {**results(preview, side, frames), "submission": submission(preview, side),
+               "pending": pending(side)}
+    empty = [name for name in (CURRENT, PROPOSED, COUNTERPART) if name in frames and not len(frames[name])]
+    if empty:   # every job rejected at submission, say: the tables say so, there is nothing to draw
+        return {**context, **summary, "results_ready": True, "layout": None,
+                "no_figures": f"No job ran under the {' and the '.join(empty)} run: no figures to draw."}
     names = (f"current: {preview.current_name}", f"proposed: {preview.proposed_name}")
     params = context["params"]
     layout = preview_layout(
@@ -57,7 +62,55 @@ def page_results(preview: Preview, value: Any = None) -> dict[str, Any]:
         labels=names, clusters=summary["clusters"], policy_is_multi=preview.policy.startswith("mrfs"),
         recorded=frames.get(RECORDED), zone=summary["time_zone"],
         **{key: params[key] for key in ("decay_hours", "decay_factor") if key in params})
-    return {**context, **summary, "layout": layout}
+    return {**context, **summary, "results_ready": True, "layout": layout}
+
+
+#: rejected jobs listed on the page (all of them in the run's rejected.csv)
+LISTED_REJECTED = 200
+#: users listed with the hours their jobs were held (the most held first)
+LISTED_USERS = 15
+
+
+def submission(preview: Preview, side: Side) -> list[dict[str, Any]]:
+    """Per configuration: what its queues refused or routed at submission (the engine's admission
+    summary: lines, per queue, per user) and the jobs it rejected, named (native id, user), the first
+    LISTED_REJECTED of them."""
+    parts = []
+    for name, label in ((CURRENT, preview.current_name), (PROPOSED, preview.proposed_name)):
+        run = side.runs.get(name)
+        if run is None:
+            continue
+        admission = (run.summary or {}).get("admission") or {}
+        rejected = run.load_rejected()
+        jobs = [] if rejected is None else rejected.head(LISTED_REJECTED).to_dict("records")
+        parts.append({"side": name, "name": label, "run": run, "admission": admission, "jobs": jobs,
+                      "rejected": 0 if rejected is None else len(rejected),
+                      "per_queue": sorted((admission.get("per_queue") or {}).items()),
+                      "per_user": sorted((admission.get("per_user") or {}).items(),
+                                         key=lambda item: (-item[1].get("rejected", 0) - item[1].get("routed", 0),
+                                                           item[0]))})
+    return parts
+
+
+def pending(side: Side) -> dict[str, Any] | None:
+    """What held the jobs that waited, in job-hours by reason (engine.sim.pending): overall, per queue of
+    each configuration and for the most held users, current beside proposed; None without the engine's
+    pending summary (a run made before it)."""
+    sides = {name: (side.runs[name].summary or {}).get("pending") for name in (CURRENT, PROPOSED) if name in side.runs}
+    if not all(sides.values()):
+        return None
+    reasons = sides[CURRENT]["reasons"]  # type: ignore[index]
+
+    def rows(key: str, limit: int | None = None) -> list[dict[str, Any]]:
+        labels = sorted(set().union(*[(s or {}).get(key, {}) for s in sides.values()]))
+        table = [{"label": label, **{name: [(s or {}).get(key, {}).get(label, {}).get(r, 0.0) for r in reasons]
+                                     for name, s in sides.items()}} for label in labels]
+        table.sort(key=lambda row: -sum(row.get(PROPOSED, [])) - sum(row.get(CURRENT, [])))
+        return table[:limit] if limit else sorted(table, key=lambda row: row["label"])
+
+    overall = [{"label": "all jobs", **{name: [s["hours"][r] for r in reasons] for name, s in sides.items()}}]  # type: ignore[index]
+    return {"reasons": reasons, "overall": overall, "per_queue": rows("per_queue"),
+            "per_user": rows("per_user", LISTED_USERS)}
 
 
 def params_of(side: Side) -> dict[str, Any]:
@@ -113,20 +166,20 @@ def proposal_check(preview: Preview, form: ProposalForm) -> dict[str, Any]:
 def download_html(preview: Preview, value: Any = None) -> str | None:
     """The page (setup, tables, figures) as one HTML file with BokehJS inline; None until it is done."""
     context = page_results(preview, value)
-    layout: LayoutDOM | None = context.pop("layout", None)
-    if layout is None:
+    if not context.get("results_ready"):
         return None
+    layout: LayoutDOM | None = context.pop("layout", None)
     tables = render_to_string("preview/_results.html", {"preview": preview, "experiment": preview.experiment,
                                                         **context})
     title = f"SchedLab preview: {preview.name} ({preview.experiment.trace.name})"
     head = Div(text=f"<style>{table_css()}</style><h1>{title}</h1>{tables}", sizing_mode="stretch_width")
-    return file_html(column(head, layout), INLINE, title=title)
+    return file_html(column(head, layout) if layout is not None else column(head), INLINE, title=title)
 
 
 def tables_csv(preview: Preview, value: Any = None) -> str | None:
     """The page's tables as CSV (waits in hours); None until the runs are done."""
     context = page_results(preview, value)
-    if "changes" not in context:
+    if not context.get("results_ready"):
         return None
     rows: list[list[Any]] = [["table", "queue or user", "jobs", "recorded_h", "current_h", "proposed_h", "change_h"]]
     for row in context["changes"]:

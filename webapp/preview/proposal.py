@@ -99,7 +99,8 @@ class ProposalForm(forms.Form):
             queues.append(replace(
                 queue, walltime=max(1, round(number * (DAY if unit == "d" else HOUR))),
                 priority=queue.priority if priority is None else priority,
-                pool=None if set(pool) == set(self.clusters) else tuple(c for c in self.clusters if c in pool),
+                pool=queue.pool if set(pool) == set(queue.pool or self.clusters)   # as it was: unchanged
+                else None if set(pool) == set(self.clusters) else tuple(c for c in self.clusters if c in pool),
                 **{key: data.get(f"q{i}_{key}") for key in COUNTS}))
         return replace(self.base, queues=tuple(queues))
 

@@ -88,7 +88,8 @@ def create_preview(owner: Any, *, name: str, trace: Any, texts: Texts, setup: Se
     runs in one transaction (queued once it commits). Raises PreviewError; nothing is stored then."""
     machine_name, machine_text = texts.machine
     current_name, current_text = texts.current
-    if not machine_text or not current_text:
+    proposed_name, proposed_text = texts.proposed
+    if not machine_text or not current_text or not proposed_text:
         given = checked_machine(machine_name, machine_text) if machine_text else None
         found = inferred_from(trace, given)
         if not found.queues:
@@ -97,9 +98,9 @@ def create_preview(owner: Any, *, name: str, trace: Any, texts: Texts, setup: Se
             if found.machine is None:
                 raise PreviewError("the trace records no hosts its jobs ran on: choose a machine description")
             machine_text = found.machine_yaml()
-        if not current_text:
-            current_text = found.queues_yaml()
-    cores = checked_texts(machine_name, machine_text, [(current_name, current_text), texts.proposed])
+        current_text = current_text or found.queues_yaml()
+        proposed_text = proposed_text or found.queues_yaml()
+    cores = checked_texts(machine_name, machine_text, [(current_name, current_text), (proposed_name, proposed_text)])
     try:
         days = checked_days(setup.days)
         planned = preview_runs(trace, setup)
@@ -112,7 +113,7 @@ def create_preview(owner: Any, *, name: str, trace: Any, texts: Texts, setup: Se
             sweep_param=setup.sweep_param if setup.sweep_values else "", sweep_values=setup.sweep_values)
         preview = Preview.objects.create(
             experiment=experiment, machine_name=machine_name, machine_text=machine_text, current_name=current_name,
-            current_text=current_text, proposed_name=texts.proposed[0], proposed_text=texts.proposed[1],
+            current_text=current_text, proposed_name=proposed_name, proposed_text=proposed_text,
             policy=setup.policy)
         add_runs(experiment, planned)
     return preview

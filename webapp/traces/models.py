@@ -63,6 +63,11 @@ class Trace(models.Model):
     summary = models.JSONField(null=True, blank=True)  # engine.workload.describe()
     cache = models.CharField(max_length=200, blank=True)  # columnar cache, relative to MEDIA_ROOT
     parse_seconds = models.FloatField(null=True, blank=True)
+    # The lost-parse check (webapp.traces.tasks.reconcile_parsing): when the parse was last sent and
+    # taken by a worker, and how many times it was sent again (once, then the trace fails).
+    parse_sent_at = models.DateTimeField(null=True, blank=True)
+    parse_started_at = models.DateTimeField(null=True, blank=True)
+    parse_resends = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         ordering = ["-created", "-pk"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 
 from engine.api import declared_procs
 from webapp.core.files import media_path, store_file
@@ -39,7 +40,7 @@ def create_trace(user: Any, data: dict, inspected: InspectedUpload, original_nam
                 original_name=original_name[:255], size_bytes=inspected.size_bytes,
                 procs=data.get("procs") or declared_procs(inspected.header), format=inspected.format,
                 time_zone=data.get("time_zone") or "",
-                header={**inspected.header, **upload_options(data)},
+                header={**inspected.header, **upload_options(data)}, parse_sent_at=timezone.now(),
             )
             enqueue(parse_trace, trace.pk)
     except BaseException:

@@ -14,6 +14,7 @@ from webapp.traces.forms import MachineForm, TraceEditForm, TraceUploadForm
 from webapp.traces.models import Machine, Trace
 from webapp.quotas.services import QuotaExceeded
 from webapp.traces.services import create_trace
+from webapp.traces.tasks import parse_again
 from webapp.traces.uploads import upload_refusal
 
 
@@ -127,6 +128,15 @@ def trace_edit(request: HttpRequest, pk: int) -> HttpResponse:
         messages.success(request, "Saved.")
         return redirect(trace)
     return render(request, "traces/edit.html", {"form": form, "trace": trace})
+
+
+@require_POST
+def trace_parse_again(request: HttpRequest, pk: int) -> HttpResponse:
+    """The retry button of a trace whose parse was lost or failed."""
+    trace = get_owned_or_404(Trace, request.user, pk)
+    if parse_again(trace):
+        messages.success(request, f"Parsing “{trace.name}” again.")
+    return redirect(trace)
 
 
 @require_POST

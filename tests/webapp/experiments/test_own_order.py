@@ -76,3 +76,10 @@ def test_an_unticked_card_is_ignored(alice_client, demo_trace):
     data = form_data(demo_trace, policy_fcfs="on", own_formula="not checked at all ^^")
     assert alice_client.post(reverse("experiments:new"), data).status_code == 302
     assert [r.label for r in Run.objects.all()] == ["fcfs"]
+
+
+def test_a_formula_is_not_offered_as_a_sweep_parameter(alice_client, demo_trace):
+    page = alice_client.get(reverse("experiments:new")).content.decode()
+    sweep = page[page.index('name="sweep_param"'):]
+    sweep = sweep[:sweep.index("</select>")]
+    assert 'value="formula"' not in sweep and 'value="backfill_bound"' in sweep

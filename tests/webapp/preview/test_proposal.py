@@ -190,3 +190,14 @@ def test_the_page_of_a_finished_preview_has_the_editor_for_its_owner_only(done_p
 
     Experiment.objects.filter(pk=done_preview.experiment.pk).update(shared=True)
     assert 'id="proposal-form"' not in bob_client.get(done_preview.get_absolute_url()).content.decode()
+
+
+def test_a_pool_naming_every_cluster_stays_as_written_when_its_row_is_left_alone():
+    """A one-cluster machine's inferred pool [zewura] is "all clusters" ticked: not a change to report."""
+    text = "queues:\n  - {name: q, walltime: 2h, pool: [zewura]}\n"
+    form = ProposalForm(None, base=parse_queue_config(text), base_text=text, clusters=["zewura"])
+    again = ProposalForm(posted(form, q0_walltime="1"), base=parse_queue_config(text), base_text=text,
+                         clusters=["zewura"])
+    assert again.is_valid(), again.errors
+    assert again.cleaned_data["config"].queues[0].pool == ("zewura",)
+    assert [c.limit for c in differences(parse_queue_config(text), again.cleaned_data["config"])] == ["walltime"]

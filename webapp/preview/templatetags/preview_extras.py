@@ -79,3 +79,11 @@ def walltime(seconds: Any) -> str:
 def pool(clusters: Any) -> str:
     """A queue's pool: its clusters, or "all clusters" when it has none (``None``)."""
     return pool_words(tuple(clusters) if clusters else None)
+
+
+@register.filter
+def held_pairs(row: dict) -> list[tuple[Any, Any]]:
+    """A pending row's hours per reason as (current, proposed) pairs ("–" where that side has none)."""
+    current, proposed = row.get("current"), row.get("proposed")
+    count = len(current or proposed or [])
+    return [((current or ["–"] * count)[i], (proposed or ["–"] * count)[i]) for i in range(count)]
