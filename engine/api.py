@@ -74,6 +74,7 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
     from engine.platform.pbsconf import PbsServer, describe_pbs_site, read_pbs_site
     from engine.platform.slurmconf import SlurmSite, describe_site, read_slurm_site, slurm_time
     from engine.command import simulate_command
+    from engine.csvcells import safe_cells
     from engine.metrics.changes import by_queue, user_changes, wall_clock
     from engine.metrics.deadlines import (compared_summaries, deadline_mask, deadline_usage, has_deadlines,
                                           usage_histogram)
@@ -143,6 +144,7 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
     from engine.workload.shaking import Shake
     from engine.workload.shaking import shake as shake_workload
     from engine.workload.swf import read_header as read_trace_header
+    from engine.workload.timebase import epoch_origin
     from engine.workload.window import equal_edges, parse_days, week_edges
 
     SHIPPED_QUEUE_CONFIGS: tuple[str, ...]
@@ -150,8 +152,9 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
 __all__ = [
     # reading
     "Workload", "read_trace", "read_trace_header", "check_upload", "declared_procs", "describe", "describe_requests",
-    "has_recorded_starts", "parsed_without_recorded_starts", "EXEC_HOSTS", "trace_time_zone", "time_zone_named", "WALL_CLOCK_FORMATS",
-    "write_swf", "swf_text",
+    "has_recorded_starts", "parsed_without_recorded_starts", "EXEC_HOSTS", "trace_time_zone", "time_zone_named",
+    "epoch_origin", "WALL_CLOCK_FORMATS",
+    "write_swf", "swf_text", "safe_cells",
     "save_parsed", "load_parsed", "parse_cache_folder",
     "Machine", "read_machines", "parse_machines",
     "QueueConfig", "read_queue_config", "parse_queue_config", "config_yaml", "check_pools", "walltime_yaml",
@@ -268,6 +271,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "__version__": ("engine.version", "__version__"),
     "load_parsed": ("engine.workload.cache", "load"),
     "parse_cache_folder": ("engine.workload.cache", "default_folder"),
+    "safe_cells": ("engine.csvcells", "safe_cells"),
     "save_parsed": ("engine.workload.cache", "save"),
     "describe": ("engine.workload.characterize", "describe"),
     **{name: ("engine.workload.export", name) for name in ("swf_text", "write_swf")},
@@ -279,6 +283,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "sfs_scenario": ("engine.workload.scenarios", "sfs_scenario"),
     "read_trace_header": ("engine.workload.swf", "read_header"),
     **{name: ("engine.workload.window", name) for name in ("equal_edges", "parse_days", "week_edges")},
+    "epoch_origin": ("engine.workload.timebase", "epoch_origin"),
 }
 
 

@@ -51,7 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     sim = commands.add_parser("simulate", help="simulate a trace under a policy")
     sim.add_argument("trace", help="an SWF trace, plain or gzip")
-    sim.add_argument("--procs", type=int, help="machine size (default: the header's MaxProcs, else MaxNodes)")
+    sim.add_argument("--procs", type=int, help="machine size (default: the cores of --machines, else the header's "
+                                               "MaxProcs, else MaxNodes)")
     sim.add_argument("--allocation", choices=("count", "buddy"), default="count")
     sim.add_argument("--allocations", metavar="FILE",
                      help="allocations CSV (allocation,members,award,period_days,target_factor,target) for "
@@ -292,11 +293,13 @@ def chosen_policy(args: argparse.Namespace) -> str:
 def run_simulate(args: argparse.Namespace) -> int:
     policy = policy_with_settings(chosen_policy(args), args.set)
     began = time.perf_counter()
-    workload = api.read_trace(args.trace, procs=args.procs, cleaning=cleaning_options(args),
+    platform = platform_options(args)
+    procs = args.procs if args.procs is not None or not isinstance(platform, Clusters) else platform.machine.cores
+    workload = api.read_trace(args.trace, procs=procs, cleaning=cleaning_options(args),
                               cache=api.parse_cache_folder() if args.parse_cache else None)
     parse_seconds = time.perf_counter() - began
     scenario = Scenario(
-        trace=workload, policy=policy, platform=platform_options(args),
+        trace=workload, policy=policy, platform=platform,
         transforms=Transforms(days=api.parse_days(args.days) if args.days else None, load_factor=args.load,
                               deadlines=args.deadlines, paper_preprocessing=args.paper_preprocessing),
         allocations=api.read_allocations(args.allocations) if args.allocations else None,

@@ -24,7 +24,7 @@ from engine.policies.plugins import SOURCES, failure_in_plugin, provenance
 from engine.policies.registry import apply_workload_options, build_scheduler, replays, resolve, simulation_class
 from engine.sim.pending import (held_columns, held_times, node_sweep, pending_summary, pool_held_plainly, pool_sweep,
                                 use_kernel)
-from engine.sim.simulator import Cancelled, SimResult, Simulation, SimulationError, schedule_frame
+from engine.sim.simulator import Cancelled, JobsStuck, SimResult, Simulation, SimulationError, schedule_frame
 from engine.sim.timesharing import TimeSharingSimulation
 from engine.sim.validate import Placement, ReservationWatch, reservation_caveat, validate
 from engine.version import __version__
@@ -207,6 +207,9 @@ def simulate(workload: Workload, capacity: int | None, policy: PolicyLike = "fcf
         if watch is not None:
             scheduler.watch = watch
         sim.run(scheduler, progress=progress, should_stop=should_stop)
+    except JobsStuck as stuck:      # the last resort: say which jobs, where, held by what, when
+        from engine.stuck import stuck_line
+        raise SimulationError(stuck_line(sim, workload, allocator, stuck.at)) from None
     except Exception as error:   # a plugin's bug is one line naming its file and line, not a traceback
         failure = None if isinstance(error, (SimulationError, Cancelled)) else failure_in_plugin(error)
         if failure is None:

@@ -27,7 +27,7 @@ import numpy as np
 from engine.errors import WorkloadError
 from engine.metrics.bootstrap import Bootstrap, PairedInterval, paired_interval, resample_indices
 from engine.metrics.summary import plain
-from engine.metrics.units import duration_text, metric, number_text
+from engine.metrics.units import duration_text, metric, number_text, percent_text
 from engine.replicates.plan import KINDS, UNDER
 
 #: fewer replicates than this: no verdict
@@ -246,9 +246,9 @@ def _flurry_line(flurries: dict[str, Any]) -> str:
     if not found:
         return f"flurries: none found ({flurries['definition']})"
     share = sum(f["share"] for f in found)
-    what = (f"removed ({flurries['jobs_removed']} jobs)" if flurries["removed"]
+    what = (f"removed ({number_text(flurries['jobs_removed'])} jobs)" if flurries["removed"]
             else "kept (--without-flurries removes them)")
-    return f"flurries: {len(found)} found, {share:.1%} of the jobs, {what} ({flurries['definition']})"
+    return f"flurries: {len(found)} found, {percent_text(share)} of the jobs, {what} ({flurries['definition']})"
 
 
 def judge_claim(report: dict[str, Any], a: str, b: str, code: str, claim: str,

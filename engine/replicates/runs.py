@@ -74,7 +74,7 @@ def run_replicate(workload: Workload, spec: dict[str, Any]) -> dict[str, Any]:
         schedule = result.schedule
         mask = counted_mask(schedule, Counted.from_dict(spec["counted"]))
         counted_jobs = int(mask.sum())
-        summary = summarize(schedule.loc[mask], result.capacity)
+        summary = summarize(schedule if mask.all() else schedule.loc[mask], result.capacity)
         values = {name: summary[name] for name in spec["metrics"]}
     return {"id": spec["id"], "set": spec["set"], "replicate": spec["replicate"], "policy": spec["policy"],
             "jobs": len(replica), "counted_jobs": counted_jobs, "metrics": plain(values),

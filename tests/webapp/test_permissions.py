@@ -30,6 +30,7 @@ URLS: dict[str, tuple] = {
     "traces:download_swf": ("trace", "GET", "view", {"kind": "swf"}),
     "traces:edit": ("trace", "GET", "change"),
     "traces:delete": ("trace", "POST", "change"),
+    "traces:parse_again": ("trace", "POST", "change"),
     "traces:machine_new": (None, "GET", "view"),
     "traces:machine_delete": ("machine", "POST", "change"),
     "experiments:list": (None, "GET", "view"),
@@ -50,6 +51,7 @@ URLS: dict[str, tuple] = {
     "accounts:tokens_new": (None, "GET", "view"),
     "accounts:token_create": (None, "POST", "view"),
     "accounts:token_revoke": ("token", "POST", "change"),
+    "accounts:password_change": (None, "GET", "view"),
     # One's own usage and limits (webapp.quotas).
     "quotas:usage": (None, "GET", "view"),
     "api:usage": (None, "GET", "view"),

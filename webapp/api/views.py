@@ -73,7 +73,8 @@ def trace_json(trace: Trace) -> dict[str, Any]:
 @authorize("GET", "POST")
 def traces(request: HttpRequest) -> JsonResponse:
     if request.method == "GET":
-        return JsonResponse({"traces": [trace_json(t) for t in visible_to(Trace, request.user).select_related("owner")]})
+        listed = visible_to(Trace, request.user).exclude(status=Trace.Status.REMOVED).select_related("owner")
+        return JsonResponse({"traces": [trace_json(t) for t in listed]})
     form = TraceUploadForm(request.POST, request.FILES)  # parses the upload: sets upload_too_large
     refusal = upload_refusal(request)
     if refusal:

@@ -11,6 +11,7 @@ from bokeh.models import Div
 from bokeh.resources import INLINE
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.utils.text import slugify
@@ -21,6 +22,7 @@ from webapp.core.responses import attachment
 from webapp.dashboards import comparison as plots
 from webapp.dashboards.data import (
     cached_schedule,
+    common_jobs,
     fidelity_table,
     job_sets,
     load_comparison,
@@ -82,7 +84,7 @@ def _comparison_page(request: HttpRequest, experiment: Experiment, runs: list[Ru
     done_labels = [label for label, _ in done]
     colours = policy_colours(done_labels)
     params = _params(request)
-    window = _window_text(experiment, runs, params)
+    window = _window_text(experiment, runs, params, cross=cross)
     plot_params = {k: v for k, v in params.items() if k not in ("start", "end")} if window.get("error") else params
     baseline = params.get("baseline") if params.get("baseline") in done_labels else (done_labels[0] if done_labels else "")
     suffix = f"?{urlencode({**plot_params, **query})}" if plot_params or query else ""
@@ -111,12 +113,17 @@ def _comparison_page(request: HttpRequest, experiment: Experiment, runs: list[Ru
     })
 
 
-def _window_text(experiment: Experiment, runs: list[Run], params: dict[str, str]) -> dict[str, str]:
-    """The Gantt window as the form shows it (dates when the trace has a calendar), and the axis' zone."""
+def _window_text(experiment: Experiment, runs: list[Run], params: dict[str, str], *, cross: bool = False) -> dict[str, str]:
+    """The Gantt window as the form shows it (dates when the trace has a calendar), and the axis' zone;
+    ``cross``: runs of several experiments, whose plots show only the jobs they all have."""
     done = [run for run in runs if run.status == Run.Status.DONE]
     if not done:
         return {}
     schedules = {str(run.pk): cached_schedule(run) for run in done}
+    if cross:
+        schedules = common_jobs(schedules)
+    if not any(len(schedule) for schedule in schedules.values()):
+        return {}   # no job to draw (runs that share none): no window to offer
     axis = trace_time_axis(experiment.trace, schedules)
     shown = {"zone": axis.tz if axis.calendar else "", "calendar": "yes" if axis.calendar else ""}
     try:
@@ -260,8 +267,12 @@ def _download(request: HttpRequest, experiment: Experiment, runs: list[Run] | No
             layout = plots.full_layout(data, _params(request), title)
         except plots.WindowError as e:
             return HttpResponse(str(e), status=400, content_type="text/plain; charset=utf-8")
-        # where the results come from, after the plots (the fidelity table, where there is one, is on the page)
-        layout = column(layout, Div(text=f"<style>{PROVENANCE_CSS}</style>{provenance_html(listed)}", width=1100))
+        # after the plots: how close the runs are to what happened (where the trace records it), and where
+        # the results come from
+        fidelity = render_to_string("_fidelity.html",
+                                    {"fidelity": fidelity_table(experiment, listed, unique_labels(listed))})
+        layout = column(layout, Div(text=f"<style>{PROVENANCE_CSS}</style>{fidelity}{provenance_html(listed)}",
+                                    width=1100))
         html = file_html(layout, INLINE, title=title)
     return attachment(html, f"{slugify(name) or 'comparison'}-comparison.html", "text/html; charset=utf-8",
                       unfinished="None of these runs has finished yet.")

@@ -108,11 +108,11 @@ def command_line(run: Run, policy: dict[str, Any], plugins: Iterable[dict[str, s
 
 
 def comment_lines(items: Iterable[tuple[str, str]], *, title: str) -> Iterator[str]:
-    """``# key: value`` lines (one line each: line breaks in a value become spaces), then how to read the file."""
+    """The title, how to read the file, then ``# key: value`` lines (line breaks in a value become spaces)."""
     yield f"# {title}\n"
+    yield '# read with pandas: pandas.read_csv(path, comment="#")\n'
     for key, value in items:
         yield f"# {key}: {' '.join(str(value).split())}\n"
-    yield '# read with pandas: pandas.read_csv(path, comment="#")\n'
 
 
 def schedule_download(run: Run, kind: str = "schedule") -> StreamingHttpResponse:
@@ -147,8 +147,9 @@ def metrics_download(experiment: Experiment) -> HttpResponse:
     writer = csv.writer(response)
     writer.writerow(["Run", "Policy", "Sweep value", "Status", *metric_headings(reasons)])
     for run in runs:
-        writer.writerow([run.pk, run.label.replace("#", "no. "), "" if run.sweep_value is None else run.sweep_value,
-                         run.status, *metric_cells(run.summary, reasons)])
+        writer.writerow(api.safe_cells([run.pk, run.label.replace("#", "no. "),
+                                        "" if run.sweep_value is None else run.sweep_value,
+                                        run.status, *metric_cells(run.summary, reasons)]))
     return response
 
 

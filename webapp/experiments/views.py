@@ -17,6 +17,9 @@ from webapp.core.permissions import Viewer, can_change, get_owned_or_404, get_vi
 from webapp.experiments.forms import ExperimentEditForm, ExperimentForm
 from webapp.experiments.models import Experiment, Run
 from webapp.experiments.provenance import metrics_download, schedule_download, window_text
+from webapp.experiments.models import ReplicateSet
+from webapp.experiments.replicates import (add_replicates, cancel_replicates, hidden_experiment_ids, retry_replicates,
+                                           set_progress)
 from webapp.experiments.reproduce import PRESETS as PAPER_PRESETS
 from webapp.experiments.reproduce import PaperPreset
 from webapp.experiments.services import (
@@ -28,7 +31,8 @@ from webapp.experiments.tasks import reconcile
 
 @require_GET
 def experiment_list(request: HttpRequest) -> HttpResponse:
-    experiments = visible_to(Experiment, request.user).select_related("owner", "trace", "preview").prefetch_related("runs")
+    experiments = (visible_to(Experiment, request.user).exclude(pk__in=hidden_experiment_ids())
+                   .select_related("owner", "trace", "preview").prefetch_related("runs"))
     return render(request, "experiments/list.html", {"experiments": experiments})
 
 
@@ -89,6 +93,8 @@ def experiment_new(request: HttpRequest) -> HttpResponse:
                     days=data["days"], with_recorded=data.get("with_recorded", False),
                 )
                 attach(experiment, data.get("allocations"))
+                if data.get("replicate_choice") is not None:
+                    add_replicates(experiment, data["replicate_choice"])
         except ExperimentError as e:
             form.add_error(None, str(e))
         else:
@@ -135,6 +141,7 @@ def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "other_runs": comparable_runs(experiment, request.user),
         "page_metrics": page_metrics(),
         "window": window_text(experiment) if experiment.days else "",
+        "replicates": replicates_state(experiment),
     }
     return render(request, "experiments/detail.html", ctx)
 
@@ -152,11 +159,38 @@ def comparable_runs(experiment: Experiment, user: Viewer) -> list[Run]:
                 .order_by("-experiment__created", "position", "pk")[:COMPARABLE_RUNS])
 
 
+def replicate_set(experiment: Experiment) -> ReplicateSet | None:
+    return ReplicateSet.objects.filter(experiment=experiment).select_related("runs_experiment").first()
+
+
+def replicates_state(experiment: Experiment) -> dict | None:
+    """The replicate set's one progress bar (None: the experiment has no replicates)."""
+    replicates = replicate_set(experiment)
+    return set_progress(replicates) if replicates is not None else None
+
+
 @require_GET
 def experiment_progress(request: HttpRequest, pk: int) -> JsonResponse:
     experiment = get_visible_or_404(Experiment, request.user, pk)
     reconcile(experiment.runs.all())  # the page's poll doubles as the periodic lost-worker check
-    return JsonResponse(progress_payload(experiment))
+    payload = progress_payload(experiment)
+    replicates = replicate_set(experiment)
+    if replicates is not None:
+        reconcile(replicates.runs_experiment.runs.all())
+        payload["replicates"] = set_progress(replicates)
+        payload["finished"] = payload["finished"] and payload["replicates"]["status"] in ("done", "failed", "cancelled")
+    return JsonResponse(payload)
+
+
+@require_POST
+def replicates_retry(request: HttpRequest, pk: int) -> HttpResponse:
+    experiment = get_owned_or_404(Experiment, request.user, pk)
+    replicates = replicate_set(experiment)
+    if replicates is None:
+        raise Http404("This experiment has no replicates.")
+    count = retry_replicates(replicates)
+    messages.success(request, f"Queued {count} replicate run(s) again.")
+    return redirect(experiment)
 
 
 @require_http_methods(["GET", "POST"])
@@ -175,6 +209,9 @@ def experiment_cancel(request: HttpRequest, pk: int) -> HttpResponse:
     experiment = get_owned_or_404(Experiment, request.user, pk)
     for run in experiment.runs.exclude(status__in=Run.FINAL):
         cancel_run(run)
+    replicates = replicate_set(experiment)
+    if replicates is not None:
+        cancel_replicates(replicates)
     messages.info(request, "Cancelling the unfinished runs.")
     return redirect(experiment)
 
@@ -182,7 +219,10 @@ def experiment_cancel(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def experiment_delete(request: HttpRequest, pk: int) -> HttpResponse:
     experiment = get_owned_or_404(Experiment, request.user, pk)
+    replicates = replicate_set(experiment)
     delete_experiment(experiment)
+    if replicates is not None:
+        delete_experiment(replicates.runs_experiment)
     messages.success(request, f"Deleted “{experiment.name}”.")
     return redirect("experiments:list")
 

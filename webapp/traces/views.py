@@ -13,14 +13,14 @@ from webapp.core.permissions import can_change, get_owned_or_404, get_visible_or
 from webapp.traces.forms import MachineForm, TraceEditForm, TraceUploadForm
 from webapp.traces.models import Machine, Trace
 from webapp.quotas.services import QuotaExceeded
-from webapp.traces.services import create_trace
+from webapp.traces.services import create_trace, delete_trace, remove_trace
 from webapp.traces.tasks import parse_again
 from webapp.traces.uploads import upload_refusal
 
 
 @require_GET
 def trace_list(request: HttpRequest) -> HttpResponse:
-    traces = visible_to(Trace, request.user).select_related("owner")
+    traces = visible_to(Trace, request.user).exclude(status=Trace.Status.REMOVED).select_related("owner")
     machines = visible_to(Machine, request.user).select_related("owner")
     return render(request, "traces/list.html", {"traces": traces, "machines": machines})
 
@@ -142,11 +142,12 @@ def trace_parse_again(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def trace_delete(request: HttpRequest, pk: int) -> HttpResponse:
     trace = get_owned_or_404(Trace, request.user, pk)
-    if trace.experiments.exists():
-        messages.error(request, f"“{trace.name}” is used by experiments; delete them first.")
-        return redirect(trace)
-    trace.delete_files()
-    trace.delete()
+    if trace.experiments.exists() or trace.previews.exists():
+        remove_trace(trace)
+        messages.success(request, f"Removed “{trace.name}”: the experiments that used it keep their results "
+                                  "and say the trace was removed by its owner.")
+        return redirect("traces:list")
+    delete_trace(trace)
     messages.success(request, f"Deleted “{trace.name}”.")
     return redirect("traces:list")
 

@@ -297,6 +297,17 @@ BROKEN = {
                     self.start(job)
     ''', "schedule check failed: jobs: job 3 never started: it waits with the machine idle at t=20 and nothing "
          "left to happen (submitted at t=6, 2 of 4 processors): the policy never starts it"),
+    "starts a job it did not queue": ('''
+        def on_submit(self, job):
+            if job != 1:
+                super().on_submit(job)             # keeps job 2 aside, then starts it as if queued
+        def schedule(self):
+            if self.sim.start_time[1] < 0 and self.sim.now >= 5 and self.sim.fits(1):
+                self.start(1)
+            while len(self.queue) and self.sim.fits(self.queue.head()):
+                self.start(self.queue.head())
+    ''', "job 2 is not in the waiting queue: an algorithm that keeps its own list of waiting jobs starts them "
+         "with sim.start(job)"),
     "raises": ('''
         def schedule(self):
             if self.sim.now > 0:

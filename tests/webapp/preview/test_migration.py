@@ -17,7 +17,7 @@ def test_an_old_preview_becomes_an_experiment_whose_runs_are_re_run_from_its_pag
 
     from webapp.preview.models import Preview
 
-    before = [("preview", "0004_preview_params"), ("experiments", "0005_run_dispatched_at")]
+    before = [("preview", "0004_preview_params"), ("experiments", "0006_replicate_set")]
     executor = MigrationExecutor(connection)
     executor.migrate(before)
     try:

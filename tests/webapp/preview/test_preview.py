@@ -127,6 +127,34 @@ def test_a_preview_compares_current_and_proposed_side_by_side(alice, media_root,
         assert title in page, title
 
 
+def test_a_shorter_walltime_is_enforced_and_the_page_says_who_is_refused_and_what_held_the_rest(
+        alice, media_root, wagap_head):
+    """Issue 23: q_1d at 12 h instead of 1 d showed ±0 everywhere; its longer jobs are refused at
+    submission, the page says how many of whose, and what held the jobs that waited."""
+    from engine.api import read_trace, shipped_queue_text
+    trace = make_trace(alice, wagap_head, name="wagap head")
+    current = shipped_queue_text("metacentrum-2014")
+    proposed = current.replace("  - name: q_1d\n    walltime: 24h", "  - name: q_1d\n    walltime: 12h")
+    assert proposed != current
+    preview = make_preview(alice, trace, machine=WAGAP_MACHINES, current=current, proposed=proposed, run=True)
+    runs = {run.label: run for run in preview.experiment.runs.all()}
+    assert {run.status for run in runs.values()} == {"done"}
+    jobs = read_trace(wagap_head).jobs
+    over = jobs[(jobs["queue_name"] == "q_1d") & (jobs["requested_time"] > 12 * 3600)]
+    assert len(over) > 0
+    admission = runs["proposed: mrfs-easy"].summary["admission"]
+    line = next(line for line in admission["lines"] if "q_1d" in line)
+    assert line == (f"{len(over)} jobs of {over['user'].nunique()} users ask for more than q_1d's 12 h: "
+                    "rejected at submission")
+    rejected = runs["proposed: mrfs-easy"].load_rejected()
+    by_q_1d = rejected[rejected["queue"] == "q_1d"]
+    assert sorted(by_q_1d["job_id"]) == sorted(over["job_id"]) and set(by_q_1d["limit"]) == {"walltime 12 h"}
+    page = login(alice).get(preview.get_absolute_url()).content.decode()
+    assert "Jobs refused or moved at submission" in page and line.replace("'", "&#x27;") in page
+    assert f"The {len(rejected)} jobs rejected" in page
+    assert 'id="pending"' in page and "<th>queue limit</th>" in page and "<th>priority</th>" in page
+
+
 def test_a_preview_whose_configuration_names_a_missing_cluster_is_refused_and_nothing_stored(
         alice, media_root, wagap_head):
     trace = make_trace(alice, wagap_head, name="wagap head")

@@ -5,7 +5,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('experiments', '0006_run_queues'),
+        ('experiments', '0007_run_queues'),
         ('preview', '0004_preview_params'),
     ]
 

@@ -4,7 +4,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('experiments', '0005_run_dispatched_at'),
+        ('experiments', '0006_replicate_set'),
     ]
 
     operations = [
