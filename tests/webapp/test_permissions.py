@@ -98,6 +98,7 @@ URLS: dict[str, tuple] = {
     "preview:propose": ("preview", "POST", "change"),
     "preview:download": ("preview", "GET", "view"),
     "preview:tables_csv": ("preview", "GET", "view"),
+    "experiments:run_rejected_csv": ("run", "GET", "view"),
     "preview:machine_new": (None, "GET", "view"),
     "preview:machine_detail": ("machine_file", "GET", "view"),
     "preview:machine_edit": ("machine_file", "GET", "change"),

@@ -121,9 +121,14 @@ def schedule_download(run: Run, kind: str = "schedule") -> StreamingHttpResponse
     title = {"schedule": "SchedLab schedule: one row per job",
              "rejected": "SchedLab jobs rejected at submission: one row per job"}[kind]
 
+    path = run.result_dir / f"{kind}.csv"
+
     def content() -> Iterator[bytes]:
         yield "".join(comment_lines(run_items(run), title=title)).encode()
-        with open(run.result_dir / f"{kind}.csv", "rb") as handle:
+        if not path.exists():   # a run that rejected no job: the columns, no row
+            yield (",".join(api.REJECTED_COLUMNS) + "\n").encode()
+            return
+        with open(path, "rb") as handle:
             while chunk := handle.read(1 << 16):
                 yield chunk
     response = StreamingHttpResponse(content(), content_type="text/csv; charset=utf-8")

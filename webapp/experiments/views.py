@@ -261,9 +261,9 @@ def run_schedule_csv(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_GET
 def run_rejected_csv(request: HttpRequest, pk: int) -> HttpResponse:
-    """The jobs the run's queues rejected at submission, one row each (native ids and user names where
-    the trace has them)."""
+    """The jobs the run rejected at submission, one row each (native ids and user names where the trace
+    has them); only the columns when it rejected none."""
     run = get_visible_or_404(Run.objects.select_related("experiment__trace", "experiment__owner"), request.user, pk)
-    if run.status != Run.Status.DONE or not run.rejected_csv.exists():
-        raise Http404("This run rejected no job (or has not finished).")
+    if run.status != Run.Status.DONE:
+        raise Http404("This run has not finished.")
     return schedule_download(run, "rejected")

@@ -77,4 +77,5 @@ def test_the_periodic_check_runs_on_compose(settings):
     compose = (Path(__file__).resolve().parents[3] / "docker-compose.yml").read_text()
     assert '"celery", "-A", "webapp", "beat"' in compose
     schedule = {entry["task"]: entry["schedule"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
-    assert schedule == {"webapp.experiments.tasks.reconcile_runs": 60.0, "webapp.experiments.tasks.dispatch_runs": 10.0}
+    assert schedule == {"webapp.experiments.tasks.reconcile_runs": 60.0, "webapp.experiments.tasks.dispatch_runs": 10.0,
+                        "webapp.traces.tasks.reconcile_traces": 60.0}

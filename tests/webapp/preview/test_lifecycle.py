@@ -154,3 +154,25 @@ def test_a_finished_preview_downloads_as_one_page_and_its_tables_as_csv(alice, d
     assert int(jobs) == summaries["current"]["jobs"]
     assert float(current) == pytest.approx(summaries["current"]["mean_wait"] / 3600, abs=1e-4)
     assert float(proposed) == pytest.approx(summaries["proposed"]["mean_wait"] / 3600, abs=1e-4)
+
+
+def test_the_jobs_a_run_rejected_download_with_their_ids(alice, alice_client, demo_trace):
+    """A one-core machine cannot run the demo's wider jobs: every job of the trace is either in the
+    run's schedule or listed in its rejected CSV, once; a run that rejected none downloads the columns only."""
+    from engine.api import REJECTED_COLUMNS
+
+    preview = make_preview(alice, demo_trace, machine="0\ttiny\t1\t1\t1\t1048576\n", run=True)
+    run = preview.experiment.runs.get(queues="current")
+    assert run.status == "done", run.error
+    body = b"".join(alice_client.get(reverse("experiments:run_rejected_csv", args=[run.pk])).streaming_content)
+    rows = [line for line in body.decode().splitlines() if not line.startswith("#")]
+    every = set(demo_trace.workload().jobs["job_id"])
+    ran = set(run.load_schedule()["job_id"])
+    header = rows[0].split(",")   # native_id and user_name where the trace has them (an SWF has not)
+    assert header == [c for c in REJECTED_COLUMNS if c in header] and {"job_id", "reason", "limit"} <= set(header)
+    listed = [int(row.split(",")[0]) for row in rows[1:]]
+    assert len(listed) == len(set(listed)) > 0
+    assert set(listed) == every - ran and not set(listed) & ran
+    other = make_preview(alice, demo_trace, run=True).experiment.runs.get(queues="current")
+    body = b"".join(alice_client.get(reverse("experiments:run_rejected_csv", args=[other.pk])).streaming_content)
+    assert [line for line in body.decode().splitlines() if not line.startswith("#")] == [",".join(REJECTED_COLUMNS)]
