@@ -80,7 +80,7 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
                                           usage_histogram)
     from engine.metrics.diff import JobDiff, delta_histogram, gains_by, job_diff, moved_most
     from engine.metrics.fairness import jain_index, per_user
-    from engine.metrics.fidelity import fidelity
+    from engine.metrics.fidelity import fidelity, recording_check
     from engine.metrics.groups import busy_by_group, penalty_increase, weekly
     from engine.metrics.bootstrap import Bootstrap
     from engine.metrics.counted import Counted, Trim, parse_trim
@@ -96,6 +96,7 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
     from engine.platform.infer import infer as infer_configuration
     from engine.platform.infer import time_zone as trace_time_zone
     from engine.platform.infer import zone_named as time_zone_named
+    from engine.platform.infer import clusters_seen
     from engine.workload.slurm import WALL_CLOCK_FORMATS
     from engine.platform.machines import Machine, parse_machines, read_machines
     from engine.platform.queues import QueueConfig, check_pools, config_yaml, parse_queue_config, walltime_yaml
@@ -160,7 +161,7 @@ __all__ = [
     "QueueConfig", "read_queue_config", "parse_queue_config", "config_yaml", "check_pools", "walltime_yaml",
     "SHIPPED_QUEUE_CONFIGS", "shipped_queue_text",
     "Allocations", "read_allocations", "parse_allocations", "sfs_scenario",
-    "InferredConfiguration", "infer_configuration",
+    "InferredConfiguration", "infer_configuration", "clusters_seen",
     # policies
     "PolicySpec", "list_policies", "resolve_policy", "workload_options", "POLICY_FAMILIES", "PAPERS",
     "check_formula", "formula_grammar", "load_policy_plugins", "POLICY_ENTRY_POINT_GROUP",
@@ -179,7 +180,7 @@ __all__ = [
     # metrics for figures
     "busy_processors", "queue_length", "occupancy_by", "downsample_steps", "jain_index", "per_user",
     "compared_summaries", "deadline_mask", "deadline_usage", "has_deadlines", "usage_histogram",
-    "busy_by_group", "penalty_increase", "weekly", "priority_series", "fidelity", "human_seconds",
+    "busy_by_group", "penalty_increase", "weekly", "priority_series", "fidelity", "recording_check", "human_seconds",
     "day_edges", "envelope", "wall_clock", "by_queue", "user_changes",
     "JobDiff", "job_diff", "delta_histogram", "gains_by", "moved_most",
     # replicated comparisons (issue 26): plan -> run each spec (anywhere) -> combine
@@ -206,7 +207,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     **{name: ("engine.metrics.diff", name) for name in ("JobDiff", "delta_histogram", "gains_by", "job_diff",
                                                         "moved_most")},
     **{name: ("engine.metrics.fairness", name) for name in ("jain_index", "per_user")},
-    "fidelity": ("engine.metrics.fidelity", "fidelity"),
+    **{name: ("engine.metrics.fidelity", name) for name in ("fidelity", "recording_check")},
     **{name: ("engine.platform.slurmconf", name) for name in ("SlurmSite", "read_slurm_site", "describe_site", "slurm_time")},
     **{name: ("engine.platform.pbsconf", name) for name in ("PbsServer", "read_pbs_site", "describe_pbs_site")},
     **{name: ("engine.metrics.units", name) for name in ("DURATION_UNITS", "METRICS", "Metric", "countdown_text", "date_text",
@@ -240,6 +241,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "infer_configuration": ("engine.platform.infer", "infer"),
     "trace_time_zone": ("engine.platform.infer", "time_zone"),
     "time_zone_named": ("engine.platform.infer", "zone_named"),
+    "clusters_seen": ("engine.platform.infer", "clusters_seen"),
     "WALL_CLOCK_FORMATS": ("engine.workload.slurm", "WALL_CLOCK_FORMATS"),
     **{name: ("engine.platform.machines", name) for name in ("Machine", "parse_machines", "read_machines")},
     **{name: ("engine.platform.queues", name) for name in ("QueueConfig", "parse_queue_config", "config_yaml",

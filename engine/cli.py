@@ -45,6 +45,21 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(USAGE_ERROR, f"error: {self.prog}: {line} (see {self.prog} --help)\n")
 
 
+#: the largest machine a size flag takes (as the readers' machine size: engine.workload.loading)
+MAX_PROCESSORS = 2**31 - 1
+
+
+def processor_count(text: str) -> int:
+    """A size flag's value: a whole number from 1 to MAX_PROCESSORS (argparse reports a bad one in one line)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text[:40]!r}") from None
+    if not 1 <= value <= MAX_PROCESSORS:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to {MAX_PROCESSORS}, got {text[:40]}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="python -m engine", description="SchedLab's scheduling simulator.")
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
@@ -153,7 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
     fid = commands.add_parser("fidelity", help="a simulated schedule against the recorded one (JSON)")
     fid.add_argument("recorded", metavar="RECORDED.csv", help="the schedule of --policy recorded")
     fid.add_argument("simulated", metavar="SIMULATED.csv", help="a simulated schedule of the same trace")
-    fid.add_argument("--capacity", type=int, help="processors of the machine (for utilization)")
+    fid.add_argument("--capacity", type=processor_count, help="processors of the machine (for utilization)")
     fid.set_defaults(command=run_fidelity)
     return parser
 

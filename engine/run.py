@@ -258,7 +258,7 @@ def held_times_of(sim: Simulation, allocator: NodeAllocator | None, schedule: pd
     if allocator is not None:
         return held_times(submit, start, end, node_sweep(allocator))
     size = np.asarray(sim.size, dtype=np.int64)
-    if use_kernel(len(size)):
+    if use_kernel(submit, start, size):
         return held_times(submit, start, end, pool_sweep(size, sim.capacity))
     return pool_held_plainly(submit, start, end, size, sim.capacity)
 

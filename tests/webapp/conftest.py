@@ -52,8 +52,10 @@ def staff_client(staff) -> Client:
     return login(staff)
 
 
-def make_trace(owner, source: Path = DEMO_SWF, *, name: str = "demo", shared: bool = False, parse: bool = True) -> Trace:  # noqa: ANN001
-    """A trace stored the way an upload stores it (by content hash), parsed by the real task."""
+def make_trace(owner, source: Path = DEMO_SWF, *, name: str = "demo", shared: bool = False, parse: bool = True,
+               format: str = "swf") -> Trace:  # noqa: ANN001
+    """A trace stored the way an upload stores it (by content hash), parsed by the real task; ``format``
+    as the upload's check detects it ("pbs" for an accounting log)."""
     from webapp.traces.uploads import hash_and_measure
 
     sha, compressed = hash_and_measure(source, source.name)
@@ -64,7 +66,7 @@ def make_trace(owner, source: Path = DEMO_SWF, *, name: str = "demo", shared: bo
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(source, target)
     trace = Trace.objects.create(owner=owner, name=name, shared=shared, sha256=sha, file=relative,
-                                 original_name=source.name, size_bytes=target.stat().st_size)
+                                 original_name=source.name, size_bytes=target.stat().st_size, format=format)
     if parse:
         parse_trace(trace.pk)
         trace.refresh_from_db()

@@ -61,6 +61,7 @@ class Comparison:
     time_axis: TimeAxis = field(default_factory=TimeAxis)       # calendar of the trace, if it has one
     baseline: str = ""                                          # the run the metrics table compares against
     table_css: str = ""                                         # the metrics table's style, for the download
+    unusable: dict[str, str] = field(default_factory=dict)     # runs that cannot be the baseline → why
 
     @property
     def colours(self) -> dict[str, str]:
@@ -145,8 +146,11 @@ def _with_missing(layout: LayoutDOM, comparison: Comparison) -> LayoutDOM:
 
 def metrics_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:
     """The metrics table (HTML with its style: the download shows it as the page does)."""
-    table = metrics_table_html(summaries_of(comparison), baseline=params.get("baseline") or comparison.baseline,
-                               colours=comparison.colours)
+    requested = params.get("baseline")
+    baseline = requested if requested in comparison.schedules and requested not in comparison.unusable \
+        else comparison.baseline
+    table = metrics_table_html(summaries_of(comparison), baseline=baseline or None, colours=comparison.colours,
+                               unusable=comparison.unusable)
     return Div(text=f"<style>{comparison.table_css}</style>{table}", width=1100)
 
 

@@ -44,6 +44,7 @@ class ReplicateChoice:
     warmup: str = "0"              # "2d" or "500j" (engine.api.parse_trim)
     cooldown: str = "0"
     without_flurries: bool = False
+    paper: str = ""                # the reproduce-a-paper preset it came from (its claims are judged)
 
     @property
     def spec(self) -> str:
@@ -52,7 +53,29 @@ class ReplicateChoice:
 
     def options(self) -> dict[str, Any]:
         return {"load": self.load, "warmup": self.warmup, "cooldown": self.cooldown,
-                "without_flurries": self.without_flurries}
+                "without_flurries": self.without_flurries, "paper": self.paper}
+
+
+def choice_from_json(value: Any) -> ReplicateChoice:
+    """The API's "replicates": "weeks" | "shake:10" | {"spec": "resample:20", "load": 1.2, "warmup": "2d",
+    "cooldown": "500j", "without_flurries": true}; ExperimentError naming the field otherwise."""
+    data = {"spec": value} if isinstance(value, str) else value
+    if not isinstance(data, dict) or not isinstance(data.get("spec"), str):
+        raise ExperimentError('field replicates: "weeks", "windows:N", "shake:K", "resample:N" or {"spec": ..., '
+                              '"load", "warmup", "cooldown", "without_flurries"}')
+    unknown = sorted(set(data) - {"spec", "load", "warmup", "cooldown", "without_flurries"})
+    if unknown:
+        raise ExperimentError(f"field replicates: unknown key {unknown[0]!r}")
+    kind, _, count = data["spec"].strip().partition(":")
+    if kind not in KINDS or not kind or (kind != "weeks" and not count) or (count and not count.isdigit()):
+        raise ExperimentError(f"field replicates: {data['spec']!r} is not weeks, weeks:N, windows:N, shake:K or resample:N")
+    load = data.get("load", 1.0)
+    if isinstance(load, bool) or not isinstance(load, (int, float)):
+        raise ExperimentError("field replicates.load: a number")
+    choice = ReplicateChoice(kind, int(count) if count else None, float(load), str(data.get("warmup", "0")),
+                             str(data.get("cooldown", "0")), bool(data.get("without_flurries", False)))
+    counted_of(choice)
+    return choice
 
 
 def counted_of(choice: ReplicateChoice) -> Any:

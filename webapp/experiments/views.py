@@ -3,6 +3,8 @@ cancel, re-run, delete, and the CSV downloads."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from django.contrib import messages
 from django.db import transaction
 from django.db.models import QuerySet
@@ -94,7 +96,8 @@ def experiment_new(request: HttpRequest) -> HttpResponse:
                 )
                 attach(experiment, data.get("allocations"))
                 if data.get("replicate_choice") is not None:
-                    add_replicates(experiment, data["replicate_choice"])
+                    choice = data["replicate_choice"]
+                    add_replicates(experiment, replace(choice, paper=reproduce.key) if reproduce else choice)
         except ExperimentError as e:
             form.add_error(None, str(e))
         else:
@@ -128,7 +131,7 @@ def page_metrics() -> list[tuple[str, str]]:
 
 @require_GET
 def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    experiment = get_visible_or_404(Experiment.objects.select_related("owner", "trace", "machine", "preview"),
+    experiment = get_visible_or_404(Experiment.objects.select_related("owner", "trace", "machine", "preview", "replicate_set"),
                                     request.user, pk)
     preview = getattr(experiment, "preview", None)
     if preview is not None:   # a preview's page shows its runs beside what they mean
@@ -160,7 +163,11 @@ def comparable_runs(experiment: Experiment, user: Viewer) -> list[Run]:
 
 
 def replicate_set(experiment: Experiment) -> ReplicateSet | None:
-    return ReplicateSet.objects.filter(experiment=experiment).select_related("runs_experiment").first()
+    """The experiment's replicate set, or None (no query when it was selected with the experiment)."""
+    try:
+        return experiment.replicate_set
+    except ReplicateSet.DoesNotExist:
+        return None
 
 
 def replicates_state(experiment: Experiment) -> dict | None:
@@ -171,7 +178,7 @@ def replicates_state(experiment: Experiment) -> dict | None:
 
 @require_GET
 def experiment_progress(request: HttpRequest, pk: int) -> JsonResponse:
-    experiment = get_visible_or_404(Experiment, request.user, pk)
+    experiment = get_visible_or_404(Experiment.objects.select_related("replicate_set"), request.user, pk)
     reconcile(experiment.runs.all())  # the page's poll doubles as the periodic lost-worker check
     payload = progress_payload(experiment)
     replicates = replicate_set(experiment)

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db.models import F
 from django.utils import timezone
 
-from engine.api import WorkloadError, describe, error_line, trace_time_zone
+from engine.api import WorkloadError, clusters_seen, describe, error_line, trace_time_zone
 from webapp.core.broker import waiting_messages
 from webapp.core.limits import LIMIT_ERRORS, limit_message, memory_limit
 from webapp.traces.models import Trace
@@ -38,6 +38,7 @@ def parse_trace(trace_id: int) -> int:
             target = trace.cache_path_for(procs)
             summary = describe(workload)
             summary["source"] = trace.name
+            summary["clusters_seen"] = clusters_seen(workload)     # None: the trace records no hosts
             zone = trace.time_zone or trace_time_zone(workload)[1]
     except WorkloadError as e:
         _finish(trace_id, Trace.Status.INVALID, error=error_line(e, name=trace.original_name or trace.name))

@@ -210,6 +210,8 @@ def clean_upload_temp(max_age: float | None = None, *, folder: Path | None = Non
     cutoff = time.time() - (settings.SCHEDLAB_UPLOAD_TEMP_MAX_AGE if max_age is None else max_age)
     removed = []
     for path in folder.glob("*") if folder.is_dir() else ():
+        if not _upload_leftover(path.name):
+            continue        # not an upload's: the folder may be shared (SCHEDLAB_UPLOAD_TEMP_DIR=/tmp)
         try:
             if path.is_file() and path.stat().st_mtime < cutoff:
                 path.unlink()
@@ -217,3 +219,8 @@ def clean_upload_temp(max_age: float | None = None, *, folder: Path | None = Non
         except OSError:
             continue        # gone meanwhile, or not ours to remove
     return removed
+
+
+def _upload_leftover(name: str) -> bool:
+    """Django's temporary upload files (``tmpXXXX.upload.swf``) and the staged links of inspect_upload."""
+    return ".upload" in name or name.startswith(".staged-")

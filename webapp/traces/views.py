@@ -10,6 +10,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from engine.api import duration_text, number_text, swf_text
 from webapp.core.permissions import can_change, get_owned_or_404, get_visible_or_404, visible_to
+from webapp.traces.flurries import flurry_listing
 from webapp.traces.forms import MachineForm, TraceEditForm, TraceUploadForm
 from webapp.traces.models import Machine, Trace
 from webapp.quotas.services import QuotaExceeded
@@ -64,6 +65,7 @@ def trace_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "report": (trace.summary or {}).get("report") or {},
         "job_stats": job_statistics(trace.summary or {}),
         "calendar": calendar_span(trace) if trace.is_ready else {},
+        "flurries": flurry_listing(trace) if trace.is_ready else {},
     }
     return render(request, "traces/detail.html", ctx)
 

@@ -28,6 +28,15 @@ def run_all(experiment: Experiment) -> None:
 
 
 @pytest.fixture
+def script(alice):
+    """A client that sends alice's token, as a script would."""
+    from django.test import Client
+
+    from webapp.accounts.models import Token
+    return Client(HTTP_AUTHORIZATION=f"Token {Token.issue(alice)}")
+
+
+@pytest.fixture
 def small_trace(alice, tmp_path):
     from tests.synthetic import synthetic_swf
     return make_trace(alice, synthetic_swf(tmp_path / "small.swf", jobs=600, procs=64), name="small")
@@ -134,3 +143,99 @@ def test_the_experiment_page_and_its_poll_show_one_bar_for_the_set(alice_client,
     assert data["replicates"]["status"] == "cancelled" and data["replicates"]["report_ready"] is False
     alice_client.post(reverse("experiments:delete", args=[experiment.pk]))
     assert not Experiment.objects.exists() and not Run.objects.exists()
+
+
+@pytest.fixture
+def replicated(alice, small_trace):
+    """An experiment fcfs vs easy with 5 windows, every run done here."""
+    from webapp.experiments.replicates import ReplicateChoice, add_replicates
+    from webapp.experiments.services import create_experiment
+
+    experiment = create_experiment(alice, name="replicated", trace=small_trace, procs=None, machine=None,
+                                   policies=[{"preset": "fcfs"}, {"preset": "easy"}])
+    add_replicates(experiment, ReplicateChoice("windows", 5))
+    run_all(experiment)
+    experiment.replicate_set.refresh_from_db()
+    assert experiment.replicate_set.report is not None, experiment.replicate_set.error
+    return experiment
+
+
+def test_the_comparison_page_shows_intervals_verdicts_and_the_forest_plot(alice_client, replicated):
+    report = replicated.replicate_set.report
+    page = alice_client.get(reverse("dashboards:comparison", args=[replicated.pk])).content.decode()
+    assert 'id="verdicts"' in page
+    for pair in report["pairs"]:
+        assert pair["verdict"].replace("'", "&#x27;") in page or pair["verdict"] in page
+    assert "class='ci'" in page and "95 % CI" in page
+    assert reverse("dashboards:forest", args=[replicated.pk]) in page
+    forest = alice_client.get(reverse("dashboards:forest", args=[replicated.pk]))
+    assert forest.status_code == 200
+    import gzip
+    import json
+    body = forest.content if forest.get("Content-Encoding") != "gzip" else gzip.decompress(forest.content)
+    assert json.loads(body)["target_id"] == "plot-forest"
+
+
+def test_the_api_returns_the_report_json_of_the_command_line(script, replicated):
+    data = script.get(f"/api/experiments/{replicated.pk}/replicates/").json()
+    assert data == replicated.replicate_set.report
+    assert data["pairs"], "no pairs"
+    for pair in data["pairs"]:
+        assert {"a", "b", "metric", "difference", "ci", "replicates", "method", "verdict"} <= set(pair)
+        assert pair["replicates"] == 5 and isinstance(pair["verdict"], str) and pair["verdict"]
+        if pair["ci"] is not None:
+            low, high = pair["ci"]
+            assert low <= high
+            if pair["difference"] is not None:
+                assert low <= pair["difference"] <= high
+    first = data["pairs"][0]
+    assert (first["a"], first["b"]) == ("fcfs", "easy")
+
+
+def test_the_api_creates_an_experiment_with_replicates_and_says_while_they_run(script, small_trace):
+    response = script.post("/api/experiments/", {"trace": small_trace.pk, "policies": [{"preset": "fcfs"}, {"preset": "easy"}],
+                                              "replicates": {"spec": "shake:3", "warmup": "10j"}},
+                        content_type="application/json")
+    assert response.status_code == 201, response.content
+    pk = response.json()["id"]
+    waiting = script.get(f"/api/experiments/{pk}/replicates/")
+    assert waiting.status_code == 409 and waiting.json()["progress"]["total"] == 3
+    bad = script.post("/api/experiments/", {"trace": small_trace.pk, "policies": [{"preset": "fcfs"}, {"preset": "easy"}],
+                                         "replicates": "shake"}, content_type="application/json")
+    assert bad.status_code == 400 and "replicates" in bad.json()["error"]
+    assert [e["id"] for e in script.get("/api/experiments/").json()["experiments"]] == [pk]
+    ordinary = script.post("/api/experiments/", {"trace": small_trace.pk, "policies": [{"preset": "fcfs"}]},
+                        content_type="application/json").json()["id"]
+    assert script.get(f"/api/experiments/{ordinary}/replicates/").status_code == 404
+
+
+def test_a_paper_preset_chooses_replicates_by_default(alice_client, small_trace):
+    page = alice_client.get(reverse("experiments:new") + "?reproduce=plan").content.decode()
+    assert 'name="replicates" value="windows"' in page
+    checked = page.split('name="replicates" value="windows"')[1].split(">")[0]
+    assert "checked" in checked
+    assert 'name="replicate_count" value="6"' in page
+
+
+def test_the_comparison_page_says_whether_the_replicates_agree_with_the_paper(alice_client, replicated, monkeypatch):
+    from webapp.dashboards import views as dashboard_views
+    from webapp.experiments.reproduce import Claim, PaperPreset, claim_pairs, judge_paper, paper_verdict
+
+    preset = PaperPreset(key="test", title="t", found="EASY waits less than FCFS.", trace_hint="", setup="",
+                         claims=(Claim("fcfs", "easy", "mean_wait", "lower"), Claim("fcfs", "easy", "utilization", "same"),
+                                 Claim("fcfs", "sjf", "mean_wait", "lower")))
+    report = replicated.replicate_set.report
+    assert claim_pairs(report, preset.claims[0]) == [("fcfs", "easy")]
+    assert claim_pairs(report, preset.claims[2]) == []            # no sjf here: nothing judged
+    judgements = judge_paper(report, preset)
+    assert len(judgements) == 2
+    wait = next(p for p in report["pairs"] if p["metric"] == "mean_wait" and p["set"] == report["sets"][0]["name"])
+    expected = ("cannot tell" if wait["direction"] is None else "agrees" if wait["direction"] == "lower" else "contradicts")
+    assert judgements[0]["status"] == expected
+    monkeypatch.setitem(dashboard_views.PAPER_PRESETS, "test", preset)
+    replicated.replicate_set.options = {**replicated.replicate_set.options, "paper": "test"}
+    replicated.replicate_set.save()
+    page = alice_client.get(reverse("dashboards:comparison", args=[replicated.pk])).content.decode()
+    assert 'id="paper-claims"' in page and "EASY waits less than FCFS." in page
+    assert paper_verdict(judgements).replace("'", "&#x27;") in page
+    assert page.count('class="claim claim-') == 2

@@ -48,6 +48,15 @@ def test_a_metacentrum_trace_uploads_and_parses(alice, media_root, wagap_head):
     assert trace.format == "metacentrum"
     assert client.get(trace.get_absolute_url()).status_code == 200
     assert client.get(reverse("dashboards:trace_plots", args=[trace.pk])).status_code == 200
+    # the page names the clusters the jobs ran on (not the largest job as the "machine size")
+    from engine.api import clusters_seen, read_trace
+    seen = clusters_seen(read_trace(wagap_head))
+    assert [c["name"] for c in seen["clusters"]] == [c["name"] for c in trace.summary["clusters_seen"]["clusters"]]
+    assert "zewura" in {c["name"] for c in seen["clusters"]}
+    page = client.get(trace.get_absolute_url()).content.decode()
+    first = seen["clusters"][0]
+    assert f'{first["name"]}: {first["nodes"]} node' in page and f'{seen["cores"]:,} cores on' in page
+    assert "Largest job" in page and "Machine size" not in page and "Time zone" in page
 
 
 def test_the_memory_unit_chosen_at_upload_is_used(alice, media_root, wagap_head):

@@ -125,8 +125,12 @@ def test_leftover_upload_files_are_removed_when_old(settings, tmp_path):
     hours_ago = time.time() - settings.SCHEDLAB_UPLOAD_TEMP_MAX_AGE - 60
     os.utime(old, (hours_ago, hours_ago))
 
+    other = folder / "someone-elses-file"
+    other.write_bytes(b"z")
+    os.utime(other, (hours_ago, hours_ago))
+
     assert clean_upload_temp() == [old]
-    assert not old.exists() and fresh.exists()
+    assert not old.exists() and fresh.exists() and other.exists()
 
 
 def test_the_periodic_check_and_the_start_up_clean_leftovers(settings, queue):  # noqa: F811
