@@ -115,6 +115,7 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
     from engine.policies.registry import catalog as list_policies
     from engine.policies.registry import resolve as resolve_policy
     from engine.policies.registry import workload_option_schemas as workload_options
+    from engine.policies.registry import schedule_depends_on
     from engine.replicates.local import ReplicateError
     from engine.replicates.local import compare_here as compare_replicates
     from engine.replicates.local import run_plan as run_replicates
@@ -163,7 +164,7 @@ __all__ = [
     "Allocations", "read_allocations", "parse_allocations", "sfs_scenario",
     "InferredConfiguration", "infer_configuration", "clusters_seen",
     # policies
-    "PolicySpec", "list_policies", "resolve_policy", "workload_options", "POLICY_FAMILIES", "PAPERS",
+    "PolicySpec", "list_policies", "resolve_policy", "workload_options", "schedule_depends_on", "POLICY_FAMILIES", "PAPERS",
     "check_formula", "formula_grammar", "load_policy_plugins", "POLICY_ENTRY_POINT_GROUP",
     # writing a policy plugin (docs/policies.md)
     "Algorithm", "Ordering", "Param", "WaitingQueue", "Simulation", "Profile", "running_jobs_profile",
@@ -262,6 +263,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "list_policies": ("engine.policies.registry", "catalog"),
     "resolve_policy": ("engine.policies.registry", "resolve"),
     "workload_options": ("engine.policies.registry", "workload_option_schemas"),
+    "schedule_depends_on": ("engine.policies.registry", "schedule_depends_on"),
     **{name: ("engine.run", name) for name in ("Cleaning", "Clusters", "Pool", "Scenario", "Transforms", "run",
                                                "simulate")},
     "time_left": ("engine.sim.eta", "time_left"),

@@ -272,8 +272,19 @@ def diff_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:
 def sweep_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:
     if not comparison.sweep_parameter:
         return column(heading("Sweep"), note("This experiment is not a sweep."))
-    return sweep_trend(comparison.sweep_parameter, comparison.sweep_values, comparison.sweep_series,
-                       baselines=comparison.sweep_baselines)
+    trend = sweep_trend(comparison.sweep_parameter, comparison.sweep_values, comparison.sweep_series,
+                        baselines=comparison.sweep_baselines)
+    if not comparison.sweep_baselines:
+        return trend
+    return column(trend, note(unswept_note(comparison.sweep_parameter, list(comparison.sweep_baselines))))
+
+
+def unswept_note(parameter: str, labels: list[str]) -> str:
+    """Why some runs are one dashed line: the experiment ran them once (see plan_runs)."""
+    return (f"{', '.join(labels)}: run once, drawn as dashed lines, the same at every {parameter}: the swept value "
+            "cannot change their schedule (they do not have it, or do not read it: EASY and conservative ignore "
+            "deadlines, so a deadline-share sweep runs only DBF at each share; the DBF paper, Fig. 2, likewise "
+            "shows them per share only through the regular jobs).")
 
 
 def has_deadline_jobs(schedules: Mapping[str, pd.DataFrame]) -> bool:

@@ -156,7 +156,8 @@ COMPARABLE_RUNS = 60
 def comparable_runs(experiment: Experiment, user: Viewer) -> list[Run]:
     """Finished runs of other experiments on the same trace that ``user`` may see."""
     return list(visible_to(Run, user).filter(experiment__trace=experiment.trace_id, status=Run.Status.DONE)
-                .exclude(experiment=experiment).select_related("experiment__owner")
+                .exclude(experiment=experiment).exclude(experiment__in=hidden_experiment_ids())
+                .select_related("experiment__owner")
                 .only("pk", "label", "load_factor", "experiment__name", "experiment__days", "experiment__owner_id",
                       "experiment__owner__username")
                 .order_by("-experiment__created", "position", "pk")[:COMPARABLE_RUNS])
