@@ -349,7 +349,7 @@ register_ordering(Component("slurm", slurm_priority, PARAMS,
 class SlurmBackfill(Algorithm):
     """Slurm's backfill pass, run every ``sched_cycle`` seconds (the site's bf_interval) from the
     first submission: from the running jobs' expected ends, the waiting jobs are walked in priority
-    order (the first ``backfill_bound`` of them, bf_max_job_test); each starts now if it fits now
+    order (the first ``backfill_bound`` of them; inf = the site's bf_max_job_test); each starts now if it fits now
     for its whole time limit, else gets a reservation at the earliest time it fits, which later
     jobs must not delay. Reservations are rebuilt at every pass (Slurm keeps none between passes),
     so the pass is conservative backfilling from scratch each cycle. ``sched_cycle`` 0 runs the
@@ -363,6 +363,10 @@ class SlurmBackfill(Algorithm):
             cycle = float(site.conf.scheduler.get("bf_interval", 30)) if isinstance(site, SlurmSite) else 0.0
         self.cycle = int(cycle)
         self.origin = int(min(sim.submit)) if sim.n else 0
+        #: jobs one pass tests: backfill_bound when set, else the site's bf_max_job_test
+        self.bound = bounded(params)
+        if self.bound is None and isinstance(site, SlurmSite):
+            self.bound = int(site.conf.scheduler.get("bf_max_job_test", 500))
 
     def schedule(self) -> None:
         sim, queue = self.sim, self.queue
@@ -370,12 +374,14 @@ class SlurmBackfill(Algorithm):
             offset = (sim.now - self.origin) % self.cycle
             if offset:
                 sim.wake_at(sim.now - offset + self.cycle)
+                if self.params.get("main_at_events", False):
+                    self.main_pass()
                 return
         if not len(queue):
             return
         now, size, estimate = sim.now, sim.size, sim.estimate
         profile = running_jobs_profile(sim)
-        for job in islice(queue.jobs(), bounded(self.params)):
+        for job in islice(queue.jobs(), self.bound):
             if not queue.may_start(job):
                 continue
             duration = max(int(estimate[job]), 1)
@@ -387,10 +393,23 @@ class SlurmBackfill(Algorithm):
             profile.reserve(at, at + duration, int(size[job]))
 
 
+    def main_pass(self) -> None:
+        """Slurm's main scheduler at a submission or an end: jobs in priority order while each fits."""
+        sim, queue = self.sim, self.queue
+        while len(queue):
+            head = queue.head()
+            if not sim.fits(head):
+                return
+            self.start(head)
+
+
 SCHED_CYCLE = Param("sched_cycle", "float", FROM_SITE, "seconds between scheduling passes (-1 = the site's "
                     "bf_interval; 0 = at every submission and end)", minimum=FROM_SITE, label="scheduling cycle",
                     unit="s")
-register_algorithm(Component("slurm-backfill", SlurmBackfill, (BACKFILL_BOUND, SCHED_CYCLE),
+MAIN_AT_EVENTS = Param("main_at_events", "bool", False, "also run Slurm's main scheduler (priority order, "
+                       "stopping at the first job that does not fit) at every submission and end",
+                       label="main scheduler at events")
+register_algorithm(Component("slurm-backfill", SlurmBackfill, (BACKFILL_BOUND, SCHED_CYCLE, MAIN_AT_EVENTS),
                              "EASY backfilling at Slurm's backfill cycles (bf_interval)"))
 register(Preset("slurm", "Slurm as configured: multifactor priority (PriorityTier first, recalculated every "
                 "PriorityCalcPeriod), QOS MaxJobsPU holds, EASY-like backfill (needs --slurm-conf).",

@@ -45,6 +45,9 @@ URLS: dict[str, tuple] = {
     "experiments:run_cancel": ("run", "POST", "change"),
     "experiments:run_rerun": ("run", "POST", "change"),
     "experiments:run_schedule_csv": ("run", "GET", "view"),
+    "experiments:replicates_retry": ("replicated", "POST", "change"),
+    "api:experiment_replicates": ("replicated", "GET", "view"),
+    "dashboards:forest": ("replicated", "GET", "view"),
     "api:token": (None, "POST", "public"),
     # The accounts app (webapp.accounts): one's own API tokens.
     "accounts:tokens": (None, "GET", "view"),
@@ -146,7 +149,19 @@ def objects(alice, bob, demo_trace):
     return {"trace": demo_trace, "machine": machine, "experiment": experiment, "run": experiment.runs.get(),
             "allocations": AllocationSet.objects.create(owner=alice, name="alice's allocations", text=ALLOCATIONS),
             "study": study, "token": Token.objects.get(pk=Token.create_for(alice, "alice's token")[1].pk),
-            **preview_objects(alice, demo_trace)}
+            "replicated": replicated_experiment(alice, demo_trace), **preview_objects(alice, demo_trace)}
+
+
+def replicated_experiment(alice, trace):  # noqa: ANN001, ANN201
+    """Alice's experiment with a (finished) replicate set: its report, the API's and the forest plot's."""
+    from webapp.experiments.models import ReplicateSet
+
+    def experiment(name: str) -> Experiment:
+        return Experiment.objects.create(owner=alice, name=name, trace=trace, procs=16)
+
+    report = {"sets": [{"name": "weeks", "description": "2 weekly windows"}], "pairs": []}
+    return ReplicateSet.objects.create(experiment=experiment("alice's replicated"), runs_experiment=experiment("hidden"),
+                                       spec="weeks", plan={"runs": []}, report=report).experiment
 
 
 def preview_objects(alice, trace):  # noqa: ANN001, ANN201
@@ -214,7 +229,7 @@ def test_another_users_private_object_is_not_found(name, objects, bob):
 @pytest.mark.django_db
 @pytest.mark.parametrize("name", CHANGE_URLS)
 def test_a_shared_object_is_still_changed_only_by_its_owner(name, objects, bob):
-    for kind in ("trace", "machine", "experiment", "allocations", "machine_file", "queue_file", "preview"):
+    for kind in ("trace", "machine", "experiment", "allocations", "machine_file", "queue_file", "preview", "replicated"):
         share(objects[kind])
     response = request(login(bob), name, url_for(name, objects), bob)
     assert response.status_code == 404, f"{name}: {response.status_code}"
@@ -224,7 +239,7 @@ def test_a_shared_object_is_still_changed_only_by_its_owner(name, objects, bob):
 @pytest.mark.django_db
 @pytest.mark.parametrize("name", [n for n in OBJECT_URLS if URLS[n][2] == "view"])
 def test_a_shared_object_is_visible_to_others(name, objects, bob):
-    for kind in ("trace", "experiment", "allocations", "machine_file", "queue_file", "preview"):
+    for kind in ("trace", "experiment", "allocations", "machine_file", "queue_file", "preview", "replicated"):
         share(objects[kind])
     if name in DONE_PREVIEW_URLS:
         compute(objects["preview"])

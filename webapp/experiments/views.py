@@ -23,7 +23,7 @@ from webapp.experiments.models import ReplicateSet
 from webapp.experiments.replicates import (add_replicates, cancel_replicates, hidden_experiment_ids, retry_replicates,
                                            set_progress)
 from webapp.experiments.reproduce import PRESETS as PAPER_PRESETS
-from webapp.experiments.reproduce import PaperPreset
+from webapp.experiments.reproduce import PaperPreset, paper_allocations, paper_trace, paper_trace_note
 from webapp.experiments.services import (
     PAGE_METRICS, ExperimentError, cancel_run, create_experiment, delete_experiment,
     progress_payload, queue_places, rerun, shown_metrics, time_left_text,
@@ -80,6 +80,15 @@ def experiment_new(request: HttpRequest) -> HttpResponse:
     if reproduce is not None and not reproduce.study:
         initial.update(reproduce.initial())
     form = ExperimentForm(request.user, request.POST or None, initial=initial)
+    trace_note = ""
+    if reproduce is not None and not reproduce.study:
+        chosen = paper_trace(reproduce, form.fields["trace"].queryset)
+        if chosen is not None and "trace" not in initial:
+            form.initial["trace"] = chosen.pk
+        allocations = paper_allocations(reproduce, chosen, form.fields["allocations"].queryset)
+        if allocations is not None:
+            form.initial["allocations"] = allocations.pk
+        trace_note = paper_trace_note(reproduce, chosen, allocations)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         source = data["machine_source"]
@@ -106,7 +115,7 @@ def experiment_new(request: HttpRequest) -> HttpResponse:
     status = 400 if request.method == "POST" else 200
     day_zero = {trace.pk: trace.day_zero() for trace in form.fields["trace"].queryset}
     return render(request, "experiments/new.html", {"form": form, "reproduce": reproduce, "presets": paper_presets(),
-                                                    "day_zero": day_zero}, status=status)
+                                                    "day_zero": day_zero, "paper_trace_note": trace_note}, status=status)
 
 
 def comparison_url(experiment: Experiment) -> str:

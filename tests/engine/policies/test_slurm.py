@@ -127,3 +127,25 @@ def test_fair_tree_merges_the_children_of_tied_accounts():
     # and c1 (LF 1) tie too -> rank 2 for both after a2 (4) and a1 (3)
     factors = fair_tree_factors(tree({"a1": 30, "a2": 10, "b1": 45, "c1": 15}))
     assert factors == {("A", "a2"): 1.0, ("A", "a1"): 0.75, ("B", "b1"): 0.5, ("C", "c1"): 0.5}
+
+
+def test_a_pass_tests_only_the_first_bf_max_job_test_jobs(workload):
+    # bf_max_job_test=1: the pass tests the 16-CPU job at the head only (it waits for the running
+    # job), so the small job behind it is not backfilled until the head has started
+    s = site("SchedulerParameters=bf_interval=5,bf_max_job_test=1\n", max_jobs=None)
+    w = workload([(0, 100, 100, 8), (1, 50, 50, 16), (2, 10, 10, 1)])
+    starts = run(w, s, ["short"] * 3, [1, 2, 1], sched_cycle=0).schedule.sort_values("job_id")["start"].tolist()
+    assert starts == [0, 100, 150]
+    w = workload([(0, 100, 100, 8), (1, 50, 50, 16), (2, 10, 10, 1)])
+    starts = run(w, s, ["short"] * 3, [1, 2, 1], sched_cycle=0, backfill_bound=5).schedule.sort_values("job_id")["start"].tolist()
+    assert starts == [0, 100, 2]
+
+
+def test_the_main_scheduler_at_events_starts_jobs_between_cycles_in_priority_order_only(workload):
+    # with main_at_events, the job submitted at 7 on a free node starts at once; a small job
+    # behind a blocked 16-CPU head is not started by the main pass (only by the next cycle's backfill)
+    w = workload([(0, 3, 10, 1), (7, 3, 10, 1)])
+    assert run(w, site(), ["short"] * 2, [1, 2], main_at_events=True).schedule.sort_values("job_id")["start"].tolist() == [0, 7]
+    w = workload([(0, 100, 100, 8), (1, 50, 50, 16), (2, 10, 10, 1)])
+    starts = run(w, site(max_jobs=None), ["short"] * 3, [1, 2, 1], main_at_events=True).schedule.sort_values("job_id")["start"].tolist()
+    assert starts == [0, 100, 5]
