@@ -75,9 +75,17 @@ def allocation_key(schedule: pd.DataFrame) -> str | None:
     if "allocation" in schedule.columns:
         return "allocation"
     for key in ("group", "queue", "user"):
-        if key in schedule.columns and schedule.loc[schedule[key] >= 0, key].nunique() >= 2:
+        if key in schedule.columns and known_values(schedule[key]).nunique() >= 2:
             return key
     return None
+
+
+def known_values(values: pd.Series) -> pd.Series:
+    """The values a trace recorded: ids >= 0 (SWF's -1 is unknown), or non-empty names (an accounting
+    log's queues are names)."""
+    if pd.api.types.is_numeric_dtype(values):
+        return values[values >= 0]
+    return values[values.notna() & (values.astype(str) != "")]
 
 
 def summaries_of(comparison: Comparison) -> dict[str, dict]:

@@ -112,3 +112,13 @@ def test_a_run_above_full_utilization_is_unusable():
         summary = {"utilization": 2.11}
 
     assert "211.0 %" in data.unusable_baselines([("x", Stub())], {"x": pd.DataFrame()}, 4)["x"]
+
+
+def test_an_accounting_logs_queue_names_tell_allocations_apart():
+    """A PBS schedule's queues are names (comparing them with 0 answered 500 on its timelines)."""
+    from webapp.dashboards.comparison import allocation_key
+
+    named = pd.DataFrame({"queue": pd.Series(["default", "long", ""], dtype="string"), "user": [-1, -1, -1]})
+    assert allocation_key(named) == "queue"
+    assert allocation_key(pd.DataFrame({"queue": pd.Series(["default", ""], dtype="string"),
+                                        "user": [-1, 3]})) is None
