@@ -35,6 +35,7 @@ URLS: dict[str, tuple] = {
     "traces:machine_delete": ("machine", "POST", "change"),
     "experiments:list": (None, "GET", "view"),
     "experiments:new": (None, "GET", "view"),
+    "experiments:formula_check": (None, "GET", "view"),   # a formula checked as it is typed: no object
     "experiments:reproduce": (None, "GET", "view"),
     "experiments:detail": ("experiment", "GET", "view"),
     "experiments:progress": ("experiment", "GET", "view"),
