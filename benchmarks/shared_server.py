@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -47,6 +48,7 @@ def main() -> int:
                              "all the slots shows what the headroom buys: B then waits for one of A's runs")
     args = parser.parse_args()
     heavy, light = SHARED_DATA / "swf" / args.heavy_trace, SHARED_DATA / "swf" / args.light_trace
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # `timeout` stops it: the app is stopped too (finally)
     print(f"machine: {os.cpu_count()} cores, load average before {os.getloadavg()[0]:.2f}"
           + (f"; SCHEDLAB_SLOTS_PER_USER={args.slots_per_user}" if args.slots_per_user else ""))
     with tempfile.TemporaryDirectory(prefix="schedlab-shared-") as tmp:

@@ -74,6 +74,7 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
     from engine.platform.pbsconf import PbsServer, describe_pbs_site, read_pbs_site
     from engine.platform.slurmconf import SlurmSite, describe_site, read_slurm_site, slurm_time
     from engine.command import simulate_command
+    from engine.csvcells import safe_cells
     from engine.metrics.changes import by_queue, user_changes, wall_clock
     from engine.metrics.deadlines import (compared_summaries, deadline_mask, deadline_usage, has_deadlines,
                                           usage_histogram)
@@ -95,6 +96,7 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
     from engine.platform.infer import infer as infer_configuration
     from engine.platform.infer import time_zone as trace_time_zone
     from engine.platform.infer import zone_named as time_zone_named
+    from engine.platform.infer import clusters_seen
     from engine.workload.slurm import WALL_CLOCK_FORMATS
     from engine.platform.machines import Machine, parse_machines, read_machines
     from engine.platform.queues import QueueConfig, parse_queue_config
@@ -143,6 +145,7 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
     from engine.workload.shaking import Shake
     from engine.workload.shaking import shake as shake_workload
     from engine.workload.swf import read_header as read_trace_header
+    from engine.workload.timebase import epoch_origin
     from engine.workload.window import equal_edges, parse_days, week_edges
 
     SHIPPED_QUEUE_CONFIGS: tuple[str, ...]
@@ -150,13 +153,14 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
 __all__ = [
     # reading
     "Workload", "read_trace", "read_trace_header", "check_upload", "declared_procs", "describe", "describe_requests",
-    "has_recorded_starts", "parsed_without_recorded_starts", "EXEC_HOSTS", "trace_time_zone", "time_zone_named", "WALL_CLOCK_FORMATS",
-    "write_swf", "swf_text",
+    "has_recorded_starts", "parsed_without_recorded_starts", "EXEC_HOSTS", "trace_time_zone", "time_zone_named",
+    "epoch_origin", "WALL_CLOCK_FORMATS",
+    "write_swf", "swf_text", "safe_cells",
     "save_parsed", "load_parsed", "parse_cache_folder",
     "Machine", "read_machines", "parse_machines",
     "QueueConfig", "read_queue_config", "parse_queue_config", "SHIPPED_QUEUE_CONFIGS", "shipped_queue_text",
     "Allocations", "read_allocations", "parse_allocations", "sfs_scenario",
-    "InferredConfiguration", "infer_configuration",
+    "InferredConfiguration", "infer_configuration", "clusters_seen",
     # policies
     "PolicySpec", "list_policies", "resolve_policy", "workload_options", "POLICY_FAMILIES", "PAPERS",
     "check_formula", "formula_grammar", "load_policy_plugins", "POLICY_ENTRY_POINT_GROUP",
@@ -236,6 +240,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "infer_configuration": ("engine.platform.infer", "infer"),
     "trace_time_zone": ("engine.platform.infer", "time_zone"),
     "time_zone_named": ("engine.platform.infer", "zone_named"),
+    "clusters_seen": ("engine.platform.infer", "clusters_seen"),
     "WALL_CLOCK_FORMATS": ("engine.workload.slurm", "WALL_CLOCK_FORMATS"),
     **{name: ("engine.platform.machines", name) for name in ("Machine", "parse_machines", "read_machines")},
     **{name: ("engine.platform.queues", name) for name in ("QueueConfig", "parse_queue_config")},
@@ -266,6 +271,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "__version__": ("engine.version", "__version__"),
     "load_parsed": ("engine.workload.cache", "load"),
     "parse_cache_folder": ("engine.workload.cache", "default_folder"),
+    "safe_cells": ("engine.csvcells", "safe_cells"),
     "save_parsed": ("engine.workload.cache", "save"),
     "describe": ("engine.workload.characterize", "describe"),
     **{name: ("engine.workload.export", name) for name in ("swf_text", "write_swf")},
@@ -277,6 +283,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "sfs_scenario": ("engine.workload.scenarios", "sfs_scenario"),
     "read_trace_header": ("engine.workload.swf", "read_header"),
     **{name: ("engine.workload.window", name) for name in ("equal_edges", "parse_days", "week_edges")},
+    "epoch_origin": ("engine.workload.timebase", "epoch_origin"),
 }
 
 

@@ -45,13 +45,29 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(USAGE_ERROR, f"error: {self.prog}: {line} (see {self.prog} --help)\n")
 
 
+#: the largest machine a size flag takes (as the readers' machine size: engine.workload.loading)
+MAX_PROCESSORS = 2**31 - 1
+
+
+def processor_count(text: str) -> int:
+    """A size flag's value: a whole number from 1 to MAX_PROCESSORS (argparse reports a bad one in one line)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text[:40]!r}") from None
+    if not 1 <= value <= MAX_PROCESSORS:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to {MAX_PROCESSORS}, got {text[:40]}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="python -m engine", description="SchedLab's scheduling simulator.")
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
 
     sim = commands.add_parser("simulate", help="simulate a trace under a policy")
     sim.add_argument("trace", help="an SWF trace, plain or gzip")
-    sim.add_argument("--procs", type=int, help="machine size (default: the header's MaxProcs, else MaxNodes)")
+    sim.add_argument("--procs", type=int, help="machine size (default: the cores of --machines, else the header's "
+                                               "MaxProcs, else MaxNodes)")
     sim.add_argument("--allocation", choices=("count", "buddy"), default="count")
     sim.add_argument("--allocations", metavar="FILE",
                      help="allocations CSV (allocation,members,award,period_days,target_factor,target) for "
@@ -152,7 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
     fid = commands.add_parser("fidelity", help="a simulated schedule against the recorded one (JSON)")
     fid.add_argument("recorded", metavar="RECORDED.csv", help="the schedule of --policy recorded")
     fid.add_argument("simulated", metavar="SIMULATED.csv", help="a simulated schedule of the same trace")
-    fid.add_argument("--capacity", type=int, help="processors of the machine (for utilization)")
+    fid.add_argument("--capacity", type=processor_count, help="processors of the machine (for utilization)")
     fid.set_defaults(command=run_fidelity)
     return parser
 
@@ -292,11 +308,13 @@ def chosen_policy(args: argparse.Namespace) -> str:
 def run_simulate(args: argparse.Namespace) -> int:
     policy = policy_with_settings(chosen_policy(args), args.set)
     began = time.perf_counter()
-    workload = api.read_trace(args.trace, procs=args.procs, cleaning=cleaning_options(args),
+    platform = platform_options(args)
+    procs = args.procs if args.procs is not None or not isinstance(platform, Clusters) else platform.machine.cores
+    workload = api.read_trace(args.trace, procs=procs, cleaning=cleaning_options(args),
                               cache=api.parse_cache_folder() if args.parse_cache else None)
     parse_seconds = time.perf_counter() - began
     scenario = Scenario(
-        trace=workload, policy=policy, platform=platform_options(args),
+        trace=workload, policy=policy, platform=platform,
         transforms=Transforms(days=api.parse_days(args.days) if args.days else None, load_factor=args.load,
                               deadlines=args.deadlines, paper_preprocessing=args.paper_preprocessing),
         allocations=api.read_allocations(args.allocations) if args.allocations else None,

@@ -6,16 +6,17 @@ from __future__ import annotations
 import json
 import math
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 
 def simulate_command(trace: str, policy: Mapping[str, Any], *, procs: int | None = None, allocation: str = "count",
                      seed: int = 0, days: tuple[float, float] | None = None, load_factor: float = 1.0,
                      exact_estimates: bool = False, allocations: str | None = None, memory_unit: str | None = None,
-                     out: str = "schedule.csv") -> str:
+                     policy_files: Sequence[str] = (), out: str = "schedule.csv") -> str:
     """The command line (shell-quoted) that simulates ``trace`` as the arguments say: the policy as one
-    JSON spec with every parameter, the window as ``--days``, the load factor as ``--load``."""
+    JSON spec with every parameter (``policy_files``: the Python plugin files it needs, as
+    ``--policy-file``), the window as ``--days``, the load factor as ``--load``."""
     args = ["python", "-m", "engine", "simulate", trace]
     if procs is not None:
         args += ["--procs", str(int(procs))]
@@ -25,6 +26,8 @@ def simulate_command(trace: str, policy: Mapping[str, Any], *, procs: int | None
         args += ["--allocations", allocations]
     if memory_unit:
         args += ["--memory-unit", memory_unit]
+    for file in policy_files:
+        args += ["--policy-file", file]
     spec = {key: policy[key] for key in ("preset", "ordering", "algorithm", "params") if key in policy}
     args += ["--policy", json.dumps(spec, separators=(",", ":"), sort_keys=False)]
     if exact_estimates:

@@ -20,11 +20,11 @@ import numpy as np
 import pandas as pd
 
 from engine.policies.base import PolicyError, PolicySpec
-from engine.policies.plugins import failure_in_plugin
+from engine.policies.plugins import SOURCES, failure_in_plugin, provenance
 from engine.policies.registry import apply_workload_options, build_scheduler, replays, resolve, simulation_class
 from engine.sim.pending import (held_columns, held_times, node_sweep, pending_summary, pool_held_plainly, pool_sweep,
                                 use_kernel)
-from engine.sim.simulator import Cancelled, SimResult, Simulation, SimulationError, schedule_frame
+from engine.sim.simulator import Cancelled, JobsStuck, SimResult, Simulation, SimulationError, schedule_frame
 from engine.sim.timesharing import TimeSharingSimulation
 from engine.sim.validate import Placement, ReservationWatch, reservation_caveat, validate
 from engine.version import __version__
@@ -207,6 +207,9 @@ def simulate(workload: Workload, capacity: int | None, policy: PolicyLike = "fcf
         if watch is not None:
             scheduler.watch = watch
         sim.run(scheduler, progress=progress, should_stop=should_stop)
+    except JobsStuck as stuck:      # the last resort: say which jobs, where, held by what, when
+        from engine.stuck import stuck_line
+        raise SimulationError(stuck_line(sim, workload, allocator, stuck.at)) from None
     except Exception as error:   # a plugin's bug is one line naming its file and line, not a traceback
         failure = None if isinstance(error, (SimulationError, Cancelled)) else failure_in_plugin(error)
         if failure is None:
@@ -237,6 +240,9 @@ def simulate(workload: Workload, capacity: int | None, policy: PolicyLike = "fcf
                     **(node_summary(allocator, schedule) if allocator is not None else {}),
                     **({"pending": pending} if pending is not None else {})},
     }
+    plugins = provenance(spec.ordering, spec.algorithm)
+    if plugins:   # a Python plugin's code is part of what produced the schedule
+        meta["plugins"] = plugins
     meta["summary"]["validation"] = validate(
         schedule, workload, int(capacity), given=given, rejected_before=rejected_before,
         rejected_after=sum(rejected.values()), shares_processors=isinstance(sim, TimeSharingSimulation),
@@ -252,15 +258,16 @@ def held_times_of(sim: Simulation, allocator: NodeAllocator | None, schedule: pd
     if allocator is not None:
         return held_times(submit, start, end, node_sweep(allocator))
     size = np.asarray(sim.size, dtype=np.int64)
-    if use_kernel(len(size)):
+    if use_kernel(submit, start, size):
         return held_times(submit, start, end, pool_sweep(size, sim.capacity))
     return pool_held_plainly(submit, start, end, size, sim.capacity)
 
 
 def check_node_algorithm(spec: PolicySpec) -> None:
-    """Refuse, with a clear message, an algorithm that has no node-level form."""
+    """Refuse, with a clear message, an algorithm that has no node-level form. A plugin's algorithm
+    runs: it asks ``sim.fits(job)`` and starts through the simulation, which the node allocator answers."""
     from engine.sim.nodes import NODE_ALGORITHMS    # only on clusters (see the imports at the top)
-    if spec.algorithm not in NODE_ALGORITHMS:
+    if spec.algorithm not in NODE_ALGORITHMS and spec.algorithm not in SOURCES:
         raise PolicyError(f"algorithm {spec.algorithm!r} does not run on a machine of clusters of nodes "
                           f"(--machines); choose one of: {', '.join(NODE_ALGORITHMS)}")
 

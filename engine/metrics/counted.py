@@ -9,6 +9,9 @@ out, stated in days of submit time or in jobs (by arrival order):
 - warm-up ``2d``: jobs submitted less than 2 days after the run's first submit are not counted;
 - cool-down ``2d``: jobs submitted less than 2 days before the run's last submit are not counted;
 - ``500j``: the first (last) 500 jobs by arrival are not counted.
+
+The summary is then computed over the counted jobs as over a whole schedule (engine.metrics.summary):
+utilization is their work over their own span, skipping counts rank them among themselves.
 """
 
 from __future__ import annotations

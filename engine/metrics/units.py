@@ -159,7 +159,7 @@ METRICS: dict[str, Metric] = {
     "weighted_turnaround": Metric("Size-weighted turnaround", "duration", "s"),
     "mean_abs_skip": Metric("Mean |skipping count|", "number", digits=1),
     "max_skip": Metric("Maximum skipping count", "count"),
-    "utilization": Metric("Utilization", "percent", "share of capacity, 0-1", lower_is_better=False),
+    "utilization": Metric("Utilization", "percent", "fraction of capacity", lower_is_better=False),
     "makespan": Metric("Makespan", "duration", "s"),
     "throughput": Metric("Throughput", "number", "jobs/h", digits=1, lower_is_better=False),
     "jain_bsld": Metric("Jain fairness index (users' bounded slowdown)", "number", digits=3, lower_is_better=False),

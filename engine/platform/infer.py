@@ -429,3 +429,21 @@ def _plain(text: str) -> str:
 
 def _quoted(text: str) -> str:
     return text if re.fullmatch(r"[A-Za-z_][\w.-]*", text) else "'" + text.replace("'", "''") + "'"
+
+
+def clusters_seen(workload: Workload) -> dict[str, Any] | None:
+    """The clusters a trace's jobs ran on, as the trace page names them: each cluster's hosts seen and
+    the most cores one of them ran at once, and their total (a lower bound: hosts no job used are not
+    seen); None when the trace records no hosts or no starts."""
+    frame, _ = recorded_jobs(workload)
+    usage = host_usage(frame)
+    if not len(usage):
+        return None
+    peaks = host_peaks(frame, usage)
+    clusters_of = assign_hosts(frame, usage, None, peaks)
+    if not clusters_of:
+        return None
+    machine, _ = infer_machine(frame, usage, clusters_of, peaks, time_zone(workload)[0])
+    return {"clusters": [{"name": c.name, "nodes": c.nodes, "cores": c.cores, "total": c.total_cores}
+                         for c in machine.clusters],
+            "cores": machine.cores}

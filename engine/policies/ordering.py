@@ -17,7 +17,7 @@ import numpy as np
 
 from engine.policies.base import Param
 from engine.policies.registry import Component, register_ordering
-from engine.sim.simulator import Simulation
+from engine.sim.simulator import Simulation, SimulationError
 
 T = TypeVar("T")
 
@@ -40,7 +40,12 @@ class WaitingQueue:
         insort(self._keys, self.key(job))
 
     def remove(self, job: int) -> None:
-        del self._keys[bisect_left(self._keys, self.key(job))]
+        keys, key = self._keys, self.key(job)
+        at = bisect_left(keys, key)
+        if at == len(keys) or keys[at] != key:     # (else another job's place would go)
+            raise SimulationError(f"{self.sim.job_name(job)} is not in the waiting queue: an algorithm that "
+                                  "keeps its own list of waiting jobs starts them with sim.start(job)")
+        del keys[at]
 
     def jobs(self) -> list[int]:
         """Waiting jobs in priority order (a snapshot: safe to start jobs while walking it)."""

@@ -49,6 +49,19 @@ NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 PLUGIN_FILES: set[str] = set()
 
 
+@dataclass(frozen=True)
+class Source:
+    """Where a registered plugin's code came from: what a run of it records (:func:`provenance`)."""
+
+    origin: str            # the file as given, module:Class, or the entry point and its package
+    file: str              # the Python file holding the class ("" if unknown)
+    sha256: str            # of that file's bytes when it was loaded ("" if unknown)
+
+
+#: registered plugins' sources, by component (ordering or algorithm) name
+SOURCES: dict[str, Source] = {}
+
+
 class PluginError(SimulationError):
     """A plugin's own code failed during a run (the message names its file and line)."""
 
@@ -212,7 +225,24 @@ def register_plugin(policy: Any, origin: str) -> str:
                           f"{'ordering' if issubclass(policy, Algorithm) else 'algorithm'} or a workload option")
     (register_algorithm if issubclass(policy, Algorithm) else register_ordering)(component)
     register(Preset(name, description, preset[0], preset[1], family=FAMILY, plugin=origin))
+    SOURCES[name] = source_of(policy, origin)
     return name
+
+
+def source_of(policy: type, origin: str) -> Source:
+    file = getattr(sys.modules.get(policy.__module__), "__file__", None) or ""
+    try:
+        digest = hashlib.sha256(Path(file).read_bytes()).hexdigest() if file else ""
+    except OSError:
+        digest = ""
+    return Source(origin, file, digest)
+
+
+def provenance(ordering: str, algorithm: str) -> list[dict[str, str]]:
+    """The plugins a policy of ``ordering`` x ``algorithm`` runs (none for a built-in one): each
+    one's name, origin, file and the sha256 of its code, for the run's record."""
+    return [{"name": name, "origin": source.origin, "file": source.file, "sha256": source.sha256}
+            for name in dict.fromkeys((ordering, algorithm)) if (source := SOURCES.get(name)) is not None]
 
 
 def import_problem(error: BaseException, where: str, *, prefix: str = "") -> str:

@@ -11,13 +11,14 @@ A run that fails stops the set: the others are cancelled and a ReplicateError na
 from __future__ import annotations
 
 import multiprocessing
-import os
 from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, Future, ProcessPoolExecutor, wait
 from typing import Any
 
 import numpy as np
 
+from engine.errors import WorkloadError
+from engine.policies.base import PolicyError
 from engine.replicates.plan import plan_replicates
 from engine.replicates.report import combine_replicates
 from engine.replicates.runs import replica_workload, run_replicate
@@ -83,8 +84,6 @@ def _guarded(workload: Workload, run: dict[str, Any]) -> dict[str, Any]:
     try:
         return run_replicate(workload, run)
     except Exception as exc:   # one line naming the run, whatever failed inside it
-        from engine.errors import WorkloadError
-        from engine.policies.base import PolicyError
         text = " ".join(str(exc).split()) or type(exc).__name__
         if isinstance(exc, (WorkloadError, PolicyError)):
             raise type(exc)(f"run {run['id']}: {text}") from exc
@@ -111,11 +110,6 @@ def _warm(workload: Workload, plan: dict[str, Any]) -> None:
         sample = type(sample)(sample.jobs.head(64).copy(), dict(sample.metadata), sample.report, sample.source)
         if len(sample):
             simulate(sample, int(run["capacity"]), run["spec"], seed=int(run.get("seed", 0)))
-
-
-def cpu_count() -> int:
-    """Processors this process may use."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def compare_here(workload: Workload, policies: list[Any], replicates: Any, *, workers: int = 1,

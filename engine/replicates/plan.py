@@ -130,10 +130,12 @@ def plan_replicates(workload: Workload, policies: Sequence[PolicyLike], replicat
     if not sets:
         raise WorkloadError("--replicates: no replicate set given")
     specs = [resolve(policy) for policy in policies]
-    labels = list(names) if names is not None else [str(p) if isinstance(p, str) else s.label
-                                                     for p, s in zip(policies, specs)]
+    labels = list(names) if names is not None else [p if isinstance(p, str) and not p.lstrip().startswith("{")
+                                                     else s.label for p, s in zip(policies, specs)]
     if len(specs) < 2:
         raise PolicyError("a comparison needs at least two policies")
+    if len(labels) != len(specs):
+        raise PolicyError(f"{len(labels)} names for {len(specs)} policies")
     if len(set(labels)) != len(labels):
         raise PolicyError(f"each policy may be named once, got {', '.join(labels)}")
     unknown = [m for m in metrics if m not in COMPARABLE]
@@ -141,6 +143,8 @@ def plan_replicates(workload: Workload, policies: Sequence[PolicyLike], replicat
         raise WorkloadError(f"--metrics: unknown {', '.join(unknown) or '(none given)'}; choose from "
                             f"{', '.join(COMPARABLE)}")
     load = check_load_factor(load)
+    if not 0 <= tolerance < 1:
+        raise WorkloadError(f"resampling: the load tolerance must be in [0, 1), got {tolerance!r}")
     size = int(capacity if capacity is not None else workload.metadata["procs"])
     window = select_days(workload, *days) if days is not None else workload
     found = [f.to_dict() for f in find_flurries(window, flurry_rule)]

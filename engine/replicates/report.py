@@ -27,13 +27,14 @@ import numpy as np
 from engine.errors import WorkloadError
 from engine.metrics.bootstrap import Bootstrap, PairedInterval, paired_interval, resample_indices
 from engine.metrics.summary import plain
-from engine.metrics.units import duration_text, metric, number_text
+from engine.metrics.units import duration_text, metric, number_text, percent_text
 from engine.replicates.plan import KINDS, UNDER
 
 #: fewer replicates than this: no verdict
 MIN_REPLICATES = 5
 #: fewer replicates than this: the verdict says the interval runs narrow
 FEW_REPLICATES = 20
+
 
 def combine_replicates(plan: dict[str, Any], outcomes: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """The report (JSON-able) of ``plan`` from the outcomes of all its runs
@@ -62,9 +63,11 @@ def combine_replicates(plan: dict[str, Any], outcomes: Iterable[dict[str, Any]])
         "days": plan["days"], "flurries": plan["flurries"], "counted": plan["counted"],
         "bootstrap": plan["bootstrap"], "metrics": plan["metrics"], "seed": plan["seed"],
         "pairs": pairs,
-        "runs": [{key: by_id[run["id"]][key] for key in ("id", "set", "replicate", "policy", "jobs", "counted_jobs",
-                                                         "metrics", "wall_seconds")} for run in plan["runs"]],
+        "runs": [{key: by_id[run["id"]].get(key) for key in ("id", "set", "replicate", "policy", "jobs", "counted_jobs",
+                                                             "metrics", "wall_seconds", "cpu_seconds")}
+                 for run in plan["runs"]],
         "run_seconds": float(sum(by_id[run["id"]]["wall_seconds"] for run in plan["runs"])),
+        "run_cpu_seconds": float(sum(by_id[run["id"]].get("cpu_seconds") or 0.0 for run in plan["runs"])),
     }
 
 
@@ -92,7 +95,8 @@ def _pair(replicate_set: dict[str, Any], a: str, b: str, code: str,
                              "left_out": int((~both).sum()), "method": how.describe()}
     if not both.any():
         entry.update(difference=None, ci=None, relative=None, relative_ci=None, mean_a=None, mean_b=None,
-                     told_from_noise=False, direction=None, better=None, verdict=f"no replicate of {name} gives {code} for both policies")
+                     told_from_noise=False, direction=None, better=None,
+                     verdict=f"no replicate of {name} gives {code} for both policies")
         return entry
     shared = indices if both.all() else None     # a replicate left out: resample the others (same seed)
     interval = paired_interval(values_a[both], values_b[both], how, shared)
@@ -242,9 +246,9 @@ def _flurry_line(flurries: dict[str, Any]) -> str:
     if not found:
         return f"flurries: none found ({flurries['definition']})"
     share = sum(f["share"] for f in found)
-    what = (f"removed ({flurries['jobs_removed']} jobs)" if flurries["removed"]
+    what = (f"removed ({number_text(flurries['jobs_removed'])} jobs)" if flurries["removed"]
             else "kept (--without-flurries removes them)")
-    return f"flurries: {len(found)} found, {share:.1%} of the jobs, {what} ({flurries['definition']})"
+    return f"flurries: {len(found)} found, {percent_text(share)} of the jobs, {what} ({flurries['definition']})"
 
 
 def judge_claim(report: dict[str, Any], a: str, b: str, code: str, claim: str,

@@ -29,6 +29,7 @@ import sys
 import numpy as np
 import pandas as pd
 
+from engine.csvcells import neutralised
 from engine.jit import njit
 
 _PLAIN_NAME = re.compile(r"^[A-Za-z0-9_]+$")   # a header pandas writes unquoted
@@ -56,12 +57,29 @@ def write_schedule_csv(frame: pd.DataFrame, path: str) -> None:
     ``deadline`` in whole seconds, empty for regular jobs."""
     if "deadline" in frame:
         frame = frame.assign(deadline=frame["deadline"].round().astype("Int64"))
+    frame = with_inert_text(frame)
     data = fast_text(frame)
     if data is None:
         frame.to_csv(path, index=False)
         return
     with open(path, "wb") as handle:
         handle.write(data)
+
+
+def with_inert_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with every text cell a spreadsheet would run as a formula neutralised
+    (engine.csvcells), each distinct value looked at once; the frame itself when none is."""
+    changed = {}
+    for name in frame.columns:
+        column = frame[name]
+        if not (column.dtype == object or isinstance(column.dtype, pd.StringDtype)):
+            continue
+        distinct = pd.unique(column.dropna())
+        inert = {value: neutralised(value) for value in distinct if isinstance(value, str)}
+        replaced = {value: text for value, text in inert.items() if text != value}
+        if replaced:
+            changed[name] = column.replace(replaced)
+    return frame.assign(**changed) if changed else frame
 
 
 def fast_text(frame: pd.DataFrame) -> bytes | None:

@@ -39,6 +39,16 @@ class SimulationError(RuntimeError):
     """The simulation cannot go on (a policy left jobs waiting on an idle machine, ...)."""
 
 
+class JobsStuck(SimulationError):
+    """Jobs still wait on an idle machine and nothing is left to happen: the policy never starts
+    them. The run's last-resort check (engine.run words it for people: which jobs, their queues,
+    what holds them, when)."""
+
+    def __init__(self, waiting: int, at: float) -> None:
+        super().__init__(f"{waiting} jobs still wait with the machine idle at t={at:g}: the policy never starts them")
+        self.waiting, self.at = waiting, at
+
+
 class InvalidStart(SimulationError):
     """A policy asked to start a job that cannot start now: not yet submitted, already started, or
     without room. Checked at the start itself (a second start would leave no trace in the schedule
@@ -215,16 +225,12 @@ class Simulation:
         return (f"schedule check failed: submit: {self.job_name(job)} started at t={self.now}, before its "
                 f"submission at t={self.submit[job]}")
 
-    def stuck(self) -> SimulationError:
+    def stuck(self) -> JobsStuck:
         """The error of a run left with jobs waiting on an idle machine, nothing more to come: the
-        policy never starts them (each one fits the empty machine, larger ones are rejected before)."""
-        waiting = [job for job in range(self.n) if self.start_time[job] < 0]
-        more = f" (and {len(waiting) - 1} more)" if len(waiting) > 1 else ""
-        first = waiting[0] if waiting else 0
-        return SimulationError(
-            f"schedule check failed: jobs: {self.job_name(first)}{more} never started: it waits with the machine "
-            f"idle at t={self.now:g} and nothing left to happen (submitted at t={self.submit[first]}, "
-            f"{self.size[first]} of {self.capacity} processors): the policy never starts it")
+        policy never starts them (each one fits the empty machine, larger ones are rejected before).
+        engine.run words it for people (engine/stuck.py: which jobs, their queues, what holds them,
+        when)."""
+        return JobsStuck(self.n - self.started, self.now)
 
     # -- the loop ------------------------------------------------------------------------------
     def run(self, scheduler: Scheduler, *, progress: Callable[[float], None] | None = None,

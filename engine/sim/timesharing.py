@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping
 from heapq import heappop, heappush
 from typing import Any
 
-from engine.sim.simulator import Pacer, Scheduler, Simulation, SimulationError
+from engine.sim.simulator import JobsStuck, Pacer, Scheduler, Simulation
 from engine.workload.model import Workload
 
 #: Work (seconds) below which a job counts as finished; absorbs floating-point rounding.
@@ -108,8 +108,7 @@ class TimeSharingSimulation(Simulation):
                 next_job += 1
             scheduler.schedule()
             if not due and next_job == n and self.started < n:
-                raise SimulationError(
-                    f"{n - self.started} jobs still wait with the machine idle at t={t:g}: the policy never starts them")
+                raise JobsStuck(n - self.started, t)
             pacer.tick(self.finished, t)
         self.start_time = [_round_half_up(t) for t in self.exact_start]
         self.end_time = [_round_half_up(t) for t in self.exact_end]

@@ -30,6 +30,7 @@ from engine.workload.swf import (
     SwfTrace,
     _frame_from_matrix,
 )
+from engine.workload.timebase import ABSOLUTE
 from engine.workload.transforms import Overrun, Oversize, clean
 
 AccountingFormat = Literal["pbs", "slurm"]
@@ -187,7 +188,7 @@ def to_workload(jobs: Jobs, *, source: str, fmt: AccountingFormat, metadata: dic
     merge_reports(workload.report, jobs.report)
     workload.metadata.update(metadata)
     workload.metadata.update(name_metadata({"user": user_names, "group": group_names, "queue": queue_names}))
-    workload.metadata.update({"format": fmt, "UnixStartTime": int(submit.min())})
+    workload.metadata.update({"format": fmt, "UnixStartTime": int(submit.min()), "TimeBase": ABSOLUTE})
     if procs is None:
         workload.metadata["procs"] = size
         workload.metadata["procs_note"] = "largest job (an accounting log does not state the machine size)"

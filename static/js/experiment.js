@@ -32,8 +32,25 @@
     if (rerun) rerun.hidden = !final;
   }
 
+  function updateReplicates(state) {   // the replicate set's one bar (webapp.experiments.replicates.set_progress)
+    const section = document.getElementById("replicates");
+    if (!section || !state) return;
+    const get = (name) => section.querySelector('[data-field="' + name + '"]');
+    section.dataset.status = state.status;
+    SchedLab.showStatus(get("status"), state.status);
+    get("bar").style.width = state.percent + "%";
+    get("count").textContent = state.done + " of " + state.total + " replicates done";
+    get("time_left").textContent = state.time_left ? ", " + state.time_left : "";
+    get("error").textContent = state.error || "";
+    get("error").hidden = !state.error;
+    get("ready").hidden = !state.report_ready;
+    const retry = get("retry");
+    if (retry) retry.hidden = !(state.status === "failed" || state.status === "cancelled");
+  }
+
   SchedLab.poll(table.dataset.progressUrl, function (data) {
     data.runs.forEach(update);
+    updateReplicates(data.replicates);
     table.dataset.finished = data.finished ? "true" : "false";
   }, 1500);
 })();

@@ -98,3 +98,18 @@ def test_a_missing_trace_is_one_error_line(tmp_path, capsys):
     assert main(["compare", str(tmp_path / "none.swf"), "--policies", "easy,fcfs", "--replicates", "weeks"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and len(err.strip().splitlines()) == 1
+
+
+def test_the_command_lines_report_is_the_engine_apis_report(trace_file, tmp_path):
+    # what scripts read from report.json is what the web's JSON API gets from engine.api
+    from engine import api
+    out = tmp_path / "r.json"
+    assert main(["compare", str(trace_file), "--policies", "fcfs,sjf", "--replicates", "windows:6",
+                 "--cooldown", "20j", "--out", str(out), "--no-progress"]) == 0
+    written = json.loads(out.read_text())
+    workload = api.read_trace(trace_file)
+    report = api.compare_replicates(workload, ["fcfs", "sjf"], "windows:6",
+                                    counted=api.Counted(cooldown=api.parse_trim("20j")))
+    assert set(written) - set(report) == {"trace_file", "wall_seconds", "workers"}
+    for key in ("pairs", "sets", "flurries", "counted", "bootstrap", "policies", "trace"):
+        assert written[key] == json.loads(json.dumps(report[key])), key

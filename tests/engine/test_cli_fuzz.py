@@ -227,3 +227,18 @@ def test_a_fuzz_of_policy_json_is_one_error_line_each(tmp_path):
         if problem:
             failures.append(f"{text[:120]}: {problem}")
     assert not failures, f"{len(failures)} specs:\n" + "\n".join(failures[:20])
+
+
+@pytest.mark.parametrize("command", ["inspect", "convert", "fidelity"])
+def test_other_commands_nasty_sizes_are_one_error_line(command, tmp_path):
+    schedule = tmp_path / "recorded.csv"
+    assert run(_simulate(tmp_path, "--out", str(schedule), policy="fcfs"))[0] == 0
+    failures = []
+    for value in NASTY_VALUES:
+        argv = {"inspect": ["inspect", str(DEMO), "--procs", value],
+                "convert": ["convert", str(DEMO), "--out", str(tmp_path / "c.swf"), "--procs", value],
+                "fidelity": ["fidelity", str(schedule), str(schedule), "--capacity", value]}[command]
+        problem = _one_error_line_or_success(argv)
+        if problem:
+            failures.append(f"{command} {value[:30]!r}: {problem}")
+    assert not failures, "\n".join(failures)

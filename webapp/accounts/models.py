@@ -23,6 +23,8 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import models
+from django.db.models.signals import post_save, pre_save
+from django.dispatch import receiver
 from django.utils import timezone
 
 PREFIX_LENGTH = 6  # shown in the tokens list so that an owner recognises a token; 134 secret bits remain
@@ -100,3 +102,20 @@ class AttemptCounter(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key}: {self.count} since {self.window_start:%H:%M:%S}"
+
+
+@receiver(pre_save, sender=settings.AUTH_USER_MODEL)
+def _note_password_change(sender: type, instance: AbstractBaseUser, **_: object) -> None:
+    """set_password (the password page, the admin, manage.py changepassword) leaves the new password in
+    ``_password`` until the save: remember that this save changes it."""
+    instance._schedlab_password_changed = (  # type: ignore[attr-defined]
+        instance.pk is not None and getattr(instance, "_password", None) is not None)
+
+
+@receiver(post_save, sender=settings.AUTH_USER_MODEL)
+def _revoke_tokens_on_password_change(sender: type, instance: AbstractBaseUser, created: bool, **_: object) -> None:
+    """A new password revokes every API token of the account: a leaked token must not outlive the
+    password change meant to stop the leak (other sessions end by Django's own session hash)."""
+    if not created and getattr(instance, "_schedlab_password_changed", False):
+        Token.objects.filter(user=instance).delete()
+        instance._schedlab_password_changed = False  # type: ignore[attr-defined]

@@ -3,16 +3,26 @@
 Each (kind, account) and (kind, address) pair has a counter in the database
 (:class:`~webapp.accounts.models.AttemptCounter`). SCHEDLAB_AUTH_ATTEMPTS attempts within a minute
 block that account or address for SCHEDLAB_AUTH_LOCKOUT_SECONDS; the refusal says how long to wait.
+
+Known browsers: a browser that logged in as an account gets a signed cookie naming the account and
+a random device id (KNOWN_COOKIE, a year). On the login page such a browser is counted under its
+own device key instead of the account's: strangers' wrong passwords lock the account for strangers
+(and their addresses), never for the owner's own browser, whose own wrong passwords lock only that
+browser. A fresh browser of the owner waits out the account's lockout like anyone else; an address
+shared with the attacker is locked for everyone on it. The API token endpoint has no cookies: account
+and address, as before.
 """
 
 from __future__ import annotations
 
 import math
+import secrets
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.core import signing
 from django.db import IntegrityError, transaction
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
 from webapp.accounts.models import AttemptCounter
@@ -35,11 +45,42 @@ def client_address(request: HttpRequest) -> str:
     return request.META.get("REMOTE_ADDR", "") or "unknown"
 
 
-def keys(kind: str, request: HttpRequest, username: str) -> list[str]:
+KNOWN_COOKIE = "schedlab_known"
+KNOWN_SALT = "webapp.accounts.throttle.known-browser"
+KNOWN_MAX_AGE = 365 * 24 * 3600
+
+
+def keys(kind: str, request: HttpRequest, username: str, *, device: str | None = None) -> list[str]:
+    """The counters an attempt counts against: its address, and its account or (a known browser of
+    that account, see :func:`known_device`) its device."""
     found = [f"{kind}:addr:{client_address(request)}"]
-    if username.strip():
-        found.append(f"{kind}:user:{username.strip().lower()[:150]}")
+    if device:
+        found.append(f"{kind}:device:{device}")
+    elif username.strip():
+        found.append(f"{kind}:user:{_account(username)}")
     return found
+
+
+def _account(username: str) -> str:
+    return username.strip().lower()[:150]
+
+
+def known_device(request: HttpRequest, username: str) -> str | None:
+    """The device id of this browser if it logged in as ``username`` before (a valid signed cookie)."""
+    try:
+        value = signing.loads(request.COOKIES.get(KNOWN_COOKIE, ""), salt=KNOWN_SALT, max_age=KNOWN_MAX_AGE)
+    except signing.BadSignature:
+        return None
+    if isinstance(value, dict) and value.get("u") == _account(username) and isinstance(value.get("d"), str):
+        return str(value["d"])
+    return None
+
+
+def remember_device(response: HttpResponse, username: str, device: str | None) -> None:
+    """After a successful login: this browser is known for ``username`` (its device id kept if it had one)."""
+    value = signing.dumps({"u": _account(username), "d": device or secrets.token_hex(12)}, salt=KNOWN_SALT)
+    response.set_cookie(KNOWN_COOKIE, value, max_age=KNOWN_MAX_AGE, httponly=True, samesite="Lax",
+                        secure=settings.SESSION_COOKIE_SECURE)
 
 
 def wait_seconds(keys: list[str]) -> int:
@@ -76,8 +117,8 @@ def _record(key: str, now: datetime) -> None:
 
 
 def forget(keys: list[str]) -> None:
-    """A successful login clears its account's failures (never its address's)."""
-    AttemptCounter.objects.filter(key__in=[k for k in keys if ":user:" in k]).delete()
+    """A successful login clears its account's or device's failures (never its address's)."""
+    AttemptCounter.objects.filter(key__in=[k for k in keys if ":user:" in k or ":device:" in k]).delete()
 
 
 def refusal(seconds: int) -> str:

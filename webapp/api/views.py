@@ -17,7 +17,8 @@ from webapp.allocations.models import AllocationSet
 from webapp.allocations.services import attach
 from webapp.api.decorators import authorize, error, json_body
 from webapp.core.permissions import M, Pk, Viewer, get_visible_or_404, visible_to
-from webapp.experiments.models import MAX_PROCS, MAX_SEED, Experiment, Run
+from webapp.experiments.models import MAX_PROCS, MAX_SEED, Experiment, ReplicateSet, Run
+from webapp.experiments.replicates import add_replicates, choice_from_json, hidden_experiment_ids, set_progress
 from webapp.experiments.provenance import schedule_download
 from webapp.experiments.services import ExperimentError, create_experiment, parse_sweep_values, progress_payload
 from webapp.experiments.tasks import reconcile
@@ -29,6 +30,7 @@ from webapp.traces.forms import TraceUploadForm
 from webapp.traces.models import Machine, Trace
 from webapp.traces.uploads import upload_refusal
 from webapp.quotas.services import QuotaExceeded
+from webapp.quotas.views import usage_payload
 from webapp.traces.services import create_trace
 
 
@@ -72,7 +74,8 @@ def trace_json(trace: Trace) -> dict[str, Any]:
 @authorize("GET", "POST")
 def traces(request: HttpRequest) -> JsonResponse:
     if request.method == "GET":
-        return JsonResponse({"traces": [trace_json(t) for t in visible_to(Trace, request.user).select_related("owner")]})
+        listed = visible_to(Trace, request.user).exclude(status=Trace.Status.REMOVED).select_related("owner")
+        return JsonResponse({"traces": [trace_json(t) for t in listed]})
     form = TraceUploadForm(request.POST, request.FILES)  # parses the upload: sets upload_too_large
     refusal = upload_refusal(request)
     if refusal:
@@ -109,7 +112,7 @@ def experiment_json(experiment: Experiment) -> dict[str, Any]:
 @authorize("GET", "POST")
 def experiments(request: HttpRequest) -> JsonResponse:
     if request.method == "GET":
-        qs = visible_to(Experiment, request.user).select_related("owner")
+        qs = visible_to(Experiment, request.user).exclude(pk__in=hidden_experiment_ids()).select_related("owner")
         return JsonResponse({"experiments": [
             {"id": e.pk, "name": e.name, "trace": e.trace_id, "procs": e.procs, "owner": e.owner.username,
              "url": e.get_absolute_url()} for e in qs
@@ -117,11 +120,14 @@ def experiments(request: HttpRequest) -> JsonResponse:
     try:
         data = json_body(request)
         arguments = experiment_arguments(request, data)
+        replicates = choice_from_json(data["replicates"]) if data.get("replicates") else None
         allocation_set = (_visible(AllocationSet, request, data["allocations"], "allocations")
                           if data.get("allocations") is not None else None)
         with transaction.atomic():  # its runs are queued on commit: attach the allocations first
             experiment = create_experiment(request.user, **arguments)
             attach(experiment, allocation_set)
+            if replicates is not None:
+                add_replicates(experiment, replicates)
     except (ValueError, ExperimentError) as e:
         return error(str(e))
     return JsonResponse({"id": experiment.pk, "runs": list(experiment.runs.values_list("pk", flat=True))}, status=201)
@@ -131,7 +137,7 @@ def experiment_arguments(request: HttpRequest, data: dict[str, Any]) -> dict[str
     """Check the JSON of POST /api/experiments/ and turn it into create_experiment's arguments."""
     unknown = sorted(set(data) - {"trace", "procs", "machine", "policies", "allocation", "exact_estimates",
                                   "seed", "name", "description", "shared", "sweep", "load_factor",
-                                  "allocations", "days"})
+                                  "allocations", "days", "replicates"})
     if unknown:
         raise ValueError(f"unknown field {unknown[0]!r}")
     if "trace" not in data:
@@ -180,6 +186,22 @@ def _visible(model: type[M], request: HttpRequest, pk: Pk, field: str) -> M:
 @authorize("GET")
 def experiment_detail(request: HttpRequest, pk: int) -> JsonResponse:
     return JsonResponse(experiment_json(get_visible_or_404(Experiment.objects.select_related("owner"), request.user, pk)))
+
+
+@authorize("GET")
+def experiment_replicates(request: HttpRequest, pk: int) -> JsonResponse:
+    """The replicated comparison's report, the structure `python -m engine compare --out report.json`
+    writes ({"pairs": [{"a", "b", "metric", "difference", "ci", "replicates", "method", "verdict", ...}], ...});
+    409 with the set's progress while it runs or after it failed, 404 for an experiment without replicates."""
+    experiment = get_visible_or_404(Experiment, request.user, pk)
+    replicates = ReplicateSet.objects.filter(experiment=experiment).first()
+    if replicates is None:
+        return error(f"experiment {pk} has no replicates", 404)
+    if replicates.report is None:
+        state = set_progress(replicates)
+        return error(state["error"] or f"the replicates are {state['status']}: {state['done']} of {state['total']} done",
+                     409, progress=state)
+    return JsonResponse(replicates.report)
 
 
 @authorize("GET")
@@ -253,3 +275,9 @@ def study_detail(request: HttpRequest, pk: int) -> JsonResponse:
 @authorize("GET")
 def study_csv(request: HttpRequest, pk: int) -> HttpResponse:
     return csv_download(get_visible_or_404(_studies(request.user), request.user, pk))
+
+
+@authorize("GET")
+def usage(request: HttpRequest) -> JsonResponse:
+    """The caller's runs and disk against their limits, and the server's limits (as /usage/ shows)."""
+    return JsonResponse(usage_payload(request.user))

@@ -14,6 +14,7 @@ an experiment, say) adds its name here, or sends with ``queue=queue_for(kind)``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -28,8 +29,20 @@ SIMULATION_TASKS = frozenset({
 })
 
 
-def queue_for(task_name: str) -> str:
+#: tasks whose kind depends on the work: task name -> kind of its arguments (registered by the app
+#: that owns the task, in its AppConfig.ready(); e.g. a preview of a small trace is quick)
+KIND_BY_ARGUMENTS: dict[str, Callable[[tuple], str]] = {}
+
+
+def sized_by(task_name: str, kind_of: Callable[[tuple], str]) -> None:
+    """Route messages of `task_name` to the queue of `kind_of(args)` (QUICK or SIMULATION)."""
+    KIND_BY_ARGUMENTS[task_name] = kind_of
+
+
+def queue_for(task_name: str, args: tuple = ()) -> str:
     """The queue a task named `task_name` belongs to (its name: SCHEDLAB_QUEUE_PREFIX + kind)."""
+    if task_name in KIND_BY_ARGUMENTS:
+        return queue_name(KIND_BY_ARGUMENTS[task_name](tuple(args or ())))
     return queue_name(SIMULATION if task_name in SIMULATION_TASKS else QUICK)
 
 
@@ -42,4 +55,4 @@ def route(name: str, args: Any, kwargs: Any, options: dict, task: Any = None, **
     """Celery's router protocol (CELERY_TASK_ROUTES): a queue given explicitly when sending wins."""
     if options.get("queue"):
         return {"queue": options["queue"] if isinstance(options["queue"], str) else options["queue"].name}
-    return {"queue": queue_for(name)}
+    return {"queue": queue_for(name, args)}

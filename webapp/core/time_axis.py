@@ -17,11 +17,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import numpy as np
 import pandas as pd
 
-from engine.api import date_text
-
-#: Submit times above this (1980-01-01) are taken as Unix epochs when the header gives no start time.
-EPOCH_THRESHOLD = 315_532_800
-
+from engine.api import date_text, epoch_origin
 
 @dataclass(frozen=True)
 class TimeAxis:
@@ -104,13 +100,8 @@ def time_axis(header: Mapping[str, object] | None, first_submit: float | None, *
     ``wall_clock``: the times are that zone's wall clock read as if UTC (a sacct dump's)."""
     header = header or {}
     tz = _zone({"TimeZoneString": zone}) if zone else _zone(header)
-    absolute = str(header.get("TimeBase", "")).startswith("absolute")
-    if absolute or (first_submit is not None and first_submit > EPOCH_THRESHOLD):
-        return TimeAxis(0, tz, wall_clock=wall_clock)  # submits are epochs already (a start time was added, or never needed)
-    start = _number(header.get("UnixStartTime"))
-    if start is not None and start > 0:
-        return TimeAxis(int(start), tz, wall_clock=wall_clock)
-    return TimeAxis()
+    origin = epoch_origin(header, first_submit)   # 0: the submits are epochs already
+    return TimeAxis() if origin is None else TimeAxis(origin, tz, wall_clock=wall_clock)
 
 
 def _zone(header: Mapping[str, object]) -> str:

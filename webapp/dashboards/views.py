@@ -11,6 +11,7 @@ from bokeh.models import Div
 from bokeh.resources import INLINE
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.utils.text import slugify
@@ -20,6 +21,7 @@ from webapp.core.permissions import get_visible_or_404
 from webapp.dashboards import comparison as plots
 from webapp.dashboards.data import (
     cached_schedule,
+    common_jobs,
     fidelity_table,
     job_sets,
     load_comparison,
@@ -27,13 +29,18 @@ from webapp.dashboards.data import (
     unique_labels,
 )
 from webapp.dashboards.figures import (
+    forest_figure,
+    forest_frame,
+    interval_texts,
     metrics_table_html,
     policy_colours,
     trace_characterization,
 )
 from webapp.dashboards.plot_cache import cache_key, cached_gzip_json, gzip_json_response
-from webapp.experiments.models import Experiment, Run
+from webapp.experiments.models import Experiment, ReplicateSet, Run
 from webapp.experiments.provenance import provenance_html
+from webapp.experiments.reproduce import PRESETS as PAPER_PRESETS
+from webapp.experiments.reproduce import judge_paper, paper_verdict
 from webapp.traces.models import Trace
 
 #: The provenance tables' look in the HTML download.
@@ -74,14 +81,14 @@ def _done_labels(runs: list[Run]) -> list[str]:
 
 
 def _comparison_page(request: HttpRequest, experiment: Experiment, runs: list[Run], *, plot_url, download_url: str,
-                     cross: bool, query: dict[str, str]) -> HttpResponse:
+                     cross: bool, query: dict[str, str], replicates: ReplicateSet | None = None) -> HttpResponse:
     """The comparison page of ``runs`` (one experiment's, or picked from several on one trace)."""
     labels = unique_labels(runs)
     done = [(label, run) for label, run in zip(labels, runs) if run.status == Run.Status.DONE]
     done_labels = [label for label, _ in done]
     colours = policy_colours(done_labels)
     params = _params(request)
-    window = _window_text(experiment, runs, params)
+    window = _window_text(experiment, runs, params, cross=cross)
     plot_params = {k: v for k, v in params.items() if k not in ("start", "end")} if window.get("error") else params
     baseline = params.get("baseline") if params.get("baseline") in done_labels else (done_labels[0] if done_labels else "")
     suffix = f"?{urlencode({**plot_params, **query})}" if plot_params or query else ""
@@ -96,12 +103,19 @@ def _comparison_page(request: HttpRequest, experiment: Experiment, runs: list[Ru
         if sets.differ:
             summaries = plots.summaries_of(load_comparison(experiment, runs)) if sets.common else {}
     experiments = {run.experiment_id: run.experiment for run in runs}
+    replicated = replicated_context(replicates, baseline) if replicates is not None and summaries else {}
+    if replicated.get("forest_url"):
+        sections = [*sections, {"name": "forest", "title": "Every difference with its interval (replicates)",
+                                "url": replicated["forest_url"]}]
     return render(request, "dashboards/comparison.html", {
+        "replicated": replicated,
         "experiment": experiment, "runs": runs, "cross": cross, "labels": done_labels,
         "done": done_labels, "legend": [{"label": label, "colour": colours[label], "run": run} for label, run in done],
         "title": ", ".join(done_labels or labels),
         "machines": sorted({e.machine_label for e in experiments.values()}), "experiments": list(experiments.values()),
-        "metrics_table": mark_safe(metrics_table_html(summaries, baseline=baseline, colours=colours)) if summaries else "",
+        "metrics_table": mark_safe(metrics_table_html(
+            summaries, baseline=baseline, colours=colours, intervals=replicated.get("intervals"),
+            interval_note=replicated.get("interval_note", ""))) if summaries else "",
         "job_warning": job_warning, "nothing_common": bool(done) and not summaries,
         "fidelity": fidelity_table(experiment, runs, labels),
         "baseline": baseline, "sections": sections if summaries or not done else [], "params": params, "query": query,
@@ -110,12 +124,41 @@ def _comparison_page(request: HttpRequest, experiment: Experiment, runs: list[Ru
     })
 
 
-def _window_text(experiment: Experiment, runs: list[Run], params: dict[str, str]) -> dict[str, str]:
-    """The Gantt window as the form shows it (dates when the trace has a calendar), and the axis' zone."""
+def replicated_context(replicates: ReplicateSet, baseline: str) -> dict:
+    """What the comparison page shows of a replicate set: its state, and once combined (the report is
+    cached with the set: nothing is recomputed here) the intervals beside the table's changes, the
+    verdicts and the forest plot's address."""
+    report = replicates.report
+    if report is None:
+        return {"pending": True, "error": replicates.error, "spec": replicates.spec}
+    first = report["sets"][0]["name"]
+    paper = PAPER_PRESETS.get((replicates.options or {}).get("paper", ""))
+    judgements = judge_paper(report, paper) if paper is not None else []
+    return {
+        "paper": paper, "judgements": judgements, "paper_verdict": paper_verdict(judgements),
+        "spec": replicates.spec, "report": report,
+        "sets": report["sets"], "counted": report["counted"]["description"],
+        "bootstrap": report["bootstrap"]["description"], "flurries": report["flurries"],
+        "verdicts": [pair for pair in report["pairs"] if pair["set"] == first],
+        "others": [pair for pair in report["pairs"] if pair["set"] != first],
+        "intervals": interval_texts(report, baseline),
+        "interval_note": f"Intervals: {report['bootstrap']['description']}, over {report['sets'][0]['description']} "
+                         f"(the change of the means over the replicates; the values are the whole-trace runs').",
+        "forest_url": reverse("dashboards:forest", args=[replicates.experiment_id]),
+    }
+
+
+def _window_text(experiment: Experiment, runs: list[Run], params: dict[str, str], *, cross: bool = False) -> dict[str, str]:
+    """The Gantt window as the form shows it (dates when the trace has a calendar), and the axis' zone;
+    ``cross``: runs of several experiments, whose plots show only the jobs they all have."""
     done = [run for run in runs if run.status == Run.Status.DONE]
     if not done:
         return {}
     schedules = {str(run.pk): cached_schedule(run) for run in done}
+    if cross:
+        schedules = common_jobs(schedules)
+    if not any(len(schedule) for schedule in schedules.values()):
+        return {}   # no job to draw (runs that share none): no window to offer
     axis = trace_time_axis(experiment.trace, schedules)
     shown = {"zone": axis.tz if axis.calendar else "", "calendar": "yes" if axis.calendar else ""}
     try:
@@ -128,9 +171,10 @@ def _window_text(experiment: Experiment, runs: list[Run], params: dict[str, str]
 
 @require_GET
 def comparison(request: HttpRequest, pk: int) -> HttpResponse:
-    experiment = get_visible_or_404(Experiment.objects.select_related("trace"), request.user, pk)
+    experiment = get_visible_or_404(Experiment.objects.select_related("trace", "replicate_set"), request.user, pk)
     runs = list(experiment.runs.select_related("experiment").order_by("position", "pk"))
-    return _comparison_page(request, experiment, runs, cross=False, query={},
+    replicates = getattr(experiment, "replicate_set", None)
+    return _comparison_page(request, experiment, runs, cross=False, query={}, replicates=replicates,
                             plot_url=lambda name: reverse("dashboards:comparison_plot", args=[pk, name]),
                             download_url=reverse("dashboards:comparison_download", args=[pk]))
 
@@ -240,6 +284,22 @@ def comparison_plot(request: HttpRequest, pk: int, name: str) -> HttpResponse:
 
 
 @require_GET
+def forest_plot(request: HttpRequest, pk: int) -> HttpResponse:
+    """The forest plot of the experiment's replicate set (cached with its report)."""
+    experiment = get_visible_or_404(Experiment, request.user, pk)
+    replicates = ReplicateSet.objects.filter(experiment=experiment).first()
+    if replicates is None or replicates.report is None:
+        return JsonResponse({"error": "The replicates have not all finished yet."}, status=409)
+    report = replicates.report
+
+    def build() -> dict:
+        return json_item(forest_figure(forest_frame(report)), "plot-forest")
+
+    key = cache_key("forest", replicates.pk, report["pairs"])
+    return gzip_json_response(request, cached_gzip_json(f"experiments/{pk}", "forest", key, build))
+
+
+@require_GET
 def compare_plot(request: HttpRequest, name: str) -> HttpResponse:
     try:
         runs = requested_runs(request)
@@ -260,8 +320,11 @@ def _download(request: HttpRequest, experiment: Experiment, runs: list[Run] | No
         layout = plots.full_layout(data, params, title)
     except plots.WindowError as e:
         return HttpResponse(str(e), status=400, content_type="text/plain; charset=utf-8")
-    # where the results come from, after the plots (the fidelity table, where there is one, is on the page)
-    layout = column(layout, Div(text=f"<style>{PROVENANCE_CSS}</style>{provenance_html(listed)}", width=1100))
+    # after the plots: how close the runs are to what happened (where the trace records it), and where
+    # the results come from
+    fidelity = render_to_string("_fidelity.html", {"fidelity": fidelity_table(experiment, listed, unique_labels(listed))})
+    layout = column(layout, Div(text=f"<style>{PROVENANCE_CSS}</style>{fidelity}{provenance_html(listed)}",
+                                width=1100))
     html = file_html(layout, INLINE, title=title)
     response = HttpResponse(html, content_type="text/html; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{slugify(name) or "comparison"}-comparison.html"'

@@ -14,6 +14,8 @@ from engine.api import POLICY_FAMILIES, formula_grammar, list_policies, workload
 from webapp.allocations.models import AllocationSet
 from webapp.core.permissions import Viewer, visible_to
 from webapp.experiments.models import MAX_PROCS, MAX_SEED, Experiment
+from webapp.experiments.replicates import KINDS as REPLICATE_KINDS
+from webapp.experiments.replicates import ReplicateChoice, counted_of
 from webapp.experiments.services import (
     ExperimentError,
     checked_days,
@@ -117,6 +119,24 @@ class ExperimentForm(RunSettingsForm):
     sweep_param = forms.ChoiceField(label="Sweep parameter", required=False)
     sweep_values = forms.CharField(label="Sweep values", required=False, help_text="For example: 1, 2, 5, 10, 20, inf")
 
+    replicates = forms.ChoiceField(
+        label="Replicates", required=False, initial="", widget=forms.RadioSelect,
+        choices=[(key, text + (f" ({citation})" if citation else "")) for key, (text, citation) in REPLICATE_KINDS.items()],
+        help_text="Is a difference real? Every policy also runs on many replicates of the trace; each difference "
+                  "then comes with a paired bootstrap 95 % confidence interval and a verdict in words.")
+    replicate_count = forms.IntegerField(label="N windows / K copies / N traces", required=False, min_value=2,
+                                         max_value=1000, help_text="Weekly windows: empty = every week.")
+    replicate_load = forms.FloatField(label="Resampling load F (× the trace's offered work)", required=False,
+                                      min_value=0.05, initial=1.0)
+    warmup = forms.CharField(label="Warm-up left out", required=False, max_length=20, initial="0",
+                             help_text="The first part of each run the metrics leave out: days (2d) or jobs (500j).")
+    cooldown = forms.CharField(label="Cool-down left out", required=False, max_length=20, initial="0",
+                               help_text="The last part of each run left out: days (1d) or jobs (200j).")
+    without_flurries = forms.BooleanField(
+        label="Without flurries", required=False,
+        help_text="Leave out the jobs of every flurry (one user's burst; Tsafrir & Feitelson, IPDPS 2006) "
+                  "found in the trace, as the trace page lists them.")
+
     def __init__(self, user: Viewer, *args: Any, **kwargs: Any) -> None:
         super().__init__(user, *args, **kwargs)
         self.fields["machine"].queryset = visible_to(Machine, user)
@@ -199,6 +219,7 @@ class ExperimentForm(RunSettingsForm):
             self.add_error("sweep_values", str(e))
             values = []
         data["days"] = self._days(data)
+        data["replicate_choice"] = self._replicates(data)
         data["policies"] = policies
         data["sweep_list"] = values
         return data
@@ -219,6 +240,25 @@ class ExperimentForm(RunSettingsForm):
     def formula_grammar() -> dict[str, Any]:
         """For the template: the formula's variables with units, functions and the literature's examples."""
         return formula_grammar()
+
+    def _replicates(self, data: dict[str, Any]) -> ReplicateChoice | None:
+        """The replicates asked for (None: none), or None with the error on its field."""
+        kind = data.get("replicates") or ""
+        if not kind:
+            return None
+        count = data.get("replicate_count")
+        if kind != "weeks" and not count:
+            noun = {"windows": "windows", "shake": "copies"}.get(kind, "traces")
+            self.add_error("replicate_count", f"Give the number of {noun}.")
+            return None
+        choice = ReplicateChoice(kind, count, data.get("replicate_load") or 1.0, (data.get("warmup") or "0").strip(),
+                                 (data.get("cooldown") or "0").strip(), bool(data.get("without_flurries")))
+        try:
+            counted_of(choice)
+        except ExperimentError as e:
+            self.add_error("cooldown" if "cool-down" in str(e) else "warmup", str(e))
+            return None
+        return choice
 
     def _days(self, data: dict[str, Any]) -> str:
         low, high = data.get("days_from"), data.get("days_to")

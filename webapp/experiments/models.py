@@ -146,3 +146,31 @@ def load_frame(path: Path) -> pd.DataFrame:
     with np.load(path, allow_pickle=False) as data:
         columns = [str(c) for c in data["__columns__"]]
         return pd.DataFrame({c: data[f"c{i}"] for i, c in enumerate(columns)})
+
+
+class ReplicateSet(models.Model):
+    """An experiment's replicated comparison (issue 26): every policy of ``experiment`` run on many
+    replicates of its trace (weekly windows, shaken copies, resampled users), combined into paired
+    bootstrap intervals and verdicts (engine.api.plan_replicates / combine_replicates).
+
+    The replicate runs are ordinary :class:`Run` rows of a hidden experiment (``runs_experiment``, one
+    row per replicate, running its policies one after the other), so the fair dispatcher, the quotas,
+    the lost-worker checks, cancel and re-run treat them like any run."""
+
+    OWNER_FIELD = "experiment__owner"
+    SHARED_FIELD = "experiment__shared"
+
+    experiment = models.OneToOneField(Experiment, models.CASCADE, related_name="replicate_set")
+    runs_experiment = models.OneToOneField(Experiment, models.CASCADE, related_name="replicates_of")
+    #: what was asked, as the command line's --replicates ("weeks", "windows:8", "shake:10", "resample:20")
+    spec = models.CharField(max_length=100)
+    #: the options as chosen: {"load", "warmup", "cooldown", "without_flurries"} (for the page and a retry)
+    options = models.JSONField(default=dict)
+    plan = models.JSONField(default=dict)  # engine.api.plan_replicates(...)
+    #: engine.api.combine_replicates(plan, outcomes), once every replicate run is done; None before
+    report = models.JSONField(null=True, blank=True)
+    #: one line when a replicate run failed (the set then has no report)
+    error = models.TextField(blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.experiment.name} / replicates {self.spec}"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+from pathlib import Path
 from html import escape
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -83,13 +84,17 @@ def run_items(run: Run) -> list[tuple[str, str]]:
         ("jobs", f"{api.number_text(summary.get('jobs'))} simulated; left out in this window: "
                  + (", ".join(f"{reason}: {count:,}" for reason, count in (summary.get("rejected") or {}).items())
                     or "none")),
-        ("command", command_line(run, policy)),
+        *(("plugin", f"{p['name']}: {p['origin']} (sha256 {p['sha256'] or 'unknown'})")
+          for p in meta.get("plugins") or ()),
+        ("command", command_line(run, policy, meta.get("plugins") or ())),
     ]
     return items
 
 
-def command_line(run: Run, policy: dict[str, Any]) -> str:
-    """The command line that simulates this run from the uploaded file (saved under its upload name)."""
+def command_line(run: Run, policy: dict[str, Any], plugins: Iterable[dict[str, str]] = ()) -> str:
+    """The command line that simulates this run from the uploaded file (saved under its upload name)
+    and, for a Python plugin of the server's folder, its file (by name: the server's admin has it;
+    an installed package's plugin needs its package installed, no flag)."""
     experiment, trace = run.experiment, run.experiment.trace
     used = getattr(experiment, "allocations_used", None)
     return api.simulate_command(
@@ -97,15 +102,17 @@ def command_line(run: Run, policy: dict[str, Any]) -> str:
         seed=experiment.seed, days=api.parse_days(experiment.days) if experiment.days else None,
         load_factor=run.load_factor, exact_estimates=experiment.exact_estimates,
         allocations=used.file_name if used is not None else None,
-        memory_unit=(trace.header or {}).get("memory_unit"), out=f"run-{run.pk}-schedule.csv")
+        memory_unit=(trace.header or {}).get("memory_unit"), out=f"run-{run.pk}-schedule.csv",
+        policy_files=[Path(p["file"]).name for p in plugins
+                      if p.get("file") and not p["origin"].startswith("entry point")])
 
 
 def comment_lines(items: Iterable[tuple[str, str]], *, title: str) -> Iterator[str]:
-    """``# key: value`` lines (one line each: line breaks in a value become spaces), then how to read the file."""
+    """The title, how to read the file, then ``# key: value`` lines (line breaks in a value become spaces)."""
     yield f"# {title}\n"
+    yield '# read with pandas: pandas.read_csv(path, comment="#")\n'
     for key, value in items:
         yield f"# {key}: {' '.join(str(value).split())}\n"
-    yield '# read with pandas: pandas.read_csv(path, comment="#")\n'
 
 
 def schedule_download(run: Run) -> StreamingHttpResponse:
@@ -137,8 +144,9 @@ def metrics_download(experiment: Experiment) -> HttpResponse:
     writer = csv.writer(response)
     writer.writerow(["Run", "Policy", "Sweep value", "Status", *metric_headings(reasons)])
     for run in runs:
-        writer.writerow([run.pk, run.label.replace("#", "no. "), "" if run.sweep_value is None else run.sweep_value,
-                         run.status, *metric_cells(run.summary, reasons)])
+        writer.writerow(api.safe_cells([run.pk, run.label.replace("#", "no. "),
+                                        "" if run.sweep_value is None else run.sweep_value,
+                                        run.status, *metric_cells(run.summary, reasons)]))
     return response
 
 

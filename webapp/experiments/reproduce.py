@@ -9,7 +9,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine import api
 from engine.api import PAPERS
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A comparison the paper makes: ``b``'s ``metric`` is ``direction`` ("lower", "higher", "same")
+    than ``a``'s (registry preset names; with a sweep, every pair sharing the swept value)."""
+
+    a: str
+    b: str
+    metric: str
+    direction: str
 
 
 @dataclass(frozen=True)
@@ -30,6 +42,10 @@ class PaperPreset:
     study: str = ""                            # a webapp.studies preset instead of an experiment
     preview: dict[str, str] = field(default_factory=dict)   # webapp.preview.forms.PreviewForm values instead
     match: str = ""                            # pre-select a visible trace / machine whose name contains this
+    #: the replicates the form chooses by default where the paper's claim is a comparison ("windows:6"),
+    #: and the claims our replicated result is held against (on the comparison page)
+    replicates: str = ""
+    claims: tuple[Claim, ...] = ()
 
     @property
     def citation(self) -> str:
@@ -45,6 +61,9 @@ class PaperPreset:
         for preset, params in self.params.items():
             values.update({f"param_{preset}_{name}": value for name, value in params.items()})
         values.update({f"workload_{name}": value for name, value in self.workload.items()})
+        if self.replicates:
+            kind, _, count = self.replicates.partition(":")
+            values.update(replicates=kind, replicate_count=int(count) if count else None)
         return values
 
 
@@ -60,6 +79,9 @@ PRESETS: dict[str, PaperPreset] = {p.key: p for p in (
         setup="PLAN 1, PLAN 2 and PLAN 3 with the paper's annealing (T0 = 1, Tth = 1e-4, N = 100, r = 0.9) and "
               "EASY, on one month of the trace (the whole year takes hours under PLAN).",
         policies=["plan1", "plan2", "plan3", "easy"], days=("150", "180"),
+        replicates="windows:6",
+        claims=tuple(Claim("easy", plan, metric, "lower") for plan in ("plan1", "plan2", "plan3")
+                     for metric in ("mean_wait", "mean_response")),
     ),
     PaperPreset(
         key="paragon", title="Paragon: SSS, sorted, backfilling and time sharing against load",
@@ -111,5 +133,41 @@ PRESETS: dict[str, PaperPreset] = {p.key: p for p in (
               "per share of deadline jobs 0.2, 0.4, 0.6, 0.8 (the same seeded deadline jobs for every policy).",
         policies=["dbf", "conservative", "easy"], workload={"drop_interactive": True},
         sweep_param="deadline_fraction", sweep_values="0.2, 0.4, 0.6, 0.8",
+        replicates="windows:6",
+        claims=(Claim("conservative", "dbf", "mean_wait", "lower"), Claim("easy", "dbf", "mean_wait", "lower")),
     ),
 )}
+
+
+def claim_pairs(report: dict[str, Any], claim: Claim) -> list[tuple[str, str]]:
+    """The report's (a, b) policy names the claim is about: a policy of preset ``claim.a`` and one of
+    ``claim.b`` with the same workload options (one pair per swept value, e.g. deadline_fraction)."""
+    options = [option["name"] for option in api.workload_options()]
+
+    def shared(spec: dict[str, Any]) -> tuple:
+        return tuple(repr((spec.get("params") or {}).get(name)) for name in options)
+
+    policies = report.get("policies", [])
+    return [(a["name"], b["name"]) for a in policies for b in policies
+            if a["spec"].get("preset") == claim.a and b["spec"].get("preset") == claim.b
+            and shared(a["spec"]) == shared(b["spec"])]
+
+
+def judge_paper(report: dict[str, Any], preset: PaperPreset) -> list[dict[str, Any]]:
+    """Whether our replicated result agrees with each of the paper's claims (engine.api.judge_claim):
+    [{"status": "agrees" | "contradicts" | "cannot tell", "sentence", "pair"}], one per pair compared."""
+    measured = {pair["metric"] for pair in report.get("pairs", [])}
+    return [api.judge_claim(report, a, b, claim.metric, claim.direction)
+            for claim in preset.claims if claim.metric in measured for a, b in claim_pairs(report, claim)]
+
+
+def paper_verdict(judgements: list[dict[str, Any]]) -> str:
+    """One line over every claim: "agrees", "contradicts" (any claim contradicted) or "cannot tell"."""
+    if not judgements:
+        return ""
+    statuses = {j["status"] for j in judgements}
+    if "contradicts" in statuses:
+        return "Our replicated result contradicts at least one of the paper's claims."
+    if statuses == {"agrees"}:
+        return "Our replicated result agrees with every claim of the paper checked here."
+    return "Our replicated result agrees with some of the paper's claims and cannot tell the others from noise."

@@ -33,6 +33,7 @@ from webapp.core.files import replace_dir
 from webapp.core.progress import Reporter as ProgressReporter
 from webapp.experiments.fairqueue import choose, current_turns
 from webapp.experiments.models import Experiment, Run, save_frame
+from webapp.experiments.replicate_runs import execute_replicate, replicate_set_of, settle
 from webapp.experiments.signals import experiment_finished
 
 log = logging.getLogger(__name__)
@@ -62,7 +63,7 @@ def run_simulation(self: Task, run_id: int) -> int:
     )
     if not started:  # cancelled, deleted, or a duplicate delivery of a message already handled
         if not self.request.called_directly:
-            dispatch()  # a cancelled run's slot may be free
+            dispatch_in_worker()  # a cancelled run's slot may be free
         return run_id
     reporter = Reporter(run_id)
     try:
@@ -78,10 +79,22 @@ def run_simulation(self: Task, run_id: int) -> int:
             _finish(run_id, Run.Status.FAILED, error=failure_message(e))
             if not is_input_error(e):
                 log.exception("run %s failed", run_id)
+    settle_quietly(run_id)
     if not self.request.called_directly:  # in a worker; a direct call (tests, scripts) leaves it to the caller
-        dispatch()  # this slot is free: the next run by turn takes it
+        dispatch_in_worker()  # this slot is free: the next run by turn takes it
         prebuild_when_last(run_id)
     return run_id
+
+
+def settle_quietly(run_id: int) -> None:
+    """A replicate run's set settled after it ends (webapp.experiments.replicate_runs.settle), never
+    failing the run itself; the experiment page's poll settles it again otherwise."""
+    try:
+        experiment_id = Run.objects.filter(pk=run_id).values_list("experiment_id", flat=True).first()
+        if experiment_id is not None:
+            settle(experiment_id)
+    except Exception:  # noqa: BLE001
+        log.exception("settling the replicate set of run %s failed", run_id)
 
 
 def dispatch() -> int:
@@ -98,6 +111,15 @@ def dispatch() -> int:
                 .update(dispatched_at=now, queued_at=now)]
         transaction.on_commit(lambda: [run_simulation.delay(pk) for pk in sent])
     return len(sent)
+
+
+def dispatch_in_worker() -> None:
+    """:func:`dispatch` after a run, never failing it (it is over): if the database is busy, the
+    periodic dispatch (every few seconds) fills the slot instead."""
+    try:
+        dispatch()
+    except Exception:  # noqa: BLE001
+        log.exception("dispatching the next run failed; the periodic dispatch will")
 
 
 def dispatch_later() -> None:
@@ -138,7 +160,7 @@ def prebuild_when_last(run_id: int) -> None:
         runs = experiment.runs.all()
         if runs.filter(status__in=[Run.Status.QUEUED, Run.Status.RUNNING]).exists():
             return
-        if hasattr(experiment, "study"):  # a study's points (often dozens) are plotted from summaries
+        if hasattr(experiment, "study") or hasattr(experiment, "replicates_of"):  # plotted from summaries
             return
         if runs.filter(status=Run.Status.DONE).exists():
             experiment_finished.send(sender=Experiment, experiment=experiment)
@@ -150,6 +172,11 @@ def execute(run_id: int, reporter: Reporter) -> None:
     """Load the trace, simulate, write results to MEDIA_ROOT/runs/<id>/ atomically, mark done."""
     run = Run.objects.select_related("experiment__trace").get(pk=run_id)
     experiment = run.experiment
+    replicates = replicate_set_of(experiment)
+    if replicates is not None:  # one replicate of a replicated comparison: its outcomes are its summary
+        summary = execute_replicate(run, replicates, reporter.part, reporter.should_stop)
+        _finish(run_id, Run.Status.DONE, progress=1.0, summary=summary)
+        return
     scenario = Scenario(
         trace=experiment.trace.workload(), policy=run.policy,
         platform=Pool(experiment.procs, experiment.allocation),

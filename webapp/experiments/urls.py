@@ -13,6 +13,7 @@ urlpatterns = [
     path("<int:pk>/edit/", views.experiment_edit, name="edit"),
     path("<int:pk>/cancel/", views.experiment_cancel, name="cancel"),
     path("<int:pk>/delete/", views.experiment_delete, name="delete"),
+    path("<int:pk>/replicates/retry/", views.replicates_retry, name="replicates_retry"),
     path("<int:pk>/metrics.csv", views.experiment_metrics_csv, name="metrics_csv"),
     path("runs/<int:pk>/cancel/", views.run_cancel, name="run_cancel"),
     path("runs/<int:pk>/rerun/", views.run_rerun, name="run_rerun"),

@@ -3,6 +3,8 @@ cancel, re-run, delete, and the CSV downloads."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from django.contrib import messages
 from django.db import transaction
 from django.db.models import QuerySet
@@ -16,7 +18,10 @@ from webapp.allocations.services import attach
 from webapp.core.permissions import Viewer, can_change, get_owned_or_404, get_visible_or_404, visible_to
 from webapp.experiments.forms import ExperimentEditForm, ExperimentForm
 from webapp.experiments.models import Experiment, Run
-from webapp.experiments.provenance import metrics_download, schedule_download
+from webapp.experiments.provenance import metrics_download, schedule_download, window_text
+from webapp.experiments.models import ReplicateSet
+from webapp.experiments.replicates import (add_replicates, cancel_replicates, hidden_experiment_ids, retry_replicates,
+                                           set_progress)
 from webapp.experiments.reproduce import PRESETS as PAPER_PRESETS
 from webapp.experiments.reproduce import PaperPreset
 from webapp.experiments.services import (
@@ -28,7 +33,8 @@ from webapp.experiments.tasks import reconcile
 
 @require_GET
 def experiment_list(request: HttpRequest) -> HttpResponse:
-    experiments = visible_to(Experiment, request.user).select_related("owner", "trace").prefetch_related("runs")
+    experiments = (visible_to(Experiment, request.user).exclude(pk__in=hidden_experiment_ids())
+                   .select_related("owner", "trace").prefetch_related("runs"))
     return render(request, "experiments/list.html", {"experiments": experiments})
 
 
@@ -89,6 +95,9 @@ def experiment_new(request: HttpRequest) -> HttpResponse:
                     days=data["days"], with_recorded=data.get("with_recorded", False),
                 )
                 attach(experiment, data.get("allocations"))
+                if data.get("replicate_choice") is not None:
+                    choice = data["replicate_choice"]
+                    add_replicates(experiment, replace(choice, paper=reproduce.key) if reproduce else choice)
         except ExperimentError as e:
             form.add_error(None, str(e))
         else:
@@ -117,7 +126,8 @@ def with_time_left(runs: QuerySet[Run]) -> list[Run]:
 
 @require_GET
 def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    experiment = get_visible_or_404(Experiment.objects.select_related("owner", "trace", "machine"), request.user, pk)
+    experiment = get_visible_or_404(Experiment.objects.select_related("owner", "trace", "machine", "replicate_set"),
+                                    request.user, pk)
     ctx = {
         "experiment": experiment,
         "runs": with_time_left(experiment.runs.all()),
@@ -125,6 +135,8 @@ def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "comparison_url": comparison_url(experiment),
         "other_runs": comparable_runs(experiment, request.user),
         "page_metrics": [(code, api.metric_label(code)) for code in PAGE_METRICS],
+        "window": window_text(experiment) if experiment.days else "",
+        "replicates": replicates_state(experiment),
     }
     return render(request, "experiments/detail.html", ctx)
 
@@ -142,11 +154,42 @@ def comparable_runs(experiment: Experiment, user: Viewer) -> list[Run]:
                 .order_by("-experiment__created", "position", "pk")[:COMPARABLE_RUNS])
 
 
+def replicate_set(experiment: Experiment) -> ReplicateSet | None:
+    """The experiment's replicate set, or None (no query when it was selected with the experiment)."""
+    try:
+        return experiment.replicate_set
+    except ReplicateSet.DoesNotExist:
+        return None
+
+
+def replicates_state(experiment: Experiment) -> dict | None:
+    """The replicate set's one progress bar (None: the experiment has no replicates)."""
+    replicates = replicate_set(experiment)
+    return set_progress(replicates) if replicates is not None else None
+
+
 @require_GET
 def experiment_progress(request: HttpRequest, pk: int) -> JsonResponse:
-    experiment = get_visible_or_404(Experiment, request.user, pk)
+    experiment = get_visible_or_404(Experiment.objects.select_related("replicate_set"), request.user, pk)
     reconcile(experiment.runs.all())  # the page's poll doubles as the periodic lost-worker check
-    return JsonResponse(progress_payload(experiment))
+    payload = progress_payload(experiment)
+    replicates = replicate_set(experiment)
+    if replicates is not None:
+        reconcile(replicates.runs_experiment.runs.all())
+        payload["replicates"] = set_progress(replicates)
+        payload["finished"] = payload["finished"] and payload["replicates"]["status"] in ("done", "failed", "cancelled")
+    return JsonResponse(payload)
+
+
+@require_POST
+def replicates_retry(request: HttpRequest, pk: int) -> HttpResponse:
+    experiment = get_owned_or_404(Experiment, request.user, pk)
+    replicates = replicate_set(experiment)
+    if replicates is None:
+        raise Http404("This experiment has no replicates.")
+    count = retry_replicates(replicates)
+    messages.success(request, f"Queued {count} replicate run(s) again.")
+    return redirect(experiment)
 
 
 @require_http_methods(["GET", "POST"])
@@ -165,6 +208,9 @@ def experiment_cancel(request: HttpRequest, pk: int) -> HttpResponse:
     experiment = get_owned_or_404(Experiment, request.user, pk)
     for run in experiment.runs.exclude(status__in=Run.FINAL):
         cancel_run(run)
+    replicates = replicate_set(experiment)
+    if replicates is not None:
+        cancel_replicates(replicates)
     messages.info(request, "Cancelling the unfinished runs.")
     return redirect(experiment)
 
@@ -172,7 +218,10 @@ def experiment_cancel(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def experiment_delete(request: HttpRequest, pk: int) -> HttpResponse:
     experiment = get_owned_or_404(Experiment, request.user, pk)
+    replicates = replicate_set(experiment)
     delete_experiment(experiment)
+    if replicates is not None:
+        delete_experiment(replicates.runs_experiment)
     messages.success(request, f"Deleted “{experiment.name}”.")
     return redirect("experiments:list")
 

@@ -47,6 +47,7 @@ from engine.api import (
 )
 from engine.api import run as run_scenario
 from webapp.core.limits import LIMIT_ERRORS, limit_message, memory_limit
+from webapp.core.queues import QUICK, SIMULATION
 from webapp.quotas.services import tree_size
 from webapp.core.files import replace_dir
 from webapp.core.progress import Reporter
@@ -223,3 +224,11 @@ def disk_bytes_of(user: Any) -> int:
     texts = previews.aggregate(n=Sum(Length("machine_text")) + Sum(Length("current_text")) +
                                Sum(Length("proposed_text")))["n"] or 0
     return texts + sum(tree_size(p.result_dir) for p in previews.only("pk"))
+
+
+def preview_kind(args: tuple) -> str:
+    """A preview of a trace of at most SCHEDLAB_QUICK_PREVIEW_JOBS jobs is quick work; a larger one
+    simulates for minutes and goes with the simulations (webapp.core.queues)."""
+    jobs = (Preview.objects.filter(pk=args[0]).values_list("trace__summary", flat=True).first() or {}).get("jobs") \
+        if args else None
+    return QUICK if jobs is not None and jobs <= settings.SCHEDLAB_QUICK_PREVIEW_JOBS else SIMULATION

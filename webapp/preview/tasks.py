@@ -32,6 +32,17 @@ def run_preview(preview_id: int) -> int:
     return preview_id
 
 
+def run_again(preview: Preview) -> bool:
+    """The retry button of a failed preview (its message lost twice, its worker lost, a limit): queued
+    again from the start, with a fresh count of re-sends."""
+    changed = Preview.objects.filter(pk=preview.pk, status=Preview.Status.FAILED).update(
+        status=Preview.Status.QUEUED, error="", queued_at=timezone.now(), resends=0, progress=0.0,
+        started=None, heartbeat_at=None, finished=None)
+    if changed:
+        enqueue(run_preview, preview.pk)
+    return bool(changed)
+
+
 def queue_preview(owner: Any, form: PreviewForm) -> Preview:
     """A Preview from a valid PreviewForm, queued for a worker."""
     preview = create_preview(owner, form)

@@ -8,6 +8,7 @@ urlpatterns = [
     path("new/", views.preview_new, name="new"),
     path("<int:pk>/", views.preview_detail, name="detail"),
     path("<int:pk>/delete/", views.preview_delete, name="delete"),
+    path("<int:pk>/run-again/", views.preview_run_again, name="run_again"),
     path("<int:pk>/edit-inferred/<str:kind>/", views.preview_edit_inferred, name="edit_inferred"),
     path("machines/new/", views.machine_new, name="machine_new"),
     path("machines/<int:pk>/", views.machine_detail, name="machine_detail"),

@@ -12,7 +12,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from engine.api import SHIPPED_QUEUE_CONFIGS, WorkloadError, error_line, shipped_queue_text
+from engine.api import HELD_REASONS, SHIPPED_QUEUE_CONFIGS, WorkloadError, error_line, shipped_queue_text
 from webapp.core.progress import time_left_text
 from webapp.core.permissions import (
     can_change,
@@ -26,7 +26,7 @@ from webapp.experiments.reproduce import PaperPreset
 from webapp.preview.forms import MachineFileForm, PreviewForm, QueueFileForm
 from webapp.preview.models import INFERRED_LABEL, MachineFile, Preview, QueueFile
 from webapp.preview.services import RECORDED, inference_problem, inferred_from, schedules
-from webapp.preview.tasks import queue_preview
+from webapp.preview.tasks import queue_preview, run_again
 from webapp.traces.models import Trace
 
 
@@ -202,6 +202,20 @@ def preview_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "preview/detail.html", context)
 
 
+def held_rows(current: dict, proposed: dict) -> list[dict]:
+    """Hours the waiting jobs were held per reason (engine.sim.pending), per queue of each
+    configuration and in all, current beside proposed: rows of (queue, configuration, hours)."""
+    rows = []
+    for side, run in (("current", current), ("proposed", proposed)):
+        pending = run.get("pending") or {}
+        for queue, hours in sorted((pending.get("per_queue") or {}).items()):
+            rows.append({"queue": queue, "side": side, "hours": [hours.get(r, 0.0) for r in HELD_REASONS]})
+        if pending.get("hours"):
+            rows.append({"queue": "all", "side": side, "hours": [pending["hours"].get(r, 0.0) for r in HELD_REASONS]})
+    rows.sort(key=lambda row: (row["queue"] != "all", row["queue"], row["side"]))
+    return rows
+
+
 def _results(preview: Preview) -> dict:
     """What the admin reads first (fidelity of 'current', recorded / current / proposed per trace
     queue, the users who gain and lose most), the per-configuration-queue rows and the figures."""
@@ -212,12 +226,14 @@ def _results(preview: Preview) -> dict:
     rows = [{"queue": name, "current": current.get("per_queue", {}).get(name),
              "proposed": proposed.get("per_queue", {}).get(name)} for name in names]
     changes = summary.get("changes", {})
+    held = held_rows(current, proposed)
     inferred = [(kind, label, text) for kind, label, name, text in (
         ("queues", "queue configuration", preview.current_name, preview.current_text),
         ("machine", "machine description", preview.machine_name, preview.machine_text)) if name == INFERRED_LABEL]
     context = {"inferred": inferred, "rows": rows, "runs": runs, "recorded": summary.get(RECORDED), "fidelity": summary.get("fidelity"),
                "changes": changes.get("by_queue", []), "users": changes.get("users", {}),
-               "time_zone": summary.get("time_zone", "UTC")}
+               "time_zone": summary.get("time_zone", "UTC"), "held": held,
+               "held_labels": [reason.replace("_", " ").capitalize() for reason in HELD_REASONS]}
     try:
         frames = schedules(preview)
     except OSError:
@@ -246,6 +262,14 @@ def preview_edit_inferred(request: HttpRequest, pk: int, kind: str) -> HttpRespo
                                            f"“{preview.name}”; every value is commented with its evidence.")
     messages.success(request, f"Saved the inferred {label} as “{obj.name}”; edit it here.")
     return redirect(f"preview:{kind if kind == 'queues' else 'machine'}_edit", obj.pk)
+
+
+@require_POST
+def preview_run_again(request: HttpRequest, pk: int) -> HttpResponse:
+    preview = get_owned_or_404(Preview, request.user, pk)
+    if run_again(preview):
+        messages.success(request, f"Queued “{preview.name}” again.")
+    return redirect(preview)
 
 
 @require_POST

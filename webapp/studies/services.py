@@ -28,8 +28,10 @@ from webapp.experiments.services import (
     checked_room,
     checked_setup,
     parse_sweep_values,
+    queue_places,
     rerun,
     resolve_policy,
+    time_left_text,
     with_load,
 )
 from webapp.experiments.tasks import dispatch_later
@@ -139,12 +141,23 @@ def progress(study: Study) -> dict[str, Any]:
         counts[point.run.status] += 1
     return {
         "id": study.pk, "total": len(rows), "done": counts[Run.Status.DONE], "counts": counts,
+        "queue": next_point_text([p.run for p in rows]),
         "finished": all(p.run.is_final for p in rows),
         "failed": [{"run": p.run.pk, "label": p.run.label, "error": p.run.error}
                    for p in rows if p.run.status == Run.Status.FAILED],
         "points": [{"run": p.run.pk, "status": p.run.status, "progress": round(p.run.progress, 4),
                     "attempts": p.run.attempts} for p in rows],
     }
+
+
+def next_point_text(runs: list[Run]) -> str:
+    """ "next point: 3rd in the queue, starts in about 2 min 10 s": the first of the study's points
+    waiting for a slot in the server's fair queue; "" when none waits."""
+    places = queue_places(runs)
+    if not places:
+        return ""
+    first = min(places, key=lambda pk: places[pk].position)
+    return f"next point: {time_left_text(next(r for r in runs if r.pk == first), places[first])}"
 
 
 def grid_metrics() -> list[str]:

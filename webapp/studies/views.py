@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from engine.api import metric_label
+from engine.api import metric_label, safe_cells
 from webapp.core.permissions import Viewer, can_change, get_owned_or_404, get_visible_or_404, visible_to
 from webapp.experiments.models import Run
 from webapp.experiments.reproduce import PRESETS as PAPER_PRESETS
@@ -146,7 +146,7 @@ def csv_download(study: Study) -> HttpResponse:
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     writer = csv.writer(response)
     for row in services.csv_rows(study):
-        writer.writerow(row)
+        writer.writerow(safe_cells(row))
     return response
 
 

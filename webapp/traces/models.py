@@ -8,13 +8,18 @@ from django.conf import settings
 from django.db import models
 from django.urls import reverse
 
-from engine.api import (WALL_CLOCK_FORMATS, Cleaning, Workload, load_parsed, parsed_without_recorded_starts,
+from engine.api import (WorkloadError, WALL_CLOCK_FORMATS, Cleaning, Workload, load_parsed, parsed_without_recorded_starts,
                         read_trace, read_trace_header, save_parsed, trace_time_zone)
 from webapp.core.files import media_path
 from webapp.core.time_axis import TimeAxis, time_axis
 
 #: Header keys that say when a trace's time 0 is and in which zone.
 CALENDAR_KEYS = ("UnixStartTime", "TimeZoneString", "TimeZone", "TimeBase")
+
+
+#: What a run of a removed trace, and the pages of experiments that used it, say.
+REMOVED_MESSAGE = ("the trace was removed by its owner: the results computed from it stay, "
+                   "but nothing can be computed from it any more")
 
 
 class Machine(models.Model):
@@ -38,6 +43,9 @@ class Trace(models.Model):
         PARSING = "parsing"
         READY = "ready"
         INVALID = "invalid"
+        #: deleted by its owner while experiments used it: the row stays for them (name, summary),
+        #: the file and caches are gone, nobody else sees it (webapp.traces.services.remove_trace)
+        REMOVED = "removed"
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, models.CASCADE, related_name="traces")
     name = models.CharField(max_length=200)
@@ -63,6 +71,11 @@ class Trace(models.Model):
     summary = models.JSONField(null=True, blank=True)  # engine.workload.describe()
     cache = models.CharField(max_length=200, blank=True)  # columnar cache, relative to MEDIA_ROOT
     parse_seconds = models.FloatField(null=True, blank=True)
+    # The lost-parse check (webapp.traces.tasks.reconcile_parsing): when the parse was last sent and
+    # taken by a worker, and how many times it was sent again (once, then the trace fails).
+    parse_sent_at = models.DateTimeField(null=True, blank=True)
+    parse_started_at = models.DateTimeField(null=True, blank=True)
+    parse_resends = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         ordering = ["-created", "-pk"]
@@ -100,6 +113,8 @@ class Trace(models.Model):
 
     def read(self) -> Workload:
         """Parse the stored file (machine size and memory unit as uploaded) and write its columnar cache."""
+        if self.status == Trace.Status.REMOVED:
+            raise WorkloadError(REMOVED_MESSAGE, file=self.name)
         workload = read_trace(self.path, procs=self.procs, cleaning=self.cleaning())
         target = self.cache_path_for(int(workload.metadata["procs"]))
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -159,7 +174,7 @@ class Trace(models.Model):
 
     def delete_files(self) -> None:
         """Remove the stored file and caches unless another trace shares the same content."""
-        if Trace.objects.filter(sha256=self.sha256).exclude(pk=self.pk).exists():
+        if Trace.objects.filter(sha256=self.sha256).exclude(pk=self.pk).exclude(status=Trace.Status.REMOVED).exists():
             return
         self.path.unlink(missing_ok=True)
         for cache in self.path.parent.glob(f"{self.sha256}-p*.npz"):

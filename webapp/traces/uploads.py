@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -198,3 +199,28 @@ def inspect_upload(uploaded: TemporaryUploadedFile, name: str, *, skip_bad_lines
         raise UploadRejected([error_line(p, name=name) for p in problems], bad_lines_only=bad_lines_only)
     inspected.header = {str(k): str(v) for k, v in (header or {}).items()}
     return inspected
+
+
+def clean_upload_temp(max_age: float | None = None, *, folder: Path | None = None) -> list[Path]:
+    """Remove the files of FILE_UPLOAD_TEMP_DIR older than ``max_age`` seconds (default
+    SCHEDLAB_UPLOAD_TEMP_MAX_AGE): uploads a killed web process left half-written, staged files it
+    never stored. A file being streamed is written to all the time, so it is never that old. Called
+    at start-up (webapp.run) and by the periodic check. Returns what was removed."""
+    folder = Path(folder or settings.FILE_UPLOAD_TEMP_DIR)
+    cutoff = time.time() - (settings.SCHEDLAB_UPLOAD_TEMP_MAX_AGE if max_age is None else max_age)
+    removed = []
+    for path in folder.glob("*") if folder.is_dir() else ():
+        if not _upload_leftover(path.name):
+            continue        # not an upload's: the folder may be shared (SCHEDLAB_UPLOAD_TEMP_DIR=/tmp)
+        try:
+            if path.is_file() and path.stat().st_mtime < cutoff:
+                path.unlink()
+                removed.append(path)
+        except OSError:
+            continue        # gone meanwhile, or not ours to remove
+    return removed
+
+
+def _upload_leftover(name: str) -> bool:
+    """Django's temporary upload files (``tmpXXXX.upload.swf``) and the staged links of inspect_upload."""
+    return ".upload" in name or name.startswith(".staged-")

@@ -10,16 +10,18 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from engine.api import duration_text, number_text, swf_text
 from webapp.core.permissions import can_change, get_owned_or_404, get_visible_or_404, visible_to
+from webapp.traces.flurries import flurry_listing
 from webapp.traces.forms import MachineForm, TraceEditForm, TraceUploadForm
 from webapp.traces.models import Machine, Trace
 from webapp.quotas.services import QuotaExceeded
-from webapp.traces.services import create_trace
+from webapp.traces.services import create_trace, delete_trace, remove_trace
+from webapp.traces.tasks import parse_again
 from webapp.traces.uploads import upload_refusal
 
 
 @require_GET
 def trace_list(request: HttpRequest) -> HttpResponse:
-    traces = visible_to(Trace, request.user).select_related("owner")
+    traces = visible_to(Trace, request.user).exclude(status=Trace.Status.REMOVED).select_related("owner")
     machines = visible_to(Machine, request.user).select_related("owner")
     return render(request, "traces/list.html", {"traces": traces, "machines": machines})
 
@@ -63,6 +65,7 @@ def trace_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "report": (trace.summary or {}).get("report") or {},
         "job_stats": job_statistics(trace.summary or {}),
         "calendar": calendar_span(trace) if trace.is_ready else {},
+        "flurries": flurry_listing(trace) if trace.is_ready else {},
     }
     return render(request, "traces/detail.html", ctx)
 
@@ -130,13 +133,23 @@ def trace_edit(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @require_POST
+def trace_parse_again(request: HttpRequest, pk: int) -> HttpResponse:
+    """The retry button of a trace whose parse was lost or failed."""
+    trace = get_owned_or_404(Trace, request.user, pk)
+    if parse_again(trace):
+        messages.success(request, f"Parsing “{trace.name}” again.")
+    return redirect(trace)
+
+
+@require_POST
 def trace_delete(request: HttpRequest, pk: int) -> HttpResponse:
     trace = get_owned_or_404(Trace, request.user, pk)
-    if trace.experiments.exists():
-        messages.error(request, f"“{trace.name}” is used by experiments; delete them first.")
-        return redirect(trace)
-    trace.delete_files()
-    trace.delete()
+    if trace.experiments.exists() or trace.previews.exists():
+        remove_trace(trace)
+        messages.success(request, f"Removed “{trace.name}”: the experiments that used it keep their results "
+                                  "and say the trace was removed by its owner.")
+        return redirect("traces:list")
+    delete_trace(trace)
     messages.success(request, f"Deleted “{trace.name}”.")
     return redirect("traces:list")
 

@@ -223,3 +223,27 @@ def test_the_site_command_answers_bad_input_with_one_line(tmp_path, capsys):
 def test_the_site_command_wants_one_kind_of_site(tmp_path, capsys):
     assert main(["site"]) == 2
     assert capsys.readouterr().err.startswith("error: python -m engine site: give either slurm.conf or --pbs-server")
+
+
+REAL = __import__("pathlib").Path(__file__).parents[2] / "data" / "slurm_replay"
+
+
+def test_the_real_slurm_sites_files_read_as_they_ran():
+    site = read_slurm_site(REAL / "slurm.conf", qos=REAL / "qos.txt", assoc=REAL / "assoc.txt")
+    conf = site.conf
+    assert conf.total_cpus == 16 and set(conf.partitions) == {"short", "long"}
+    assert (conf.partitions["short"].max_time, conf.partitions["long"].max_time) == (300, 1200)
+    assert conf.weights["fairshare"] == 10000 and conf.fair_tree and not conf.memory_consumable
+    assert conf.scheduler["bf_interval"] == 5 and conf.scheduler["sched_interval"] == 10
+    assert site.qos["normal"].max_jobs_per_user == 4 and site.qos["bulk"].max_jobs_per_user == 2
+    shares = {(a.account, a.user): a.shares for a in site.associations}
+    assert shares[("physics", "")] == 60 and shares[("chemistry", "")] == 30 and shares[("teaching", "")] == 10
+    assert set(conf.unmodelled) >= {"AccountingStorageEnforce", "OverTimeLimit"}   # listed, not dropped
+
+
+def test_the_real_slurm_run_reads_whole():
+    from engine.api import read_trace
+
+    workload = read_trace(REAL / "sacct.txt", procs=16)
+    assert len(workload) == 330 and workload.jobs["user"].nunique() == 5
+    assert workload.report.total_rejected == 0

@@ -66,6 +66,20 @@ def test_a_file_s_policies_join_the_catalog_in_a_family_of_their_own():
     assert registry.resolve("fcfs-plugin").algorithm == "fcfs-plugin"
 
 
+def test_a_run_records_the_plugin_s_code_and_its_command_loads_it():
+    import hashlib
+
+    from engine.api import simulate_command
+    path = EXAMPLES / "fcfs_policy.py"
+    plugins.load_file(path)
+    meta = simulate(workload_of(random_jobs(1)), 16, "fcfs-plugin").meta
+    assert meta["plugins"] == [{"name": "fcfs-plugin", "origin": str(path), "file": str(path.resolve()),
+                                "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}]
+    assert "plugins" not in simulate(workload_of(random_jobs(1)), 16, "fcfs").meta
+    command = simulate_command("t.swf", meta["policy"], policy_files=["fcfs_policy.py"])
+    assert " --policy-file fcfs_policy.py --policy " in command
+
+
 def test_loading_the_same_file_again_replaces_its_policies():
     assert plugins.load_file(EXAMPLES / "fcfs_policy.py") == plugins.load_file(EXAMPLES / "fcfs_policy.py")
 
@@ -283,6 +297,17 @@ BROKEN = {
                     self.start(job)
     ''', "schedule check failed: jobs: job 3 never started: it waits with the machine idle at t=20 and nothing "
          "left to happen (submitted at t=6, 2 of 4 processors): the policy never starts it"),
+    "starts a job it did not queue": ('''
+        def on_submit(self, job):
+            if job != 1:
+                super().on_submit(job)             # keeps job 2 aside, then starts it as if queued
+        def schedule(self):
+            if self.sim.start_time[1] < 0 and self.sim.now >= 5 and self.sim.fits(1):
+                self.start(1)
+            while len(self.queue) and self.sim.fits(self.queue.head()):
+                self.start(self.queue.head())
+    ''', "job 2 is not in the waiting queue: an algorithm that keeps its own list of waiting jobs starts them "
+         "with sim.start(job)"),
     "raises": ('''
         def schedule(self):
             if self.sim.now > 0:
@@ -397,6 +422,22 @@ def test_an_algorithm_may_keep_reservations_in_the_availability_profile(tmp_path
     for seed in range(6):
         jobs = random_jobs(seed)
         assert starts(jobs, 16, "profileeasy") == reference.easy(jobs, 16), seed
+
+
+def test_a_plugin_runs_on_clusters_of_nodes_where_the_node_allocator_answers_fits():
+    """The EASY example on 600 jobs of MetaCentrum's wagap machine (node-level placement): every start
+    is one the node allocator accepted, and the schedule passes the node-level checks."""
+    from engine.platform.machines import read_machines
+    from engine.workload.model import Workload
+    alea = SHARED_DATA / "metacentrum" / "alea"
+    workload = read_trace(alea / "wagap-2013.swf")
+    workload = Workload(workload.jobs.iloc[:600].reset_index(drop=True), workload.metadata, workload.report,
+                        workload.source)
+    plugins.load_file(EXAMPLES / "easy_policy.py")
+    result = simulate(workload, None, "easy-plugin", machine=read_machines(alea / "wagap-2013.swf.machines"))
+    checked = result.meta["summary"]["validation"]
+    assert checked["ok"] and checked["checks"]["capacity"] == "ok" and checked["checks"]["submit"] == "ok"
+    assert (result.schedule["start"] >= result.schedule["submit"]).all() and len(result.schedule) > 500
 
 
 # -- the worked examples of docs/policies.md ---------------------------------------------------------

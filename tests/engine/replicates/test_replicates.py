@@ -160,8 +160,9 @@ def test_the_same_seed_gives_the_same_report_and_a_missing_run_no_report(trace):
 def test_two_workers_give_the_same_outcomes_as_one(trace):
     plan = plan_replicates(trace, ["fcfs", "easy", "conservative"], "weeks,shake:2")
     one, two = run_plan(trace, plan, workers=1), run_plan(trace, plan, workers=2)
-    strip = [{k: v for k, v in o.items() if k != "wall_seconds"} for o in one]
-    assert strip == [{k: v for k, v in o.items() if k != "wall_seconds"} for o in two]
+    timings = ("wall_seconds", "cpu_seconds")
+    strip = [{k: v for k, v in o.items() if k not in timings} for o in one]
+    assert strip == [{k: v for k, v in o.items() if k not in timings} for o in two]
 
 
 def test_a_failing_run_fails_the_set_with_one_line_naming_it(trace):
@@ -185,13 +186,18 @@ def test_an_empty_week_gives_no_values_and_is_left_out_of_its_pairs(trace):
     assert report["pairs"][0]["replicates"] == 3 and report["pairs"][0]["left_out"] == 1
 
 
-def test_flurries_are_listed_and_removed_on_request(trace):
+def with_flurry(trace: Workload) -> Workload:
+    """``trace`` plus 150 jobs of user 77, one every 10 s from day 2: a flurry (11 % of 1,350 jobs)."""
     jobs = trace.jobs
     burst = jobs.iloc[:150].copy()
     burst["submit"] = int(jobs["submit"].min()) + 2 * 86_400 + 10 * np.arange(150)
     burst["user"], burst["job_id"] = 77, 50_000 + np.arange(150)
-    with_burst = Workload(pd.concat([jobs, burst]).sort_values("submit", kind="stable").reset_index(drop=True),
-                          trace.metadata)
+    return Workload(pd.concat([jobs, burst]).sort_values("submit", kind="stable").reset_index(drop=True),
+                    trace.metadata)
+
+
+def test_flurries_are_listed_and_removed_on_request(trace):
+    with_burst = with_flurry(trace)
     kept = plan_replicates(with_burst, ["fcfs", "easy"], "weeks")
     removed = plan_replicates(with_burst, ["fcfs", "easy"], "weeks", without_flurries=True)
     assert [f["user"] for f in kept["flurries"]["found"]] == [77] == [f["user"] for f in removed["flurries"]["found"]]
@@ -210,6 +216,17 @@ def test_bad_comparisons_are_refused_before_any_run(trace):
         plan_replicates(trace, ["easy", "fcfs"], "weeks", metrics=["speed"])
     with pytest.raises(PolicyError, match="once"):
         plan_replicates(trace, ["easy", "easy"], "weeks")
+    with pytest.raises(PolicyError, match="1 names for 2 policies"):
+        plan_replicates(trace, ["easy", "fcfs"], "weeks", names=["mine"])
+    with pytest.raises(WorkloadError, match="tolerance"):
+        plan_replicates(trace, ["easy", "fcfs"], "resample:3", tolerance=-0.1)
+
+
+def test_policies_are_named_as_given_or_by_their_label(trace):
+    plan = plan_replicates(trace, ["easy", '{"preset": "fcfs"}'], "windows:2")
+    assert [p["name"] for p in plan["policies"]] == ["easy", plan["policies"][1]["label"]]
+    named = plan_replicates(trace, ["easy", "easy"], "windows:2", names=["easy-a", "easy-b"])
+    assert [run["id"] for run in named["runs"][:2]] == ["windows:2/0/easy-a", "windows:2/0/easy-b"]
 
 
 def test_the_verdict_table_states_what_was_replicated_counted_and_how(trace):
@@ -250,3 +267,25 @@ def test_few_replicates_give_no_verdict_or_a_cautious_one(trace):
         pair = combine_replicates(plan, planted(plan, {"fcfs": 0.0, "easy": -0.5}, np.random.default_rng(4)))["pairs"][0]
         assert pair["verdict"].endswith(expected)
         assert pair["told_from_noise"] == (count >= 5)
+
+
+def test_the_verdict_table_lists_the_flurries_found_and_whether_they_were_removed(trace):
+    with_burst = with_flurry(trace)
+    kept = verdict_table(compare_here(with_burst, ["fcfs", "easy"], "windows:2", metrics=["mean_wait"]))
+    assert "flurries: 1 found, 11.1 % of the jobs, kept (--without-flurries removes them)" in kept
+    removed = verdict_table(compare_here(with_burst, ["fcfs", "easy"], "windows:2", metrics=["mean_wait"],
+                                         without_flurries=True))
+    assert "flurries: 1 found, 11.1 % of the jobs, removed (150 jobs)" in removed
+
+
+@pytest.mark.parametrize("load", [0.5, 2.0])
+def test_windows_of_a_load_scaled_trace_hold_every_job_of_the_days_window_once(trace, load):
+    plan = plan_replicates(trace, ["fcfs", "easy"], "weeks", load=load, days=(3, 20))
+    first = int(trace.jobs["submit"].min())
+    inside = trace.jobs[(trace.jobs["submit"] >= first + 3 * 86_400) & (trace.jobs["submit"] < first + 20 * 86_400)]
+    replicas = [replica_workload(trace, run) for run in plan["runs"] if run["policy"] == "fcfs"]
+    assert len(replicas) == {0.5: 5, 2.0: 2}[load]     # 17 days of submits last 34 days (5 weeks) or 8.5 (2)
+    ids = sorted(sum((r.jobs["job_id"].tolist() for r in replicas), []))
+    assert ids == sorted(inside["job_id"].tolist())
+    submits = pd.concat([r.jobs["submit"] for r in replicas])
+    assert submits.max() - submits.min() <= 17 * 86_400 / load + 1

@@ -193,3 +193,23 @@ def test_no_queue_configuration_ends_in_a_failed_run(seed, policy):
         assert row.requested_time <= queue.walltime and row.procs <= queue.core_limit(TWO.cores)
     held = schedule[[c for c in schedule if c.startswith("held_") and c != "held_by"]].sum(axis=1)
     assert (held == schedule["wait"]).all()
+
+
+def test_if_jobs_ever_wait_for_good_the_failure_names_them_their_queue_and_the_date():
+    """The last resort (nothing admission can refuse: a cluster that leaves before the jobs could end)."""
+    from engine.platform.machines import Cluster, Machine
+    from engine.sim.simulator import SimulationError
+
+    leaving = Machine((Cluster("a", 1, 4, 0, available_to=1734800289 + 50),), source="hand-made")
+    workload = node_workload([{"submit": 1734800289, "runtime": 60, "requested": 100, "queue_name": "workq"}] * 7)
+    workload.jobs["jobid"] = [str(112461 + i) for i in range(7)]
+    workload.metadata.update({"JobIdSuffix": ".server", "TimeZoneString": "UTC+01:00", "TimeBase": "absolute"})
+    with pytest.raises(SimulationError) as error:
+        simulate(workload, None, "easy", machine=leaving,
+                 queues=parse_queue_config("queues:\n  - {name: workq, walltime: 1h}\n"))
+    assert str(error.value) == (
+        "schedule check failed: jobs: 7 jobs never started: they wait with the machine idle at 2024-12-21 17:58 "
+        "(UTC+01:00) and nothing left to happen: "
+        + "; ".join(f"{112461 + i}.server (submitted at 2024-12-21 17:58, queue workq: no room on a (it would not end "
+                    "within the availability window of a))" for i in range(5))
+        + "; and 2 more: the policy never starts them")

@@ -107,9 +107,9 @@ def random_pool_workload(seed: int, n: int = 300) -> Workload:
 def test_a_pool_runs_numpy_path_agrees_with_the_kernel_and_adds_up_to_the_wait(seed, policy, monkeypatch):
     workload = random_pool_workload(seed)
     run_module = sys.modules["engine.run"]     # (engine.run is also the name of a function in engine)
-    monkeypatch.setattr(run_module, "use_kernel", lambda n: False)
+    monkeypatch.setattr(run_module, "use_kernel", lambda *arrays: False)
     plain = simulate(workload, 16, policy).schedule
-    monkeypatch.setattr(run_module, "use_kernel", lambda n: True)
+    monkeypatch.setattr(run_module, "use_kernel", lambda *arrays: True)
     compiled = simulate(workload, 16, policy).schedule
     pd.testing.assert_frame_equal(plain[list(HELD_COLUMNS)], compiled[list(HELD_COLUMNS)])
     assert (plain[list(HELD_COLUMNS)].sum(axis=1) == plain["wait"]).all()

@@ -156,3 +156,19 @@ def test_an_upload_on_a_full_disk_while_storing_is_400(alice, url, monkeypatch, 
     assert response.status_code == 400
     assert "disk is full" in response.content.decode() and "\n" not in response.content.decode().strip()
     assert _nothing_stored(settings)
+
+
+@pytest.mark.parametrize("field, value", [
+    ("param_sorted-masc_masc", str(10**400)), ("param_sorted-masc_masc", "1e999"), ("param_sfs_weight_age", "1e999"),
+    ("param_sfs_weight_age", "nan"), ("workload_deadline_fraction", "1e999"), ("sweep_values", "1e999, [1]"),
+])
+def test_the_experiment_form_refuses_huge_parameters(alice, trace, field, value):
+    client = Client(raise_request_exception=False)
+    client.force_login(alice)
+    data = {"trace": trace.pk, "machine_source": "size", "procs": "64", "allocation": "count", "seed": "0",
+            "policy_sorted-masc": "on", "policy_sfs": "on", "sweep_param": "masc" if field == "sweep_values" else "",
+            field: value}
+    response = client.post(reverse("experiments:new"), data)
+    assert response.status_code in (302, 400)
+    if response.status_code == 302:     # accepted: then as the value it means (inf where infinity is allowed)
+        assert Experiment.objects.exists()

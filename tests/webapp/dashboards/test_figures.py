@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+
+from tests.shared_data import SHARED_DATA
 from bokeh.embed import json_item
 from bokeh.models import DataTable, Div
 from bokeh.plotting import figure
@@ -294,6 +296,19 @@ def test_arrivals_use_the_header_clock():
     assert arrivals.weekday.tolist() == [0, 1]
     no_calendar = local_arrivals(np.array([0, 7200, 90000]), {})
     assert no_calendar.hour.tolist() == [0, 2, 1] and no_calendar.weekday.size == 0
+
+
+def test_arrivals_of_an_accounting_log_count_its_start_time_once():
+    """The OpenPBS log's submits are epochs and its metadata names the first as UnixStartTime: its
+    jobs of Saturday 2024-12-21 17:58-19:58 (UTC+01:00) were drawn on Tuesday 10:00-12:00 when the
+    start was added again."""
+    from engine.api import read_trace
+    from webapp.dashboards.figures.trace import local_arrivals
+    log = read_trace(SHARED_DATA / "metacentrum" / "fairsharesim" / "OpenPBS.log")
+    arrivals = local_arrivals(log.jobs["submit"].to_numpy(), log.metadata)
+    assert set(arrivals.weekday.tolist()) == {5}                    # Saturday
+    assert min(arrivals.hour) == 17 and max(arrivals.hour) == 19
+    assert arrivals.clock_note == "local time, UTC+01:00"
 
 
 def test_user_share_top_n_plus_others_sums_to_one():

@@ -106,3 +106,13 @@ def test_runs_of_the_same_jobs_get_no_warning(alice, alice_client, demo_trace):
     a = make_experiment(alice, demo_trace, ["fcfs"], name="a").runs.get()
     b = make_experiment(alice, demo_trace, ["easy"], name="b").runs.get()
     assert 'id="job-sets"' not in alice_client.get(reverse("dashboards:compare") + f"?runs={a.pk},{b.pk}").content.decode()
+
+
+def test_a_gantt_panel_with_no_job_in_the_window_is_drawn_empty_on_a_calendar(small_schedules):
+    # the cross-experiment Gantt answered 500 when one run had no job in the window (TimeAxis.x of nothing)
+    from webapp.dashboards.figures.gantt import GanttWindow, gantt_figure
+
+    later = small_schedules["EASY"].assign(submit=lambda s: s["submit"] + 10_000, start=lambda s: s["start"] + 10_000,
+                                           end=lambda s: s["end"] + 10_000)
+    layout = gantt_figure({"FCFS": small_schedules["FCFS"], "later": later}, 4, GanttWindow(0, 500), axis=PRAGUE)
+    assert "jobs" in layout.children[-1].text

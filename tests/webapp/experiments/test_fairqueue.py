@@ -187,3 +187,21 @@ def test_a_users_own_recent_runs_set_the_expected_length(alice, bob, demo_trace,
     found = estimates([a, b])
     assert (found[b].position, found[a].position) == (0, 1)
     assert round(found[b].starts_in) == 200 and round(found[a].starts_in) == 230
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_studys_page_shows_where_its_next_point_waits(alice, bob, demo_trace, sent, settings, alice_client):
+    """One slot, held by bob's run (not started: a typical 60 s). alice's study waits; she was never
+    served, so her first point is next, in about 60 s; the rest follow it."""
+    from webapp.studies.services import create_study, progress
+
+    settings.SCHEDLAB_SIM_SLOTS = 1
+    holding = make_experiment(bob, demo_trace, ["fcfs"], run=False).runs.get().pk
+    study = create_study(alice, name="s", trace=demo_trace, policies=[{"preset": "fcfs"}], grid={"load": [1, 2, 3]})
+    assert sent() == [holding]
+    assert progress(study)["queue"] == "next point: next in the queue, starts in about 1 min 00 s"
+    page = alice_client.get(reverse("studies:detail", args=[study.pk])).content.decode()
+    assert "next point: next in the queue, starts in about 1 min 00 s" in page
+    for run in study.experiment.runs.all():
+        finish(run.pk)
+    assert progress(study)["queue"] == ""

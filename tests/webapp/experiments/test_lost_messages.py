@@ -150,3 +150,17 @@ def test_a_preview_whose_worker_died_is_queued_again_once(preview, queue):
     assert requeue_running(count=True) == {"requeued": 0, "failed": 1}
     preview.refresh_from_db()
     assert preview.status == "failed" and preview.error.startswith("worker lost")
+
+
+def test_a_failed_preview_runs_again_from_its_page(preview, queue, alice_client, bob_client, django_capture_on_commit_callbacks):
+    """After its message was lost twice: the page's "Run again" queues it with a fresh count."""
+    from django.urls import reverse
+
+    Preview.objects.filter(pk=preview.pk).update(status="failed", error=LOST_MESSAGE, resends=1)
+    assert "Run again" in alice_client.get(preview.get_absolute_url()).content.decode()
+    url = reverse("preview:run_again", args=[preview.pk])
+    assert bob_client.post(url).status_code == 404
+    with django_capture_on_commit_callbacks(execute=True):
+        assert alice_client.post(url).status_code == 302
+    preview.refresh_from_db()
+    assert preview.status == "queued" and preview.resends == 0 and not preview.error and len(messages(queue)) == 1

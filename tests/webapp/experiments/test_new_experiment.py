@@ -76,7 +76,8 @@ def test_the_time_window_selects_the_jobs_a_run_simulates(alice, demo_trace):
     window = make_experiment(alice, demo_trace, ["fcfs"], days="0:0.1").runs.get()   # 0.1 d = 8,640 s
     submits = whole.load_schedule()["submit"]
     assert window.status == "done" and window.summary["days"] == "0:0.1"
-    assert "jobs submitted in days 0:0.1 of the trace" in login(alice).get(window.experiment.get_absolute_url()).content.decode()
+    assert ("jobs submitted from day 0 to day 0.1 after the first submit (--days 0:0.1): 2023-11-14 23:13 to "
+            "2023-11-15 01:37 (Europe/Prague)") in login(alice).get(window.experiment.get_absolute_url()).content.decode()
     assert window.summary["jobs"] == int((submits - submits.min() < 8640).sum()) < whole.summary["jobs"]
 
 

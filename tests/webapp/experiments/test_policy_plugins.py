@@ -13,6 +13,7 @@ from engine.policies import registry
 from tests.plugin_registry import fresh_registry  # noqa: F401  (a fixture)
 from webapp.experiments.models import Run
 from webapp.experiments.plugins import load_installed_policies
+from webapp.experiments.provenance import run_items
 from webapp.experiments.tasks import run_simulation
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_registry")]
@@ -59,6 +60,9 @@ def test_a_plugin_of_the_settings_folder_is_offered_and_runs(settings, tmp_path,
     run_simulation(run.pk)
     run.refresh_from_db()
     assert run.status == Run.Status.DONE, run.error
+    items = dict(run_items(run))
+    assert items["plugin"].startswith(f"largest-that-fits: {tmp_path / 'largest.py'} (sha256 ")
+    assert "--policy-file largest.py --policy" in items["command"]
 
 
 def test_nothing_is_loaded_without_a_folder_or_an_installed_plugin(settings):

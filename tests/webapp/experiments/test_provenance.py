@@ -91,7 +91,7 @@ def test_the_metrics_csv_has_units_and_one_column_per_reason_counted_in_the_wind
                for line in text.splitlines())
     table = pd.read_csv(io.StringIO(text), comment="#")
     assert list(table["Policy"]) == ["fcfs", "easy"]
-    assert {"Mean wait (s)", "Utilization (share of capacity, 0-1)", "Simulation time (s)", "Jobs simulated (jobs)",
+    assert {"Mean wait (s)", "Utilization (fraction of capacity)", "Simulation time (s)", "Jobs simulated (jobs)",
             "Left out: runtime missing or negative (jobs)", "Left out: more processors than the machine (jobs)"} \
         <= set(table.columns)
     assert list(table["Left out: runtime missing or negative (jobs)"]) == [1, 1]
@@ -110,3 +110,10 @@ def test_the_html_report_has_a_section_with_all_of_it(alice_client, windowed, de
     for shown in (demo_trace.sha256, "one pool of 16 processors", "(--days 0.05:)", "inter-arrival times divided",
                   api.__version__, "python -m engine simulate demo.swf --procs 16", "backfill_bound"):
         assert shown in section, shown
+
+
+def test_the_html_report_carries_the_fidelity_table_where_there_is_a_recorded_run(alice, alice_client, demo_trace):
+    experiment = make_experiment(alice, demo_trace, ["easy"], name="with recorded", with_recorded=True)
+    assert experiment.runs.filter(policy__preset="recorded").exists()
+    text = alice_client.get(reverse("dashboards:comparison_download", args=[experiment.pk])).content.decode()
+    assert text.index("Against what really happened") < text.index("Where these results come from")

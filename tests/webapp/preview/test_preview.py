@@ -43,6 +43,15 @@ def test_a_metacentrum_trace_uploads_and_parses(alice, media_root, wagap_head):
     assert trace.format == "metacentrum"
     assert client.get(trace.get_absolute_url()).status_code == 200
     assert client.get(reverse("dashboards:trace_plots", args=[trace.pk])).status_code == 200
+    # the page names the clusters the jobs ran on (not the largest job as the "machine size")
+    from engine.api import clusters_seen, read_trace
+    seen = clusters_seen(read_trace(wagap_head))
+    assert [c["name"] for c in seen["clusters"]] == [c["name"] for c in trace.summary["clusters_seen"]["clusters"]]
+    assert "zewura" in {c["name"] for c in seen["clusters"]}
+    page = client.get(trace.get_absolute_url()).content.decode()
+    first = seen["clusters"][0]
+    assert f'{first["name"]}: {first["nodes"]} node' in page and f'{seen["cores"]:,} cores on' in page
+    assert "Largest job" in page and "Machine size" not in page and "Time zone" in page
 
 
 def test_the_memory_unit_chosen_at_upload_is_used(alice, media_root, wagap_head):
@@ -116,6 +125,33 @@ def test_a_preview_compares_current_and_proposed_side_by_side(alice, media_root,
     for title in ("Cluster utilization", "Jobs completed per week", "Mean wait per user", "Fair-share usage over time",
                   "Wait of the jobs the RAM penalty affects", "Penalty increase of affected jobs"):
         assert title in page, title
+
+
+def test_a_shorter_walltime_is_enforced_and_the_page_says_who_is_refused_and_what_held_the_rest(
+        alice, media_root, wagap_head):
+    """Issue 23: q_1d at 12 h instead of 1 d showed ±0 everywhere; its longer jobs are refused at
+    submission, the page says how many of whose, and what held the jobs that waited."""
+    from engine.api import read_trace, shipped_queue_text
+    trace = make_trace(alice, wagap_head, name="wagap head")
+    current = shipped_queue_text("metacentrum-2014")
+    proposed = current.replace("  - name: q_1d\n    walltime: 24h", "  - name: q_1d\n    walltime: 12h")
+    assert proposed != current
+    preview = Preview.objects.create(owner=alice, name="p", trace=trace, machine_name="wagap", machine_text=WAGAP_MACHINES,
+                                     current_name="2014", current_text=current, proposed_name="q_1d 12 h",
+                                     proposed_text=proposed, policy="mrfs-easy")
+    run(preview.pk)
+    preview.refresh_from_db()
+    assert preview.status == "done", preview.error
+    jobs = read_trace(wagap_head).jobs
+    over = jobs[(jobs["queue_name"] == "q_1d") & (jobs["requested_time"] > 12 * 3600)]
+    assert len(over) > 0
+    admission = preview.summary["runs"]["proposed"]["admission"]
+    line = next(line for line in admission["lines"] if "q_1d" in line)
+    assert line == (f"{len(over)} jobs of {over['user'].nunique()} users ask for more than q_1d's 12 h: "
+                    "rejected at submission")
+    page = login(alice).get(preview.get_absolute_url()).content.decode()
+    assert "Refused at submission" in page and line.replace("'", "&#x27;") in page
+    assert 'id="held-table"' in page and "Queue limit" in page and "Priority" in page
 
 
 def test_a_preview_that_cannot_run_says_why(alice, media_root, wagap_head):

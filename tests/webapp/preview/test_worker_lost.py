@@ -76,12 +76,14 @@ def test_a_running_preview_from_before_leases_existed_counts_as_lost(preview, se
 
 
 def test_the_periodic_check_runs_on_compose(settings):
-    """docker-compose.yml runs one beat service; its schedule holds both checks, every minute."""
+    """docker-compose.yml runs one beat service; its schedule holds the lost-work checks, every minute,
+    and the fair dispatcher, every 10 s."""
     compose = (Path(__file__).resolve().parents[3] / "docker-compose.yml").read_text()
     assert '"celery", "-A", "webapp", "beat"' in compose
     schedule = {entry["task"]: entry["schedule"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
     assert schedule == {"webapp.experiments.tasks.reconcile_runs": 60.0,
                         "webapp.preview.tasks.reconcile_previews": 60.0,
+                        "webapp.traces.tasks.reconcile_traces": 60.0,
                         "webapp.experiments.tasks.dispatch_runs": 10.0}
     assert tasks.reconcile_previews.name == "webapp.preview.tasks.reconcile_previews"
 

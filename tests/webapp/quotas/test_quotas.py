@@ -140,3 +140,10 @@ def test_the_usage_page_shows_ones_own_runs_disk_and_limits(alice_client, bob_cl
     other = bob_client.get(reverse("quotas:usage") + "?format=json").json()
     assert other["runs"]["queued"] == 0 and other["disk"]["total"] == 0
     assert 'href="/usage/"' in text  # in the top bar of every page
+
+
+def test_a_script_reads_its_usage_with_its_token(api, alice, demo_trace):
+    make_experiment(alice, demo_trace, ["fcfs", "easy"], run=False)
+    data = api.get("/api/usage/").json()
+    assert data["runs"]["queued"] == 2 and data["disk"]["traces"] == usage_of(alice).disk["traces"] > 0
+    assert data["server"]["simulation_slots"] >= 1

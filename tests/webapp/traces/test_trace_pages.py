@@ -36,7 +36,9 @@ def test_delete_keeps_a_file_another_trace_still_uses(alice, alice_client, bob, 
     assert not bobs.path.exists() and not bobs.cache_path.exists()
 
 
-def test_a_trace_in_use_is_not_deleted(alice, alice_client, demo_trace):
-    make_experiment(alice, demo_trace, ["fcfs"], run=False)
+def test_a_trace_in_use_is_removed_but_its_experiments_stay(alice, alice_client, demo_trace):
+    """(Issue 27: it was refused; test_remove_used_trace.py has the whole behaviour.)"""
+    experiment = make_experiment(alice, demo_trace, ["fcfs"], run=False)
     response = alice_client.post(reverse("traces:delete", args=[demo_trace.pk]), follow=True)
-    assert "used by experiments" in response.content.decode() and demo_trace.path.exists()
+    assert "keep their results" in response.content.decode() and not demo_trace.path.exists()
+    assert "removed by its owner" in alice_client.get(experiment.get_absolute_url()).content.decode()

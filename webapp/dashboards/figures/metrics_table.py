@@ -123,9 +123,12 @@ def change(value: float, base: float, lower_is_better: bool) -> tuple[str, str]:
 
 
 def metrics_table_html(summaries: Mapping[str, Mapping[str, float]], *, baseline: str | None = None,
-                       colours: Mapping[str, str] | None = None) -> str:
+                       colours: Mapping[str, str] | None = None,
+                       intervals: Mapping[tuple[str, str], str] | None = None, interval_note: str = "") -> str:
     """The metrics as an HTML table: a sticky first column of metrics with their unit, one column per
-    run (a colour mark matching the plots), each value with its change against the ``baseline`` run."""
+    run (a colour mark matching the plots), each value with its change against the ``baseline`` run
+    and, from replicates, that change's confidence interval (``intervals[(label, metric)]``, with
+    ``interval_note`` saying where they come from)."""
     labels = list(summaries)
     baseline = baseline if baseline in summaries else (labels[0] if labels else None)
     colours = colours or {}
@@ -147,13 +150,16 @@ def metrics_table_html(summaries: Mapping[str, Mapping[str, float]], *, baseline
             else:
                 shown = row.fmt(value) if digits is None else f"{value / divisor:,.{digits}f}"
             delta, kind = ("", "same") if label == baseline else change(value, base, row.lower_is_better)
+            interval = (intervals or {}).get((label, row.key), "") if label != baseline and np.isfinite(value) else ""
             cells.append(f"<td class='num'>{shown}" + (f" <span class='delta {kind}'>{delta}</span>" if delta else "")
-                         + "</td>")
+                         + (f"<br><small class='ci' data-ci='{escape(row.key)}'>{escape(interval)}</small>"
+                            if interval else "") + "</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     return ("<div class='metrics-scroll'><table class='metrics-table'><thead><tr>" + "".join(head)
             + "</tr></thead><tbody>" + "".join(body) + "</tbody></table></div>"
             + "<p class='metrics-note'>Change against the baseline: <span class='delta better'>better</span> / "
-              "<span class='delta worse'>worse</span> (lower is better except utilization and Jain index).</p>")
+              "<span class='delta worse'>worse</span> (lower is better except utilization and Jain index)."
+            + (f" {escape(interval_note)}" if intervals else "") + "</p>")
 
 
 def escape(text: object) -> str:

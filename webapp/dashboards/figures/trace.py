@@ -11,6 +11,8 @@ from bokeh.models import ColumnDataSource, DataTable, FactorRange, HoverTool, Nu
 from bokeh.models import LayoutDOM
 from bokeh.plotting import figure
 
+from engine.api import epoch_origin
+
 from .style import (OTHERS_COLOUR, POLICY_PALETTE, count_axis, duration_axis, heading, integer_log_edges, log_edges,
                     new_figure, note)
 
@@ -31,12 +33,12 @@ class LocalArrivals:
 def local_arrivals(submit: np.ndarray, metadata: dict[str, str]) -> LocalArrivals:
     """Hour of day and weekday of each submission on the site's wall clock.
 
-    SWF times are seconds from the header's UnixStartTime; TimeZoneString names the site's zone.
-    Without UnixStartTime there is no calendar: hours are counted from the trace start and there
-    are no weekdays.
+    SWF times are seconds from the header's UnixStartTime, other traces' are epochs already
+    (engine.api.epoch_origin says which); TimeZoneString names the site's zone. Without either
+    there is no calendar: hours are counted from the trace start and there are no weekdays.
     """
     submit = np.asarray(submit, dtype=np.int64)
-    start = _int_or_none(metadata.get("UnixStartTime"))
+    start = epoch_origin(metadata, int(submit.min()) if len(submit) else None)
     if start is None:
         hours = (submit // 3600) % 24
         return LocalArrivals(hours.astype(np.int64), np.empty(0, np.int64),
@@ -49,13 +51,6 @@ def local_arrivals(submit: np.ndarray, metadata: dict[str, str]) -> LocalArrival
         local, zone = stamps, f"UTC (unknown time zone {zone!r})"
     return LocalArrivals(np.asarray(local.hour, np.int64), np.asarray(local.day_of_week, np.int64),
                          f"local time, {zone}")
-
-
-def _int_or_none(value: object) -> int | None:
-    try:
-        return int(str(value).strip())
-    except (TypeError, ValueError):
-        return None
 
 
 def arrivals_figures(jobs: pd.DataFrame, metadata: dict[str, str]) -> LayoutDOM:

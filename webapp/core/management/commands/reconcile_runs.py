@@ -1,5 +1,5 @@
-"""The lost-work check by hand: runs and previews whose worker is gone or whose queued message was lost
-are sent again once, then failed with the reason."""
+"""The lost-work check by hand: runs, previews and parses whose worker is gone or whose queued message
+was lost are sent again once, then failed with the reason; leftovers of interrupted uploads removed."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand
 
 from webapp.experiments.tasks import reconcile, resend_lost
 from webapp.preview.tasks import reconcile_previews
+from webapp.traces.tasks import reconcile_traces
 
 
 class Command(BaseCommand):
@@ -21,3 +22,6 @@ class Command(BaseCommand):
         previews = reconcile_previews()
         self.stdout.write(f"{previews['requeued']} preview(s) re-queued, {previews['failed']} failed as worker lost")
         self.stdout.write(f"{previews['resent']} lost preview message(s) re-sent, {previews['lost_in_queue']} failed")
+        traces = reconcile_traces()
+        self.stdout.write(f"{traces['resent']} lost parse(s) re-sent, {traces['failed']} failed; "
+                          f"{traces['temporary_files_removed']} leftover upload file(s) removed")

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from engine.api import safe_cells
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
@@ -62,7 +63,7 @@ class Command(BaseCommand):
         wait(study, options["timeout"], self.stdout.write)
         if options["csv"]:
             with open(options["csv"], "w", newline="") as handle:
-                csv.writer(handle).writerows(services.csv_rows(study))
+                csv.writer(handle).writerows(safe_cells(row) for row in services.csv_rows(study))
         self.stdout.write(json.dumps(outcome(study)))
 
     def create(self, options: dict[str, Any]) -> Study:

@@ -12,6 +12,7 @@
     field("total").textContent = data.total;
     field("counts").textContent = "(" + data.counts.running + " running, " + data.counts.queued + " queued, " +
                                   data.counts.failed + " failed)";
+    field("queue").textContent = data.queue || "";  // the next waiting point's place in the server's queue
     data.points.forEach(function (p) {
       const status = document.querySelector("#point-" + p.run + ' [data-field="status"]');
       if (status) SchedLab.showStatus(status, p.status);
