@@ -80,7 +80,7 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
                                           usage_histogram)
     from engine.metrics.diff import JobDiff, delta_histogram, gains_by, job_diff, moved_most
     from engine.metrics.fairness import jain_index, per_user
-    from engine.metrics.fidelity import fidelity
+    from engine.metrics.fidelity import fidelity, recording_check
     from engine.metrics.groups import busy_by_group, penalty_increase, weekly
     from engine.metrics.bootstrap import Bootstrap
     from engine.metrics.counted import Counted, Trim, parse_trim
@@ -99,7 +99,7 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
     from engine.platform.infer import clusters_seen
     from engine.workload.slurm import WALL_CLOCK_FORMATS
     from engine.platform.machines import Machine, parse_machines, read_machines
-    from engine.platform.queues import QueueConfig, parse_queue_config
+    from engine.platform.queues import QueueConfig, check_pools, config_yaml, parse_queue_config, walltime_yaml
     from engine.platform.queues import load_queue_config as read_queue_config
     from engine.policies.algorithm import Algorithm
     from engine.policies.base import Param, PolicySpec
@@ -115,6 +115,7 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
     from engine.policies.registry import catalog as list_policies
     from engine.policies.registry import resolve as resolve_policy
     from engine.policies.registry import workload_option_schemas as workload_options
+    from engine.policies.registry import schedule_depends_on
     from engine.replicates.local import ReplicateError
     from engine.replicates.local import compare_here as compare_replicates
     from engine.replicates.local import run_plan as run_replicates
@@ -158,11 +159,12 @@ __all__ = [
     "write_swf", "swf_text", "safe_cells",
     "save_parsed", "load_parsed", "parse_cache_folder",
     "Machine", "read_machines", "parse_machines",
-    "QueueConfig", "read_queue_config", "parse_queue_config", "SHIPPED_QUEUE_CONFIGS", "shipped_queue_text",
+    "QueueConfig", "read_queue_config", "parse_queue_config", "config_yaml", "check_pools", "walltime_yaml",
+    "SHIPPED_QUEUE_CONFIGS", "shipped_queue_text",
     "Allocations", "read_allocations", "parse_allocations", "sfs_scenario",
     "InferredConfiguration", "infer_configuration", "clusters_seen",
     # policies
-    "PolicySpec", "list_policies", "resolve_policy", "workload_options", "POLICY_FAMILIES", "PAPERS",
+    "PolicySpec", "list_policies", "resolve_policy", "workload_options", "schedule_depends_on", "POLICY_FAMILIES", "PAPERS",
     "check_formula", "formula_grammar", "load_policy_plugins", "POLICY_ENTRY_POINT_GROUP",
     # writing a policy plugin (docs/policies.md)
     "Algorithm", "Ordering", "Param", "WaitingQueue", "Simulation", "Profile", "running_jobs_profile",
@@ -179,7 +181,7 @@ __all__ = [
     # metrics for figures
     "busy_processors", "queue_length", "occupancy_by", "downsample_steps", "jain_index", "per_user",
     "compared_summaries", "deadline_mask", "deadline_usage", "has_deadlines", "usage_histogram",
-    "busy_by_group", "penalty_increase", "weekly", "priority_series", "fidelity", "human_seconds",
+    "busy_by_group", "penalty_increase", "weekly", "priority_series", "fidelity", "recording_check", "human_seconds",
     "day_edges", "envelope", "wall_clock", "by_queue", "user_changes",
     "JobDiff", "job_diff", "delta_histogram", "gains_by", "moved_most",
     # replicated comparisons (issue 26): plan -> run each spec (anywhere) -> combine
@@ -206,7 +208,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     **{name: ("engine.metrics.diff", name) for name in ("JobDiff", "delta_histogram", "gains_by", "job_diff",
                                                         "moved_most")},
     **{name: ("engine.metrics.fairness", name) for name in ("jain_index", "per_user")},
-    "fidelity": ("engine.metrics.fidelity", "fidelity"),
+    **{name: ("engine.metrics.fidelity", name) for name in ("fidelity", "recording_check")},
     **{name: ("engine.platform.slurmconf", name) for name in ("SlurmSite", "read_slurm_site", "describe_site", "slurm_time")},
     **{name: ("engine.platform.pbsconf", name) for name in ("PbsServer", "read_pbs_site", "describe_pbs_site")},
     **{name: ("engine.metrics.units", name) for name in ("DURATION_UNITS", "METRICS", "Metric", "countdown_text", "date_text",
@@ -243,7 +245,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "clusters_seen": ("engine.platform.infer", "clusters_seen"),
     "WALL_CLOCK_FORMATS": ("engine.workload.slurm", "WALL_CLOCK_FORMATS"),
     **{name: ("engine.platform.machines", name) for name in ("Machine", "parse_machines", "read_machines")},
-    **{name: ("engine.platform.queues", name) for name in ("QueueConfig", "parse_queue_config")},
+    **{name: ("engine.platform.queues", name) for name in ("QueueConfig", "parse_queue_config", "config_yaml",
+                                                           "check_pools", "walltime_yaml")},
     "read_queue_config": ("engine.platform.queues", "load_queue_config"),
     "PolicySpec": ("engine.policies.base", "PolicySpec"),
     "Param": ("engine.policies.base", "Param"),
@@ -260,6 +263,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "list_policies": ("engine.policies.registry", "catalog"),
     "resolve_policy": ("engine.policies.registry", "resolve"),
     "workload_options": ("engine.policies.registry", "workload_option_schemas"),
+    "schedule_depends_on": ("engine.policies.registry", "schedule_depends_on"),
     **{name: ("engine.run", name) for name in ("Cleaning", "Clusters", "Pool", "Scenario", "Transforms", "run",
                                                "simulate")},
     "time_left": ("engine.sim.eta", "time_left"),

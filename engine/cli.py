@@ -106,6 +106,10 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--memory-unit", choices=("bytes", "KB", "MB", "GB"),
                      help="unit of requested memory in an extended (MetaCentrum/AleaNG) trace "
                           "(default: bytes for MetaCentrum, KB for AleaNG)")
+    sim.add_argument("--slurm-conf", metavar="slurm.conf",
+                     help="a Slurm site's slurm.conf, for --policy slurm (the machine size too, unless --procs)")
+    sim.add_argument("--qos", metavar="FILE", help="with --slurm-conf: the output of sacctmgr -P show qos")
+    sim.add_argument("--assoc", metavar="FILE", help="with --slurm-conf: the output of sacctmgr -P show assoc")
     sim.add_argument("--out", required=True, metavar="SCHEDULE.csv")
     sim.add_argument("--summary", metavar="SUMMARY.json")
     sim.add_argument("--rejected-out", metavar="REJECTED.csv",
@@ -310,6 +314,9 @@ def run_simulate(args: argparse.Namespace) -> int:
     began = time.perf_counter()
     platform = platform_options(args)
     procs = args.procs if args.procs is not None or not isinstance(platform, Clusters) else platform.machine.cores
+    site = slurm_site_options(args)
+    if site is not None and procs is None:
+        procs = site.conf.total_cpus or None
     workload = api.read_trace(args.trace, procs=procs, cleaning=cleaning_options(args),
                               cache=api.parse_cache_folder() if args.parse_cache else None)
     parse_seconds = time.perf_counter() - began
@@ -318,7 +325,7 @@ def run_simulate(args: argparse.Namespace) -> int:
         transforms=Transforms(days=api.parse_days(args.days) if args.days else None, load_factor=args.load,
                               deadlines=args.deadlines, paper_preprocessing=args.paper_preprocessing),
         allocations=api.read_allocations(args.allocations) if args.allocations else None,
-        exact_estimates=args.exact_estimates, seed=args.seed)
+        exact_estimates=args.exact_estimates, seed=args.seed, slurm_site=site)
     show = sys.stderr.isatty() if args.progress is None else args.progress
     bar = ProgressBar(sys.stderr) if show else None
     result = api.run(scenario, progress=bar.update if bar else None)
@@ -332,6 +339,15 @@ def run_simulate(args: argparse.Namespace) -> int:
                                 load_factor=args.load)
         write_json(summary, args.summary)
     return 0
+
+
+def slurm_site_options(args: argparse.Namespace) -> api.SlurmSite | None:
+    """The Slurm site of --slurm-conf [--qos] [--assoc], or None."""
+    if not args.slurm_conf:
+        if args.qos or args.assoc:
+            raise WorkloadError("--qos and --assoc need the site's slurm.conf (--slurm-conf FILE)")
+        return None
+    return api.read_slurm_site(args.slurm_conf, qos=args.qos, assoc=args.assoc)
 
 
 def cleaning_options(args: argparse.Namespace) -> Cleaning:

@@ -108,6 +108,8 @@ class Scenario:
     allocations: Allocations | None = None
     exact_estimates: bool = False
     seed: int = 0
+    #: a Slurm site as configured (slurm.conf + sacctmgr dumps), for the ``slurm`` policy (issue 24)
+    slurm_site: Any = None
 
 
 def run(scenario: Scenario, *, progress: Progress | None = None,
@@ -115,9 +117,13 @@ def run(scenario: Scenario, *, progress: Progress | None = None,
     """Simulate ``scenario``: read (or take) the workload, transform it, and run the policy."""
     workload = scenario_workload(scenario)
     platform = scenario.platform
-    context = {"allocations": scenario.allocations} if scenario.allocations is not None else None
+    context: dict[str, Any] = {}
+    if scenario.allocations is not None:
+        context["allocations"] = scenario.allocations
+    if scenario.slurm_site is not None:
+        context["slurm_site"] = scenario.slurm_site
     run_it = partial(simulate, exact_estimates=scenario.exact_estimates, seed=scenario.seed, progress=progress,
-                     should_stop=should_stop, context=context)
+                     should_stop=should_stop, context=context or None)
     policy = scenario_policy(scenario)
     if isinstance(platform, Clusters):
         return run_it(workload, None, policy, machine=platform.machine, queues=platform.queues,

@@ -23,14 +23,15 @@ DELTA_NAMES = ("1 s", "1 min", "10 min", "1 h", "6 h", "1 d", "1 w")
 
 @dataclass(frozen=True)
 class JobDiff:
-    jobs: pd.DataFrame          # one row per job in both: job_id, user, procs, runtime, submit, start_a, start_b, delta, job_class
+    jobs: pd.DataFrame          # one row per job in both: job_id, user, procs, runtime, submit, start_a, start_b, delta,
+    #                             job_class (and native_id, the scheduler's own id, where the schedules have it)
     only_a: int                 # jobs in A's schedule only
     only_b: int
 
 
 def job_diff(a: pd.DataFrame, b: pd.DataFrame) -> JobDiff:
     """The jobs of both schedules side by side, matched by job_id."""
-    keep = ["job_id", "user", "procs", "runtime", "submit", "start", "end"]
+    keep = ["job_id", "user", "procs", "runtime", "submit", "start", "end"] + (["native_id"] if "native_id" in a else [])
     left = a[keep].rename(columns={"start": "start_a", "end": "end_a"})
     right = b[["job_id", "start", "end"]].rename(columns={"start": "start_b", "end": "end_b"})
     jobs = left.merge(right, on="job_id", how="inner", validate="one_to_one")

@@ -244,7 +244,7 @@ DROP_INTERACTIVE = Param(
 
 register_algorithm(Component("dbf", DeadlineBackfilling, (), "deadline-based backfilling"))
 register_workload_option(WorkloadOption(DROP_INTERACTIVE, _paper_preprocessing))
-register_workload_option(WorkloadOption(DEADLINE_FRACTION, _deadline_scenario))
+register_workload_option(WorkloadOption(DEADLINE_FRACTION, _deadline_scenario, read_by=frozenset({"dbf"})))
 register(Preset("dbf", "FCFS with deadline-based backfilling: conservative, but deadline jobs give way to regular "
                 "ones while they still end by their deadline (set deadline_fraction).", "fcfs", "dbf",
                 family="deadlines", paper="dbf"))

@@ -53,6 +53,7 @@ FAMILY_MODULES = (
     "engine.policies.heterogeneous",
     "engine.policies.recorded",
     "engine.policies.formula",
+    "engine.policies.slurm",
 )
 
 
@@ -81,10 +82,16 @@ class WorkloadOption:
 
     ``apply(workload, value, seed)`` returns the transformed workload; it is not called when the
     value equals the parameter's default (the option is off).
+
+    ``read_by``: the algorithms whose decisions read what the option adds (deadline_fraction only marks
+    jobs with a deadline: only DBF looks at it, so EASY's schedule is the same at every share, as the
+    DBF paper's Fig. 2 reports EASY/CBF per share only through the regular-job subset). None: the
+    option changes the jobs themselves (drop_interactive), so every policy's schedule changes.
     """
 
     param: Param
     apply: Callable[[Any, Any, int], Any]
+    read_by: frozenset[str] | None = None
 
 
 #: Workload options by parameter name (registered by the families that introduce them).
@@ -103,6 +110,21 @@ def apply_workload_options(workload: Any, params: dict[str, Any], *, seed: int =
         if value != option.param.default:
             workload = option.apply(workload, value, seed)
     return workload
+
+
+def schedule_depends_on(name: str, spec: Any) -> bool:
+    """Whether policy ``spec``'s schedule can change with parameter ``name``: always for the policy's own
+    parameters and for workload options that change the jobs; for an option only some algorithms read
+    (``read_by``), only when the spec's algorithm is one of them (a plugin policy, whose code may read
+    anything, always). Used to run a sweep only where the swept value can change the schedule."""
+    load_families()
+    option = WORKLOAD_OPTIONS.get(name)
+    if option is None or option.read_by is None:
+        return True
+    preset = PRESETS.get(getattr(spec, "preset", ""))
+    if preset is not None and preset.plugin:
+        return True
+    return getattr(spec, "algorithm", "") in option.read_by
 
 
 #: Policy families, in the order forms show them: key -> heading.

@@ -142,6 +142,7 @@ class Jobs:
     exclusive: list[bool] = field(default_factory=list)
     exec_hosts: list[str] = field(default_factory=list)
     request: list[str] = field(default_factory=list)           # the request as written (select, ...)
+    qos: list[str] = field(default_factory=list)               # Slurm's QOS ([] = the reader has none)
     report: CleaningReport = field(default_factory=CleaningReport)
 
     def __len__(self) -> int:
@@ -182,6 +183,7 @@ def to_workload(jobs: Jobs, *, source: str, fmt: AccountingFormat, metadata: dic
         "exclusive": np.asarray(jobs.exclusive, dtype=bool), "queue_name": jobs.queue,
         "clusters": "", "exclude": "", "hosts": "", "properties": "", "nodespec": jobs.request,
         "jobid": jobs.jobid, "account": jobs.account, "exec_hosts": jobs.exec_hosts,
+        "qos": jobs.qos if len(jobs.qos) == n else [""] * n,
     })
     size = int(procs) if procs is not None else max(int(procs_column.max()), 1)
     workload = clean(trace, machine_procs=size, oversize=oversize, overrun=overrun, extra=extra)

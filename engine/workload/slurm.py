@@ -75,7 +75,7 @@ REPAIR_ELAPSED = "runtime from Elapsed (no End)"
 REPAIR_PROCS_UNKNOWN = "processors unknown: 1"
 
 #: the columns the reader uses (the fast path reads only these)
-USED_COLUMNS = frozenset({"jobid", "jobidraw", "partition", "account", "user", "uid", "group", "gid", "submit",
+USED_COLUMNS = frozenset({"jobid", "jobidraw", "partition", "qos", "account", "user", "uid", "group", "gid", "submit",
                           "start", "end", "elapsed", "state", "nnodes", "allocnodes", "ncpus", "alloccpus", "reqcpus",
                           "reqmem", "reqtres", "alloctres", "timelimit", "nodelist"})
 _NEVER_TEXTS = ["", "Unknown", "None", "unknown", "none", "UNKNOWN", "NONE"]
@@ -344,6 +344,7 @@ def _jobs(frame: pd.DataFrame, path: str, report: CleaningReport, skip_bad_lines
     jobs.user = _taken(texts("user", "uid"), take)
     jobs.group = _taken(texts("group", "gid"), take)
     jobs.account = _taken(texts("account"), take)
+    jobs.qos = _taken(texts("qos"), take)
     jobs.queue = _taken(texts("partition"), take)
     jobs.nodes, jobs.ppn = nodes[take].tolist(), ppn[take].tolist()
     jobs.mem = [int(memories[row]) for row in take.tolist()]

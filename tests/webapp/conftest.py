@@ -52,8 +52,10 @@ def staff_client(staff) -> Client:
     return login(staff)
 
 
-def make_trace(owner, source: Path = DEMO_SWF, *, name: str = "demo", shared: bool = False, parse: bool = True) -> Trace:  # noqa: ANN001
-    """A trace stored the way an upload stores it (by content hash), parsed by the real task."""
+def make_trace(owner, source: Path = DEMO_SWF, *, name: str = "demo", shared: bool = False, parse: bool = True,
+               format: str = "swf") -> Trace:  # noqa: ANN001
+    """A trace stored the way an upload stores it (by content hash), parsed by the real task; ``format``
+    as the upload's check detects it ("pbs" for an accounting log)."""
     from webapp.traces.uploads import hash_and_measure
 
     sha, compressed = hash_and_measure(source, source.name)
@@ -64,7 +66,7 @@ def make_trace(owner, source: Path = DEMO_SWF, *, name: str = "demo", shared: bo
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(source, target)
     trace = Trace.objects.create(owner=owner, name=name, shared=shared, sha256=sha, file=relative,
-                                 original_name=source.name, size_bytes=target.stat().st_size)
+                                 original_name=source.name, size_bytes=target.stat().st_size, format=format)
     if parse:
         parse_trace(trace.pk)
         trace.refresh_from_db()
@@ -101,3 +103,27 @@ def done_run(done_experiment) -> Run:
 @pytest.fixture
 def big_trace(alice, tmp_path) -> Trace:
     return make_trace(alice, synthetic_swf(tmp_path / "synthetic.swf"), name="synthetic")
+
+
+#: a small machine of one cluster (20 nodes of 80 cores) and a one-queue configuration, for previews
+ONE_CLUSTER = "0\tzewura\t20\t80\t1\t529426432\n"
+ONE_QUEUE = "queues:\n  - {name: q, walltime: 1d}\n"
+
+
+def make_preview(owner, trace: Trace, *, machine: str = ONE_CLUSTER, current: str = ONE_QUEUE,  # noqa: ANN001
+                 proposed: str = ONE_QUEUE, policy: str = "mrfs-easy", run: bool = False, **setup):  # noqa: ANN201
+    """A preview made as the new-preview page makes it (webapp.preview.services.create_preview); with
+    run=True each of its runs is simulated right here by the real task."""
+    from webapp.preview.services import Setup, Texts, create_preview
+
+    preview = create_preview(owner, name=setup.pop("name", "p"), trace=trace, shared=setup.pop("shared", False),
+                             texts=Texts(("m", machine), ("a", current), ("b", proposed)), setup=Setup(policy, **setup))
+    if run:
+        compute(preview)
+    return preview
+
+
+def compute(preview) -> None:  # noqa: ANN001
+    """What the workers do with a preview's queued runs."""
+    for pk in preview.experiment.runs.filter(status="queued").values_list("pk", flat=True):
+        run_simulation(pk)

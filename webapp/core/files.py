@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import shutil
@@ -63,3 +64,15 @@ def replace_dir(build: Path, target: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
     else:
         os.replace(build, target)
+
+
+def disk_full(error: BaseException) -> bool:
+    """Whether an error says the disk (or the user's disk quota) is full, as OSError or as SQLite's
+    "database or disk is full"."""
+    if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    return "disk is full" in str(error) or "No space left" in str(error)
+
+
+def disk_full_message() -> str:
+    return "The server's disk is full: nothing was stored. Try again later, or tell the server's admin."

@@ -10,6 +10,8 @@ from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
+from webapp.core.files import disk_full, disk_full_message
+
 log = logging.getLogger(__name__)
 
 OPEN_PREFIXES = ("/accounts/login/", "/api/", "/static/", "/favicon.ico")
@@ -52,8 +54,6 @@ class DiskFullMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        from webapp.traces.uploads import disk_full, disk_full_message
-
         if not disk_full(exception):
             return None
         log.warning("disk full during %s %s: %s", request.method, request.path, exception)

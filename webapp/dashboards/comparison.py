@@ -61,6 +61,7 @@ class Comparison:
     time_axis: TimeAxis = field(default_factory=TimeAxis)       # calendar of the trace, if it has one
     baseline: str = ""                                          # the run the metrics table compares against
     table_css: str = ""                                         # the metrics table's style, for the download
+    unusable: dict[str, str] = field(default_factory=dict)     # runs that cannot be the baseline → why
 
     @property
     def colours(self) -> dict[str, str]:
@@ -70,13 +71,22 @@ class Comparison:
 
 def allocation_key(schedule: pd.DataFrame) -> str | None:
     """The allocations file's ``allocation`` column when the experiment has one, else the allocation
-    the trace provides: group, else queue, else user (first with two known values)."""
+    the trace provides: group, else queue, else user (first with two known values: numbers from 0, or
+    names, as a run on clusters with a queue configuration gives its queues)."""
     if "allocation" in schedule.columns:
         return "allocation"
     for key in ("group", "queue", "user"):
-        if key in schedule.columns and schedule.loc[schedule[key] >= 0, key].nunique() >= 2:
+        if key in schedule.columns and known_values(schedule[key]).nunique() >= 2:
             return key
     return None
+
+
+def known_values(values: pd.Series) -> pd.Series:
+    """The values a trace recorded: ids >= 0 (SWF's -1 is unknown), or non-empty names (an accounting
+    log's queues are names)."""
+    if pd.api.types.is_numeric_dtype(values):
+        return values[values >= 0]
+    return values[values.notna() & (values.astype(str) != "")]
 
 
 def summaries_of(comparison: Comparison) -> dict[str, dict]:
@@ -141,8 +151,11 @@ def _with_missing(layout: LayoutDOM, comparison: Comparison) -> LayoutDOM:
 
 def metrics_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:
     """The metrics table (HTML with its style: the download shows it as the page does)."""
-    table = metrics_table_html(summaries_of(comparison), baseline=params.get("baseline") or comparison.baseline,
-                               colours=comparison.colours)
+    requested = params.get("baseline")
+    baseline = requested if requested in comparison.schedules and requested not in comparison.unusable \
+        else comparison.baseline
+    table = metrics_table_html(summaries_of(comparison), baseline=baseline or None, colours=comparison.colours,
+                               unusable=comparison.unusable)
     return Div(text=f"<style>{comparison.table_css}</style>{table}", width=1100)
 
 
@@ -264,8 +277,19 @@ def diff_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:
 def sweep_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:
     if not comparison.sweep_parameter:
         return column(heading("Sweep"), note("This experiment is not a sweep."))
-    return sweep_trend(comparison.sweep_parameter, comparison.sweep_values, comparison.sweep_series,
-                       baselines=comparison.sweep_baselines)
+    trend = sweep_trend(comparison.sweep_parameter, comparison.sweep_values, comparison.sweep_series,
+                        baselines=comparison.sweep_baselines)
+    if not comparison.sweep_baselines:
+        return trend
+    return column(trend, note(unswept_note(comparison.sweep_parameter, list(comparison.sweep_baselines))))
+
+
+def unswept_note(parameter: str, labels: list[str]) -> str:
+    """Why some runs are one dashed line: the experiment ran them once (see plan_runs)."""
+    return (f"{', '.join(labels)}: run once, drawn as dashed lines, the same at every {parameter}: the swept value "
+            "cannot change their schedule (they do not have it, or do not read it: EASY and conservative ignore "
+            "deadlines, so a deadline-share sweep runs only DBF at each share; the DBF paper, Fig. 2, likewise "
+            "shows them per share only through the regular jobs).")
 
 
 def has_deadline_jobs(schedules: Mapping[str, pd.DataFrame]) -> bool:

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 from django.contrib.staticfiles import finders
 
-from engine.api import fidelity, human_seconds, number_text
+from engine.api import fidelity, human_seconds, number_text, percent_text, recording_check, summarize_schedule
 from webapp.allocations.services import with_allocations
 from webapp.dashboards.comparison import Comparison
 from webapp.core.time_axis import TimeAxis
@@ -112,6 +112,84 @@ def common_jobs(schedules: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
     return {label: s[s["job_id"].isin(common)].reset_index(drop=True) for label, s in schedules.items()}
 
 
+def is_recorded(run: Run) -> bool:
+    return (run.policy or {}).get("preset") == "recorded"
+
+
+def unusable_baselines(done: list[tuple[str, Run]], schedules: dict[str, pd.DataFrame],
+                       capacity: int) -> dict[str, str]:
+    """Runs that cannot be the metrics baseline, with why in words: a recording the machine cannot
+    have produced (more work above its capacity than log rounding explains, e.g. 211 % utilization),
+    or any run whose utilization is above 100 %."""
+    unusable: dict[str, str] = {}
+    for label, run in done:
+        use = (run.summary or {}).get("utilization")
+        if is_recorded(run) and label in schedules:
+            check = recording_check(schedules[label], capacity)
+            if not check["fits"]:
+                unusable[label] = (f"not a schedule of this machine: it holds {number_text(check['peak_procs'])} "
+                                   f"processors at once on {number_text(capacity)}")
+                continue
+        if isinstance(use, (int, float)) and use > 1.0 + 1e-9:
+            unusable[label] = f"its utilization ({percent_text(use)}) is above 100 %, which no schedule of this machine has"
+    return unusable
+
+
+def choose_baseline(labels: list[str], unusable: dict[str, str], requested: str | None = None) -> str:
+    """The requested run when it can be a baseline, else the first run that can ("" when none can)."""
+    usable = [label for label in labels if label not in unusable]
+    if requested in usable:
+        return str(requested)
+    return usable[0] if usable else ""
+
+
+@dataclass(frozen=True)
+class TableRuns:
+    """What the metrics table compares: the runs' schedules over the jobs they all have, their summaries
+    over those jobs, a sentence when the job sets differ, and the runs that cannot be the baseline."""
+
+    schedules: dict[str, pd.DataFrame]
+    summaries: dict[str, dict]
+    jobs_note: str
+    unusable: dict[str, str]
+
+
+def own_jobs_note(counts: dict[str, int], common: int) -> str:
+    """How the job sets of one experiment's runs differ (e.g. a recorded run keeps the interactive jobs a
+    policy's cleaning dropped), and what the table compares instead."""
+    groups: dict[int, list[str]] = {}
+    for label, n in counts.items():
+        groups.setdefault(n, []).append(f"“{label}”")
+    shown = "; ".join(f"{number_text(n)} in {', '.join(names)}" for n, names in groups.items())
+    if not common:
+        return f"These runs share no job ({shown}): there is nothing to compare job for job."
+    return (f"These runs do not simulate the same jobs ({shown}). The metrics and plots compare the "
+            f"{number_text(common)} jobs every run has; {number_text(max(counts.values()) - common)} are left out.")
+
+
+def comparable_runs(done: list[tuple[str, Run]], capacity: int, *, cross: bool) -> TableRuns:
+    """The done runs made comparable (see TableRuns): stored summaries when every run has the same jobs,
+    else each schedule cut to the common jobs and summarized again, so that every figure of the table
+    (and of the fidelity table) is over the same jobs."""
+    full = {label: cached_schedule(run) for label, run in done}
+    unusable = unusable_baselines(done, full, capacity)
+    if cross:
+        sets = job_sets(done, full)
+        differ, note = sets.differ, sets.message()
+    else:
+        ids = [frozenset(schedule["job_id"].tolist()) for schedule in full.values()]
+        common = frozenset.intersection(*ids) if ids else frozenset()
+        differ = any(len(i) != len(common) for i in ids)
+        note = own_jobs_note({label: len(s) for label, s in full.items()}, len(common)) if differ else ""
+    if not differ:
+        return TableRuns(full, {label: run.summary or summarize_schedule(full[label], capacity)
+                                for label, run in done}, "", unusable)
+    schedules = common_jobs(full)
+    summaries = ({label: summarize_schedule(s, capacity) for label, s in schedules.items()}
+                 if any(len(s) for s in schedules.values()) else {})
+    return TableRuns(schedules, summaries, note, unusable)
+
+
 def load_comparison(experiment: Experiment, runs: list[Run] | None = None) -> Comparison:
     """Done runs as a Comparison (the others are listed in `missing` with why): the experiment's own
     runs, or ``runs`` of any experiments on its trace (then no sweep); machine, allocation rule and
@@ -120,10 +198,8 @@ def load_comparison(experiment: Experiment, runs: list[Run] | None = None) -> Co
     runs = list(experiment.runs.order_by("position", "pk")) if runs is None else runs
     labels = unique_labels(runs)
     done = [(label, run) for label, run in zip(labels, runs) if run.status == Run.Status.DONE]
-    schedules = {label: cached_schedule(run) for label, run in done}
-    summaries = {label: run.summary for label, run in done if run.summary}
-    if not own and job_sets(done, schedules).differ:   # runs of other experiments: only the jobs all have
-        schedules, summaries = common_jobs(schedules), {}
+    table = comparable_runs(done, int(experiment.procs), cross=not own)
+    schedules, summaries = table.schedules, table.summaries
     missing = [_why_missing(run, label) for label, run in zip(labels, runs) if run.status != Run.Status.DONE]
     series, baselines = sweep_series(experiment, runs, labels) if own else ({}, {})
     schedules, targets = with_allocations(experiment, schedules)
@@ -133,31 +209,57 @@ def load_comparison(experiment: Experiment, runs: list[Run] | None = None) -> Co
         sweep_parameter=experiment.sweep_param if series else "", sweep_values=list(experiment.sweep_values or []),
         sweep_series=series, sweep_baselines=baselines, missing=missing, targets=targets,
         time_axis=trace_time_axis(experiment.trace, schedules), table_css=table_css(),
+        baseline=choose_baseline(list(schedules), table.unusable), unusable=table.unusable,
     )
 
 
-def fidelity_table(experiment: Experiment, runs: list[Run], labels: list[str]) -> dict[str, Any] | None:
+#: Trace formats that are a site's accounting log: their users ask how close the runs are to what
+#: happened, so the fidelity table comes first; for an archive trace (SWF) it is a footnote.
+ACCOUNTING_LOG_FORMATS = frozenset({"pbs", "slurm"})
+
+
+def fidelity_table(experiment: Experiment, runs: list[Run], labels: list[str],
+                   schedules: dict[str, pd.DataFrame] | None = None) -> dict[str, Any] | None:
     """Each finished simulated run against the finished recorded run (engine.metrics.fidelity), as the
-    rows the comparison shows at its top; None without a recorded run."""
+    rows of one compact table; None without a recorded run. ``schedules``: the runs cut to the jobs they
+    all have (the metrics table's), so both tables describe the same jobs."""
     done = [(label, run) for label, run in zip(labels, runs) if run.status == Run.Status.DONE]
-    recorded = [(label, run) for label, run in done if (run.policy or {}).get("preset") == "recorded"]
+    recorded = [(label, run) for label, run in done if is_recorded(run)]
     if not recorded:
         return None
     label, run = recorded[0]
-    reference = cached_schedule(run)
-    return fidelity_view(label, {other_label: fidelity(reference, cached_schedule(other), capacity=int(experiment.procs))
-                                 for other_label, other in done if other is not run})
+
+    def schedule(label: str, run: Run) -> pd.DataFrame:
+        return schedules[label] if schedules and label in schedules else cached_schedule(run)
+
+    reference = schedule(label, run)
+    figures = {other_label: fidelity(reference, schedule(other_label, other), capacity=int(experiment.procs))
+               for other_label, other in done if other is not run}
+    return fidelity_view(label, figures, prominent=experiment.trace.format in ACCOUNTING_LOG_FORMATS)
 
 
-def fidelity_view(recorded: str, figures: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """What templates/_fidelity.html shows: one row per simulated run, and the runs' warnings."""
+def fidelity_view(recorded: str, figures: dict[str, dict[str, Any]], *, prominent: bool = True) -> dict[str, Any]:
+    """What templates/_fidelity.html shows: one row per simulated run, one sentence about the recording
+    itself when the machine cannot have produced it, and whether it is shown first or as a footnote."""
     rows = [fidelity_row(label, values) for label, values in figures.items()]
-    return {"recorded": recorded, "rows": rows,
-            "warnings": [f"{row['label']}: {row['warning']}" for row in rows if row["warning"]]}
+    check = next((values["recording"] for values in figures.values() if values.get("recording")), None)
+    sentence = ""
+    if check and not check["fits"]:
+        sentence = (f"The recording “{recorded}” is not a schedule of this machine: it holds "
+                    f"{number_text(check['peak_procs'])} processors at once on {number_text(check['capacity'])} "
+                    f"({percent_text(check['over_capacity_share'])} of its work above the capacity), so no simulation of "
+                    "this machine can match it and it is not used as a baseline.")
+    return {"recorded": recorded, "rows": rows, "prominent": prominent, "recording_note": sentence,
+            "far": sum(row["far"] for row in rows)}
+
+
+def queue_name(name: str) -> str:
+    """A queue as people read it: the trace's "-1" (no queue recorded) in words."""
+    return "jobs without a queue" if name in ("-1", "") else name
 
 
 def fidelity_row(label: str, figures: dict[str, Any]) -> dict[str, Any]:
-    """One run's fidelity figures in human units (hours, percent) for a table."""
+    """One run's fidelity figures in human units (hours, percent) and its verdict in a few words."""
     overall = figures["overall"]
     rec, sim = overall.get("recorded") or {}, overall.get("simulated") or {}
 
@@ -165,14 +267,19 @@ def fidelity_row(label: str, figures: dict[str, Any]) -> dict[str, Any]:
         return human_seconds(side[key]) if side.get(key) is not None else "–"
 
     def share(side: dict) -> str:
-        return f"{side['utilization']:.0%}" if side.get("utilization") is not None else "–"
+        return percent_text(side["utilization"]) if side.get("utilization") is not None else "–"
 
     rho = overall.get("wait_rank_correlation")
-    return {"label": label, "jobs": figures["jobs"]["matched"], "far": figures["far"], "warning": figures["warning"],
+    queues = [queue_name(q) for q in figures["far_queues"]]
+    verdict = "; ".join(overall.get("reasons") or []) or "close"
+    if queues:
+        verdict += f" (far in {', '.join(queues)})" if verdict != "close" else f"; far in {', '.join(queues)}"
+    return {"label": label, "jobs": number_text(figures["jobs"]["matched"]), "far": figures["far"],
+            "verdict": verdict,
             "mean_wait": f"{wait(sim, 'mean_wait')} vs {wait(rec, 'mean_wait')}",
             "p95_wait": f"{wait(sim, 'p95_wait')} vs {wait(rec, 'p95_wait')}",
             "utilization": f"{share(sim)} vs {share(rec)}", "rank": f"{rho:.2f}" if rho is not None else "–",
-            "far_queues": figures["far_queues"]}
+            "far_queues": queues}
 
 
 def trace_time_axis(trace: Any, schedules: dict[str, pd.DataFrame]) -> TimeAxis:

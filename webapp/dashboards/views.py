@@ -18,12 +18,14 @@ from django.utils.text import slugify
 from django.views.decorators.http import require_GET
 
 from webapp.core.permissions import get_visible_or_404
+from webapp.core.responses import attachment
 from webapp.dashboards import comparison as plots
 from webapp.dashboards.data import (
     cached_schedule,
+    choose_baseline,
     common_jobs,
+    comparable_runs,
     fidelity_table,
-    job_sets,
     load_comparison,
     trace_time_axis,
     unique_labels,
@@ -90,18 +92,14 @@ def _comparison_page(request: HttpRequest, experiment: Experiment, runs: list[Ru
     params = _params(request)
     window = _window_text(experiment, runs, params, cross=cross)
     plot_params = {k: v for k, v in params.items() if k not in ("start", "end")} if window.get("error") else params
-    baseline = params.get("baseline") if params.get("baseline") in done_labels else (done_labels[0] if done_labels else "")
     suffix = f"?{urlencode({**plot_params, **query})}" if plot_params or query else ""
     sweep = bool(not cross and experiment.sweep_param and experiment.sweep_values)
     names = [name for name in plots.plot_names(sweep, runs_have_deadlines(runs), len(done)) if name != "metrics"]
     sections = [{"name": name, "title": plots.SECTION_TITLES[name], "url": plot_url(name) + suffix} for name in names]
-    summaries = {label: run.summary or {} for label, run in done}
-    job_warning = ""
-    if cross and done:   # runs of several experiments: the same jobs, or say how they differ
-        sets = job_sets(done, {label: cached_schedule(run) for label, run in done})
-        job_warning = sets.message()
-        if sets.differ:
-            summaries = plots.summaries_of(load_comparison(experiment, runs)) if sets.common else {}
+    table = comparable_runs(done, int(experiment.procs), cross=cross)
+    summaries = table.summaries
+    baseline = choose_baseline(done_labels, table.unusable, params.get("baseline"))
+    fidelity = fidelity_table(experiment, runs, labels, table.schedules if table.jobs_note else None)
     experiments = {run.experiment_id: run.experiment for run in runs}
     replicated = replicated_context(replicates, baseline) if replicates is not None and summaries else {}
     if replicated.get("forest_url"):
@@ -114,10 +112,11 @@ def _comparison_page(request: HttpRequest, experiment: Experiment, runs: list[Ru
         "title": ", ".join(done_labels or labels),
         "machines": sorted({e.machine_label for e in experiments.values()}), "experiments": list(experiments.values()),
         "metrics_table": mark_safe(metrics_table_html(
-            summaries, baseline=baseline, colours=colours, intervals=replicated.get("intervals"),
+            summaries, baseline=baseline, colours=colours, unusable=table.unusable,
+            intervals=replicated.get("intervals"),
             interval_note=replicated.get("interval_note", ""))) if summaries else "",
-        "job_warning": job_warning, "nothing_common": bool(done) and not summaries,
-        "fidelity": fidelity_table(experiment, runs, labels),
+        "job_warning": table.jobs_note, "nothing_common": bool(done) and not summaries,
+        "fidelity": fidelity, "baselines": [label for label in done_labels if label not in table.unusable],
         "baseline": baseline, "sections": sections if summaries or not done else [], "params": params, "query": query,
         "window": window,
         "download_url": download_url + suffix,
@@ -312,23 +311,23 @@ def _download(request: HttpRequest, experiment: Experiment, runs: list[Run] | No
     listed = runs if runs is not None else list(experiment.runs.select_related("experiment__trace", "experiment__owner")
                                                 .order_by("position", "pk"))
     data = load_comparison(experiment, runs)
-    if not data.schedules:
-        return HttpResponse("None of these runs has finished yet.", status=409, content_type="text/plain")
-    params = _params(request)
-    title = f"SchedLab comparison: {', '.join(data.schedules)} ({experiment.trace.name})"
-    try:
-        layout = plots.full_layout(data, params, title)
-    except plots.WindowError as e:
-        return HttpResponse(str(e), status=400, content_type="text/plain; charset=utf-8")
-    # after the plots: how close the runs are to what happened (where the trace records it), and where
-    # the results come from
-    fidelity = render_to_string("_fidelity.html", {"fidelity": fidelity_table(experiment, listed, unique_labels(listed))})
-    layout = column(layout, Div(text=f"<style>{PROVENANCE_CSS}</style>{fidelity}{provenance_html(listed)}",
-                                width=1100))
-    html = file_html(layout, INLINE, title=title)
-    response = HttpResponse(html, content_type="text/html; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{slugify(name) or "comparison"}-comparison.html"'
-    return response
+    html = None
+    if data.schedules:
+        title = f"SchedLab comparison: {', '.join(data.schedules)} ({experiment.trace.name})"
+        try:
+            layout = plots.full_layout(data, _params(request), title)
+        except plots.WindowError as e:
+            return HttpResponse(str(e), status=400, content_type="text/plain; charset=utf-8")
+        # after the plots: how close the runs are to what happened (where the trace records it), and where
+        # the results come from
+        fidelity = render_to_string("_fidelity.html",
+                                    {"fidelity": fidelity_table(experiment, listed, unique_labels(listed),
+                                                                    data.schedules)})
+        layout = column(layout, Div(text=f"<style>{PROVENANCE_CSS}</style>{fidelity}{provenance_html(listed)}",
+                                    width=1100))
+        html = file_html(layout, INLINE, title=title)
+    return attachment(html, f"{slugify(name) or 'comparison'}-comparison.html", "text/html; charset=utf-8",
+                      unfinished="None of these runs has finished yet.")
 
 
 @require_GET

@@ -128,6 +128,10 @@ class ExperimentForm(RunSettingsForm):
                                          max_value=1000, help_text="Weekly windows: empty = every week.")
     replicate_load = forms.FloatField(label="Resampling load F (× the trace's offered work)", required=False,
                                       min_value=0.05, initial=1.0)
+    confirm_shake = forms.IntegerField(
+        label="Confirm by shaking: K copies", required=False, min_value=2, max_value=1000,
+        help_text="Optional: also K shaken copies of the whole trace (Tsafrir, Ouaknine & Feitelson, MASCOTS 2007); "
+                  "each verdict then says whether it holds under shaking.")
     warmup = forms.CharField(label="Warm-up left out", required=False, max_length=20, initial="0",
                              help_text="The first part of each run the metrics leave out: days (2d) or jobs (500j).")
     cooldown = forms.CharField(label="Cool-down left out", required=False, max_length=20, initial="0",
@@ -218,7 +222,7 @@ class ExperimentForm(RunSettingsForm):
         except ExperimentError as e:
             self.add_error("sweep_values", str(e))
             values = []
-        data["days"] = self._days(data)
+        data["days"] = window_days(self, data)
         data["replicate_choice"] = self._replicates(data)
         data["policies"] = policies
         data["sweep_list"] = values
@@ -252,7 +256,8 @@ class ExperimentForm(RunSettingsForm):
             self.add_error("replicate_count", f"Give the number of {noun}.")
             return None
         choice = ReplicateChoice(kind, count, data.get("replicate_load") or 1.0, (data.get("warmup") or "0").strip(),
-                                 (data.get("cooldown") or "0").strip(), bool(data.get("without_flurries")))
+                                 (data.get("cooldown") or "0").strip(), bool(data.get("without_flurries")),
+                                 confirm=data.get("confirm_shake"))
         try:
             counted_of(choice)
         except ExperimentError as e:
@@ -260,15 +265,18 @@ class ExperimentForm(RunSettingsForm):
             return None
         return choice
 
-    def _days(self, data: dict[str, Any]) -> str:
-        low, high = data.get("days_from"), data.get("days_to")
-        if low is None and high is None:
-            return ""
-        try:
-            return checked_days(f"{'' if low is None else f'{low:g}'}:{'' if high is None else f'{high:g}'}")
-        except ExperimentError as e:
-            self.add_error("days_to", str(e))
-            return ""
+
+def window_days(form: forms.Form, data: dict[str, Any]) -> str:
+    """The time window "FROM:TO" of a form's days_from and days_to fields ("" = the whole trace); a
+    window that cannot be is the form's error on days_to."""
+    low, high = data.get("days_from"), data.get("days_to")
+    if low is None and high is None:
+        return ""
+    try:
+        return checked_days(f"{'' if low is None else f'{low:g}'}:{'' if high is None else f'{high:g}'}")
+    except ExperimentError as e:
+        form.add_error("days_to", str(e))
+        return ""
 
 
 class ExperimentEditForm(forms.ModelForm):

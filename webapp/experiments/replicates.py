@@ -45,11 +45,14 @@ class ReplicateChoice:
     cooldown: str = "0"
     without_flurries: bool = False
     paper: str = ""                # the reproduce-a-paper preset it came from (its claims are judged)
+    confirm: int | None = None     # K shaken copies confirming the first set's verdicts ("holds under shaking")
 
     @property
     def spec(self) -> str:
-        """The command line's --replicates for it: "weeks", "windows:8", "shake:10", "resample:20"."""
-        return self.kind if self.count is None else f"{self.kind}:{self.count}"
+        """The command line's --replicates for it: "weeks", "windows:8", "shake:10", "resample:20",
+        "weeks,shake:10" (confirmed by shaking)."""
+        first = self.kind if self.count is None else f"{self.kind}:{self.count}"
+        return first if not self.confirm or self.kind == "shake" else f"{first},shake:{self.confirm}"
 
     def options(self) -> dict[str, Any]:
         return {"load": self.load, "warmup": self.warmup, "cooldown": self.cooldown,
@@ -66,14 +69,21 @@ def choice_from_json(value: Any) -> ReplicateChoice:
     unknown = sorted(set(data) - {"spec", "load", "warmup", "cooldown", "without_flurries"})
     if unknown:
         raise ExperimentError(f"field replicates: unknown key {unknown[0]!r}")
-    kind, _, count = data["spec"].strip().partition(":")
+    first, _, confirming = data["spec"].strip().partition(",")
+    confirm = None
+    if confirming:
+        copies = confirming.strip().removeprefix("shake:")
+        if not confirming.strip().startswith("shake:") or not copies.isdigit():
+            raise ExperimentError(f"field replicates: a second set confirms by shaking (shake:K), got {confirming!r}")
+        confirm = int(copies)
+    kind, _, count = first.partition(":")
     if kind not in KINDS or not kind or (kind != "weeks" and not count) or (count and not count.isdigit()):
         raise ExperimentError(f"field replicates: {data['spec']!r} is not weeks, weeks:N, windows:N, shake:K or resample:N")
     load = data.get("load", 1.0)
     if isinstance(load, bool) or not isinstance(load, (int, float)):
         raise ExperimentError("field replicates.load: a number")
     choice = ReplicateChoice(kind, int(count) if count else None, float(load), str(data.get("warmup", "0")),
-                             str(data.get("cooldown", "0")), bool(data.get("without_flurries", False)))
+                             str(data.get("cooldown", "0")), bool(data.get("without_flurries", False)), confirm=confirm)
     counted_of(choice)
     return choice
 
@@ -123,10 +133,10 @@ def add_replicates(experiment: Experiment, choice: ReplicateChoice) -> Replicate
 
 
 def replicate_batches(plan: dict[str, Any]) -> dict[str, list[int]]:
-    """The plan's run specs grouped by replicate ("weeks 3" -> their indices), in plan order."""
+    """The plan's run specs grouped by replicate ("weeks #3" -> their indices), in plan order."""
     batches: dict[str, list[int]] = {}
     for index, spec in enumerate(plan["runs"]):
-        batches.setdefault(f"{spec['set']} {spec['replicate'] + 1}", []).append(index)
+        batches.setdefault(f"{spec['set']} #{spec['replicate'] + 1}", []).append(index)
     return batches
 
 
@@ -142,8 +152,9 @@ def set_progress(replicates: ReplicateSet) -> dict[str, Any]:
     """One bar for the whole set: done/total, the fraction, the time left at the pace so far, and
     the one line of a failure. ``report_ready`` only once the combined report is stored."""
     runs = list(replicates.runs_experiment.runs.only("status", "progress", "started_at", "finished_at"))
-    if replicates.report is None and not replicates.error and runs and all(r.is_final for r in runs):
-        settle(replicates.runs_experiment_id)   # a worker lost before settling it
+    if replicates.report is None and not replicates.error and runs and (
+            all(r.is_final for r in runs) or any(r.status == Run.Status.FAILED for r in runs)):
+        settle(replicates.runs_experiment_id)   # a worker lost before settling it, or failed by the reconcile step
         replicates.refresh_from_db(fields=["report", "error"])
     total = len(runs)
     done = sum(r.status == Run.Status.DONE for r in runs)

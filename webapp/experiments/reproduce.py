@@ -46,6 +46,11 @@ class PaperPreset:
     #: and the claims our replicated result is held against (on the comparison page)
     replicates: str = ""
     claims: tuple[Claim, ...] = ()
+    #: the traces the paper used, best first (file names in ../shared/data/swf, without .gz): the form
+    #: preselects the first one uploaded, and names them when none is
+    trace_files: tuple[str, ...] = ()
+    #: the trace comes with an allocations file (the SFS scenario's, named "<trace name> allocations")
+    with_allocations: bool = False
 
     @property
     def citation(self) -> str:
@@ -79,6 +84,7 @@ PRESETS: dict[str, PaperPreset] = {p.key: p for p in (
         setup="PLAN 1, PLAN 2 and PLAN 3 with the paper's annealing (T0 = 1, Tth = 1e-4, N = 100, r = 0.9) and "
               "EASY, on one month of the trace (the whole year takes hours under PLAN).",
         policies=["plan1", "plan2", "plan3", "easy"], days=("150", "180"),
+        trace_files=("LLNL-Atlas-2006-2.1-cln.swf", "SDSC-BLUE-2000-4.2-cln.swf"),
         replicates="windows:6",
         claims=tuple(Claim("easy", plan, metric, "lower") for plan in ("plan1", "plan2", "plan3")
                      for metric in ("mean_wait", "mean_response")),
@@ -93,7 +99,7 @@ PRESETS: dict[str, PaperPreset] = {p.key: p for p in (
         trace_hint="swf/KTH-SP2-1996-2.1-cln.swf.gz (100 processors; the paper's Paragon had 96)",
         setup="The preset study: SSS (fcfs), sorted, EASY with exact estimates, sorted + EASY and time sharing "
               "at load factors 0.3 to 0.8, buddy allocation; sorted-masc over MASC 1 to 50.",
-        study="paragon",
+        study="paragon", trace_files=("KTH-SP2-1996-2.1-cln.swf",),
     ),
     PaperPreset(
         key="metacentrum", title="CPU-time against multi-resource fair-share (MetaCentrum 2014)",
@@ -120,6 +126,7 @@ PRESETS: dict[str, PaperPreset] = {p.key: p for p in (
         setup="Linear priority with eligible time dominant and node count dominant, and SFS with each; choose "
               "the scenario's allocations file below.",
         policies=["linear-age", "linear-size", "sfs-age", "sfs-size"],
+        trace_files=("sfs-scenario-seed*",), with_allocations=True,
     ),
     PaperPreset(
         key="dbf", title="DBF against conservative and EASY at 20–80 % deadline jobs",
@@ -132,11 +139,60 @@ PRESETS: dict[str, PaperPreset] = {p.key: p for p in (
         setup="DBF, conservative and EASY on the paper's trace preparation (interactive jobs dropped), one run "
               "per share of deadline jobs 0.2, 0.4, 0.6, 0.8 (the same seeded deadline jobs for every policy).",
         policies=["dbf", "conservative", "easy"], workload={"drop_interactive": True},
+        trace_files=("SDSC-DS-2004-2.1-cln.swf", "SDSC-BLUE-2000-4.2-cln.swf", "HPC2N-2002-2.2-cln.swf"),
         sweep_param="deadline_fraction", sweep_values="0.2, 0.4, 0.6, 0.8",
         replicates="windows:6",
         claims=(Claim("conservative", "dbf", "mean_wait", "lower"), Claim("easy", "dbf", "mean_wait", "lower")),
     ),
 )}
+
+
+def trace_stem(name: str) -> str:
+    """A trace file's name without folders and compression suffix, lower case ("sdsc-ds-2004-2.1-cln.swf")."""
+    name = name.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    return name[:-3] if name.endswith(".gz") else name
+
+
+def file_matches(name: str, wanted: str) -> bool:
+    """``name`` is the ``wanted`` file; a ``wanted`` ending in * is a prefix ("sfs-scenario-seed*": any seed)."""
+    return name.startswith(wanted[:-1]) if wanted.endswith("*") else name == wanted
+
+
+def paper_trace(preset: PaperPreset, traces: Any) -> Any | None:
+    """The visible trace the paper used (its uploaded file's name is one of ``trace_files``, best
+    first; the newest upload of it), else None. ``traces``: Trace rows (a queryset or a list)."""
+    for wanted in preset.trace_files:
+        found = [trace for trace in traces if file_matches(trace_stem(trace.original_name or ""), trace_stem(wanted))]
+        if found:
+            return max(found, key=lambda trace: trace.pk)
+    return None
+
+
+def paper_allocations(preset: PaperPreset, trace: Any | None, allocation_sets: Any) -> Any | None:
+    """The allocations file generated with the paper's trace (the SFS scenario's "<name> allocations")."""
+    if not preset.with_allocations or trace is None:
+        return None
+    found = [a for a in allocation_sets if a.name == f"{trace.name} allocations"]
+    return max(found, key=lambda a: a.pk) if found else None
+
+
+def paper_trace_note(preset: PaperPreset, chosen: Any | None, allocations: Any | None = None) -> str:
+    """What the form says about the trace: the paper's one chosen, or which file to upload."""
+    if not preset.trace_files:
+        return ""
+    if preset.with_allocations:
+        if chosen is None:
+            return ("None of your traces is the SFS scenario: generate it first (Allocations → Generate the SFS "
+                    "paper's scenario); it makes the trace and its allocations file.")
+        if allocations is None:
+            return (f"Chosen: “{chosen.name}”, the generated scenario, but its allocations file "
+                    f"(“{chosen.name} allocations”) is gone: generate the scenario again.")
+        return f"Chosen: “{chosen.name}”, the generated scenario, with its allocations file “{allocations.name}”."
+    files = ", ".join(f"{name}.gz" for name in preset.trace_files)
+    if chosen is not None:
+        return f"Chosen: “{chosen.name}”, the uploaded {chosen.original_name}, a trace the paper used."
+    return (f"None of your traces is one the paper used ({files} in the shared data's swf folder): upload "
+            f"{preset.trace_files[0]}.gz first; with another trace the results cannot be held against the paper's.")
 
 
 def claim_pairs(report: dict[str, Any], claim: Claim) -> list[tuple[str, str]]:
@@ -145,12 +201,19 @@ def claim_pairs(report: dict[str, Any], claim: Claim) -> list[tuple[str, str]]:
     options = [option["name"] for option in api.workload_options()]
 
     def shared(spec: dict[str, Any]) -> tuple:
-        return tuple(repr((spec.get("params") or {}).get(name)) for name in options)
+        """Each option's value, or None where the policy's schedule does not read it (EASY run once in a
+        deadline-share sweep pairs with DBF at every share)."""
+        resolved = api.resolve_policy(spec)
+        return tuple(repr((spec.get("params") or {}).get(name)) if api.schedule_depends_on(name, resolved) else None
+                     for name in options)
+
+    def same_workload(a: tuple, b: tuple) -> bool:
+        return all(x is None or y is None or x == y for x, y in zip(a, b))
 
     policies = report.get("policies", [])
     return [(a["name"], b["name"]) for a in policies for b in policies
             if a["spec"].get("preset") == claim.a and b["spec"].get("preset") == claim.b
-            and shared(a["spec"]) == shared(b["spec"])]
+            and same_workload(shared(a["spec"]), shared(b["spec"]))]
 
 
 def judge_paper(report: dict[str, Any], preset: PaperPreset) -> list[dict[str, Any]]:

@@ -28,6 +28,7 @@ class PlannedRun:
     label: str
     policy: dict[str, Any]
     sweep_value: Any = None
+    queues: str = ""   # a preview's run: the queue configuration it runs under (Run.queues)
 
 
 def resolve_policy(spec: Any) -> dict[str, Any]:
@@ -63,14 +64,21 @@ def parse_sweep_values(text: str) -> list[Any]:
 
 
 def plan_runs(policies: list[Any], sweep_param: str = "", sweep_values: list[Any] | None = None) -> list[PlannedRun]:
-    """One run per policy; a policy with the swept parameter becomes one run per value."""
+    """One run per policy; a policy whose schedule the swept parameter can change becomes one run per
+    value. A policy that has the parameter but never reads it (a workload option only some algorithms
+    read: EASY ignores deadline_fraction) runs once, unswept: at every value its schedule would be the
+    same (engine registry's schedule_depends_on), and the sweep plot draws it as one flat line."""
     if not policies:
         raise ExperimentError("choose at least one policy")
     planned: list[PlannedRun] = []
     swept_any = False
+    ignored = False
     for spec in policies:
         base = resolve_policy(spec)
-        if sweep_param and sweep_param in base["params"]:
+        if sweep_param and sweep_param in base["params"] and not sweeps_change(sweep_param, base):
+            ignored = True
+            planned.append(PlannedRun(base.pop("_label"), base))
+        elif sweep_param and sweep_param in base["params"]:
             if not sweep_values:
                 raise ExperimentError(f"sweep over {sweep_param}: give at least one value")
             swept_any = True
@@ -81,12 +89,21 @@ def plan_runs(policies: list[Any], sweep_param: str = "", sweep_values: list[Any
         else:
             planned.append(PlannedRun(base.pop("_label"), base))
     if sweep_param and not swept_any:
+        if ignored:
+            raise ExperimentError(f"sweep parameter {sweep_param!r}: no chosen policy's schedule changes with it "
+                                  "(add one that reads it, e.g. dbf for deadline_fraction)")
         raise ExperimentError(f"sweep parameter {sweep_param!r}: none of the chosen policies has it")
     shared = shared_workload_settings(planned)
     if shared:
         for plan in planned:   # "dbf (deadline_fraction=0.4)" for every run says nothing: the experiment says it once
             plan.label = api.resolve_policy(plan.policy).label_without(shared)
     return planned
+
+
+def sweeps_change(param: str, stored: dict[str, Any]) -> bool:
+    """Whether the stored policy's schedule can change with ``param`` (see plan_runs)."""
+    spec = api.resolve_policy({k: v for k, v in stored.items() if k != "_label"})
+    return bool(api.schedule_depends_on(param, spec))
 
 
 def shared_workload_settings(planned: list[PlannedRun]) -> dict[str, Any]:
@@ -128,12 +145,17 @@ def create_experiment(
             allocation=allocation, exact_estimates=exact_estimates, seed=seed,
             sweep_param=sweep_param if sweep_values else "", sweep_values=sweep_values or [], days=days,
         )
-        Run.objects.bulk_create(
-            Run(experiment=experiment, position=position, label=with_load(plan.label, load_factor)[:300],
-                policy=plan.policy, sweep_value=plan.sweep_value, load_factor=load_factor)
-            for position, plan in enumerate(planned))
-        dispatch_later()
+        add_runs(experiment, planned, load_factor)
     return experiment
+
+
+def add_runs(experiment: Experiment, planned: list[PlannedRun], load_factor: float = 1.0) -> None:
+    """The planned runs, in order, queued for the fair dispatcher once the transaction commits."""
+    Run.objects.bulk_create(
+        Run(experiment=experiment, position=position, label=with_load(plan.label, load_factor)[:300],
+            policy=plan.policy, sweep_value=plan.sweep_value, load_factor=load_factor, queues=plan.queues)
+        for position, plan in enumerate(planned))
+    dispatch_later()
 
 
 def checked_room(owner: Any, count: int) -> None:

@@ -23,7 +23,7 @@ from webapp.experiments.models import ReplicateSet
 from webapp.experiments.replicates import (add_replicates, cancel_replicates, hidden_experiment_ids, retry_replicates,
                                            set_progress)
 from webapp.experiments.reproduce import PRESETS as PAPER_PRESETS
-from webapp.experiments.reproduce import PaperPreset
+from webapp.experiments.reproduce import PaperPreset, paper_allocations, paper_trace, paper_trace_note
 from webapp.experiments.services import (
     PAGE_METRICS, ExperimentError, cancel_run, create_experiment, delete_experiment,
     progress_payload, queue_places, rerun, shown_metrics, time_left_text,
@@ -34,7 +34,7 @@ from webapp.experiments.tasks import reconcile
 @require_GET
 def experiment_list(request: HttpRequest) -> HttpResponse:
     experiments = (visible_to(Experiment, request.user).exclude(pk__in=hidden_experiment_ids())
-                   .select_related("owner", "trace").prefetch_related("runs"))
+                   .select_related("owner", "trace", "preview").prefetch_related("runs"))
     return render(request, "experiments/list.html", {"experiments": experiments})
 
 
@@ -80,6 +80,15 @@ def experiment_new(request: HttpRequest) -> HttpResponse:
     if reproduce is not None and not reproduce.study:
         initial.update(reproduce.initial())
     form = ExperimentForm(request.user, request.POST or None, initial=initial)
+    trace_note = ""
+    if reproduce is not None and not reproduce.study:
+        chosen = paper_trace(reproduce, form.fields["trace"].queryset)
+        if chosen is not None and "trace" not in initial:
+            form.initial["trace"] = chosen.pk
+        allocations = paper_allocations(reproduce, chosen, form.fields["allocations"].queryset)
+        if allocations is not None:
+            form.initial["allocations"] = allocations.pk
+        trace_note = paper_trace_note(reproduce, chosen, allocations)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         source = data["machine_source"]
@@ -106,7 +115,7 @@ def experiment_new(request: HttpRequest) -> HttpResponse:
     status = 400 if request.method == "POST" else 200
     day_zero = {trace.pk: trace.day_zero() for trace in form.fields["trace"].queryset}
     return render(request, "experiments/new.html", {"form": form, "reproduce": reproduce, "presets": paper_presets(),
-                                                    "day_zero": day_zero}, status=status)
+                                                    "day_zero": day_zero, "paper_trace_note": trace_note}, status=status)
 
 
 def comparison_url(experiment: Experiment) -> str:
@@ -124,17 +133,25 @@ def with_time_left(runs: QuerySet[Run]) -> list[Run]:
     return listed
 
 
+def page_metrics() -> list[tuple[str, str]]:
+    """The metrics the runs table shows, with their names in words."""
+    return [(code, api.metric_label(code)) for code in PAGE_METRICS]
+
+
 @require_GET
 def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    experiment = get_visible_or_404(Experiment.objects.select_related("owner", "trace", "machine", "replicate_set"),
+    experiment = get_visible_or_404(Experiment.objects.select_related("owner", "trace", "machine", "preview", "replicate_set"),
                                     request.user, pk)
+    preview = getattr(experiment, "preview", None)
+    if preview is not None:   # a preview's page shows its runs beside what they mean
+        return redirect(preview)
     ctx = {
         "experiment": experiment,
         "runs": with_time_left(experiment.runs.all()),
         "can_change": can_change(experiment, request.user),
         "comparison_url": comparison_url(experiment),
         "other_runs": comparable_runs(experiment, request.user),
-        "page_metrics": [(code, api.metric_label(code)) for code in PAGE_METRICS],
+        "page_metrics": page_metrics(),
         "window": window_text(experiment) if experiment.days else "",
         "replicates": replicates_state(experiment),
     }
@@ -148,7 +165,8 @@ COMPARABLE_RUNS = 60
 def comparable_runs(experiment: Experiment, user: Viewer) -> list[Run]:
     """Finished runs of other experiments on the same trace that ``user`` may see."""
     return list(visible_to(Run, user).filter(experiment__trace=experiment.trace_id, status=Run.Status.DONE)
-                .exclude(experiment=experiment).select_related("experiment__owner")
+                .exclude(experiment=experiment).exclude(experiment__in=hidden_experiment_ids())
+                .select_related("experiment__owner")
                 .only("pk", "label", "load_factor", "experiment__name", "experiment__days", "experiment__owner_id",
                       "experiment__owner__username")
                 .order_by("-experiment__created", "position", "pk")[:COMPARABLE_RUNS])
@@ -256,3 +274,13 @@ def run_schedule_csv(request: HttpRequest, pk: int) -> HttpResponse:
     if run.status != Run.Status.DONE or not run.schedule_csv.exists():
         raise Http404("This run has no schedule (yet).")
     return schedule_download(run)
+
+
+@require_GET
+def run_rejected_csv(request: HttpRequest, pk: int) -> HttpResponse:
+    """The jobs the run rejected at submission, one row each (native ids and user names where the trace
+    has them); only the columns when it rejected none."""
+    run = get_visible_or_404(Run.objects.select_related("experiment__trace", "experiment__owner"), request.user, pk)
+    if run.status != Run.Status.DONE:
+        raise Http404("This run has not finished.")
+    return schedule_download(run, "rejected")

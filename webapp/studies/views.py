@@ -17,6 +17,7 @@ from engine.api import metric_label, safe_cells
 from webapp.core.permissions import Viewer, can_change, get_owned_or_404, get_visible_or_404, visible_to
 from webapp.experiments.models import Run
 from webapp.experiments.reproduce import PRESETS as PAPER_PRESETS
+from webapp.experiments.reproduce import paper_trace, paper_trace_note
 from webapp.experiments.services import ExperimentError, rerun
 from webapp.experiments.tasks import reconcile
 from webapp.studies import services
@@ -59,8 +60,11 @@ def study_new(request: HttpRequest) -> HttpResponse:
             return redirect(study)
     traces = visible_to(Trace, request.user).filter(status=Trace.Status.READY)
     paper = PAPER_PRESETS.get(request.GET.get("preset", ""))
+    paper = paper if paper and paper.study else None
+    chosen = paper_trace(paper, traces) if paper else None    # the paper's trace, not the newest upload
     return render(request, "studies/new.html", {"form": form, "presets": PRESETS.values(), "traces": traces,
-                                                "reproduce": paper if paper and paper.study else None},
+                                                "reproduce": paper, "paper_trace": chosen,
+                                                "paper_trace_note": paper_trace_note(paper, chosen) if paper else ""},
                   status=400 if request.method == "POST" else 200)
 
 

@@ -7,7 +7,6 @@ place only when every check passed.
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import os
 import time
@@ -24,6 +23,7 @@ from django.http import HttpRequest
 from django.template.defaultfilters import filesizeformat
 
 from engine.api import check_upload, error_line
+from webapp.core.files import disk_full, disk_full_message
 
 GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 1024 * 1024
@@ -72,18 +72,6 @@ class DiskSafeUploadHandler(TemporaryFileUploadHandler):
                 raise
             self.request.upload_disk_full = True
             raise StopUpload(connection_reset=False) from None
-
-
-def disk_full(error: BaseException) -> bool:
-    """Whether an error says the disk (or the user's disk quota) is full, as OSError or as SQLite's
-    "database or disk is full"."""
-    if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
-        return True
-    return "disk is full" in str(error) or "No space left" in str(error)
-
-
-def disk_full_message() -> str:
-    return "The server's disk is full: nothing was stored. Try again later, or tell the server's admin."
 
 
 def upload_refusal(request: HttpRequest) -> tuple[str, int] | None:

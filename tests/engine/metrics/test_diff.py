@@ -27,6 +27,15 @@ def test_start_differences_are_b_minus_a_over_the_jobs_of_both():
     assert diff.jobs["job_class"].tolist() == ["1 proc, < 10 min", "2–8 procs, 1–10 h", "65–512 procs, > 10 h"]
 
 
+def test_the_scheduler_s_own_ids_come_along_where_the_schedules_have_them():
+    a, b = schedule([0, 10, 100, 5]), schedule([0, 4000, 50, 90000])
+    a["native_id"] = b["native_id"] = ["112461.server", "112462.server", "112463.server", "112464.server"]
+    diff = job_diff(a, b.iloc[1:])
+    assert diff.jobs[["job_id", "native_id"]].values.tolist() == [[2, "112462.server"], [3, "112463.server"],
+                                                                   [4, "112464.server"]]
+    assert "native_id" not in job_diff(schedule([0, 1, 2, 3]), schedule([0, 1, 2, 3])).jobs
+
+
 def test_the_histogram_counts_each_job_once_in_its_band():
     bands = delta_histogram([0, 3990, -50, -86400 * 8, 0.5])
     counts = dict(zip(bands["band"], bands["jobs"]))

@@ -17,7 +17,7 @@ OPENPBS = SHARED_DATA / "metacentrum" / "fairsharesim" / "OpenPBS.log"
 
 @pytest.fixture
 def pbs_trace(alice):
-    return make_trace(alice, OPENPBS, name="pbs")
+    return make_trace(alice, OPENPBS, name="pbs", format="pbs")
 
 
 def test_the_recorded_run_comes_first_when_the_trace_records_starts(alice, pbs_trace):

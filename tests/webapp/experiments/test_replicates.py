@@ -110,7 +110,8 @@ def test_one_failed_replicate_fails_the_set_with_one_line(alice, small_trace, mo
     run_simulation(hidden[1].pk)
     replicates.refresh_from_db()
     assert replicates.report is None
-    assert replicates.error.startswith("replicate shake:3 2 failed:") or replicates.error.startswith("replicate shake 2 failed:")
+    assert replicates.error.startswith("replicate shake:3 #2 failed: shake:3/1/easy") or \
+        replicates.error.startswith("replicate shake:3 #2 failed: shake:3/1/fcfs")
     assert "\n" not in replicates.error
     assert Run.objects.get(pk=hidden[2].pk).status == Run.Status.CANCELLED   # the rest stopped waiting
     assert progress(replicates)["status"] == "failed" and progress(replicates)["error"] == replicates.error
@@ -239,3 +240,52 @@ def test_the_comparison_page_says_whether_the_replicates_agree_with_the_paper(al
     assert 'id="paper-claims"' in page and "EASY waits less than FCFS." in page
     assert paper_verdict(judgements).replace("'", "&#x27;") in page
     assert page.count('class="claim claim-') == 2
+
+
+def test_replicate_runs_are_not_offered_to_compare_with(alice_client, replicated, alice, small_trace):
+    from tests.webapp.conftest import make_experiment
+
+    other = make_experiment(alice, small_trace, ("sjf",), name="other")
+    page = alice_client.get(reverse("experiments:detail", args=[other.pk])).content.decode()
+    hidden = replicated.replicate_set.runs_experiment.runs.first()
+    assert f'value="{hidden.pk}"' not in page
+    assert f'value="{replicated.runs.first().pk}"' in page     # the whole-trace runs are
+
+
+def test_a_confirming_shaking_set_says_whether_each_verdict_holds(alice_client, small_trace, script):
+    response = alice_client.post(reverse("experiments:new"), form_data(
+        small_trace, replicates="windows", replicate_count="5", confirm_shake="5"))
+    assert response.status_code == 302
+    experiment = Experiment.objects.exclude(replicates_of__isnull=False).get()
+    replicates = experiment.replicate_set
+    assert replicates.spec == "windows:5,shake:5"
+    assert replicates.runs_experiment.runs.count() == 10
+    run_all(experiment)
+    replicates.refresh_from_db()
+    first = [p for p in replicates.report["pairs"] if p["set"] == "windows:5"]
+    confirming = [p for p in replicates.report["pairs"] if p["set"] == "shake:5"]
+    assert len(first) == len(confirming) == 5
+    assert all("agreement" in p for p in first)
+    page = alice_client.get(reverse("dashboards:comparison", args=[experiment.pk])).content.decode()
+    assert "The other replicate sets" in page and "MASCOTS 2007" in page
+    # the API takes the same spelling, and refuses a second set that is not shaking
+    made = script.post("/api/experiments/", {"trace": small_trace.pk, "policies": [{"preset": "fcfs"}, {"preset": "easy"}],
+                                             "replicates": "windows:5,shake:3"}, content_type="application/json")
+    assert made.status_code == 201
+    bad = script.post("/api/experiments/", {"trace": small_trace.pk, "policies": [{"preset": "fcfs"}, {"preset": "easy"}],
+                                            "replicates": "windows:5,weeks"}, content_type="application/json")
+    assert bad.status_code == 400 and "shake:K" in bad.json()["error"]
+
+
+def test_a_replicate_failed_by_the_lost_worker_check_fails_the_set_at_the_next_poll(alice_client, alice, small_trace):
+    from webapp.experiments.replicates import ReplicateChoice, add_replicates
+    from webapp.experiments.services import create_experiment
+
+    experiment = create_experiment(alice, name="x", trace=small_trace, procs=None, machine=None,
+                                   policies=[{"preset": "fcfs"}, {"preset": "easy"}])
+    replicates = add_replicates(experiment, ReplicateChoice("windows", 5))
+    lost = replicates.runs_experiment.runs.order_by("position").first()
+    Run.objects.filter(pk=lost.pk).update(status=Run.Status.FAILED, error="worker lost: the worker running it stopped")
+    data = alice_client.get(reverse("experiments:progress", args=[experiment.pk])).json()["replicates"]
+    assert data["status"] == "failed"
+    assert data["error"] == "replicate windows:5 #1 failed: worker lost: the worker running it stopped"

@@ -123,19 +123,25 @@ def change(value: float, base: float, lower_is_better: bool) -> tuple[str, str]:
 
 
 def metrics_table_html(summaries: Mapping[str, Mapping[str, float]], *, baseline: str | None = None,
-                       colours: Mapping[str, str] | None = None,
+                       colours: Mapping[str, str] | None = None, unusable: Mapping[str, str] | None = None,
                        intervals: Mapping[tuple[str, str], str] | None = None, interval_note: str = "") -> str:
     """The metrics as an HTML table: a sticky first column of metrics with their unit, one column per
     run (a colour mark matching the plots), each value with its change against the ``baseline`` run
     and, from replicates, that change's confidence interval (``intervals[(label, metric)]``, with
-    ``interval_note`` saying where they come from)."""
+    ``interval_note`` saying where they come from). ``unusable``: runs that cannot be a baseline (an
+    impossible schedule) → why; never the baseline, their heading says why; with no usable run there
+    are no changes."""
     labels = list(summaries)
-    baseline = baseline if baseline in summaries else (labels[0] if labels else None)
+    unusable = unusable or {}
+    usable = [label for label in labels if label not in unusable]
+    baseline = baseline if baseline in usable else (usable[0] if usable else None)
     colours = colours or {}
     head = ["<th class='metric'>metric (unit)</th>"]
     for label in labels:
         mark = f"<span class='swatch' style='background:{escape(colours.get(label, '#888'))}'></span>"
-        tag = "<br><small>baseline</small>" if label == baseline else ""
+        tag = ("<br><small>baseline</small>" if label == baseline else
+               f"<br><small class='unusable' title='{escape(unusable[label])}'>not a baseline: "
+               f"{escape(unusable[label])}</small>" if label in unusable else "")
         head.append(f"<th scope='col' data-run='{escape(label)}'>{mark}{escape(label)}{tag}</th>")
     body = []
     for row in rows_for(summaries):
@@ -155,11 +161,12 @@ def metrics_table_html(summaries: Mapping[str, Mapping[str, float]], *, baseline
                          + (f"<br><small class='ci' data-ci='{escape(row.key)}'>{escape(interval)}</small>"
                             if interval else "") + "</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
-    return ("<div class='metrics-scroll'><table class='metrics-table'><thead><tr>" + "".join(head)
-            + "</tr></thead><tbody>" + "".join(body) + "</tbody></table></div>"
-            + "<p class='metrics-note'>Change against the baseline: <span class='delta better'>better</span> / "
+    legend = ("<p class='metrics-note'>Change against the baseline: <span class='delta better'>better</span> / "
               "<span class='delta worse'>worse</span> (lower is better except utilization and Jain index)."
-            + (f" {escape(interval_note)}" if intervals else "") + "</p>")
+              + (f" {escape(interval_note)}" if intervals else "") + "</p>"
+              if baseline else "<p class='metrics-note'>No run here can be a baseline, so no changes are shown.</p>")
+    return ("<div class='metrics-scroll'><table class='metrics-table'><thead><tr>" + "".join(head)
+            + "</tr></thead><tbody>" + "".join(body) + "</tbody></table></div>" + legend)
 
 
 def escape(text: object) -> str:

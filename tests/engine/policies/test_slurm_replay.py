@@ -1,0 +1,137 @@
+"""Replaying a real Slurm 22.05 run (tests/data/slurm_replay, README there) from the site's own
+files with the ``slurm`` policy, and how far the replay is from the recording (issue 24 §3).
+
+The figures are pinned (the replay is deterministic); the issue's targets are not all met yet
+(mean wait within 10 %, rank correlation >= 0.9, per-partition means within 20 %): the test says
+which are and asserts the replay is closer to the recording than plain EASY."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from engine import api
+from engine.cli import main
+from engine.metrics.fidelity import fidelity
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "slurm_replay"
+SITE_ARGS = ["--slurm-conf", str(DATA / "slurm.conf"), "--qos", str(DATA / "qos.txt"), "--assoc", str(DATA / "assoc.txt")]
+
+
+def schedule(tmp_path: Path, name: str, *args: str) -> pd.DataFrame:
+    out = tmp_path / f"{name}.csv"
+    assert main(["simulate", str(DATA / "sacct.txt"), *args, "--out", str(out), "--no-parse-cache",
+                 "--no-progress"]) == 0
+    return pd.read_csv(out)
+
+
+@pytest.fixture(scope="module")
+def figures(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("replay")
+    recorded = schedule(tmp, "recorded", "--procs", "16", "--policy", "recorded")
+    easy = fidelity(recorded, schedule(tmp, "easy", "--procs", "16", "--policy", "easy"), capacity=16)
+    slurm = fidelity(recorded, schedule(tmp, "slurm", *SITE_ARGS, "--policy", "slurm"), capacity=16)
+    return easy, slurm
+
+
+def test_the_replay_from_the_sites_files_is_pinned(figures):
+    _, slurm = figures
+    overall = slurm["overall"]
+    assert slurm["jobs"]["matched"] == 330
+    assert overall["recorded"]["mean_wait"] == pytest.approx(424.17, abs=0.01)
+    assert overall["simulated"]["mean_wait"] == pytest.approx(324, abs=5)
+    assert overall["wait_rank_correlation"] == pytest.approx(0.821, abs=0.01)
+    per = {name: part["simulated"]["mean_wait"] for name, part in slurm["per_queue"].items()}
+    assert per["long"] == pytest.approx(668, abs=10)      # recorded 920
+    assert per["short"] == pytest.approx(179, abs=5)      # recorded 215
+    # against the targets of issue 24: the short partition's mean is within 20 % of the
+    # recording (179 vs 215); the overall mean (-24 %), the rank correlation (< 0.9) and the long
+    # partition (-27 %) are not yet
+    assert abs(per["short"] / slurm["per_queue"]["short"]["recorded"]["mean_wait"] - 1) <= 0.20
+    assert abs(overall["simulated"]["mean_wait"] / overall["recorded"]["mean_wait"] - 1) > 0.10
+
+
+def test_the_replay_is_closer_to_the_recording_than_easy(figures):
+    """Closer in the order of the waits and in each partition's mean; NOT in the overall mean yet:
+    EASY's 338 s is nearer 424 s than the replay's 324 s, but EASY gets there by making the short
+    partition wait too long (261 vs 215) and the long one too little (520 vs 920)."""
+    easy, slurm = figures
+    recorded = slurm["overall"]["recorded"]["mean_wait"]
+    assert abs(slurm["overall"]["simulated"]["mean_wait"] - recorded) > abs(easy["overall"]["simulated"]["mean_wait"] - recorded)
+    assert slurm["overall"]["wait_rank_correlation"] > easy["overall"]["wait_rank_correlation"] + 0.1
+    for name in ("long", "short"):
+        rec = slurm["per_queue"][name]["recorded"]["mean_wait"]
+        assert abs(slurm["per_queue"][name]["simulated"]["mean_wait"] - rec) < abs(
+            easy["per_queue"][name]["simulated"]["mean_wait"] - rec)
+
+
+def test_set_overrides_a_weight_of_the_site(tmp_path):
+    base = schedule(tmp_path, "base", *SITE_ARGS, "--policy", "slurm")
+    doubled = schedule(tmp_path, "doubled", *SITE_ARGS, "--policy", "slurm", "--set", "PriorityWeightFairshare=20000")
+    assert len(doubled) == 330 and not base["start"].equals(doubled["start"])
+
+
+def test_the_qos_and_the_assoc_need_the_slurm_conf(tmp_path, capsys):
+    code = main(["simulate", str(DATA / "sacct.txt"), "--qos", str(DATA / "qos.txt"), "--policy", "slurm",
+                 "--out", str(tmp_path / "x.csv")])
+    assert code == 2 and "--slurm-conf" in capsys.readouterr().err
+
+
+def test_the_slurm_policy_without_a_site_is_one_error_line(tmp_path, capsys):
+    code = main(["simulate", str(DATA / "sacct.txt"), "--procs", "16", "--policy", "slurm",
+                 "--out", str(tmp_path / "x.csv"), "--no-parse-cache"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error:") and "--slurm-conf" in err and "Traceback" not in err
+
+
+def test_the_sacct_reader_keeps_each_jobs_qos():
+    jobs = api.read_trace(str(DATA / "sacct.txt"), procs=16).jobs
+    assert set(jobs["qos"]) == {"normal", "bulk"}
+    assert set(jobs.loc[jobs["qos"] == "bulk", "account"]) == {"chemistry"}
+
+
+def test_fair_tree_factors_from_the_recorded_usage_match_sprio():
+    """Fair Tree over the recorded schedule's decayed usage (CPU-seconds, half-life 15 min) against
+    the fair-share factor the real Slurm printed (sprio every 20 s): pinned share of exact matches.
+    The rest differ by the ranks of users whose Level Fairshares are close: Slurm's usage is the
+    one of its last PriorityCalcPeriod (1 min) and counts jobs' CPU time as slurmctld saw it."""
+    import gzip
+    import math
+
+    from engine.policies.slurm import association_tree, fair_tree_factors, users_of
+
+    site = api.read_slurm_site(DATA / "slurm.conf", qos=DATA / "qos.txt", assoc=DATA / "assoc.txt")
+    workload = api.read_trace(str(DATA / "sacct.txt"), procs=16)
+    jobs, names = workload.jobs, workload.metadata["user_names"]
+    start = jobs["submit"] + jobs["wait_trace"]
+    recorded = {str(jobid): (names[str(int(user))], account, int(cpus), int(begin), int(begin + runtime))
+                for jobid, user, account, cpus, begin, runtime
+                in zip(jobs["jobid"], jobs["user"], jobs["account"], jobs["procs"], start, jobs["runtime"])}
+    half = float(site.conf.decay_half_life or 0)
+    matched = rows = 0
+    at = 0
+    with gzip.open(DATA / "sprio.txt.gz", "rt") as lines:
+        snapshot: list[list[str]] = []
+        for line in [*lines, "# end"]:
+            if not line.startswith("#"):
+                snapshot.append(line.strip().split("|"))
+                continue
+            if snapshot:
+                root = association_tree(site.associations)
+                users = {(u.account, u.user): u for u in users_of(root)}
+                for user, account, cpus, begin, end in recorded.values():
+                    until = min(end, at)
+                    if until > begin:      # CPU-seconds decayed continuously to the snapshot
+                        users[(account, user)].usage += cpus * half / math.log(2) * (
+                            0.5 ** ((at - until) / half) - 0.5 ** ((at - begin) / half))
+                factors = fair_tree_factors(root)
+                for row in snapshot:
+                    user, account = recorded[row[0]][0], recorded[row[0]][1]
+                    rows += 1
+                    matched += abs(round(10000 * factors[(account, user)]) - int(row[6])) <= 1
+            snapshot = []
+            at = int(line.split()[1]) if line.split()[1:] and line.split()[1].isdigit() else at
+    assert rows == 7004                              # pending-job rows of sprio.txt.gz
+    assert matched / rows == pytest.approx(0.817, abs=0.01)   # 5,723 of them
