@@ -99,7 +99,7 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
     from engine.platform.infer import clusters_seen
     from engine.workload.slurm import WALL_CLOCK_FORMATS
     from engine.platform.machines import Machine, parse_machines, read_machines
-    from engine.platform.queues import QueueConfig, parse_queue_config
+    from engine.platform.queues import QueueConfig, check_pools, config_yaml, parse_queue_config, walltime_yaml
     from engine.platform.queues import load_queue_config as read_queue_config
     from engine.policies.algorithm import Algorithm
     from engine.policies.base import Param, PolicySpec
@@ -159,7 +159,8 @@ __all__ = [
     "write_swf", "swf_text", "safe_cells",
     "save_parsed", "load_parsed", "parse_cache_folder",
     "Machine", "read_machines", "parse_machines",
-    "QueueConfig", "read_queue_config", "parse_queue_config", "SHIPPED_QUEUE_CONFIGS", "shipped_queue_text",
+    "QueueConfig", "read_queue_config", "parse_queue_config", "config_yaml", "check_pools", "walltime_yaml",
+    "SHIPPED_QUEUE_CONFIGS", "shipped_queue_text",
     "Allocations", "read_allocations", "parse_allocations", "sfs_scenario",
     "InferredConfiguration", "infer_configuration", "clusters_seen",
     # policies
@@ -244,7 +245,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "clusters_seen": ("engine.platform.infer", "clusters_seen"),
     "WALL_CLOCK_FORMATS": ("engine.workload.slurm", "WALL_CLOCK_FORMATS"),
     **{name: ("engine.platform.machines", name) for name in ("Machine", "parse_machines", "read_machines")},
-    **{name: ("engine.platform.queues", name) for name in ("QueueConfig", "parse_queue_config")},
+    **{name: ("engine.platform.queues", name) for name in ("QueueConfig", "parse_queue_config", "config_yaml",
+                                                           "check_pools", "walltime_yaml")},
     "read_queue_config": ("engine.platform.queues", "load_queue_config"),
     "PolicySpec": ("engine.policies.base", "PolicySpec"),
     "Param": ("engine.policies.base", "Param"),

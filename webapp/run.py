@@ -5,7 +5,7 @@ kombu's filesystem:// broker (also in the data directory) as subprocesses, and t
 HOST:PORT (default 127.0.0.1:8000). The first start creates an admin account.
 
 The workers (webapp.core.queues): a quick one (SCHEDLAB_QUICK_CONCURRENCY processes, default 1) for
-parsing and previews, and a simulation one with SCHEDLAB_SIM_SLOTS processes (default: one per
+parsing and inferences, and a simulation one with SCHEDLAB_SIM_SLOTS processes (default: one per
 core), which the fair dispatcher (webapp.experiments.fairqueue) fills by user turn. The quick work
 never waits behind a simulation.
 
@@ -14,8 +14,8 @@ This process supervises them all. Each child runs in a process group of its own,
 worker that dies (the out-of-memory killer, say) is restarted after a back-off while the web server
 stays up, and the work it was computing is queued again at once: this supervisor knows it is gone.
 If this supervisor itself is killed (SIGKILL), the kernel stops its children (webapp.lifeline).
-The lost-work checks (webapp.experiments.tasks.reconcile_runs, webapp.preview.tasks.reconcile_previews)
-run here every minute and the dispatcher every few seconds, so no beat process is needed.
+The lost-work check (webapp.experiments.tasks.reconcile_runs: every run's, a preview's too) runs here
+every minute and the dispatcher every few seconds, so no beat process is needed.
 """
 
 from __future__ import annotations
@@ -251,7 +251,7 @@ def supervise(web: Child, workers: list[Child], recovery: Recovery) -> int:
     stop([web, *workers])
     interrupted = recovery.recover_interrupted()
     if interrupted:
-        print(f"{interrupted} interrupted run(s) and preview(s) queued again; they continue at the next start",
+        print(f"{interrupted} interrupted run(s) queued again; they continue at the next start",
               flush=True)
     return 0
 

@@ -243,12 +243,10 @@ SCHEDLAB_UPLOAD_TEMP_MAX_AGE = envint("SCHEDLAB_UPLOAD_TEMP_MAX_AGE", str(6 * 36
 SCHEDLAB_MAX_ACTIVE_RUNS = envint("SCHEDLAB_MAX_ACTIVE_RUNS", "500")  # queued or running, per user
 SCHEDLAB_MAX_RUNS_PER_EXPERIMENT = envint("SCHEDLAB_MAX_RUNS_PER_EXPERIMENT", "200")  # an experiment, sweep or study
 SCHEDLAB_DISK_QUOTA_BYTES = envint("SCHEDLAB_DISK_QUOTA_BYTES", str(10 * 1024**3))  # uploads + caches + results
-# Each parse and each preview: seconds (then it fails with a message) and memory beyond the worker's own.
+# Each parse: seconds (then it fails with a message) and memory beyond the worker's own. A preview's
+# runs are runs (SCHEDLAB_RUN_TIME_LIMIT).
 SCHEDLAB_PARSE_TIME_LIMIT = envint("SCHEDLAB_PARSE_TIME_LIMIT", "600")
-SCHEDLAB_PREVIEW_TIME_LIMIT = envint("SCHEDLAB_PREVIEW_TIME_LIMIT", "1800")
 SCHEDLAB_TASK_MEMORY_BYTES = envint("SCHEDLAB_TASK_MEMORY_BYTES", str(3 * 1024**3))
-# A preview of a trace of at most this many jobs is quick work; a larger one waits with the simulations.
-SCHEDLAB_QUICK_PREVIEW_JOBS = envint("SCHEDLAB_QUICK_PREVIEW_JOBS", "20000")
 SCHEDLAB_RUN_TIME_LIMIT = envint("SCHEDLAB_RUN_TIME_LIMIT", str(6 * 3600))
 # Simulating pool processes run this much nicer than the web server (webapp.celery); 0 = the same.
 SCHEDLAB_WORKER_NICE = envint("SCHEDLAB_WORKER_NICE", "10")
@@ -285,7 +283,6 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {  # compose's beat service; `make run`'s supervisor calls the same checks itself
     "reconcile-runs": {"task": "webapp.experiments.tasks.reconcile_runs", "schedule": 60.0},
-    "reconcile-previews": {"task": "webapp.preview.tasks.reconcile_previews", "schedule": 60.0},
     "reconcile-traces": {"task": "webapp.traces.tasks.reconcile_traces", "schedule": 60.0},
     # runs are dispatched when one ends or is queued; this catches a slot freed by a lost worker
     "dispatch-runs": {"task": "webapp.experiments.tasks.dispatch_runs", "schedule": 10.0},

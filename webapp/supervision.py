@@ -16,7 +16,6 @@ from django.db import close_old_connections
 
 from webapp.core.queues import QUICK, SIMULATION
 from webapp.experiments.tasks import dispatch, reconcile, requeue_interrupted, resend_lost
-from webapp.preview.tasks import reconcile_previews, requeue_running
 from webapp.traces.tasks import reconcile_parsing, reconcile_traces
 from webapp.traces.uploads import clean_upload_temp
 
@@ -39,12 +38,11 @@ def ensure_admin() -> str:
 
 def recover_lost_worker(kind: str) -> str:
     """The only worker of this kind (webapp.core.queues) died: what it was computing is lost now, not
-    in a minute: the simulation worker's runs, the quick worker's previews. Queued again once (the
-    attempt counts: a run that kills its worker twice fails with "worker lost")."""
+    in a minute: the simulation worker's runs (a preview's too), the quick worker's parses. Queued again
+    once (the attempt counts: a run that kills its worker twice fails with "worker lost")."""
     empty = {"requeued": 0, "failed": 0}
     try:
         runs = reconcile(stale_seconds=0) if kind == SIMULATION else empty
-        previews = requeue_running(count=True) if kind == QUICK else empty
         parses = reconcile_parsing(worker_gone=True) if kind == QUICK else {"resent": 0, "failed": 0}
     except Exception as e:  # noqa: BLE001 - the supervisor must go on; the minute check retries
         return f"could not re-queue its work ({type(e).__name__}: {e})"
@@ -52,8 +50,7 @@ def recover_lost_worker(kind: str) -> str:
         close_old_connections()
     parsed = (f"; {parses['resent']} parse(s) sent again, {parses['failed']} failed"
               if parses["resent"] or parses["failed"] else "")
-    return (f"{runs['requeued'] + previews['requeued']} run(s)/preview(s) it was computing queued again, "
-            f"{runs['failed'] + previews['failed']} failed as worker lost{parsed}")
+    return f"{runs['requeued']} run(s) it was computing queued again, {runs['failed']} failed as worker lost{parsed}"
 
 
 def dispatch_runs() -> None:
@@ -72,8 +69,7 @@ def recover_interrupted() -> int:
     interrupted, not lost by its own fault; queued again without counting the attempt."""
     try:
         clean_upload_temp()      # uploads the previous start's web server was receiving when it stopped
-        return (requeue_interrupted() + requeue_running(count=False)["requeued"]
-                + reconcile_parsing(worker_gone=True, count=False)["resent"])
+        return requeue_interrupted() + reconcile_parsing(worker_gone=True, count=False)["resent"]
     finally:
         close_old_connections()
 
@@ -83,7 +79,6 @@ def check_lost_work() -> None:
     try:
         reconcile()
         resend_lost()
-        reconcile_previews()
         reconcile_traces()
     except Exception as e:  # noqa: BLE001 - retried next minute
         print(f"SchedLab supervisor: the lost-work check failed ({type(e).__name__}: {e})", file=sys.stderr)

@@ -41,7 +41,7 @@ import pandas as pd
 
 from engine.platform.hosts import host_cluster
 from engine.platform.machines import Cluster, Machine
-from engine.platform.queues import QueueConfig, parse_queue_config
+from engine.platform.queues import QueueConfig, parse_queue_config, yaml_name
 from engine.workload.metacentrum import EXEC_HOSTS
 from engine.workload.model import Workload
 from engine.workload.recorded import REJECT_NO_START, recorded_starts
@@ -386,14 +386,14 @@ def queues_yaml(config: InferredConfiguration) -> str:
         "queues:",
     ]
     for queue in config.queues:
-        lines.append(f"  - name: {_quoted(queue.name)}")
+        lines.append(f"  - name: {yaml_name(queue.name)}")
         lines.append(_commented(f"    walltime: {queue.walltime.value}", queue.walltime.why))
         for key in ("max_cores", "user_max_jobs", "user_max_cores"):
             evidence = getattr(queue, key)
             if evidence.value >= 1:
                 lines.append(_commented(f"    {key}: {evidence.value}", evidence.why))
         if queue.pool is not None:
-            lines.append(_commented(f"    pool: [{', '.join(_quoted(c) for c in queue.pool.value)}]", queue.pool.why))
+            lines.append(_commented(f"    pool: [{', '.join(yaml_name(c) for c in queue.pool.value)}]", queue.pool.why))
     return "\n".join(lines) + "\n"
 
 
@@ -404,7 +404,7 @@ def machine_yaml(machine: Machine, evidence: dict[str, dict[str, str]], config: 
              "clusters:"]
     for cluster in machine.clusters:
         why = evidence.get(cluster.name, {})
-        lines.append(f"  - name: {_quoted(cluster.name)}")
+        lines.append(f"  - name: {yaml_name(cluster.name)}")
         lines.append(_commented(f"    nodes: {cluster.nodes}", why.get("nodes", "")))
         lines.append(_commented(f"    cores: {cluster.cores}", why.get("cores", "")))
         if cluster.ram_kb:
@@ -425,10 +425,6 @@ def _count(number: int, noun: str) -> str:
 
 def _plain(text: str) -> str:
     return re.sub(r"[^\w./ -]", "_", text)
-
-
-def _quoted(text: str) -> str:
-    return text if re.fullmatch(r"[A-Za-z_][\w.-]*", text) else "'" + text.replace("'", "''") + "'"
 
 
 def clusters_seen(workload: Workload) -> dict[str, Any] | None:

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
@@ -326,3 +326,46 @@ def _fallback(queues: tuple[Queue, ...], by_walltime: list[int], requested: int,
     eligible = [i for i in by_walltime if single or not queues[i].single_node] or by_walltime
     longest = max(eligible, key=lambda i: (queues[i].walltime, -i))
     return next((i for i in eligible if queues[i].walltime >= requested), longest)
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def walltime_yaml(seconds: int) -> str:
+    """A walltime as the YAML takes it, exactly, in the largest whole unit of days, hours, minutes:
+    ``7d``, ``12h``, ``90m`` (admins read queue limits in days and hours, never weeks)."""
+    for unit in ("d", "h", "m"):
+        if seconds % _SECONDS[unit] == 0:
+            return f"{seconds // _SECONDS[unit]}{unit}"
+    return f"{seconds}s"
+
+
+def config_yaml(config: QueueConfig, description: str = "") -> str:
+    """The configuration as YAML that parse_queue_config reads back to the same configuration: walltimes
+    in whole units, each queue's keys that differ from the defaults, in the order of Queue's fields."""
+    lines = [f"description: {yaml_name(description)}"] if description else []
+    lines += [f"mode: {config.mode}", "queues:"]
+    defaults = Queue(name="", walltime=1)
+    for queue in config.queues:
+        lines.append(f"  - name: {yaml_name(queue.name)}")
+        for key in (f.name for f in fields(Queue) if f.name != "name"):
+            value = getattr(queue, key)
+            if key != "walltime" and value == getattr(defaults, key):
+                continue
+            if key == "walltime":
+                text = walltime_yaml(value)
+            elif key == "pool":
+                text = "[" + ", ".join(yaml_name(c) for c in value) + "]"
+            elif isinstance(value, bool):
+                text = "true" if value else "false"
+            else:
+                text = repr(value) if isinstance(value, float) else str(value)
+            lines.append(f"    {key}: {text}")
+    return "\n".join(lines) + "\n"
+
+
+def yaml_name(text: str) -> str:
+    """A name as a YAML scalar: bare when YAML reads it back as the same string, else single-quoted."""
+    plain = re.fullmatch(r"[A-Za-z_][\w.-]*", text) and text.lower() not in (
+        "true", "false", "yes", "no", "on", "off", "null", "y", "n")
+    return text if plain else "'" + text.replace("'", "''") + "'"

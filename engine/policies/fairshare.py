@@ -168,6 +168,10 @@ class FairShareQueue(WaitingQueue):
     def __len__(self) -> int:
         return self.count
 
+    def ready_links(self) -> None:
+        """Bring :attr:`links` to the order of this pass (the compiled node-level walk reads it)."""
+        self._ordered_groups()
+
     def _group(self, job: int) -> GroupKey:
         return (self.queue_rank[job] if self.queue_rank is not None else 0, self.sim.user[job])
 

@@ -402,8 +402,11 @@ class FormulaQueue(WaitingQueue):
         self.present = bytearray(n)
         self.adds = 0
         self._stamp: tuple[int, int, int] | None = None
-        self._order: list[int] = []
+        self._ordered = np.empty(0, dtype=np.int64)
+        self._order: list[int] | None = None
         self._first = 0
+        #: the order as groups in arrays, for the compiled node-level walk (see :meth:`link`)
+        self.links: OrderLinks | None = None
 
     def __len__(self) -> int:
         return self.count
@@ -422,15 +425,34 @@ class FormulaQueue(WaitingQueue):
         self.count -= 1
         self.present[job] = 0
 
-    def _current(self) -> list[int]:
+    def ordered(self) -> np.ndarray:
+        """The waiting jobs in this pass's order (computed at the pass's first request)."""
         sim = self.sim
         stamp = (sim.now, sim.finished, self.adds)
         if stamp != self._stamp:
             self._stamp = stamp
             jobs = self.members[:self.count].copy()
-            self._order = order_of(jobs, evaluate_for(self, jobs), self.largest).tolist()
+            self._ordered = order_of(jobs, evaluate_for(self, jobs), self.largest)
+            self._order = None
             self._first = 0
+        return self._ordered
+
+    def _current(self) -> list[int]:
+        ordered = self.ordered()
+        if self._order is None:
+            self._order = ordered.tolist()
         return self._order
+
+    def link(self) -> OrderLinks:
+        """Keep the order also as :class:`OrderLinks` (the compiled node-level EASY pass reads them)."""
+        if self.links is None:
+            self.links = OrderLinks(self.sim.n)
+        return self.links
+
+    def ready_links(self) -> None:
+        """Bring :attr:`links` to the order of this pass."""
+        if self.links is not None:
+            self.links.fill(self.ordered())
 
     def jobs(self) -> list[int]:
         present = self.present
@@ -455,6 +477,25 @@ class FormulaQueue(WaitingQueue):
 
     def position(self, job: int) -> int:
         return self.jobs().index(job)
+
+
+class OrderLinks:
+    """A formula queue's order in the arrays the compiled node-level walk reads of fair-share groups
+    (engine.policies.fairshare.GroupLinks, engine.policies.nodewalk.walk): each waiting job is a group
+    of its own, group i the i-th job of the order (``first[i]``), rows (0, i, i) all distinct, so the
+    walk takes them in that order; no job follows another in a group (``nxt`` is -1)."""
+
+    def __init__(self, jobs: int) -> None:
+        room = max(jobs, 1)
+        self.rows = np.zeros((room + 1, 3), dtype=np.float64)
+        self.rows[:, 1] = self.rows[:, 2] = np.arange(room + 1, dtype=np.float64)
+        self.nxt = np.full(room, -1, dtype=np.int64)
+        self.first = np.full(room, -1, dtype=np.int64)
+        self.size = 0
+
+    def fill(self, ordered: np.ndarray) -> None:
+        self.first[:len(ordered)] = ordered
+        self.size = len(ordered)
 
 
 def evaluate_for(queue: FormulaQueue, jobs: np.ndarray) -> np.ndarray:

@@ -39,6 +39,7 @@ from engine.policies.algorithm import Algorithm
 from engine.policies import nodewalk
 from engine.policies.backfill import BACKFILL_BOUND, bounded
 from engine.policies.fairshare import FairShareQueue
+from engine.policies.formula import FormulaQueue
 from engine.policies.ordering import WaitingQueue
 from engine.policies.registry import Component, register_algorithm
 from engine.policies.nodecons import compress_pass
@@ -50,6 +51,11 @@ from engine.sim.validate import ReservationWatch
 
 if TYPE_CHECKING:
     from engine.sim.nodes import NodeAllocator, Placement, Reservation
+
+
+#: queues the compiled pass can walk: they keep their order as groups of jobs in arrays (``link()``,
+#: ``ready_links()``): the fair-share groups, or a formula's order (each job its own group)
+WALKED_QUEUES = (FairShareQueue, FormulaQueue)
 
 
 def node_allocator(sim: Simulation) -> NodeAllocator:
@@ -95,7 +101,7 @@ class NodeEasy(Algorithm):
         allocator = node_allocator(sim)
         self.class_of = allocator.class_list
         self.walker: NodeWalker | None = None
-        if (self.compiled and type(queue) is FairShareQueue and not allocator.windows and queue.count == 0
+        if (self.compiled and type(queue) in WALKED_QUEUES and not allocator.windows and len(queue) == 0
                 and len(allocator.clusters) <= 62 and not sim.started):
             self.walker = NodeWalker(sim, queue, allocator, bounded(params))
 
@@ -130,7 +136,7 @@ class NodeEasy(Algorithm):
         """The pass of :meth:`_schedule_python`, its walk compiled: Python starts the jobs the kernel
         picks (in its order) and computes the reservations it asks for."""
         sim, allocator = self.sim, walker.allocator
-        self.queue._ordered_groups()          # type: ignore[attr-defined]  # (mends links.order as well)
+        self.queue.ready_links()          # type: ignore[attr-defined]  # (its order now, in links.rows)
         walker.begin()
         while True:
             code = walker.walk(allocator.free, sim.now)
@@ -225,7 +231,7 @@ class NodeWalker:
     room = 1 << 16
     _walk: Callable[..., Any]    # the compiled walk (set in __init__ by bind_direct)
 
-    def __init__(self, sim: Simulation, queue: FairShareQueue, allocator: NodeAllocator, bound: int | None) -> None:
+    def __init__(self, sim: Simulation, queue: Any, allocator: NodeAllocator, bound: int | None) -> None:
         self.allocator = allocator
         self.links = queue.link()
         self.mirror = allocator.enable_mirror()
@@ -291,7 +297,7 @@ class NodeWalker:
                 st[nodewalk.PENDING] += 1
 
     def begin(self) -> None:
-        """A new pass over the queue's groups in their order now (after FairShareQueue._ordered_groups)."""
+        """A new pass over the queue's groups in their order now (after the queue's ready_links)."""
         st = self.st
         st[nodewalk.GROUPS] = self.links.size
         count = len(self.allocator.release_log)

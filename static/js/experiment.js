@@ -4,6 +4,7 @@
   const table = document.getElementById("runs");
   if (!table) return;
   const FINAL = ["done", "failed", "cancelled"];
+  let running = false;  // a run was unfinished while this page was open
   const fmt = (v, digits) => (v === undefined || v === null || v === "") ? "" : Number(v).toFixed(digits);
 
   function update(run) {
@@ -52,5 +53,10 @@
     data.runs.forEach(update);
     updateReplicates(data.replicates);
     table.dataset.finished = data.finished ? "true" : "false";
+    running = running || !data.finished;
+    if (data.finished && running && table.dataset.reloadWhenDone) {  // the results are drawn by the server
+      window.location.reload();
+      return false;
+    }
   }, 1500);
 })();

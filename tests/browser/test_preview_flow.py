@@ -15,9 +15,8 @@ WAGAP = (SHARED_DATA / "metacentrum/alea/wagap-2013.swf")
 
 @pytest.mark.skipif(not WAGAP.exists(), reason=f"{WAGAP} is not here")
 def test_preview_page_renders_every_figure(page, live_server, django_user_model, settings, tmp_path):  # noqa: ANN001
-    from tests.webapp.conftest import make_trace
-    from webapp.preview.models import MachineFile, Preview
-    from webapp.preview.services import run
+    from engine.platform.queues import CONFIG_DIR
+    from tests.webapp.conftest import make_preview, make_trace
 
     settings.MEDIA_ROOT = tmp_path / "media"
     head = tmp_path / "wagap-head.swf"
@@ -25,16 +24,10 @@ def test_preview_page_renders_every_figure(page, live_server, django_user_model,
     dave = django_user_model.objects.create_user("dave", password="dave-password-1")
     trace = make_trace(dave, head, name="wagap head")
     machines = (WAGAP.parent / "wagap-2013.swf.machines").read_text()
-    MachineFile.objects.create(owner=dave, name="wagap", text=machines)
-    from engine.platform.queues import CONFIG_DIR
-
-    preview = Preview.objects.create(
-        owner=dave, name="historical -> 2014", trace=trace, machine_name="wagap", machine_text=machines,
-        current_name="metacentrum-historical", current_text=(CONFIG_DIR / "historical.yaml").read_text(),
-        proposed_name="metacentrum-2014", proposed_text=(CONFIG_DIR / "2014.yaml").read_text(), policy="mrfs-easy")
-    run(preview.pk)
-    preview.refresh_from_db()
-    assert preview.status == "done", preview.error
+    preview = make_preview(dave, trace, name="historical -> 2014", machine=machines,
+                           current=(CONFIG_DIR / "historical.yaml").read_text(),
+                           proposed=(CONFIG_DIR / "2014.yaml").read_text(), run=True)
+    assert {run.status for run in preview.experiment.runs.all()} == {"done"}
 
     log_in(page, live_server.url, "dave", "dave-password-1")
     page.goto(live_server.url + preview.get_absolute_url())

@@ -103,3 +103,27 @@ def done_run(done_experiment) -> Run:
 @pytest.fixture
 def big_trace(alice, tmp_path) -> Trace:
     return make_trace(alice, synthetic_swf(tmp_path / "synthetic.swf"), name="synthetic")
+
+
+#: a small machine of one cluster (20 nodes of 80 cores) and a one-queue configuration, for previews
+ONE_CLUSTER = "0\tzewura\t20\t80\t1\t529426432\n"
+ONE_QUEUE = "queues:\n  - {name: q, walltime: 1d}\n"
+
+
+def make_preview(owner, trace: Trace, *, machine: str = ONE_CLUSTER, current: str = ONE_QUEUE,  # noqa: ANN001
+                 proposed: str = ONE_QUEUE, policy: str = "mrfs-easy", run: bool = False, **setup):  # noqa: ANN201
+    """A preview made as the new-preview page makes it (webapp.preview.services.create_preview); with
+    run=True each of its runs is simulated right here by the real task."""
+    from webapp.preview.services import Setup, Texts, create_preview
+
+    preview = create_preview(owner, name=setup.pop("name", "p"), trace=trace, shared=setup.pop("shared", False),
+                             texts=Texts(("m", machine), ("a", current), ("b", proposed)), setup=Setup(policy, **setup))
+    if run:
+        compute(preview)
+    return preview
+
+
+def compute(preview) -> None:  # noqa: ANN001
+    """What the workers do with a preview's queued runs."""
+    for pk in preview.experiment.runs.filter(status="queued").values_list("pk", flat=True):
+        run_simulation(pk)

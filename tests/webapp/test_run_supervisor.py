@@ -54,7 +54,7 @@ def test_a_killed_worker_is_restarted_and_its_run_queued_again_at_once(app, tmp_
     urllib.request.urlopen(app.base + "/accounts/login/", timeout=30).close()  # the web server stayed up
     wait_for("the run to run again", lambda: app.run_row(run) == ("running", 2), timeout=120)
     assert "the simulation worker stopped (killed by SIGKILL)" in app.log() and "restarting it in 1 s" in app.log()
-    assert "1 run(s)/preview(s) it was computing queued again" in app.log()
+    assert "1 run(s) it was computing queued again" in app.log()
     log = (app.data / "worker.log").read_text()
     assert "simulation worker restarted" in log
     app.stop(signal.SIGTERM)

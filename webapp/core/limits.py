@@ -1,4 +1,4 @@
-"""Bounds on one piece of quick work (parsing a trace, computing a preview): time and memory.
+"""Bounds on one piece of quick work (parsing a trace): time and memory.
 
 Time: Celery's soft limit (SoftTimeLimitExceeded raised in the task, which then fails with a message)
 and hard limit (the pool process is killed) from the settings. Memory: while the block runs, the

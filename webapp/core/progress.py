@@ -1,8 +1,8 @@
-"""A running row's progress and heartbeat (a run, a preview): the engine's progress and should_stop
+"""A running run's progress and heartbeat: the engine's progress and should_stop
 callbacks, throttled to about one database hit a second, and the page's "about … left".
 
-The heartbeat is the worker's lease on the row: the reconcile step (webapp.experiments.tasks.reconcile,
-webapp.preview.tasks.reconcile_previews) takes a row whose heartbeat is older than
+The heartbeat is the worker's lease on the row: the reconcile step (webapp.experiments.tasks.reconcile)
+takes a row whose heartbeat is older than
 SCHEDLAB_RUN_STALE_SECONDS for one whose worker is gone, with any broker and with no supervisor.
 """
 
@@ -28,8 +28,7 @@ HEARTBEAT_SECONDS = 5.0  # at least this often while the engine calls back, far 
 class Reporter:
     """Callbacks for one simulation of a row that is running: `row` is the row filtered on its
     running status (so nothing is written once it is no longer ours), `live` what must still match
-    for the work to go on (default: `row`). `part(i, n)` maps the engine's fraction into the i-th of
-    n simulations, for rows that run several."""
+    for the work to go on (default: `row`)."""
 
     def __init__(self, row: QuerySet, live: QuerySet | None = None, interval: float = 1.0) -> None:
         self.row = row
@@ -38,23 +37,15 @@ class Reporter:
         self.last_progress = 0.0
         self.last_check = 0.0
         self.last_beat = time.monotonic()
-        self.done, self.parts = 0, 1
-
-    def part(self, index: int, count: int) -> None:
-        """The next callbacks are of simulation `index` (from 0) of `count`; reports its start."""
-        self.done, self.parts = index, count
-        self.last_progress = 0.0
-        self.progress(0.0)
 
     def progress(self, fraction: float) -> None:
         now = time.monotonic()
         if now - self.last_progress >= self.interval:
             self.last_progress = self.last_beat = now
-            overall = (self.done + min(max(float(fraction), 0.0), 1.0)) / self.parts
-            self.row.update(progress=overall, heartbeat_at=timezone.now())
+            self.row.update(progress=min(max(float(fraction), 0.0), 1.0), heartbeat_at=timezone.now())
 
     def beat(self) -> None:
-        """Renew the lease if HEARTBEAT_SECONDS passed (also between simulations, where no progress comes)."""
+        """Renew the lease if HEARTBEAT_SECONDS passed (the engine's should_stop checks call it)."""
         now = time.monotonic()
         if now - self.last_beat >= HEARTBEAT_SECONDS:
             self.last_beat = now

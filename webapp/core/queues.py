@@ -2,19 +2,18 @@
 
 Two queues, each served by workers of its own, so that quick work never waits behind a simulation:
 
-- ``quick``: parsing an upload, inferences and checks, previews, housekeeping. Seconds, bounded by
+- ``quick``: parsing an upload, inferences and checks, housekeeping. Seconds, bounded by
   the time and memory limits of webapp.core.limits.
-- ``simulation``: runs (experiments, sweeps, study points). Minutes to hours; they reach this queue
+- ``simulation``: runs (experiments, previews, sweeps, study points). Minutes to hours; they reach this queue
   only through the fair dispatcher (webapp.experiments.fairqueue), one message per free slot.
 
 Celery asks :func:`route` for every message (settings: CELERY_TASK_ROUTES); a new task is quick
-unless it is named in SIMULATION_TASKS. A task whose queue depends on the work (a preview that becomes
-an experiment, say) adds its name here, or sends with ``queue=queue_for(kind)``.
+unless it is named in SIMULATION_TASKS. A task whose queue depends on the work adds its name here, or
+sends with ``queue=queue_for(kind)``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -29,20 +28,8 @@ SIMULATION_TASKS = frozenset({
 })
 
 
-#: tasks whose kind depends on the work: task name -> kind of its arguments (registered by the app
-#: that owns the task, in its AppConfig.ready(); e.g. a preview of a small trace is quick)
-KIND_BY_ARGUMENTS: dict[str, Callable[[tuple], str]] = {}
-
-
-def sized_by(task_name: str, kind_of: Callable[[tuple], str]) -> None:
-    """Route messages of `task_name` to the queue of `kind_of(args)` (QUICK or SIMULATION)."""
-    KIND_BY_ARGUMENTS[task_name] = kind_of
-
-
-def queue_for(task_name: str, args: tuple = ()) -> str:
+def queue_for(task_name: str) -> str:
     """The queue a task named `task_name` belongs to (its name: SCHEDLAB_QUEUE_PREFIX + kind)."""
-    if task_name in KIND_BY_ARGUMENTS:
-        return queue_name(KIND_BY_ARGUMENTS[task_name](tuple(args or ())))
     return queue_name(SIMULATION if task_name in SIMULATION_TASKS else QUICK)
 
 
@@ -55,4 +42,4 @@ def route(name: str, args: Any, kwargs: Any, options: dict, task: Any = None, **
     """Celery's router protocol (CELERY_TASK_ROUTES): a queue given explicitly when sending wins."""
     if options.get("queue"):
         return {"queue": options["queue"] if isinstance(options["queue"], str) else options["queue"].name}
-    return {"queue": queue_for(name, args)}
+    return {"queue": queue_for(name)}

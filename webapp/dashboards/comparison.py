@@ -71,7 +71,8 @@ class Comparison:
 
 def allocation_key(schedule: pd.DataFrame) -> str | None:
     """The allocations file's ``allocation`` column when the experiment has one, else the allocation
-    the trace provides: group, else queue, else user (first with two known values)."""
+    the trace provides: group, else queue, else user (first with two known values: numbers from 0, or
+    names, as a run on clusters with a queue configuration gives its queues)."""
     if "allocation" in schedule.columns:
         return "allocation"
     for key in ("group", "queue", "user"):

@@ -18,6 +18,7 @@ from django.utils.text import slugify
 from django.views.decorators.http import require_GET
 
 from webapp.core.permissions import get_visible_or_404
+from webapp.core.responses import attachment
 from webapp.dashboards import comparison as plots
 from webapp.dashboards.data import (
     cached_schedule,
@@ -310,24 +311,23 @@ def _download(request: HttpRequest, experiment: Experiment, runs: list[Run] | No
     listed = runs if runs is not None else list(experiment.runs.select_related("experiment__trace", "experiment__owner")
                                                 .order_by("position", "pk"))
     data = load_comparison(experiment, runs)
-    if not data.schedules:
-        return HttpResponse("None of these runs has finished yet.", status=409, content_type="text/plain")
-    params = _params(request)
-    title = f"SchedLab comparison: {', '.join(data.schedules)} ({experiment.trace.name})"
-    try:
-        layout = plots.full_layout(data, params, title)
-    except plots.WindowError as e:
-        return HttpResponse(str(e), status=400, content_type="text/plain; charset=utf-8")
-    # after the plots: how close the runs are to what happened (where the trace records it), and where
-    # the results come from
-    fidelity = render_to_string("_fidelity.html", {"fidelity": fidelity_table(experiment, listed, unique_labels(listed),
-                                                                              data.schedules)})
-    layout = column(layout, Div(text=f"<style>{PROVENANCE_CSS}</style>{fidelity}{provenance_html(listed)}",
-                                width=1100))
-    html = file_html(layout, INLINE, title=title)
-    response = HttpResponse(html, content_type="text/html; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{slugify(name) or "comparison"}-comparison.html"'
-    return response
+    html = None
+    if data.schedules:
+        title = f"SchedLab comparison: {', '.join(data.schedules)} ({experiment.trace.name})"
+        try:
+            layout = plots.full_layout(data, _params(request), title)
+        except plots.WindowError as e:
+            return HttpResponse(str(e), status=400, content_type="text/plain; charset=utf-8")
+        # after the plots: how close the runs are to what happened (where the trace records it), and where
+        # the results come from
+        fidelity = render_to_string("_fidelity.html",
+                                    {"fidelity": fidelity_table(experiment, listed, unique_labels(listed),
+                                                                    data.schedules)})
+        layout = column(layout, Div(text=f"<style>{PROVENANCE_CSS}</style>{fidelity}{provenance_html(listed)}",
+                                    width=1100))
+        html = file_html(layout, INLINE, title=title)
+    return attachment(html, f"{slugify(name) or 'comparison'}-comparison.html", "text/html; charset=utf-8",
+                      unfinished="None of these runs has finished yet.")
 
 
 @require_GET

@@ -222,7 +222,7 @@ class ExperimentForm(RunSettingsForm):
         except ExperimentError as e:
             self.add_error("sweep_values", str(e))
             values = []
-        data["days"] = self._days(data)
+        data["days"] = window_days(self, data)
         data["replicate_choice"] = self._replicates(data)
         data["policies"] = policies
         data["sweep_list"] = values
@@ -265,15 +265,18 @@ class ExperimentForm(RunSettingsForm):
             return None
         return choice
 
-    def _days(self, data: dict[str, Any]) -> str:
-        low, high = data.get("days_from"), data.get("days_to")
-        if low is None and high is None:
-            return ""
-        try:
-            return checked_days(f"{'' if low is None else f'{low:g}'}:{'' if high is None else f'{high:g}'}")
-        except ExperimentError as e:
-            self.add_error("days_to", str(e))
-            return ""
+
+def window_days(form: forms.Form, data: dict[str, Any]) -> str:
+    """The time window "FROM:TO" of a form's days_from and days_to fields ("" = the whole trace); a
+    window that cannot be is the form's error on days_to."""
+    low, high = data.get("days_from"), data.get("days_to")
+    if low is None and high is None:
+        return ""
+    try:
+        return checked_days(f"{'' if low is None else f'{low:g}'}:{'' if high is None else f'{high:g}'}")
+    except ExperimentError as e:
+        form.add_error("days_to", str(e))
+        return ""
 
 
 class ExperimentEditForm(forms.ModelForm):

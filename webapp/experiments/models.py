@@ -14,6 +14,9 @@ from django.urls import reverse
 from webapp.core.files import media_path
 from webapp.traces.models import Machine, Trace
 
+#: a preview's runs (webapp.preview) are on its machine under one of its two queue configurations
+CURRENT, PROPOSED = "current", "proposed"
+
 
 #: The largest machine size and seed the database keeps (PositiveIntegerField and IntegerField are
 #: 32-bit on PostgreSQL); forms and the API refuse more with a message, never a 500.
@@ -79,6 +82,9 @@ class Run(models.Model):
     sweep_value = models.JSONField(null=True, blank=True)
     #: inter-arrival times of the trace divided by this (engine.workload.load.scale_load); 1 = as recorded
     load_factor = models.FloatField(default=1.0)
+    #: a preview's run: the queue configuration it runs under (current or proposed); "" = none (the
+    #: recorded run, and every run of an ordinary experiment)
+    queues = models.CharField(max_length=10, blank=True, choices=[(CURRENT, CURRENT), (PROPOSED, PROPOSED)])
 
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
     progress = models.FloatField(default=0.0)  # fraction of jobs simulated, 0..1
@@ -121,6 +127,16 @@ class Run(models.Model):
     def load_schedule(self) -> pd.DataFrame:
         """The engine's schedule of a finished run (columns as engine.sim.SCHEDULE_COLUMNS)."""
         return load_frame(self.result_dir / "schedule.npz")
+
+    @property
+    def rejected_csv(self) -> Path:
+        """The jobs rejected at submission (engine.api.REJECTED_COLUMNS), when any was."""
+        return self.result_dir / "rejected.csv"
+
+    def load_rejected(self) -> pd.DataFrame | None:
+        """The jobs rejected at submission, one row each; None when none was."""
+        path = self.result_dir / "rejected.npz"
+        return load_frame(path) if path.exists() else None
 
     def load_meta(self) -> dict:
         path = self.result_dir / "meta.json"

@@ -115,16 +115,24 @@ def comment_lines(items: Iterable[tuple[str, str]], *, title: str) -> Iterator[s
         yield f"# {key}: {' '.join(str(value).split())}\n"
 
 
-def schedule_download(run: Run) -> StreamingHttpResponse:
-    """The run's schedule CSV as an attachment, its provenance first as ``#`` lines (the web page's and
-    the API's download alike)."""
+def schedule_download(run: Run, kind: str = "schedule") -> StreamingHttpResponse:
+    """The run's schedule CSV (``kind`` "rejected": the jobs rejected at submission) as an attachment,
+    its provenance first as ``#`` lines (the web page's and the API's download alike)."""
+    title = {"schedule": "SchedLab schedule: one row per job",
+             "rejected": "SchedLab jobs rejected at submission: one row per job"}[kind]
+
+    path = run.result_dir / f"{kind}.csv"
+
     def content() -> Iterator[bytes]:
-        yield "".join(comment_lines(run_items(run), title="SchedLab schedule: one row per job")).encode()
-        with open(run.schedule_csv, "rb") as handle:
+        yield "".join(comment_lines(run_items(run), title=title)).encode()
+        if not path.exists():   # a run that rejected no job: the columns, no row
+            yield (",".join(api.REJECTED_COLUMNS) + "\n").encode()
+            return
+        with open(path, "rb") as handle:
             while chunk := handle.read(1 << 16):
                 yield chunk
     response = StreamingHttpResponse(content(), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-schedule.csv"'
+    response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-{kind}.csv"'
     return response
 
 

@@ -28,6 +28,7 @@ class PlannedRun:
     label: str
     policy: dict[str, Any]
     sweep_value: Any = None
+    queues: str = ""   # a preview's run: the queue configuration it runs under (Run.queues)
 
 
 def resolve_policy(spec: Any) -> dict[str, Any]:
@@ -144,12 +145,17 @@ def create_experiment(
             allocation=allocation, exact_estimates=exact_estimates, seed=seed,
             sweep_param=sweep_param if sweep_values else "", sweep_values=sweep_values or [], days=days,
         )
-        Run.objects.bulk_create(
-            Run(experiment=experiment, position=position, label=with_load(plan.label, load_factor)[:300],
-                policy=plan.policy, sweep_value=plan.sweep_value, load_factor=load_factor)
-            for position, plan in enumerate(planned))
-        dispatch_later()
+        add_runs(experiment, planned, load_factor)
     return experiment
+
+
+def add_runs(experiment: Experiment, planned: list[PlannedRun], load_factor: float = 1.0) -> None:
+    """The planned runs, in order, queued for the fair dispatcher once the transaction commits."""
+    Run.objects.bulk_create(
+        Run(experiment=experiment, position=position, label=with_load(plan.label, load_factor)[:300],
+            policy=plan.policy, sweep_value=plan.sweep_value, load_factor=load_factor, queues=plan.queues)
+        for position, plan in enumerate(planned))
+    dispatch_later()
 
 
 def checked_room(owner: Any, count: int) -> None:

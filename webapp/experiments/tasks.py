@@ -23,8 +23,8 @@ from django.db.models import F, Q, QuerySet
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
-from engine.api import (INPUT_ERRORS, Cancelled, Pool, Scenario, SimResult, SimulationError, Transforms, error_line,
-                        parse_days)
+from engine.api import (INPUT_ERRORS, Cancelled, Clusters, Pool, Scenario, SimResult, SimulationError, Transforms,
+                        error_line, parse_days)
 from engine.api import run as run_scenario
 from engine.api import summarize
 from webapp.allocations.services import allocations_of
@@ -170,7 +170,7 @@ def prebuild_when_last(run_id: int) -> None:
 
 def execute(run_id: int, reporter: Reporter) -> None:
     """Load the trace, simulate, write results to MEDIA_ROOT/runs/<id>/ atomically, mark done."""
-    run = Run.objects.select_related("experiment__trace").get(pk=run_id)
+    run = Run.objects.select_related("experiment__trace", "experiment__preview").get(pk=run_id)
     experiment = run.experiment
     replicates = replicate_set_of(experiment)
     if replicates is not None:  # one replicate of a replicated comparison: its outcomes are its summary
@@ -179,7 +179,7 @@ def execute(run_id: int, reporter: Reporter) -> None:
         return
     scenario = Scenario(
         trace=experiment.trace.workload(), policy=run.policy,
-        platform=Pool(experiment.procs, experiment.allocation),
+        platform=platform_of(run),
         transforms=Transforms(days=parse_days(experiment.days) if experiment.days else None,
                               load_factor=run.load_factor),
         allocations=allocations_of(experiment),
@@ -191,8 +191,17 @@ def execute(run_id: int, reporter: Reporter) -> None:
     _finish(run_id, Run.Status.DONE, progress=1.0, summary=summary)
 
 
+def platform_of(run: Run) -> Pool | Clusters:
+    """A preview's runs are on its clusters under the queue configuration the run names (its
+    ``platform``, webapp.preview.models.Preview); every other run on a pool of processors."""
+    preview = getattr(run.experiment, "preview", None)
+    return preview.platform(run.queues) if preview is not None else Pool(run.experiment.procs,
+                                                                           run.experiment.allocation)
+
+
 def write_results(run: Run, result: SimResult, summary: dict) -> None:
-    """schedule.csv, schedule.npz (for the dashboards), summary.json and meta.json, all or nothing."""
+    """schedule.csv, schedule.npz (for the dashboards), summary.json and meta.json, and the jobs rejected
+    at submission (rejected.csv and .npz, when any was), all or nothing."""
     target = run.result_dir
     target.parent.mkdir(parents=True, exist_ok=True)
     build = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".build-{run.pk}-"))
@@ -201,6 +210,9 @@ def write_results(run: Run, result: SimResult, summary: dict) -> None:
         save_frame(result.schedule, build / "schedule.npz")
         (build / "summary.json").write_text(json.dumps(summary, indent=1))
         (build / "meta.json").write_text(json.dumps(result.meta, indent=1, default=_json_default))
+        if result.rejected_jobs is not None and len(result.rejected_jobs):
+            result.rejected_jobs.to_csv(build / "rejected.csv", index=False)
+            save_frame(result.rejected_jobs, build / "rejected.npz")
         replace_dir(build, target)
     except BaseException:
         shutil.rmtree(build, ignore_errors=True)

@@ -18,4 +18,5 @@ urlpatterns = [
     path("runs/<int:pk>/cancel/", views.run_cancel, name="run_cancel"),
     path("runs/<int:pk>/rerun/", views.run_rerun, name="run_rerun"),
     path("runs/<int:pk>/schedule.csv", views.run_schedule_csv, name="run_schedule_csv"),
+    path("runs/<int:pk>/rejected.csv", views.run_rejected_csv, name="run_rejected_csv"),
 ]

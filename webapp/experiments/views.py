@@ -34,7 +34,7 @@ from webapp.experiments.tasks import reconcile
 @require_GET
 def experiment_list(request: HttpRequest) -> HttpResponse:
     experiments = (visible_to(Experiment, request.user).exclude(pk__in=hidden_experiment_ids())
-                   .select_related("owner", "trace").prefetch_related("runs"))
+                   .select_related("owner", "trace", "preview").prefetch_related("runs"))
     return render(request, "experiments/list.html", {"experiments": experiments})
 
 
@@ -133,17 +133,25 @@ def with_time_left(runs: QuerySet[Run]) -> list[Run]:
     return listed
 
 
+def page_metrics() -> list[tuple[str, str]]:
+    """The metrics the runs table shows, with their names in words."""
+    return [(code, api.metric_label(code)) for code in PAGE_METRICS]
+
+
 @require_GET
 def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    experiment = get_visible_or_404(Experiment.objects.select_related("owner", "trace", "machine", "replicate_set"),
+    experiment = get_visible_or_404(Experiment.objects.select_related("owner", "trace", "machine", "preview", "replicate_set"),
                                     request.user, pk)
+    preview = getattr(experiment, "preview", None)
+    if preview is not None:   # a preview's page shows its runs beside what they mean
+        return redirect(preview)
     ctx = {
         "experiment": experiment,
         "runs": with_time_left(experiment.runs.all()),
         "can_change": can_change(experiment, request.user),
         "comparison_url": comparison_url(experiment),
         "other_runs": comparable_runs(experiment, request.user),
-        "page_metrics": [(code, api.metric_label(code)) for code in PAGE_METRICS],
+        "page_metrics": page_metrics(),
         "window": window_text(experiment) if experiment.days else "",
         "replicates": replicates_state(experiment),
     }
@@ -266,3 +274,13 @@ def run_schedule_csv(request: HttpRequest, pk: int) -> HttpResponse:
     if run.status != Run.Status.DONE or not run.schedule_csv.exists():
         raise Http404("This run has no schedule (yet).")
     return schedule_download(run)
+
+
+@require_GET
+def run_rejected_csv(request: HttpRequest, pk: int) -> HttpResponse:
+    """The jobs the run rejected at submission, one row each (native ids and user names where the trace
+    has them); only the columns when it rejected none."""
+    run = get_visible_or_404(Run.objects.select_related("experiment__trace", "experiment__owner"), request.user, pk)
+    if run.status != Run.Status.DONE:
+        raise Http404("This run has not finished.")
+    return schedule_download(run, "rejected")

@@ -1,33 +1,32 @@
 """Machine descriptions (clusters of nodes), queue configurations and reconfiguration previews.
 
 Machine descriptions and queue configurations are small text files kept in the database (edited
-in the browser). A preview keeps copies of the texts it was started with, so editing a file later
-never changes what a finished preview shows.
+in the browser). A preview is an experiment whose runs are on a machine of clusters under the
+current or the proposed configuration.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
-from django.utils import timezone
 from django.utils.text import slugify
 
-from engine.api import Machine, QueueConfig, parse_machines, parse_queue_config
-from webapp.core.files import media_path
-from webapp.traces.models import Trace
+from engine.api import Clusters, Machine, QueueConfig, parse_machines, parse_queue_config
+from webapp.experiments.models import CURRENT, Experiment
 
 #: fair-share presets a preview may use, and their counterpart under the other fair-share
 POLICIES = {"mrfs-easy": "fairshare-easy", "fairshare-easy": "mrfs-easy", "mrfs-fcfs": "fairshare-fcfs",
             "fairshare-fcfs": "mrfs-fcfs", "mrfs-conservative": "fairshare-conservative",
             "fairshare-conservative": "mrfs-conservative"}
 
+#: the policy parameters a preview asks once for all its runs (the registry's: engine.policies.backfill,
+#: engine.policies.fairshare) and shows on its page
+PARAMS = ("backfill_bound", "decay_hours", "decay_factor")
+
 #: the choice "inferred from the trace" (engine.platform.infer), for the current configuration and the machine
 INFERRED = "inferred"
 INFERRED_LABEL = "inferred from the trace"
-
 
 
 class TextFile(models.Model):
@@ -82,50 +81,46 @@ class QueueFile(TextFile):
 
 
 class Preview(models.Model):
-    """A trace on a machine under a policy, with the current and the proposed queue configuration."""
+    """What makes an experiment a reconfiguration preview: a machine of clusters and two queue
+    configurations, current and proposed. Its runs are the experiment's ordinary runs (queued,
+    simulated, cancelled, re-run and reconciled by webapp.experiments), each on the machine under the
+    configuration its ``queues`` names (webapp.experiments.tasks.platform_of): one run system. The
+    preview keeps copies of the texts, so editing a file later never changes what a preview shows."""
 
-    class Status(models.TextChoices):
-        QUEUED = "queued"
-        RUNNING = "running"
-        DONE = "done"
-        FAILED = "failed"
+    OWNER_FIELD = "experiment__owner"
+    SHARED_FIELD = "experiment__shared"
 
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, models.CASCADE, related_name="previews")
-    name = models.CharField(max_length=200)
-    shared = models.BooleanField(default=False, help_text="Everybody on this server may see it.")
-    trace = models.ForeignKey(Trace, models.PROTECT, related_name="previews")
+    experiment = models.OneToOneField(Experiment, models.CASCADE, related_name="preview")
     machine_name = models.CharField(max_length=200)
     machine_text = models.TextField()
     current_name = models.CharField(max_length=200)
     current_text = models.TextField()
     proposed_name = models.CharField(max_length=200)
     proposed_text = models.TextField()
+    #: the fair-share preset of the current and proposed runs; the counterpart runs the other one (POLICIES)
     policy = models.CharField(max_length=60)
-    #: the policy's parameters, the same for every run (e.g. {"backfill_bound": 100}); empty: the defaults
-    params = models.JSONField(default=dict, blank=True)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
-    error = models.TextField(blank=True)
-    summary = models.JSONField(null=True, blank=True)
-    created = models.DateTimeField(auto_now_add=True)
-    finished = models.DateTimeField(null=True, blank=True)
-    queued_at = models.DateTimeField(default=timezone.now)  # when its message was last sent
-    #: times it was sent again: its message was lost while queued, or its worker died while running
-    resends = models.PositiveSmallIntegerField(default=0)
-    started = models.DateTimeField(null=True, blank=True)
-    #: the worker's lease: renewed every few seconds while it computes (webapp.core.progress); a stale
-    #: one means the worker is gone (webapp.preview.tasks.reconcile_previews)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    progress = models.FloatField(default=0.0)  # share of its simulations done, 0..1
 
     class Meta:
-        ordering = ["-created", "-pk"]
+        ordering = ["-experiment__created", "-pk"]
 
     def __str__(self) -> str:
-        return self.name
+        return self.experiment.name
+
+    @property
+    def name(self) -> str:
+        return self.experiment.name
 
     def get_absolute_url(self) -> str:
         return reverse("preview:detail", args=[self.pk])
 
-    @property
-    def result_dir(self) -> Path:
-        return media_path(f"previews/{self.pk}")
+    def machine(self) -> Machine:
+        return parse_machines(self.machine_text, source=self.machine_name)
+
+    def configuration(self, queues: str) -> QueueConfig:
+        """The ``current`` or ``proposed`` queue configuration."""
+        name, text = (self.current_name, self.current_text) if queues == CURRENT else (self.proposed_name, self.proposed_text)
+        return parse_queue_config(text, source=name)
+
+    def platform(self, queues: str) -> Clusters:
+        """A run's platform: the machine under the configuration ``queues`` names ("" = none: the recorded run)."""
+        return Clusters(self.machine(), self.configuration(queues) if queues else None)

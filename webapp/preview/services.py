@@ -1,5 +1,5 @@
-"""Create and compute a reconfiguration preview: three simulations of one trace on one machine, and
-what really happened.
+"""A reconfiguration preview is an experiment (webapp.experiments) whose runs share one machine of
+clusters and differ in the queue configuration:
 
 * recorded: the schedule as it happened (when the trace records start times), the baseline the
   others are held against (engine.metrics.fidelity);
@@ -8,143 +8,246 @@ what really happened.
 * proposed: the proposed configuration under the same policy;
 * counterpart: the proposed configuration under the other fair-share (CPU-only <-> multi-resource),
   for the paper's Figs. 8–9.
+
+A sweep makes one current, proposed and counterpart run per value. The runs are queued, computed,
+cancelled, re-run and reconciled as every experiment's are; this module plans them and reads them back.
 """
 
 from __future__ import annotations
 
-import logging
-import shutil
-import tempfile
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
-from django.conf import settings
+from django.db import transaction
 from django.db.models import Sum
 from django.db.models.functions import Length
-from django.utils import timezone
 
 from engine.api import (
     EXEC_HOSTS,
-    INPUT_ERRORS,
-    Cancelled,
-    Clusters,
     InferredConfiguration,
-    Scenario,
-    SimulationError,
+    Machine,
     Workload,
     WorkloadError,
     by_queue,
+    check_pools,
     error_line,
     fidelity,
     has_recorded_starts,
     infer_configuration,
     parse_machines,
     parse_queue_config,
-    summarize,
     trace_time_zone,
     user_changes,
 )
-from engine.api import run as run_scenario
-from webapp.core.limits import LIMIT_ERRORS, limit_message, memory_limit
-from webapp.core.queues import QUICK, SIMULATION
-from webapp.quotas.services import tree_size
-from webapp.core.files import replace_dir
-from webapp.core.progress import Reporter
-from webapp.experiments.models import load_frame, save_frame
+from webapp.dashboards.data import trace_time_axis
+from webapp.experiments.models import CURRENT, PROPOSED, Experiment, Run
+from webapp.experiments.services import (
+    ExperimentError,
+    PlannedRun,
+    add_runs,
+    checked_days,
+    checked_room,
+    plan_runs,
+    rerun,
+    with_recorded_run,
+)
 from webapp.preview.models import INFERRED_LABEL, POLICIES, Preview
 
-log = logging.getLogger(__name__)
-RUNS = ("current", "proposed", "counterpart")
 RECORDED = "recorded"
+COUNTERPART = "counterpart"
+DAY = 86_400
 
 
-def create_preview(owner: Any, form: Any) -> Preview:
-    """A Preview from a valid PreviewForm (texts copied); webapp.preview.tasks.queue_preview also queues it."""
-    data = form.cleaned_data
-    current_name, current_text = form.configuration("current")
-    proposed_name, proposed_text = form.configuration("proposed")
-    machine = data["machine"]
-    preview = Preview.objects.create(
-        owner=owner, name=data["name"], shared=data["shared"], trace=data["trace"],
-        machine_name=machine.name if machine else INFERRED_LABEL, machine_text=machine.text if machine else "",
-        current_name=current_name, current_text=current_text,
-        proposed_name=proposed_name, proposed_text=proposed_text, policy=data["policy"],
-        params=data.get("params", {}))
+class PreviewError(ValueError):
+    """A preview that cannot be made as asked, with a message naming the file, line and field."""
+
+
+@dataclass
+class Texts:
+    """A preview's machine and configurations: (name, text) each; an empty text is inferred from the trace."""
+
+    machine: tuple[str, str]
+    current: tuple[str, str]
+    proposed: tuple[str, str]
+
+
+@dataclass
+class Setup:
+    """What every run of a preview shares besides its configuration."""
+
+    policy: str
+    params: dict[str, Any] = field(default_factory=dict)
+    days: str = ""
+    sweep_param: str = ""
+    sweep_values: list[Any] = field(default_factory=list)
+
+
+def create_preview(owner: Any, *, name: str, trace: Any, texts: Texts, setup: Setup, shared: bool = False) -> Preview:
+    """Check everything, infer what is to be inferred, then store the experiment, its preview and its
+    runs in one transaction (queued once it commits). Raises PreviewError; nothing is stored then."""
+    machine_name, machine_text = texts.machine
+    current_name, current_text = texts.current
+    proposed_name, proposed_text = texts.proposed
+    if not machine_text or not current_text or not proposed_text:
+        given = checked_machine(machine_name, machine_text) if machine_text else None
+        found = inferred_from(trace, given)
+        if not found.queues:
+            raise PreviewError("the trace records no start times: no configuration can be inferred from it")
+        if not machine_text:
+            if found.machine is None:
+                raise PreviewError("the trace records no hosts its jobs ran on: choose a machine description")
+            machine_text = found.machine_yaml()
+        current_text = current_text or found.queues_yaml()
+        proposed_text = proposed_text or found.queues_yaml()
+    cores = checked_texts(machine_name, machine_text, [(current_name, current_text), (proposed_name, proposed_text)])
+    try:
+        days = checked_days(setup.days)
+        planned = preview_runs(trace, setup)
+        checked_room(owner, len(planned))
+    except ExperimentError as error:
+        raise PreviewError(str(error)) from None
+    with transaction.atomic():
+        experiment = Experiment.objects.create(
+            owner=owner, name=name, shared=shared, trace=trace, procs=cores, days=days,
+            sweep_param=setup.sweep_param if setup.sweep_values else "", sweep_values=setup.sweep_values)
+        preview = Preview.objects.create(
+            experiment=experiment, machine_name=machine_name, machine_text=machine_text, current_name=current_name,
+            current_text=current_text, proposed_name=proposed_name, proposed_text=proposed_text,
+            policy=setup.policy)
+        add_runs(experiment, planned)
     return preview
 
 
-def policies_of(preview: Preview) -> dict[str, str]:
-    return {"current": preview.policy, "proposed": preview.policy, "counterpart": POLICIES[preview.policy]}
-
-
-def policy_spec(preview: Preview, preset: str) -> str | dict[str, Any]:
-    """A run's policy: the preset with the preview's parameters (the bare name without any)."""
-    return {"preset": preset, "params": dict(preview.params)} if preview.params else preset
-
-
-def compute(preview: Preview, reporter: Reporter | None = None) -> dict[str, Any]:
-    """Run the simulations (and the recorded run), store their schedules in the preview's folder,
-    return the summary. An inferred configuration or machine is stored in the preview first.
-    `reporter` hears the progress over all the simulations and renews the worker's lease."""
-    workload = preview.trace.workload()
-    infer_texts(preview, workload)
-    machine = parse_machines(preview.machine_text, source=preview.machine_name)
-    configs = {"current": parse_queue_config(preview.current_text, source=preview.current_name),
-               "proposed": parse_queue_config(preview.proposed_text, source=preview.proposed_name)}
-    configs["counterpart"] = configs["proposed"]
-    build = Path(tempfile.mkdtemp(prefix=f".preview-{preview.pk}-", dir=preview.result_dir.parent))
-    summary: dict[str, Any] = {"clusters": {c.name: c.total_cores for c in machine.clusters}, "runs": {},
-                               "time_zone": preview.trace.zone() or trace_time_zone(workload)[1]}
-    frames = {}
-    recorded = has_recorded_starts(workload)
-    parts = len(RUNS) + int(recorded)
-    callbacks = {"progress": reporter.progress, "should_stop": reporter.should_stop} if reporter else {}
+def checked_machine(name: str, text: str) -> Machine:
     try:
-        if recorded:
-            if reporter:
-                reporter.part(0, parts)
-            result = run_scenario(Scenario(trace=workload, policy=RECORDED, platform=Clusters(machine)), **callbacks)
-            frames[RECORDED] = result.schedule
-            save_frame(result.schedule, build / f"{RECORDED}.npz")
-            summary[RECORDED] = {**summarize(result), "preset": RECORDED}
-        for index, (run, policy) in enumerate(policies_of(preview).items(), start=int(recorded)):
-            if reporter:
-                reporter.part(index, parts)
-            result = run_scenario(Scenario(trace=workload, policy=policy_spec(preview, policy),
-                                           platform=Clusters(machine, configs[run])), **callbacks)
-            frames[run] = result.schedule
-            save_frame(result.schedule, build / f"{run}.npz")
-            summary["runs"][run] = {**summarize(result), "preset": policy, "params": dict(preview.params)}
-        if reporter:
-            reporter.beat()
-        if RECORDED in frames:
-            summary["fidelity"] = fidelity(frames[RECORDED], frames["current"], capacity=machine.cores)
-        compared = {k: frames[k] for k in (RECORDED, "current", "proposed") if k in frames}
-        queue_of = trace_queues(workload)
-        summary["changes"] = {"by_queue": by_queue(compared, queue_of), "users": user_changes(compared)}
-        replace_dir(build, preview.result_dir)
-    finally:
-        shutil.rmtree(build, ignore_errors=True)
-    return summary
+        return parse_machines(text, source=name)
+    except WorkloadError as error:
+        raise PreviewError(error_line(error)) from None
 
 
-def infer_texts(preview: Preview, workload: Workload) -> None:
-    """Fill in an inferred current configuration and machine (empty texts) and store them."""
-    if preview.current_text and preview.machine_text:
-        return
-    given = parse_machines(preview.machine_text, source=preview.machine_name) if preview.machine_text else None
-    found = infer_configuration(workload, given)
-    found.source = preview.trace.name             # the name the admin gave it, not the stored file's
-    if not found.queues:
-        raise WorkloadError("the trace records no start times: no configuration can be inferred from it")
-    if not preview.machine_text:
-        if found.machine is None:
-            raise WorkloadError("the trace records no hosts its jobs ran on: choose a machine description")
-        preview.machine_text = found.machine_yaml()
-    if not preview.current_text:
-        preview.current_text = found.queues_yaml()
-    Preview.objects.filter(pk=preview.pk).update(machine_text=preview.machine_text, current_text=preview.current_text)
+def checked_texts(machine_name: str, machine_text: str, configurations: list[tuple[str, str]]) -> int:
+    """The machine's cores, once the machine and every configuration read and name only its clusters."""
+    machine = checked_machine(machine_name, machine_text)
+    try:
+        for name, text in configurations:
+            check_pools(parse_queue_config(text, source=name), [c.name for c in machine.clusters])
+    except WorkloadError as error:
+        raise PreviewError(error_line(error)) from None
+    return machine.cores
+
+
+def preview_runs(trace: Any, setup: Setup) -> list[PlannedRun]:
+    """recorded (when the trace has it), then per policy (and swept value): current and proposed under
+    the chosen fair-share, proposed under the other one (the counterpart)."""
+    policies = [{"preset": preset, "params": dict(setup.params)} for preset in (setup.policy, POLICIES[setup.policy])]
+    planned = []
+    for plan in plan_runs(policies, setup.sweep_param, setup.sweep_values):
+        sides = (CURRENT, PROPOSED) if plan.policy["preset"] == setup.policy else (PROPOSED,)
+        planned += [PlannedRun(f"{side}: {plan.label}", plan.policy, plan.sweep_value, side) for side in sides]
+    return with_recorded_run(trace, planned)
+
+
+def change_proposal(preview: Preview, name: str, text: str) -> int:
+    """Run the proposed side again under a new proposed configuration (the current runs stay as they
+    are). Refused while a proposed run is unfinished. Returns how many runs were queued again."""
+    checked_texts(preview.machine_name, preview.machine_text, [(name, text)])
+    runs = list(preview.experiment.runs.filter(queues=PROPOSED))
+    busy = [run.label for run in runs if not run.is_final]
+    if busy:
+        raise PreviewError(f"{busy[0]} is still running: wait for it or cancel it first")
+    with transaction.atomic():
+        Preview.objects.filter(pk=preview.pk).update(proposed_name=name, proposed_text=text)
+        preview.proposed_name, preview.proposed_text = name, text
+        queued = sum(rerun(run) for run in runs)
+    return queued
+
+
+def copy_with_proposal(preview: Preview, owner: Any, name: str, text: str) -> Preview:
+    """A new preview like ``preview`` (same trace, machine, current configuration and runs' settings)
+    with another proposed configuration."""
+    experiment = preview.experiment
+    proposed_run = experiment.runs.filter(queues=PROPOSED).first()
+    params = dict((proposed_run.policy or {}).get("params", {})) if proposed_run else {}
+    if experiment.sweep_param:
+        params.pop(experiment.sweep_param, None)
+    return create_preview(
+        owner, name=f"{experiment.name}: {name}"[:190], trace=experiment.trace, shared=experiment.shared,
+        texts=Texts((preview.machine_name, preview.machine_text), (preview.current_name, preview.current_text),
+                    (name, text)),
+        setup=Setup(preview.policy, params, experiment.days, experiment.sweep_param, list(experiment.sweep_values)))
+
+
+# -- reading a preview back -------------------------------------------------------------------------
+
+
+@dataclass
+class Side:
+    """The runs one comparison of a preview reads: one sweep value's current, proposed and counterpart."""
+
+    runs: dict[str, Run]
+    value: Any = None
+
+    @property
+    def done(self) -> bool:
+        return all(run.status == Run.Status.DONE for run in self.runs.values())
+
+
+def sweep_values(preview: Preview) -> list[Any]:
+    return list(preview.experiment.sweep_values) if preview.experiment.sweep_param else [None]
+
+
+def side_of(preview: Preview, runs: list[Run], value: Any = None) -> Side:
+    """The recorded run and the current / proposed / counterpart runs of the swept ``value``."""
+    chosen: dict[str, Run] = {}
+    for run in runs:
+        preset = (run.policy or {}).get("preset")
+        if preset == RECORDED:
+            chosen[RECORDED] = run
+        elif run.sweep_value == value or not preview.experiment.sweep_param:
+            key = run.queues if preset == preview.policy else COUNTERPART
+            chosen.setdefault(key, run)
+    return Side(chosen, value)
+
+
+def schedules(side: Side) -> dict[str, pd.DataFrame]:
+    """The stored schedules of a finished side, by run name (OSError when a file is missing)."""
+    return {name: run.load_schedule() for name, run in side.runs.items()}
+
+
+def results(preview: Preview, side: Side, frames: dict[str, pd.DataFrame]) -> dict[str, Any]:
+    """What the admin reads first: fidelity of 'current', recorded / current / proposed per trace queue,
+    the users who gain and lose most, and each configuration's own queues."""
+    trace = preview.experiment.trace
+    workload = trace.workload()
+    machine = preview.machine()
+    summaries = {name: run.summary or {} for name, run in side.runs.items()}
+    current, proposed = summaries.get(CURRENT, {}), summaries.get(PROPOSED, {})
+    names = sorted(set(current.get("per_queue", {})) | set(proposed.get("per_queue", {})))
+    rows = [{"queue": name, "current": current.get("per_queue", {}).get(name),
+             "proposed": proposed.get("per_queue", {}).get(name)} for name in names]
+    compared = {k: frames[k] for k in (RECORDED, CURRENT, PROPOSED) if k in frames}
+    return {
+        "rows": rows, "summaries": summaries, "recorded": summaries.get(RECORDED),
+        "fidelity": fidelity(frames[RECORDED], frames[CURRENT], capacity=machine.cores) if RECORDED in frames else None,
+        "changes": by_queue(compared, trace_queues(workload)), "users": user_changes(compared),
+        "time_zone": trace.zone() or trace_time_zone(workload)[1],
+        "clusters": {c.name: c.total_cores for c in machine.clusters},
+    }
+
+
+def window_dates(preview: Preview) -> tuple[str, str] | None:
+    """The time window ("FROM:TO" days from the first submit) as the trace's dates, or None (whole trace)."""
+    days = preview.experiment.days
+    if not days:
+        return None
+    low, _, high = days.partition(":")
+    trace = preview.experiment.trace
+    jobs = trace.workload().jobs
+    first = float(jobs["submit"].min()) if len(jobs) else 0.0
+    axis = trace_time_axis(trace, {"trace": jobs})
+    return (axis.text(first + float(low or 0) * DAY),
+            axis.text(first + float(high) * DAY) if high else "the end of the trace")
 
 
 def trace_queues(workload: Workload) -> pd.Series:
@@ -154,9 +257,10 @@ def trace_queues(workload: Workload) -> pd.Series:
     return pd.Series(names.astype(str).to_numpy(), index=jobs["job_id"].to_numpy())
 
 
-def inferred_from(trace: Any) -> InferredConfiguration:
-    """What ``trace``'s recorded schedule shows (engine.platform.infer), named after the trace."""
-    found = infer_configuration(trace.workload())
+def inferred_from(trace: Any, machine: Machine | None = None) -> InferredConfiguration:
+    """What ``trace``'s recorded schedule shows (engine.platform.infer) on ``machine`` (None: inferred
+    too, from the hosts its jobs ran on), named after the trace."""
+    found = infer_configuration(trace.workload(), machine)
     found.source = trace.name
     return found
 
@@ -176,59 +280,16 @@ def inference_problem(trace: Any, *, queues: bool, machine: bool) -> str | None:
     return None
 
 
-def schedules(preview: Preview) -> dict[str, Any]:
-    """The stored schedules by run name (for the figures); ``recorded`` when the trace had one."""
-    frames = {run: load_frame(preview.result_dir / f"{run}.npz") for run in RUNS}
-    if (preview.result_dir / f"{RECORDED}.npz").exists():
-        frames[RECORDED] = load_frame(preview.result_dir / f"{RECORDED}.npz")
-    return frames
-
-
-def run(preview_id: int) -> None:
-    """The worker's job: queued -> running -> done | failed (one line for the user). While it runs
-    its heartbeat is renewed (webapp.core.progress); it stops if the row is no longer its own."""
-    now = timezone.now()
-    if not Preview.objects.filter(pk=preview_id, status=Preview.Status.QUEUED).update(
-            status=Preview.Status.RUNNING, started=now, heartbeat_at=now, progress=0.0):
-        return
-    preview = Preview.objects.get(pk=preview_id)
-    preview.result_dir.parent.mkdir(parents=True, exist_ok=True)
-    reporter = Reporter(Preview.objects.filter(pk=preview_id, status=Preview.Status.RUNNING))
-    try:
-        with reporter.lease(), memory_limit(settings.SCHEDLAB_TASK_MEMORY_BYTES):
-            summary = compute(preview, reporter)
-    except Cancelled:
-        return  # reconciled away from this worker meanwhile (taken for lost): another computes it
-    except (*INPUT_ERRORS, SimulationError) as error:
-        _finish(preview_id, Preview.Status.FAILED, error=error_line(error))
-        return
-    except LIMIT_ERRORS as error:
-        _finish(preview_id, Preview.Status.FAILED, error=limit_message(
-            error, "the preview", settings.SCHEDLAB_PREVIEW_TIME_LIMIT, settings.SCHEDLAB_TASK_MEMORY_BYTES))
-        return
-    except Exception as error:  # noqa: BLE001 - users get one line, the log gets the traceback
-        log.exception("preview %s failed", preview_id)
-        _finish(preview_id, Preview.Status.FAILED, error=f"Internal error ({type(error).__name__}); see the worker log.")
-        return
-    _finish(preview_id, Preview.Status.DONE, summary=summary, progress=1.0)
-
-
-def _finish(preview_id: int, status: str, **fields: Any) -> None:
-    Preview.objects.filter(pk=preview_id, status=Preview.Status.RUNNING).update(
-        status=status, finished=timezone.now(), **fields)
+def inferred_texts(preview: Preview) -> list[tuple[str, str, str]]:
+    """(kind, label, text) of what was inferred from the trace (shown with its evidence, editable)."""
+    return [(kind, label, text) for kind, label, name, text in (
+        ("queues", "queue configuration", preview.current_name, preview.current_text),
+        ("machine", "machine description", preview.machine_name, preview.machine_text)) if name == INFERRED_LABEL]
 
 
 def disk_bytes_of(user: Any) -> int:
-    """The user's previews: their texts and results, in bytes (webapp.quotas meter)."""
-    previews = Preview.objects.filter(owner=user)
-    texts = previews.aggregate(n=Sum(Length("machine_text")) + Sum(Length("current_text")) +
-                               Sum(Length("proposed_text")))["n"] or 0
-    return texts + sum(tree_size(p.result_dir) for p in previews.only("pk"))
-
-
-def preview_kind(args: tuple) -> str:
-    """A preview of a trace of at most SCHEDLAB_QUICK_PREVIEW_JOBS jobs is quick work; a larger one
-    simulates for minutes and goes with the simulations (webapp.core.queues)."""
-    jobs = (Preview.objects.filter(pk=args[0]).values_list("trace__summary", flat=True).first() or {}).get("jobs") \
-        if args else None
-    return QUICK if jobs is not None and jobs <= settings.SCHEDLAB_QUICK_PREVIEW_JOBS else SIMULATION
+    """The user's previews' texts, in bytes (webapp.quotas meter); their runs' results are counted with
+    every run's (the experiments app's meter)."""
+    texts = Preview.objects.filter(experiment__owner=user).aggregate(
+        n=Sum(Length("machine_text")) + Sum(Length("current_text")) + Sum(Length("proposed_text")))
+    return texts["n"] or 0

@@ -1,33 +1,47 @@
 """Preview pages: machine descriptions, queue configurations (upload or edit, validated line by line),
-and "Preview a reconfiguration" (current vs proposed configuration, side by side)."""
+and "Preview a reconfiguration": an experiment whose runs compare the current and the proposed
+configuration side by side, with the proposal edited and run again in its page."""
 
 from __future__ import annotations
 
-import shutil
+from typing import Any
 
 from bokeh.embed import json_item
 from django.contrib import messages
 from django.db.models import QuerySet
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from engine.api import HELD_REASONS, SHIPPED_QUEUE_CONFIGS, WorkloadError, error_line, shipped_queue_text
-from webapp.core.progress import time_left_text
+from engine.api import SHIPPED_QUEUE_CONFIGS, WorkloadError, error_line, shipped_queue_text
+from webapp.core.responses import attachment
 from webapp.core.permissions import (
     can_change,
     get_owned_or_404,
     get_visible_or_404,
     visible_to,
 )
-from webapp.dashboards.figures.preview import preview_layout
 from webapp.experiments.reproduce import PRESETS as PAPER_PRESETS
 from webapp.experiments.reproduce import PaperPreset
+from webapp.experiments.services import delete_experiment
+from webapp.experiments.views import page_metrics, with_time_left
 from webapp.preview.forms import MachineFileForm, PreviewForm, QueueFileForm
 from webapp.preview.models import INFERRED_LABEL, MachineFile, Preview, QueueFile
-from webapp.preview.services import RECORDED, inference_problem, inferred_from, schedules
-from webapp.preview.tasks import queue_preview, run_again
+from webapp.preview.page import download_html, page_results, proposal_check, proposal_form, tables_csv
+from webapp.preview.proposal import ProposalForm
+from webapp.preview.services import (
+    PreviewError,
+    change_proposal,
+    copy_with_proposal,
+    create_preview,
+    inference_problem,
+    inferred_from,
+)
 from webapp.traces.models import Trace
+
+UNFINISHED = "This preview has not finished yet."
+PREVIEWS = Preview.objects.select_related("experiment__owner", "experiment__trace")
 
 
 @require_GET
@@ -35,7 +49,7 @@ def index(request: HttpRequest) -> HttpResponse:
     user = request.user
     return render(request, "preview/index.html", {
         "traces": visible_to(Trace, user).filter(status=Trace.Status.READY),
-        "previews": visible_to(Preview, user).select_related("owner", "trace"),
+        "previews": visible_to(PREVIEWS, user).prefetch_related("experiment__runs"),
         "machines": visible_to(MachineFile, user).select_related("owner"),
         "queue_files": visible_to(QueueFile, user).select_related("owner"),
     })
@@ -175,9 +189,16 @@ def preview_new(request: HttpRequest) -> HttpResponse:
     context = {"form": form, "reproduce": reproduce}
     if request.method == "POST":
         if form.is_valid():
-            preview = queue_preview(user, form)
-            messages.success(request, f"Started “{preview.name}”: three simulations; this page shows them when done.")
-            return redirect(preview)
+            data = form.cleaned_data
+            try:
+                preview = create_preview(user, name=data["name"], trace=data["trace"], texts=form.texts(),
+                                         setup=form.setup(), shared=data["shared"])
+            except PreviewError as error:
+                form.add_error(None, str(error))
+            else:
+                runs = preview.experiment.runs.count()
+                messages.success(request, f"Started “{preview.name}”: {runs} runs; this page shows them when done.")
+                return redirect(preview)
         return render(request, "preview/new.html", context, status=400)
     return render(request, "preview/new.html", context)
 
@@ -192,64 +213,84 @@ def reproduce_initial(preset: PaperPreset, traces: QuerySet, machines: QuerySet)
     return initial
 
 
+def _chosen_value(request: HttpRequest, preview: Preview) -> Any:
+    """The swept value whose runs the page compares (``?value=`` its position), the first by default."""
+    values = list(preview.experiment.sweep_values) if preview.experiment.sweep_param else [None]
+    try:
+        return values[int(request.GET.get("value", 0))]
+    except (ValueError, IndexError):
+        raise Http404("No such value.") from None
+
+
 @require_GET
 def preview_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    preview = get_visible_or_404(Preview.objects.select_related("owner", "trace"), request.user, pk)
-    context = {"preview": preview, "can_change": can_change(preview, request.user),
-               "time_left": time_left_text(preview.status, preview.progress, preview.started)}
-    if preview.status == Preview.Status.DONE:
-        context.update(_results(preview))
-    return render(request, "preview/detail.html", context)
+    return _detail_page(request, get_visible_or_404(PREVIEWS, request.user, pk))
 
 
-def held_rows(current: dict, proposed: dict) -> list[dict]:
-    """Hours the waiting jobs were held per reason (engine.sim.pending), per queue of each
-    configuration and in all, current beside proposed: rows of (queue, configuration, hours)."""
-    rows = []
-    for side, run in (("current", current), ("proposed", proposed)):
-        pending = run.get("pending") or {}
-        for queue, hours in sorted((pending.get("per_queue") or {}).items()):
-            rows.append({"queue": queue, "side": side, "hours": [hours.get(r, 0.0) for r in HELD_REASONS]})
-        if pending.get("hours"):
-            rows.append({"queue": "all", "side": side, "hours": [pending["hours"].get(r, 0.0) for r in HELD_REASONS]})
-    rows.sort(key=lambda row: (row["queue"] != "all", row["queue"], row["side"]))
-    return rows
+def _detail_page(request: HttpRequest, preview: Preview, proposal: ProposalForm | None = None,
+                 status: int = 200) -> HttpResponse:
+    """The preview's page; ``proposal``: the editor as posted (kept with its errors)."""
+    editable = can_change(preview, request.user)
+    context = {"preview": preview, "experiment": preview.experiment, "can_change": editable,
+               "runs": with_time_left(preview.experiment.runs.all()), "page_metrics": page_metrics(),
+               **page_results(preview, _chosen_value(request, preview))}
+    if editable:
+        context["proposal"] = proposal or proposal_form(preview)
+    if context.get("layout") is not None:
+        # A json_item in a JSON data block, embedded by a static script: the CSP allows no inline script.
+        context["bokeh_item"] = json_item(context.pop("layout"), "preview-plots")
+    return render(request, "preview/detail.html", context, status=status)
 
 
-def _results(preview: Preview) -> dict:
-    """What the admin reads first (fidelity of 'current', recorded / current / proposed per trace
-    queue, the users who gain and lose most), the per-configuration-queue rows and the figures."""
-    summary = preview.summary or {}
-    runs = summary.get("runs", {})
-    current, proposed = runs.get("current", {}), runs.get("proposed", {})
-    names = sorted(set(current.get("per_queue", {})) | set(proposed.get("per_queue", {})))
-    rows = [{"queue": name, "current": current.get("per_queue", {}).get(name),
-             "proposed": proposed.get("per_queue", {}).get(name)} for name in names]
-    changes = summary.get("changes", {})
-    held = held_rows(current, proposed)
-    inferred = [(kind, label, text) for kind, label, name, text in (
-        ("queues", "queue configuration", preview.current_name, preview.current_text),
-        ("machine", "machine description", preview.machine_name, preview.machine_text)) if name == INFERRED_LABEL]
-    context = {"inferred": inferred, "rows": rows, "runs": runs, "recorded": summary.get(RECORDED), "fidelity": summary.get("fidelity"),
-               "changes": changes.get("by_queue", []), "users": changes.get("users", {}),
-               "time_zone": summary.get("time_zone", "UTC"), "held": held,
-               "held_labels": [reason.replace("_", " ").capitalize() for reason in HELD_REASONS]}
+@require_POST
+def preview_propose(request: HttpRequest, pk: int) -> HttpResponse:
+    """The proposal editor's three buttons: ``check`` (JSON: the YAML, the rows and the difference for the
+    page's script), ``run`` (the proposed runs again, here) and ``copy`` (a new preview with it). A
+    proposal that does not read comes back in the page with its errors (400)."""
+    preview = get_owned_or_404(PREVIEWS, request.user, pk)
+    form = proposal_form(preview, request.POST)
+    action = request.POST.get("action", "run")
+    if action == "check":
+        if not form.is_valid():
+            return JsonResponse({"errors": [str(e) for errors in form.errors.values() for e in errors]}, status=400)
+        return JsonResponse(proposal_check(preview, form))
+    if not form.is_valid():
+        return _detail_page(request, preview, form, status=400)
+    data = form.cleaned_data
     try:
-        frames = schedules(preview)
-    except OSError:
-        return {**context, "missing": True}
-    labels = (f"current: {preview.current_name}", f"proposed: {preview.proposed_name}")
-    layout = preview_layout(frames["current"], frames["proposed"], frames["counterpart"], labels=labels,
-                            clusters=summary.get("clusters", {}), policy_is_multi=preview.policy.startswith("mrfs"),
-                            recorded=frames.get(RECORDED), zone=context["time_zone"])
-    # A json_item in a JSON data block, embedded by a static script: the CSP allows no inline script.
-    return {**context, "bokeh_item": json_item(layout, "preview-plots")}
+        if action == "copy":
+            copy = copy_with_proposal(preview, request.user, data["name"], data["text"])
+            messages.success(request, f"Started “{copy.name}” with the changed proposal.")
+            return redirect(copy)
+        queued = change_proposal(preview, data["name"], data["text"])
+    except PreviewError as error:
+        form.add_error(None, str(error))
+        return _detail_page(request, preview, form, status=400)
+    messages.success(request, f"Running the {queued} proposed run(s) again with this change; the current ones stay.")
+    return redirect(preview)
+
+
+@require_GET
+def preview_download(request: HttpRequest, pk: int) -> HttpResponse:
+    """The whole page (tables and figures) as one self-contained HTML file that works offline."""
+    preview = get_visible_or_404(PREVIEWS, request.user, pk)
+    return attachment(download_html(preview, _chosen_value(request, preview)),
+                      f"{slugify(preview.name) or 'preview'}-{preview.pk}.html", "text/html; charset=utf-8",
+                      unfinished=UNFINISHED)
+
+
+@require_GET
+def preview_tables_csv(request: HttpRequest, pk: int) -> HttpResponse:
+    """The page's tables as one CSV: a row per (table, queue or user), waits in hours."""
+    preview = get_visible_or_404(PREVIEWS, request.user, pk)
+    return attachment(tables_csv(preview, _chosen_value(request, preview)), f"preview-{preview.pk}-tables.csv",
+                      "text/csv", unfinished=UNFINISHED)
 
 
 @require_POST
 def preview_edit_inferred(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
     """Copy a preview's inferred configuration or machine into a file of its owner's, to edit like any other."""
-    preview = get_owned_or_404(Preview.objects.select_related("trace"), request.user, pk)
+    preview = get_owned_or_404(PREVIEWS, request.user, pk)
     if kind not in KINDS:
         raise Http404
     model, _, label = KINDS[kind]
@@ -257,25 +298,17 @@ def preview_edit_inferred(request: HttpRequest, pk: int, kind: str) -> HttpRespo
         else (preview.machine_name, preview.machine_text)
     if name != INFERRED_LABEL or not text:
         raise Http404
-    obj = model.objects.create(owner=request.user, name=f"{preview.trace.name}: {INFERRED_LABEL}", text=text,
-                               description=f"Inferred from the trace {preview.trace.name} by the preview "
+    trace = preview.experiment.trace
+    obj = model.objects.create(owner=request.user, name=f"{trace.name}: {INFERRED_LABEL}", text=text,
+                               description=f"Inferred from the trace {trace.name} by the preview "
                                            f"“{preview.name}”; every value is commented with its evidence.")
     messages.success(request, f"Saved the inferred {label} as “{obj.name}”; edit it here.")
     return redirect(f"preview:{kind if kind == 'queues' else 'machine'}_edit", obj.pk)
 
 
 @require_POST
-def preview_run_again(request: HttpRequest, pk: int) -> HttpResponse:
-    preview = get_owned_or_404(Preview, request.user, pk)
-    if run_again(preview):
-        messages.success(request, f"Queued “{preview.name}” again.")
-    return redirect(preview)
-
-
-@require_POST
 def preview_delete(request: HttpRequest, pk: int) -> HttpResponse:
-    preview = get_owned_or_404(Preview, request.user, pk)
-    shutil.rmtree(preview.result_dir, ignore_errors=True)
-    preview.delete()
+    preview = get_owned_or_404(PREVIEWS, request.user, pk)
+    delete_experiment(preview.experiment)
     messages.success(request, f"Deleted “{preview.name}”.")
     return redirect("preview:index")

@@ -23,7 +23,6 @@ def usage_payload(user: Any) -> dict[str, Any]:
                    "upload_max_bytes": settings.SCHEDLAB_UPLOAD_MAX_BYTES,
                    "upload_max_decompressed_bytes": settings.SCHEDLAB_UPLOAD_MAX_DECOMPRESSED_BYTES,
                    "parse_time_limit_seconds": settings.SCHEDLAB_PARSE_TIME_LIMIT,
-                   "preview_time_limit_seconds": settings.SCHEDLAB_PREVIEW_TIME_LIMIT,
                    "task_memory_bytes": settings.SCHEDLAB_TASK_MEMORY_BYTES,
                    "run_time_limit_seconds": settings.SCHEDLAB_RUN_TIME_LIMIT},
     }

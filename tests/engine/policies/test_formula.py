@@ -322,3 +322,25 @@ def test_node_level_runs_take_a_formula_under_each_algorithm():
             result = simulate(workload, None, formula_policy(formula, first, algorithm), machine=machine)
             assert (result.schedule.start >= result.schedule.submit).all()
             assert result.meta["summary"]["validation"]["ok"], (algorithm, formula)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("bound", [None, 5])
+def test_the_compiled_node_level_easy_pass_walks_a_formula_as_the_python_pass(seed, bound):
+    """NodeEasy walks a dynamic formula's order compiled (engine.policies.nodewalk; a static formula's
+    queue is a plain ranked queue, walked in Python as sjf's); the Python pass is the
+    reference: the same schedule, job by job, exact and with a backfill bound, with and without
+    queue limits, on test_node_walk's tie-heavy clusters (``both`` checks which pass ran)."""
+    import pandas as pd
+
+    from tests.engine.policies.test_node_walk import LIMITS, both, tie_heavy
+
+    workload, machine = tie_heavy(seed)
+    for formula, first in (("(wait / requested) ** 3 * procs", "largest"), ("usage - wait", "smallest"),
+                           ("fairshare * wait + free / procs", "largest")):
+        policy = formula_policy(formula, first)
+        if bound:
+            policy["params"]["backfill_bound"] = bound
+        compiled, reference = both(workload, policy, machine=machine, queues=LIMITS if seed % 2 else None)
+        pd.testing.assert_frame_equal(compiled, reference)
+        assert (compiled.start > compiled.submit).sum() > 20, "too few jobs wait"

@@ -84,7 +84,9 @@ def run(workload, site_: SlurmSite, partitions: list[str], users: list[int], **p
     w.jobs["account"] = "acct"
     w.jobs["user"] = users
     w.metadata["user_names"] = {"1": "u1", "2": "u2"}
-    return simulate(w, 16, {"preset": "slurm", "params": params}, context={"slurm_site": site_})
+    result = simulate(w, 16, {"preset": "slurm", "params": params}, context={"slurm_site": site_})
+    assert result.meta["summary"]["validation"]["ok"]      # the schedule checks of every run
+    return result
 
 
 def test_qos_max_jobs_per_user_holds_the_third_job(workload):

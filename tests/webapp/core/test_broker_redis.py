@@ -20,13 +20,14 @@ from tests.celery_broker import on_broker
 from tests.webapp.conftest import make_experiment
 from webapp.celery import app
 from webapp.core.broker import waiting_messages
+from webapp.core.queues import SIMULATION, queue_name
 from webapp.experiments.models import Run
 from webapp.experiments.tasks import LOST_MESSAGE, reconcile_runs, resend_lost, run_simulation
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
 REDIS_URL = "redis://127.0.0.1:6379/12"
-QUEUE = "celery"
+QUEUE = queue_name(SIMULATION)     # the fair dispatcher sends a run to the simulation queue
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Bounds on quick work (webapp.core.limits): a parse or preview past its memory or time limit fails
+"""Bounds on quick work (webapp.core.limits): a parse past its memory or time limit fails
 with a message naming the limit; the worker process goes on with its memory bound restored."""
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from django.db import connection
 from tests.synthetic import synthetic_swf
 from tests.webapp.conftest import make_trace
 from webapp.core.limits import mapped_bytes, memory_limit
-from webapp.preview.tasks import run_preview
 from webapp.traces.models import Trace
 from webapp.traces.tasks import parse_trace
 
@@ -46,7 +45,6 @@ def test_no_bound_when_the_limit_is_zero():
 def test_the_tasks_time_limits_come_from_the_settings(settings):
     assert parse_trace.soft_time_limit == settings.SCHEDLAB_PARSE_TIME_LIMIT == 600
     assert parse_trace.time_limit == settings.SCHEDLAB_PARSE_TIME_LIMIT + 30
-    assert run_preview.soft_time_limit == settings.SCHEDLAB_PREVIEW_TIME_LIMIT == 1800
 
 
 def parse_in_a_fresh_worker_process(trace_id: int, memory_bytes: int) -> None:

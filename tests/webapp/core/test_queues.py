@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
 from webapp.celery import app
 from webapp.core.queues import queue_for, route
-from webapp.preview.models import Preview
-from webapp.preview.tasks import run_preview
-from webapp.traces.models import Trace
 
 
 def test_simulations_go_to_their_queue_and_everything_else_is_quick():
@@ -31,13 +26,3 @@ def test_the_prefix_names_both_queues(settings):
     assert queue_for("webapp.experiments.tasks.run_simulation") == "rig-7-simulation"
     assert queue_for("webapp.traces.tasks.parse_trace") == "rig-7-quick"
 
-
-@pytest.mark.django_db
-@pytest.mark.parametrize("jobs, queue", [(20000, "quick"), (20001, "simulation"), (None, "simulation")])
-def test_a_preview_of_a_small_trace_is_quick_of_a_large_one_a_simulation(alice, demo_trace, jobs, queue):
-    Trace.objects.filter(pk=demo_trace.pk).update(summary=None if jobs is None else {**demo_trace.summary,
-                                                                                       "jobs": jobs})
-    preview = Preview.objects.create(owner=alice, name="p", trace=demo_trace, machine_name="m", machine_text="",
-                                     current_name="a", current_text="", proposed_name="b", proposed_text="",
-                                     policy="mrfs-easy")
-    assert route(run_preview.name, (preview.pk,), {}, {}) == {"queue": queue}

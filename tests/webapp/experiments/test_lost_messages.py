@@ -1,4 +1,4 @@
-"""A run or preview still queued whose message is gone from the broker (kombu's filesystem broker
+"""A run still queued whose message is gone from the broker (kombu's filesystem broker
 loses what a dying worker had taken) is sent again once by the reconcile step, then failed with the
 reason. Messages are real files in a temporary filesystem broker; "losing" one is deleting its file."""
 
@@ -15,8 +15,6 @@ from tests.webapp.conftest import make_experiment
 from webapp.celery import app as celery_app
 from webapp.experiments.models import Run
 from webapp.experiments.tasks import LOST_MESSAGE, reconcile_runs, requeue_interrupted, resend_lost
-from webapp.preview.models import Preview
-from webapp.preview.tasks import reconcile_previews, requeue_running, run_preview
 
 pytestmark = pytest.mark.django_db
 
@@ -117,50 +115,3 @@ def test_runs_interrupted_by_stopping_are_queued_again_without_counting_the_atte
         assert requeue_interrupted() == 1
     queued_run.refresh_from_db()
     assert (queued_run.status, queued_run.attempts) == ("queued", 0) and len(messages(queue)) == 1
-
-
-@pytest.fixture
-def preview(alice, demo_trace) -> Preview:
-    text = "0\tzewura\t20\t80\t1\t529426432\n"
-    queues = "queues:\n  - {name: q, walltime: 1d}\n"
-    return Preview.objects.create(owner=alice, name="p", trace=demo_trace, machine_name="m", machine_text=text,
-                                  current_name="a", current_text=queues, proposed_name="b", proposed_text=queues,
-                                  policy="mrfs-easy")
-
-
-def test_a_preview_whose_message_is_lost_is_sent_again_once_then_fails(preview, queue):
-    run_preview.delay(preview.pk)
-    age(Preview, preview.pk)
-    assert reconcile_previews() == {"requeued": 0, "failed": 0, "resent": 0, "lost_in_queue": 0}
-    lose_messages(queue)
-    assert reconcile_previews() == {"requeued": 0, "failed": 0, "resent": 1, "lost_in_queue": 0}
-    assert len(messages(queue)) == 1
-    lose_messages(queue)
-    age(Preview, preview.pk)
-    assert reconcile_previews() == {"requeued": 0, "failed": 0, "resent": 0, "lost_in_queue": 1}
-    preview.refresh_from_db()
-    assert preview.status == "failed" and preview.error.startswith("lost in the queue")
-
-
-def test_a_preview_whose_worker_died_is_queued_again_once(preview, queue):
-    Preview.objects.filter(pk=preview.pk).update(status="running")
-    assert requeue_running(count=True) == {"requeued": 1, "failed": 0}
-    assert len(messages(queue)) == 1
-    Preview.objects.filter(pk=preview.pk).update(status="running")
-    assert requeue_running(count=True) == {"requeued": 0, "failed": 1}
-    preview.refresh_from_db()
-    assert preview.status == "failed" and preview.error.startswith("worker lost")
-
-
-def test_a_failed_preview_runs_again_from_its_page(preview, queue, alice_client, bob_client, django_capture_on_commit_callbacks):
-    """After its message was lost twice: the page's "Run again" queues it with a fresh count."""
-    from django.urls import reverse
-
-    Preview.objects.filter(pk=preview.pk).update(status="failed", error=LOST_MESSAGE, resends=1)
-    assert "Run again" in alice_client.get(preview.get_absolute_url()).content.decode()
-    url = reverse("preview:run_again", args=[preview.pk])
-    assert bob_client.post(url).status_code == 404
-    with django_capture_on_commit_callbacks(execute=True):
-        assert alice_client.post(url).status_code == 302
-    preview.refresh_from_db()
-    assert preview.status == "queued" and preview.resends == 0 and not preview.error and len(messages(queue)) == 1

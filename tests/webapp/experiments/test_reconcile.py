@@ -67,3 +67,15 @@ def test_the_experiment_poll_reconciles(run, sent, alice_client):
     lose(run, attempts=2)
     data = alice_client.get(reverse("experiments:progress", args=[run.experiment_id])).json()
     assert data["runs"][0]["status"] == "failed" and data["finished"] is True
+
+
+def test_the_periodic_check_runs_on_compose(settings):
+    """docker-compose.yml runs one beat service; its schedule holds the lost-work check of every run
+    (a preview's runs are experiment runs: no check of their own), every minute, and the dispatcher."""
+    from pathlib import Path
+
+    compose = (Path(__file__).resolve().parents[3] / "docker-compose.yml").read_text()
+    assert '"celery", "-A", "webapp", "beat"' in compose
+    schedule = {entry["task"]: entry["schedule"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
+    assert schedule == {"webapp.experiments.tasks.reconcile_runs": 60.0, "webapp.experiments.tasks.dispatch_runs": 10.0,
+                        "webapp.traces.tasks.reconcile_traces": 60.0}

@@ -5,13 +5,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from tests.webapp.conftest import login, make_trace
+from django.template.loader import render_to_string
+
+from tests.webapp.conftest import compute, make_preview
+from webapp.experiments.models import Experiment
 from webapp.preview.models import MachineFile, Preview, QueueFile
-from webapp.preview.services import run
 from webapp.traces.models import Trace
 from tests.shared_data import SHARED_DATA
 
@@ -112,14 +117,18 @@ def test_a_preview_compares_current_and_proposed_side_by_side(alice, media_root,
         "name": "2013 -> 2014", "trace": trace.pk, "machine": machine.pk, "current": "shipped:metacentrum-historical",
         "proposed": "shipped:metacentrum-2014", "policy": "mrfs-easy"})
     preview = Preview.objects.get()
-    assert response.status_code == 302 and preview.status == "queued"
-    run(preview.pk)                       # what the queued task does
-    preview.refresh_from_db()
-    assert preview.status == "done", preview.error
-    runs = preview.summary["runs"]
-    assert {run["preset"] for run in runs.values()} == {"mrfs-easy", "fairshare-easy"}
-    assert set(runs["current"]["per_queue"]) <= {"long", "normal", "short", "backfill"}
-    assert set(runs["proposed"]["per_queue"]) >= {"q_1d"}
+    runs = list(preview.experiment.runs.all())
+    assert response.status_code == 302 and {run.status for run in runs} == {"queued"}
+    # one experiment: what happened, current and proposed under the policy, proposed under the other fair-share
+    assert [(run.label, run.queues) for run in runs] == [
+        ("recorded", ""), ("current: mrfs-easy", "current"), ("proposed: mrfs-easy", "proposed"),
+        ("proposed: fairshare-easy", "proposed")]
+    assert preview.experiment.procs == 2176
+    compute(preview)                       # what the queued tasks do
+    summaries = {run.label: run.summary for run in preview.experiment.runs.all()}
+    assert all(run.status == "done" for run in preview.experiment.runs.all())
+    assert set(summaries["current: mrfs-easy"]["per_queue"]) <= {"long", "normal", "short", "backfill"}
+    assert set(summaries["proposed: mrfs-easy"]["per_queue"]) >= {"q_1d"}
     page = client.get(preview.get_absolute_url()).content.decode()
     assert "Per queue" in page and "q_1d" in page and "normal" in page
     for title in ("Cluster utilization", "Jobs completed per week", "Mean wait per user", "Fair-share usage over time",
@@ -136,34 +145,36 @@ def test_a_shorter_walltime_is_enforced_and_the_page_says_who_is_refused_and_wha
     current = shipped_queue_text("metacentrum-2014")
     proposed = current.replace("  - name: q_1d\n    walltime: 24h", "  - name: q_1d\n    walltime: 12h")
     assert proposed != current
-    preview = Preview.objects.create(owner=alice, name="p", trace=trace, machine_name="wagap", machine_text=WAGAP_MACHINES,
-                                     current_name="2014", current_text=current, proposed_name="q_1d 12 h",
-                                     proposed_text=proposed, policy="mrfs-easy")
-    run(preview.pk)
-    preview.refresh_from_db()
-    assert preview.status == "done", preview.error
+    preview = make_preview(alice, trace, machine=WAGAP_MACHINES, current=current, proposed=proposed, run=True)
+    runs = {run.label: run for run in preview.experiment.runs.all()}
+    assert {run.status for run in runs.values()} == {"done"}
     jobs = read_trace(wagap_head).jobs
     over = jobs[(jobs["queue_name"] == "q_1d") & (jobs["requested_time"] > 12 * 3600)]
     assert len(over) > 0
-    admission = preview.summary["runs"]["proposed"]["admission"]
+    admission = runs["proposed: mrfs-easy"].summary["admission"]
     line = next(line for line in admission["lines"] if "q_1d" in line)
     assert line == (f"{len(over)} jobs of {over['user'].nunique()} users ask for more than q_1d's 12 h: "
                     "rejected at submission")
+    rejected = runs["proposed: mrfs-easy"].load_rejected()
+    by_q_1d = rejected[rejected["queue"] == "q_1d"]
+    assert sorted(by_q_1d["job_id"]) == sorted(over["job_id"]) and set(by_q_1d["limit"]) == {"walltime 12 h"}
     page = login(alice).get(preview.get_absolute_url()).content.decode()
-    assert "Refused at submission" in page and line.replace("'", "&#x27;") in page
-    assert 'id="held-table"' in page and "Queue limit" in page and "Priority" in page
+    assert "Jobs refused or moved at submission" in page and line.replace("'", "&#x27;") in page
+    assert f"The {len(rejected)} jobs rejected" in page
+    assert 'id="pending"' in page and "<th>queue limit</th>" in page and "<th>priority</th>" in page
 
 
-def test_a_preview_that_cannot_run_says_why(alice, media_root, wagap_head):
+def test_a_preview_whose_configuration_names_a_missing_cluster_is_refused_and_nothing_stored(
+        alice, media_root, wagap_head):
     trace = make_trace(alice, wagap_head, name="wagap head")
     tiny = MachineFile.objects.create(owner=alice, name="tiny", text="0\ttiny\t1\t4\t1\t1048576\n")
-    preview = Preview.objects.create(owner=alice, name="p", trace=trace, machine_name="tiny", machine_text=tiny.text,
-                                     current_name="a", current_text="queues:\n  - {name: q, walltime: 1d, pool: [nope]}\n",
-                                     proposed_name="b", proposed_text="queues:\n  - {name: q, walltime: 1d}\n",
-                                     policy="mrfs-easy")
-    run(preview.pk)
-    preview.refresh_from_db()
-    assert preview.status == "failed" and "pool names cluster 'nope'" in preview.error
+    bad = QueueFile.objects.create(owner=alice, name="bad", text="queues:\n  - {name: q, walltime: 1d, pool: [nope]}\n")
+    response = login(alice).post(reverse("preview:new"), {
+        "name": "p", "trace": trace.pk, "machine": tiny.pk, "current": str(bad.pk),
+        "proposed": "shipped:metacentrum-2014", "policy": "mrfs-easy"})
+    assert response.status_code == 400
+    assert "queue q: pool names cluster &#x27;nope&#x27;, which the machine lacks" in response.content.decode()
+    assert not Preview.objects.exists() and not Experiment.objects.exists()
 
 
 # -- the current configuration inferred from the trace, reality beside the runs ----------------------
@@ -184,17 +195,12 @@ def test_a_preview_on_the_inferred_configuration_and_machine_holds_current_again
         "proposed": "shipped:metacentrum-2014", "policy": "mrfs-easy"})
     assert response.status_code == 302, response.content.decode()[:2000]
     preview = Preview.objects.get()
-    run(preview.pk)
-    preview.refresh_from_db()
-    assert preview.status == "done", preview.error
-    # the texts the worker inferred are kept in the preview, with their evidence
+    # the texts inferred when the preview was made are kept in it, with their evidence
     assert "cores running at once on 2013-01-" in preview.current_text and "mode: virtual" in preview.current_text
     assert "# Inferred from wagap head by" in preview.current_text
     assert "clusters:" in preview.machine_text and "hosts seen:" in preview.machine_text
-    summary = preview.summary
-    assert summary["fidelity"]["jobs"]["matched"] > 300
-    overall = summary["changes"]["by_queue"][0]
-    assert overall["queue"] == "overall" and set(overall["mean_wait"]) == {"recorded", "current", "proposed"}
+    compute(preview)
+    assert all(run.status == "done" for run in preview.experiment.runs.all())
     page = client.get(preview.get_absolute_url()).content.decode()
     assert "Is “current” like what really happened?" in page
     assert ("warning-box" in page) != ("ok-box" in page)
@@ -205,14 +211,9 @@ def test_a_preview_on_the_inferred_configuration_and_machine_holds_current_again
 
 def test_the_inferred_configuration_is_edited_like_any_other(alice, bob, media_root, wagap_head):
     trace = make_trace(alice, wagap_head, name="wagap head")
-    preview = Preview.objects.create(owner=alice, name="p", trace=trace, machine_name="wagap",
-                                     machine_text=WAGAP_MACHINES, current_name="inferred from the trace",
-                                     current_text="", proposed_name="metacentrum-2014",
-                                     proposed_text=(Path("engine/platform/configs/2014.yaml")).read_text(),
-                                     policy="mrfs-easy")
-    run(preview.pk)
-    preview.refresh_from_db()
-    assert preview.status == "done", preview.error
+    preview = make_preview(alice, trace, machine=WAGAP_MACHINES, current="",
+                           proposed=Path("engine/platform/configs/2014.yaml").read_text())
+    Preview.objects.filter(pk=preview.pk).update(current_name="inferred from the trace")
     client = login(alice)
     response = client.post(reverse("preview:edit_inferred", args=[preview.pk, "queues"]))
     saved = QueueFile.objects.get()
@@ -238,22 +239,19 @@ def test_a_trace_without_recorded_starts_cannot_infer(alice, media_root, tmp_pat
     assert not Preview.objects.exists()
 
 
-def test_the_fidelity_warning_is_plain_and_on_top(alice, media_root, wagap_head):
-    trace = make_trace(alice, wagap_head, name="wagap head")
+def test_the_fidelity_warning_is_plain_and_on_top(alice, media_root):
+    """The results' tables as the page and the download show them, from a hand-made summary."""
     warning = "The simulated baseline is far from what really happened: mean wait 77.0 h simulated vs 14.2 h recorded."
     side = {"mean_wait": 3600.0, "p95_wait": 7200.0, "utilization": 0.5}
-    summary = {"runs": {}, "recorded": {"jobs": 10}, "time_zone": "Europe/Prague",
+    context = {"summaries": {}, "recorded": {"jobs": 10}, "time_zone": "Europe/Prague", "rows": [],
                "fidelity": {"jobs": {"matched": 10}, "warning": warning,
                             "overall": {"recorded": side, "simulated": dict(side, mean_wait=5.5 * 86400),
                                         "mean_wait_ratio": 132.0, "wait_rank_correlation": 0.31}},
-               "changes": {"by_queue": [{"queue": "overall", "jobs": 10, "change": -5400.0,
-                                         "mean_wait": {"recorded": 3600.0, "current": 9000.0, "proposed": 3600.0}}],
-                           "users": {"gain": [{"user": 7, "jobs": 3, "before": 7200.0, "after": 60.0,
-                                               "change": -7140.0}], "lose": []}}}
-    preview = Preview.objects.create(owner=alice, name="p", trace=trace, machine_name="m", machine_text="x",
-                                     current_name="c", current_text="x", proposed_name="p", proposed_text="x",
-                                     policy="mrfs-easy", status=Preview.Status.DONE, summary=summary)
-    page = login(alice).get(preview.get_absolute_url()).content.decode()
+               "changes": [{"queue": "overall", "jobs": 10, "change": -5400.0,
+                            "mean_wait": {"recorded": 3600.0, "current": 9000.0, "proposed": 3600.0}}],
+               "users": {"gain": [{"user": 7, "jobs": 3, "before": 7200.0, "after": 60.0, "change": -7140.0}],
+                         "lose": []}}
+    page = render_to_string("preview/_results.html", context)
     assert page.index("warning-box") < page.index("Mean wait per queue")
     assert warning in page and "5.5 days</strong> simulated vs" in page and "132.00×" in page
     assert '<td class="better">−1.5 h</td>' in page and '<td class="better">−2.0 h</td>' in page
@@ -316,18 +314,42 @@ def test_a_bounded_preview_runs_every_simulation_with_the_bound_and_says_so(alic
     client = login(alice)
     response = client.post(reverse("preview:new"), _preview_post(trace, machine, backfill_bound="3"))
     preview = Preview.objects.get()
-    assert response.status_code == 302 and preview.params == {"backfill_bound": 3}
-    run(preview.pk)
-    preview.refresh_from_db()
-    assert preview.status == "done", preview.error
-    for name, result in preview.summary["runs"].items():     # what the engine was given, as it reports it
-        assert result["policy"]["params"]["backfill_bound"] == 3, name
-        assert result["params"] == {"backfill_bound": 3}
-    assert "backfill bound 3 jobs" in client.get(preview.get_absolute_url()).content.decode()
+    assert response.status_code == 302
+    compute(preview)
+    for run in preview.experiment.runs.exclude(policy__preset="recorded"):   # as the engine reports it
+        assert run.status == "done", run.error
+        assert run.summary["policy"]["params"]["backfill_bound"] == 3, run.label
+    page = client.get(preview.get_absolute_url()).content.decode()
+    assert "backfill bound 3, decay hours 72.0, decay factor 0.5;" in page
 
 
 def test_an_unbounded_preview_passes_no_parameter(alice, media_root, wagap_head):
     trace = make_trace(alice, wagap_head, name="wagap head")
     machine = MachineFile.objects.create(owner=alice, name="wagap", text=WAGAP_MACHINES)
     login(alice).post(reverse("preview:new"), _preview_post(trace, machine, backfill_bound="inf"))
-    assert Preview.objects.get().params == {}
+    runs = Preview.objects.get().experiment.runs.exclude(policy__preset="recorded")
+    assert [run.policy["params"]["backfill_bound"] for run in runs] == ["inf", "inf", "inf"]
+
+
+def test_fair_share_parameters_a_window_and_a_sweep_make_the_runs_of_one_experiment(alice, media_root, wagap_head):
+    """decay and the bound go to every run; a sweep over the bound makes current, proposed and counterpart
+    per value; the window is kept in days and shown as the trace's dates."""
+    trace = make_trace(alice, wagap_head, name="wagap head")
+    machine = MachineFile.objects.create(owner=alice, name="wagap", text=WAGAP_MACHINES)
+    client = login(alice)
+    response = client.post(reverse("preview:new"), _preview_post(
+        trace, machine, decay_hours="24", days_from="1", days_to="3", sweep_param="backfill_bound",
+        sweep_values="5, inf"))
+    assert response.status_code == 302, response.content.decode()[:3000]
+    experiment = Preview.objects.get().experiment
+    simulated = [(r.label, r.queues, r.sweep_value, r.policy["params"]) for r in experiment.runs.all()][1:]
+    assert [(label.split(" ")[0], queues, value) for label, queues, value, _ in simulated] == [
+        ("current:", "current", 5), ("proposed:", "proposed", 5), ("current:", "current", "inf"),
+        ("proposed:", "proposed", "inf"), ("proposed:", "proposed", 5), ("proposed:", "proposed", "inf")]
+    assert {params["decay_hours"] for *_, params in simulated} == {24.0}
+    assert experiment.days == "1:3" and experiment.sweep_param == "backfill_bound"
+    first = int(Trace.objects.get().workload().jobs["submit"].min())
+    page = client.get(Preview.objects.get().get_absolute_url()).content.decode()
+    zone = Trace.objects.get().zone()     # the trace's own (the upload's, else its log's)
+    day = lambda n: pd.Timestamp(first + n * 86400, unit="s", tz="UTC").tz_convert(zone).strftime("%Y-%m-%d %H:%M")  # noqa: E731
+    assert f"jobs submitted from {day(1)} to {day(3)} (days 1:3 of the trace)" in page

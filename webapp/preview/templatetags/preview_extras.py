@@ -6,7 +6,8 @@ from typing import Any
 
 from django import template
 
-from engine.api import duration_text, percent_text
+from engine.api import duration_text, percent_text, walltime_text
+from webapp.preview.proposal import pool_words
 
 register = template.Library()
 
@@ -19,11 +20,6 @@ def get(mapping: Any, key: str) -> Any:
 @register.filter
 def split(text: str) -> list[str]:
     return text.split()
-
-
-@register.filter
-def hours(seconds: Any) -> str:
-    return "" if seconds is None else f"{float(seconds) / 3600:.1f}"
 
 
 @register.filter
@@ -65,3 +61,29 @@ def ratio(value: Any) -> str:
 def pairs(keys: str, titles: str) -> list[tuple[str, str]]:
     """``"a b"|pairs:"A,B"`` -> ``[("a", "A"), ("b", "B")]`` (table sections with their titles)."""
     return list(zip(keys.split(), titles.split(",")))
+
+
+@register.filter
+def reason(key: str) -> str:
+    """An engine's reason key in words: ``request_over_queue_walltime`` -> ``request over queue walltime``."""
+    return str(key).replace("_", " ")
+
+
+@register.filter
+def walltime(seconds: Any) -> str:
+    """A queue's walltime as configured, in days or hours (``1 d``, ``12 h``)."""
+    return "–" if seconds is None else walltime_text(int(seconds))
+
+
+@register.filter
+def pool(clusters: Any) -> str:
+    """A queue's pool: its clusters, or "all clusters" when it has none (``None``)."""
+    return pool_words(tuple(clusters) if clusters else None)
+
+
+@register.filter
+def held_pairs(row: dict) -> list[tuple[Any, Any]]:
+    """A pending row's hours per reason as (current, proposed) pairs ("–" where that side has none)."""
+    current, proposed = row.get("current"), row.get("proposed")
+    count = len(current or proposed or [])
+    return [((current or ["–"] * count)[i], (proposed or ["–"] * count)[i]) for i in range(count)]

@@ -1,27 +1,23 @@
-"""The lost-work check by hand: runs, previews and parses whose worker is gone or whose queued message
-was lost are sent again once, then failed with the reason; leftovers of interrupted uploads removed."""
+"""The lost-work check by hand: runs (a preview's too) and parses whose worker is gone or whose queued
+message was lost are sent again once, then failed with the reason; leftovers of interrupted uploads removed."""
 
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
 from webapp.experiments.tasks import reconcile, resend_lost
-from webapp.preview.tasks import reconcile_previews
 from webapp.traces.tasks import reconcile_traces
 
 
 class Command(BaseCommand):
-    help = ("Re-queue (once) or fail runs and previews whose worker stopped sending heartbeats, and queued runs "
-            "and previews whose message was lost.")
+    help = ("Re-queue (once) or fail runs whose worker stopped sending heartbeats, and queued runs whose "
+            "message was lost.")
 
     def handle(self, *args: object, **options: object) -> None:
         counts = reconcile()
         self.stdout.write(f"{counts['requeued']} run(s) re-queued, {counts['failed']} failed as worker lost")
         lost = resend_lost()
         self.stdout.write(f"{lost['resent']} lost run message(s) re-sent, {lost['failed']} failed")
-        previews = reconcile_previews()
-        self.stdout.write(f"{previews['requeued']} preview(s) re-queued, {previews['failed']} failed as worker lost")
-        self.stdout.write(f"{previews['resent']} lost preview message(s) re-sent, {previews['lost_in_queue']} failed")
         traces = reconcile_traces()
         self.stdout.write(f"{traces['resent']} lost parse(s) re-sent, {traces['failed']} failed; "
                           f"{traces['temporary_files_removed']} leftover upload file(s) removed")

@@ -1,0 +1,99 @@
+"""An admin's whole path in Chromium on a real OpenPBS accounting log: upload it, preview it as it is,
+lower workq's walltime to 1 h in the page's form, run that, and read the 200 jobs rejected at
+submission by name; run it again as a new preview and cancel it while it runs; download the page."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.browser.conftest import ARTIFACTS
+from tests.browser.test_comparison_flow import log_in
+from tests.shared_data import SHARED_DATA
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+OPENPBS = SHARED_DATA / "metacentrum/fairsharesim/OpenPBS.log"
+RESULTS = 300_000   # ms: a loaded shared machine parses and simulates slowly
+
+
+def upload(page, base: str) -> None:  # noqa: ANN001
+    page.goto(base + "/traces/upload/")
+    page.fill("#id_name", "OpenPBS")
+    page.set_input_files("#id_file", str(OPENPBS))
+    page.click("main form button[type=submit]")
+    page.wait_for_selector('#trace-status[data-status="ready"]', timeout=RESULTS)
+
+
+def wait_for_results(page, figures: bool = True) -> None:  # noqa: ANN001
+    """The page reloads itself when its last run ends; then the tables and figures are there."""
+    page.wait_for_selector("#submission", timeout=RESULTS)
+    if figures:
+        page.wait_for_function("() => window.Bokeh && Bokeh.documents.length === 1 && Bokeh.documents[0].is_idle",
+                               timeout=RESULTS)
+
+
+@pytest.mark.skipif(not OPENPBS.exists(), reason=f"{OPENPBS} is not here")
+def test_an_admin_lowers_a_walltime_and_reads_the_jobs_rejected(page, live_server, celery_worker,  # noqa: ANN001
+                                                                 django_user_model, tmp_path):
+    django_user_model.objects.create_superuser("admin", password="admin-password-1")
+    base = live_server.url
+    log_in(page, base, "admin", "admin-password-1")
+    upload(page, base)
+
+    # as it is: the machine and the queues inferred from the log, proposed = current to start from
+    page.goto(base + "/preview/new/")
+    page.fill("#id_name", "workq at 1 h")
+    page.select_option("#id_trace", label="OpenPBS")
+    page.select_option("#id_proposed", value="inferred")
+    page.click("main form button[type=submit]")
+    wait_for_results(page)
+    assert "The proposal is the current configuration: no limit differs." in page.inner_text("#proposal-diff")
+
+    # lower workq's walltime in the form; the page shows the difference before anything runs
+    row = page.locator('#proposal-rows tr[data-queue="workq"]')
+    before = page.input_value("#proposal-form textarea[name=yaml]")
+    row.locator("input[name$=_walltime]").fill("1")
+    row.locator("select[name$=_unit]").select_option("h")
+    page.wait_for_function("() => document.getElementById('proposal-diff').innerText.includes('workq')")
+    diff = page.inner_text("#proposal-diff")
+    assert re.search(r"workq\s+walltime\s+2 h\s+1 h", diff), diff
+    after = page.input_value("#proposal-form textarea[name=yaml]")
+    assert "walltime: 1h" in after and after != before        # the YAML follows the form
+    page.screenshot(path=str(ARTIFACTS / "preview-proposal.png"), full_page=True)
+    page.click("#proposal-form button[value=run]")
+    wait_for_results(page, figures=False)     # every job rejected under the proposal: nothing ran to draw
+    assert "No job ran under the proposed and the counterpart run" in page.inner_text("#no-figures")
+
+    proposed = page.inner_text(".submission-proposed")
+    assert re.search(r"200 jobs of \d+ users? ask for more than workq's 1 h: rejected at submission", proposed), proposed
+    jobs = page.locator(".submission-proposed .rejected-jobs tbody tr")
+    assert jobs.count() == 200
+    assert "112461.torque1.grid.cesnet.cz" in page.inner_text(".submission-proposed .rejected-jobs")
+    assert "vchlum" in page.inner_text(".submission-proposed .rejected-jobs")
+    assert "None: every job was accepted by its own queue." in page.inner_text(".submission-current")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "preview-rejected.png"), full_page=True)
+
+    # the whole page as one file
+    with page.expect_download() as download:
+        page.click("#download-html")
+    saved = tmp_path / "preview.html"
+    download.value.save_as(saved)
+    html = saved.read_text()
+    assert "1 h: rejected at submission" in html and "112461.torque1.grid.cesnet.cz" in html   # in the Div's JSON
+    assert "cdn.bokeh.org" not in html
+
+    # the same change as a new preview, cancelled while its runs are unfinished
+    page.click("#proposal-form button[value=copy]")
+    page.wait_for_selector("#runs")
+    page.click("text=Cancel unfinished")
+    page.wait_for_function("""() => {
+        const statuses = [...document.querySelectorAll('#runs [data-field="status"]')].map(s => s.textContent.trim());
+        return statuses.length === 4 && statuses.every(s => ['done', 'cancelled'].includes(s));
+    }""", timeout=RESULTS)
+    statuses = page.locator('#runs [data-field="status"]').all_inner_texts()
+    assert "cancelled" in statuses, statuses
+    page.screenshot(path=str(ARTIFACTS / "preview-cancelled.png"), full_page=True)
+    assert page.watch.errors == [], "console errors"
+    assert page.watch.external == [], "requests off the server"
