@@ -302,5 +302,8 @@ LOGGING = {
         "webapp": {"handlers": ["console"], "level": os.getenv("SCHEDLAB_LOG_LEVEL", "INFO")},
         "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
         "celery": {"handlers": ["console"], "level": "WARNING", "propagate": False},
+        # one line per task ("Task ... succeeded in 2.1s"): the worker's log says what it did (and
+        # webapp.studies.cluster counts a worker's tasks from it)
+        "celery.app.trace": {"handlers": ["console"], "level": "INFO", "propagate": False},
     },
 }

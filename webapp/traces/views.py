@@ -144,7 +144,7 @@ def trace_parse_again(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def trace_delete(request: HttpRequest, pk: int) -> HttpResponse:
     trace = get_owned_or_404(Trace, request.user, pk)
-    if trace.experiments.exists() or trace.previews.exists():
+    if trace.experiments.exists():     # previews are experiments too
         remove_trace(trace)
         messages.success(request, f"Removed “{trace.name}”: the experiments that used it keep their results "
                                   "and say the trace was removed by its owner.")
