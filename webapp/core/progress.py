@@ -37,12 +37,21 @@ class Reporter:
         self.last_progress = 0.0
         self.last_check = 0.0
         self.last_beat = time.monotonic()
+        self.done, self.parts = 0, 1
+
+    def part(self, index: int, count: int) -> None:
+        """The next callbacks are of simulation `index` (from 0) of `count`, for a row that runs
+        several (a replicate: every policy on one window); reports its start."""
+        self.done, self.parts = index, count
+        self.last_progress = 0.0
+        self.progress(0.0)
 
     def progress(self, fraction: float) -> None:
         now = time.monotonic()
         if now - self.last_progress >= self.interval:
             self.last_progress = self.last_beat = now
-            self.row.update(progress=min(max(float(fraction), 0.0), 1.0), heartbeat_at=timezone.now())
+            overall = (self.done + min(max(float(fraction), 0.0), 1.0)) / self.parts
+            self.row.update(progress=overall, heartbeat_at=timezone.now())
 
     def beat(self) -> None:
         """Renew the lease if HEARTBEAT_SECONDS passed (the engine's should_stop checks call it)."""
