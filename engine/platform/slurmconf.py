@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 from engine.workload.errors import WorkloadError, shown
-from engine.workload.slurm import expand_hostlist
 
 #: slurm.conf keys read into the model (lower case); the rest are listed as unmodelled.
 PRIORITY_KEYS = ("prioritytype", "prioritydecayhalflife", "prioritymaxage", "prioritycalcperiod",
@@ -216,6 +215,14 @@ def _lines(text: str, source: str):
                 raise WorkloadError(f"expected KEY=VALUE, got {shown(token)}", file=source, line=lineno)
             pairs.append((key, value.strip('"')))
         yield lineno, pairs
+
+
+def expand_hostlist(text: str) -> list[str]:
+    """The sacct reader's host-list expansion, imported at first use: every simulate command loads
+    the policy families (engine.policies.slurm imports this module) and must not load the Slurm
+    reader (tests/engine/test_api_imports.py)."""
+    from engine.workload.slurm import expand_hostlist as expand
+    return expand(text)
 
 
 def _node_set(values: dict[str, str], line: int, source: str) -> NodeSet:
