@@ -110,6 +110,8 @@ class Scenario:
     seed: int = 0
     #: a Slurm site as configured (slurm.conf + sacctmgr dumps), for the ``slurm`` policy (issue 24)
     slurm_site: Any = None
+    #: a PBS site as configured (print server, sched_config, resource_group), for the ``pbs`` policy
+    pbs_site: Any = None
 
 
 def run(scenario: Scenario, *, progress: Progress | None = None,
@@ -122,6 +124,8 @@ def run(scenario: Scenario, *, progress: Progress | None = None,
         context["allocations"] = scenario.allocations
     if scenario.slurm_site is not None:
         context["slurm_site"] = scenario.slurm_site
+    if scenario.pbs_site is not None:
+        context["pbs_site"] = scenario.pbs_site
     run_it = partial(simulate, exact_estimates=scenario.exact_estimates, seed=scenario.seed, progress=progress,
                      should_stop=should_stop, context=context or None)
     policy = scenario_policy(scenario)
