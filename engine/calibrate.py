@@ -24,6 +24,7 @@ models the recording cannot reject: those meeting the issue's targets for the me
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -94,7 +95,7 @@ def idle_with_waiting(recorded: pd.DataFrame) -> int:
     return int((np.diff(times) * ((waiting > 0) & (running == 0))).sum())
 
 
-def _row(candidate: Candidate, figures: dict[str, Any]) -> dict[str, Any]:
+def _row(candidate: Candidate, figures: Mapping[str, Any]) -> dict[str, Any]:
     overall = figures["overall"]
     recorded = overall["recorded"]["mean_wait"]
     per = {name: {"recorded": part["recorded"]["mean_wait"], "simulated": part["simulated"]["mean_wait"],
