@@ -76,7 +76,7 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
     from engine.platform.sitefiles import FILES as SITE_FILES
     from engine.platform.sitefiles import Key as SiteKey
     from engine.platform.sitefiles import common_keys, site_from_texts, with_change
-    from engine.metrics.sitepending import held_by_reason, pending_reasons
+    from engine.metrics.sitepending import held_by_reason, pending_reasons, policy_pending
     from engine.command import simulate_command
     from engine.csvcells import safe_cells
     from engine.metrics.changes import by_queue, user_changes, wall_clock
@@ -199,7 +199,7 @@ __all__ = [
     # a Slurm site as configured (issue 24): slurm.conf + sacctmgr dumps
     "SlurmSite", "read_slurm_site", "describe_site", "slurm_time", "PbsServer", "read_pbs_site", "describe_pbs_site",
     "SITE_FILES", "SiteKey", "common_keys", "site_from_texts", "with_change", "held_by_reason", "pending_reasons",
-    "__version__",
+    "policy_pending", "__version__",
 ]
 
 #: Where each name of the face lives: {name: (module, name there)}. A name's module is imported
@@ -223,7 +223,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     **{name: ("engine.platform.sitefiles", name) for name in ("common_keys", "site_from_texts", "with_change")},
     "SITE_FILES": ("engine.platform.sitefiles", "FILES"),
     "SiteKey": ("engine.platform.sitefiles", "Key"),
-    **{name: ("engine.metrics.sitepending", name) for name in ("held_by_reason", "pending_reasons")},
+    **{name: ("engine.metrics.sitepending", name) for name in ("held_by_reason", "pending_reasons",
+                                                                   "policy_pending")},
     **{name: ("engine.metrics.units", name) for name in ("DURATION_UNITS", "METRICS", "Metric", "countdown_text", "date_text",
                                                          "duration_text", "metric", "metric_heading", "metric_label",
                                                          "metric_text", "number_text", "percent_text",

@@ -21,6 +21,10 @@ Slurm shows ``Resources`` only for the job at the top of its partition and ``Pri
 below it; here ``Resources`` is every job that could not fit at that moment (as engine.sim.pending
 counts it), so the two split the same hours differently from squeue. Each job's time is counted
 under one reason at a time; :func:`held_by_reason` sums jobs and hours per reason.
+
+A run of the ``slurm`` policy knows its jobs' reasons itself (engine.policies.slurm: the run summary's
+``slurm_pending`` and ``slurm_refused``); :func:`policy_pending` reads them, and this estimate is for
+the runs that do not: the recorded schedule, and PBS.
 """
 
 from __future__ import annotations
@@ -162,3 +166,20 @@ def _pbs_limited(server: PbsServer, job: int, queues: list[str], users: list[str
                     sum(1 for r in mine if users[r] == users[job]) >= limit:
                 return True
     return False
+
+
+REFUSED = "refused at submission"
+
+
+def policy_pending(summary: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The rows of :func:`held_by_reason` from a run summary whose policy tracked its pending reasons
+    (``slurm_pending``: reason -> jobs, hours), then a row per reason jobs were refused at submission
+    (``slurm_refused``: reason -> jobs; no hours); None when the summary has none."""
+    pending = summary.get("slurm_pending")
+    if pending is None:
+        return None
+    rows = [{"reason": reason, "jobs": int(row["jobs"]), "hours": float(row["hours"]), "cpu_hours": None}
+            for reason, row in pending.items()]
+    rows += [{"reason": f"{reason} ({REFUSED})", "jobs": int(count), "hours": None, "cpu_hours": None}
+             for reason, count in (summary.get("slurm_refused") or {}).items()]
+    return rows

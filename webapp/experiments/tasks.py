@@ -26,7 +26,7 @@ from django.utils import timezone
 from engine.api import (INPUT_ERRORS, Cancelled, Clusters, Pool, Scenario, SimResult, SimulationError, Transforms,
                         deadline_summaries_at, error_line, parse_days)
 from engine.api import run as run_scenario
-from engine.api import held_by_reason, pending_reasons, summarize
+from engine.api import held_by_reason, pending_reasons, policy_pending, summarize
 from webapp.allocations.services import allocations_of
 from webapp.core.broker import resend_lost as resend_lost_messages
 from webapp.core.files import replace_dir
@@ -192,10 +192,14 @@ def execute(run_id: int, reporter: Reporter) -> None:
     )
     result = run_scenario(scenario, progress=reporter.progress, should_stop=reporter.should_stop)
     summary = summarize(result, load_factor=run.load_factor, days=experiment.days or None)
-    if site is not None:   # what held the jobs, in the site's scheduler's words (the recorded run: the current files')
-        held = pending_reasons(result.schedule, workload.jobs, own or site.site(CURRENT), experiment.procs,
-                               workload.metadata.get("user_names", {}))
-        summary["site_pending"] = held_by_reason(held, result.schedule)
+    if site is not None:   # what held the jobs, in the site's scheduler's words: the policy's own, else estimated
+        # from the schedule (the recorded run: against the current files)
+        rows = policy_pending(summary)
+        if rows is None:
+            held = pending_reasons(result.schedule, workload.jobs, own or site.site(CURRENT), experiment.procs,
+                                   workload.metadata.get("user_names", {}))
+            rows = held_by_reason(held, result.schedule)
+        summary["site_pending"] = rows
     per_share = deadlines_per_share(run, scenario, result)
     if per_share:
         summary[AT_SWEEP_VALUES] = per_share
