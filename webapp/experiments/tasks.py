@@ -16,7 +16,7 @@ from pathlib import Path
 
 from celery import Task, shared_task
 from celery.exceptions import SoftTimeLimitExceeded
-from celery.signals import worker_ready
+from celery.signals import task_revoked, worker_ready
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import F, Q, QuerySet
@@ -84,6 +84,28 @@ def run_simulation(self: Task, run_id: int) -> int:
         dispatch_in_worker()  # this slot is free: the next run by turn takes it
         prebuild_when_last(run_id)
     return run_id
+
+
+@task_revoked.connect
+def _ended_by_revoke(sender: object = None, request: object = None, terminated: bool = False,
+                     **_: object) -> None:
+    """In the worker, when a cancel's revoke ended a run's pool process (webapp.experiments.stopping):
+    the run is cancelled, its slot goes to the next run by turn. Only a run still running under that
+    task and asked to stop; never fails the worker."""
+    if not terminated or getattr(sender, "name", None) != run_simulation.name:
+        return
+    task_id = getattr(request, "id", None)
+    try:
+        ids = list(Run.objects.filter(task_id=task_id, status=Run.Status.RUNNING, cancel_requested=True)
+                   .values_list("pk", flat=True))
+        for run_id in ids:
+            if _finish(run_id, Run.Status.CANCELLED, error="cancelled"):
+                settle_quietly(run_id)
+                prebuild_when_last(run_id)
+        if ids:
+            dispatch_in_worker()
+    except Exception:  # noqa: BLE001 - the run is then judged lost by the minute check
+        log.exception("marking the run of revoked task %s cancelled failed", task_id)
 
 
 def settle_quietly(run_id: int) -> None:
