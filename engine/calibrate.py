@@ -11,7 +11,8 @@ of the site as configured, and the one that brings the replay closest is named:
   jobs), or bf_resolution 1 s instead of the site's grid;
 * how backfill reserves: only the reserved job's processors instead of whole nodes;
 * the priority cycle: priorities recalculated at every pass instead of every PriorityCalcPeriod;
-* limits: the replay without the QOS and association limits (how much they explain);
+* limits: the replay without the QOS and association limits (how much they explain), and with each
+  user's MaxJobs set to the most jobs the log shows it running at once (limits inferred per user);
 * node availability seen in the log: the seconds the log shows jobs waiting while no job ran
   (a node down or drained that the files do not say), reported, not replayed;
 * pending reasons: the share of the waiting time under each reason squeue's snapshots show
@@ -66,6 +67,7 @@ class Candidate:
     explanation: str                   # which of the module docstring's families
     params: dict[str, Any] = field(default_factory=dict)
     without_limits: bool = False
+    inferred_limits: bool = False      # each user's MaxJobs: the most the recording shows running at once
 
 
 def candidates(site: SlurmSite) -> list[Candidate]:
@@ -157,6 +159,28 @@ def reason_shares(summary: Mapping[str, Any]) -> dict[str, float]:
     return {reason: h / total for reason, h in sorted(hours.items())} if total else {}
 
 
+def most_running(recorded: pd.DataFrame, accounts: list[str]) -> dict[tuple[str, str], int]:
+    """(account, user) -> the most jobs the recording shows running at once for it."""
+    if "user_name" not in recorded:
+        return {}
+    most: dict[tuple[str, str], int] = {}
+    frame = pd.DataFrame({"key": list(zip(accounts, recorded["user_name"].astype(str))),
+                          "start": recorded["start"].to_numpy(np.int64), "end": recorded["end"].to_numpy(np.int64)})
+    for key, jobs in frame.groupby("key", sort=True):
+        times = np.concatenate([jobs["start"].to_numpy(), jobs["end"].to_numpy()])
+        steps = np.concatenate([np.ones(len(jobs), np.int64), -np.ones(len(jobs), np.int64)])
+        order = np.lexsort((steps, times))           # an end before a start at the same second
+        most[key] = int(np.cumsum(steps[order]).max())
+    return most
+
+
+def _inferred_limits(site: SlurmSite, most: dict[tuple[str, str], int]) -> SlurmSite:
+    """The site with each user association's MaxJobs set to the most the recording shows running."""
+    assoc = [replace(a, max_jobs=most[(a.account, a.user)]) if a.user and (a.account, a.user) in most else a
+             for a in site.associations]
+    return SlurmSite(site.conf, site.qos, assoc)
+
+
 def _unlimited(site: SlurmSite) -> SlurmSite:
     qos = {name: Qos(name, priority=q.priority, usage_factor=q.usage_factor) for name, q in site.qos.items()}
     assoc = [replace(a, max_jobs=None, max_submit=None, max_wall=None, grp_tres={}, grp_jobs=None, max_tres_per_job={})
@@ -209,8 +233,14 @@ def calibrate(workload: Workload, site: SlurmSite, *, capacity: int | None = Non
         tried.append(Candidate(f"priority cycle at sprio's phase ({phase} s)", "the scheduler's cycle",
                                {"priority_phase": phase}))
 
+    accounts = [str(a) for a in workload.jobs["account"].tolist()] if "account" in workload.jobs else [""] * len(recorded)
+    most = most_running(recorded, accounts) if len(accounts) == len(recorded) else {}
+    if most and site.associations:
+        tried.append(Candidate("MaxJobs per user as the log shows it", "limits inferred per user", inferred_limits=True))
+
     def replay(candidate: Candidate) -> dict[str, Any]:
-        used = _unlimited(site) if candidate.without_limits else site
+        used = _unlimited(site) if candidate.without_limits else _inferred_limits(site, most) \
+            if candidate.inferred_limits else site
         result = simulate(workload, capacity, {"preset": "slurm", "params": candidate.params},
                           context={"slurm_site": used})
         row = _row(candidate, fidelity(recorded, result.schedule, capacity=capacity))
