@@ -7,9 +7,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from engine.calibrate import Candidate, _row, candidates, idle_with_waiting
+from engine.calibrate import Candidate, _row, candidates, idle_with_waiting, priority_phase_from_sprio
 from engine.cli import main
 from engine.platform.slurmconf import Qos, SlurmSite, parse_slurm_conf
+from engine.workload.model import Workload
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "slurm_replay"
 
@@ -44,11 +45,28 @@ def test_the_candidates_follow_the_sites_parameters():
     assert "without the QOS and association limits" in [c.name for c in candidates(limited)]
 
 
+def test_the_priority_cycles_phase_from_sprios_age_factors(tmp_path):
+    # PriorityWeightAge 1000, PriorityMaxAge 20 min, PriorityCalcPeriod 1 min; jobs 1 and 2
+    # submitted at 1000 and 1050; slurmctld recalculated at 1073: sprio at 1100 shows ages
+    # floor(1000 x 73 / 1200) = 60 and floor(1000 x 23 / 1200) = 19, which bound the calculation to
+    # [1072.8, 1073.2): 73 s after the first submission, 13 s into the 60 s cycle
+    conf = parse_slurm_conf("NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\nPriorityWeightAge=1000\n"
+                            "PriorityMaxAge=00:20:00\nPriorityCalcPeriod=1\n")
+    jobs = pd.DataFrame({"jobid": ["1", "2"], "submit": [1000, 1050]})
+    sprio = tmp_path / "sprio.txt"
+    sprio.write_text("# 1100\n1|u|p|0|60|60|0|0|0\n2|u|p|0|19|19|0|0|0\n# 1120\n")
+    assert priority_phase_from_sprio(sprio, Workload(jobs, {}), SlurmSite(conf)) == 13
+    # no age weight: nothing to read the phase from
+    flat = parse_slurm_conf("NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\n")
+    assert priority_phase_from_sprio(sprio, Workload(jobs, {}), SlurmSite(flat)) is None
+
+
 @pytest.mark.slow
 def test_the_calibrate_command_on_the_real_slurm_recording(tmp_path, capsys):
     out = tmp_path / "cal.json"
     assert main(["calibrate", str(DATA / "sacct.txt"), "--slurm-conf", str(DATA / "slurm.conf"),
-                 "--qos", str(DATA / "qos.txt"), "--assoc", str(DATA / "assoc.txt"), "--json", str(out)]) == 0
+                 "--qos", str(DATA / "qos.txt"), "--assoc", str(DATA / "assoc.txt"), "--sprio", str(DATA / "sprio.txt.gz"),
+                 "--json", str(out)]) == 0
     text = capsys.readouterr().out
     import json
     report = json.loads(out.read_text())
@@ -64,5 +82,13 @@ def test_the_calibrate_command_on_the_real_slurm_recording(tmp_path, capsys):
     assert report["best"] == "bf_max_job_test 50"
     assert rows["bf_max_job_test 50"]["distance"] < rows["as configured"]["distance"] < rows["bf_max_job_test 50"]["distance"] + 0.01
     assert report["trust"]["long"]["models"] == 6
-    assert report["trust"]["long"]["bound"] == pytest.approx(0.097, abs=0.005)
+    assert report["trust"]["long"]["model_bound"] == pytest.approx(0.097, abs=0.005)
+    # the recording's own priority phase (13 s after the first submission, read from sprio) puts
+    # the replay at 365 s (-14 %); the six phases give 302-414 s: the phase-0 replay is the best of them
+    assert report["sprio_phase"] == 13
+    assert rows["priority cycle at sprio's phase (13 s)"]["mean_wait"] == pytest.approx(365, abs=1)
+    assert report["phase_mean_wait"]["low"] == pytest.approx(302, abs=1)
+    assert report["phase_mean_wait"]["high"] == pytest.approx(414, abs=1)
+    assert report["trust"]["long"]["phase_low"] == pytest.approx(622, abs=1)
+    assert report["trust"]["long"]["bound"] == pytest.approx(0.164, abs=0.005)
     assert "closest: bf_max_job_test 50" in text and "short: recorded 215 s" in text

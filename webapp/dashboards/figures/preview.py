@@ -216,3 +216,22 @@ def preview_layout(current: pd.DataFrame, proposed: pd.DataFrame, counterpart: p
         priority_figure(proposed, labels[1], decay_hours=decay_hours, decay_factor=decay_factor, zone=zone),
         fairness_figures(cpu, multi),
     )
+
+
+def sweep_figure(parameter: str, values: list[str], series: Mapping[str, list[float | None]]) -> LayoutDOM:
+    """The mean wait (hours) of each configuration at every swept value of ``parameter``, the values
+    in their order as categories (a sweep may hold ``inf``); a value not done yet leaves a gap."""
+    colours = policy_colours(list(series))
+    fig = new_figure(f"Mean wait across {parameter}", height=300, x_range=FactorRange(*values))
+    fig.add_layout(Legend(click_policy="hide", location="top_left"), "center")
+    for label, hours in series.items():
+        source = ColumnDataSource({"value": values, "hours": [np.nan if h is None else h for h in hours],
+                                   "configuration": [label] * len(values)})
+        fig.line("value", "hours", source=source, color=colours[label], line_width=2, legend_label=label)
+        fig.scatter("value", "hours", source=source, color=colours[label], size=8, legend_label=label)
+    fig.xaxis.axis_label = parameter
+    fig.yaxis.axis_label = "mean wait (hours)"
+    fig.y_range.start = 0
+    fig.add_tools(HoverTool(tooltips=[("configuration", "@configuration"), (parameter, "@value"),
+                                      ("mean wait", "@hours{0,0.0} h")]))
+    return fig
