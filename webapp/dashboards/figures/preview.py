@@ -230,6 +230,7 @@ def sweep_figure(parameter: str, values: list[str], series: Mapping[str, list[fl
         fig.line("value", "hours", source=source, color=colours[label], line_width=2, legend_label=label)
         fig.scatter("value", "hours", source=source, color=colours[label], size=8, legend_label=label)
     fig.xaxis.axis_label = parameter
+    fit_category_axis(fig.xaxis[0], values, FULL_PLOT_PX)
     fig.yaxis.axis_label = "mean wait (hours)"
     fig.y_range.start = 0
     fig.add_tools(HoverTool(tooltips=[("configuration", "@configuration"), (parameter, "@value"),
