@@ -7,7 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from engine.calibrate import Candidate, _row, candidates, idle_with_waiting, priority_phase_from_sprio
+from engine.calibrate import (Candidate, _row, candidates, idle_with_waiting, priority_phase_from_sprio, reason_shares,
+                              squeue_reasons)
 from engine.cli import main
 from engine.platform.slurmconf import Qos, SlurmSite, parse_slurm_conf
 from engine.workload.model import Workload
@@ -61,12 +62,22 @@ def test_the_priority_cycles_phase_from_sprios_age_factors(tmp_path):
     assert priority_phase_from_sprio(sprio, Workload(jobs, {}), SlurmSite(flat)) is None
 
 
+def test_squeue_reasons_are_shares_of_the_pending_rows(tmp_path):
+    squeue = tmp_path / "squeue.txt"
+    squeue.write_text("# 100\n1|u|p|normal|RUNNING|None|1|x|y\n2|u|p|normal|PENDING|Resources|1|x|y\n"
+                      "3|u|p|normal|PENDING|Priority|1|x|y\n# 120\n3|u|p|normal|PENDING|Priority|1|x|y\n"
+                      "4|v|p|normal|PENDING|QOSMaxJobsPerUserLimit|1|x|y\n")
+    assert squeue_reasons(squeue) == {"Priority": 0.5, "QOSMaxJobsPerUserLimit": 0.25, "Resources": 0.25}
+    summary = {"slurm_pending": {"Priority": {"jobs": 2, "hours": 3.0}, "Resources": {"jobs": 1, "hours": 1.0}}}
+    assert reason_shares(summary) == {"Priority": 0.75, "Resources": 0.25}
+
+
 @pytest.mark.slow
 def test_the_calibrate_command_on_the_real_slurm_recording(tmp_path, capsys):
     out = tmp_path / "cal.json"
     assert main(["calibrate", str(DATA / "sacct.txt"), "--slurm-conf", str(DATA / "slurm.conf"),
                  "--qos", str(DATA / "qos.txt"), "--assoc", str(DATA / "assoc.txt"), "--sprio", str(DATA / "sprio.txt.gz"),
-                 "--json", str(out)]) == 0
+                 "--squeue", str(DATA / "squeue.txt.gz"), "--json", str(out)]) == 0
     text = capsys.readouterr().out
     import json
     report = json.loads(out.read_text())
@@ -92,3 +103,9 @@ def test_the_calibrate_command_on_the_real_slurm_recording(tmp_path, capsys):
     assert report["trust"]["long"]["phase_low"] == pytest.approx(622, abs=1)
     assert report["trust"]["long"]["bound"] == pytest.approx(0.164, abs=0.005)
     assert "closest: bf_max_job_test 50" in text and "short: recorded 215 s" in text
+    # pending reasons as Slurm names them: squeue's shares of the waiting time against the replay's
+    recorded, replayed = report["squeue_reasons"], rows["as configured"]["reasons"]
+    assert recorded["Priority"] == pytest.approx(0.911, abs=0.001) and replayed["Priority"] == pytest.approx(0.902, abs=0.002)
+    assert recorded["Resources"] == pytest.approx(0.029, abs=0.001) and replayed["Resources"] == pytest.approx(0.028, abs=0.002)
+    assert recorded["QOSMaxJobsPerUserLimit"] == pytest.approx(0.034, abs=0.001)
+    assert replayed["QOSMaxJobsPerUserLimit"] == pytest.approx(0.015, abs=0.002)

@@ -26,13 +26,13 @@ from django.utils import timezone
 from engine.api import (INPUT_ERRORS, Cancelled, Clusters, Pool, Scenario, SimResult, SimulationError, Transforms,
                         deadline_summaries_at, error_line, parse_days)
 from engine.api import run as run_scenario
-from engine.api import summarize
+from engine.api import held_by_reason, pending_reasons, policy_pending, summarize
 from webapp.allocations.services import allocations_of
 from webapp.core.broker import resend_lost as resend_lost_messages
 from webapp.core.files import replace_dir
 from webapp.core.progress import Reporter as ProgressReporter
 from webapp.experiments.fairqueue import choose, current_turns
-from webapp.experiments.models import AT_SWEEP_VALUES, Experiment, Run, save_frame
+from webapp.experiments.models import AT_SWEEP_VALUES, CURRENT, Experiment, Run, save_frame
 from webapp.experiments.replicate_runs import execute_replicate, replicate_set_of, settle
 from webapp.experiments.signals import experiment_finished
 
@@ -199,16 +199,29 @@ def execute(run_id: int, reporter: Reporter) -> None:
         summary = execute_replicate(run, replicates, reporter.part, reporter.should_stop)
         _finish(run_id, Run.Status.DONE, progress=1.0, summary=summary)
         return
+    site = getattr(experiment, "site_preview", None)
+    own = site.site(run.queues) if site is not None and run.queues else None
+    workload = experiment.trace.workload()
     scenario = Scenario(
-        trace=experiment.trace.workload(), policy=run.policy,
+        trace=workload, policy=run.policy,
         platform=platform_of(run),
         transforms=Transforms(days=parse_days(experiment.days) if experiment.days else None,
                               load_factor=run.load_factor),
         allocations=allocations_of(experiment),
         exact_estimates=experiment.exact_estimates, seed=experiment.seed,
+        slurm_site=own if site is not None and site.kind == "slurm" else None,
+        pbs_site=own if site is not None and site.kind == "pbs" else None,
     )
     result = run_scenario(scenario, progress=reporter.progress, should_stop=reporter.should_stop)
     summary = summarize(result, load_factor=run.load_factor, days=experiment.days or None)
+    if site is not None:   # what held the jobs, in the site's scheduler's words: the policy's own, else estimated
+        # from the schedule (the recorded run: against the current files)
+        rows = policy_pending(summary)
+        if rows is None:
+            held = pending_reasons(result.schedule, workload.jobs, own or site.site(CURRENT), experiment.procs,
+                                   workload.metadata.get("user_names", {}))
+            rows = held_by_reason(held, result.schedule)
+        summary["site_pending"] = rows
     per_share = deadlines_per_share(run, scenario, result)
     if per_share:
         summary[AT_SWEEP_VALUES] = per_share

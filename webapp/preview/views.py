@@ -27,7 +27,7 @@ from webapp.experiments.reproduce import PaperPreset
 from webapp.experiments.services import delete_experiment
 from webapp.experiments.views import comparable_runs, page_metrics, with_time_left
 from webapp.preview.forms import MachineFileForm, PreviewForm, QueueFileForm
-from webapp.preview.models import INFERRED_LABEL, MachineFile, Preview, QueueFile
+from webapp.preview.models import INFERRED_LABEL, MachineFile, Preview, QueueFile, SitePreview
 from webapp.preview.page import download_html, page_results, proposal_check, proposal_form, tables_csv
 from webapp.preview.proposal import ProposalForm
 from webapp.preview.services import (
@@ -50,6 +50,7 @@ def index(request: HttpRequest) -> HttpResponse:
     return render(request, "preview/index.html", {
         "traces": visible_to(Trace, user).filter(status=Trace.Status.READY),
         "previews": visible_to(PREVIEWS, user).prefetch_related("experiment__runs"),
+        "sites": visible_to(SitePreview.objects.select_related("experiment__owner", "experiment__trace"), user),
         "machines": visible_to(MachineFile, user).select_related("owner"),
         "queue_files": visible_to(QueueFile, user).select_related("owner"),
     })
