@@ -11,9 +11,12 @@ of the site as configured, and the one that brings the replay closest is named:
   jobs), or bf_resolution 1 s instead of the site's grid;
 * how backfill reserves: only the reserved job's processors instead of whole nodes;
 * the priority cycle: priorities recalculated at every pass instead of every PriorityCalcPeriod;
-* limits: the replay without the QOS and association limits (how much they explain);
+* limits: the replay without the QOS and association limits (how much they explain), and with each
+  user's MaxJobs set to the most jobs the log shows it running at once (limits inferred per user);
 * node availability seen in the log: the seconds the log shows jobs waiting while no job ran
   (a node down or drained that the files do not say), reported, not replayed;
+* pending reasons: the share of the waiting time under each reason squeue's snapshots show
+  (``--squeue``) against the replay's, reported;
 * the priority cycle's phase the recording's sprio snapshots show (``--sprio``): the age factor
   sprio prints tells when slurmctld last recalculated (within PriorityMaxAge / PriorityWeightAge
   seconds), so the cycle's offset from the first submission.
@@ -64,6 +67,7 @@ class Candidate:
     explanation: str                   # which of the module docstring's families
     params: dict[str, Any] = field(default_factory=dict)
     without_limits: bool = False
+    inferred_limits: bool = False      # each user's MaxJobs: the most the recording shows running at once
 
 
 def candidates(site: SlurmSite) -> list[Candidate]:
@@ -129,6 +133,54 @@ def priority_phase_from_sprio(path: str | Path, workload: Workload, site: SlurmS
     return offsets.most_common(1)[0][0] if offsets else None
 
 
+def squeue_reasons(path: str | Path) -> dict[str, float]:
+    """Each pending reason's share of the pending rows of ``squeue -t all -o "%i|%u|%P|%q|%T|%r|..."``
+    snapshots (``# EPOCH`` lines between, gzip or not): taken at regular moments, the share of the
+    time jobs waited under it."""
+    opener: Any = gzip.open if str(path).endswith(".gz") else open
+    counts: Counter[str] = Counter()
+    try:
+        with opener(path, "rt", encoding="utf-8", errors="replace") as lines:
+            for line in lines:
+                fields = line.rstrip("\n").split("|")
+                if line.startswith("#") or len(fields) < 6 or fields[4] != "PENDING":
+                    continue
+                counts[fields[5]] += 1
+    except OSError as e:
+        raise WorkloadError(f"cannot read: {e.strerror or e}", file=str(path)) from None
+    total = sum(counts.values())
+    return {reason: count / total for reason, count in sorted(counts.items())} if total else {}
+
+
+def reason_shares(summary: Mapping[str, Any]) -> dict[str, float]:
+    """Each pending reason's share of the time jobs waited in a ``slurm`` run (its summary's slurm_pending)."""
+    hours = {reason: float(v["hours"]) for reason, v in summary.get("slurm_pending", {}).items()}
+    total = sum(hours.values())
+    return {reason: h / total for reason, h in sorted(hours.items())} if total else {}
+
+
+def most_running(recorded: pd.DataFrame, accounts: list[str]) -> dict[tuple[str, str], int]:
+    """(account, user) -> the most jobs the recording shows running at once for it."""
+    if "user_name" not in recorded:
+        return {}
+    most: dict[tuple[str, str], int] = {}
+    frame = pd.DataFrame({"key": list(zip(accounts, recorded["user_name"].astype(str))),
+                          "start": recorded["start"].to_numpy(np.int64), "end": recorded["end"].to_numpy(np.int64)})
+    for key, jobs in frame.groupby("key", sort=True):
+        times = np.concatenate([jobs["start"].to_numpy(), jobs["end"].to_numpy()])
+        steps = np.concatenate([np.ones(len(jobs), np.int64), -np.ones(len(jobs), np.int64)])
+        order = np.lexsort((steps, times))           # an end before a start at the same second
+        most[key] = int(np.cumsum(steps[order]).max())
+    return most
+
+
+def _inferred_limits(site: SlurmSite, most: dict[tuple[str, str], int]) -> SlurmSite:
+    """The site with each user association's MaxJobs set to the most the recording shows running."""
+    assoc = [replace(a, max_jobs=most[(a.account, a.user)]) if a.user and (a.account, a.user) in most else a
+             for a in site.associations]
+    return SlurmSite(site.conf, site.qos, assoc)
+
+
 def _unlimited(site: SlurmSite) -> SlurmSite:
     qos = {name: Qos(name, priority=q.priority, usage_factor=q.usage_factor) for name, q in site.qos.items()}
     assoc = [replace(a, max_jobs=None, max_submit=None, max_wall=None, grp_tres={}, grp_jobs=None, max_tres_per_job={})
@@ -169,7 +221,8 @@ def _error(simulated: float, recorded: float) -> float:
 
 
 def calibrate(workload: Workload, site: SlurmSite, *, capacity: int | None = None,
-              tried: list[Candidate] | None = None, sprio: str | Path | None = None) -> dict[str, Any]:
+              tried: list[Candidate] | None = None, sprio: str | Path | None = None,
+              squeue: str | Path | None = None) -> dict[str, Any]:
     """Every candidate's replay against the recording (JSON-able; see the module docstring)."""
     capacity = int(capacity or site.conf.total_cpus or workload.metadata.get("procs") or 0)
     recorded = simulate(workload, capacity, "recorded").schedule
@@ -180,11 +233,19 @@ def calibrate(workload: Workload, site: SlurmSite, *, capacity: int | None = Non
         tried.append(Candidate(f"priority cycle at sprio's phase ({phase} s)", "the scheduler's cycle",
                                {"priority_phase": phase}))
 
+    accounts = [str(a) for a in workload.jobs["account"].tolist()] if "account" in workload.jobs else [""] * len(recorded)
+    most = most_running(recorded, accounts) if len(accounts) == len(recorded) else {}
+    if most and site.associations:
+        tried.append(Candidate("MaxJobs per user as the log shows it", "limits inferred per user", inferred_limits=True))
+
     def replay(candidate: Candidate) -> dict[str, Any]:
-        used = _unlimited(site) if candidate.without_limits else site
+        used = _unlimited(site) if candidate.without_limits else _inferred_limits(site, most) \
+            if candidate.inferred_limits else site
         result = simulate(workload, capacity, {"preset": "slurm", "params": candidate.params},
                           context={"slurm_site": used})
-        return _row(candidate, fidelity(recorded, result.schedule, capacity=capacity))
+        row = _row(candidate, fidelity(recorded, result.schedule, capacity=capacity))
+        row["reasons"] = reason_shares(result.meta["summary"])
+        return row
 
     rows = [replay(candidate) for candidate in tried]
     base = next((r for r in rows if r["name"] == "as configured"), rows[0])
@@ -206,6 +267,7 @@ def calibrate(workload: Workload, site: SlurmSite, *, capacity: int | None = Non
     return {"capacity": capacity, "jobs": len(recorded), "recorded_mean_wait": float(recorded["wait"].mean()),
             "idle_with_waiting": idle_with_waiting(recorded), "candidates": rows, "best": best["name"],
             "sprio_phase": phase, "phases": phases,
+            "squeue_reasons": squeue_reasons(squeue) if squeue is not None else None,
             "phase_mean_wait": {"low": min(means), "high": max(means), "mean": float(np.mean(means)),
                                 "rank_low": min(r["rank_correlation"] for r in phases),
                                 "rank_high": max(r["rank_correlation"] for r in phases)},
@@ -242,6 +304,11 @@ def calibration_lines(report: dict[str, Any]) -> list[str]:
                  f"rank correlation {timed['rank_low']:.3f}-{timed['rank_high']:.3f}"
                  + (f"; the recording's sprio shows the cycle {report['sprio_phase']} s after the first submission"
                     if report.get("sprio_phase") is not None else ""))
+    if report.get("squeue_reasons"):
+        recorded_shares, replayed = report["squeue_reasons"], next(r for r in rows if r["name"] == "as configured")["reasons"]
+        lines.append("pending reasons, share of the time jobs waited (squeue's snapshots / the site as configured):")
+        for reason in sorted(set(recorded_shares) | set(replayed), key=lambda r: -recorded_shares.get(r, 0.0)):
+            lines.append(f"  {reason[:60]:60} {recorded_shares.get(reason, 0.0):6.1%} {replayed.get(reason, 0.0):6.1%}")
     lines.append("how far a per-partition delta can be trusted (the larger of the error of the models the "
                  "recording cannot reject, those within the targets for the means, and the timers' phase noise):")
     for name, t in sorted(report["trust"].items()):

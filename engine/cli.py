@@ -183,6 +183,9 @@ def build_parser() -> argparse.ArgumentParser:
     cal.add_argument("--sprio", metavar="FILE", help="sprio snapshots of the recorded run (sprio -h -o "
                      "\"%%i|%%u|%%r|%%P|%%Y|%%A|%%F|%%J|%%Q\" with # EPOCH lines between; .gz too): the priority "
                      "cycle's phase is read from them")
+    cal.add_argument("--squeue", metavar="FILE", help="squeue snapshots of the recorded run (squeue -t all -o "
+                     "\"%%i|%%u|%%P|%%q|%%T|%%r\" with # EPOCH lines between; .gz too): their pending reasons "
+                     "against the replay's")
     cal.add_argument("--json", metavar="OUT.json", help="also write the whole report as JSON")
     cal.set_defaults(command=run_calibrate)
 
@@ -455,7 +458,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     site = api.read_slurm_site(args.slurm_conf, qos=args.qos, assoc=args.assoc)
     procs = args.procs or site.conf.total_cpus or None
     workload = api.read_trace(args.trace, procs=procs)
-    report = calibrate(workload, site, capacity=procs, sprio=args.sprio)
+    report = calibrate(workload, site, capacity=procs, sprio=args.sprio, squeue=args.squeue)
     for line in calibration_lines(report):
         print(line)
     if args.json:

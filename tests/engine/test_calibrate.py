@@ -7,7 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from engine.calibrate import Candidate, _row, candidates, idle_with_waiting, priority_phase_from_sprio
+from engine.calibrate import (Candidate, _row, candidates, idle_with_waiting, most_running, priority_phase_from_sprio,
+                              reason_shares, squeue_reasons)
 from engine.cli import main
 from engine.platform.slurmconf import Qos, SlurmSite, parse_slurm_conf
 from engine.workload.model import Workload
@@ -20,6 +21,12 @@ def test_idle_with_waiting_counts_only_seconds_with_a_queue_and_nothing_running(
     # job 3 submitted at 30 on an empty machine starts at 32 (2 more seconds)
     recorded = pd.DataFrame({"submit": [0, 5, 30], "start": [0, 20, 32], "end": [10, 25, 40]})
     assert idle_with_waiting(recorded) == 12
+
+
+def test_most_running_per_association_counts_an_end_before_a_start_at_the_same_second():
+    # u in A: 0-10, 5-20, 10-30 (the first ends as the third starts): at most 2 at once; u in B: 1
+    recorded = pd.DataFrame({"user_name": ["u", "u", "u", "u"], "start": [0, 5, 10, 0], "end": [10, 20, 30, 50]})
+    assert most_running(recorded, ["A", "A", "A", "B"]) == {("A", "u"): 2, ("B", "u"): 1}
 
 
 def test_the_distance_adds_the_mean_errors_and_the_rank_correlations_shortfall():
@@ -61,12 +68,22 @@ def test_the_priority_cycles_phase_from_sprios_age_factors(tmp_path):
     assert priority_phase_from_sprio(sprio, Workload(jobs, {}), SlurmSite(flat)) is None
 
 
+def test_squeue_reasons_are_shares_of_the_pending_rows(tmp_path):
+    squeue = tmp_path / "squeue.txt"
+    squeue.write_text("# 100\n1|u|p|normal|RUNNING|None|1|x|y\n2|u|p|normal|PENDING|Resources|1|x|y\n"
+                      "3|u|p|normal|PENDING|Priority|1|x|y\n# 120\n3|u|p|normal|PENDING|Priority|1|x|y\n"
+                      "4|v|p|normal|PENDING|QOSMaxJobsPerUserLimit|1|x|y\n")
+    assert squeue_reasons(squeue) == {"Priority": 0.5, "QOSMaxJobsPerUserLimit": 0.25, "Resources": 0.25}
+    summary = {"slurm_pending": {"Priority": {"jobs": 2, "hours": 3.0}, "Resources": {"jobs": 1, "hours": 1.0}}}
+    assert reason_shares(summary) == {"Priority": 0.75, "Resources": 0.25}
+
+
 @pytest.mark.slow
 def test_the_calibrate_command_on_the_real_slurm_recording(tmp_path, capsys):
     out = tmp_path / "cal.json"
     assert main(["calibrate", str(DATA / "sacct.txt"), "--slurm-conf", str(DATA / "slurm.conf"),
                  "--qos", str(DATA / "qos.txt"), "--assoc", str(DATA / "assoc.txt"), "--sprio", str(DATA / "sprio.txt.gz"),
-                 "--json", str(out)]) == 0
+                 "--squeue", str(DATA / "squeue.txt.gz"), "--json", str(out)]) == 0
     text = capsys.readouterr().out
     import json
     report = json.loads(out.read_text())
@@ -81,7 +98,9 @@ def test_the_calibrate_command_on_the_real_slurm_recording(tmp_path, capsys):
     # the closest: bf_max_job_test halved, barely (distance 0.164 against 0.167)
     assert report["best"] == "bf_max_job_test 50"
     assert rows["bf_max_job_test 50"]["distance"] < rows["as configured"]["distance"] < rows["bf_max_job_test 50"]["distance"] + 0.01
-    assert report["trust"]["long"]["models"] == 6
+    assert report["trust"]["long"]["models"] == 7
+    # each user's MaxJobs as the log shows it running at once: about as close as the site's own limits
+    assert rows["MaxJobs per user as the log shows it"]["mean_wait"] == pytest.approx(406, abs=1)
     assert report["trust"]["long"]["model_bound"] == pytest.approx(0.097, abs=0.005)
     # the recording's own priority phase (13 s after the first submission, read from sprio) puts
     # the replay at 365 s (-14 %); the six phases give 302-414 s: the phase-0 replay is the best of them
@@ -92,3 +111,9 @@ def test_the_calibrate_command_on_the_real_slurm_recording(tmp_path, capsys):
     assert report["trust"]["long"]["phase_low"] == pytest.approx(622, abs=1)
     assert report["trust"]["long"]["bound"] == pytest.approx(0.164, abs=0.005)
     assert "closest: bf_max_job_test 50" in text and "short: recorded 215 s" in text
+    # pending reasons as Slurm names them: squeue's shares of the waiting time against the replay's
+    recorded, replayed = report["squeue_reasons"], rows["as configured"]["reasons"]
+    assert recorded["Priority"] == pytest.approx(0.911, abs=0.001) and replayed["Priority"] == pytest.approx(0.902, abs=0.002)
+    assert recorded["Resources"] == pytest.approx(0.029, abs=0.001) and replayed["Resources"] == pytest.approx(0.028, abs=0.002)
+    assert recorded["QOSMaxJobsPerUserLimit"] == pytest.approx(0.034, abs=0.001)
+    assert replayed["QOSMaxJobsPerUserLimit"] == pytest.approx(0.015, abs=0.002)
