@@ -110,6 +110,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="a Slurm site's slurm.conf, for --policy slurm (the machine size too, unless --procs)")
     sim.add_argument("--qos", metavar="FILE", help="with --slurm-conf: the output of sacctmgr -P show qos")
     sim.add_argument("--assoc", metavar="FILE", help="with --slurm-conf: the output of sacctmgr -P show assoc")
+    sim.add_argument("--pbs-server", metavar="FILE",
+                     help="a PBS site's qmgr -c 'print server' output, for --policy pbs")
+    sim.add_argument("--sched-config", metavar="FILE", help="with --pbs-server: the scheduler's sched_config")
+    sim.add_argument("--resource-group", metavar="FILE", help="with --pbs-server: the fair-share resource_group file")
     sim.add_argument("--out", required=True, metavar="SCHEDULE.csv")
     sim.add_argument("--summary", metavar="SUMMARY.json")
     sim.add_argument("--rejected-out", metavar="REJECTED.csv",
@@ -168,6 +172,22 @@ def build_parser() -> argparse.ArgumentParser:
     site.add_argument("--sched-config", metavar="FILE", help="PBS: the scheduler's sched_config")
     site.add_argument("--resource-group", metavar="FILE", help="PBS: the fair-share resource_group file")
     site.set_defaults(command=run_site)
+
+    cal = commands.add_parser("calibrate", help="a Slurm site's replay against its accounting log: the candidate "
+                              "explanations of the difference, the closest, how far each partition's delta can be trusted")
+    cal.add_argument("trace", metavar="SACCT_DUMP", help="the site's sacct dump (the recorded schedule)")
+    cal.add_argument("--slurm-conf", required=True, metavar="slurm.conf")
+    cal.add_argument("--qos", metavar="FILE", help="the output of sacctmgr -P show qos")
+    cal.add_argument("--assoc", metavar="FILE", help="the output of sacctmgr -P show assoc")
+    cal.add_argument("--procs", type=processor_count, help="processors of the machine (default: slurm.conf's CPUs)")
+    cal.add_argument("--sprio", metavar="FILE", help="sprio snapshots of the recorded run (sprio -h -o "
+                     "\"%%i|%%u|%%r|%%P|%%Y|%%A|%%F|%%J|%%Q\" with # EPOCH lines between; .gz too): the priority "
+                     "cycle's phase is read from them")
+    cal.add_argument("--squeue", metavar="FILE", help="squeue snapshots of the recorded run (squeue -t all -o "
+                     "\"%%i|%%u|%%P|%%q|%%T|%%r\" with # EPOCH lines between; .gz too): their pending reasons "
+                     "against the replay's")
+    cal.add_argument("--json", metavar="OUT.json", help="also write the whole report as JSON")
+    cal.set_defaults(command=run_calibrate)
 
     fid = commands.add_parser("fidelity", help="a simulated schedule against the recorded one (JSON)")
     fid.add_argument("recorded", metavar="RECORDED.csv", help="the schedule of --policy recorded")
@@ -325,7 +345,7 @@ def run_simulate(args: argparse.Namespace) -> int:
         transforms=Transforms(days=api.parse_days(args.days) if args.days else None, load_factor=args.load,
                               deadlines=args.deadlines, paper_preprocessing=args.paper_preprocessing),
         allocations=api.read_allocations(args.allocations) if args.allocations else None,
-        exact_estimates=args.exact_estimates, seed=args.seed, slurm_site=site)
+        exact_estimates=args.exact_estimates, seed=args.seed, slurm_site=site, pbs_site=pbs_site_options(args))
     show = sys.stderr.isatty() if args.progress is None else args.progress
     bar = ProgressBar(sys.stderr) if show else None
     result = api.run(scenario, progress=bar.update if bar else None)
@@ -348,6 +368,15 @@ def slurm_site_options(args: argparse.Namespace) -> api.SlurmSite | None:
             raise WorkloadError("--qos and --assoc need the site's slurm.conf (--slurm-conf FILE)")
         return None
     return api.read_slurm_site(args.slurm_conf, qos=args.qos, assoc=args.assoc)
+
+
+def pbs_site_options(args: argparse.Namespace) -> api.PbsServer | None:
+    """The PBS site of --pbs-server [--sched-config] [--resource-group], or None."""
+    if not args.pbs_server:
+        if args.sched_config or args.resource_group:
+            raise WorkloadError("--sched-config and --resource-group need the site's print server (--pbs-server FILE)")
+        return None
+    return api.read_pbs_site(args.pbs_server, sched_config=args.sched_config, resource_group=args.resource_group)
 
 
 def cleaning_options(args: argparse.Namespace) -> Cleaning:
@@ -421,6 +450,19 @@ def run_inspect(args: argparse.Namespace) -> int:
                 print(f"  {sub}: {item}")
         else:
             print(f"{key}: {value}")
+    return 0
+
+
+def run_calibrate(args: argparse.Namespace) -> int:
+    from engine.calibrate import calibrate, calibration_lines      # (loads the simulation: only here)
+    site = api.read_slurm_site(args.slurm_conf, qos=args.qos, assoc=args.assoc)
+    procs = args.procs or site.conf.total_cpus or None
+    workload = api.read_trace(args.trace, procs=procs)
+    report = calibrate(workload, site, capacity=procs, sprio=args.sprio, squeue=args.squeue)
+    for line in calibration_lines(report):
+        print(line)
+    if args.json:
+        write_json(report, args.json)
     return 0
 
 

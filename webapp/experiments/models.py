@@ -18,6 +18,11 @@ from webapp.traces.models import Machine, Trace
 CURRENT, PROPOSED = "current", "proposed"
 
 
+#: A run's summary key: the deadline figures of a run a deadline-share sweep ran once (EASY, conservative),
+#: derived at each share of the sweep from its one schedule ([{"value": share, <deadline figures>}];
+#: webapp.experiments.tasks.deadlines_per_share)
+AT_SWEEP_VALUES = "at_sweep_values"
+
 #: The largest machine size and seed the database keeps (PositiveIntegerField and IntegerField are
 #: 32-bit on PostgreSQL); forms and the API refuse more with a message, never a 500.
 MAX_PROCS = 2**31 - 1
@@ -46,6 +51,10 @@ class Experiment(models.Model):
     #: only the jobs submitted in this window, "FROM:TO" in days from the first submit (the command
     #: line's --days, engine.workload.window); "" = the whole trace. Applied before the load factor.
     days = models.CharField("time window (days)", max_length=60, blank=True)
+    #: the reproduce-a-paper preset it was created from (a key of webapp.experiments.reproduce.PRESETS, by
+    #: the new-experiment form or the API's "paper"): its result page holds the runs against the paper's
+    #: claims; "" = none
+    paper = models.CharField("reproduces the paper", max_length=40, blank=True)
 
     class Meta:
         ordering = ["-created", "-pk"]
