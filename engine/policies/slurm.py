@@ -29,7 +29,6 @@ reason QOSMaxJobsPerUserLimit): they are neither the head nor backfilled until o
 from __future__ import annotations
 
 import math
-from itertools import islice
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +41,7 @@ from engine.policies.backfill import BACKFILL_BOUND, bounded
 from engine.policies.base import Param, PolicyError
 from engine.policies.ordering import WaitingQueue
 from engine.policies.registry import Component, Preset, register, register_algorithm, register_ordering
+from engine.sim.allocation import CountAllocator
 from engine.sim.profile import running_jobs_profile
 from engine.sim.simulator import Simulation
 
@@ -122,11 +122,20 @@ def summed_usage(node: Node) -> float:
 
 def level_fairshare(node: Node, siblings: list[Node]) -> float:
     """LF = S / U among ``siblings`` (``node`` included); no usage at all -> infinitely deserving."""
-    shares = sum(s.shares for s in siblings)
-    usage = sum(s.usage for s in siblings)
+    return _level(node, sum(s.shares for s in siblings), sum(s.usage for s in siblings))
+
+
+def _level(node: Node, shares: float, usage: float) -> float:
+    """:func:`level_fairshare` with its siblings' sums of shares and usage given."""
     s = node.shares / shares if shares > 0 else 0.0
     u = node.usage / usage if usage > 0 else 0.0
     return math.inf if u == 0 else s / u
+
+
+def levels(siblings: list[Node]) -> list[tuple[Node, float]]:
+    """Each of ``siblings`` with its Level Fairshare among them (their sums taken once)."""
+    shares, usage = sum(s.shares for s in siblings), sum(s.usage for s in siblings)
+    return [(node, _level(node, shares, usage)) for node in siblings]
 
 
 def same_level(a: float, b: float) -> bool:
@@ -160,11 +169,10 @@ def fair_tree_factors(root: Node) -> dict[tuple[str, str], float]:
             next_rank -= len(users)
             accounts = [node for node in group if not node.user]
             if accounts:
-                visit([(child, level_fairshare(child, account.children))
-                       for account in accounts for child in account.children])
+                visit([pair for account in accounts for pair in levels(account.children)])
             i = j
 
-    visit([(child, level_fairshare(child, root.children)) for child in root.children])
+    visit(levels(root.children))
     return factors
 
 
@@ -229,11 +237,20 @@ class SlurmPriorityQueue(WaitingQueue):
         self.users = {(u.account, u.user): u for u in users_of(self.tree)}
         self.fairshare: dict[tuple[str, str], float] = {}
         self.priorities: dict[int, int] = {}
-        self.accruing: dict[int, int] = {}          # started job -> accounted until
-        self.running: defaultdict[tuple[str, str], int] = defaultdict(int)
-        self.counted: list[int] = []                 # started jobs still counted as running
+        self.running: defaultdict[tuple[str, str], int] = defaultdict(int)   # (user, QOS) -> running jobs
         self.calculated: int | None = None
         self.waiting: set[int] = set()
+        # fair-share accrual in arrays (accrue): each user association's usage, in self.users' order
+        self.usage = np.zeros(len(self.users))
+        index = {key: i for i, key in enumerate(self.users)}
+        self.user_index = np.array([index.get(key, -1) for key in zip(self.account, self.user)], dtype=np.int64)
+        self.job_size = np.asarray(sim.size, dtype=np.int64)
+        self.since = np.zeros(sim.n, dtype=np.int64)    # a started job: accounted until
+        self.ended_at = np.full(sim.n, -1, dtype=np.int64)
+        self.counting = np.zeros(sim.n, dtype=bool)     # started by this policy, not ended yet
+        self.accruing = np.zeros(0, dtype=np.int64)     # started jobs still accruing, in start order
+        self.new_started: list[int] = []                # started since the last accrual, in order
+        sim.finish_listeners.append(self.ended)
 
     # ---------------------------------------------------------------- priorities
 
@@ -262,22 +279,26 @@ class SlurmPriorityQueue(WaitingQueue):
         self.priorities = {job: self.compute(job) for job in self.waiting}
 
     def accrue(self, now: int) -> None:
-        """Decay every association's usage to now and add the CPU-seconds jobs used since."""
-        sim = self.sim
+        """Decay every association's usage to now and add the CPU-seconds jobs used since: each
+        job's CPU-seconds added to its user's usage in the order the jobs started (np.add.at adds
+        in index order: the sums of a loop over the jobs, to the last bit)."""
+        usage = self.usage
         if self.calculated is not None and self.halflife > 0:
-            decay = 0.5 ** ((now - self.calculated) / self.halflife)
-            for node in self.users.values():
-                node.usage *= decay
-        for job, since in list(self.accruing.items()):
-            ended = sim.end_time[job] >= 0
-            until = sim.end_time[job] if ended else now
-            user = self.users.get((self.account[job], self.user[job]))
-            if user is not None and until > since:
-                user.usage += sim.size[job] * (until - since)
-            if ended:
-                del self.accruing[job]
-            else:
-                self.accruing[job] = until
+            usage *= 0.5 ** ((now - self.calculated) / self.halflife)
+        jobs = np.concatenate((self.accruing, np.asarray(self.new_started, dtype=np.int64)))
+        self.new_started = []
+        if len(jobs):
+            ended_at = self.ended_at[jobs]
+            ended = ended_at >= 0
+            until = np.where(ended, ended_at, now)
+            since = self.since[jobs]
+            users = self.user_index[jobs]
+            take = (users >= 0) & (until > since)
+            np.add.at(usage, users[take], (self.job_size[jobs[take]] * (until[take] - since[take])).astype(np.float64))
+            self.since[jobs] = until
+            self.accruing = jobs[~ended]
+        for node, value in zip(self.users.values(), usage.tolist()):
+            node.usage = value
 
     # ---------------------------------------------------------------- the queue
 
@@ -293,21 +314,19 @@ class SlurmPriorityQueue(WaitingQueue):
     def held(self, job: int) -> str:
         """Slurm's pending reason when a limit holds the job now, else ""."""
         limit = self.qos_limit.get(self.qos[job])
-        if limit is not None and self.running_count(self.user[job], self.qos[job]) >= limit:
+        if limit is not None and self.running[(self.user[job], self.qos[job])] >= limit:
             return HELD_QOS_USER
         return ""
 
     def running_count(self, user: str, qos: str) -> int:
-        sim = self.sim
-        if any(sim.end_time[j] >= 0 for j in self.counted):
-            still = []
-            for j in self.counted:
-                if sim.end_time[j] >= 0:
-                    self.running[(self.user[j], self.qos[j])] -= 1
-                else:
-                    still.append(j)
-            self.counted = still
         return self.running[(user, qos)]
+
+    def ended(self, job: int) -> None:
+        """A job's end (a finish listener: before the policy hears of it): its running count and accrual."""
+        if self.counting[job]:
+            self.counting[job] = False
+            self.running[(self.user[job], self.qos[job])] -= 1
+            self.ended_at[job] = self.sim.now
 
     def jobs(self) -> list[int]:
         self.recalculate_if_due()
@@ -317,7 +336,15 @@ class SlurmPriorityQueue(WaitingQueue):
 
     def __len__(self) -> int:
         """Waiting jobs a pass may start: those no limit holds."""
+        if not self.qos_limit:
+            return len(self.waiting)
         return sum(1 for j in self.waiting if not self.held(j))
+
+    def __bool__(self) -> bool:
+        """Whether a pass may start a waiting job (one no limit holds)."""
+        if not self.qos_limit:
+            return bool(self.waiting)
+        return any(not self.held(j) for j in self.waiting)
 
     def head(self) -> int:
         return self.jobs()[0]
@@ -326,9 +353,10 @@ class SlurmPriorityQueue(WaitingQueue):
         return not self.held(job)
 
     def started(self, job: int) -> None:
-        self.accruing[job] = self.sim.now
+        self.since[job] = self.sim.now
+        self.counting[job] = True
+        self.new_started.append(job)
         self.running[(self.user[job], self.qos[job])] += 1
-        self.counted.append(job)
 
 
 def _column(jobs: Any, name: str, n: int) -> list[str]:
@@ -365,6 +393,8 @@ class SlurmBackfill(Algorithm):
         self.origin = int(min(sim.submit)) if sim.n else 0
         #: jobs one pass tests: backfill_bound when set, else the site's bf_max_job_test
         self.bound = bounded(params)
+        self.job_size = np.asarray(sim.size, dtype=np.int64)
+        self.pool = type(sim.allocator) is CountAllocator
         if self.bound is None and isinstance(site, SlurmSite):
             self.bound = int(site.conf.scheduler.get("bf_max_job_test", 500))
 
@@ -377,13 +407,31 @@ class SlurmBackfill(Algorithm):
                 if self.params.get("main_at_events", False):
                     self.main_pass()
                 return
-        if not len(queue):
+        if not queue:
             return
         now, size, estimate = sim.now, sim.size, sim.estimate
-        profile = running_jobs_profile(sim)
-        for job in islice(queue.jobs(), self.bound):
+        candidates = queue.jobs()[:self.bound]
+        if not candidates:
+            return
+        # A job starts only with its processors free now, and a pass only takes processors: once
+        # fewer are free now than the smallest job left asks for, no later job starts (the rest of
+        # the pass only made reservations, which Slurm forgets).
+        smallest = np.minimum.accumulate(self.job_size[candidates][::-1])[::-1].tolist()
+        # On a pool of processors counted, sim.free is the profile's free now, and until the first
+        # reservation in the future the profile never decreases (running jobs only end): a job that
+        # fits now fits for its whole time limit, and starts. The profile is built (from the running
+        # jobs, those started by this pass too: the reservations it would have made) only then.
+        profile = None if self.pool else running_jobs_profile(sim)
+        for i, job in enumerate(candidates):
+            if (sim.free if profile is None else profile.free[0]) < smallest[i]:
+                break
             if not queue.may_start(job):
                 continue
+            if profile is None:
+                if size[job] <= sim.free:
+                    self.start(job)
+                    continue
+                profile = running_jobs_profile(sim)
             duration = max(int(estimate[job]), 1)
             at = profile.earliest_start(now, duration, int(size[job]))
             if at is None:
@@ -396,7 +444,7 @@ class SlurmBackfill(Algorithm):
     def main_pass(self) -> None:
         """Slurm's main scheduler at a submission or an end: jobs in priority order while each fits."""
         sim, queue = self.sim, self.queue
-        while len(queue):
+        while queue:
             head = queue.head()
             if not sim.fits(head):
                 return
