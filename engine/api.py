@@ -124,7 +124,7 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
     from engine.replicates.plan import ReplicateSet, parse_replicates, plan_replicates
     from engine.replicates.report import combine_replicates, judge_claim, verdict_table
     from engine.replicates.runs import run_replicate
-    from engine.run import Cleaning, Clusters, Pool, Scenario, Transforms, run, simulate
+    from engine.run import Cleaning, Clusters, Pool, Scenario, Transforms, deadline_summaries_at, run, simulate
     from engine.sim.eta import time_left
     from engine.sim.admission import REJECTED_COLUMNS
     from engine.sim.pending import HELD_COLUMNS, HELD_REASONS
@@ -169,7 +169,7 @@ __all__ = [
     # writing a policy plugin (docs/policies.md)
     "Algorithm", "Ordering", "Param", "WaitingQueue", "Simulation", "Profile", "running_jobs_profile",
     # running
-    "Scenario", "Pool", "Clusters", "Cleaning", "Transforms", "run", "simulate", "SimResult",
+    "Scenario", "Pool", "Clusters", "Cleaning", "Transforms", "run", "simulate", "SimResult", "deadline_summaries_at",
     "SCHEDULE_COLUMNS", "HELD_COLUMNS", "HELD_REASONS", "REJECTED_COLUMNS",
     "check_load_factor", "parse_days", "summarize", "summarize_schedule",
     "time_left", "simulate_command",
@@ -265,7 +265,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "workload_options": ("engine.policies.registry", "workload_option_schemas"),
     "schedule_depends_on": ("engine.policies.registry", "schedule_depends_on"),
     **{name: ("engine.run", name) for name in ("Cleaning", "Clusters", "Pool", "Scenario", "Transforms", "run",
-                                               "simulate")},
+                                               "simulate", "deadline_summaries_at")},
     "time_left": ("engine.sim.eta", "time_left"),
     "REJECTED_COLUMNS": ("engine.sim.admission", "REJECTED_COLUMNS"),
     **{name: ("engine.sim.pending", name) for name in ("HELD_COLUMNS", "HELD_REASONS")},

@@ -110,6 +110,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="a Slurm site's slurm.conf, for --policy slurm (the machine size too, unless --procs)")
     sim.add_argument("--qos", metavar="FILE", help="with --slurm-conf: the output of sacctmgr -P show qos")
     sim.add_argument("--assoc", metavar="FILE", help="with --slurm-conf: the output of sacctmgr -P show assoc")
+    sim.add_argument("--pbs-server", metavar="FILE",
+                     help="a PBS site's qmgr -c 'print server' output, for --policy pbs")
+    sim.add_argument("--sched-config", metavar="FILE", help="with --pbs-server: the scheduler's sched_config")
+    sim.add_argument("--resource-group", metavar="FILE", help="with --pbs-server: the fair-share resource_group file")
     sim.add_argument("--out", required=True, metavar="SCHEDULE.csv")
     sim.add_argument("--summary", metavar="SUMMARY.json")
     sim.add_argument("--rejected-out", metavar="REJECTED.csv",
@@ -325,7 +329,7 @@ def run_simulate(args: argparse.Namespace) -> int:
         transforms=Transforms(days=api.parse_days(args.days) if args.days else None, load_factor=args.load,
                               deadlines=args.deadlines, paper_preprocessing=args.paper_preprocessing),
         allocations=api.read_allocations(args.allocations) if args.allocations else None,
-        exact_estimates=args.exact_estimates, seed=args.seed, slurm_site=site)
+        exact_estimates=args.exact_estimates, seed=args.seed, slurm_site=site, pbs_site=pbs_site_options(args))
     show = sys.stderr.isatty() if args.progress is None else args.progress
     bar = ProgressBar(sys.stderr) if show else None
     result = api.run(scenario, progress=bar.update if bar else None)
@@ -348,6 +352,15 @@ def slurm_site_options(args: argparse.Namespace) -> api.SlurmSite | None:
             raise WorkloadError("--qos and --assoc need the site's slurm.conf (--slurm-conf FILE)")
         return None
     return api.read_slurm_site(args.slurm_conf, qos=args.qos, assoc=args.assoc)
+
+
+def pbs_site_options(args: argparse.Namespace) -> api.PbsServer | None:
+    """The PBS site of --pbs-server [--sched-config] [--resource-group], or None."""
+    if not args.pbs_server:
+        if args.sched_config or args.resource_group:
+            raise WorkloadError("--sched-config and --resource-group need the site's print server (--pbs-server FILE)")
+        return None
+    return api.read_pbs_site(args.pbs_server, sched_config=args.sched_config, resource_group=args.resource_group)
 
 
 def cleaning_options(args: argparse.Namespace) -> Cleaning:

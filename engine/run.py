@@ -10,7 +10,7 @@ the scheduler and drives the event loop. The simulator below knows none of this.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -110,6 +110,8 @@ class Scenario:
     seed: int = 0
     #: a Slurm site as configured (slurm.conf + sacctmgr dumps), for the ``slurm`` policy (issue 24)
     slurm_site: Any = None
+    #: a PBS site as configured (print server, sched_config, resource_group), for the ``pbs`` policy
+    pbs_site: Any = None
 
 
 def run(scenario: Scenario, *, progress: Progress | None = None,
@@ -122,6 +124,8 @@ def run(scenario: Scenario, *, progress: Progress | None = None,
         context["allocations"] = scenario.allocations
     if scenario.slurm_site is not None:
         context["slurm_site"] = scenario.slurm_site
+    if scenario.pbs_site is not None:
+        context["pbs_site"] = scenario.pbs_site
     run_it = partial(simulate, exact_estimates=scenario.exact_estimates, seed=scenario.seed, progress=progress,
                      should_stop=should_stop, context=context or None)
     policy = scenario_policy(scenario)
@@ -160,6 +164,25 @@ def scenario_policy(scenario: Scenario) -> PolicySpec:
     if not options:
         return spec
     return resolve({**spec.to_dict(), "params": {**spec.to_dict()["params"], **options}})
+
+
+def deadline_summaries_at(scenario: Scenario, schedule: pd.DataFrame, fractions: Sequence[float]) -> list[dict[str, Any]]:
+    """The deadline figures (engine.metrics.deadlines.deadline_summary) of ``schedule``, the result of
+    ``scenario`` under a policy that does not read deadlines (EASY, conservative), at each share of
+    deadline jobs in ``fractions``: its schedule is the same at every share, but which jobs have a
+    deadline, and so which are regular and which miss, depends on the share. At each share the jobs are
+    marked as a run of the scenario at that share marks them (the same workload options, the same
+    seed: the deadline jobs DBF gets at that share)."""
+    from engine.metrics.deadlines import deadline_summary, with_deadlines_of
+
+    spec = scenario_policy(scenario)
+    base = scenario_workload(scenario)
+    summaries = []
+    for fraction in fractions:
+        workload = apply_workload_options(base, {**spec.params, "deadline_fraction": float(fraction)},
+                                          seed=scenario.seed)
+        summaries.append(deadline_summary(with_deadlines_of(schedule, workload.jobs)))
+    return summaries
 
 
 def simulate(workload: Workload, capacity: int | None, policy: PolicyLike = "fcfs", *,

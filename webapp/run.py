@@ -5,7 +5,7 @@ kombu's filesystem:// broker (also in the data directory) as subprocesses, and t
 HOST:PORT (default 127.0.0.1:8000). The first start creates an admin account.
 
 The workers (webapp.core.queues): a quick one (SCHEDLAB_QUICK_CONCURRENCY processes, default 1) for
-parsing and inferences, and a simulation one with SCHEDLAB_SIM_SLOTS processes (default: one per
+parsing and inferences, and a simulation one with SCHEDLAB_SIM_SLOTS processes (default and auto: one per
 core), which the fair dispatcher (webapp.experiments.fairqueue) fills by user turn. The quick work
 never waits behind a simulation.
 
@@ -67,6 +67,7 @@ def main() -> int:
 
     django.setup()   # after the port check: a busy port is reported at once, not after its ~1 s (CPU)
     from webapp import supervision   # here, not at the top: what it imports (models) loads only after django.setup()
+    from webapp.core.workers import slots_per_user
 
     data = Path(settings.DATA_DIR)
     for folder in (data, Path(settings.MEDIA_ROOT), Path(settings.FILE_UPLOAD_TEMP_DIR)):
@@ -82,8 +83,10 @@ def main() -> int:
 
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     worker_log = data / "worker.log"
+    # its simulation worker's processes are the slots (auto: they count once the worker reports them)
+    simulating = settings.SCHEDLAB_SIM_SLOTS or max(1, os.cpu_count() or 1)
     workers = [worker_child(kind, concurrency, env, worker_log) for kind, concurrency in
-               ((QUICK, settings.SCHEDLAB_QUICK_CONCURRENCY), (SIMULATION, settings.SCHEDLAB_SIM_SLOTS))]
+               ((QUICK, settings.SCHEDLAB_QUICK_CONCURRENCY), (SIMULATION, simulating))]
     web = Child("web", [sys.executable, "-m", "gunicorn", "webapp.wsgi", "--preload", "--bind", f"{host}:{port}",
                         "--worker-class", "gthread", "--workers", "2", "--threads", "4", "--timeout", "600",
                         "--log-level", "warning"], env, death_signal=signal.SIGTERM)
@@ -95,7 +98,7 @@ def main() -> int:
         return 1
     shown = "localhost" if host in ("127.0.0.1", "0.0.0.0") else host
     print(f"\nSchedLab is running at http://{shown}:{port}/\n  {login_hint}\n"
-          f"  {settings.SCHEDLAB_SIM_SLOTS} simulation slot(s), at most {settings.SCHEDLAB_SLOTS_PER_USER} per user\n"
+          f"  {simulating} simulation slot(s), at most {slots_per_user(simulating)} per user\n"
           f"  worker log: {worker_log}\nPress Ctrl-C to stop.\n", flush=True)
     try:
         return supervise(web, workers, supervision)

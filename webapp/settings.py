@@ -33,6 +33,19 @@ def envint(name: str, default: str) -> int:
         raise ImproperlyConfigured(f"Unexpected value {name}={v}, expected an integer") from None
 
 
+def envslots(name: str, default: str) -> int | None:
+    """A positive number of slots, or None for "auto" (counted from the live workers)."""
+    v = (os.getenv(name) or default).strip()
+    if v.lower() == "auto":
+        return None
+    try:
+        if int(v) >= 1:
+            return int(v)
+    except ValueError:
+        pass
+    raise ImproperlyConfigured(f"Unexpected value {name}={v}, expected a positive integer or auto")
+
+
 def envlist(name: str, default: str) -> list[str]:
     return [part.strip() for part in os.getenv(name, default).split(",") if part.strip()]
 
@@ -220,10 +233,15 @@ SCHEDLAB_POLICY_DIR = os.getenv("SCHEDLAB_POLICY_DIR", "")
 # their own; runs reach the simulation queue through the fair dispatcher (webapp.experiments.fairqueue).
 REDIS_URL = os.getenv("REDIS_URL", "")
 # Simulations computing at once on the whole server (every simulation worker's processes together):
-# the dispatcher sends no more. `make run` starts a simulation worker with this many processes.
-SCHEDLAB_SIM_SLOTS = envint("SCHEDLAB_SIM_SLOTS", str(max(1, os.cpu_count() or 1)))
-# Slots one user may hold while others wait (default: all but one, so a newcomer's run starts at once).
-SCHEDLAB_SLOTS_PER_USER = envint("SCHEDLAB_SLOTS_PER_USER", str(max(1, SCHEDLAB_SIM_SLOTS - 1)))
+# the dispatcher sends no more. A number, or "auto": the processes of the simulation workers alive
+# now, as each reports itself (webapp.core.workers). Default: auto where the workers are started
+# apart from the web server (REDIS_URL: compose, scaled or not); under `make run` one per core, and
+# its simulation worker gets that many processes. The dispatcher reads it through simulation_slots().
+SCHEDLAB_SIM_SLOTS: int | None = envslots("SCHEDLAB_SIM_SLOTS", "auto" if REDIS_URL else
+                                          str(max(1, os.cpu_count() or 1)))
+# Slots one user may hold while others wait; empty: all but one of the slots (webapp.core.workers
+# .slots_per_user), so a newcomer's run starts at once.
+SCHEDLAB_SLOTS_PER_USER: int | None = envint("SCHEDLAB_SLOTS_PER_USER", "0") or None
 SCHEDLAB_QUICK_CONCURRENCY = envint("SCHEDLAB_QUICK_CONCURRENCY", "1")  # `make run`'s quick worker
 SCHEDLAB_WORKER_CONCURRENCY = envint("SCHEDLAB_WORKER_CONCURRENCY", "1")  # a compose simulation worker's processes
 # Queue names start with this: tests and benchmarks sharing one Redis keep to their own queues.

@@ -116,6 +116,21 @@ def waited_somewhere(schedules: Mapping[str, pd.DataFrame]) -> np.ndarray:
     return np.logical_or.reduce([waits(frame) > 0 for frame in frames])
 
 
+def with_deadlines_of(schedule: pd.DataFrame, jobs: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``schedule`` whose ``deadline`` column is that of ``jobs`` (matched by job id; a job
+    ``jobs`` does not have is regular). For a schedule that did not read deadlines (EASY, conservative)
+    against the deadline jobs of one share of the scenario: the schedule is the same at every share,
+    its deadline figures are not. ValueError when ``jobs`` repeats a job id (no match is possible)."""
+    ids = jobs["job_id"].to_numpy()
+    if len(np.unique(ids)) != len(ids):
+        raise ValueError("the workload repeats job ids: its deadlines cannot be matched to the schedule's jobs")
+    deadline = (jobs[DEADLINE].to_numpy(dtype=np.float64) if DEADLINE in jobs.columns
+                else np.full(len(jobs), np.nan))
+    marked = schedule.copy()
+    marked[DEADLINE] = pd.Series(deadline, index=ids).reindex(schedule["job_id"].to_numpy()).to_numpy(dtype=np.float64)
+    return marked
+
+
 def compared_summaries(schedules: Mapping[str, pd.DataFrame], *, drop_zero_wait: bool = False) -> dict[str, dict]:
     """:func:`deadline_summary` of each schedule; with ``drop_zero_wait`` the regular jobs' figures
     leave out the jobs that waited 0 under every one of them (§6.3)."""

@@ -77,6 +77,7 @@ class PbsServer:
     max_queued: Limits = field(default_factory=Limits)
     max_run_res: dict[str, Limits] = field(default_factory=dict)
     backfill_depth: int | None = None
+    scheduler_iteration: int | None = None
     unmodelled: dict[str, tuple[int, str]] = field(default_factory=dict)
     sched: dict[str, str] = field(default_factory=dict)               # sched_config key -> value
     sched_unmodelled: dict[str, tuple[int, str]] = field(default_factory=dict)
@@ -177,8 +178,8 @@ def _server_attribute(server: PbsServer, text: str, line: int, source: str) -> N
         setattr(server, lower, _limits(value, line, source, name))
     elif lower.startswith("max_run_res."):
         server.max_run_res[lower.split(".", 1)[1]] = _limits(value, line, source, name)
-    elif lower == "backfill_depth":
-        server.backfill_depth = _integer(value, line, source, name)
+    elif lower in ("backfill_depth", "scheduler_iteration"):
+        setattr(server, lower, _integer(value, line, source, name))
     else:
         server.unmodelled[name] = (line, value)
 

@@ -54,6 +54,7 @@ FAMILY_MODULES = (
     "engine.policies.recorded",
     "engine.policies.formula",
     "engine.policies.slurm",
+    "engine.policies.pbs",
 )
 
 

@@ -9,6 +9,7 @@ Redis never take these messages. Never skipped: when Redis is down these tests f
 from __future__ import annotations
 
 import os
+import signal
 import time
 from collections.abc import Iterator
 
@@ -18,6 +19,8 @@ from django.db import connection
 from tests.celery_broker import on_broker
 from tests.webapp.conftest import make_trace, synthetic_swf
 from webapp.celery import app
+from webapp.core.models import SimulationWorker
+from webapp.core.workers import simulation_slots
 from webapp.experiments.models import Run
 from webapp.experiments.services import cancel_run, create_experiment
 from webapp.studies.cluster import LocalCluster
@@ -96,3 +99,49 @@ def test_users_take_turns_for_the_one_slot(cluster, alice, bob, demo_trace):
     wait_for("every run", lambda: not Run.objects.exclude(status="done").exists(), timeout=180)
     started = list(Run.objects.order_by("started_at").values_list("pk", flat=True))
     assert started == [a[0], b, a[1], a[2]]
+
+
+@pytest.fixture
+def auto_cluster(tmp_path, settings) -> Iterator[LocalCluster]:
+    """As `cluster`, but nobody sets the slots (SCHEDLAB_SIM_SLOTS=auto, compose's default): they are
+    the processes of the simulation workers alive; a report ages out after 8 s here (60 s by default)."""
+    import redis
+
+    redis.Redis.from_url(REDIS_URL).flushdb()
+    settings.SCHEDLAB_SIM_SLOTS, settings.SCHEDLAB_SLOTS_PER_USER, settings.SCHEDLAB_RUN_STALE_SECONDS = None, None, 8
+    rig = LocalCluster(tmp_path, REDIS_URL, database_url=f"sqlite:///{connection.settings_dict['NAME']}",
+                       stale_seconds=8, extra_env={"SCHEDLAB_SIM_SLOTS": "auto", "SCHEDLAB_SLOTS_PER_USER": "",
+                                                   "SCHEDLAB_QUEUE_PREFIX": ""})
+    with on_broker(app, REDIS_URL, REDIS_URL):
+        try:
+            yield rig
+        finally:
+            rig.stop()
+
+
+def test_the_slots_are_the_live_workers_processes(auto_cluster, alice, bob, demo_trace):
+    """No worker: no slot, the runs wait in their turn. One worker: one slot, users take turns. A
+    second worker adds its slot; a warm stop withdraws a worker's slot at once, a kill -9 within the
+    staleness age."""
+    alices = create_experiment(alice, name="a", trace=demo_trace, procs=None, machine=None,
+                               policies=[{"preset": "fcfs"}, {"preset": "easy"}, {"preset": "conservative"}])
+    bobs = create_experiment(bob, name="b", trace=demo_trace, procs=None, machine=None, policies=[{"preset": "fcfs"}])
+    a = list(alices.runs.order_by("position").values_list("pk", flat=True))
+    b = bobs.runs.get().pk
+    assert simulation_slots() == 0 and not Run.objects.filter(dispatched_at__isnull=False).exists()
+
+    auto_cluster.start_worker("one", "simulation")
+    wait_for("the worker's slot", lambda: simulation_slots() == 1)
+    wait_for("every run", lambda: not Run.objects.exclude(status="done").exists(), timeout=180)
+    assert list(Run.objects.order_by("started_at").values_list("pk", flat=True)) == [a[0], b, a[1], a[2]]
+
+    auto_cluster.start_worker("two", "simulation")
+    wait_for("the second worker's slot", lambda: simulation_slots() == 2)
+    assert sorted(SimulationWorker.objects.values_list("hostname", flat=True))[0].startswith("one@")
+    auto_cluster.kill_worker("one", signal.SIGTERM)
+    assert simulation_slots() == 1  # withdrawn as it stopped
+    auto_cluster.kill_worker("two", signal.SIGKILL)
+    assert simulation_slots() == 1  # its report stands until it ages out
+    killed = time.monotonic()
+    wait_for("the killed worker's slot to age out", lambda: simulation_slots() == 0, timeout=30)
+    assert time.monotonic() - killed <= 8 + 1

@@ -33,6 +33,7 @@ from webapp.dashboards.figures import (
 )
 from webapp.dashboards.figures.gantt import jobs_in_window
 from webapp.dashboards.figures.job_diff import job_diff_layout
+from webapp.dashboards.figures.sweep import DEADLINE_SWEEP_METRICS, SWEEP_METRICS
 from webapp.dashboards.figures.style import heading, note
 from webapp.core.time_axis import TimeAxis
 from webapp.dashboards.figures.timelines import is_long
@@ -57,6 +58,7 @@ class Comparison:
     sweep_values: list = field(default_factory=list)                    # the swept values, in order
     sweep_series: dict[str, list] = field(default_factory=dict)         # policy → summary per value (or None)
     sweep_baselines: dict[str, dict] = field(default_factory=dict)      # runs not swept → summary
+    sweep_derived: dict[str, list] = field(default_factory=dict)        # runs not swept → derived per value
     missing: list[str] = field(default_factory=list)           # runs not shown, with why
     time_axis: TimeAxis = field(default_factory=TimeAxis)       # calendar of the trace, if it has one
     baseline: str = ""                                          # the run the metrics table compares against
@@ -277,19 +279,31 @@ def diff_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:
 def sweep_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM:
     if not comparison.sweep_parameter:
         return column(heading("Sweep"), note("This experiment is not a sweep."))
+    metrics = SWEEP_METRICS + (DEADLINE_SWEEP_METRICS if comparison.sweep_parameter == "deadline_fraction" else ())
     trend = sweep_trend(comparison.sweep_parameter, comparison.sweep_values, comparison.sweep_series,
-                        baselines=comparison.sweep_baselines)
+                        baselines=comparison.sweep_baselines, derived=comparison.sweep_derived, metrics=metrics)
     if not comparison.sweep_baselines:
         return trend
-    return column(trend, note(unswept_note(comparison.sweep_parameter, list(comparison.sweep_baselines))))
+    return column(trend, note(unswept_note(comparison.sweep_parameter, list(comparison.sweep_baselines),
+                                           derived=list(comparison.sweep_derived))))
 
 
-def unswept_note(parameter: str, labels: list[str]) -> str:
-    """Why some runs are one dashed line: the experiment ran them once (see plan_runs)."""
-    return (f"{', '.join(labels)}: run once, drawn as dashed lines, the same at every {parameter}: the swept value "
-            "cannot change their schedule (they do not have it, or do not read it: EASY and conservative ignore "
-            "deadlines, so a deadline-share sweep runs only DBF at each share; the DBF paper, Fig. 2, likewise "
-            "shows them per share only through the regular jobs).")
+def unswept_note(parameter: str, labels: list[str], *, derived: Sequence[str] = ()) -> str:
+    """Why some runs are one dashed line: the experiment ran them once (see plan_runs); and, for a
+    deadline-share sweep, that their deadline figures still differ per share (``derived``: the runs
+    whose figures were derived at each share from their one schedule)."""
+    text = (f"{', '.join(labels)}: run once, drawn as dashed lines: the swept value cannot change their schedule "
+            "(they do not have it, or do not read it: EASY and conservative ignore deadlines, so a deadline-share "
+            f"sweep runs only DBF at each share). Their overall figures are the same at every {parameter}")
+    if parameter != "deadline_fraction":
+        return text + "."
+    if derived:
+        return (text + f"; their regular jobs' and deadline figures are not (which jobs have a deadline depends on "
+                f"the share): those of {', '.join(derived)} are derived at each share from the one schedule, with "
+                "that share's deadline jobs (the ones DBF gets), as the DBF paper's Fig. 2 shows EASY and CBF per "
+                "share through the regular jobs.")
+    return (text + "; their regular jobs' and deadline figures differ per share but were not derived for these runs "
+            "(they ran before this was recorded): run them again to see them per share.")
 
 
 def has_deadline_jobs(schedules: Mapping[str, pd.DataFrame]) -> bool:

@@ -19,7 +19,7 @@ from engine.api import fidelity, human_seconds, number_text, percent_text, recor
 from webapp.allocations.services import with_allocations
 from webapp.dashboards.comparison import Comparison
 from webapp.core.time_axis import TimeAxis
-from webapp.experiments.models import Experiment, Run
+from webapp.experiments.models import AT_SWEEP_VALUES, Experiment, Run
 
 CACHED_SCHEDULES = 8
 _cache: OrderedDict[tuple, pd.DataFrame] = OrderedDict()
@@ -201,13 +201,13 @@ def load_comparison(experiment: Experiment, runs: list[Run] | None = None) -> Co
     table = comparable_runs(done, int(experiment.procs), cross=not own)
     schedules, summaries = table.schedules, table.summaries
     missing = [_why_missing(run, label) for label, run in zip(labels, runs) if run.status != Run.Status.DONE]
-    series, baselines = sweep_series(experiment, runs, labels) if own else ({}, {})
+    series, baselines, derived = sweep_series(experiment, runs, labels) if own else ({}, {}, {})
     schedules, targets = with_allocations(experiment, schedules)
     return Comparison(
         schedules=schedules, capacity=int(experiment.procs), summaries=summaries,
         busy_column="alloc" if experiment.allocation == Experiment.Allocation.BUDDY else "procs",
         sweep_parameter=experiment.sweep_param if series else "", sweep_values=list(experiment.sweep_values or []),
-        sweep_series=series, sweep_baselines=baselines, missing=missing, targets=targets,
+        sweep_series=series, sweep_baselines=baselines, sweep_derived=derived, missing=missing, targets=targets,
         time_axis=trace_time_axis(experiment.trace, schedules), table_css=table_css(),
         baseline=choose_baseline(list(schedules), table.unusable), unusable=table.unusable,
     )
@@ -294,21 +294,27 @@ def table_css() -> str:
     return Path(path).read_text() if path else ""
 
 
-def sweep_series(experiment: Experiment, runs: list[Run], labels: list[str]) -> tuple[dict[str, list], dict[str, dict]]:
-    """Swept runs grouped by policy preset (one summary per swept value), and the runs not swept."""
+def sweep_series(experiment: Experiment, runs: list[Run],
+                 labels: list[str]) -> tuple[dict[str, list], dict[str, dict], dict[str, list]]:
+    """Swept runs grouped by policy preset (one summary per swept value), the runs not swept, and the
+    figures of runs not swept that were derived at each swept value (AT_SWEEP_VALUES: a deadline-share
+    sweep's deadline figures of EASY and conservative, one summary per value)."""
     values = list(experiment.sweep_values or [])
     if not experiment.sweep_param or not values:
-        return {}, {}
+        return {}, {}, {}
     series: dict[str, list[Any]] = {}
     baselines: dict[str, dict] = {}
+    derived: dict[str, list[Any]] = {}
     for label, run in zip(labels, runs):
         if run.sweep_value is None:
             if run.summary:
                 baselines[label] = run.summary
+                at_values = {repr(entry.get("value")): entry for entry in run.summary.get(AT_SWEEP_VALUES) or []}
+                if at_values:
+                    derived[label] = [at_values.get(repr(value)) for value in values]
             continue
         preset = str((run.policy or {}).get("preset", label))
         row = series.setdefault(preset, [None] * len(values))
         if run.sweep_value in values and run.status == Run.Status.DONE:
             row[values.index(run.sweep_value)] = run.summary
-    return series, baselines
-
+    return series, baselines, derived

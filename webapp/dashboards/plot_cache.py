@@ -1,12 +1,16 @@
 """Finished plots' JSON kept on disk (gzipped), so a page is computed once, not on every view.
 
 A plot depends only on finished, immutable inputs (runs' schedules, a trace's parsed cache) and its
-query parameters, so the key is a hash of exactly those plus FIGURES_VERSION; a re-run changes a run's
-finish time and so the key. Always check permissions before asking the cache.
+query parameters, so the key is a hash of exactly those plus FIGURES_VERSION and the code that computes
+it (code_fingerprint: any edit of the dashboards or of the engine's metrics makes new keys, so a cached
+file never outlives the code that made it); a re-run changes a run's finish time and so the key. The
+comparison page's own figures (metrics table, fidelity table, Gantt window: webapp.dashboards.page_facts)
+are kept the same way. Always check permissions before asking the cache.
 """
 
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
 import json
@@ -16,10 +20,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from django.http import HttpRequest, HttpResponse
 
 from webapp.core.files import media_path
-from webapp.experiments.models import Experiment
+from webapp.experiments.models import Experiment, Run
 from webapp.quotas.services import tree_size
 from webapp.traces.models import Trace
 
@@ -29,18 +35,54 @@ FIGURES_VERSION = 7
 KEEP_PER_OBJECT = 64
 
 
+#: The source whose edits change what is cached (figure builders, page figures, the engine's metrics).
+FINGERPRINTED = ("webapp/dashboards", "engine/metrics", "engine/version.py")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@functools.cache
+def code_fingerprint() -> str:
+    """A hash of every Python file under FINGERPRINTED (computed once per process)."""
+    digest = hashlib.sha256()
+    for entry in FINGERPRINTED:
+        path = ROOT / entry
+        for file in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
+            digest.update(str(file.relative_to(ROOT)).encode())
+            digest.update(file.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def cache_key(*parts: object) -> str:
-    text = json.dumps([FIGURES_VERSION, *parts], sort_keys=True, default=str)
+    text = json.dumps([FIGURES_VERSION, code_fingerprint(), *parts], sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def cached_gzip_json(folder: str, name: str, key: str, build: Callable[[], dict]) -> bytes:
+def runs_state(experiment: Experiment, runs: list[Run]) -> list:
+    """What a comparison's figures depend on besides their parameters: the machine and allocation rule,
+    the sweep, and each run's id, label, status and finish time (a re-run changes the finish time)."""
+    return [experiment.procs, experiment.allocation, experiment.sweep_param, experiment.sweep_values,
+            [(run.pk, run.label, run.status, run.finished_at) for run in runs]]
+
+
+def comparison_folder(experiment: Experiment, runs: list[Run], own: bool) -> str:
+    """Where a comparison's cached files go: the experiment's folder for its own runs, else one per selection."""
+    return f"experiments/{experiment.pk}" if own else f"compare/{cache_key([run.pk for run in runs])[:16]}"
+
+
+def _plain(value: object) -> object:
+    """numpy scalars as Python numbers (summaries computed now carry them), for json.dumps."""
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def cached_gzip_json(folder: str, name: str, key: str, build: Callable[[], Any]) -> bytes:
     """The gzipped JSON of `build()`, from MEDIA_ROOT/dashboards/<folder>/ when already made."""
     directory = media_path(f"dashboards/{folder}")
     path = directory / f"{name}-{key}.json.gz"
     if path.exists():
         return path.read_bytes()
-    data = gzip.compress(json.dumps(build(), separators=(",", ":")).encode(), compresslevel=5)
+    data = gzip.compress(json.dumps(build(), separators=(",", ":"), default=_plain).encode(), compresslevel=5)
     directory.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
     with os.fdopen(fd, "wb") as f:
@@ -48,6 +90,11 @@ def cached_gzip_json(folder: str, name: str, key: str, build: Callable[[], dict]
     os.replace(tmp, path)
     _prune(directory)
     return data
+
+
+def cached_json(folder: str, name: str, key: str, build: Callable[[], Any]) -> Any:
+    """`build()` as it was stored (JSON types: tuples come back as lists, dict keys as strings)."""
+    return json.loads(gzip.decompress(cached_gzip_json(folder, name, key, build)))
 
 
 def _prune(directory: Path) -> None:

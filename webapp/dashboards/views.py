@@ -21,13 +21,9 @@ from webapp.core.permissions import get_visible_or_404
 from webapp.core.responses import attachment
 from webapp.dashboards import comparison as plots
 from webapp.dashboards.data import (
-    cached_schedule,
     choose_baseline,
-    common_jobs,
-    comparable_runs,
     fidelity_table,
     load_comparison,
-    trace_time_axis,
     unique_labels,
 )
 from webapp.dashboards.figures import (
@@ -38,7 +34,14 @@ from webapp.dashboards.figures import (
     policy_colours,
     trace_characterization,
 )
-from webapp.dashboards.plot_cache import cache_key, cached_gzip_json, gzip_json_response
+from webapp.dashboards.page_facts import prebuild_page, table_facts, window_text
+from webapp.dashboards.plot_cache import (
+    cache_key,
+    cached_gzip_json,
+    comparison_folder,
+    gzip_json_response,
+    runs_state,
+)
 from webapp.experiments.models import Experiment, ReplicateSet, Run
 from webapp.experiments.provenance import provenance_html
 from webapp.experiments.reproduce import PRESETS as PAPER_PRESETS
@@ -90,16 +93,16 @@ def _comparison_page(request: HttpRequest, experiment: Experiment, runs: list[Ru
     done_labels = [label for label, _ in done]
     colours = policy_colours(done_labels)
     params = _params(request)
-    window = _window_text(experiment, runs, params, cross=cross)
+    window = window_text(experiment, runs, params, cross=cross)
     plot_params = {k: v for k, v in params.items() if k not in ("start", "end")} if window.get("error") else params
     suffix = f"?{urlencode({**plot_params, **query})}" if plot_params or query else ""
     sweep = bool(not cross and experiment.sweep_param and experiment.sweep_values)
     names = [name for name in plots.plot_names(sweep, runs_have_deadlines(runs), len(done)) if name != "metrics"]
     sections = [{"name": name, "title": plots.SECTION_TITLES[name], "url": plot_url(name) + suffix} for name in names]
-    table = comparable_runs(done, int(experiment.procs), cross=cross)
+    table = table_facts(experiment, runs, cross=cross)   # cached: the page reads no schedule once built
     summaries = table.summaries
     baseline = choose_baseline(done_labels, table.unusable, params.get("baseline"))
-    fidelity = fidelity_table(experiment, runs, labels, table.schedules if table.jobs_note else None)
+    fidelity = table.fidelity
     experiments = {run.experiment_id: run.experiment for run in runs}
     replicated = replicated_context(replicates, baseline) if replicates is not None and summaries else {}
     if replicated.get("forest_url"):
@@ -145,27 +148,6 @@ def replicated_context(replicates: ReplicateSet, baseline: str) -> dict:
                          f"(the change of the means over the replicates; the values are the whole-trace runs').",
         "forest_url": reverse("dashboards:forest", args=[replicates.experiment_id]),
     }
-
-
-def _window_text(experiment: Experiment, runs: list[Run], params: dict[str, str], *, cross: bool = False) -> dict[str, str]:
-    """The Gantt window as the form shows it (dates when the trace has a calendar), and the axis' zone;
-    ``cross``: runs of several experiments, whose plots show only the jobs they all have."""
-    done = [run for run in runs if run.status == Run.Status.DONE]
-    if not done:
-        return {}
-    schedules = {str(run.pk): cached_schedule(run) for run in done}
-    if cross:
-        schedules = common_jobs(schedules)
-    if not any(len(schedule) for schedule in schedules.values()):
-        return {}   # no job to draw (runs that share none): no window to offer
-    axis = trace_time_axis(experiment.trace, schedules)
-    shown = {"zone": axis.tz if axis.calendar else "", "calendar": "yes" if axis.calendar else ""}
-    try:
-        window = plots.gantt_window(schedules, params, axis)
-    except plots.WindowError as e:
-        window = plots.gantt_window(schedules, {}, axis)
-        return {**shown, "start": axis.text(window.start), "end": axis.text(window.end), "error": str(e)}
-    return {**shown, "start": axis.text(window.start), "end": axis.text(window.end)}
 
 
 @require_GET
@@ -227,12 +209,6 @@ def runs_have_deadlines(runs: Iterable[Run]) -> bool:
     return any((run.summary or {}).get("deadline_jobs") for run in runs)
 
 
-def _runs_state(experiment: Experiment, runs: list[Run]) -> list:
-    """What a comparison plot depends on besides its parameters: each run's id, status and finish time."""
-    return [experiment.procs, experiment.allocation, experiment.sweep_param, experiment.sweep_values,
-            [(run.pk, run.label, run.status, run.finished_at) for run in runs]]
-
-
 def comparison_plot_gzip(experiment: Experiment, name: str, params: dict[str, str], runs: list[Run] | None = None,
                          own: list[Run] | None = None) -> bytes:
     """One plot's gzipped json_item, from the cache or built now (no permission check: callers do it).
@@ -248,15 +224,15 @@ def comparison_plot_gzip(experiment: Experiment, name: str, params: dict[str, st
         return json_item(plots.build_plot(name, load_comparison(experiment, None if own_runs else runs), params),
                          f"plot-{name}")
 
-    key = cache_key("comparison", name, params, _runs_state(experiment, listed))
-    folder = f"experiments/{experiment.pk}" if own_runs else f"compare/{cache_key([run.pk for run in listed])[:16]}"
-    return cached_gzip_json(folder, name, key, build)
+    key = cache_key("comparison", name, params, runs_state(experiment, listed))
+    return cached_gzip_json(comparison_folder(experiment, listed, own_runs), name, key, build)
 
 
 def prebuild_comparison(experiment: Experiment) -> None:
-    """Build and cache every default plot of the comparison, e.g. from the worker when the last run is
-    done, so the first person to open the page does not wait for the computation."""
-    runs = list(experiment.runs.all())
+    """Build and cache the page's tables and every default plot of the comparison, e.g. from the worker
+    when the last run is done, so the first person to open the page does not wait for the computation."""
+    runs = list(experiment.runs.order_by("position", "pk"))
+    prebuild_page(experiment, runs)
     done = sum(run.status == Run.Status.DONE for run in runs)
     for name in plots.plot_names(bool(experiment.sweep_param and experiment.sweep_values), runs_have_deadlines(runs), done):
         if name != "metrics":

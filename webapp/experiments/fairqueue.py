@@ -1,7 +1,7 @@
 """The server's fair queue of runs: whose turn it is, and when a waiting run should start.
 
 Runs wait in the database (status ``queued``, ``dispatched_at`` empty), not in the broker. Whenever a
-simulation slot is free (SCHEDLAB_SIM_SLOTS on the whole server), the dispatcher
+simulation slot is free (webapp.core.workers.simulation_slots on the whole server), the dispatcher
 (webapp.experiments.tasks.dispatch) hands the next run to the simulation queue, choosing by user:
 
 1. the user holding the fewest slots now goes first (fair share of the slots at this moment);
@@ -28,11 +28,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.conf import settings
 from django.db.models import Count, Max, Q, QuerySet
 from django.utils import timezone
 
 from engine.api import time_left
+from webapp.core.workers import simulation_slots, slots_per_user
 from webapp.experiments.models import Run
 
 DEFAULT_RUN_SECONDS = 60.0  # a run's expected length before the server has finished any
@@ -88,8 +88,9 @@ def current_turns() -> tuple[Turns, int]:
     last = (Run.objects.filter(experiment__owner_id__in=list(waiting), dispatched_at__isnull=False)
             .values("experiment__owner_id").annotate(last=Max("dispatched_at")))
     last_served = {row["experiment__owner_id"]: row["last"].timestamp() for row in last}
-    turns = Turns(waiting, holding, last_served, per_user=settings.SCHEDLAB_SLOTS_PER_USER)
-    return turns, max(0, settings.SCHEDLAB_SIM_SLOTS - sum(holding.values()))
+    slots = simulation_slots()
+    turns = Turns(waiting, holding, last_served, per_user=slots_per_user(slots))
+    return turns, max(0, slots - sum(holding.values()))
 
 
 def choose(turns: Turns, free: int, now: datetime) -> list[int]:

@@ -18,6 +18,11 @@ from webapp.traces.models import Machine, Trace
 CURRENT, PROPOSED = "current", "proposed"
 
 
+#: A run's summary key: the deadline figures of a run a deadline-share sweep ran once (EASY, conservative),
+#: derived at each share of the sweep from its one schedule ([{"value": share, <deadline figures>}];
+#: webapp.experiments.tasks.deadlines_per_share)
+AT_SWEEP_VALUES = "at_sweep_values"
+
 #: The largest machine size and seed the database keeps (PositiveIntegerField and IntegerField are
 #: 32-bit on PostgreSQL); forms and the API refuse more with a message, never a 500.
 MAX_PROCS = 2**31 - 1

@@ -24,7 +24,7 @@ from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from engine.api import (INPUT_ERRORS, Cancelled, Clusters, Pool, Scenario, SimResult, SimulationError, Transforms,
-                        error_line, parse_days)
+                        deadline_summaries_at, error_line, parse_days)
 from engine.api import run as run_scenario
 from engine.api import summarize
 from webapp.allocations.services import allocations_of
@@ -32,7 +32,7 @@ from webapp.core.broker import resend_lost as resend_lost_messages
 from webapp.core.files import replace_dir
 from webapp.core.progress import Reporter as ProgressReporter
 from webapp.experiments.fairqueue import choose, current_turns
-from webapp.experiments.models import Experiment, Run, save_frame
+from webapp.experiments.models import AT_SWEEP_VALUES, Experiment, Run, save_frame
 from webapp.experiments.replicate_runs import execute_replicate, replicate_set_of, settle
 from webapp.experiments.signals import experiment_finished
 
@@ -187,8 +187,29 @@ def execute(run_id: int, reporter: Reporter) -> None:
     )
     result = run_scenario(scenario, progress=reporter.progress, should_stop=reporter.should_stop)
     summary = summarize(result, load_factor=run.load_factor, days=experiment.days or None)
+    per_share = deadlines_per_share(run, scenario, result)
+    if per_share:
+        summary[AT_SWEEP_VALUES] = per_share
     write_results(run, result, summary)
     _finish(run_id, Run.Status.DONE, progress=1.0, summary=summary)
+
+
+def deadlines_per_share(run: Run, scenario: Scenario, result: SimResult) -> list[dict]:
+    """A run a deadline-share sweep ran once (EASY, conservative: their schedule never reads deadlines):
+    its deadline figures at each share of the sweep, derived from its one schedule with that share's
+    deadline jobs (engine.api.deadline_summaries_at), as [{"value": share, <deadline figures>}]; [] for
+    every other run. The schedule is the same at every share; which jobs have a deadline is not."""
+    experiment = run.experiment
+    if (experiment.sweep_param != "deadline_fraction" or run.sweep_value is not None or not experiment.sweep_values
+            or (run.policy or {}).get("preset") == "recorded" or not len(result.schedule)):
+        return []
+    values = [float(value) for value in experiment.sweep_values]
+    try:
+        summaries = deadline_summaries_at(scenario, result.schedule, values)
+    except ValueError as e:   # a trace repeating job ids: no per-share figures, the run itself stands
+        log.warning("run %s: no per-share deadline figures: %s", run.pk, e)
+        return []
+    return [{"value": value, **figures} for value, figures in zip(experiment.sweep_values, summaries)]
 
 
 def platform_of(run: Run) -> Pool | Clusters:

@@ -10,16 +10,18 @@ from django.shortcuts import render
 from django.template.defaultfilters import filesizeformat
 from django.views.decorators.http import require_GET
 
+from webapp.core.workers import simulation_slots, slots_per_user
 from webapp.quotas.services import DISK_METERS, limits_of, usage_of
 
 
 def usage_payload(user: Any) -> dict[str, Any]:
     usage, limits = usage_of(user), limits_of(user)
+    slots = simulation_slots()
     return {
         "runs": {"queued": usage.queued_runs, "running": usage.running_runs, "active": usage.active_runs,
                  "max_active": limits.max_active_runs, "max_per_experiment": limits.max_runs_per_experiment},
         "disk": {**usage.disk, "total": usage.disk_bytes, "quota": limits.disk_bytes},
-        "server": {"simulation_slots": settings.SCHEDLAB_SIM_SLOTS, "slots_per_user": settings.SCHEDLAB_SLOTS_PER_USER,
+        "server": {"simulation_slots": slots, "slots_per_user": slots_per_user(slots),
                    "upload_max_bytes": settings.SCHEDLAB_UPLOAD_MAX_BYTES,
                    "upload_max_decompressed_bytes": settings.SCHEDLAB_UPLOAD_MAX_DECOMPRESSED_BYTES,
                    "parse_time_limit_seconds": settings.SCHEDLAB_PARSE_TIME_LIMIT,

@@ -21,9 +21,9 @@ from tests.engine.conftest import make_workload
 from tests.shared_data import SHARED_DATA
 
 SWF = SHARED_DATA / "swf"
-# a replay keeps what happened, not these invariants; slurm needs a site's files (tests/engine/policies/test_slurm.py
-# checks its schedules)
-POLICIES = sorted(p for p in PRESETS if p not in ("recorded", "slurm"))
+# a replay keeps what happened, not these invariants; slurm and pbs need a site's files (tests/engine/policies/
+# test_slurm.py and test_pbs.py check their schedules)
+POLICIES = sorted(p for p in PRESETS if p not in ("recorded", "slurm", "pbs"))
 
 
 def assert_valid(schedule: pd.DataFrame, capacity: int) -> None:

@@ -7,6 +7,8 @@ import pytest
 from django.urls import reverse
 
 from tests.webapp.conftest import make_experiment, make_trace
+from webapp.core.templatetags.staff import follow, owner_of
+from webapp.studies.models import Study
 
 pytestmark = pytest.mark.django_db
 
@@ -47,3 +49,17 @@ def test_an_items_page_says_whose_it_is_to_staff(staff_client, alice, alice_clie
 
     listing = staff_client.get(reverse("experiments:list")).content.decode()
     assert "not yours · private" in listing
+
+
+def test_a_shared_items_page_and_a_studys_marker_follow_their_paths(staff, staff_client, bob):
+    """A shared item's banner says shared (not private); a study's owner and sharing are its
+    experiment's (OWNER_FIELD / SHARED_FIELD paths), so a study of bob's shared experiment is marked
+    "not yours" without "private"."""
+    trace = make_trace(bob, name="bobs-shared", shared=True)
+    page = staff_client.get(trace.get_absolute_url()).content.decode()
+    assert "This is bob’s (shared)" in page and "<strong>private</strong>" not in page
+
+    experiment = make_experiment(bob, trace, ["fcfs"], run=False, shared=True)
+    study = Study(experiment=experiment)
+    assert owner_of(study) == bob and follow(study, "SHARED_FIELD", "shared") is True
+    assert owner_of(experiment) == bob and follow(trace, "SHARED_FIELD", "shared") is True

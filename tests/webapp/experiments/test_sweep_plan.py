@@ -41,3 +41,23 @@ def test_the_sweep_section_says_which_runs_ran_once_and_why(alice, alice_client,
     response = alice_client.get(reverse("dashboards:comparison_plot", args=[experiment.pk, "sweep"]))
     text = response.content.decode()
     assert response.status_code == 200 and "run once" in text and "the same at every deadline_fraction" in text
+
+
+@pytest.mark.django_db
+def test_easy_run_once_has_its_deadline_figures_derived_at_each_share(alice, alice_client, demo_trace):
+    """EASY's schedule is the same at every share, its deadline figures are not: the one run records them
+    at each share, with the very deadline jobs DBF's run at that share has (the same seed)."""
+    experiment = make_experiment(alice, demo_trace, ("easy", "dbf"), sweep_param="deadline_fraction",
+                                 sweep_values=[0.2, 0.6])
+    easy, dbf_low, dbf_high = experiment.runs.order_by("position")
+    derived = easy.summary["at_sweep_values"]
+    assert [entry["value"] for entry in derived] == [0.2, 0.6]
+    for entry, dbf in zip(derived, (dbf_low, dbf_high)):
+        assert entry["deadline_jobs"] == dbf.summary["deadline_jobs"] > 0
+        assert entry["regular_jobs"] == dbf.summary["regular_jobs"]
+    assert derived[0]["deadline_jobs"] < derived[1]["deadline_jobs"]      # not one number copied to every share
+    assert "at_sweep_values" not in dbf_low.summary
+    response = alice_client.get(reverse("dashboards:comparison_plot", args=[experiment.pk, "sweep"]))
+    text = response.content.decode()
+    assert "Mean wait, regular jobs" in text and "Deadlines missed" in text
+    assert "derived at each share from the one schedule" in text and "easy (run once, per deadline_fraction)" in text

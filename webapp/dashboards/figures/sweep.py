@@ -16,6 +16,12 @@ from .style import new_figure, note, policy_colours
 SWEEP_METRICS: tuple[tuple[str, str], ...] = tuple(
     (code, metric_heading(code)) for code in ("mean_wait", "mean_bsld", "utilization", "mean_abs_skip"))
 
+#: the deadline scenario's figures a deadline-share sweep adds: they differ per share for every policy,
+#: also for one run once (EASY, conservative), whose figures are derived at each share from its one
+#: schedule (webapp.experiments.tasks.deadlines_per_share)
+DEADLINE_SWEEP_METRICS: tuple[tuple[str, str], ...] = tuple(
+    (code, metric_heading(code)) for code in ("mean_wait_regular", "deadline_misses"))
+
 Summary = Mapping[str, float] | None
 
 
@@ -34,11 +40,15 @@ def value_label(value: object) -> str:
 
 def sweep_trend(parameter: str, values: Sequence[object], series: Mapping[str, Sequence[Summary]], *,
                 baselines: Mapping[str, Summary] | None = None,
+                derived: Mapping[str, Sequence[Summary]] | None = None,
                 metrics: Sequence[tuple[str, str]] = SWEEP_METRICS) -> LayoutDOM:
     """One small plot per metric: each swept policy's metric at each value, in sweep order.
 
     `series[policy]` holds one summary per value (None: failed or not done yet — a gap, named in the
-    note). `baselines` are the experiment's runs that were not swept, drawn as dashed horizontal lines.
+    note). `baselines` are the experiment's runs that were not swept, drawn as dashed horizontal lines;
+    `derived[policy]`, where one of them has it, holds figures derived from its one run at each value
+    (one summary per value: a deadline-share sweep's deadline figures, which differ per share), drawn
+    as a dashed line through the values for the metrics it has.
     The x axis is categorical (sweep order) because sweeps mix scales and ∞.
     """
     labels = [value_label(v) for v in values]
@@ -53,6 +63,14 @@ def sweep_trend(parameter: str, values: Sequence[object], series: Mapping[str, S
             fig.line("x", "y", source=source, color=colours[policy], line_width=2, legend_label=policy)
             fig.scatter("x", "y", source=source, color=colours[policy], size=8, legend_label=policy)
         for policy, summary in (baselines or {}).items():
+            per_value = derived_at((derived or {}).get(policy), key)
+            if per_value is not None:   # run once, but this figure differs per value: derived at each
+                source = ColumnDataSource({"x": labels, "y": per_value})
+                fig.line("x", "y", source=source, color=colours[policy], line_dash="dashed", line_width=2,
+                         legend_label=f"{policy} (run once, per {parameter})")
+                fig.scatter("x", "y", source=source, color=colours[policy], size=7, marker="square",
+                            legend_label=f"{policy} (run once, per {parameter})")
+                continue
             level = _metric(summary, key)
             if np.isfinite(level):
                 fig.line([labels[0], labels[-1]], [level, level], color=colours[policy], line_dash="dashed",
@@ -70,6 +88,14 @@ def sweep_trend(parameter: str, values: Sequence[object], series: Mapping[str, S
     if missing:
         parts.append(note(f"No result yet (or failed) for {', '.join(missing)}: gaps in the lines."))
     return column(*parts)
+
+
+def derived_at(summaries: Sequence[Summary] | None, key: str) -> np.ndarray | None:
+    """The figure ``key`` of a run the sweep ran once at each swept value, where it was derived per value
+    (``summaries``: one per value); None where it was not (the figure is the same at every value)."""
+    if not summaries or not any(summary and key in summary for summary in summaries):
+        return None
+    return np.array([_metric(summary, key) for summary in summaries], float)
 
 
 def _metric(summary: Summary, key: str) -> float:

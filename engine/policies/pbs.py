@@ -1,0 +1,379 @@
+"""PBS / OpenPBS as its admin configured it, from ``qmgr -c 'print server'``, ``sched_config`` and the
+``resource_group`` tree (issue 24 §2; the files read by engine.platform.pbsconf).
+
+What the scheduler does here, per PBS Professional's Administrator's Guide:
+
+* **Routing.** A job submitted to a route queue (or to no queue the server knows: the server's
+  ``default_queue``) goes to the first of its ``route_destinations`` whose ``resources_min`` /
+  ``resources_max`` (walltime, ncpus) admit it, following route queues on; a job no destination
+  admits stays in the first one (PBS would reject it at submission; a replay has to run it).
+* **Order.** ``by_queue`` (the default): queues by ``priority``, higher first; ``round_robin``:
+  the queues take turns (the first job of each, then the second, ...). Within a queue, with
+  ``fair_share``, the entity (``fairshare_entity``: euser, egroup, Account_Name or queue) whose path
+  down the ``resource_group`` tree is least used for its shares goes first: at each level the
+  siblings are compared by (usage / the siblings' usage) / (shares / the siblings' shares), top
+  level first. Usage is processor-seconds (``fairshare_usage_res`` ncpus*walltime; cput is taken
+  as the same for the jobs a log shows), charged while jobs run, multiplied by
+  ``fairshare_decay_factor`` every ``fairshare_decay_time``. Entities the tree does not name share
+  the ``unknown`` group's ``unknown_shares``; with no tree at all every entity has one share.
+  Then ``job_sort_key`` (ncpus / walltime HIGH|LOW), then submission.
+* **Limits.** ``max_run`` and ``max_run_res.ncpus`` of each queue and of the server, by user,
+  group, project (``[u:PBS_GENERIC=N]``, ``[u:alice=N]``, ``[g:...]``, ``[p:...]``) and overall
+  (``[o:PBS_ALL=N]``, or the old plain number): a job that would exceed one waits, with PBS's
+  comment (e.g. "User has reached queue workq running job limit").
+* **Strict order and backfill.** ``strict_ordering`` false: every job that fits starts, in order.
+  True: jobs start in order; the first ``backfill_depth`` (the server's, default 1) that do not fit
+  get a reservation at the earliest time they fit, and later jobs start only if they delay none of
+  them; ``backfill: false`` in sched_config or ``backfill_depth = 0``: the first job that does not
+  fit stops the cycle. A cycle runs at every submission and job end and every
+  ``scheduler_iteration`` seconds (the server's, default 600).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import Any
+
+from engine.platform.pbsconf import Limits, PbsQueue, PbsServer
+from engine.policies.algorithm import Algorithm
+from engine.policies.base import Param, PolicyError
+from engine.policies.ordering import WaitingQueue
+from engine.policies.registry import Component, Preset, register, register_algorithm, register_ordering
+from engine.sim.profile import running_jobs_profile
+from engine.sim.simulator import Simulation
+from engine.workload.accounting import parse_duration
+
+FROM_SITE = -1.0
+ENTITY_COLUMNS = {"euser": "user", "egroup": "group", "account_name": "account", "queue": "queue"}
+SCOPES = {"u": "user", "g": "group", "p": "account"}
+SCOPE_WORDS = {"u": "User", "g": "Group", "p": "Project"}
+DAY = 86_400
+
+
+def sched_true(server: PbsServer, key: str, default: bool) -> bool:
+    value = server.sched.get(key)
+    return default if value is None else value.strip().lower() in ("true", "t", "1", "yes", "y")
+
+
+def backfill_depth(server: PbsServer) -> int:
+    """How many top jobs get a reservation: 0 when backfilling is off."""
+    if not sched_true(server, "backfill", True):
+        return 0
+    return server.backfill_depth if server.backfill_depth is not None else 1
+
+
+def scheduler_iteration(server: PbsServer) -> int:
+    return server.scheduler_iteration if server.scheduler_iteration is not None else 600
+
+
+def admits(queue: PbsQueue, walltime: int, ncpus: int) -> bool:
+    """Whether ``queue``'s resources_min / resources_max let in a job of this walltime and ncpus."""
+    for kind, low in (("resources_min", True), ("resources_max", False)):
+        limits = getattr(queue, kind)
+        for resource, value in ((r, v) for r, v in (("walltime", walltime), ("ncpus", ncpus))):
+            text = limits.get(resource)
+            if text is None:
+                continue
+            bound = parse_duration(text) if resource == "walltime" else int(text)
+            if (value < bound) if low else (value > bound):
+                return False
+    return True
+
+
+def route(server: PbsServer, name: str, walltime: int, ncpus: int) -> str:
+    """The execution queue a job submitted to queue ``name`` ends in ("" = the server knows none)."""
+    if name not in server.queues:
+        name = server.default_queue
+    seen: set[str] = set()
+    while name in server.queues and server.queues[name].is_route and name not in seen:
+        seen.add(name)
+        destinations = [d.split("@")[0] for d in server.queues[name].route_destinations]
+        admitted = [d for d in destinations if server.queues[d].enabled and admits(server.queues[d], walltime, ncpus)]
+        name = admitted[0] if admitted else (destinations[0] if destinations else "")
+    return name if name in server.queues else ""
+
+
+class FairShareTree:
+    """Shares and usage of the resource_group tree; the sort key of an entity (lower goes first).
+
+    Entities the tree does not name hang from its ``unknown`` group (``unknown_shares``, default 0),
+    one share each; with no tree every entity hangs from the root with one share."""
+
+    def __init__(self, server: PbsServer, entities: set[str]) -> None:
+        text = server.sched.get("unknown_shares", "0").strip()
+        self.shares: dict[str, float] = {name: float(shares) for name, _, _, shares in server.groups}
+        self.parent: dict[str, str] = {name: up for name, _, up, _ in server.groups}
+        if server.groups and "unknown" not in self.parent:
+            self.parent["unknown"] = "root"
+            self.shares["unknown"] = float(text) if text.isdigit() else 0.0
+        for entity in sorted(entities):
+            if entity not in self.parent:
+                self.parent[entity] = "unknown" if server.groups else "root"
+                self.shares[entity] = 1.0
+        self.children: dict[str, list[str]] = defaultdict(list)
+        for child, up in self.parent.items():
+            self.children[up].append(child)
+        self.paths: dict[str, list[str]] = {}
+        for entity in entities:
+            path, node = [entity], entity
+            while self.parent.get(node, "root") != "root":
+                node = self.parent[node]
+                path.insert(0, node)
+            self.paths[entity] = path
+        self.usage: dict[str, float] = defaultdict(float)      # by entity (leaves)
+
+    def charge(self, entity: str, amount: float) -> None:
+        self.usage[entity] += amount
+
+    def decay(self, factor: float) -> None:
+        for entity in self.usage:
+            self.usage[entity] *= factor
+
+    def keys(self) -> dict[str, tuple[float, ...]]:
+        """entity -> (ratio at the top level, ratio one level down, ...): usage fraction over share
+        fraction among the siblings; no shares -> infinite (last), no usage at all -> 0."""
+        used: dict[str, float] = defaultdict(float)
+        for entity, path in self.paths.items():
+            for node in path:
+                used[node] += self.usage.get(entity, 0.0)
+        keys = {}
+        for entity, path in self.paths.items():
+            key = []
+            for node in path:
+                siblings = self.children[self.parent.get(node, "root")]
+                shares = sum(self.shares.get(s, 0.0) for s in siblings)
+                usage = sum(used[s] for s in siblings)
+                share = self.shares.get(node, 0.0) / shares if shares > 0 else 0.0
+                fraction = used[node] / usage if usage > 0 else 0.0
+                key.append(math.inf if share == 0 else fraction / share)
+            keys[entity] = tuple(key)
+        return keys
+
+
+class PbsOrder(WaitingQueue):
+    """Waiting jobs in PBS's order (queues by priority or round robin, fair-share, job_sort_key,
+    submission); jobs a max_run limit holds are left out of :meth:`jobs`."""
+
+    def __init__(self, sim: Simulation, params: dict[str, Any]) -> None:
+        super().__init__(sim, lambda j: (j,))
+        server = sim.context.get("pbs_site")
+        if not isinstance(server, PbsServer):
+            raise PolicyError("the pbs policy needs the site's files: --pbs-server PRINT_SERVER.txt [--sched-config F]")
+        self.server = server
+        jobs, n = sim.workload.jobs, sim.n
+        self.columns = {"user": _names(jobs, "user", sim.workload.metadata.get("user_names", {}), n),
+                        "group": _names(jobs, "group", sim.workload.metadata.get("group_names", {}), n),
+                        "account": _column(jobs, "account", n)}
+        given = _column(jobs, "queue_name", n)
+        self.queue_of = [route(server, q, int(sim.estimate[j]), int(sim.size[j])) for j, q in enumerate(given)]
+        self.columns["queue"] = self.queue_of
+        entity = server.sched.get("fairshare_entity", "euser").strip().lower()
+        self.entity = self.columns[ENTITY_COLUMNS.get(entity, "user")]
+        self.fair_share = sched_true(server, "fair_share", False)
+        self.tree = FairShareTree(server, set(self.entity))
+        self.decay_time = parse_duration(server.sched["fairshare_decay_time"]) if "fairshare_decay_time" in server.sched else DAY
+        self.decay_factor = float(server.sched.get("fairshare_decay_factor", "0.5"))
+        self.by_queue = sched_true(server, "by_queue", True)
+        self.round_robin = sched_true(server, "round_robin", False)
+        self.sort_keys = _sort_keys(server.sched.get("job_sort_key", ""))
+        self.queue_priority = {name: q.priority for name, q in server.queues.items()}
+        self.waiting: set[int] = set()
+        self.charged: dict[int, int] = {}           # running job -> charged until
+        self.running: list[int] = []
+        self.origin = int(min(sim.submit)) if n else 0
+        self.decayed = 0                             # decay periods applied
+
+    # ---------------------------------------------------------------- fair-share usage
+
+    def accrue(self) -> None:
+        """Charge running and ended jobs' processor-seconds up to now, decaying at each period."""
+        sim, now = self.sim, self.sim.now
+        periods = (now - self.origin) // self.decay_time if self.decay_time > 0 else 0
+        while self.decayed < periods:                 # charge up to the period's end, then decay
+            self.decayed += 1
+            self._charge_until(self.origin + self.decayed * self.decay_time)
+            self.tree.decay(self.decay_factor)
+        self._charge_until(now)
+        self.running = [j for j in self.running if sim.end_time[j] < 0 or sim.end_time[j] > now]
+
+    def _charge_until(self, t: int) -> None:
+        sim = self.sim
+        for job, since in list(self.charged.items()):
+            end = sim.end_time[job]
+            until = min(t, end) if end >= 0 else t
+            if until > since:
+                self.tree.charge(self.entity[job], sim.size[job] * (until - since))
+                self.charged[job] = until
+            if end >= 0 and until >= end:
+                del self.charged[job]
+
+    # ---------------------------------------------------------------- limits
+
+    def held(self, job: int) -> str:
+        """PBS's comment when a max_run limit holds ``job`` now, else ""."""
+        queue = self.server.queues.get(self.queue_of[job])
+        scopes: list[tuple[str, Limits, Limits | None, str | None]] = []
+        if queue:
+            scopes.append(("queue " + queue.name, queue.max_run, queue.max_run_res.get("ncpus"), queue.name))
+        scopes.append(("server", self.server.max_run, self.server.max_run_res.get("ncpus"), None))
+        sim = self.sim
+        live = [j for j in self.running if sim.end_time[j] < 0 or sim.end_time[j] > sim.now]
+        for label, jobs_limit, cores_limit, name in scopes:
+            mine = [j for j in live if name is None or self.queue_of[j] == name]
+            for limits, cores in ((jobs_limit, False), (cores_limit, True)):
+                if limits is None:
+                    continue
+                reason = self._over(job, mine, limits, cores, label)
+                if reason:
+                    return reason
+        return ""
+
+    def _over(self, job: int, running: list[int], limits: Limits, cores: bool, label: str) -> str:
+        sim = self.sim
+        for (scope, who), limit in limits.values.items():
+            what = "ncpus" if cores else "running job"
+            if scope == "o":
+                members, reason = running, f"{label[0].upper()}{label[1:]} {what} limit has been reached"
+            else:
+                column = self.columns[SCOPES[scope]]
+                if who != "PBS_GENERIC" and who != column[job]:
+                    continue
+                members = [j for j in running if column[j] == column[job]]
+                reason = f"{SCOPE_WORDS[scope]} has reached {label} {what} limit"
+            used = sum(sim.size[j] for j in members) if cores else len(members)
+            if used + (sim.size[job] if cores else 1) > limit:
+                return reason
+        return ""
+
+    # ---------------------------------------------------------------- the queue
+
+    def add(self, job: int) -> None:
+        super().add(job)
+        self.waiting.add(job)
+
+    def remove(self, job: int) -> None:
+        super().remove(job)
+        self.waiting.discard(job)
+
+    def started(self, job: int) -> None:
+        self.charged[job] = self.sim.now
+        self.running.append(job)
+
+    def order(self) -> list[int]:
+        """Every waiting job in PBS's order (held ones included)."""
+        self.accrue()
+        sim = self.sim
+        fair = self.tree.keys() if self.fair_share else {}
+        none: tuple[float, ...] = ()
+
+        def within(j: int) -> tuple:
+            extra = tuple(-v if high else v for column, high in self.sort_keys
+                          for v in ((sim.size[j] if column == "ncpus" else sim.estimate[j]),))
+            return (fair.get(self.entity[j], none), extra, sim.submit[j], j)
+
+        if not self.by_queue and not self.round_robin:
+            return sorted(self.waiting, key=within)
+        by_queue: dict[str, list[int]] = defaultdict(list)
+        for j in self.waiting:
+            by_queue[self.queue_of[j]].append(j)
+        names = sorted(by_queue, key=lambda q: (-self.queue_priority.get(q, 0), q))
+        lists = [sorted(by_queue[q], key=within) for q in names]
+        if not self.round_robin:
+            return [j for jobs in lists for j in jobs]
+        return [jobs[i] for i in range(max(map(len, lists), default=0)) for jobs in lists if i < len(jobs)]
+
+    def jobs(self) -> list[int]:
+        return [j for j in self.order() if not self.held(j)]
+
+    def __len__(self) -> int:
+        return sum(1 for j in self.waiting if not self.held(j))
+
+    def head(self) -> int:
+        return self.jobs()[0]
+
+    def may_start(self, job: int) -> bool:
+        return not self.held(job)
+
+
+def _column(jobs: Any, name: str, n: int) -> list[str]:
+    return [str(v) for v in jobs[name].tolist()] if name in jobs else [""] * n
+
+
+def _names(jobs: Any, name: str, names: dict[str, str], n: int) -> list[str]:
+    return [names.get(v, v) for v in _column(jobs, name, n)]
+
+
+def _sort_keys(text: str) -> list[tuple[str, bool]]:
+    """job_sort_key lines ("ncpus HIGH; walltime LOW") -> [(resource, high first)] for ncpus and walltime."""
+    keys = []
+    for item in text.split(";"):
+        words = item.replace('"', " ").split()
+        if len(words) >= 2 and words[0].lower() in ("ncpus", "walltime"):
+            keys.append((words[0].lower(), words[1].upper() == "HIGH"))
+    return keys
+
+
+class PbsCycle(Algorithm):
+    """A PBS scheduling cycle at every submission and job end and every scheduler_iteration seconds:
+    strict order with reservations for the top backfill_depth jobs, or every job that fits."""
+
+    def __init__(self, sim: Simulation, queue: WaitingQueue, params: dict) -> None:
+        super().__init__(sim, queue, params)
+        if not isinstance(queue, PbsOrder):
+            raise PolicyError("the pbs-cycle algorithm needs the pbs ordering (preset pbs)")
+        server = queue.server
+        cycle = float(params.get("cycle", FROM_SITE))
+        self.cycle = int(cycle if cycle >= 0 else scheduler_iteration(server))
+        depth = int(params.get("backfill_depth", FROM_SITE))
+        self.depth = depth if depth >= 0 else backfill_depth(server)
+        self.strict = sched_true(server, "strict_ordering", False)
+        self.origin = int(min(sim.submit)) if sim.n else 0
+
+    def schedule(self) -> None:
+        sim, queue = self.sim, self.queue
+        if not queue.waiting:                                       # type: ignore[attr-defined]
+            return
+        if self.cycle > 0:
+            sim.wake_at(sim.now - (sim.now - self.origin) % self.cycle + self.cycle)
+        order = queue.jobs()
+        if not order:
+            return
+        now, size, estimate = sim.now, sim.size, sim.estimate
+        profile = running_jobs_profile(sim) if self.strict and self.depth > 0 else None
+        reserved = 0
+        for job in order:
+            if not queue.may_start(job):
+                continue
+            if profile is None:
+                if sim.fits(job):
+                    self.start(job)
+                elif self.strict:
+                    return
+                continue
+            duration = max(int(estimate[job]), 1)
+            at = profile.earliest_start(now, duration, int(size[job]))
+            if at is None:
+                continue
+            if at == now and sim.fits(job):
+                self.start(job)
+                profile.reserve(now, now + duration, int(size[job]))
+            elif reserved < self.depth:
+                profile.reserve(at, at + duration, int(size[job]))
+                reserved += 1
+
+
+PARAMS = (
+    Param("cycle", "float", FROM_SITE, "seconds between scheduling cycles besides those at submissions and ends "
+          "(-1 = the server's scheduler_iteration, 600 if unset; 0 = none)", minimum=FROM_SITE,
+          label="scheduler iteration", unit="s"),
+    Param("backfill_depth", "float", FROM_SITE, "jobs that get a reservation under strict_ordering (-1 = the "
+          "server's backfill_depth, 1 if unset; 0 = no backfilling)", minimum=FROM_SITE, label="backfill depth"),
+)
+
+register_ordering(Component("pbs", PbsOrder, (), "PBS's job order from the site's print server and sched_config"))
+register_algorithm(Component("pbs-cycle", PbsCycle, PARAMS,
+                             "PBS's scheduling cycle: strict order with backfill_depth reservations, or first fit"))
+register(Preset("pbs", "PBS as configured: queue priorities and route queues, max_run limits, fair-share from the "
+                "resource_group tree, strict order with backfill_depth or first fit (needs --pbs-server).",
+                "pbs", "pbs-cycle", family="fairshare"))
