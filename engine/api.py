@@ -76,6 +76,8 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
     from engine.command import simulate_command
     from engine.csvcells import safe_cells
     from engine.metrics.changes import by_queue, user_changes, wall_clock
+    from engine.metrics.claims import change_text, judge_difference
+    from engine.metrics.claims import overall as overall_verdict
     from engine.metrics.deadlines import (compared_summaries, deadline_mask, deadline_usage, has_deadlines,
                                           usage_histogram)
     from engine.metrics.diff import JobDiff, delta_histogram, gains_by, job_diff, moved_most
@@ -186,7 +188,7 @@ __all__ = [
     "JobDiff", "job_diff", "delta_histogram", "gains_by", "moved_most",
     # replicated comparisons (issue 26): plan -> run each spec (anywhere) -> combine
     "ReplicateSet", "parse_replicates", "plan_replicates", "run_replicate", "combine_replicates", "verdict_table",
-    "judge_claim",
+    "judge_claim", "judge_difference", "overall_verdict", "change_text",
     "run_replicates", "compare_replicates", "ReplicateError", "REPLICATE_METRICS", "DEFAULT_REPLICATE_METRICS",
     "Bootstrap", "Counted", "Trim", "parse_trim", "Shake", "shake_workload", "resample_users",
     "Flurry", "FlurryRule", "find_flurries", "without_flurries", "week_edges", "equal_edges",
@@ -203,6 +205,8 @@ __all__ = [
 _LAZY: dict[str, tuple[str, str]] = {
     "simulate_command": ("engine.command", "simulate_command"),
     **{name: ("engine.metrics.changes", name) for name in ("by_queue", "user_changes", "wall_clock")},
+    **{name: ("engine.metrics.claims", name) for name in ("change_text", "judge_difference")},
+    "overall_verdict": ("engine.metrics.claims", "overall"),
     **{name: ("engine.metrics.deadlines", name) for name in ("compared_summaries", "deadline_mask", "deadline_usage",
                                                              "has_deadlines", "usage_histogram")},
     **{name: ("engine.metrics.diff", name) for name in ("JobDiff", "delta_histogram", "gains_by", "job_diff",

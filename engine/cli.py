@@ -173,6 +173,16 @@ def build_parser() -> argparse.ArgumentParser:
     site.add_argument("--resource-group", metavar="FILE", help="PBS: the fair-share resource_group file")
     site.set_defaults(command=run_site)
 
+    cal = commands.add_parser("calibrate", help="a Slurm site's replay against its accounting log: the candidate "
+                              "explanations of the difference, the closest, how far each partition's delta can be trusted")
+    cal.add_argument("trace", metavar="SACCT_DUMP", help="the site's sacct dump (the recorded schedule)")
+    cal.add_argument("--slurm-conf", required=True, metavar="slurm.conf")
+    cal.add_argument("--qos", metavar="FILE", help="the output of sacctmgr -P show qos")
+    cal.add_argument("--assoc", metavar="FILE", help="the output of sacctmgr -P show assoc")
+    cal.add_argument("--procs", type=processor_count, help="processors of the machine (default: slurm.conf's CPUs)")
+    cal.add_argument("--json", metavar="OUT.json", help="also write the whole report as JSON")
+    cal.set_defaults(command=run_calibrate)
+
     fid = commands.add_parser("fidelity", help="a simulated schedule against the recorded one (JSON)")
     fid.add_argument("recorded", metavar="RECORDED.csv", help="the schedule of --policy recorded")
     fid.add_argument("simulated", metavar="SIMULATED.csv", help="a simulated schedule of the same trace")
@@ -434,6 +444,19 @@ def run_inspect(args: argparse.Namespace) -> int:
                 print(f"  {sub}: {item}")
         else:
             print(f"{key}: {value}")
+    return 0
+
+
+def run_calibrate(args: argparse.Namespace) -> int:
+    from engine.calibrate import calibrate, calibration_lines      # (loads the simulation: only here)
+    site = api.read_slurm_site(args.slurm_conf, qos=args.qos, assoc=args.assoc)
+    procs = args.procs or site.conf.total_cpus or None
+    workload = api.read_trace(args.trace, procs=procs)
+    report = calibrate(workload, site, capacity=procs)
+    for line in calibration_lines(report):
+        print(line)
+    if args.json:
+        write_json(report, args.json)
     return 0
 
 

@@ -258,6 +258,9 @@ def simulate(workload: Workload, capacity: int | None, policy: PolicyLike = "fcf
         at = schedule.columns.get_loc("deadline") if "deadline" in schedule.columns else len(schedule.columns)
         for offset, (name, values) in enumerate(held.items()):
             schedule.insert(at + offset, name, values)
+    if sim.refused:          # jobs the policy refused at submission (a Slurm site's limits)
+        schedule, workload, rejected, rejected_jobs = without_refused(sim, schedule, workload, rejected, rejected_jobs)
+    if held is not None:
         pending = pending_summary(schedule, names_of(workload.metadata, "user"),
                                   by_queue=allocator is not None and allocator.queues is not None)
     meta: dict[str, Any] = {
@@ -279,6 +282,29 @@ def simulate(workload: Workload, capacity: int | None, policy: PolicyLike = "fcf
         placement=Placement(machine, speed_scaling, allocator.cores_of) if allocator is not None else None,
         reservations_promised=reservation_caveat(allocation, sim.runtime, sim.estimate))
     return SimResult(schedule, int(capacity), meta, rejected_jobs)
+
+
+def without_refused(sim: Simulation, schedule: pd.DataFrame, workload: Workload, rejected: dict[str, int],
+                    rejected_jobs: pd.DataFrame | None) -> tuple[pd.DataFrame, Workload, dict[str, int], pd.DataFrame]:
+    """The schedule and workload without the jobs the policy refused at submission, which are
+    counted and listed as rejected with their reason (e.g. Slurm's ``QOSMaxSubmitJobPerUserLimit``)."""
+    from engine.sim.admission import rejected_frame
+    rows = np.array(sorted(sim.refused), dtype=np.int64)
+    keep = np.ones(len(schedule), dtype=bool)
+    keep[rows] = False
+    listed = rejected_frame(workload.jobs, rows, workload.metadata)
+    reasons = [sim.refused[row][0] for row in rows.tolist()]
+    listed["queue"] = [str(q) for q in workload.jobs["queue_name"].to_numpy()[rows]] if "queue_name" in workload.jobs \
+        else ""
+    listed["reason"] = reasons
+    listed["limit"] = [sim.refused[row][1] for row in rows.tolist()]
+    rejected = dict(rejected)
+    for reason in reasons:
+        rejected[reason] = rejected.get(reason, 0) + 1
+    if rejected_jobs is not None and len(rejected_jobs):
+        listed = pd.concat([rejected_jobs, listed], ignore_index=True)
+    jobs = workload.jobs.iloc[np.flatnonzero(keep)].reset_index(drop=True)
+    return schedule.iloc[np.flatnonzero(keep)].reset_index(drop=True), replace(workload, jobs=jobs), rejected, listed
 
 
 def held_times_of(sim: Simulation, allocator: NodeAllocator | None, schedule: pd.DataFrame) -> np.ndarray:

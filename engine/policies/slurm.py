@@ -22,8 +22,10 @@ decreasing LF, depth first, and the n user associations get the ranks n, n-1, ..
 siblings share one); the factor is rank / n. Classic (PriorityFlags=NO_FAIR_TREE): 2^(-U/S) with U
 the user's share of all usage and S the product of the normalised shares down its branch.
 
-QOS MaxJobsPU: a user's jobs beyond the limit on running jobs of a QOS are held (Slurm's pending
-reason QOSMaxJobsPerUserLimit): they are neither the head nor backfilled until one of them ends.
+Limits (engine.policies.slurmlimits): partition, QOS and association limits refuse a job at
+submission (one it could never satisfy, or MaxSubmitPU) or hold it with the reason Slurm shows
+(QOSMaxJobsPerUserLimit, QOSGrpCpuLimit, AssocGrpCpuLimit, ...): a held job is neither started
+nor backfilled, and reserves nothing, until the limit lets it go.
 """
 
 from __future__ import annotations
@@ -35,14 +37,14 @@ from typing import Any
 
 import numpy as np
 
-from engine.platform.slurmconf import Association, SlurmSite
+from engine.platform.slurmconf import SCHEDULER_DEFAULTS, Association, SlurmSite
 from engine.policies.algorithm import Algorithm
 from engine.policies.backfill import BACKFILL_BOUND, bounded
 from engine.policies.base import Param, PolicyError
 from engine.policies.ordering import WaitingQueue
 from engine.policies.registry import Component, Preset, register, register_algorithm, register_ordering
-from engine.sim.allocation import CountAllocator
-from engine.sim.profile import running_jobs_profile
+from engine.policies.slurmlimits import SiteLimits
+from engine.sim.profile import Profile, running_jobs_profile
 from engine.sim.simulator import Simulation
 
 #: the site's priority weights a policy parameter may override (``--set PriorityWeightFairshare=20000``)
@@ -122,20 +124,11 @@ def summed_usage(node: Node) -> float:
 
 def level_fairshare(node: Node, siblings: list[Node]) -> float:
     """LF = S / U among ``siblings`` (``node`` included); no usage at all -> infinitely deserving."""
-    return _level(node, sum(s.shares for s in siblings), sum(s.usage for s in siblings))
-
-
-def _level(node: Node, shares: float, usage: float) -> float:
-    """:func:`level_fairshare` with its siblings' sums of shares and usage given."""
+    shares = sum(s.shares for s in siblings)
+    usage = sum(s.usage for s in siblings)
     s = node.shares / shares if shares > 0 else 0.0
     u = node.usage / usage if usage > 0 else 0.0
     return math.inf if u == 0 else s / u
-
-
-def levels(siblings: list[Node]) -> list[tuple[Node, float]]:
-    """Each of ``siblings`` with its Level Fairshare among them (their sums taken once)."""
-    shares, usage = sum(s.shares for s in siblings), sum(s.usage for s in siblings)
-    return [(node, _level(node, shares, usage)) for node in siblings]
 
 
 def same_level(a: float, b: float) -> bool:
@@ -169,10 +162,11 @@ def fair_tree_factors(root: Node) -> dict[tuple[str, str], float]:
             next_rank -= len(users)
             accounts = [node for node in group if not node.user]
             if accounts:
-                visit([pair for account in accounts for pair in levels(account.children)])
+                visit([(child, level_fairshare(child, account.children))
+                       for account in accounts for child in account.children])
             i = j
 
-    visit(levels(root.children))
+    visit([(child, level_fairshare(child, root.children)) for child in root.children])
     return factors
 
 
@@ -196,7 +190,9 @@ def classic_factors(root: Node) -> dict[tuple[str, str], float]:
 
 
 class SlurmPriorityQueue(WaitingQueue):
-    """Waiting jobs by (PriorityTier, Slurm multifactor priority, submission); QOS MaxJobsPU held."""
+    """Waiting jobs by (PriorityTier, Slurm multifactor priority, submission); the site's limits
+    refuse jobs at submission or hold them (engine.policies.slurmlimits); each waiting job has its
+    pending reason as Slurm would show it, and the time it spent under each."""
 
     def __init__(self, sim: Simulation, params: dict[str, Any]) -> None:
         super().__init__(sim, lambda j: (j,))
@@ -220,6 +216,7 @@ class SlurmPriorityQueue(WaitingQueue):
         partitions = _column(jobs, "queue_name", sim.n)
         default = conf.default_partition()
         partitions = [p if p in conf.partitions else (default.name if default else p) for p in partitions]
+        self.partition = partitions
         top_factor = max((p.priority_job_factor for p in conf.partitions.values()), default=0) or 1
         self.tier = [conf.partitions[p].priority_tier if p in conf.partitions else 0 for p in partitions]
         self.partition_factor = [conf.partitions[p].priority_job_factor / top_factor if p in conf.partitions else 0.0
@@ -227,30 +224,29 @@ class SlurmPriorityQueue(WaitingQueue):
         self.qos = [q or "normal" for q in _column(jobs, "qos", sim.n)]
         top_qos = max((q.priority for q in site.qos.values()), default=0) or 1
         self.qos_factor = [site.qos[q].priority / top_qos if q in site.qos else 0.0 for q in self.qos]
-        self.qos_limit = {name: q.max_jobs_per_user for name, q in site.qos.items() if q.max_jobs_per_user is not None}
         nodes = np.asarray(jobs["nodes"], dtype=np.int64) if "nodes" in jobs else np.ones(sim.n, dtype=np.int64)
+        nodes_list = [int(max(n, 1)) for n in nodes.tolist()]
         total_nodes = sum(len(n.names) for n in conf.nodes) or 1
         total_cpus = conf.total_cpus or int(sim.capacity)
-        self.size_factor = [job_size_factor(int(c), int(max(n, 1)), total_cpus, total_nodes, conf.favor_small)
-                            for c, n in zip(np.asarray(sim.size).tolist(), nodes.tolist())]
+        self.size_factor = [job_size_factor(int(c), n, total_cpus, total_nodes, conf.favor_small)
+                            for c, n in zip(np.asarray(sim.size).tolist(), nodes_list)]
+        limit = jobs["requested_time"].astype("int64").tolist()
+        self.limits = SiteLimits(site, partitions, self.qos, self.account, self.user,
+                                 [int(p) for p in np.asarray(sim.procs).tolist()], nodes_list, limit)
+        sim.finish_listeners.append(self.limits.ended)
         self.tree = association_tree(site.associations)
         self.users = {(u.account, u.user): u for u in users_of(self.tree)}
         self.fairshare: dict[tuple[str, str], float] = {}
         self.priorities: dict[int, int] = {}
-        self.running: defaultdict[tuple[str, str], int] = defaultdict(int)   # (user, QOS) -> running jobs
+        self.accruing: dict[int, int] = {}          # started job -> accounted until
         self.calculated: int | None = None
+        self.calculations = 0
+        self.origin = int(min(sim.submit)) if sim.n else 0
         self.waiting: set[int] = set()
-        # fair-share accrual in arrays (accrue): each user association's usage, in self.users' order
-        self.usage = np.zeros(len(self.users))
-        index = {key: i for i, key in enumerate(self.users)}
-        self.user_index = np.array([index.get(key, -1) for key in zip(self.account, self.user)], dtype=np.int64)
-        self.job_size = np.asarray(sim.size, dtype=np.int64)
-        self.since = np.zeros(sim.n, dtype=np.int64)    # a started job: accounted until
-        self.ended_at = np.full(sim.n, -1, dtype=np.int64)
-        self.counting = np.zeros(sim.n, dtype=bool)     # started by this policy, not ended yet
-        self.accruing = np.zeros(0, dtype=np.int64)     # started jobs still accruing, in start order
-        self.new_started: list[int] = []                # started since the last accrual, in order
-        sim.finish_listeners.append(self.ended)
+        #: pending reasons: each waiting job's current one and since when; seconds per reason per job
+        self.reason: dict[int, str] = {}
+        self.reason_since: dict[int, int] = {}
+        self.reason_seconds: defaultdict[int, dict[str, int]] = defaultdict(dict)
 
     # ---------------------------------------------------------------- priorities
 
@@ -261,90 +257,110 @@ class SlurmPriorityQueue(WaitingQueue):
             value = self.priorities[job] = self.compute(job)
         return value
 
-    def compute(self, job: int) -> int:
+    def compute(self, job: int, at: int | None = None) -> int:
         w, sim = self.weights, self.sim
-        age = age_factor(sim.now - sim.submit[job], self.max_age)
+        age = age_factor((sim.now if at is None else at) - sim.submit[job], self.max_age)
         fairshare = self.fairshare.get((self.account[job], self.user[job]), 1.0 if not self.fairshare else 0.0)
         return multifactor(w, {"age": age, "fairshare": fairshare, "jobsize": self.size_factor[job],
                                "partition": self.partition_factor[job], "qos": self.qos_factor[job]})
 
     def recalculate_if_due(self) -> None:
-        now = self.sim.now
-        if self.calculated is not None and now < self.calculated + max(self.period, 1):
+        """Slurm's priority thread runs every PriorityCalcPeriod on its own timer (from the first
+        submission here): the latest of its runs not after now is done if it was not yet, with
+        usage and ages as of that run's time."""
+        now, period = self.sim.now, max(int(self.period), 1)
+        origin = self.origin
+        at = now - (now - origin) % period
+        if self.calculated is not None and at <= self.calculated:
             return
-        self.accrue(now)
+        self.accrue(at)
         root = self.tree
         self.fairshare = fair_tree_factors(root) if self.fair_tree else classic_factors(root)
-        self.calculated = now
-        self.priorities = {job: self.compute(job) for job in self.waiting}
+        self.calculated = at
+        self.calculations += 1
+        self.priorities = {job: self.compute(job, at) for job in self.waiting if self.sim.submit[job] <= at}
 
     def accrue(self, now: int) -> None:
-        """Decay every association's usage to now and add the CPU-seconds jobs used since: each
-        job's CPU-seconds added to its user's usage in the order the jobs started (np.add.at adds
-        in index order: the sums of a loop over the jobs, to the last bit)."""
-        usage = self.usage
+        """Decay every association's usage to ``now`` and add the CPU-seconds jobs used since."""
+        sim = self.sim
         if self.calculated is not None and self.halflife > 0:
-            usage *= 0.5 ** ((now - self.calculated) / self.halflife)
-        jobs = np.concatenate((self.accruing, np.asarray(self.new_started, dtype=np.int64)))
-        self.new_started = []
-        if len(jobs):
-            ended_at = self.ended_at[jobs]
-            ended = ended_at >= 0
-            until = np.where(ended, ended_at, now)
-            since = self.since[jobs]
-            users = self.user_index[jobs]
-            take = (users >= 0) & (until > since)
-            np.add.at(usage, users[take], (self.job_size[jobs[take]] * (until[take] - since[take])).astype(np.float64))
-            self.since[jobs] = until
-            self.accruing = jobs[~ended]
-        for node, value in zip(self.users.values(), usage.tolist()):
-            node.usage = value
+            decay = 0.5 ** ((now - self.calculated) / self.halflife)
+            for node in self.users.values():
+                node.usage *= decay
+        for job, since in list(self.accruing.items()):
+            end = sim.end_time[job]
+            ended = 0 <= end <= now
+            until = end if ended else now
+            user = self.users.get((self.account[job], self.user[job]))
+            if user is not None and until > since:
+                user.usage += sim.size[job] * (until - since)
+            if ended:
+                del self.accruing[job]
+            else:
+                self.accruing[job] = max(until, since)
+
+    # ---------------------------------------------------------------- pending reasons
+
+    def set_reason(self, job: int, reason: str) -> None:
+        """The job's pending reason from now on (the time under the previous one is counted)."""
+        if self.reason.get(job) != reason:
+            self._close(job)
+            self.reason[job] = reason
+
+    def _close(self, job: int) -> None:
+        now = self.sim.now
+        since = self.reason_since.get(job, now)
+        current = self.reason.get(job)
+        if current is not None and now > since:
+            seconds = self.reason_seconds[job]
+            seconds[current] = seconds.get(current, 0) + now - since
+        self.reason_since[job] = now
+
+    def pending_reasons(self) -> dict[int, dict[str, int]]:
+        """Seconds each job waited under each reason (jobs still waiting: up to now)."""
+        for job in list(self.waiting):
+            self._close(job)
+        return {job: dict(seconds) for job, seconds in self.reason_seconds.items()}
 
     # ---------------------------------------------------------------- the queue
 
     def add(self, job: int) -> None:
+        """A submission: refused if it can never run or the user is at a submit limit, else queued
+        (reason None until a pass looks at it, as squeue shows a new job)."""
+        refusal = self.limits.never(job) or self.limits.at_submit(job)
+        if refusal is not None:
+            self.sim.refuse(job, refusal.reason, refusal.limit)
+            return
+        self.limits.submitted(job)
         super().add(job)
         self.waiting.add(job)
+        self.reason[job] = "None"
+        self.reason_since[job] = self.sim.now
 
     def remove(self, job: int) -> None:
         super().remove(job)
+        self._close(job)
         self.waiting.discard(job)
         self.priorities.pop(job, None)
+        self.reason.pop(job, None)
+        self.reason_since.pop(job, None)
 
     def held(self, job: int) -> str:
         """Slurm's pending reason when a limit holds the job now, else ""."""
-        limit = self.qos_limit.get(self.qos[job])
-        if limit is not None and self.running[(self.user[job], self.qos[job])] >= limit:
-            return HELD_QOS_USER
-        return ""
+        return self.limits.held(job)
 
-    def running_count(self, user: str, qos: str) -> int:
-        return self.running[(user, qos)]
-
-    def ended(self, job: int) -> None:
-        """A job's end (a finish listener: before the policy hears of it): its running count and accrual."""
-        if self.counting[job]:
-            self.counting[job] = False
-            self.running[(self.user[job], self.qos[job])] -= 1
-            self.ended_at[job] = self.sim.now
+    def ordered(self) -> list[int]:
+        """Every waiting job in Slurm's order (PriorityTier, priority, submission), held ones too."""
+        self.recalculate_if_due()
+        priority, tier, submit = self.priority, self.tier, self.sim.submit
+        return sorted(self.waiting, key=lambda j: (-tier[j], -priority(j), submit[j], j))
 
     def jobs(self) -> list[int]:
-        self.recalculate_if_due()
-        priority, tier = self.priority, self.tier
-        order = sorted(self.waiting, key=lambda j: (-tier[j], -priority(j), self.sim.submit[j], j))
-        return [j for j in order if not self.held(j)]
+        return [j for j in self.ordered() if not self.held(j)]
 
     def __len__(self) -> int:
         """Waiting jobs a pass may start: those no limit holds."""
-        if not self.qos_limit:
-            return len(self.waiting)
         return sum(1 for j in self.waiting if not self.held(j))
-
-    def __bool__(self) -> bool:
-        """Whether a pass may start a waiting job (one no limit holds)."""
-        if not self.qos_limit:
-            return bool(self.waiting)
-        return any(not self.held(j) for j in self.waiting)
 
     def head(self) -> int:
         return self.jobs()[0]
@@ -353,10 +369,8 @@ class SlurmPriorityQueue(WaitingQueue):
         return not self.held(job)
 
     def started(self, job: int) -> None:
-        self.since[job] = self.sim.now
-        self.counting[job] = True
-        self.new_started.append(job)
-        self.running[(self.user[job], self.qos[job])] += 1
+        self.accruing[job] = self.sim.now
+        self.limits.started(job)
 
 
 def _column(jobs: Any, name: str, n: int) -> list[str]:
@@ -374,91 +388,300 @@ register_ordering(Component("slurm", slurm_priority, PARAMS,
 
 
 
+#: squeue's text for a job whose partition's nodes a blocked job of a partition before it took in
+#: this pass (slurmctld's schedule(): the nodes of a partition whose top job does not fit are
+#: reserved for it; every later job of a partition within those nodes waits with this text)
+RESERVED_FOR_HIGHER = "Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority partitions"
+
+
+def resolved_profile(sim: Simulation, resolution: int) -> Profile:
+    """The running jobs' profile with their expected ends rounded up to ``resolution`` seconds
+    (bf_resolution: the backfill scheduler's time grid); resolution <= 1: the exact profile."""
+    if resolution <= 1 or not sim.running_ends:
+        return running_jobs_profile(sim)
+    now = sim.now
+    profile = Profile(sim.capacity, now)
+    ends = np.fromiter((end for end, _ in sim.running_ends), np.int64, len(sim.running_ends))
+    ends = np.maximum(-(-ends // resolution) * resolution, now + 1)
+    sizes = np.fromiter((sim.size[job] for _, job in sim.running_ends), np.int64, len(sim.running_ends))
+    released = np.cumsum(sizes)
+    last = np.append(ends[1:] != ends[:-1], True)
+    free_now = sim.capacity - int(released[-1])
+    steps = 1 + int(last.sum())
+    profile.make_room(steps)
+    profile.times[:steps] = np.concatenate(([now], ends[last]))
+    profile.free[:steps] = np.concatenate(([free_now], free_now + released[last]))
+    profile.length = steps
+    return profile
+
+
 class SlurmBackfill(Algorithm):
-    """Slurm's backfill pass, run every ``sched_cycle`` seconds (the site's bf_interval) from the
-    first submission: from the running jobs' expected ends, the waiting jobs are walked in priority
-    order (the first ``backfill_bound`` of them; inf = the site's bf_max_job_test); each starts now if it fits now
-    for its whole time limit, else gets a reservation at the earliest time it fits, which later
-    jobs must not delay. Reservations are rebuilt at every pass (Slurm keeps none between passes),
-    so the pass is conservative backfilling from scratch each cycle. ``sched_cycle`` 0 runs the
-    pass at every submission and end."""
+    """Slurm's two schedulers as slurm.conf's SchedulerParameters set them (slurm.conf(5),
+    sched_config.html), on the site's ordering (the ``slurm`` ordering: tiers, priority, limits).
+
+    * The main scheduler walks the jobs in priority order and starts each that fits now; when one
+      does not fit (reason ``Resources``) its partition's nodes are reserved for it for the rest of
+      the pass: later jobs of that partition wait (``Priority``) and so do those of partitions
+      whose nodes are all within reserved ones (:data:`RESERVED_FOR_HIGHER`). It runs over the
+      whole queue every ``sched_interval`` seconds and, with ``main_at_events``, at each submission
+      and job end over the first ``default_queue_depth`` jobs.
+    * The backfill scheduler runs every ``bf_interval`` seconds (``sched_cycle``) from the first
+      submission: from the running jobs' expected ends (rounded up to ``bf_resolution``), it walks
+      the first ``bf_max_job_test`` jobs in priority order (``backfill_bound`` overrides),
+      at most ``bf_max_job_user`` per user (0: any), skipping those a limit holds; each starts now
+      if it fits now for its whole time limit (rounded up to bf_resolution) without delaying an
+      earlier job's reservation, else is reserved at the earliest time it fits if that is within
+      ``bf_window`` minutes (later: no reservation, it does not hold back later jobs).
+      A reservation takes whole nodes (``whole_node_reservations``): Slurm's backfill keeps the
+      future as node bitmaps, so a later job may not run on a reserved job's nodes during its
+      planned span even where processors would be left. Reservations are rebuilt at every pass
+      (Slurm keeps none between passes).
+
+    ``bf_continue`` changes nothing here: a pass takes no simulated time, so there are no lock
+    yields after which it could go on or start over. Each parameter is the site's value unless
+    given (-1 = the site's). ``sched_cycle`` 0 runs the backfill pass at every submission and end.
+    """
 
     def __init__(self, sim: Simulation, queue: WaitingQueue, params: dict) -> None:
         super().__init__(sim, queue, params)
-        cycle = float(params.get("sched_cycle", FROM_SITE))
         site = sim.context.get("slurm_site")
-        if cycle < 0:
-            cycle = float(site.conf.scheduler.get("bf_interval", 30)) if isinstance(site, SlurmSite) else 0.0
-        self.cycle = int(cycle)
+        conf = site.conf.scheduler if isinstance(site, SlurmSite) else dict(SCHEDULER_DEFAULTS)
+
+        def setting(name: str, key: str) -> int:
+            value = float(params.get(name, FROM_SITE))
+            return int(value) if value >= 0 else int(conf.get(key, SCHEDULER_DEFAULTS.get(key, 0)))
+
+        self.cycle = setting("sched_cycle", "bf_interval")
+        self.sched_interval = setting("sched_interval", "sched_interval")
+        self.queue_depth = setting("default_queue_depth", "default_queue_depth")
+        self.resolution = setting("bf_resolution", "bf_resolution")
+        self.window = setting("bf_window", "bf_window") * 60
+        self.max_job_user = setting("bf_max_job_user", "bf_max_job_user")
+        self.main_at_events = bool(params.get("main_at_events", False))
         self.origin = int(min(sim.submit)) if sim.n else 0
         #: jobs one pass tests: backfill_bound when set, else the site's bf_max_job_test
-        self.bound = bounded(params)
-        self.job_size = np.asarray(sim.size, dtype=np.int64)
-        self.pool = type(sim.allocator) is CountAllocator
-        if self.bound is None and isinstance(site, SlurmSite):
-            self.bound = int(site.conf.scheduler.get("bf_max_job_test", 500))
+        bound = bounded(params)
+        if bound is None and isinstance(site, SlurmSite):
+            bound = int(site.conf.scheduler.get("bf_max_job_test", 500))
+        self.bound: int = bound if bound is not None else 1 << 62
+        partitions = site.conf.partitions if isinstance(site, SlurmSite) else {}
+        self.part_nodes = {name: frozenset(p.nodes) for name, p in partitions.items()}
+        self.event = False
+        self.stale_main = self.stale_backfill = True
+        nodesets = site.conf.nodes if isinstance(site, SlurmSite) else []
+        whole = bool(params.get("whole_node_reservations", True))
+        #: CPUs per node of the site (the smallest node's, if they differ) when reservations take whole nodes
+        self.cpus_per_node = min((n.cpus for n in nodesets), default=1) if whole else 1
+
+    # ---------------------------------------------------------------- the loop's calls
+
+    def on_submit(self, job: int) -> None:
+        super().on_submit(job)
+        self.event = True
+
+    def on_finish(self, job: int) -> None:
+        self.event = True
+
+    def on_grid(self, cycle: int) -> bool:
+        """Whether a pass of this cycle (every ``cycle`` seconds from the first submission) falls now."""
+        return cycle <= 0 or (self.sim.now - self.origin) % cycle == 0
+
+    def next_on_grid(self, cycle: int) -> int:
+        now = self.sim.now
+        return now - (now - self.origin) % cycle + cycle
 
     def schedule(self) -> None:
+        """The passes due now. Slurm runs them on their timers whether or not anything happened;
+        a pass with nothing changed since the last one (no submission, end, start or priority
+        calculation) would start nothing, so it is skipped, and none is asked for while nothing runs
+        and nothing changed (a job that can never start then ends the run as stuck)."""
+        event, self.event = self.event, False
+        queue, sim = self.queue, self.sim
+        if event:
+            self.stale_main = self.stale_backfill = True
+        if not (queue.waiting if isinstance(queue, SlurmPriorityQueue) else len(queue)):
+            return
+        calculations = queue.calculations if isinstance(queue, SlurmPriorityQueue) else 0
+        if isinstance(queue, SlurmPriorityQueue):
+            queue.recalculate_if_due()
+            if queue.calculations != calculations:
+                self.stale_main = self.stale_backfill = True
+        started = sim.started
+        if self.sched_interval > 0 and self.on_grid(self.sched_interval):
+            if self.stale_main:
+                self.main_pass(None)
+                self.stale_main = False
+        elif event and self.main_at_events:
+            self.main_pass(self.queue_depth)
+        if sim.started != started:
+            self.stale_backfill = True
+        if self.on_grid(self.cycle) and self.stale_backfill:
+            started = sim.started
+            self.backfill_pass()
+            # a pass that started jobs may have left others it did not test (bf_max_job_test,
+            # bf_max_job_user): the next one is not skipped
+            self.stale_backfill = sim.started != started
+            self.stale_main = self.stale_main or self.stale_backfill
+        if sim.running_ends or self.stale_main or self.stale_backfill:
+            for cycle in (self.cycle, self.sched_interval):
+                if cycle > 0:
+                    sim.wake_at(self.next_on_grid(cycle))
+
+    # ---------------------------------------------------------------- the passes
+
+    def _order(self) -> list[int]:
+        queue = self.queue
+        return queue.ordered() if isinstance(queue, SlurmPriorityQueue) else queue.jobs()
+
+    def _reason(self, job: int, reason: str) -> None:
+        if isinstance(self.queue, SlurmPriorityQueue):
+            self.queue.set_reason(job, reason)
+
+    def _partition(self, job: int) -> str:
+        return self.queue.partition[job] if isinstance(self.queue, SlurmPriorityQueue) else ""
+
+    def _blocked(self, job: int, parts: set[str], nodes: set[str]) -> str:
+        """Why the job waits behind a job that did not fit earlier in this pass ("" if none did in
+        its partition or in partitions holding all its nodes)."""
+        part = self._partition(job)
+        if part in parts:
+            return "Priority"
+        own = self.part_nodes.get(part)
+        if own is not None and own and own <= nodes:
+            return RESERVED_FOR_HIGHER
+        return ""
+
+    def _block(self, job: int, parts: set[str], nodes: set[str]) -> None:
+        part = self._partition(job)
+        parts.add(part)
+        nodes |= self.part_nodes.get(part, frozenset())
+
+    def main_pass(self, depth: int | None) -> None:
+        """Slurm's main scheduler: priority order, each job that fits starts; one that does not
+        reserves its partition's nodes for the rest of the pass."""
         sim, queue = self.sim, self.queue
-        if self.cycle > 0:
-            offset = (sim.now - self.origin) % self.cycle
-            if offset:
-                sim.wake_at(sim.now - offset + self.cycle)
-                if self.params.get("main_at_events", False):
-                    self.main_pass()
-                return
-        if not queue:
-            return
-        now, size, estimate = sim.now, sim.size, sim.estimate
-        candidates = queue.jobs()[:self.bound]
-        if not candidates:
-            return
-        # A job starts only with its processors free now, and a pass only takes processors: once
-        # fewer are free now than the smallest job left asks for, no later job starts (the rest of
-        # the pass only made reservations, which Slurm forgets).
-        smallest = np.minimum.accumulate(self.job_size[candidates][::-1])[::-1].tolist()
-        # On a pool of processors counted, sim.free is the profile's free now, and until the first
-        # reservation in the future the profile never decreases (running jobs only end): a job that
-        # fits now fits for its whole time limit, and starts. The profile is built (from the running
-        # jobs, those started by this pass too: the reservations it would have made) only then.
-        profile = None if self.pool else running_jobs_profile(sim)
-        for i, job in enumerate(candidates):
-            if (sim.free if profile is None else profile.free[0]) < smallest[i]:
+        parts: set[str] = set()
+        nodes: set[str] = set()
+        for i, job in enumerate(self._order()):
+            if depth is not None and i >= depth:
                 break
-            if not queue.may_start(job):
+            limit = queue.held(job) if isinstance(queue, SlurmPriorityQueue) else ""
+            if limit:
+                self._reason(job, limit)
                 continue
-            if profile is None:
-                if size[job] <= sim.free:
-                    self.start(job)
-                    continue
-                profile = running_jobs_profile(sim)
-            duration = max(int(estimate[job]), 1)
-            at = profile.earliest_start(now, duration, int(size[job]))
-            if at is None:
-                continue
-            if at == now and sim.fits(job):
+            blocked = self._blocked(job, parts, nodes)
+            if blocked:
+                self._reason(job, blocked)
+            elif sim.fits(job):
                 self.start(job)
-            profile.reserve(at, at + duration, int(size[job]))
+            else:
+                self._reason(job, "Resources")
+                self._block(job, parts, nodes)
 
-
-    def main_pass(self) -> None:
-        """Slurm's main scheduler at a submission or an end: jobs in priority order while each fits."""
+    def backfill_pass(self) -> None:
+        """Slurm's backfill scheduler (see the class docstring)."""
         sim, queue = self.sim, self.queue
-        while queue:
-            head = queue.head()
-            if not sim.fits(head):
-                return
-            self.start(head)
+        now, size, estimate = sim.now, sim.size, sim.estimate
+        resolution = max(self.resolution, 1)
+        profile = resolved_profile(sim, resolution)
+        horizon = now + self.window if self.window > 0 else None
+        per_user: dict[int, int] = {}
+        parts: set[str] = set()
+        nodes: set[str] = set()
+        tested = 0
+        for job in self._order():
+            limit = queue.held(job) if isinstance(queue, SlurmPriorityQueue) else ""
+            if limit:
+                self._reason(job, limit)
+                continue
+            if tested >= self.bound:
+                break
+            if self.max_job_user > 0:
+                user = sim.user[job]
+                if per_user.get(user, 0) >= self.max_job_user:
+                    continue
+                per_user[user] = per_user.get(user, 0) + 1
+            tested += 1
+            duration = -(-max(int(estimate[job]), 1) // resolution) * resolution
+            at = profile.earliest_start(now, duration, int(size[job]))
+            if at is not None and at == now and sim.fits(job):
+                self.start(job)
+                profile.reserve(now, now + duration, int(size[job]))
+                continue
+            self._reason(job, self._blocked(job, parts, nodes) or "Resources")
+            self._block(job, parts, nodes)
+            if at is not None and (horizon is None or at < horizon):
+                profile.reserve(at, at + duration, self.reserved_size(int(size[job])))
+
+    def reserved_size(self, cpus: int) -> int:
+        """What a pending job's reservation takes: Slurm's backfill reserves whole nodes (its table
+        of the future is node bitmaps), so ``cpus`` rounded up to whole nodes (with
+        ``whole_node_reservations``; the processors alone without)."""
+        per_node = self.cpus_per_node
+        if per_node <= 1:
+            return cpus
+        return min(-(-cpus // per_node) * per_node, self.sim.capacity)
+
+    # ---------------------------------------------------------------- what the run shows
+
+    def extra_columns(self) -> dict[str, Any]:
+        """``slurm_reason``: the pending reason that held each job longest ("" if it never waited)."""
+        queue = self.queue
+        if not isinstance(queue, SlurmPriorityQueue):
+            return {}
+        reasons = queue.pending_reasons()
+        column = [""] * self.sim.n
+        for job, seconds in reasons.items():
+            if seconds:
+                column[job] = max(sorted(seconds), key=lambda r: seconds[r])
+        return {"slurm_reason": column}
+
+    def summary(self) -> dict[str, Any]:
+        """``slurm_pending``: per pending reason as Slurm names it, the jobs it held and for how many
+        hours; ``slurm_refused``: jobs refused at submission per reason."""
+        queue = self.queue
+        if not isinstance(queue, SlurmPriorityQueue):
+            return {}
+        hours: dict[str, float] = {}
+        jobs: dict[str, int] = {}
+        for seconds in queue.pending_reasons().values():
+            for reason, value in seconds.items():
+                hours[reason] = hours.get(reason, 0.0) + value / 3600.0
+                jobs[reason] = jobs.get(reason, 0) + 1
+        refused: dict[str, int] = {}
+        for reason, _ in self.sim.refused.values():
+            refused[reason] = refused.get(reason, 0) + 1
+        return {"slurm_pending": {reason: {"jobs": jobs[reason], "hours": round(hours[reason], 3)}
+                                  for reason in sorted(hours)},
+                "slurm_refused": dict(sorted(refused.items()))}
 
 
-SCHED_CYCLE = Param("sched_cycle", "float", FROM_SITE, "seconds between scheduling passes (-1 = the site's "
+def _site_param(name: str, label: str, text: str, unit: str = "") -> Param:
+    return Param(name, "float", FROM_SITE, f"{text} (-1 = the site's slurm.conf)", minimum=FROM_SITE, label=label,
+                 unit=unit)
+
+
+SCHED_CYCLE = Param("sched_cycle", "float", FROM_SITE, "seconds between backfill passes (-1 = the site's "
                     "bf_interval; 0 = at every submission and end)", minimum=FROM_SITE, label="scheduling cycle",
                     unit="s")
 MAIN_AT_EVENTS = Param("main_at_events", "bool", False, "also run Slurm's main scheduler (priority order, "
-                       "stopping at the first job that does not fit) at every submission and end",
-                       label="main scheduler at events")
-register_algorithm(Component("slurm-backfill", SlurmBackfill, (BACKFILL_BOUND, SCHED_CYCLE, MAIN_AT_EVENTS),
-                             "EASY backfilling at Slurm's backfill cycles (bf_interval)"))
+                       "stopping at the first job that does not fit) at every submission and end, over the "
+                       "first default_queue_depth jobs", label="main scheduler at events")
+WHOLE_NODES = Param("whole_node_reservations", "bool", True, "a pending job's backfill reservation takes whole "
+                    "nodes, as Slurm's backfill table of node bitmaps does (off: only its processors)",
+                    label="whole-node reservations")
+SLURM_PARAMS = (BACKFILL_BOUND, SCHED_CYCLE, MAIN_AT_EVENTS, WHOLE_NODES,
+                _site_param("sched_interval", "sched_interval", "seconds between main scheduler passes over the "
+                            "whole queue (0 = none)", "s"),
+                _site_param("default_queue_depth", "default_queue_depth", "jobs the main scheduler tests at a "
+                            "submission or end", "jobs"),
+                _site_param("bf_resolution", "bf_resolution", "seconds of the backfill scheduler's time grid", "s"),
+                _site_param("bf_window", "bf_window", "minutes ahead the backfill scheduler reserves", "min"),
+                _site_param("bf_max_job_user", "bf_max_job_user", "jobs per user one backfill pass tests (0 = any)",
+                            "jobs"))
+register_algorithm(Component("slurm-backfill", SlurmBackfill, SLURM_PARAMS,
+                             "Slurm's main and backfill schedulers as SchedulerParameters set them"))
 register(Preset("slurm", "Slurm as configured: multifactor priority (PriorityTier first, recalculated every "
-                "PriorityCalcPeriod), QOS MaxJobsPU holds, EASY-like backfill (needs --slurm-conf).",
+                "PriorityCalcPeriod), partition/QOS/association limits with Slurm's pending reasons, the main "
+                "and backfill schedulers with the site's SchedulerParameters (needs --slurm-conf).",
                 "slurm", "slurm-backfill", family="fairshare"))

@@ -168,6 +168,9 @@ class Simulation:
         #: a scheduling pass after each job end, even when several end in the same second (PBS runs a
         #: cycle per job-end event; a log's whole seconds merge ends a real server saw apart); set by policies
         self.pass_per_end = False
+        #: jobs the policy refused at their submission (a site's limits: engine.policies.slurmlimits),
+        #: job -> (reason, the limit as the site writes it); engine.run lists them as rejected
+        self.refused: dict[int, tuple[str, str]] = {}
         if allocator is not None:
             self._bind_allocator(allocator)
 
@@ -213,6 +216,13 @@ class Simulation:
         self.started += 1
         insort(self.running_ends, (now + self.estimate[job], job))
 
+    def refuse(self, job: int, reason: str, limit: str) -> None:
+        """Refuse the just-submitted ``job``: it never runs (the policy keeps it out of its queue)
+        and the run lists it as rejected at submission with ``reason`` and ``limit``."""
+        if self.start_time[job] >= 0 or self.now < self.submit[job]:
+            raise InvalidStart(self._refusal(job))
+        self.refused[job] = (reason, limit)
+
     def job_name(self, job: int) -> str:
         """The job as its trace names it ("job 4711"), for messages."""
         jobs = self.workload.jobs
@@ -230,7 +240,7 @@ class Simulation:
         policy never starts them (each one fits the empty machine, larger ones are rejected before).
         engine.run words it for people (engine/stuck.py: which jobs, their queues, what holds them,
         when)."""
-        return JobsStuck(self.n - self.started, self.now)
+        return JobsStuck(self.n - self.started - len(self.refused), self.now)
 
     # -- the loop ------------------------------------------------------------------------------
     def run(self, scheduler: Scheduler, *, progress: Callable[[float], None] | None = None,
@@ -250,7 +260,8 @@ class Simulation:
         wakeups = self.wakeups
         on_wakeup = getattr(self.allocator, "on_wakeup", lambda: None)
         pass_per_end = self.pass_per_end
-        while next_job < n or completions or (wakeups and self.started < n):
+        refused = self.refused
+        while next_job < n or completions or (wakeups and self.started + len(refused) < n):
             t = completions[0][0] if completions else submit[next_job] if next_job < n else wakeups[-1]
             if next_job < n and submit[next_job] < t:
                 t = submit[next_job]
@@ -271,7 +282,7 @@ class Simulation:
                 scheduler.on_submit(next_job)
                 next_job += 1
             scheduler.schedule()
-            if not completions and next_job == n and self.started < n and not wakeups:
+            if not completions and next_job == n and self.started + len(refused) < n and not wakeups:
                 raise self.stuck()
             pacer.tick(self.finished, t)
         pacer.done()

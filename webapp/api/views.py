@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from django.contrib.auth import authenticate
@@ -102,7 +103,7 @@ def trace_detail(request: HttpRequest, pk: int) -> JsonResponse:
 def experiment_json(experiment: Experiment) -> dict[str, Any]:
     data = progress_payload(experiment)
     data.update({"owner": experiment.owner.username, "shared": experiment.shared, "allocation": experiment.allocation,
-                 "exact_estimates": experiment.exact_estimates, "seed": experiment.seed,
+                 "exact_estimates": experiment.exact_estimates, "seed": experiment.seed, "paper": experiment.paper,
                  "url": experiment.get_absolute_url()})
     for run in data["runs"]:
         run["schedule_csv"] = reverse("api:run_schedule_csv", args=[run["id"]])
@@ -127,7 +128,7 @@ def experiments(request: HttpRequest) -> JsonResponse:
             experiment = create_experiment(request.user, **arguments)
             attach(experiment, allocation_set)
             if replicates is not None:
-                add_replicates(experiment, replicates)
+                add_replicates(experiment, replace(replicates, paper=experiment.paper) if experiment.paper else replicates)
     except (ValueError, ExperimentError) as e:
         return error(str(e))
     return JsonResponse({"id": experiment.pk, "runs": list(experiment.runs.values_list("pk", flat=True))}, status=201)
@@ -137,7 +138,7 @@ def experiment_arguments(request: HttpRequest, data: dict[str, Any]) -> dict[str
     """Check the JSON of POST /api/experiments/ and turn it into create_experiment's arguments."""
     unknown = sorted(set(data) - {"trace", "procs", "machine", "policies", "allocation", "exact_estimates",
                                   "seed", "name", "description", "shared", "sweep", "load_factor",
-                                  "allocations", "days", "replicates"})
+                                  "allocations", "days", "replicates", "paper"})
     if unknown:
         raise ValueError(f"unknown field {unknown[0]!r}")
     if "trace" not in data:
@@ -165,7 +166,17 @@ def experiment_arguments(request: HttpRequest, data: dict[str, Any]) -> dict[str
         "exact_estimates": bool(data.get("exact_estimates", False)), "seed": seed,
         "sweep_param": str(sweep.get("param", "")), "sweep_values": list(values), "shared": bool(data.get("shared", False)),
         "load_factor": data.get("load_factor", 1.0), "days": str(data.get("days") or ""),
+        "paper": _paper(data.get("paper")),
     }
+
+
+def _paper(value: object) -> str:
+    """The API's "paper": a reproduce-a-paper preset's key (create_experiment checks which), or none."""
+    if value is None or value == "":
+        return ""
+    if not isinstance(value, str):
+        raise ValueError("field paper: a reproduce-a-paper preset's name such as \"dbf\"")
+    return value
 
 
 def _whole_in(value: object, low: int, high: int) -> bool:

@@ -45,7 +45,7 @@ from webapp.dashboards.plot_cache import (
 from webapp.experiments.models import Experiment, ReplicateSet, Run
 from webapp.experiments.provenance import provenance_html
 from webapp.experiments.reproduce import PRESETS as PAPER_PRESETS
-from webapp.experiments.reproduce import judge_paper, paper_verdict
+from webapp.experiments.reproduce import findings_verdict, judge_paper, judge_runs, paper_runs, paper_verdict
 from webapp.traces.models import Trace
 
 #: The provenance tables' look in the HTML download.
@@ -105,11 +105,12 @@ def _comparison_page(request: HttpRequest, experiment: Experiment, runs: list[Ru
     fidelity = table.fidelity
     experiments = {run.experiment_id: run.experiment for run in runs}
     replicated = replicated_context(replicates, baseline) if replicates is not None and summaries else {}
+    findings = paper_findings(experiment, done) if not cross and replicates is None else {}
     if replicated.get("forest_url"):
         sections = [*sections, {"name": "forest", "title": "Every difference with its interval (replicates)",
                                 "url": replicated["forest_url"]}]
     return render(request, "dashboards/comparison.html", {
-        "replicated": replicated,
+        "replicated": replicated, "findings": findings,
         "experiment": experiment, "runs": runs, "cross": cross, "labels": done_labels,
         "done": done_labels, "legend": [{"label": label, "colour": colours[label], "run": run} for label, run in done],
         "title": ", ".join(done_labels or labels),
@@ -126,6 +127,21 @@ def _comparison_page(request: HttpRequest, experiment: Experiment, runs: list[Ru
     })
 
 
+def paper_findings(experiment: Experiment, done: list[tuple[str, Run]]) -> dict:
+    """An experiment made from a reproduce-a-paper preset, without replicates: the paper's claims beside
+    our runs' own figures, each with agree / partly / disagree (webapp.experiments.reproduce.judge_runs);
+    {} for any other experiment."""
+    paper = PAPER_PRESETS.get(experiment.paper)
+    if paper is None:
+        return {}
+    rows = judge_runs(paper, paper_runs([run for _, run in done], [label for label, _ in done]),
+                      experiment.sweep_param)
+    compared = list(dict.fromkeys(f"{claim.b} with {claim.a}" for claim in paper.claims))
+    missing = (f"None of the paper's claims compares two of these runs (they compare {'; '.join(compared)})."
+               if compared else "This paper's findings are not counted from the runs' metrics: the plots below show them.")
+    return {"paper": paper, "rows": rows, "verdict": findings_verdict(rows), "missing": missing}
+
+
 def replicated_context(replicates: ReplicateSet, baseline: str) -> dict:
     """What the comparison page shows of a replicate set: its state, and once combined (the report is
     cached with the set: nothing is recomputed here) the intervals beside the table's changes, the
@@ -134,7 +150,7 @@ def replicated_context(replicates: ReplicateSet, baseline: str) -> dict:
     if report is None:
         return {"pending": True, "error": replicates.error, "spec": replicates.spec}
     first = report["sets"][0]["name"]
-    paper = PAPER_PRESETS.get((replicates.options or {}).get("paper", ""))
+    paper = PAPER_PRESETS.get((replicates.options or {}).get("paper") or replicates.experiment.paper)
     judgements = judge_paper(report, paper) if paper is not None else []
     return {
         "paper": paper, "judgements": judgements, "paper_verdict": paper_verdict(judgements),
@@ -299,6 +315,11 @@ def _download(request: HttpRequest, experiment: Experiment, runs: list[Run] | No
         fidelity = render_to_string("_fidelity.html",
                                     {"fidelity": fidelity_table(experiment, listed, unique_labels(listed),
                                                                     data.schedules)})
+        if runs is None and getattr(experiment, "replicate_set", None) is None:   # the paper's claims, as on the page
+            done = [(label, run) for label, run in zip(unique_labels(listed), listed) if run.status == Run.Status.DONE]
+            findings = paper_findings(experiment, done)
+            if findings:
+                fidelity += render_to_string("dashboards/_paper_findings.html", {"findings": findings})
         layout = column(layout, Div(text=f"<style>{PROVENANCE_CSS}</style>{fidelity}{provenance_html(listed)}",
                                     width=1100))
         html = file_html(layout, INLINE, title=title)

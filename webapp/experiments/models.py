@@ -51,6 +51,10 @@ class Experiment(models.Model):
     #: only the jobs submitted in this window, "FROM:TO" in days from the first submit (the command
     #: line's --days, engine.workload.window); "" = the whole trace. Applied before the load factor.
     days = models.CharField("time window (days)", max_length=60, blank=True)
+    #: the reproduce-a-paper preset it was created from (a key of webapp.experiments.reproduce.PRESETS, by
+    #: the new-experiment form or the API's "paper"): its result page holds the runs against the paper's
+    #: claims; "" = none
+    paper = models.CharField("reproduces the paper", max_length=40, blank=True)
 
     class Meta:
         ordering = ["-created", "-pk"]

@@ -11,17 +11,27 @@ from typing import Any
 
 from engine import api
 from engine.api import PAPERS
+from webapp.experiments.models import AT_SWEEP_VALUES
 
 
 @dataclass(frozen=True)
 class Claim:
     """A comparison the paper makes: ``b``'s ``metric`` is ``direction`` ("lower", "higher", "same")
-    than ``a``'s (registry preset names; with a sweep, every pair sharing the swept value)."""
+    than ``a``'s (registry preset names; with a sweep, every pair sharing the swept value).
+
+    ``paper``: the paper's own figure in words ("about 40 % lower"), ``source`` where it is (a figure or
+    table), ``expected`` the relative change it reports where it gives one ((b - a) / a: -0.4), which a
+    single run's verdict holds ours against (engine.api.judge_difference); ``tolerance``: the relative
+    change below which ours counts as "about the same"."""
 
     a: str
     b: str
     metric: str
     direction: str
+    paper: str = ""
+    source: str = ""
+    expected: float | None = None
+    tolerance: float = 0.01
 
 
 @dataclass(frozen=True)
@@ -86,8 +96,13 @@ PRESETS: dict[str, PaperPreset] = {p.key: p for p in (
         policies=["plan1", "plan2", "plan3", "easy"], days=("150", "180"),
         trace_files=("LLNL-Atlas-2006-2.1-cln.swf", "SDSC-BLUE-2000-4.2-cln.swf"),
         replicates="windows:6",
-        claims=tuple(Claim("easy", plan, metric, "lower") for plan in ("plan1", "plan2", "plan3")
-                     for metric in ("mean_wait", "mean_response")),
+        claims=tuple(claim for plan in ("plan1", "plan2", "plan3") for claim in (
+            Claim("easy", plan, "mean_wait", "lower", "about 40 % lower (ANL, PLAN 1 and 2; abstract and §V)", "Fig. 4",
+                  expected=-0.40),
+            Claim("easy", plan, "mean_response", "lower", "about 30 % lower (abstract and §VI)", "Fig. 5",
+                  expected=-0.30),
+            Claim("easy", plan, "utilization", "higher", "slightly higher: LLNL 0.744 under EASY, 0.750 to 0.758 "
+                  "under PLAN", "Table II", tolerance=0.001))),
     ),
     PaperPreset(
         key="paragon", title="Paragon: SSS, sorted, backfilling and time sharing against load",
@@ -142,9 +157,24 @@ PRESETS: dict[str, PaperPreset] = {p.key: p for p in (
         trace_files=("SDSC-DS-2004-2.1-cln.swf", "SDSC-BLUE-2000-4.2-cln.swf", "HPC2N-2002-2.2-cln.swf"),
         sweep_param="deadline_fraction", sweep_values="0.2, 0.4, 0.6, 0.8",
         replicates="windows:6",
-        claims=(Claim("conservative", "dbf", "mean_wait", "lower"), Claim("easy", "dbf", "mean_wait", "lower")),
+        claims=(
+            Claim("conservative", "dbf", "mean_wait_regular", "lower", "lower at every share, falling as the share "
+                  "grows; more than halved on SDSC-DS at 20 %", "Fig. 2"),
+            Claim("easy", "dbf", "mean_wait_regular", "lower", "on par or lower: up to 25 % lower (HPC2N, 20 %), "
+                  "slightly higher only on SDSC-BLUE at 20 %", "Fig. 2"),
+            Claim("conservative", "dbf", "mean_wait", "lower", "lower for all jobs too, more so as the share grows",
+                  "Fig. 4"),
+            Claim("easy", "dbf", "mean_wait", "lower", "no clear winner over all jobs; similar or lower on most "
+                  "traces from 40 % deadline jobs", "Fig. 4"),
+        ),
     ),
 )}
+
+
+def experiment_presets() -> dict[str, PaperPreset]:
+    """The presets that fill the new-experiment form (not a study's or a preview's): the ones an
+    experiment records as its ``paper``."""
+    return {key: preset for key, preset in PRESETS.items() if not preset.study and not preset.preview}
 
 
 def trace_stem(name: str) -> str:
@@ -234,3 +264,60 @@ def paper_verdict(judgements: list[dict[str, Any]]) -> str:
     if statuses == {"agrees"}:
         return "Our replicated result agrees with every claim of the paper checked here."
     return "Our replicated result agrees with some of the paper's claims and cannot tell the others from noise."
+
+
+def paper_runs(runs: list[Any], labels: list[str]) -> list[dict[str, Any]]:
+    """Finished runs as :func:`judge_runs` reads them: {"name", "spec", "summary", "value" (the swept
+    value or None), "at" (a run swept once: its figures derived at each swept value, by repr)}.
+    ``runs``: webapp.experiments.models.Run rows; ``labels``: their names on the page."""
+    return [{"name": label, "spec": run.policy or {}, "summary": run.summary or {}, "value": run.sweep_value,
+             "at": {repr(entry.get("value")): entry for entry in (run.summary or {}).get(AT_SWEEP_VALUES) or []}}
+            for label, run in zip(labels, runs) if run.status == "done" and run.summary]
+
+
+def _value_at(run: dict[str, Any], other: dict[str, Any], metric: str) -> float | None:
+    """``run``'s ``metric`` where ``other`` ran: a run swept once has its deadline figures at each share
+    (derived from its one schedule), its other figures are the same at every share."""
+    derived = run["at"].get(repr(other["value"])) if other["value"] is not None else None
+    if derived is not None and metric in derived:
+        return derived[metric]
+    return run["summary"].get(metric)
+
+
+def judge_runs(preset: PaperPreset, runs: list[dict[str, Any]], sweep_param: str = "") -> list[dict[str, Any]]:
+    """Each of the paper's claims against the runs' own metrics (a single run per policy and value: no
+    interval; engine.api.judge_difference), one row per claim: {"claim", "said" (the claim in words),
+    "status" ("agree" | "partly" | "disagree" | "cannot tell"), "pairs": [{"a", "b", "at", "ours", "status",
+    "why"}]}. A claim with no pair of runs among ``runs`` (a policy left out) is left out."""
+    rows = []
+    by_name = {run["name"]: run for run in runs}
+    for claim in preset.claims:
+        pairs = []
+        for a_name, b_name in claim_pairs({"policies": runs}, claim):
+            a, b = by_name[a_name], by_name[b_name]
+            a_value, b_value = _value_at(a, b, claim.metric), _value_at(b, a, claim.metric)
+            verdict = api.judge_difference(a_value, b_value, claim.direction, expected=claim.expected,
+                                           tolerance=claim.tolerance)
+            swept = b["value"] if b["value"] is not None else a["value"]
+            ours = (f"{api.metric_text(claim.metric, b_value)} against {api.metric_text(claim.metric, a_value)}"
+                    + (f" ({api.change_text(verdict['relative'])})" if verdict["relative"] is not None else ""))
+            pairs.append({"a": a_name, "b": b_name, "at": f"at {sweep_param} {swept}" if swept is not None and sweep_param
+                          else "", "ours": ours, "status": verdict["status"], "why": verdict["why"]})
+        if not pairs:
+            continue
+        label = api.metric_label(claim.metric)
+        said = (f"{claim.b}'s {label[:1].lower() + label[1:]} "
+                + ("the same as" if claim.direction == "same" else f"{claim.direction} than") + f" {claim.a}'s")
+        rows.append({"claim": claim, "said": said, "status": api.overall_verdict(p["status"] for p in pairs),
+                     "pairs": pairs})
+    return rows
+
+
+def findings_verdict(rows: list[dict[str, Any]]) -> str:
+    """One line over the claims judged from single runs."""
+    if not rows:
+        return ""
+    counts = {status: sum(row["status"] == status for row in rows) for status in ("agree", "partly", "disagree")}
+    told = ", ".join(f"{count} {status}" for status, count in counts.items() if count)
+    return (f"Our runs against the paper's {len(rows)} claim{'s' if len(rows) != 1 else ''} checked here: "
+            f"{told or 'none could be judged'} (single runs, no interval: replicates tell a real difference from noise).")

@@ -14,6 +14,7 @@ from webapp.core.files import media_path
 from webapp.core.progress import time_left_text as progress_text
 from webapp.experiments.fairqueue import Estimate, estimates, ordinal
 from webapp.experiments.models import Experiment, Run
+from webapp.experiments.reproduce import experiment_presets
 from webapp.experiments.tasks import dispatch_later, remove_results
 from webapp.quotas.services import QuotaExceeded, check_new_runs, limits_of, tree_size
 from webapp.traces.models import Machine, Trace
@@ -122,14 +123,16 @@ def create_experiment(
     owner: Any, *, name: str, trace: Trace, procs: int | None, machine: Machine | None,
     policies: list[Any], allocation: str = "count", exact_estimates: bool = False, seed: int = 0,
     sweep_param: str = "", sweep_values: list[Any] | None = None, shared: bool = False, description: str = "",
-    load_factor: float = 1.0, days: str = "", with_recorded: bool = False,
+    load_factor: float = 1.0, days: str = "", with_recorded: bool = False, paper: str = "",
 ) -> Experiment:
     """Validate everything first, then create the experiment and its runs in one transaction and
     queue one task per run once it commits. Raises ExperimentError; nothing is stored then.
 
     ``with_recorded``: put the recorded run (what really happened, preset ``recorded``) first, when
-    the trace records start times and the arrivals are not rescaled (load factor 1)."""
+    the trace records start times and the arrivals are not rescaled (load factor 1). ``paper``: the
+    reproduce-a-paper preset it comes from (its result page holds the runs against the paper's claims)."""
     size = checked_setup(trace, procs, machine, allocation)
+    paper = checked_paper(paper)
     if len(policies) * max(1, len(sweep_values or [])) > limits_of(owner).max_runs_per_experiment:
         checked_room(owner, len(policies) * max(1, len(sweep_values or [])))  # refused before resolving them all
     planned = plan_runs(policies, sweep_param, sweep_values)
@@ -144,9 +147,20 @@ def create_experiment(
             description=description, shared=shared, trace=trace, machine=machine, procs=size,
             allocation=allocation, exact_estimates=exact_estimates, seed=seed,
             sweep_param=sweep_param if sweep_values else "", sweep_values=sweep_values or [], days=days,
+            paper=paper,
         )
         add_runs(experiment, planned, load_factor)
     return experiment
+
+
+def checked_paper(key: str) -> str:
+    """``key`` when it names a reproduce-a-paper preset that makes an experiment (not a study or a
+    preview); ExperimentError naming the ones that do otherwise; "" stays ""."""
+    key = str(key or "").strip()
+    if key and key not in experiment_presets():
+        raise ExperimentError(f"field paper: {key!r} is not a reproduce-a-paper preset of an experiment; "
+                              f"choose from {', '.join(experiment_presets())}")
+    return key
 
 
 def add_runs(experiment: Experiment, planned: list[PlannedRun], load_factor: float = 1.0) -> None:

@@ -102,6 +102,7 @@ def experiment_new(request: HttpRequest) -> HttpResponse:
                     seed=data["seed"], sweep_param=data["sweep_param"] if data["sweep_list"] else "",
                     sweep_values=data["sweep_list"], shared=data["shared"], load_factor=data.get("load_factor") or 1.0,
                     days=data["days"], with_recorded=data.get("with_recorded", False),
+                    paper=reproduce.key if reproduce is not None and not reproduce.study else "",
                 )
                 attach(experiment, data.get("allocations"))
                 if data.get("replicate_choice") is not None:
@@ -154,6 +155,7 @@ def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "page_metrics": page_metrics(),
         "window": window_text(experiment) if experiment.days else "",
         "replicates": replicates_state(experiment),
+        "paper": PAPER_PRESETS.get(experiment.paper),
     }
     return render(request, "experiments/detail.html", ctx)
 

@@ -1,9 +1,10 @@
 """Replaying a real Slurm 22.05 run (tests/data/slurm_replay, README there) from the site's own
 files with the ``slurm`` policy, and how far the replay is from the recording (issue 24 §3).
 
-The figures are pinned (the replay is deterministic); the issue's targets are not all met yet
-(mean wait within 10 %, rank correlation >= 0.9, per-partition means within 20 %): the test says
-which are and asserts the replay is closer to the recording than plain EASY."""
+The figures are pinned (the replay is deterministic); of the issue's targets (mean wait within
+10 %, rank correlation >= 0.9, per-partition means within 20 %) the means are met and the rank
+correlation is just short: the test says which, and asserts the replay is closer to the recording
+than plain EASY."""
 
 from __future__ import annotations
 
@@ -41,26 +42,26 @@ def test_the_replay_from_the_sites_files_is_pinned(figures):
     overall = slurm["overall"]
     assert slurm["jobs"]["matched"] == 330
     assert overall["recorded"]["mean_wait"] == pytest.approx(424.17, abs=0.01)
-    assert overall["simulated"]["mean_wait"] == pytest.approx(324, abs=5)
-    assert overall["wait_rank_correlation"] == pytest.approx(0.821, abs=0.01)
+    assert overall["simulated"]["mean_wait"] == pytest.approx(414.0, abs=1)
+    assert overall["wait_rank_correlation"] == pytest.approx(0.896, abs=0.002)
     per = {name: part["simulated"]["mean_wait"] for name, part in slurm["per_queue"].items()}
-    assert per["long"] == pytest.approx(668, abs=10)      # recorded 920
-    assert per["short"] == pytest.approx(179, abs=5)      # recorded 215
-    # against the targets of issue 24: the short partition's mean is within 20 % of the
-    # recording (179 vs 215); the overall mean (-24 %), the rank correlation (< 0.9) and the long
-    # partition (-27 %) are not yet
-    assert abs(per["short"] / slurm["per_queue"]["short"]["recorded"]["mean_wait"] - 1) <= 0.20
-    assert abs(overall["simulated"]["mean_wait"] / overall["recorded"]["mean_wait"] - 1) > 0.10
+    assert per["long"] == pytest.approx(923.6, abs=1)      # recorded 920.0
+    assert per["short"] == pytest.approx(198.8, abs=1)     # recorded 214.7
+    # against the targets of issue 24: the mean within 10 % (-2.4 %), each partition's within
+    # 20 % (long +0.4 %, short -7.4 %); the rank correlation of waits (0.896) is just short of 0.9
+    assert abs(overall["simulated"]["mean_wait"] / overall["recorded"]["mean_wait"] - 1) <= 0.10
+    for name in ("long", "short"):
+        assert abs(per[name] / slurm["per_queue"][name]["recorded"]["mean_wait"] - 1) <= 0.20
+    assert overall["wait_rank_correlation"] < 0.9
 
 
 def test_the_replay_is_closer_to_the_recording_than_easy(figures):
-    """Closer in the order of the waits and in each partition's mean; NOT in the overall mean yet:
-    EASY's 338 s is nearer 424 s than the replay's 324 s, but EASY gets there by making the short
-    partition wait too long (261 vs 215) and the long one too little (520 vs 920)."""
+    """Closer in the overall mean, in the order of the waits and in each partition's mean (EASY:
+    338 s overall, short 261 s, long 520 s, rank correlation 0.68)."""
     easy, slurm = figures
     recorded = slurm["overall"]["recorded"]["mean_wait"]
-    assert abs(slurm["overall"]["simulated"]["mean_wait"] - recorded) > abs(easy["overall"]["simulated"]["mean_wait"] - recorded)
-    assert slurm["overall"]["wait_rank_correlation"] > easy["overall"]["wait_rank_correlation"] + 0.1
+    assert abs(slurm["overall"]["simulated"]["mean_wait"] - recorded) < abs(easy["overall"]["simulated"]["mean_wait"] - recorded)
+    assert slurm["overall"]["wait_rank_correlation"] > easy["overall"]["wait_rank_correlation"] + 0.2
     for name in ("long", "short"):
         rec = slurm["per_queue"][name]["recorded"]["mean_wait"]
         assert abs(slurm["per_queue"][name]["simulated"]["mean_wait"] - rec) < abs(

@@ -1,0 +1,229 @@
+"""A Slurm site's limits and scheduler parameters (engine.policies.slurm, slurmlimits), each on a
+tiny hand-worked case from Slurm's documented semantics (slurm.conf(5), sched_config.html,
+resource_limits.html): which jobs are refused at submission, which are held and with what pending
+reason, and when each job starts."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.platform.slurmconf import Association, Qos, SlurmSite, parse_slurm_conf
+from engine.policies.slurm import RESERVED_FOR_HIGHER
+from engine.run import simulate
+
+BASE = ("NodeName=n1 CPUs=16\nPriorityType=priority/multifactor\nPriorityWeightAge=1000\n"
+        "PriorityWeightPartition=2000\nPriorityMaxAge=00:20:00\nPriorityCalcPeriod=1\n")
+PARTITIONS = ("PartitionName=short Nodes=n1 Default=YES MaxTime=00:05:00 PriorityJobFactor=2\n"
+              "PartitionName=long Nodes=n1 MaxTime=00:20:00 PriorityJobFactor=1\n")
+
+
+def site(scheduler: str = "bf_interval=5", *, qos: Qos | None = None, assoc: list[Association] | None = None,
+         conf: str = BASE + PARTITIONS) -> SlurmSite:
+    text = conf + f"SchedulerParameters={scheduler}\n"
+    return SlurmSite(parse_slurm_conf(text, "t.conf"), qos={"normal": qos or Qos("normal")},
+                     associations=assoc or [Association("c", "acct", shares=1), Association("c", "acct", "u1"),
+                                            Association("c", "acct", "u2")])
+
+
+def run(workload, rows, site_: SlurmSite, *, users=None, partitions=None, nodes=None, capacity=16, **params):
+    """Jobs of (submit, runtime, requested_time, procs); users 1 (u1) unless given."""
+    w = workload(rows)
+    w.jobs["queue_name"] = partitions or ["short"] * len(rows)
+    w.jobs["account"] = "acct"
+    w.jobs["user"] = users or [1] * len(rows)
+    if nodes is not None:
+        w.jobs["nodes"] = nodes
+    w.metadata["user_names"] = {"1": "u1", "2": "u2"}
+    result = simulate(w, capacity, {"preset": "slurm", "params": params}, context={"slurm_site": site_})
+    assert result.meta["summary"]["validation"]["ok"]
+    return result
+
+
+def starts(result) -> dict[int, int]:
+    return dict(zip(result.schedule["job_id"], result.schedule["start"]))
+
+
+def reasons(result) -> dict[int, str]:
+    return dict(zip(result.schedule["job_id"], result.schedule["slurm_reason"].fillna("")))
+
+
+# ----------------------------------------------------------------------------- limits
+
+
+def test_a_time_limit_above_the_partitions_maxtime_is_refused_with_partition_time_limit(workload):
+    # short's MaxTime is 5 min: job 2 asks 10 min; Slurm would leave it pending for ever
+    result = run(workload, [(0, 10, 60, 1), (0, 10, 600, 1), (0, 10, 600, 1)], site(),
+                 partitions=["short", "short", "long"])
+    assert starts(result) == {1: 0, 3: 0}
+    rejected = result.rejected_jobs
+    assert rejected["job_id"].tolist() == [2]
+    assert rejected["reason"].tolist() == ["PartitionTimeLimit"]
+    assert rejected["limit"].tolist() == ["partition short MaxTime 00:05:00"]
+    assert result.meta["rejected"]["PartitionTimeLimit"] == 1
+    assert result.meta["summary"]["slurm_refused"] == {"PartitionTimeLimit": 1}
+
+
+def test_nodes_above_the_partitions_maxnodes_are_refused_with_partition_node_limit(workload):
+    conf = BASE.replace("NodeName=n1 CPUs=16", "NodeName=n[1-2] CPUs=8") + \
+        "PartitionName=short Nodes=n[1-2] Default=YES MaxNodes=1\n"
+    result = run(workload, [(0, 10, 60, 8), (0, 10, 60, 16)], site(conf=conf), nodes=[1, 2])
+    assert starts(result) == {1: 0}
+    assert result.rejected_jobs["reason"].tolist() == ["PartitionNodeLimit"]
+
+
+def test_a_time_limit_above_the_qos_maxwall_is_refused(workload):
+    result = run(workload, [(0, 10, 120, 1), (0, 10, 240, 1)], site(qos=Qos("normal", max_wall=180)))
+    assert starts(result) == {1: 0}
+    assert result.rejected_jobs["reason"].tolist() == ["QOSMaxWallDurationPerJobLimit"]
+    assert result.rejected_jobs["limit"].tolist() == ["QOS normal MaxWall 00:03:00"]
+
+
+def test_max_submit_per_user_refuses_at_submission_counting_pending_and_running_jobs(workload):
+    # MaxSubmitPU 2: u1's jobs at 0 and 1 are accepted (one runs, one waits behind a 16-CPU
+    # job), the one at 2 is refused; u2 is not limited by u1's; at 150 u1's first job has ended
+    # (t=100), so the job then is accepted
+    rows = [(0, 100, 100, 8), (1, 100, 100, 16), (2, 10, 100, 1), (3, 10, 100, 1), (150, 10, 100, 1)]
+    result = run(workload, rows, site(qos=Qos("normal", max_submit_per_user=2)), users=[1, 1, 1, 2, 1],
+                 sched_cycle=0)
+    assert result.rejected_jobs["job_id"].tolist() == [3]
+    assert result.rejected_jobs["reason"].tolist() == ["QOSMaxSubmitJobPerUserLimit"]
+    assert set(starts(result)) == {1, 2, 4, 5}
+
+
+def test_max_tres_per_user_holds_a_job_until_the_users_cpus_go_down(workload):
+    # MaxTRESPU cpu=4: u1's third 2-CPU job waits for the first to end at 100 though 10 CPUs
+    # are free, with Slurm's reason QOSMaxCpuPerUserLimit; u2 runs at once
+    rows = [(0, 100, 100, 2), (0, 200, 200, 2), (0, 10, 100, 2), (0, 10, 100, 2)]
+    result = run(workload, rows, site(qos=Qos("normal", max_tres_per_user={"cpu": 4})), users=[1, 1, 1, 2],
+                 sched_cycle=0)
+    assert starts(result) == {1: 0, 2: 0, 3: 100, 4: 0}
+    assert reasons(result)[3] == "QOSMaxCpuPerUserLimit"
+    assert result.meta["summary"]["slurm_pending"]["QOSMaxCpuPerUserLimit"] == {"jobs": 1, "hours": round(100 / 3600, 3)}
+
+
+def test_a_job_larger_than_max_tres_per_user_is_refused(workload):
+    result = run(workload, [(0, 10, 100, 2), (0, 10, 100, 6)], site(qos=Qos("normal", max_tres_per_user={"cpu": 4})))
+    assert result.rejected_jobs["reason"].tolist() == ["QOSMaxCpuPerUserLimit"]
+
+
+def test_qos_grp_tres_holds_across_users(workload):
+    # GrpTRES cpu=6 on the QOS: u1's 4 CPUs run, u2's 4 would make 8: held (QOSGrpCpuLimit)
+    # until u1's job ends at 50
+    result = run(workload, [(0, 50, 100, 4), (0, 10, 100, 4)], site(qos=Qos("normal", grp_tres={"cpu": 6})),
+                 users=[1, 2], sched_cycle=0)
+    assert starts(result) == {1: 0, 2: 50}
+    assert reasons(result)[2] == "QOSGrpCpuLimit"
+
+
+def test_association_grp_tres_holds_the_accounts_users_together(workload):
+    assoc = [Association("c", "acct", shares=1, grp_tres={"cpu": 6}), Association("c", "acct", "u1"),
+             Association("c", "acct", "u2")]
+    result = run(workload, [(0, 50, 100, 4), (0, 10, 100, 4)], site(assoc=assoc), users=[1, 2], sched_cycle=0)
+    assert starts(result) == {1: 0, 2: 50}
+    assert reasons(result)[2] == "AssocGrpCpuLimit"
+
+
+def test_qos_max_jobs_per_user_is_the_reason_of_a_held_job(workload):
+    rows = [(0, 100, 100, 1), (0, 10, 100, 1)]
+    result = run(workload, rows, site(qos=Qos("normal", max_jobs_per_user=1)), sched_cycle=0)
+    assert starts(result) == {1: 0, 2: 100}
+    assert reasons(result) == {1: "", 2: "QOSMaxJobsPerUserLimit"}
+
+
+# ----------------------------------------------------------------------------- the schedulers
+
+
+def test_bf_resolution_rounds_the_backfill_tables_times_up(workload):
+    # A (8 CPUs, limit 95) runs; B (16 CPUs) is reserved at A's end; C (8 CPUs, limit 94) ends
+    # at 95 exactly if started at 1: with a 1 s resolution it fits before B's reservation; with
+    # 10 s, B's reservation starts at 100 but C's 94 s count as 100 (end 101): it waits for B
+    rows = [(0, 95, 95, 8), (1, 50, 50, 16), (1, 94, 94, 8)]
+    exact = run(workload, rows, site("bf_resolution=1"), sched_cycle=0, sched_interval=0)
+    assert starts(exact) == {1: 0, 2: 95, 3: 1}
+    coarse = run(workload, rows, site("bf_resolution=10"), sched_cycle=0, sched_interval=0)
+    assert starts(coarse) == {1: 0, 2: 95, 3: 145}
+
+
+def test_bf_window_bounds_how_far_ahead_backfill_reserves(workload):
+    # A (8 CPUs) runs until 100; B (16 CPUs) could start at 100; C (8 CPUs, 200 s) at 1 would
+    # delay it. bf_window 120 min: B is reserved, C waits for B; bf_window 1 min: B's start is
+    # beyond the window, not reserved, and C starts at once
+    rows = [(0, 100, 100, 8), (1, 50, 50, 16), (1, 200, 200, 8)]
+    assert starts(run(workload, rows, site("bf_window=120"), sched_cycle=0, sched_interval=0)) == {1: 0, 2: 100, 3: 150}
+    assert starts(run(workload, rows, site("bf_window=1"), sched_cycle=0, sched_interval=0)) == {1: 0, 2: 201, 3: 1}
+
+
+def test_bf_max_job_user_bounds_each_users_jobs_per_backfill_pass(workload):
+    # passes every 5 s; u1's two jobs submitted at 1: both start at the pass of 5, or with
+    # bf_max_job_user=1 one per pass (5 and 10)
+    rows = [(0, 100, 100, 4), (1, 50, 50, 4), (1, 50, 50, 4)]
+    assert starts(run(workload, rows, site("bf_interval=5"), sched_interval=0)) == {1: 0, 2: 5, 3: 5}
+    assert starts(run(workload, rows, site("bf_interval=5,bf_max_job_user=1"), sched_interval=0)) == {1: 0, 2: 5, 3: 10}
+
+
+def test_bf_continue_changes_nothing_as_a_pass_takes_no_simulated_time(workload):
+    rows = [(0, 100, 100, 8), (1, 50, 50, 16), (2, 30, 30, 4), (3, 200, 200, 4)]
+    plain = starts(run(workload, rows, site("bf_interval=5")))
+    assert plain == starts(run(workload, rows, site("bf_interval=5,bf_continue")))
+
+
+def test_sched_interval_runs_the_main_scheduler_between_backfill_passes(workload):
+    # backfill only every 1000 s: a job submitted at 3 on a free node starts at the main
+    # scheduler's next full pass (every sched_interval=10 s from the first submission), or at the
+    # backfill pass of 1000 without main passes
+    rows = [(0, 10, 100, 1), (3, 10, 100, 1)]
+    assert starts(run(workload, rows, site("bf_interval=1000,sched_interval=10"))) == {1: 0, 2: 10}
+    assert starts(run(workload, rows, site("bf_interval=1000"), sched_interval=0)) == {1: 0, 2: 1000}
+
+
+def test_default_queue_depth_bounds_the_main_scheduler_at_events(workload):
+    # A (16 CPUs) runs until 100; B and C (8 CPUs each) wait. At A's end the event-triggered main
+    # pass tests default_queue_depth jobs: 1 starts B only (C at B's end, 130), 100 starts both
+    rows = [(0, 100, 100, 16), (1, 30, 30, 8), (1, 30, 30, 8)]
+    deep = run(workload, rows, site("bf_interval=1000,default_queue_depth=100"), sched_interval=0, main_at_events=True)
+    assert starts(deep) == {1: 0, 2: 100, 3: 100}
+    shallow = run(workload, rows, site("bf_interval=1000,default_queue_depth=1"), sched_interval=0, main_at_events=True)
+    assert starts(shallow) == {1: 0, 2: 100, 3: 130}
+
+
+TIERS = ("PartitionName=high Nodes=n1 PriorityTier=2\nPartitionName=low Nodes=n1 Default=YES PriorityTier=1\n")
+
+
+def test_a_lower_tier_partition_sharing_the_nodes_waits_behind_a_blocked_higher_one(workload):
+    # A (16 CPUs) runs until 100; B (high tier, 16 CPUs) does not fit; C (low tier, 4 CPUs, 10 s)
+    # fits now but the main scheduler reserved the node for B: it waits with squeue's text
+    rows = [(0, 100, 100, 8), (1, 50, 50, 16), (1, 10, 10, 4)]
+    result = run(workload, rows, site("bf_interval=1000", conf=BASE + TIERS), partitions=["high", "high", "low"],
+                 sched_interval=0, main_at_events=True)
+    assert starts(result) == {1: 0, 2: 100, 3: 150}
+    assert reasons(result) == {1: "", 2: "Resources", 3: RESERVED_FOR_HIGHER}
+    # the low partition with a node of its own is not blocked: C starts at once
+    conf = BASE.replace("NodeName=n1 CPUs=16", "NodeName=n[1-2] CPUs=16") + \
+        "PartitionName=high Nodes=n1 PriorityTier=2\nPartitionName=low Nodes=n[1-2] Default=YES PriorityTier=1\n"
+    result = run(workload, [(0, 100, 100, 16), (1, 50, 50, 32), (1, 10, 10, 4)], site("bf_interval=1000", conf=conf),
+                 partitions=["high", "high", "low"], capacity=32, sched_interval=0, main_at_events=True)
+    assert starts(result)[3] == 1
+
+
+def test_jobs_behind_a_blocked_job_of_their_partition_wait_with_reason_priority(workload):
+    rows = [(0, 100, 100, 8), (1, 50, 50, 16), (2, 10, 200, 8)]
+    result = run(workload, rows, site(), sched_cycle=0, sched_interval=0)
+    assert reasons(result) == {1: "", 2: "Resources", 3: "Priority"}
+    assert result.meta["summary"]["slurm_pending"]["Priority"]["jobs"] == 1
+
+
+def test_backfill_reservations_take_whole_nodes(workload):
+    # one 16-CPU node: A (8 CPUs) runs until 100; B (12 CPUs) is reserved from 100; C (4 CPUs,
+    # 200 s) would fit beside B in CPUs, but Slurm's backfill reserves B the whole node: C may not
+    # run into it and starts beside B when B starts; counting only processors it starts at once
+    rows = [(0, 100, 100, 8), (1, 50, 50, 12), (1, 200, 200, 4)]
+    assert starts(run(workload, rows, site(), sched_cycle=0, sched_interval=0)) == {1: 0, 2: 100, 3: 100}
+    assert starts(run(workload, rows, site(), sched_cycle=0, sched_interval=0,
+                      whole_node_reservations=False)) == {1: 0, 2: 100, 3: 1}
+
+
+@pytest.mark.parametrize("scheduler", ["bf_interval=5", "bf_interval=5,bf_resolution=30"])
+def test_every_run_keeps_its_jobs(workload, scheduler):
+    rows = [(t, 20 + 7 * (t % 5), 60, 1 + t % 16) for t in range(0, 200, 3)]
+    result = run(workload, rows, site(scheduler, qos=Qos("normal", max_jobs_per_user=3)), users=[1 + t % 2 for t in range(0, 200, 3)])
+    assert len(result.schedule) == len(rows) and (result.schedule["start"] >= result.schedule["submit"]).all()
