@@ -66,6 +66,17 @@ def wait_for(what: str, condition, timeout: float = 240, every: float = 0.5):  #
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def multipart(path: Path, fields: dict[str, str]) -> tuple[bytes, str]:
+    """An upload form's body (the file last) and its Content-Type."""
+    boundary = uuid.uuid4().hex
+    parts = [f'--{boundary}\r\nContent-Disposition: form-data; name="{key}"\r\n\r\n{value}\r\n'.encode()
+             for key, value in fields.items()]
+    parts += [f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{path.name}"\r\n'
+              f"Content-Type: application/octet-stream\r\n\r\n".encode() + path.read_bytes() + b"\r\n",
+              f"--{boundary}--\r\n".encode()]
+    return b"".join(parts), f"multipart/form-data; boundary={boundary}"
+
+
 class App:
     """python -m webapp.run in a fresh data directory, and a token-authenticated API client for it."""
 
@@ -96,6 +107,17 @@ class App:
                        capture_output=True, timeout=120)
         return self.call("POST", "/api/auth/token/", {"username": username, "password": password}, token="")["token"]
 
+    def add_users(self, usernames: list[str], password: str = PASSWORD) -> dict[str, str]:
+        """Many accounts at once, each with an API token (one manage.py call: the token endpoint
+        allows ten requests a minute from one address). Returns username -> token."""
+        code = ("import json; from django.contrib.auth import get_user_model; "
+                "from webapp.accounts.models import Token; User = get_user_model(); "
+                f"print(json.dumps({{name: Token.create_for(User.objects.create_user(name, password={password!r}))[0] "
+                f"for name in {usernames!r}}}))")
+        result = subprocess.run([sys.executable, "manage.py", "shell", "-c", code], cwd=ROOT, env=self.env,
+                                check=True, capture_output=True, text=True, timeout=600)
+        return json.loads(result.stdout.strip().splitlines()[-1])
+
     def call(self, method: str, path: str, body: dict | None = None, *, raw: bytes | None = None,
              content_type: str = "application/json", token: str | None = None) -> dict:
         """A JSON API call as the admin, or as the account whose `token` is given."""
@@ -109,14 +131,11 @@ class App:
         with urllib.request.urlopen(request, timeout=60) as response:
             return json.loads(response.read())
 
-    def upload(self, path: Path, name: str = "synthetic", token: str | None = None, wait: bool = True) -> int:
-        boundary = uuid.uuid4().hex
-        parts = [f'--{boundary}\r\nContent-Disposition: form-data; name="name"\r\n\r\n{name}\r\n'.encode(),
-                 f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{path.name}"\r\n'
-                 f"Content-Type: application/octet-stream\r\n\r\n".encode() + path.read_bytes() + b"\r\n",
-                 f"--{boundary}--\r\n".encode()]
-        trace = self.call("POST", "/api/traces/", raw=b"".join(parts),
-                          content_type=f"multipart/form-data; boundary={boundary}", token=token)["id"]
+    def upload(self, path: Path, name: str = "synthetic", token: str | None = None, wait: bool = True,
+               **fields: str) -> int:
+        """POST the file to /api/traces/ with the form's `fields` (shared="on", procs=...)."""
+        body, content_type = multipart(path, {"name": name, **fields})
+        trace = self.call("POST", "/api/traces/", raw=body, content_type=content_type, token=token)["id"]
         if wait:
             wait_for("the trace to be parsed",
                      lambda: self.call("GET", f"/api/traces/{trace}/", token=token)["status"] == "ready")
