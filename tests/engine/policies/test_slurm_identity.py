@@ -142,3 +142,43 @@ if __name__ == "__main__" and sys.argv[1:] == ["--pin"]:
         PINNED.parent.mkdir(parents=True, exist_ok=True)
         PINNED.write_text(json.dumps(starts_of(Path(scratch))) + "\n", encoding="utf-8")
     print(f"wrote {PINNED}")
+
+
+def test_a_jobs_compiled_limit_checks_hold_as_the_rules_read():
+    """SiteLimits.held (each job's checks made once) against held_by_rules (the limits read one
+    after the other) for every job, as random jobs start and end under every kind of hold."""
+    from engine.platform.slurmconf import Association, Qos
+    from engine.policies.slurmlimits import SiteLimits
+
+    conf = parse_slurm_conf("NodeName=n[1-4] CPUs=8\nPartitionName=a Nodes=ALL Default=YES QOS=part\n"
+                            "PartitionName=b Nodes=ALL\n", "t.conf")
+    qos = {"normal": Qos("normal", max_jobs_per_user=3, max_tres_per_user={"cpu": 12}),
+           "bulk": Qos("bulk", grp_jobs=4, grp_tres={"cpu": 16, "node": 3}),
+           "part": Qos("part", max_tres_per_user={"node": 2})}
+    assoc = [Association("c", "x", shares=1, grp_jobs=5, grp_tres={"cpu": 20}),
+             Association("c", "y", parent="x", grp_tres={"node": 4}),
+             Association("c", "x", "u1", max_jobs=2), Association("c", "y", "u2"),
+             Association("c", "y", "u3", max_jobs=3, grp_tres={"cpu": 9}), Association("c", "x", "u4", partition="b")]
+    rng = np.random.default_rng(7)
+    n = 300
+    users = [f"u{u}" for u in rng.integers(1, 5, n).tolist()]
+    accounts = ["x" if u in ("u1", "u4") else "y" for u in users]
+    limits = SiteLimits(SlurmSite(conf, qos=qos, associations=assoc), rng.choice(["a", "b"], n).tolist(),
+                        rng.choice(["normal", "bulk", "gone"], n).tolist(), accounts, users,
+                        rng.integers(1, 9, n).tolist(), rng.integers(1, 3, n).tolist(), [60] * n)
+    running: list[int] = []
+    reasons = set()
+    for _ in range(400):
+        for job in range(n):
+            assert limits.held(job) == limits.held_by_rules(job), job
+            reasons.add(limits.held(job))
+        if running and rng.random() < 0.45:
+            limits.ended(running.pop(int(rng.integers(len(running)))))
+        else:
+            free = [j for j in range(n) if j not in running and not limits.held_by_rules(j)]
+            if free:
+                job = free[int(rng.integers(len(free)))]
+                limits.submitted(job)
+                limits.started(job)
+                running.append(job)
+    assert len(reasons) >= 6          # (most kinds of hold were met)
