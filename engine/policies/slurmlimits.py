@@ -74,6 +74,7 @@ class SiteLimits:
         self.parent = {a.account: (a.parent or "root") for a in site.associations if not a.user}
         self._chains: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
         self._checks: dict[int, list[tuple[list[int], int, int, str]]] = {}
+        self._qos_lists: dict[tuple[str, str], list[Qos]] = {}
         # running counts: jobs, cpus, nodes
         self.qos_run: defaultdict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
         self.qos_user_run: defaultdict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
@@ -93,14 +94,18 @@ class SiteLimits:
 
     def qos_of(self, job: int) -> list[Qos]:
         """The partition's QOS first (Slurm's default order), then the job's own."""
-        result = []
-        partition = self.partitions.get(self.partition[job])
-        if partition is not None and partition.qos and partition.qos in self.qos_table:
-            result.append(self.qos_table[partition.qos])
-        own = self.qos_table.get(self.qos[job])
-        if own is not None and own not in result:
-            result.append(own)
-        return result
+        key = (self.partition[job], self.qos[job])
+        found = self._qos_lists.get(key)
+        if found is None:
+            found = []
+            partition = self.partitions.get(key[0])
+            if partition is not None and partition.qos and partition.qos in self.qos_table:
+                found.append(self.qos_table[partition.qos])
+            own = self.qos_table.get(key[1])
+            if own is not None and all(q.name != own.name for q in found):
+                found.append(own)
+            self._qos_lists[key] = found
+        return found
 
     def chain(self, job: int) -> list[tuple[str, str]]:
         """The job's associations as (account, user) keys, the user's row first, then up to root;
