@@ -532,6 +532,9 @@ class SlurmBackfill(Algorithm):
         self.part_nodes = {name: frozenset(p.nodes) for name, p in partitions.items()}
         self.event = False
         self.stale_main = self.stale_backfill = True
+        self.agent = bool(params.get("backfill_agent", False))
+        self.last_backfill: int | None = None
+        self.last_end = -1
         nodesets = site.conf.nodes if isinstance(site, SlurmSite) else []
         whole = bool(params.get("whole_node_reservations", True))
         #: CPUs per node of the site (the smallest node's, if they differ) when reservations take whole nodes
@@ -545,6 +548,7 @@ class SlurmBackfill(Algorithm):
 
     def on_finish(self, job: int) -> None:
         self.event = True
+        self.last_end = self.sim.now
 
     def on_grid(self, cycle: int) -> bool:
         """Whether a pass of this cycle (every ``cycle`` seconds from the first submission) falls now."""
@@ -579,17 +583,35 @@ class SlurmBackfill(Algorithm):
             self.main_pass(self.queue_depth)
         if sim.started != started:
             self.stale_backfill = True
-        if self.on_grid(self.cycle) and self.stale_backfill:
+        if self.backfill_due() and self.stale_backfill:
             started = sim.started
             self.backfill_pass()
+            self.last_backfill = sim.now
             # a pass that started jobs may have left others it did not test (bf_max_job_test,
             # bf_max_job_user): the next one is not skipped
             self.stale_backfill = sim.started != started
             self.stale_main = self.stale_main or self.stale_backfill
-        if sim.running_ends or self.stale_main or self.stale_backfill:
+        if self.agent:
+            if self.stale_backfill:
+                sim.wake_at(max(self.last_backfill + self.cycle, sim.now + 1) if self.last_backfill is not None
+                            else sim.now + 1)
+            if self.sched_interval > 0 and (sim.running_ends or self.stale_main):
+                sim.wake_at(self.next_on_grid(self.sched_interval))
+        elif sim.running_ends or self.stale_main or self.stale_backfill:
             for cycle in (self.cycle, self.sched_interval):
                 if cycle > 0:
                     sim.wake_at(self.next_on_grid(cycle))
+
+    def backfill_due(self) -> bool:
+        """On the bf_interval grid; with ``backfill_agent``, as Slurm's backfill thread does: at
+        least bf_interval after the previous pass, and not in the second a job ended (a completing
+        job defers the pass: it sleeps a second and looks again)."""
+        if not self.agent:
+            return self.on_grid(self.cycle)
+        now = self.sim.now
+        if self.last_backfill is not None and now < self.last_backfill + self.cycle:
+            return False
+        return now != self.last_end
 
     # ---------------------------------------------------------------- the passes
 
@@ -734,7 +756,10 @@ MAIN_AT_EVENTS = Param("main_at_events", "bool", False, "also run Slurm's main s
 WHOLE_NODES = Param("whole_node_reservations", "bool", True, "a pending job's backfill reservation takes whole "
                     "nodes, as Slurm's backfill table of node bitmaps does (off: only its processors)",
                     label="whole-node reservations")
-SLURM_PARAMS = (BACKFILL_BOUND, SCHED_CYCLE, MAIN_AT_EVENTS, WHOLE_NODES,
+AGENT = Param("backfill_agent", "bool", False, "time backfill passes as Slurm's backfill thread does: at least "
+              "bf_interval after the previous pass, then as soon as something changed and no job ended that "
+              "second (off: every bf_interval from the first submission)", label="backfill thread timing")
+SLURM_PARAMS = (BACKFILL_BOUND, SCHED_CYCLE, MAIN_AT_EVENTS, WHOLE_NODES, AGENT,
                 _site_param("sched_interval", "sched_interval", "seconds between main scheduler passes over the "
                             "whole queue (0 = none)", "s"),
                 _site_param("default_queue_depth", "default_queue_depth", "jobs the main scheduler tests at a "
