@@ -16,6 +16,7 @@ from engine.api import WorkloadError, clusters_seen, describe, error_line, trace
 from webapp.core.broker import waiting_messages
 from webapp.core.limits import LIMIT_ERRORS, limit_message, memory_limit
 from webapp.traces.models import Trace
+from webapp.traces.signals import trace_parsed
 from webapp.traces.uploads import clean_upload_temp
 
 log = logging.getLogger(__name__)
@@ -57,7 +58,19 @@ def parse_trace(trace_id: int) -> int:
         cache=f"traces/{target.name}", parse_seconds=time.monotonic() - started,
         time_zone=zone,
     )
+    announce_parsed(trace_id)
     return trace_id
+
+
+def announce_parsed(trace_id: int) -> None:
+    """Tell the apps above (trace_parsed: the dashboards queue the building of the trace page's plots,
+    so the first visitor neither waits for them nor holds a web server thread). Never fails the parse."""
+    try:
+        trace = Trace.objects.filter(pk=trace_id, status=Trace.Status.READY).first()
+        if trace is not None:
+            trace_parsed.send(sender=Trace, trace=trace)
+    except Exception:  # noqa: BLE001 - the plots are then built when the page asks for them
+        log.exception("announcing trace %s parsed failed", trace_id)
 
 
 def _finish(trace_id: int, status: str, **fields: object) -> None:
