@@ -1,14 +1,13 @@
 """What the dashboards do when other apps announce something: a finished experiment gets its
-comparison plots built in the worker, a parsed trace its page's plots in the quick worker, so the
-first person to open the page does not wait (nor hold a web server thread while they are built)."""
+comparison plots built in the worker, a parsed trace its page's plots in the quick worker before it
+says ready, so the first person to open the page does not wait (nor hold a web server thread while
+they are built)."""
 
 from __future__ import annotations
 
 from django.dispatch import receiver
 
-from webapp.core.tasks import enqueue
 from webapp.dashboards import views
-from webapp.dashboards.tasks import build_trace_plots
 from webapp.experiments.models import Experiment
 from webapp.experiments.signals import experiment_finished
 from webapp.traces.models import Trace
@@ -22,4 +21,4 @@ def prebuild_plots(sender: object, experiment: Experiment, **kwargs: object) -> 
 
 @receiver(trace_parsed, dispatch_uid="dashboards.prebuild_trace_plots")
 def prebuild_trace_plots(sender: object, trace: Trace, **kwargs: object) -> None:
-    enqueue(build_trace_plots, trace.pk)
+    views.characterization_gzip(trace)

@@ -71,7 +71,7 @@ def trace_plots(request: HttpRequest, pk: int) -> HttpResponse:
 
 def characterization_gzip(trace: Trace, target: str = "trace-plots") -> bytes:
     """The trace page's plots (gzipped json_item into the element `target`), from the cache or built
-    now; the quick worker builds the page's own (the default target) after parsing (receivers)."""
+    now; the quick worker builds the page's own (the default target) when it parses (receivers)."""
     def build() -> dict:
         workload = trace.workload()
         # the page shows the cleaning report itself (an HTML table), so not again as a plot

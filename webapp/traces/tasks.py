@@ -53,24 +53,26 @@ def parse_trace(trace_id: int) -> int:
         log.exception("parsing trace %s failed", trace_id)
         _finish(trace_id, Trace.Status.INVALID, error=f"Internal error while parsing ({type(e).__name__}); see the worker log.")
         return trace_id
+    trace.cache = f"traces/{target.name}"
+    announce_parsed(trace)
     _finish(
         trace_id, Trace.Status.READY, summary=summary, procs=procs,
-        cache=f"traces/{target.name}", parse_seconds=time.monotonic() - started,
+        cache=trace.cache, parse_seconds=time.monotonic() - started,
         time_zone=zone,
     )
-    announce_parsed(trace_id)
     return trace_id
 
 
-def announce_parsed(trace_id: int) -> None:
-    """Tell the apps above (trace_parsed: the dashboards queue the building of the trace page's plots,
-    so the first visitor neither waits for them nor holds a web server thread). Never fails the parse."""
+def announce_parsed(trace: Trace) -> None:
+    """Tell the apps above, before the trace says ready (trace_parsed: the dashboards build the trace
+    page's plots here, so its first visitor reads them instead of building them on a web server
+    thread). Bounded like the parse; never fails it: the page then builds them when asked."""
     try:
-        trace = Trace.objects.filter(pk=trace_id, status=Trace.Status.READY).first()
-        if trace is not None:
+        with memory_limit(settings.SCHEDLAB_TASK_MEMORY_BYTES):
             trace_parsed.send(sender=Trace, trace=trace)
-    except Exception:  # noqa: BLE001 - the plots are then built when the page asks for them
-        log.exception("announcing trace %s parsed failed", trace_id)
+    except Exception as e:  # noqa: BLE001 - SoftTimeLimitExceeded and MemoryError included
+        log.warning("building the plots of trace %s after parsing failed (%s); the page builds them when asked",
+                    trace.pk, type(e).__name__, exc_info=not isinstance(e, LIMIT_ERRORS))
 
 
 def _finish(trace_id: int, status: str, **fields: object) -> None:
