@@ -73,6 +73,10 @@ from engine.policies.base import PolicyError
 if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the two agree)
     from engine.platform.pbsconf import PbsServer, describe_pbs_site, read_pbs_site
     from engine.platform.slurmconf import SlurmSite, describe_site, read_slurm_site, slurm_time
+    from engine.platform.sitefiles import FILES as SITE_FILES
+    from engine.platform.sitefiles import Key as SiteKey
+    from engine.platform.sitefiles import common_keys, site_from_texts, with_change
+    from engine.metrics.sitepending import held_by_reason, pending_reasons, policy_pending
     from engine.command import simulate_command
     from engine.csvcells import safe_cells
     from engine.metrics.changes import by_queue, user_changes, wall_clock
@@ -194,7 +198,8 @@ __all__ = [
     "Flurry", "FlurryRule", "find_flurries", "without_flurries", "week_edges", "equal_edges",
     # a Slurm site as configured (issue 24): slurm.conf + sacctmgr dumps
     "SlurmSite", "read_slurm_site", "describe_site", "slurm_time", "PbsServer", "read_pbs_site", "describe_pbs_site",
-    "__version__",
+    "SITE_FILES", "SiteKey", "common_keys", "site_from_texts", "with_change", "held_by_reason", "pending_reasons",
+    "policy_pending", "__version__",
 ]
 
 #: Where each name of the face lives: {name: (module, name there)}. A name's module is imported
@@ -215,6 +220,11 @@ _LAZY: dict[str, tuple[str, str]] = {
     **{name: ("engine.metrics.fidelity", name) for name in ("fidelity", "recording_check")},
     **{name: ("engine.platform.slurmconf", name) for name in ("SlurmSite", "read_slurm_site", "describe_site", "slurm_time")},
     **{name: ("engine.platform.pbsconf", name) for name in ("PbsServer", "read_pbs_site", "describe_pbs_site")},
+    **{name: ("engine.platform.sitefiles", name) for name in ("common_keys", "site_from_texts", "with_change")},
+    "SITE_FILES": ("engine.platform.sitefiles", "FILES"),
+    "SiteKey": ("engine.platform.sitefiles", "Key"),
+    **{name: ("engine.metrics.sitepending", name) for name in ("held_by_reason", "pending_reasons",
+                                                                   "policy_pending")},
     **{name: ("engine.metrics.units", name) for name in ("DURATION_UNITS", "METRICS", "Metric", "countdown_text", "date_text",
                                                          "duration_text", "metric", "metric_heading", "metric_label",
                                                          "metric_text", "number_text", "percent_text",

@@ -544,12 +544,17 @@ def read_slurm_site(conf: str | Path, *, qos: str | Path | None = None, assoc: s
         site.qos = read_qos(qos)
     if assoc is not None:
         site.associations = read_associations(assoc)
+    check_slurm_site(site)
+    return site
+
+
+def check_slurm_site(site: SlurmSite) -> None:
+    """Every QOS a partition names is in the QOS dump (when one is given)."""
     for partition in site.conf.partitions.values():
         for name in ([partition.qos] if partition.qos else []) + [q for q in partition.allow_qos if q != "ALL"]:
             if site.qos and name not in site.qos:
                 raise WorkloadError(f"partition {partition.name} names QOS {name}, which the QOS dump does not have",
                                     file=site.conf.source, line=partition.line, field="QOS")
-    return site
 
 
 def describe_site(site: SlurmSite) -> list[str]:

@@ -55,6 +55,9 @@ PARAMS = tuple(Param(key, "float", FROM_SITE, f"{key} (-1 = the value in the sit
                      label=key) for key in WEIGHT_KEYS) + (
     Param("PriorityCalcPeriod", "float", FROM_SITE, "seconds between priority recalculations "
           "(-1 = the site's slurm.conf)", minimum=FROM_SITE, label="PriorityCalcPeriod", unit="s"),
+    Param("priority_phase", "float", 0.0, "seconds after the first submission at which the priority "
+          "recalculations' cycle falls (a recording's sprio shows it: python -m engine calibrate --sprio)",
+          minimum=0.0, label="priority cycle phase", unit="s"),
 )
 
 HELD_QOS_USER = "QOSMaxJobsPerUserLimit"
@@ -241,7 +244,7 @@ class SlurmPriorityQueue(WaitingQueue):
         self.accruing: dict[int, int] = {}          # started job -> accounted until
         self.calculated: int | None = None
         self.calculations = 0
-        self.origin = int(min(sim.submit)) if sim.n else 0
+        self.origin = (int(min(sim.submit)) if sim.n else 0) + int(float(params.get("priority_phase", 0.0)))
         self.waiting: set[int] = set()
         #: pending reasons: each waiting job's current one and since when; seconds per reason per job
         self.reason: dict[int, str] = {}

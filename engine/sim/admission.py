@@ -165,46 +165,50 @@ class _QueueArrays:
 # --------------------------------------------------------------------------- words and tables
 
 
+def limit_of(queue: Queue, code: int, machine_cores: int) -> tuple[str, str]:
+    """The limit of ``queue`` a job refused for ``code`` exceeds: its configuration key and its value
+    in words (``("walltime", "12 h")``, ``("job_max_cores", "1,024")``, ``("single_node", "")``)."""
+    if code == WALLTIME:
+        if queue.routing_only:
+            return "route_to", ", ".join(queue.route_to)
+        return "walltime", walltime_text(queue.walltime)
+    if code == NODES:
+        return "single_node", ""
+    if code == JOB_CORES:
+        return "job_max_cores", f"{queue.job_max_cores:,}"
+    if code == QUEUE_CORES:
+        return "max_cores", f"{int(queue.core_limit(machine_cores)):,}"
+    if code == USER_CORES:
+        return "user_max_cores", f"{queue.user_max_cores:,}"
+    if code == MEMORY:
+        return "job_max_mem", memory_text(queue.job_max_mem or 0)
+    return "pool", ", ".join(queue.pool or ())
+
+
+#: what jobs refused for each code ask for, in words ({name}: the queue, {key} and {value}: limit_of's)
+_PHRASES = {
+    WALLTIME: "ask for more than {name}'s {value}",
+    NODES: "ask for several nodes, and {name} takes single-node jobs only",
+    JOB_CORES: "ask for more than {name}'s {value} cores per job ({key})",
+    QUEUE_CORES: "ask for more cores than {name}'s jobs may hold together ({value}: max_cores/max_share)",
+    USER_CORES: "ask for more cores than one user may hold in {name} ({value}: {key})",
+    MEMORY: "ask for more than {name}'s {value} of memory per job ({key})",
+    POOL: "fit no cluster of {name}'s pool ({value})",
+}
+_ROUTING_PHRASE = "are accepted by none of routing queue {name}'s destinations ({value})"
+
+
 def limit_text(queue: Queue, code: int, machine_cores: int) -> str:
     """The limit a job refused for ``code`` exceeds, as the configuration names it (``walltime 12 h``)."""
-    if code == WALLTIME:
-        return f"route_to {', '.join(queue.route_to)}" if queue.routing_only else \
-            f"walltime {walltime_text(queue.walltime)}"
-    if code == NODES:
-        return "single_node"
-    if code == JOB_CORES:
-        return f"job_max_cores {queue.job_max_cores}"
-    if code == QUEUE_CORES:
-        return f"max_cores {int(queue.core_limit(machine_cores))}"
-    if code == USER_CORES:
-        return f"user_max_cores {queue.user_max_cores}"
-    if code == MEMORY:
-        return f"job_max_mem {memory_text(queue.job_max_mem or 0)}"
-    return f"pool {', '.join(queue.pool or ())}"
+    key, value = limit_of(queue, code, machine_cores)
+    return f"{key} {value}".rstrip()
 
 
 def reason_phrase(queue: Queue, code: int, machine_cores: int) -> str:
     """What jobs refused by ``queue`` for ``code`` ask for, in words (``ask for more than q_1d's 12 h``)."""
-    name = queue.name
-    if code == WALLTIME:
-        if queue.routing_only:
-            targets = ", ".join(queue.route_to)
-            return f"are accepted by none of routing queue {name}'s destinations ({targets})"
-        return f"ask for more than {name}'s {walltime_text(queue.walltime)}"
-    if code == NODES:
-        return f"ask for several nodes, and {name} takes single-node jobs only"
-    if code == JOB_CORES:
-        return f"ask for more than {name}'s {queue.job_max_cores:,} cores per job (job_max_cores)"
-    if code == QUEUE_CORES:
-        limit = int(queue.core_limit(machine_cores))
-        return f"ask for more cores than {name}'s jobs may hold together ({limit:,}: max_cores/max_share)"
-    if code == USER_CORES:
-        return f"ask for more cores than one user may hold in {name} ({queue.user_max_cores:,}: user_max_cores)"
-    if code == MEMORY:
-        assert queue.job_max_mem is not None
-        return f"ask for more than {name}'s {memory_text(queue.job_max_mem)} of memory per job (job_max_mem)"
-    pool = ", ".join(queue.pool or ())
-    return f"fit no cluster of {name}'s pool ({pool})"
+    key, value = limit_of(queue, code, machine_cores)
+    template = _ROUTING_PHRASE if code == WALLTIME and queue.routing_only else _PHRASES[code]
+    return template.format(name=queue.name, key=key, value=value)
 
 
 def admission_table(admission: Admission, config: QueueConfig, users: np.ndarray, user_names: dict[int, str],

@@ -45,8 +45,10 @@ def test_type_a_bad_then_a_good_formula_and_run_it(page, live_server, django_use
     page.click("form.experiment-form button[type=submit]")
     page.wait_for_selector("#runs")
     page.wait_for_function(
-        """() => [...document.querySelectorAll('#runs [data-field="percent"]')]
-                 .some(c => c.textContent.trim() === '100 %')""", timeout=180_000)
+        """() => {
+            const cells = [...document.querySelectorAll('#runs [data-field="percent"]')];
+            return cells.length > 0 && cells.every(c => c.textContent.trim() === '100 %');
+        }""", timeout=180_000)
     assert "(wait / requested) ** 3 * procs (largest first), easy" in page.locator("#runs").inner_text()
     run = Run.objects.get(policy__ordering="formula")
     assert run.status == "done" and run.policy["params"]["formula"] == "(wait / requested) ** 3 * procs"

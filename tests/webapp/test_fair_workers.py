@@ -101,6 +101,55 @@ def test_users_take_turns_for_the_one_slot(cluster, alice, bob, demo_trace):
     assert started == [a[0], b, a[1], a[2]]
 
 
+def pool_process_of(task_id: str) -> int:
+    """The pid of the pool process running ``task_id``, as the worker reports it (inspect active)."""
+    active = app.control.inspect(timeout=2.0).active() or {}
+    pids = [task["worker_pid"] for tasks in active.values() for task in tasks if task["id"] == task_id]
+    return pids[0] if pids else 0
+
+
+def process_gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    with open(f"/proc/{pid}/stat") as stat:       # a zombie not reaped yet has ended too
+        return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def test_cancel_revokes_the_running_task_and_the_run_can_run_again(cluster, alice, tmp_path):
+    """Issue 23: cancel ends the running task's pool process (Celery's revoke on a prefork worker, as
+    `make run` and compose start them), not only at the engine's next check; the run is cancelled, the
+    worker takes the next task, and the run re-runs to the end."""
+    from webapp.experiments.services import rerun
+
+    cluster.start_worker("simulation", "simulation", pool="prefork")
+    # plan1 at load x3 computes for seconds to a minute on 300 jobs, with fewer event instants than
+    # the engine's should_stop period (1000): only the revoke can end it before it is done
+    trace = make_trace(alice, synthetic_swf(tmp_path / "long.swf", jobs=300))
+    experiment = create_experiment(alice, name="long", trace=trace, procs=None, machine=None,
+                                   policies=[{"preset": "plan1"}], load_factor=3)
+    run_id = experiment.runs.get().pk
+    wait_for("the run to start", lambda: status(run_id) == "running")
+    task_id = Run.objects.get(pk=run_id).task_id
+    pid = wait_for("the worker to report the task", lambda: pool_process_of(task_id))
+    assert not process_gone(pid)
+
+    cancel_run(Run.objects.get(pk=run_id))
+    wait_for("the run to be cancelled", lambda: status(run_id) == "cancelled", timeout=30)
+    # ended by the revoke: the engine's should_stop fallback would have left the pool process alive
+    wait_for("the task's pool process to end", lambda: process_gone(pid), timeout=10)
+    run = Run.objects.get(pk=run_id)
+    assert run.error == "cancelled" and run.progress < 1.0 and not run.result_dir.exists()
+    assert wait_for("the worker to report no task", lambda: pool_process_of(task_id) == 0 or None, timeout=10)
+
+    assert rerun(run)
+    wait_for("the re-run to end", lambda: status(run_id) in ("done", "failed", "cancelled"), timeout=300)
+    run = Run.objects.get(pk=run_id)
+    assert run.status == "done", run.error
+    assert run.task_id != task_id and run.attempts == 1 and run.summary["jobs"] == 300
+
+
 @pytest.fixture
 def auto_cluster(tmp_path, settings) -> Iterator[LocalCluster]:
     """As `cluster`, but nobody sets the slots (SCHEDLAB_SIM_SLOTS=auto, compose's default): they are

@@ -7,6 +7,8 @@ fails `test_every_url_is_covered`, so nobody can add a page and forget its permi
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
@@ -102,6 +104,10 @@ URLS: dict[str, tuple] = {
     "preview:propose": ("preview", "POST", "change"),
     "preview:download": ("preview", "GET", "view"),
     "preview:tables_csv": ("preview", "GET", "view"),
+    "preview:site_new": (None, "GET", "view"),
+    "preview:site_detail": ("site_preview", "GET", "view"),
+    "preview:site_propose": ("site_preview", "POST", "change"),
+    "preview:site_delete": ("site_preview", "POST", "change"),
     "experiments:run_rejected_csv": ("run", "GET", "view"),
     "preview:machine_new": (None, "GET", "view"),
     "preview:machine_detail": ("machine_file", "GET", "view"),
@@ -169,12 +175,16 @@ def preview_objects(alice, trace):  # noqa: ANN001, ANN201
     """Alice's machine description, queue configuration and a (queued) preview using them."""
     from tests.webapp.conftest import ONE_CLUSTER, ONE_QUEUE, make_preview
     from webapp.preview.models import MachineFile, Preview, QueueFile
+    from webapp.preview.sites import create_site_preview
 
     preview = make_preview(alice, trace, name="alice's preview")
     Preview.objects.filter(pk=preview.pk).update(current_name="inferred from the trace")
+    slurm = Path(__file__).resolve().parents[1] / "data" / "slurm_replay"
+    site = create_site_preview(alice, name="alice's site", trace=trace, kind="slurm",
+                               texts={"slurm.conf": (slurm / "slurm.conf").read_text()})
     return {"machine_file": MachineFile.objects.create(owner=alice, name="alice's machine file", text=ONE_CLUSTER),
             "queue_file": QueueFile.objects.create(owner=alice, name="alice's queues", text=ONE_QUEUE),
-            "preview": Preview.objects.get(pk=preview.pk)}
+            "preview": Preview.objects.get(pk=preview.pk), "site_preview": site}
 
 
 def url_for(name: str, objects: dict) -> str:  # noqa: ANN001
@@ -196,13 +206,13 @@ def still_there(objects: dict) -> bool:  # noqa: ANN001
             and Experiment.objects.filter(pk=objects["experiment"].pk).exists()
             and AllocationSet.objects.filter(pk=objects["allocations"].pk).exists()
             and all(type(objects[k]).objects.filter(pk=objects[k].pk).exists()
-                    for k in ("machine_file", "queue_file", "preview"))
+                    for k in ("machine_file", "queue_file", "preview", "site_preview"))
             and Token.objects.filter(pk=objects["token"].pk).exists()
             and Run.objects.get(pk=objects["run"].pk).status == "done")
 
 
 #: posts of a form, which answer an empty post with its errors
-FORM_POSTS = ("preview:propose",)
+FORM_POSTS = ("preview:propose", "preview:site_propose")
 #: what a preview shows only once it is done (409 before)
 DONE_PREVIEW_URLS = ("preview:download", "preview:tables_csv")
 
@@ -230,7 +240,8 @@ def test_another_users_private_object_is_not_found(name, objects, bob):
 @pytest.mark.django_db
 @pytest.mark.parametrize("name", CHANGE_URLS)
 def test_a_shared_object_is_still_changed_only_by_its_owner(name, objects, bob):
-    for kind in ("trace", "machine", "experiment", "allocations", "machine_file", "queue_file", "preview", "replicated"):
+    for kind in ("trace", "machine", "experiment", "allocations", "machine_file", "queue_file", "preview", "replicated",
+                 "site_preview"):
         share(objects[kind])
     response = request(login(bob), name, url_for(name, objects), bob)
     assert response.status_code == 404, f"{name}: {response.status_code}"
@@ -240,7 +251,8 @@ def test_a_shared_object_is_still_changed_only_by_its_owner(name, objects, bob):
 @pytest.mark.django_db
 @pytest.mark.parametrize("name", [n for n in OBJECT_URLS if URLS[n][2] == "view"])
 def test_a_shared_object_is_visible_to_others(name, objects, bob):
-    for kind in ("trace", "experiment", "allocations", "machine_file", "queue_file", "preview", "replicated"):
+    for kind in ("trace", "experiment", "allocations", "machine_file", "queue_file", "preview", "replicated",
+                 "site_preview"):
         share(objects[kind])
     if name in DONE_PREVIEW_URLS:
         compute(objects["preview"])

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from engine import api
 from webapp.experiments.models import Experiment, ReplicateSet, Run
+from webapp.experiments.stopping import stop_running
 from webapp.traces.models import Trace
 
 log = logging.getLogger(__name__)
@@ -80,8 +81,8 @@ def settle(experiment_id: int) -> None:
 
 
 def stop_waiting(runs: Any) -> None:
-    """Cancel a failed set's runs that have not ended (queued ones at once, running ones at their next check)."""
+    """Cancel a failed set's runs that have not ended (queued ones at once, running ones revoked: stop_running)."""
     with transaction.atomic():
         runs.filter(status=Run.Status.QUEUED).update(status=Run.Status.CANCELLED, cancel_requested=True,
                                                      finished_at=timezone.now(), error="cancelled: the set failed")
-        runs.filter(status=Run.Status.RUNNING).update(cancel_requested=True)
+        stop_running(runs)

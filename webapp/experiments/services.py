@@ -15,6 +15,7 @@ from webapp.core.progress import time_left_text as progress_text
 from webapp.experiments.fairqueue import Estimate, estimates, ordinal
 from webapp.experiments.models import Experiment, Run
 from webapp.experiments.reproduce import experiment_presets
+from webapp.experiments.stopping import stop_running
 from webapp.experiments.tasks import dispatch_later, remove_results
 from webapp.quotas.services import QuotaExceeded, check_new_runs, limits_of, tree_size
 from webapp.traces.models import Machine, Trace
@@ -237,14 +238,15 @@ def with_load(label: str, load_factor: float) -> str:
 
 
 def cancel_run(run: Run) -> None:
-    """A queued run is cancelled at once; a running one stops at its next should_stop check."""
+    """A queued run is cancelled at once; a running one's task is revoked (webapp.experiments.stopping),
+    or stops at its next should_stop check where the worker's pool cannot end it."""
     if Run.objects.filter(pk=run.pk, status=Run.Status.QUEUED).update(
         status=Run.Status.CANCELLED, cancel_requested=True, finished_at=timezone.now(), error="cancelled before it started"
     ):
         if run.dispatched_at is not None:
             dispatch_later()  # it held a slot
     else:
-        Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING).update(cancel_requested=True)
+        stop_running(Run.objects.filter(pk=run.pk))
 
 
 def rerun(run: Run) -> bool:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from celery import Task, shared_task
 from celery.exceptions import SoftTimeLimitExceeded
-from celery.signals import worker_ready
+from celery.signals import task_revoked, worker_ready
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import F, Q, QuerySet
@@ -26,13 +26,13 @@ from django.utils import timezone
 from engine.api import (INPUT_ERRORS, Cancelled, Clusters, Pool, Scenario, SimResult, SimulationError, Transforms,
                         deadline_summaries_at, error_line, parse_days)
 from engine.api import run as run_scenario
-from engine.api import summarize
+from engine.api import held_by_reason, pending_reasons, policy_pending, summarize
 from webapp.allocations.services import allocations_of
 from webapp.core.broker import resend_lost as resend_lost_messages
 from webapp.core.files import replace_dir
 from webapp.core.progress import Reporter as ProgressReporter
 from webapp.experiments.fairqueue import choose, current_turns
-from webapp.experiments.models import AT_SWEEP_VALUES, Experiment, Run, save_frame
+from webapp.experiments.models import AT_SWEEP_VALUES, CURRENT, Experiment, Run, save_frame
 from webapp.experiments.replicate_runs import execute_replicate, replicate_set_of, settle
 from webapp.experiments.signals import experiment_finished
 
@@ -84,6 +84,28 @@ def run_simulation(self: Task, run_id: int) -> int:
         dispatch_in_worker()  # this slot is free: the next run by turn takes it
         prebuild_when_last(run_id)
     return run_id
+
+
+@task_revoked.connect
+def _ended_by_revoke(sender: object = None, request: object = None, terminated: bool = False,
+                     **_: object) -> None:
+    """In the worker, when a cancel's revoke ended a run's pool process (webapp.experiments.stopping):
+    the run is cancelled, its slot goes to the next run by turn. Only a run still running under that
+    task and asked to stop; never fails the worker."""
+    if not terminated or getattr(sender, "name", None) != run_simulation.name:
+        return
+    task_id = getattr(request, "id", None)
+    try:
+        ids = list(Run.objects.filter(task_id=task_id, status=Run.Status.RUNNING, cancel_requested=True)
+                   .values_list("pk", flat=True))
+        for run_id in ids:
+            if _finish(run_id, Run.Status.CANCELLED, error="cancelled"):
+                settle_quietly(run_id)
+                prebuild_when_last(run_id)
+        if ids:
+            dispatch_in_worker()
+    except Exception:  # noqa: BLE001 - the run is then judged lost by the minute check
+        log.exception("marking the run of revoked task %s cancelled failed", task_id)
 
 
 def settle_quietly(run_id: int) -> None:
@@ -177,16 +199,29 @@ def execute(run_id: int, reporter: Reporter) -> None:
         summary = execute_replicate(run, replicates, reporter.part, reporter.should_stop)
         _finish(run_id, Run.Status.DONE, progress=1.0, summary=summary)
         return
+    site = getattr(experiment, "site_preview", None)
+    own = site.site(run.queues) if site is not None and run.queues else None
+    workload = experiment.trace.workload()
     scenario = Scenario(
-        trace=experiment.trace.workload(), policy=run.policy,
+        trace=workload, policy=run.policy,
         platform=platform_of(run),
         transforms=Transforms(days=parse_days(experiment.days) if experiment.days else None,
                               load_factor=run.load_factor),
         allocations=allocations_of(experiment),
         exact_estimates=experiment.exact_estimates, seed=experiment.seed,
+        slurm_site=own if site is not None and site.kind == "slurm" else None,
+        pbs_site=own if site is not None and site.kind == "pbs" else None,
     )
     result = run_scenario(scenario, progress=reporter.progress, should_stop=reporter.should_stop)
     summary = summarize(result, load_factor=run.load_factor, days=experiment.days or None)
+    if site is not None:   # what held the jobs, in the site's scheduler's words: the policy's own, else estimated
+        # from the schedule (the recorded run: against the current files)
+        rows = policy_pending(summary)
+        if rows is None:
+            held = pending_reasons(result.schedule, workload.jobs, own or site.site(CURRENT), experiment.procs,
+                                   workload.metadata.get("user_names", {}))
+            rows = held_by_reason(held, result.schedule)
+        summary["site_pending"] = rows
     per_share = deadlines_per_share(run, scenario, result)
     if per_share:
         summary[AT_SWEEP_VALUES] = per_share

@@ -34,7 +34,7 @@ from webapp.experiments.tasks import reconcile
 @require_GET
 def experiment_list(request: HttpRequest) -> HttpResponse:
     experiments = (visible_to(Experiment, request.user).exclude(pk__in=hidden_experiment_ids())
-                   .select_related("owner", "trace", "preview").prefetch_related("runs"))
+                   .select_related("owner", "trace", "preview", "site_preview").prefetch_related("runs"))
     return render(request, "experiments/list.html", {"experiments": experiments})
 
 

@@ -7,12 +7,14 @@ current or the proposed configuration.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
 from django.utils.text import slugify
 
-from engine.api import Clusters, Machine, QueueConfig, parse_machines, parse_queue_config
+from engine.api import Clusters, Machine, QueueConfig, parse_machines, parse_queue_config, site_from_texts
 from webapp.experiments.models import CURRENT, Experiment
 
 #: fair-share presets a preview may use, and their counterpart under the other fair-share
@@ -124,3 +126,41 @@ class Preview(models.Model):
     def platform(self, queues: str) -> Clusters:
         """A run's platform: the machine under the configuration ``queues`` names ("" = none: the recorded run)."""
         return Clusters(self.machine(), self.configuration(queues) if queues else None)
+
+
+class SitePreview(models.Model):
+    """A preview on a Slurm or PBS site's own files (issue 24 §4): the current run reads the files as
+    uploaded, the proposed run an edited copy of them; both under the site's own scheduler (the
+    ``slurm`` or ``pbs`` policy) on one pool of the site's CPUs. ``current`` and ``proposed`` map a
+    file's name (engine.platform.sitefiles.FILES) to its text; ``proposed`` is empty until the first
+    proposal is run."""
+
+    OWNER_FIELD = "experiment__owner"
+    SHARED_FIELD = "experiment__shared"
+
+    experiment = models.OneToOneField(Experiment, models.CASCADE, related_name="site_preview")
+    kind = models.CharField(max_length=10, choices=[("slurm", "Slurm"), ("pbs", "PBS")])
+    current = models.JSONField(default=dict)
+    proposed = models.JSONField(default=dict, blank=True)
+    proposed_name = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["-experiment__created", "-pk"]
+
+    def __str__(self) -> str:
+        return self.experiment.name
+
+    @property
+    def name(self) -> str:
+        return self.experiment.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("preview:site_detail", args=[self.pk])
+
+    def texts(self, side: str) -> dict[str, str]:
+        return dict(self.current if side == CURRENT else self.proposed)
+
+    def site(self, side: str) -> Any:
+        """The SlurmSite or PbsServer of the ``current`` or ``proposed`` files (WorkloadError if they do
+        not read; they were checked when stored)."""
+        return site_from_texts(self.kind, self.texts(side))

@@ -13,10 +13,10 @@ from bokeh.models import Div, LayoutDOM
 from bokeh.resources import INLINE
 from django.template.loader import render_to_string
 
-from engine.api import QueueConfig, WorkloadError, error_line, walltime_text
+from engine.api import QueueConfig, WorkloadError, error_line, metric_label, metric_text, walltime_text
 from webapp.dashboards.data import table_css
-from webapp.dashboards.figures.preview import preview_layout
-from webapp.experiments.models import CURRENT, PROPOSED
+from webapp.dashboards.figures.preview import preview_layout, sweep_figure
+from webapp.experiments.models import CURRENT, PROPOSED, Run
 from webapp.preview.models import PARAMS, Preview
 from webapp.preview.proposal import ProposalForm, differences, pool_words, yaml_diff
 from webapp.preview.services import (
@@ -37,11 +37,13 @@ def page_results(preview: Preview, value: Any = None) -> dict[str, Any]:
     """The page's context besides the runs: the setup in words, and once the runs of ``value`` are done
     the results and their figures (``layout``)."""
     experiment = preview.experiment
-    side = side_of(preview, list(experiment.runs.all()), value)
+    runs = list(experiment.runs.all())
+    side = side_of(preview, runs, value)
     context: dict[str, Any] = {
         "side": side, "window": window_dates(preview), "inferred": inferred_texts(preview),
         "values": list(enumerate(experiment.sweep_values)) if experiment.sweep_param else [],
         "value": value, "params": params_of(side), "configurations": configurations(preview),
+        "sweep": sweep_overview(preview, runs, value),
     }
     if not side.done or CURRENT not in side.runs or PROPOSED not in side.runs:
         return context
@@ -63,6 +65,48 @@ def page_results(preview: Preview, value: Any = None) -> dict[str, Any]:
         recorded=frames.get(RECORDED), zone=summary["time_zone"],
         **{key: params[key] for key in ("decay_hours", "decay_factor") if key in params})
     return {**context, **summary, "results_ready": True, "layout": layout}
+
+
+#: the metrics the sweep's table shows for every value, current beside proposed
+SWEEP_METRICS = ("rejected_total", "mean_wait", "p95_wait", "mean_bsld", "utilization")
+
+
+def value_text(value: Any) -> str:
+    """A swept value as the sweep's form takes it (``10``, ``0.5``, ``inf``)."""
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def sweep_overview(preview: Preview, runs: list[Run], chosen: Any = None) -> dict[str, Any] | None:
+    """Every swept value at once (None without a sweep): a row per value with the current and proposed
+    runs' SWEEP_METRICS (a run not done yet: its status) and the change in mean wait, and the figure
+    of the mean waits across the values (``figure``: None until some value's runs are done)."""
+    experiment = preview.experiment
+    if not experiment.sweep_param:
+        return None
+    sides = ((CURRENT, preview.current_name), (PROPOSED, preview.proposed_name))
+    rows: list[dict[str, Any]] = []
+    waits: dict[str, list[float | None]] = {f"{name}: {label}": [] for name, label in sides}
+    for index, value in enumerate(experiment.sweep_values):
+        found = side_of(preview, runs, value).runs
+        done = {name: (found[name].summary or {}) if name in found and found[name].status == Run.Status.DONE
+                else None for name, _ in sides}
+        cells = []
+        for code in SWEEP_METRICS:
+            for name, _ in sides:
+                summary = done[name]
+                cells.append(metric_text(code, summary.get(code)) if summary is not None
+                             else found[name].status if name in found else "–")
+        for name, label in sides:
+            wait = (done[name] or {}).get("mean_wait")
+            waits[f"{name}: {label}"].append(None if wait is None else wait / HOUR)
+        current, proposed = ((done[name] or {}).get("mean_wait") for name, _ in sides)
+        rows.append({"index": index, "value": value_text(value), "cells": cells, "chosen": value == chosen,
+                     "change": proposed - current if current is not None and proposed is not None else None})
+    texts = [row["value"] for row in rows]
+    shown = any(h is not None for hours in waits.values() for h in hours)
+    return {"param": experiment.sweep_param, "metrics": [(code, metric_label(code)) for code in SWEEP_METRICS],
+            "sides": sides, "rows": rows,
+            "figure": sweep_figure(experiment.sweep_param.replace("_", " "), texts, waits) if shown else None}
 
 
 #: rejected jobs listed on the page (all of them in the run's rejected.csv)
@@ -169,11 +213,21 @@ def download_html(preview: Preview, value: Any = None) -> str | None:
     if not context.get("results_ready"):
         return None
     layout: LayoutDOM | None = context.pop("layout", None)
-    tables = render_to_string("preview/_results.html", {"preview": preview, "experiment": preview.experiment,
-                                                        **context})
+    sweep = context.get("sweep")
+    parts = {"preview": preview, "experiment": preview.experiment, **context}
+    tables = render_to_string("preview/_results.html", parts)
     title = f"SchedLab preview: {preview.name} ({preview.experiment.trace.name})"
-    head = Div(text=f"<style>{table_css()}</style><h1>{title}</h1>{tables}", sizing_mode="stretch_width")
-    return file_html(column(head, layout) if layout is not None else column(head), INLINE, title=title)
+    shown: list[LayoutDOM] = []
+    if sweep is not None:   # every swept value first, then the tables and figures of the chosen one
+        shown.append(Div(text=render_to_string("preview/_sweep.html", {**parts, "download": True}),
+                         sizing_mode="stretch_width"))
+        if sweep["figure"] is not None:
+            shown.append(sweep["figure"])
+        if context.get("value") is not None:
+            tables = f"<h2>{sweep['param'].replace('_', ' ')} = {value_text(context['value'])}</h2>{tables}"
+    head = Div(text=f"<style>{table_css()}</style><h1>{title}</h1>", sizing_mode="stretch_width")
+    body = Div(text=tables, sizing_mode="stretch_width")
+    return file_html(column(head, *shown, body, *([layout] if layout is not None else [])), INLINE, title=title)
 
 
 def tables_csv(preview: Preview, value: Any = None) -> str | None:

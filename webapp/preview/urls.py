@@ -1,6 +1,6 @@
 from django.urls import path
 
-from webapp.preview import views
+from webapp.preview import siteviews, views
 
 app_name = "preview"
 urlpatterns = [
@@ -12,6 +12,10 @@ urlpatterns = [
     path("<int:pk>/tables.csv", views.preview_tables_csv, name="tables_csv"),
     path("<int:pk>/delete/", views.preview_delete, name="delete"),
     path("<int:pk>/edit-inferred/<str:kind>/", views.preview_edit_inferred, name="edit_inferred"),
+    path("site/new/", siteviews.site_new, name="site_new"),
+    path("site/<int:pk>/", siteviews.site_detail, name="site_detail"),
+    path("site/<int:pk>/propose/", siteviews.site_propose, name="site_propose"),
+    path("site/<int:pk>/delete/", siteviews.site_delete, name="site_delete"),
     path("machines/new/", views.machine_new, name="machine_new"),
     path("machines/<int:pk>/", views.machine_detail, name="machine_detail"),
     path("machines/<int:pk>/edit/", views.machine_edit, name="machine_edit"),

@@ -25,9 +25,9 @@ from webapp.core.permissions import (
 from webapp.experiments.reproduce import PRESETS as PAPER_PRESETS
 from webapp.experiments.reproduce import PaperPreset
 from webapp.experiments.services import delete_experiment
-from webapp.experiments.views import page_metrics, with_time_left
+from webapp.experiments.views import comparable_runs, page_metrics, with_time_left
 from webapp.preview.forms import MachineFileForm, PreviewForm, QueueFileForm
-from webapp.preview.models import INFERRED_LABEL, MachineFile, Preview, QueueFile
+from webapp.preview.models import INFERRED_LABEL, MachineFile, Preview, QueueFile, SitePreview
 from webapp.preview.page import download_html, page_results, proposal_check, proposal_form, tables_csv
 from webapp.preview.proposal import ProposalForm
 from webapp.preview.services import (
@@ -50,6 +50,7 @@ def index(request: HttpRequest) -> HttpResponse:
     return render(request, "preview/index.html", {
         "traces": visible_to(Trace, user).filter(status=Trace.Status.READY),
         "previews": visible_to(PREVIEWS, user).prefetch_related("experiment__runs"),
+        "sites": visible_to(SitePreview.objects.select_related("experiment__owner", "experiment__trace"), user),
         "machines": visible_to(MachineFile, user).select_related("owner"),
         "queue_files": visible_to(QueueFile, user).select_related("owner"),
     })
@@ -233,12 +234,16 @@ def _detail_page(request: HttpRequest, preview: Preview, proposal: ProposalForm 
     editable = can_change(preview, request.user)
     context = {"preview": preview, "experiment": preview.experiment, "can_change": editable,
                "runs": with_time_left(preview.experiment.runs.all()), "page_metrics": page_metrics(),
+               "other_runs": comparable_runs(preview.experiment, request.user),
                **page_results(preview, _chosen_value(request, preview))}
     if editable:
         context["proposal"] = proposal or proposal_form(preview)
     if context.get("layout") is not None:
         # A json_item in a JSON data block, embedded by a static script: the CSP allows no inline script.
         context["bokeh_item"] = json_item(context.pop("layout"), "preview-plots")
+    sweep = context.get("sweep")
+    if sweep is not None and sweep["figure"] is not None:
+        context["sweep_item"] = json_item(sweep["figure"], "sweep-plot")
     return render(request, "preview/detail.html", context, status=status)
 
 

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 class LocalCluster:
-    """Worker processes (``celery worker --pool solo``, one simulation each) against ``redis_url``.
+    """Worker processes (``celery worker``, one simulation each, ``--pool solo`` unless asked) against ``redis_url``.
 
     Everything else lives under ``root``: the SQLite database (``DATABASE_URL`` may point at
     PostgreSQL instead), media and the worker logs. ``manage()`` runs a management command with
@@ -68,12 +68,14 @@ class LocalCluster:
         self.manage("migrate", "--noinput", timeout=300)
 
     # -- workers -----------------------------------------------------------------------------
-    def start_worker(self, name: str, kind: str | None = None) -> subprocess.Popen:
-        """A worker serving every queue, or only the queue of `kind` (webapp.core.queues: quick, simulation)."""
+    def start_worker(self, name: str, kind: str | None = None, pool: str = "solo") -> subprocess.Popen:
+        """A worker serving every queue, or only the queue of `kind` (webapp.core.queues: quick, simulation),
+        one task at a time in its own process (``solo``) or in one pool process (``prefork``, as
+        `make run` and compose start them: a revoked task's process can be ended)."""
         log = open(self.log_path(name), "ab")
         queues = ["--queues", self.env["SCHEDLAB_QUEUE_PREFIX"] + kind] if kind else []
         process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "webapp", "worker", "--pool", "solo", "--concurrency", "1",
+            [sys.executable, "-m", "celery", "-A", "webapp", "worker", "--pool", pool, "--concurrency", "1",
              *queues, "--hostname", f"{name}@%h", "--without-gossip", "--without-mingle", "--loglevel", "INFO"],
             cwd=ROOT, env={**self.env, "SCHEDLAB_WORKER_KIND": kind or ""}, stdout=log, stderr=subprocess.STDOUT,
             start_new_session=True,

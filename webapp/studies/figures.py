@@ -14,6 +14,7 @@ import numpy as np
 from bokeh.layouts import column
 from bokeh.models import ColumnDataSource, FactorRange, HoverTool, LayoutDOM, Legend, NumeralTickFormatter
 
+from webapp.dashboards.figures.labels import FULL_PLOT_PX, LEGEND_PX, fit_category_axis
 from webapp.dashboards.figures.style import duration_axis, duration_formatter, new_figure, note, policy_colours
 from webapp.dashboards.figures.sweep import value_label
 
@@ -39,6 +40,7 @@ def study_trend(parameter: str, values: Sequence[object], series: Mapping[str, S
         fig.line("x", "y", source=source, color=colours[line], line_width=2, legend_label=line)
         fig.scatter("x", "y", source=source, color=colours[line], size=7, legend_label=line)
     fig.xaxis.axis_label = parameter
+    fit_category_axis(fig.xaxis[0], labels, FULL_PLOT_PX - LEGEND_PX)   # the legend on the right
     fig.yaxis.axis_label = title + (" (log scale)" if log_y else "")
     if metric in SECONDS:
         if log_y:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
-from engine.api import declared_procs, time_zone_named
+from engine.api import WorkloadError, declared_procs, error_line, parse_machines, time_zone_named
 from webapp.traces.models import Machine, Trace
 from webapp.traces.uploads import InspectedUpload, UploadRejected, inspect_upload
 
@@ -17,6 +19,11 @@ class TraceUploadForm(forms.Form):
         help_text="Needed only when the trace header has no MaxProcs or MaxNodes.",
     )
     shared = forms.BooleanField(required=False, help_text="Everybody on this server may see and use it.")
+    machines = forms.FileField(
+        label="Machine description", required=False,
+        help_text="Optional: the machine the trace ran on (an AleaNG .machines file such as wagap-2013.swf.machines, "
+                  "or the CSV or YAML of a preview's machine). The page then gives the whole machine's size, and "
+                  "jobs are cleaned against it; without one an extended trace shows only the hosts its jobs ran on.")
     file = forms.FileField(help_text="SWF, plain or gzip-compressed (.swf, .swf.gz), or an extended MetaCentrum / "
                                      "AleaNG trace (recognised by its content).")
     memory_unit = forms.ChoiceField(
@@ -37,9 +44,28 @@ class TraceUploadForm(forms.Form):
                   "else UTC).")
 
     inspected: InspectedUpload | None = None
+    machine: Any = None       # the machine description read (engine.api.Machine), when one came
 
     def clean_time_zone(self) -> str:
         return checked_zone(self.cleaned_data.get("time_zone", ""))
+
+    def clean_machines(self) -> dict | None:
+        """A machine description that reads (else the line and field at fault): its file name, text and cores."""
+        uploaded = self.cleaned_data.get("machines")
+        if not uploaded:
+            return None
+        if uploaded.size > MACHINES_MAX_BYTES:
+            raise forms.ValidationError(f"{uploaded.name}: a machine description is at most "
+                                        f"{MACHINES_MAX_BYTES // 1024:,} KB; this file has {uploaded.size:,} bytes.")
+        try:
+            text = uploaded.read().decode("utf-8")
+        except UnicodeDecodeError:
+            raise forms.ValidationError(f"{uploaded.name}: not a text file (UTF-8).") from None
+        try:
+            self.machine = parse_machines(text, source=uploaded.name)
+        except WorkloadError as problem:
+            raise forms.ValidationError(error_line(problem)) from None
+        return {"name": uploaded.name[:255], "text": text, "cores": self.machine.cores}
 
     def clean(self) -> dict:
         data = super().clean()
@@ -55,7 +81,8 @@ class TraceUploadForm(forms.Form):
                 self.add_error("file", "Tick \"Skip bad lines\" to store the trace without these lines.")
             return data
         extended = self.inspected.format != "swf"   # its machine comes from a machine description
-        if data.get("procs") is None and declared_procs(self.inspected.header) is None and not extended:
+        if data.get("procs") is None and declared_procs(self.inspected.header) is None and not extended \
+                and self.machine is None:
             self.discard()
             self.add_error("procs", f"{uploaded.name}: the header has no MaxProcs or MaxNodes; give the machine size.")
         return data
@@ -64,6 +91,11 @@ class TraceUploadForm(forms.Form):
         if self.inspected is not None:
             self.inspected.discard()
             self.inspected = None
+
+
+#: the largest machine description taken with a trace (wagap-2013's is 55 bytes; a site of 10,000
+#: clusters described in YAML stays far below)
+MACHINES_MAX_BYTES = 1024 * 1024
 
 
 class TraceEditForm(forms.ModelForm):

@@ -8,8 +8,9 @@ from django.conf import settings
 from django.db import models
 from django.urls import reverse
 
-from engine.api import (WorkloadError, WALL_CLOCK_FORMATS, Cleaning, Workload, load_parsed, parsed_without_recorded_starts,
-                        read_trace, read_trace_header, save_parsed, trace_time_zone)
+from engine.api import (WorkloadError, WALL_CLOCK_FORMATS, Cleaning, Workload, error_line, load_parsed,
+                        parse_machines, parsed_without_recorded_starts, read_trace, read_trace_header, save_parsed,
+                        trace_time_zone)
 from webapp.core.files import media_path
 from webapp.core.time_axis import TimeAxis, time_axis
 
@@ -59,8 +60,12 @@ class Trace(models.Model):
     original_name = models.CharField(max_length=255, blank=True)  # shown, never used as a path
     size_bytes = models.BigIntegerField(default=0)
     format = models.CharField(max_length=20, default="swf")
-    # Machine size the jobs are cleaned against: given at upload, else the header's.
+    # Machine size the jobs are cleaned against: given at upload, else the machine description's, else the header's.
     procs = models.PositiveIntegerField(null=True, blank=True)
+    # The machine description uploaded with the trace (an AleaNG .machines file, CSV or YAML): its file
+    # name and text; empty when none was (the page then names only the hosts its jobs ran on).
+    machine_name = models.CharField(max_length=255, blank=True)
+    machine_text = models.TextField(blank=True)
 
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PARSING)
     error = models.TextField(blank=True)
@@ -135,6 +140,18 @@ class Trace(models.Model):
             if not parsed_without_recorded_starts(workload):
                 return workload
         return self.read()
+
+    def machine_description(self) -> dict | None:
+        """The machine description uploaded with the trace, as its page names it: file name, clusters
+        (nodes x cores per node) and total cores; ``error`` when its text no longer reads; None without one."""
+        if not self.machine_text:
+            return None
+        try:
+            machine = parse_machines(self.machine_text, source=self.machine_name or "machine description")
+        except WorkloadError as problem:
+            return {"name": self.machine_name, "error": error_line(problem)}
+        return {"name": self.machine_name, "cores": machine.cores,
+                "clusters": [{"name": c.name, "nodes": c.nodes, "cores": c.cores} for c in machine.clusters]}
 
     def zone(self) -> str:
         """The zone its dates are shown in; a trace parsed before zones were stored gets the log's

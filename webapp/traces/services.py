@@ -35,6 +35,7 @@ def create_trace(user: Any, data: dict, inspected: InspectedUpload, original_nam
 
 
 def _store_and_create(user: Any, data: dict, inspected: InspectedUpload, original_name: str) -> Trace:
+    machines = data.get("machines") or {}     # the machine description uploaded with it (the form read it)
     try:
         check_disk(user, inspected.size_bytes)
         store_file(inspected.staged, inspected.relative_name)
@@ -43,7 +44,9 @@ def _store_and_create(user: Any, data: dict, inspected: InspectedUpload, origina
                 owner=user, name=data["name"], description=data.get("description", ""),
                 shared=bool(data.get("shared")), sha256=inspected.sha256, file=inspected.relative_name,
                 original_name=original_name[:255], size_bytes=inspected.size_bytes,
-                procs=data.get("procs") or declared_procs(inspected.header), format=inspected.format,
+                procs=data.get("procs") or machines.get("cores") or declared_procs(inspected.header),
+                machine_name=machines.get("name", ""), machine_text=machines.get("text", ""),
+                format=inspected.format,
                 time_zone=data.get("time_zone") or "",
                 header={**inspected.header, **upload_options(data)}, parse_sent_at=timezone.now(),
             )

@@ -66,6 +66,8 @@ def trace_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "job_stats": job_statistics(trace.summary or {}),
         "calendar": calendar_span(trace) if trace.is_ready else {},
         "flurries": flurry_listing(trace) if trace.is_ready else {},
+        "machine": trace.machine_description(),
+        "seen_hosts": sum(c["nodes"] for c in ((trace.summary or {}).get("clusters_seen") or {}).get("clusters", [])),
     }
     return render(request, "traces/detail.html", ctx)
 

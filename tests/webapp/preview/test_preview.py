@@ -59,6 +59,42 @@ def test_a_metacentrum_trace_uploads_and_parses(alice, media_root, wagap_head):
     assert "Largest job" in page and "Machine size" not in page and "Time zone" in page
 
 
+def test_a_machine_description_uploaded_with_the_trace_gives_the_whole_machine(alice, media_root, wagap_head):
+    """Issue 23: with wagap-2013.swf.machines (zewura 20 x 80 cores, zegox 48 x 12: 1,600 + 576 = 2,176), the
+    page gives that machine and says how many hosts ran jobs, instead of counting only those hosts' cores."""
+    client = login(alice)
+    response = client.post(reverse("traces:upload"), {
+        "name": "wagap", "file": SimpleUploadedFile("wagap.txt", wagap_head.read_bytes()),
+        "machines": SimpleUploadedFile("wagap-2013.swf.machines", WAGAP_MACHINES.encode())})
+    assert response.status_code == 302, response.content.decode()[:2000]
+    trace = Trace.objects.get()
+    assert trace.procs == 2176 and trace.machine_name == "wagap-2013.swf.machines"
+    from webapp.traces.tasks import parse_trace
+
+    parse_trace(trace.pk)                  # what the queued task does
+    trace.refresh_from_db()
+    assert trace.status == "ready", trace.error
+    from engine.api import clusters_seen, read_trace
+    seen = clusters_seen(read_trace(wagap_head))
+    hosts = sum(c["nodes"] for c in seen["clusters"])
+    assert seen["cores"] < 2176           # the head's jobs used part of the machine
+    page = client.get(trace.get_absolute_url()).content.decode()
+    machine = page[page.index('id="machine"'):]
+    assert machine.startswith('id="machine">2,176 cores on 2 clusters: zewura: 20 nodes × 80 cores; zegox: 48 nodes × 12 cores')
+    assert "Hosts that ran jobs" in page and f'{hosts:,} host{"s" if hosts != 1 else ""} with {seen["cores"]:,} cores' in page
+    size = page[page.index('id="machine-size"'):]
+    assert size.startswith('id="machine-size">2,176 processors') and "Largest job" not in page
+
+
+def test_a_machine_description_that_does_not_read_is_refused_naming_its_line(alice, media_root, wagap_head):
+    response = login(alice).post(reverse("traces:upload"), {
+        "name": "wagap", "file": SimpleUploadedFile("wagap.txt", wagap_head.read_bytes()),
+        "machines": SimpleUploadedFile("bad.machines", b"0\tzewura\t20\t80\t1\t529426432\n1\tzegox\tmany\t12\t1\t1\n")})
+    assert response.status_code == 400 and not Trace.objects.exists()
+    page = response.content.decode()
+    assert "bad.machines" in page and "line 2" in page, page[page.find("error"):][:600]
+
+
 def test_the_memory_unit_chosen_at_upload_is_used(alice, media_root, wagap_head):
     client = login(alice)
     client.post(reverse("traces:upload"), {"name": "wagap", "description": "", "memory_unit": "KB",

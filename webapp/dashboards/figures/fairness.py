@@ -10,6 +10,7 @@ from bokeh.layouts import column
 from bokeh.models import ColumnDataSource, FactorRange, HoverTool, LayoutDOM, Legend
 from bokeh.transform import dodge
 
+from .labels import FULL_PLOT_PX, LEGEND_PX, fit_category_axis
 from .style import PLOT_WIDTH, duration_axis, new_figure, note, policy_colours
 
 TOP_USERS = 25
@@ -44,7 +45,7 @@ def fairness_figure(per_user: Mapping[str, pd.DataFrame], *, jain: Mapping[str, 
                       y_axis_type="log")
     for fig in (wait, bsld):
         fig.add_layout(Legend(click_policy="hide", label_text_font_size="11px"), "right")
-        fig.xaxis.major_label_orientation = 0.9
+        fit_category_axis(fig.xaxis[0], users, FULL_PLOT_PX - LEGEND_PX)
         fig.xaxis.axis_label = "user (most jobs first)"
     wait.yaxis.axis_label = "mean wait (log)"
     duration_axis(wait.yaxis)

@@ -22,6 +22,7 @@ from bokeh.models import (
 
 from engine.api import JobDiff, delta_histogram, gains_by, moved_most
 
+from .labels import FULL_PLOT_PX, fit_category_axis
 from .style import TIME_TOOLS, new_figure, note
 from webapp.core.time_axis import TimeAxis
 
@@ -50,7 +51,7 @@ def _histogram(delta: np.ndarray):
     source = ColumnDataSource({"band": bands["band"].tolist(), "jobs": bands["jobs"].to_numpy(), "colour": colours})
     fig = new_figure("Start-time difference, B − A: jobs per band", height=280, x_range=FactorRange(*bands["band"]))
     fig.vbar(x="band", top="jobs", width=0.85, color="colour", source=source)
-    fig.xaxis.major_label_orientation = 0.8
+    fit_category_axis(fig.xaxis[0], bands["band"].tolist(), FULL_PLOT_PX)
     fig.y_range.start = 0
     fig.yaxis.axis_label = "jobs"
     fig.add_tools(HoverTool(tooltips=[("", "@band"), ("jobs", "@jobs{0,0}")]))

@@ -9,6 +9,7 @@ of the jobs the multi-resource penalty affects (Fig. 9).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -26,6 +27,7 @@ from bokeh.models import (
 from engine.api import busy_by_group, penalty_increase, priority_series, wall_clock, weekly
 
 from .distributions import ecdf, wait_cdf_figure
+from .labels import FULL_PLOT_PX, HALF_PLOT_PX, fit_category_axis
 from .style import allocation_colours, new_figure, note, policy_colours
 
 SAMPLES = 600
@@ -84,6 +86,14 @@ def weekly_figure(schedules: Mapping[str, pd.DataFrame], *, zone: str = "UTC") -
     return row(jobs_fig, wait_fig)
 
 
+def legend_above(fig: Any) -> None:
+    """The figure's legend in one row above the plot, not over its bars."""
+    legend = fig.legend[0]
+    fig.center = [item for item in fig.center if item is not legend]
+    legend.orientation = "horizontal"
+    fig.add_layout(legend, "above")
+
+
 def user_wait_figure(schedules: Mapping[str, pd.DataFrame], *, top: int = 20) -> LayoutDOM:
     """Mean wait per user under each configuration (the `top` users with the most jobs)."""
     counts = pd.concat([s["user"] for s in schedules.values()]).value_counts()
@@ -97,11 +107,13 @@ def user_wait_figure(schedules: Mapping[str, pd.DataFrame], *, top: int = 20) ->
             waits = schedule.loc[schedule["user"].astype(str) == user, "wait"]
             values.append(float(waits.mean()) / 3600 if len(waits) else 0.0)
     colours = {short(label): colour for label, colour in policy_colours(labels).items()}
-    source = ColumnDataSource({"x": factors, "hours": values, "colour": [colours[f[1]] for f in factors]})
+    source = ColumnDataSource({"x": factors, "hours": values, "colour": [colours[f[1]] for f in factors],
+                               "configuration": [f[1] for f in factors]})
     fig = new_figure(f"Mean wait per user (the {len(users)} users with most jobs)", height=300,
                      x_range=FactorRange(*factors))
-    fig.vbar(x="x", top="hours", width=0.9, color="colour", source=source)
-    fig.xaxis.major_label_orientation = 1.2
+    fig.vbar(x="x", top="hours", width=0.9, color="colour", source=source, legend_field="configuration")
+    legend_above(fig)
+    fit_category_axis(fig.xaxis[0], factors, FULL_PLOT_PX)
     fig.yaxis.axis_label = "hours"
     fig.add_tools(HoverTool(tooltips=[("user, configuration", "@x"), ("mean wait", "@hours{0.0} h")]))
     return fig
@@ -148,6 +160,7 @@ def fairness_figures(cpu: pd.DataFrame, multi: pd.DataFrame) -> LayoutDOM:
     bars.vbar(x="name", top="mean", width=0.6, color="#0072B2", source=source)
     bars.add_layout(Whisker(base="name", lower="low", upper="high", source=source))
     bars.yaxis.axis_label = "mean wait (hours) ± standard deviation"
+    fit_category_axis(bars.xaxis[0], names, HALF_PLOT_PX)
     rising = increase[increase > 0]
     x, y = ecdf(rising)
     if x.size:
@@ -173,11 +186,13 @@ def wait_distribution_figure(schedules: Mapping[str, pd.DataFrame]) -> LayoutDOM
         counts, _ = np.histogram(schedule["wait"].to_numpy(np.float64), bins=edges)
         shares[label] = counts / max(len(schedule), 1)
     values = [shares[label][names.index(bin_)] for bin_ in names for label in labels]
-    source = ColumnDataSource({"x": factors, "share": values, "colour": [colours[f[1]] for f in factors]})
+    source = ColumnDataSource({"x": factors, "share": values, "colour": [colours[f[1]] for f in factors],
+                               "configuration": [f[1] for f in factors]})
     fig = new_figure("Jobs by wait time", width=HALF, height=360, x_range=FactorRange(*factors))
-    fig.vbar(x="x", top="share", width=0.9, color="colour", source=source)
+    fig.vbar(x="x", top="share", width=0.9, color="colour", source=source, legend_field="configuration")
+    legend_above(fig)
     fig.yaxis.formatter = NumeralTickFormatter(format="0%")
-    fig.xaxis.major_label_orientation = 1.2
+    fit_category_axis(fig.xaxis[0], factors, HALF_PLOT_PX)
     fig.add_tools(HoverTool(tooltips=[("wait, configuration", "@x"), ("jobs", "@share{0.0%}")]))
     return fig
 
@@ -201,3 +216,23 @@ def preview_layout(current: pd.DataFrame, proposed: pd.DataFrame, counterpart: p
         priority_figure(proposed, labels[1], decay_hours=decay_hours, decay_factor=decay_factor, zone=zone),
         fairness_figures(cpu, multi),
     )
+
+
+def sweep_figure(parameter: str, values: list[str], series: Mapping[str, list[float | None]]) -> LayoutDOM:
+    """The mean wait (hours) of each configuration at every swept value of ``parameter``, the values
+    in their order as categories (a sweep may hold ``inf``); a value not done yet leaves a gap."""
+    colours = policy_colours(list(series))
+    fig = new_figure(f"Mean wait across {parameter}", height=300, x_range=FactorRange(*values))
+    fig.add_layout(Legend(click_policy="hide", location="top_left"), "center")
+    for label, hours in series.items():
+        source = ColumnDataSource({"value": values, "hours": [np.nan if h is None else h for h in hours],
+                                   "configuration": [label] * len(values)})
+        fig.line("value", "hours", source=source, color=colours[label], line_width=2, legend_label=label)
+        fig.scatter("value", "hours", source=source, color=colours[label], size=8, legend_label=label)
+    fig.xaxis.axis_label = parameter
+    fit_category_axis(fig.xaxis[0], values, FULL_PLOT_PX)
+    fig.yaxis.axis_label = "mean wait (hours)"
+    fig.y_range.start = 0
+    fig.add_tools(HoverTool(tooltips=[("configuration", "@configuration"), (parameter, "@value"),
+                                      ("mean wait", "@hours{0,0.0} h")]))
+    return fig

@@ -10,6 +10,7 @@ from bokeh.models import ColumnDataSource, FactorRange, HoverTool, LayoutDOM, Le
 
 from engine.api import metric_heading
 
+from .labels import HALF_PLOT_PX, fit_category_axis
 from .style import new_figure, note, policy_colours
 
 #: (summary metric, its name with the unit of the y axis), names from engine.metrics.units
@@ -76,6 +77,7 @@ def sweep_trend(parameter: str, values: Sequence[object], series: Mapping[str, S
                 fig.line([labels[0], labels[-1]], [level, level], color=colours[policy], line_dash="dashed",
                          legend_label=f"{policy} (not swept)")
         fig.xaxis.axis_label = parameter
+        fit_category_axis(fig.xaxis[0], labels, HALF_PLOT_PX)   # two plots a row
         fig.yaxis.axis_label = title
         if key == "utilization":
             fig.yaxis.formatter = NumeralTickFormatter(format="0%")

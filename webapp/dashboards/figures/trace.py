@@ -13,6 +13,7 @@ from bokeh.plotting import figure
 
 from engine.api import epoch_origin
 
+from .labels import FRAME_PX, fit_category_axis
 from .style import (OTHERS_COLOUR, POLICY_PALETTE, count_axis, duration_axis, heading, integer_log_edges, log_edges,
                     new_figure, note)
 
@@ -68,6 +69,7 @@ def arrivals_figures(jobs: pd.DataFrame, metadata: dict[str, str]) -> LayoutDOM:
     by_day = new_figure("Job arrivals by day of week", width=340, height=260, x_range=list(WEEKDAYS))
     by_day.vbar(x=list(WEEKDAYS), top=days, width=0.8, color=BAR_COLOUR)
     by_day.yaxis.axis_label = "jobs submitted"
+    fit_category_axis(by_day.xaxis[0], list(WEEKDAYS), 340 - FRAME_PX)
     by_day.add_tools(HoverTool(tooltips=[("day", "@x"), ("jobs", "@top")]))
     return column(row(by_hour, by_day), note(f"Hours and days on the site's clock: {arrivals.clock_note}."))
 

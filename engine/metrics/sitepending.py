@@ -1,0 +1,192 @@
+"""What held each waiting job, in the words of the site's own scheduler (issue 24 §4).
+
+Worked out from a schedule (recorded or simulated) and the site's files: between two events (a
+submission, a start, an end) the state is fixed, and each waiting job is held by the first of
+these that applies —
+
+Slurm (the names squeue shows in its REASON column):
+
+* ``PartitionTimeLimit``: the job's time limit is above its partition's MaxTime;
+* ``QOSMaxWallDurationPerJobLimit``: above its QOS's MaxWall;
+* ``QOSMaxJobsPerUserLimit``: its user already runs MaxJobsPU jobs of its QOS;
+* ``Resources``: it is the first waiting job of its partition (by submission: the schedule knows
+  no priorities) not held by a limit, and fewer CPUs are free than it asks for (Slurm shows
+  ``Resources`` only for the job at the top of its partition);
+* ``Priority``: any other (jobs before it in priority order, a backfill reservation, or the
+  scheduler's next cycle).
+
+PBS (the scheduler's job comments): ``max_run limit`` (a ``max_run`` of its queue or of the
+server, per user or overall, is reached), ``Insufficient amount of resource: ncpus``, ``Waiting
+for its turn`` (room, and other jobs or a top job's reservation came first).
+
+Each job's time is counted under one reason at a time; :func:`held_by_reason` sums jobs and hours
+per reason. On the real Slurm's run of tests/data/slurm_replay, this estimate from the recorded
+schedule is held against the reasons squeue showed every 20 s (tests/engine/platform/test_sitefiles.py).
+
+A run of the ``slurm`` policy knows its jobs' reasons itself (engine.policies.slurm: the run summary's
+``slurm_pending`` and ``slurm_refused``); :func:`policy_pending` reads them, and this estimate is for
+the runs that do not: the recorded schedule, and PBS.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from engine.platform.pbsconf import PbsServer
+from engine.platform.slurmconf import SlurmSite
+
+PRIORITY, RESOURCES = "Priority", "Resources"
+PARTITION_TIME, QOS_WALL, QOS_JOBS = "PartitionTimeLimit", "QOSMaxWallDurationPerJobLimit", "QOSMaxJobsPerUserLimit"
+SLURM_REASONS = (PARTITION_TIME, QOS_WALL, QOS_JOBS, RESOURCES, PRIORITY)
+PBS_LIMIT, PBS_RESOURCES, PBS_TURN = "max_run limit", "Insufficient amount of resource: ncpus", "Waiting for its turn"
+PBS_REASONS = (PBS_LIMIT, PBS_RESOURCES, PBS_TURN)
+
+
+def pending_reasons(schedule: pd.DataFrame, jobs: pd.DataFrame, site: SlurmSite | PbsServer, capacity: int,
+                    user_names: dict[str, str] | None = None) -> pd.DataFrame:
+    """Per job that waited (``job_id``): seconds held by each reason (one column per reason).
+
+    ``schedule``: job_id, submit, start, end, procs; ``jobs``: the trace's jobs (job_id, user, and
+    queue_name, qos, requested_time where the trace has them)."""
+    names = user_names or {}
+    info = jobs.set_index("job_id")
+    frame = schedule[["job_id", "submit", "start", "end", "procs"]].copy()
+    frame = frame[frame["start"] >= frame["submit"]].reset_index(drop=True)
+    ids = frame["job_id"].to_numpy()
+
+    def column(name: str, default: Any) -> list:
+        if name not in info.columns:
+            return [default] * len(ids)
+        return info[name].reindex(ids).fillna(default).tolist()
+
+    users = [names.get(str(u), str(u)) for u in column("user", "")]
+    queues = [str(q) for q in column("queue_name", "")]
+    limits = [int(t) for t in column("requested_time", 0)]
+    slurm = isinstance(site, SlurmSite)
+    reasons = SLURM_REASONS if slurm else PBS_REASONS
+    qos = [str(q) or "normal" for q in column("qos", "")]
+    fixed = _fixed_reasons(site, queues, qos, limits) if isinstance(site, SlurmSite) else [""] * len(ids)
+    group = qos if slurm else queues
+    user_limit = _slurm_user_limits(site) if isinstance(site, SlurmSite) else {}
+    server = site if isinstance(site, PbsServer) else None
+    held = np.zeros((len(ids), len(reasons)), dtype=np.int64)
+    submit, start, end = (frame[c].to_numpy(np.int64) for c in ("submit", "start", "end"))
+    procs = frame["procs"].to_numpy(np.int64)
+    times = np.unique(np.concatenate([submit, start, end]))
+    by_submit, by_start, by_end = (np.argsort(a, kind="stable") for a in (submit, start, end))
+    s_at = st_at = e_at = 0
+    waiting: set[int] = set()
+    running_users: defaultdict[tuple[str, str], int] = defaultdict(int)
+    running: set[int] = set()
+    used = 0
+    for k, t in enumerate(times[:-1]):
+        while e_at < len(ids) and end[by_end[e_at]] <= t:
+            j = by_end[e_at]
+            e_at += 1
+            if j in running:
+                running.discard(j)
+                used -= procs[j]
+                running_users[(users[j], group[j])] -= 1
+        while st_at < len(ids) and start[by_start[st_at]] <= t:
+            j = by_start[st_at]
+            st_at += 1
+            waiting.discard(j)
+            if end[j] > t:
+                running.add(j)
+                used += procs[j]
+                running_users[(users[j], group[j])] += 1
+        while s_at < len(ids) and submit[by_submit[s_at]] <= t:
+            j = by_submit[s_at]
+            s_at += 1
+            if start[j] > t:
+                waiting.add(j)
+        span = times[k + 1] - t
+        free = capacity - used
+        topped: set[str] = set()           # partitions whose top job is already counted under Resources
+        for j in sorted(waiting, key=lambda j: (submit[j], j)) if slurm else waiting:
+            if slurm:
+                reason = fixed[j]
+                if not reason:
+                    limit = user_limit.get(group[j])
+                    if limit is not None and running_users[(users[j], group[j])] >= limit:
+                        reason = QOS_JOBS
+                    elif procs[j] > free and queues[j] not in topped:
+                        reason = RESOURCES
+                        topped.add(queues[j])
+                    else:
+                        reason = PRIORITY
+            else:
+                reason = PBS_LIMIT if server is not None and _pbs_limited(server, j, queues, users, running) else \
+                    PBS_RESOURCES if procs[j] > free else PBS_TURN
+            held[j, reasons.index(reason)] += span
+    result = pd.DataFrame(held, columns=list(reasons))
+    result.insert(0, "job_id", ids)
+    return result[(held.sum(axis=1) > 0)].reset_index(drop=True)
+
+
+def held_by_reason(held: pd.DataFrame, schedule: pd.DataFrame | None = None) -> list[dict[str, Any]]:
+    """Per reason: how many jobs it held at some time, and the hours it held them (job-hours) and
+    their CPUs (CPU-hours, when ``schedule`` gives each job's procs)."""
+    reasons = [c for c in held.columns if c != "job_id"]
+    procs = None
+    if schedule is not None:
+        procs = schedule.set_index("job_id")["procs"].reindex(held["job_id"]).fillna(0).to_numpy()
+    rows = []
+    for reason in reasons:
+        seconds = held[reason].to_numpy()
+        rows.append({"reason": reason, "jobs": int((seconds > 0).sum()), "hours": float(seconds.sum()) / 3600,
+                     "cpu_hours": float((seconds * procs).sum()) / 3600 if procs is not None else None})
+    return rows
+
+
+def _fixed_reasons(site: SlurmSite, partitions: list[str], qos: list[str], limits: list[int]) -> list[str]:
+    """The reasons that hold a job its whole wait: its time limit above the partition's or QOS's."""
+    default = site.conf.default_partition()
+    result = []
+    for partition, q, limit in zip(partitions, qos, limits):
+        p = site.conf.partitions.get(partition) or default
+        wall = site.qos[q].max_wall if q in site.qos else None
+        result.append(PARTITION_TIME if p is not None and p.max_time is not None and limit > p.max_time else
+                      QOS_WALL if wall is not None and limit > wall else "")
+    return result
+
+
+def _slurm_user_limits(site: SlurmSite) -> dict[str, int]:
+    return {name: q.max_jobs_per_user for name, q in site.qos.items() if q.max_jobs_per_user is not None}
+
+
+def _pbs_limited(server: PbsServer, job: int, queues: list[str], users: list[str], running: set[int]) -> bool:
+    """A max_run of the job's queue or of the server (per user, or overall) is reached."""
+    queue = server.queues.get(queues[job])
+    for limits, scope in ((queue.max_run if queue else None, queues[job]), (server.max_run, None)):
+        if limits is None:
+            continue
+        mine = [r for r in running if scope is None or queues[r] == scope]
+        for (kind, who), limit in limits.values.items():
+            if kind == "o" and len(mine) >= limit:
+                return True
+            if kind == "u" and who in ("PBS_GENERIC", users[job]) and \
+                    sum(1 for r in mine if users[r] == users[job]) >= limit:
+                return True
+    return False
+
+
+REFUSED = "refused at submission"
+
+
+def policy_pending(summary: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The rows of :func:`held_by_reason` from a run summary whose policy tracked its pending reasons
+    (``slurm_pending``: reason -> jobs, hours), then a row per reason jobs were refused at submission
+    (``slurm_refused``: reason -> jobs; no hours); None when the summary has none."""
+    pending = summary.get("slurm_pending")
+    if pending is None:
+        return None
+    rows = [{"reason": reason, "jobs": int(row["jobs"]), "hours": float(row["hours"]), "cpu_hours": None}
+            for reason, row in pending.items()]
+    rows += [{"reason": f"{reason} ({REFUSED})", "jobs": int(count), "hours": None, "cpu_hours": None}
+             for reason, count in (summary.get("slurm_refused") or {}).items()]
+    return rows

@@ -1,0 +1,213 @@
+"""A preview on a site's own files (issue 24 §4), as an admin uses it: the real Slurm's files and sacct dump
+of tests/data/slurm_replay uploaded, the current run replayed under them, a change proposed in the form
+(double PriorityWeightFairshare; MaxTime on short), the diff, the tables per partition, account and user,
+and the pending reasons as Slurm names them. Bad files answer one line naming file, line and key, and
+nothing is stored."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from engine.api import SITE_FILES
+from tests.webapp.conftest import compute, login, make_trace
+from webapp.experiments.models import Experiment
+from webapp.preview.models import SitePreview
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+SLURM = DATA / "slurm_replay"
+PBS = DATA / "pbs_site"
+
+
+def upload(name: str, path: Path, text: str | None = None) -> SimpleUploadedFile:
+    return SimpleUploadedFile(name, (text if text is not None else path.read_text()).encode())
+
+
+@pytest.fixture
+def sacct_trace(alice):  # noqa: ANN001, ANN201
+    return make_trace(alice, SLURM / "sacct.txt", name="schedlab sacct", format="slurm")
+
+
+def post_site(client, trace, **files):  # noqa: ANN001, ANN201
+    return client.post(reverse("preview:site_new"), {"name": "our cluster", "trace": trace.pk, **files})
+
+
+def slurm_files(conf: str | None = None) -> dict:
+    return {"slurm_conf": upload("slurm.conf", SLURM / "slurm.conf", conf), "qos": upload("qos.txt", SLURM / "qos.txt"),
+            "assoc": upload("assoc.txt", SLURM / "assoc.txt")}
+
+
+def field_of(preview: SitePreview, label: str) -> str:
+    """The proposal form's field name of the key labelled ``label`` ("short MaxTime")."""
+    from webapp.preview.siteviews import proposal_form
+
+    form = proposal_form(preview)
+    return next(f"k{i}" for i, key in enumerate(form.keys) if key.label == label)
+
+
+def proposal_post(preview: SitePreview, **changes: str) -> dict:
+    """The proposal form as the page shows it, with ``changes`` (field label -> value)."""
+    from webapp.preview.siteviews import proposal_form
+
+    form = proposal_form(preview)
+    data = {"name": "my change"}
+    data.update({f"k{i}": key.value for i, key in enumerate(form.keys)})
+    data.update({f"text{i}": preview.current.get(name, "") for i, name in enumerate(SITE_FILES[preview.kind])})
+    for label, value in changes.items():
+        data[field_of(preview, label)] = value
+    return data
+
+
+@pytest.mark.django_db
+def test_the_upload_stores_the_site_and_runs_recorded_and_current(alice, sacct_trace):
+    response = post_site(login(alice), sacct_trace, **slurm_files())
+    assert response.status_code == 302
+    preview = SitePreview.objects.get()
+    assert preview.kind == "slurm" and set(preview.current) == {"slurm.conf", "qos", "assoc"}
+    assert preview.experiment.procs == 16            # slurm.conf's NodeName vm CPUs=16
+    assert sorted(r.queues or r.policy["preset"] for r in preview.experiment.runs.all()) == ["current", "recorded"]
+    assert preview.site("current").qos["normal"].max_jobs_per_user == 4
+
+
+@pytest.mark.django_db
+def test_a_bad_file_answers_one_line_naming_file_line_and_key_and_stores_nothing(alice, sacct_trace):
+    conf = (SLURM / "slurm.conf").read_text().replace("PriorityWeightFairshare=10000", "PriorityWeightFairshare=lots")
+    response = post_site(login(alice), sacct_trace, **slurm_files(conf))
+    assert response.status_code == 400
+    page = response.content.decode()
+    line = next(n for n, text in enumerate(conf.splitlines(), 1) if "PriorityWeightFairshare" in text)
+    assert f"slurm.conf, line {line}" in page and "PriorityWeightFairshare" in page
+    assert not Experiment.objects.exists() and not SitePreview.objects.exists()
+
+
+@pytest.mark.django_db
+def test_slurm_and_pbs_files_do_not_mix_and_one_is_needed(alice, sacct_trace):
+    client = login(alice)
+    assert post_site(client, sacct_trace).status_code == 400
+    mixed = post_site(client, sacct_trace, **slurm_files(), sched_config=upload("sched_config", PBS / "sched_config"))
+    assert mixed.status_code == 400 and "does not go with a SLURM site" in mixed.content.decode()
+    assert not SitePreview.objects.exists()
+
+
+@pytest.mark.django_db
+def test_double_the_fairshare_weight_as_an_admin_would(alice, sacct_trace):
+    client = login(alice)
+    post_site(client, sacct_trace, **slurm_files())
+    preview = SitePreview.objects.get()
+    compute(preview)
+    response = client.post(reverse("preview:site_propose", args=[preview.pk]),
+                           proposal_post(preview, PriorityWeightFairshare="20000"))
+    assert response.status_code == 302
+    preview.refresh_from_db()
+    assert "PriorityWeightFairshare=20000" in preview.proposed["slurm.conf"]
+    assert preview.site("proposed").conf.weights["fairshare"] == 20000
+    # only that line differs: every other line stays as the site wrote it
+    before, after = preview.current["slurm.conf"].splitlines(), preview.proposed["slurm.conf"].splitlines()
+    assert [(a, b) for a, b in zip(before, after) if a != b] == [("PriorityWeightFairshare=10000",
+                                                                  "PriorityWeightFairshare=20000")]
+    compute(preview)
+    runs = {r.queues or "recorded": r for r in preview.experiment.runs.all()}
+    assert all(r.status == "done" for r in runs.values()) and set(runs) == {"recorded", "current", "proposed"}
+    page = client.get(preview.get_absolute_url()).content.decode()
+    assert "-PriorityWeightFairshare=10000" in page and "+PriorityWeightFairshare=20000" in page
+    for heading, names in (("partition", ("short", "long")), ("account", ("physics", "chemistry", "teaching")),
+                           ("user", ("alice", "dave", "erin"))):
+        assert f'id="waits-{heading}"' in page
+        assert all(f"<td>{name}</td>" in page for name in names)
+    assert 'id="pending-reasons"' in page
+    assert all(f"<td>{reason}</td>" in page for reason in ("Priority", "Resources", "QOSMaxJobsPerUserLimit"))
+    # the schedules differ: the weight changed the order
+    current, proposed = runs["current"].load_schedule(), runs["proposed"].load_schedule()
+    assert (current.sort_values("job_id")["start"].to_numpy() != proposed.sort_values("job_id")["start"].to_numpy()).any()
+
+
+@pytest.mark.django_db
+def test_a_shorter_maxtime_refuses_the_jobs_that_ask_for_more(alice, sacct_trace):
+    client = login(alice)
+    post_site(client, sacct_trace, **slurm_files())
+    preview = SitePreview.objects.get()
+    response = client.post(reverse("preview:site_propose", args=[preview.pk]),
+                           proposal_post(preview, **{"short MaxTime": "00:01:00"}))
+    assert response.status_code == 302
+    preview.refresh_from_db()
+    assert preview.site("proposed").conf.partitions["short"].max_time == 60
+    compute(preview)
+    runs = {r.queues or "recorded": r for r in preview.experiment.runs.all()}
+    held = {side: {row["reason"]: row for row in runs[side].summary["site_pending"]} for side in ("current", "proposed")}
+    jobs = sacct_trace.workload().jobs
+    over = int(((jobs["queue_name"] == "short") & (jobs["requested_time"] > 60)).sum())
+    assert over > 0 and "PartitionTimeLimit (refused at submission)" not in held["current"]
+    assert held["proposed"]["PartitionTimeLimit (refused at submission)"]["jobs"] == over
+    page = client.get(preview.get_absolute_url()).content.decode()
+    assert "<td>PartitionTimeLimit (refused at submission)</td>" in page
+    # the recorded run's reasons are estimated from its schedule against the current files
+    recorded = {row["reason"] for row in runs["recorded"].summary["site_pending"]}
+    assert recorded == {"PartitionTimeLimit", "QOSMaxWallDurationPerJobLimit", "QOSMaxJobsPerUserLimit", "Resources",
+                        "Priority"}
+
+
+@pytest.mark.django_db
+def test_a_proposal_that_does_not_read_names_file_line_and_key_and_stores_nothing(alice, sacct_trace):
+    client = login(alice)
+    post_site(client, sacct_trace, **slurm_files())
+    preview = SitePreview.objects.get()
+    response = client.post(reverse("preview:site_propose", args=[preview.pk]),
+                           proposal_post(preview, **{"short MaxTime": "soon"}))
+    assert response.status_code == 400
+    line = next(n for n, text in enumerate(preview.current["slurm.conf"].splitlines(), 1)
+                if text.startswith("PartitionName=short"))
+    assert f"slurm.conf, line {line}" in response.content.decode() and "MaxTime" in response.content.decode()
+    preview.refresh_from_db()
+    assert preview.proposed == {} and not preview.experiment.runs.filter(queues="proposed").exists()
+
+
+@pytest.mark.django_db
+def test_an_edited_text_is_the_proposal_too(alice, sacct_trace):
+    client = login(alice)
+    post_site(client, sacct_trace, **slurm_files())
+    preview = SitePreview.objects.get()
+    data = proposal_post(preview)
+    data["text1"] = preview.current["qos"].replace("normal|0|00:00:00|||cluster|||1.000000||||||||||||4|",
+                                                   "normal|0|00:00:00|||cluster|||1.000000||||||||||||50|")
+    assert client.post(reverse("preview:site_propose", args=[preview.pk]), data).status_code == 302
+    preview.refresh_from_db()
+    assert preview.site("proposed").qos["normal"].max_jobs_per_user == 50
+    page = client.get(preview.get_absolute_url()).content.decode()
+    assert "<td>normal MaxJobsPU</td><td>4</td><td>50</td>" in page.replace("\n", "")
+
+
+@pytest.mark.django_db
+def test_a_pbs_site_with_the_openpbs_log(alice):
+    from tests.shared_data import SHARED_DATA
+
+    trace = make_trace(alice, SHARED_DATA / "metacentrum" / "fairsharesim" / "OpenPBS.log", name="openpbs", format="pbs")
+    client = login(alice)
+    response = post_site(client, trace, cpus=4, pbs_server=upload("print_server.txt", PBS / "print_server.txt"),
+                         sched_config=upload("sched_config", PBS / "sched_config"),
+                         resource_group=upload("resource_group", PBS / "resource_group"))
+    assert response.status_code == 302
+    preview = SitePreview.objects.get()
+    assert preview.experiment.procs == 4          # 2 nodes of 2 cores, given: the print server names no nodes
+    response = client.post(reverse("preview:site_propose", args=[preview.pk]),
+                           proposal_post(preview, **{"workq max_run": "[u:PBS_GENERIC=1]"}))
+    assert response.status_code == 302
+    compute(preview)
+    runs = {r.queues or "recorded": r for r in preview.experiment.runs.all()}
+    assert all(r.status == "done" for r in runs.values()), [r.error for r in runs.values()]
+    held = {row["reason"]: row for row in runs["proposed"].summary["site_pending"]}
+    assert held["max_run limit"]["jobs"] > 0
+    page = client.get(preview.get_absolute_url()).content.decode()
+    assert "+set queue workq max_run = [u:PBS_GENERIC=1]" in page and "<td>workq</td>" in page
+
+
+@pytest.mark.django_db
+def test_the_site_files_count_in_the_owners_disk_use(alice, sacct_trace):
+    from webapp.preview.services import disk_bytes_of
+
+    before = disk_bytes_of(alice)
+    post_site(login(alice), sacct_trace, **slurm_files())
+    preview = SitePreview.objects.get()
+    assert disk_bytes_of(alice) - before == sum(len(text) for text in preview.current.values())

@@ -1,0 +1,206 @@
+"""A preview on a Slurm or PBS site's own files (issue 24 §4): an experiment whose runs replay the trace
+under the site's scheduler (the ``slurm`` or ``pbs`` policy) on one pool of its CPUs —
+
+* recorded: what happened (when the trace records start times);
+* current: the site's files as uploaded;
+* proposed: an edited copy of them (the common keys in a form, the rest as text), added with the
+  first proposal and run again at each later one.
+
+The page reads back, per partition (queue), account and user, the jobs and mean wait recorded /
+current / proposed, and what held the jobs in the scheduler's own words with the jobs and hours
+each reason held (engine.metrics.sitepending, in each run's summary).
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+from django.db import transaction
+
+from engine.api import SITE_FILES, SiteKey, WorkloadError, common_keys, error_line, site_from_texts, with_change
+from webapp.experiments.models import CURRENT, PROPOSED, Experiment, Run
+from webapp.experiments.services import (
+    ExperimentError,
+    PlannedRun,
+    add_runs,
+    checked_room,
+    rerun,
+    with_recorded_run,
+)
+from webapp.experiments.tasks import dispatch_later
+from webapp.preview.models import SitePreview
+from webapp.preview.services import RECORDED, PreviewError
+
+#: the most characters a site file may have (a slurm.conf of a large site is a few hundred kB)
+MAX_FILE_CHARS = 2_000_000
+#: the groupings of the results tables: (heading, the trace's column)
+GROUPS = (("partition", "queue_name"), ("account", "account"), ("user", "user"))
+
+
+def checked_site(kind: str, texts: dict[str, str]) -> Any:
+    """The site the texts describe, or PreviewError with one line naming file, line and key."""
+    for name, text in texts.items():
+        if len(text) > MAX_FILE_CHARS:
+            raise PreviewError(f"{name}: more than {MAX_FILE_CHARS:,} characters")
+    try:
+        return site_from_texts(kind, texts)
+    except WorkloadError as error:
+        raise PreviewError(error_line(error)) from None
+
+
+def site_cpus(kind: str, site: Any, trace: Any) -> int:
+    """The pool the runs share: slurm.conf's CPUs; for PBS (print server names no nodes) the trace's machine."""
+    if kind == "slurm" and site.conf.total_cpus:
+        return int(site.conf.total_cpus)
+    return int(trace.workload().metadata.get("procs") or 0)
+
+
+def create_site_preview(owner: Any, *, name: str, trace: Any, kind: str, texts: dict[str, str],
+                        shared: bool = False, cpus: int | None = None) -> SitePreview:
+    """Check the files, then store the experiment, the site preview and its recorded and current runs in
+    one transaction. Raises PreviewError (one line); nothing is stored then."""
+    texts = {key: normalised(value) for key, value in texts.items() if key in SITE_FILES.get(kind, ()) and value.strip()}
+    site = checked_site(kind, texts)
+    cpus = cpus or site_cpus(kind, site, trace)
+    if cpus < 1:
+        raise PreviewError("the machine's size is unknown: the site's files and the trace name no CPUs")
+    planned = with_recorded_run(trace, [PlannedRun(f"current: {kind} as configured", {"preset": kind, "params": {}},
+                                                   None, CURRENT)])
+    try:
+        checked_room(owner, len(planned))
+    except ExperimentError as error:
+        raise PreviewError(str(error)) from None
+    with transaction.atomic():
+        experiment = Experiment.objects.create(owner=owner, name=name, shared=shared, trace=trace, procs=cpus)
+        preview = SitePreview.objects.create(experiment=experiment, kind=kind, current=texts)
+        add_runs(experiment, planned)
+    return preview
+
+
+def normalised(text: str) -> str:
+    """A file as browsers post it (CRLF) or uploads give it, with one final newline."""
+    return text.replace("\r\n", "\n").rstrip() + "\n"
+
+
+def propose(preview: SitePreview, name: str, texts: dict[str, str]) -> int:
+    """Store the proposed files and run the proposed side (added the first time, run again after).
+    Refused while a proposed run is unfinished. Returns how many runs were queued."""
+    texts = {key: normalised(value) for key, value in texts.items() if value.strip()}
+    checked_site(preview.kind, texts)
+    runs = list(preview.experiment.runs.filter(queues=PROPOSED))
+    busy = [run.label for run in runs if not run.is_final]
+    if busy:
+        raise PreviewError(f"{busy[0]} is still running: wait for it or cancel it first")
+    with transaction.atomic():
+        SitePreview.objects.filter(pk=preview.pk).update(proposed=texts, proposed_name=name)
+        preview.proposed, preview.proposed_name = texts, name
+        if runs:
+            return sum(rerun(run) for run in runs)
+        try:
+            checked_room(preview.experiment.owner, 1)
+        except ExperimentError as error:
+            raise PreviewError(str(error)) from None
+        last = preview.experiment.runs.count()
+        Run.objects.create(experiment=preview.experiment, position=last, label=f"proposed: {name}"[:300],
+                           policy={"preset": preview.kind, "params": {}}, queues=PROPOSED)
+        dispatch_later()
+    return 1
+
+
+# -- the proposal: the form's keys and the texts ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Change:
+    key: SiteKey
+    current: str
+    proposed: str
+
+
+def keys_of(preview: SitePreview, side: str = CURRENT) -> list[SiteKey]:
+    return common_keys(preview.site(side))
+
+
+def apply_changes(base: dict[str, str], keys: list[SiteKey], values: dict[int, str]) -> dict[str, str]:
+    """``base`` with every key whose value differs from its ``Key.value`` set (``values`` by key index)."""
+    texts = dict(base)
+    for index, key in enumerate(keys):
+        value = values.get(index)
+        if value is not None and value.strip() != key.value:
+            try:
+                texts = with_change(texts, key, value)
+            except WorkloadError as error:
+                raise PreviewError(error_line(error)) from None
+    return texts
+
+
+def text_diff(current: dict[str, str], proposed: dict[str, str], names: tuple[str, ...]) -> str:
+    """A unified diff, file by file, of the current and proposed texts."""
+    parts = []
+    for name in names:
+        a, b = current.get(name, ""), proposed.get(name, "")
+        parts += difflib.unified_diff(a.splitlines(keepends=True), b.splitlines(keepends=True),
+                                      fromfile=f"{name} (current)", tofile=f"{name} (proposed)", n=1)
+    return "".join(parts)
+
+
+def changed_keys(current: Any, proposed: Any) -> list[Change]:
+    """The form's keys whose value differs between the two sites."""
+    before = {(k.file, k.scope, k.key): k.value for k in common_keys(current)}
+    after = {(k.file, k.scope, k.key): k for k in common_keys(proposed)}
+    return [Change(key, before.get(ident, "—"), key.value) for ident, key in after.items() if before.get(ident) != key.value]
+
+
+# -- reading it back ----------------------------------------------------------------------------------
+
+
+def side_runs(preview: SitePreview) -> dict[str, Run]:
+    runs: dict[str, Run] = {}
+    for run in preview.experiment.runs.all():
+        key = RECORDED if (run.policy or {}).get("preset") == RECORDED else run.queues
+        if key:
+            runs.setdefault(key, run)
+    return runs
+
+
+def wait_tables(preview: SitePreview, runs: dict[str, Run]) -> dict[str, list[dict[str, Any]]]:
+    """Per partition (queue), account and user: jobs, and mean wait in minutes recorded / current /
+    proposed (the finished runs' stored schedules)."""
+    workload = preview.experiment.trace.workload()
+    jobs = workload.jobs
+    names = workload.metadata.get("user_names", {})
+    labels = pd.DataFrame({"job_id": jobs["job_id"].to_numpy()})
+    for heading, column in GROUPS:
+        values = jobs[column].astype(str) if column in jobs else pd.Series([""] * len(jobs))
+        labels[heading] = [names.get(v, v) for v in values] if column == "user" else values.to_numpy()
+    waits = {}
+    for side, run in runs.items():
+        if run.status == Run.Status.DONE:
+            frame = run.load_schedule()
+            waits[side] = pd.Series((frame["start"] - frame["submit"]).to_numpy(), index=frame["job_id"].to_numpy())
+    tables: dict[str, list[dict[str, Any]]] = {}
+    for heading, _ in GROUPS:
+        rows = []
+        for value, group in labels.groupby(heading, sort=True):
+            row: dict[str, Any] = {"name": value or "(none)", "jobs": len(group)}
+            for side in (RECORDED, CURRENT, PROPOSED):
+                if side in waits:
+                    wait = waits[side].reindex(group["job_id"].to_numpy()).dropna()
+                    row[side] = float(wait.mean()) / 60 if len(wait) else None
+            rows.append(row)
+        tables[heading] = rows
+    return tables
+
+
+def pending_table(runs: dict[str, Run]) -> list[dict[str, Any]]:
+    """Per reason: jobs held and job-hours recorded / current / proposed (from each run's summary)."""
+    found: dict[str, dict[str, Any]] = {}
+    for side in (RECORDED, CURRENT, PROPOSED):
+        run = runs.get(side)
+        for row in ((run.summary or {}).get("site_pending") or []) if run is not None else []:
+            entry = found.setdefault(row["reason"], {"reason": row["reason"]})
+            entry[side] = row
+    return list(found.values())
