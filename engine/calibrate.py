@@ -5,7 +5,9 @@ records. Where they differ, the candidate explanations the data allows are each 
 of the site as configured, and the one that brings the replay closest is named:
 
 * the scheduler's cycle: passes every sched_interval instead of every bf_interval; a pass at every
-  submission and end;
+  submission and end; backfill timed as Slurm's backfill thread does (bf_interval after the
+  previous pass, then as soon as something changed, not in the second a job ended), at bf_interval
+  or sched_interval;
 * a pass per job end: Slurm's event-triggered main scheduler (over default_queue_depth jobs);
 * the bound on backfill work: bf_max_job_test lowered (a pass that runs out of time tests fewer
   jobs), or bf_resolution 1 s instead of the site's grid;
@@ -79,7 +81,10 @@ def candidates(site: SlurmSite) -> list[Candidate]:
              Candidate(f"backfill every sched_interval ({interval} s)", "the scheduler's cycle",
                        {"sched_cycle": interval}),
              Candidate("a pass at every submission and end", "the scheduler's cycle", {"sched_cycle": 0}),
-             Candidate("main scheduler at each submission and end", "a pass per job end", {"main_at_events": True})]
+             Candidate("main scheduler at each submission and end", "a pass per job end", {"main_at_events": True}),
+             Candidate("Slurm's backfill thread timing", "the scheduler's cycle", {"backfill_agent": True}),
+             Candidate(f"Slurm's backfill thread, {interval} s apart", "the scheduler's cycle",
+                       {"backfill_agent": True, "sched_cycle": interval})]
     for smaller in sorted({max(bound // 2, 1), max(bound // 10, 1)} - {bound}, reverse=True):
         found.append(Candidate(f"bf_max_job_test {smaller}", "the bound on backfill work", {"backfill_bound": smaller}))
     if int(sched.get("bf_resolution", 60)) > 1:

@@ -251,3 +251,14 @@ def test_an_associations_max_jobs_and_max_submit(workload):
     assert starts(result) == {1: 0, 2: 100, 4: 2}
     assert reasons(result)[2] == "AssocMaxJobsLimit"
     assert result.rejected_jobs["reason"].tolist() == ["AssocMaxSubmitJobLimit"]
+
+
+def test_the_backfill_threads_timing(workload):
+    # bf_interval=5. On the grid from the first submission: B (submitted at 2) starts at 5, C (13)
+    # at 15, E (20, when A ends) at 20. As Slurm's backfill thread: a pass at least 5 s after the
+    # previous one, then at once when something changed (C at 13), but not in the second a job
+    # ended (A ends at 20: E at 21)
+    rows = [(0, 20, 20, 1), (2, 10, 10, 1), (13, 10, 10, 1), (20, 10, 10, 1)]
+    assert starts(run(workload, rows, site("bf_interval=5"), sched_interval=0)) == {1: 0, 2: 5, 3: 15, 4: 20}
+    assert starts(run(workload, rows, site("bf_interval=5"), sched_interval=0, backfill_agent=True)) == \
+        {1: 0, 2: 5, 3: 13, 4: 21}
