@@ -285,7 +285,7 @@ def sweep_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM
     if not comparison.sweep_baselines:
         return trend
     return column(trend, note(unswept_note(comparison.sweep_parameter, list(comparison.sweep_baselines),
-                                           derived=list(comparison.sweep_derived))))
+                                           derived=list(comparison.sweep_derived))), sizing_mode="stretch_width")
 
 
 def unswept_note(parameter: str, labels: list[str], *, derived: Sequence[str] = ()) -> str:
