@@ -1,6 +1,7 @@
 """A reproduce-a-paper experiment's result page in Chromium at 1400 and 1024 px: the paper's claims beside
-our runs (a verdict for each), the sweep plot with EASY and conservative per share, and no category label
-of any plot (policy names, users, swept values, bins) overlapping another text.
+our runs (a verdict for each), the sweep plot with EASY and conservative per share, no plot squeezed by the
+layout around it, and no category label of any plot (policy names, users, swept values, bins) overlapping
+another text.
 
 Bokeh draws on canvases, so the texts are caught where they are drawn: every fillText is recorded with the
 canvas's transform (translation and rotation) and the text's measured box, from one fresh paint of every
@@ -97,6 +98,19 @@ OVERLAPS = """async () => {
 }"""
 
 
+#: Every plot's drawn width (its canvas), with its title: none may be squeezed by the layout around it.
+PLOT_WIDTHS = """() => {
+    const found = [];
+    const visit = (view) => {
+        if (typeof view.request_paint === 'function' && view.frame != null)
+            found.push([view.model.title ? view.model.title.text : '', view.canvas_view.primary.canvas.getBoundingClientRect().width]);
+        for (const child of (view.child_views || [])) visit(child);
+    };
+    for (const root of Bokeh.index) visit(root);
+    return found;
+}"""
+
+
 @pytest.fixture
 def dbf_preset(alice, media_root):  # noqa: ANN001, ANN201
     """The DBF preset's experiment (EASY and conservative once, DBF at four shares), run here."""
@@ -130,6 +144,9 @@ def test_the_paper_beside_our_runs_and_no_text_over_another(browser, live_server
             legend = page.evaluate("() => Bokeh.documents.flatMap(d => [...d.all_models]).filter(m => "
                                    "m.constructor.__name__ === 'LegendItem').map(m => m.label && m.label.value)")
             assert "easy (run once, per deadline_fraction)" in legend
+            widths = page.evaluate(PLOT_WIDTHS)
+            squeezed = [(title, w) for title, w in widths if w < 300]
+            assert len(widths) > 20 and squeezed == [], f"{width} px: plots squeezed: {squeezed}"
             check_width_and_errors(page, f"DBF preset at {width} px")
         finally:
             context.close()
