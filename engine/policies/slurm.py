@@ -44,6 +44,7 @@ from engine.policies.base import Param, PolicyError
 from engine.policies.ordering import WaitingQueue
 from engine.policies.registry import Component, Preset, register, register_algorithm, register_ordering
 from engine.policies.slurmlimits import SiteLimits
+from engine.sim.allocation import CountAllocator
 from engine.sim.profile import Profile, running_jobs_profile
 from engine.sim.simulator import Simulation
 
@@ -458,16 +459,22 @@ register_ordering(Component("slurm", slurm_priority, PARAMS,
 RESERVED_FOR_HIGHER = "Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority partitions"
 
 
-def resolved_profile(sim: Simulation, resolution: int) -> Profile:
+def resolved_profile(sim: Simulation, resolution: int, running: list[tuple[int, int]] | None = None) -> Profile:
     """The running jobs' profile with their expected ends rounded up to ``resolution`` seconds
-    (bf_resolution: the backfill scheduler's time grid); resolution <= 1: the exact profile."""
-    if resolution <= 1 or not sim.running_ends:
-        return running_jobs_profile(sim)
+    (bf_resolution: the backfill scheduler's time grid); resolution <= 1: the exact profile.
+    ``running``: these (expected end, job) instead of all of ``sim.running_ends``."""
+    if running is None:
+        if resolution <= 1 or not sim.running_ends:
+            return running_jobs_profile(sim)
+        running = sim.running_ends
     now = sim.now
     profile = Profile(sim.capacity, now)
-    ends = np.fromiter((end for end, _ in sim.running_ends), np.int64, len(sim.running_ends))
+    if not running:
+        return profile
+    resolution = max(resolution, 1)
+    ends = np.fromiter((end for end, _ in running), np.int64, len(running))
     ends = np.maximum(-(-ends // resolution) * resolution, now + 1)
-    sizes = np.fromiter((sim.size[job] for _, job in sim.running_ends), np.int64, len(sim.running_ends))
+    sizes = np.fromiter((sim.size[job] for _, job in running), np.int64, len(running))
     released = np.cumsum(sizes)
     last = np.append(ends[1:] != ends[:-1], True)
     free_now = sim.capacity - int(released[-1])
@@ -528,6 +535,9 @@ class SlurmBackfill(Algorithm):
         if bound is None and isinstance(site, SlurmSite):
             bound = int(site.conf.scheduler.get("bf_max_job_test", 500))
         self.bound: int = bound if bound is not None else 1 << 62
+        self.job_size = np.asarray(sim.size, dtype=np.int64)
+        #: a pool of processors counted: sim.free is what the availability profile has free now
+        self.pool = type(sim.allocator) is CountAllocator
         partitions = site.conf.partitions if isinstance(site, SlurmSite) else {}
         self.part_nodes = {name: frozenset(p.nodes) for name, p in partitions.items()}
         self.event = False
@@ -669,13 +679,25 @@ class SlurmBackfill(Algorithm):
         sim, queue = self.sim, self.queue
         now, size, estimate = sim.now, sim.size, sim.estimate
         resolution = max(self.resolution, 1)
-        profile = resolved_profile(sim, resolution)
+        order = self._order()
+        # A job starts only with its processors free now, and a pass only takes processors: once
+        # fewer are free now than the smallest job left asks for, no later job starts, and the
+        # reservations (which only serve to decide later starts; Slurm forgets them) are not made.
+        smallest = np.minimum.accumulate(self.job_size[order][::-1])[::-1].tolist() if order else []
+        # On a pool of processors counted, sim.free is the profile's free now, and until the first
+        # job that does not start the profile never decreases (running jobs only end; the jobs
+        # started take [now, now + d)): a job that fits now fits for its whole time, and starts.
+        # The profile is built only then: from the running jobs as the pass began, with the
+        # reservations of the jobs it started since.
+        profile = None if self.pool else resolved_profile(sim, resolution)
+        began = list(sim.running_ends) if self.pool else []
+        taken: list[tuple[int, int]] = []        # (duration, size) of the jobs started before the profile was built
         horizon = now + self.window if self.window > 0 else None
         per_user: dict[int, int] = {}
         parts: set[str] = set()
         nodes: set[str] = set()
         tested = 0
-        for job in self._order():
+        for i, job in enumerate(order):
             limit = queue.held(job) if isinstance(queue, SlurmPriorityQueue) else ""
             if limit:
                 self._reason(job, limit)
@@ -689,6 +711,18 @@ class SlurmBackfill(Algorithm):
                 per_user[user] = per_user.get(user, 0) + 1
             tested += 1
             duration = -(-max(int(estimate[job]), 1) // resolution) * resolution
+            if (sim.free if profile is None else profile.free[0]) < smallest[i]:
+                self._reason(job, self._blocked(job, parts, nodes) or "Resources")
+                self._block(job, parts, nodes)
+                continue
+            if profile is None:
+                if size[job] <= sim.free:
+                    self.start(job)
+                    taken.append((duration, int(size[job])))
+                    continue
+                profile = resolved_profile(sim, resolution, began)
+                for d, n in taken:
+                    profile.reserve(now, now + d, n)
             at = profile.earliest_start(now, duration, int(size[job]))
             if at is not None and at == now and sim.fits(job):
                 self.start(job)
