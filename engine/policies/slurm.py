@@ -803,13 +803,13 @@ AGENT = Param("backfill_agent", "bool", False, "time backfill passes as Slurm's 
               "bf_interval after the previous pass, then as soon as something changed and no job ended that "
               "second (off: every bf_interval from the first submission)", label="backfill thread timing")
 SLURM_PARAMS = (BACKFILL_BOUND, SCHED_CYCLE, MAIN_AT_EVENTS, WHOLE_NODES, AGENT,
-                _site_param("sched_interval", "sched_interval", "seconds between main scheduler passes over the "
+                _site_param("sched_interval", "main scheduler interval", "seconds between main scheduler passes over the "
                             "whole queue (0 = none)", "s"),
-                _site_param("default_queue_depth", "default_queue_depth", "jobs the main scheduler tests at a "
+                _site_param("default_queue_depth", "main scheduler depth at events", "jobs the main scheduler tests at a "
                             "submission or end", "jobs"),
-                _site_param("bf_resolution", "bf_resolution", "seconds of the backfill scheduler's time grid", "s"),
-                _site_param("bf_window", "bf_window", "minutes ahead the backfill scheduler reserves", "min"),
-                _site_param("bf_max_job_user", "bf_max_job_user", "jobs per user one backfill pass tests (0 = any)",
+                _site_param("bf_resolution", "backfill resolution", "seconds of the backfill scheduler's time grid", "s"),
+                _site_param("bf_window", "backfill window", "minutes ahead the backfill scheduler reserves", "min"),
+                _site_param("bf_max_job_user", "backfill jobs per user", "jobs per user one backfill pass tests (0 = any)",
                             "jobs"))
 register_algorithm(Component("slurm-backfill", SlurmBackfill, SLURM_PARAMS,
                              "Slurm's main and backfill schedulers as SchedulerParameters set them"))
