@@ -25,12 +25,13 @@ def upload(page, base: str) -> None:  # noqa: ANN001
     page.wait_for_selector('#trace-status[data-status="ready"]', timeout=RESULTS)
 
 
-def wait_for_results(page, figures: bool = True) -> None:  # noqa: ANN001
-    """The page reloads itself when its last run ends; then the tables and figures are there."""
+def wait_for_results(page, figures: bool = True, documents: int = 1) -> None:  # noqa: ANN001
+    """The page reloads itself when its last run ends; then the tables and figures are there (``documents``
+    Bokeh documents: a sweep's page draws its figure across the values besides the chosen value's)."""
     page.wait_for_selector("#submission", timeout=RESULTS)
     if figures:
-        page.wait_for_function("() => window.Bokeh && Bokeh.documents.length === 1 && Bokeh.documents[0].is_idle",
-                               timeout=RESULTS)
+        page.wait_for_function(f"() => window.Bokeh && Bokeh.documents.length === {documents} "
+                               "&& Bokeh.documents.every(d => d.is_idle)", timeout=RESULTS)
 
 
 @pytest.mark.skipif(not OPENPBS.exists(), reason=f"{OPENPBS} is not here")
@@ -141,12 +142,10 @@ def test_an_admin_reads_every_swept_value_at_once_and_compares_with_another_prev
     # workq's per-user cores down to 2 (inferred 4): jobs asking 4 could never start there, others are held
     row = page.locator('#proposal-rows tr[data-queue="workq"]')
     row.locator("input[name$=_user_max_cores]").fill("2")
+    row.locator("input[name$=_user_max_cores]").press("Tab")        # as a person leaves the field: change
     page.wait_for_function("() => document.getElementById('proposal-diff').innerText.includes('workq')")
     page.click("#proposal-form button[value=run]")
-    wait_for_results(page)
-    # two figures drawn: the mean waits across the values, and the chosen value's
-    page.wait_for_function("() => window.Bokeh && Bokeh.documents.length === 2 && Bokeh.documents.every(d => d.is_idle)",
-                           timeout=RESULTS)
+    wait_for_results(page, documents=2)      # two figures drawn: the mean waits across the values, the chosen value's
     for value in ("1", "inf"):
         cells = sweep_cells(page, value)
         left_out = [int(c.replace(",", "")) for c in cells[1:3]]
