@@ -8,30 +8,31 @@ is shared): read CPU first.
 * ``hpc2n``: HPC2N-2002 (202,871 jobs). A formula over job data only (SAF, F1: a key per job, the
   compiled loop of the built-in orderings) within 1.5x the built-in EASY; formulas re-evaluated
   at every scheduling pass (WFP3, UNICEF) within 10 s.
-* ``grid`` (``--only grid``; long): WFP3 on the synthetic NGI_CZ grid (``--jobs`` 500,000 at
-  load 1.0, 47 clusters, the 2014 queues, ``backfill_bound`` ``--bound``) within 3x mrfs-easy
-  with the same bound.
+* ``grid`` (``--only grid``; long): WFP3 and UNICEF (``--formulas``) on the synthetic NGI_CZ grid
+  (``--jobs`` 500,000 at load 1.0, 47 clusters, the 2014 queues, ``backfill_bound`` ``--bound``)
+  within 3x mrfs-easy with the same bound.
 
     .venv/bin/python benchmarks/formula_speed.py [--only hpc2n grid] [--jobs 500000] [--bound 100]
+        [--formulas wfp3 unicef]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from scale import ROOT, SWF, command, grid_flags, grid_trace, line, run_child, warm_grid_kernels  # noqa: E402
+from scale import (ROOT, SWF, command, grid_flags, grid_trace, line, run_child, run_sections,  # noqa: E402
+                   warm_grid_kernels)
 
 HPC2N = SWF / "HPC2N-2002-2.2-cln.swf.gz"
-WFP3 = {"formula": "(wait / requested) ** 3 * procs", "first": "largest"}
+#: the formulas re-evaluated at every pass, as the presets wfp3-easy and unicef-easy say them
+GRID_FORMULAS = {"wfp3": {"formula": "(wait / requested) ** 3 * procs", "first": "largest"},
+                 "unicef": {"formula": "wait / (log2(procs) * requested)", "first": "largest"}}
 STATIC_OVER_EASY = 1.5
 DYNAMIC_SECONDS = 10.0
 GRID_OVER_MRFS = 3.0
@@ -63,11 +64,12 @@ def grid(options: argparse.Namespace, work: Path) -> None:
     trace = grid_trace(options.jobs, 1.0, work)
     mrfs = run_child(command(trace, "mrfs-easy", work / "mrfs.csv", grid_flags(options.bound)), options.timeout)
     line("mrfs-easy", mrfs)
-    policy = formula(WFP3, backfill_bound=options.bound)
-    r = run_child(command(trace, policy, work / "wfp3.csv", grid_flags(None)), options.timeout)
-    ratio = r["cpu_s"] / mrfs["cpu_s"] if mrfs["cpu_s"] and r["finished"] else float("inf")
-    line("WFP3 formula, EASY", r, extra=f"  {ratio:.2f}x mrfs-easy, target {GRID_OVER_MRFS:g}x: "
-                                        f"{'met' if ratio <= GRID_OVER_MRFS else 'MISSED'}")
+    for name in options.formulas:
+        policy = formula(GRID_FORMULAS[name], backfill_bound=options.bound)
+        r = run_child(command(trace, policy, work / f"{name}.csv", grid_flags(None)), options.timeout)
+        ratio = r["cpu_s"] / mrfs["cpu_s"] if mrfs["cpu_s"] and r["finished"] else float("inf")
+        line(f"{name.upper()} formula, EASY", r, extra=f"  {ratio:.2f}x mrfs-easy, target {GRID_OVER_MRFS:g}x: "
+                                                       f"{'met' if ratio <= GRID_OVER_MRFS else 'MISSED'}")
 
 
 def main() -> None:
@@ -75,17 +77,11 @@ def main() -> None:
     parser.add_argument("--only", nargs="+", default=["hpc2n"], choices=["hpc2n", "grid"])
     parser.add_argument("--jobs", type=int, default=500_000)
     parser.add_argument("--bound", type=int, default=100)
+    parser.add_argument("--formulas", nargs="+", default=list(GRID_FORMULAS), choices=list(GRID_FORMULAS),
+                        help="the formulas run on the grid")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds before a child is stopped")
     parser.add_argument("--work", help="folder for traces and schedules (default: a temporary one)")
-    options = parser.parse_args()
-    print(f"{time.strftime('%Y-%m-%d %H:%M')}  load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} "
-          f"on {os.cpu_count()} CPUs; commit {git_commit()}")
-    with tempfile.TemporaryDirectory(prefix="schedlab-formula-") as scratch:
-        work = Path(options.work or scratch)
-        work.mkdir(parents=True, exist_ok=True)
-        for section in ("hpc2n", "grid"):
-            if section in options.only:
-                globals()[section](options, work)
+    run_sections(parser.parse_args(), {"hpc2n": hpc2n, "grid": grid}, f"commit {git_commit()}")
 
 
 def git_commit() -> str:

@@ -38,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -328,14 +329,23 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds before a child is stopped")
     parser.add_argument("--work", help="folder for traces and schedules (default: a temporary one)")
     options = parser.parse_args()
+    run_sections(options, {"homogeneous": homogeneous, "wagap": wagap, "grid": grid, "growth": growth},
+                 "targets are CPU seconds of one child (one core)")
+
+
+def run_sections(options: argparse.Namespace, sections: dict[str, Callable[[argparse.Namespace, Path], None]],
+                 note: str) -> None:
+    """A benchmark script's run: a line with the time, the load average, the CPUs and ``note``, then
+    each section named in ``options.only``, in the order of ``sections``, in one work folder
+    (``options.work``, or a temporary one)."""
     print(f"{time.strftime('%Y-%m-%d %H:%M')}  load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} "
-          f"on {os.cpu_count()} CPUs; targets are CPU seconds of one child (one core)")
-    with tempfile.TemporaryDirectory(prefix="schedlab-scale-") as scratch:
+          f"on {os.cpu_count()} CPUs; {note}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="schedlab-bench-") as scratch:
         work = Path(options.work or scratch)
         work.mkdir(parents=True, exist_ok=True)
-        for section in ("homogeneous", "wagap", "grid", "growth"):
-            if section in options.only:
-                globals()[section](options, work)
+        for name, section in sections.items():
+            if name in options.only:
+                section(options, work)
 
 
 if __name__ == "__main__":

@@ -9,18 +9,19 @@ Slurm (the names squeue shows in its REASON column):
 * ``PartitionTimeLimit``: the job's time limit is above its partition's MaxTime;
 * ``QOSMaxWallDurationPerJobLimit``: above its QOS's MaxWall;
 * ``QOSMaxJobsPerUserLimit``: its user already runs MaxJobsPU jobs of its QOS;
-* ``Resources``: fewer CPUs are free than it asks for;
-* ``Priority``: there was room and it did not start (jobs before it in priority order, a
-  backfill reservation, or the scheduler's next cycle).
+* ``Resources``: it is the first waiting job of its partition (by submission: the schedule knows
+  no priorities) not held by a limit, and fewer CPUs are free than it asks for (Slurm shows
+  ``Resources`` only for the job at the top of its partition);
+* ``Priority``: any other (jobs before it in priority order, a backfill reservation, or the
+  scheduler's next cycle).
 
-PBS (the scheduler's job comments): ``queue/server max_run limit`` (a ``max_run`` of its queue or
-of the server, per user or overall, is reached), ``Insufficient amount of resource: ncpus``,
-``Waiting for its turn`` (room, and other jobs or a top job's reservation came first).
+PBS (the scheduler's job comments): ``max_run limit`` (a ``max_run`` of its queue or of the
+server, per user or overall, is reached), ``Insufficient amount of resource: ncpus``, ``Waiting
+for its turn`` (room, and other jobs or a top job's reservation came first).
 
-Slurm shows ``Resources`` only for the job at the top of its partition and ``Priority`` for those
-below it; here ``Resources`` is every job that could not fit at that moment (as engine.sim.pending
-counts it), so the two split the same hours differently from squeue. Each job's time is counted
-under one reason at a time; :func:`held_by_reason` sums jobs and hours per reason.
+Each job's time is counted under one reason at a time; :func:`held_by_reason` sums jobs and hours
+per reason. On the real Slurm's run of tests/data/slurm_replay, this estimate from the recorded
+schedule is held against the reasons squeue showed every 20 s (tests/engine/platform/test_sitefiles.py).
 
 A run of the ``slurm`` policy knows its jobs' reasons itself (engine.policies.slurm: the run summary's
 ``slurm_pending`` and ``slurm_refused``); :func:`policy_pending` reads them, and this estimate is for
@@ -105,13 +106,19 @@ def pending_reasons(schedule: pd.DataFrame, jobs: pd.DataFrame, site: SlurmSite 
                 waiting.add(j)
         span = times[k + 1] - t
         free = capacity - used
-        for j in waiting:
+        topped: set[str] = set()           # partitions whose top job is already counted under Resources
+        for j in sorted(waiting, key=lambda j: (submit[j], j)) if slurm else waiting:
             if slurm:
                 reason = fixed[j]
                 if not reason:
                     limit = user_limit.get(group[j])
-                    reason = QOS_JOBS if limit is not None and running_users[(users[j], group[j])] >= limit else \
-                        RESOURCES if procs[j] > free else PRIORITY
+                    if limit is not None and running_users[(users[j], group[j])] >= limit:
+                        reason = QOS_JOBS
+                    elif procs[j] > free and queues[j] not in topped:
+                        reason = RESOURCES
+                        topped.add(queues[j])
+                    else:
+                        reason = PRIORITY
             else:
                 reason = PBS_LIMIT if server is not None and _pbs_limited(server, j, queues, users, running) else \
                     PBS_RESOURCES if procs[j] > free else PBS_TURN

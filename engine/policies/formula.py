@@ -18,15 +18,16 @@ stops on such a value.
 job: the queue is a plain :class:`~engine.policies.ordering.WaitingQueue` with a rank per job, the
 same fast indexed queue (and compiled loops) as ``sjf``. A formula with ``wait``, ``now``, ``free``,
 ``usage`` or ``fairshare`` is evaluated once per scheduling pass, vectorised over the waiting jobs
-(:class:`FormulaQueue`); its parts that use job data only are computed once for every job beforehand.
-Its variables are read when the pass begins (``free`` does not change as the pass starts jobs).
+(:class:`FormulaKey`, the key of a :class:`~engine.policies.ordering.ReorderedQueue`, which sorts
+only as far as the pass walks); its parts that use job data only are computed once for every job
+beforehand. Its variables are read when the pass begins (``free`` does not change as the pass starts jobs).
 """
 
 from __future__ import annotations
 
 import ast
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +35,7 @@ import numpy as np
 
 from engine.policies.base import Param, PolicyError
 from engine.policies.fairshare import DECAY_FACTOR, DECAY_HOURS, FairShareAccount, usage_account
-from engine.policies.ordering import WaitingQueue
+from engine.policies.ordering import ReorderedQueue, WaitingQueue
 from engine.policies.priority import queue_priorities
 from engine.policies.registry import Component, Preset, register, register_ordering
 from engine.sim.simulator import Simulation
@@ -380,152 +381,74 @@ class UserUsage:
         return np.exp2(-(usage / total) / self.share)
 
 
-class FormulaQueue(WaitingQueue):
-    """Waiting jobs ordered by a formula whose values change while they wait, evaluated once per
-    scheduling pass over all waiting jobs at once (numpy); ties by arrival, NaN last.
+class FormulaKey:
+    """A formula whose values change while jobs wait, as the vectorised key of a
+    :class:`~engine.policies.ordering.ReorderedQueue`: evaluated once per scheduling pass over all
+    waiting jobs at once (numpy), largest-first values negated (smaller first, NaN last, ties by arrival).
 
-    A pass is one instant's decision: the order is computed when the pass first asks for it and
-    kept while the pass starts jobs (they leave it); a new instant, a job end or an arrival makes
-    the next request compute it again."""
+    Its parts over job data only are computed beforehand for every job (:func:`precompute`) and kept
+    by the queue in its slot order with the submit times and users the formula reads, so a pass
+    evaluates over the queue's own arrays: no column is gathered."""
 
     def __init__(self, sim: Simulation, formula: Formula, largest: bool, params: Mapping[str, Any]) -> None:
-        super().__init__(sim, lambda j: (j,))
-        self.largest = largest
-        columns = JobColumns(sim)
-        self.tree = precompute(formula.tree, columns)
+        self.sim, self.largest = sim, largest
+        self.tree = precompute(formula.tree, JobColumns(sim))
+        self.names = formula.names
         self.usage = UserUsage(sim, params) if formula.names & {"usage", "fairshare"} else None
-        self.submit = np.asarray(sim.submit, dtype=np.float64)
-        n = sim.n
-        self.members = np.empty(max(n, 1), dtype=np.int64)     # waiting jobs, unordered (swap-removed)
-        self.slot = [0] * n
-        self.count = 0
-        self.present = bytearray(n)
-        self.adds = 0
-        self._stamp: tuple[int, int, int] | None = None
-        self._ordered = np.empty(0, dtype=np.int64)
-        self._order: list[int] | None = None
-        self._first = 0
-        #: the order as groups in arrays, for the compiled node-level walk (see :meth:`link`)
-        self.links: OrderLinks | None = None
 
-    def __len__(self) -> int:
-        return self.count
+    def bind(self, queue: ReorderedQueue) -> None:
+        slots: dict[int, np.ndarray] = {}
 
-    def add(self, job: int) -> None:
-        self.members[self.count] = job
-        self.slot[job] = self.count
-        self.count += 1
-        self.present[job] = 1
-        self.adds += 1
+        def by_slot(column: np.ndarray) -> np.ndarray:
+            if id(column) not in slots:
+                slots[id(column)] = queue.slotted(column)
+            return slots[id(column)]
 
-    def remove(self, job: int) -> None:
-        at, last = self.slot[job], int(self.members[self.count - 1])
-        self.members[at] = last
-        self.slot[last] = at
-        self.count -= 1
-        self.present[job] = 0
+        def slotted(tree: Tree) -> Tree:
+            kind = tree[0]
+            if kind == "pre":
+                return ("pre", by_slot(tree[1])) if isinstance(tree[1], np.ndarray) else tree
+            if kind in ("num", "var"):
+                return tree
+            if kind == "neg":
+                return ("neg", slotted(tree[1]))
+            if kind == "op":
+                return ("op", tree[1], slotted(tree[2]), slotted(tree[3]))
+            return ("call", tree[1], tuple(slotted(arg) for arg in tree[2]))
 
-    def ordered(self) -> np.ndarray:
-        """The waiting jobs in this pass's order (computed at the pass's first request)."""
-        sim = self.sim
-        stamp = (sim.now, sim.finished, self.adds)
-        if stamp != self._stamp:
-            self._stamp = stamp
-            jobs = self.members[:self.count].copy()
-            self._ordered = order_of(jobs, evaluate_for(self, jobs), self.largest)
-            self._order = None
-            self._first = 0
-        return self._ordered
+        self.tree = slotted(self.tree)
+        self.submit = by_slot(np.asarray(self.sim.submit, dtype=np.float64)) if "wait" in self.names else None
+        self.user = by_slot(self.usage.code) if self.usage is not None else None
 
-    def _current(self) -> list[int]:
-        ordered = self.ordered()
-        if self._order is None:
-            self._order = ordered.tolist()
-        return self._order
+    def __call__(self, queue: ReorderedQueue) -> np.ndarray:
+        count, sim = queue.count, self.sim
+        usage_now = factor = users = None
+        if self.usage is not None and self.user is not None:
+            usage_now = self.usage.usage()
+            factor = self.usage.factor(usage_now)
+            users = self.user[:count]
 
-    def link(self) -> OrderLinks:
-        """Keep the order also as :class:`OrderLinks` (the compiled node-level EASY pass reads them)."""
-        if self.links is None:
-            self.links = OrderLinks(self.sim.n)
-        return self.links
+        def value_of(name: str) -> Any:
+            if name == "wait":
+                return sim.now - self.submit[:count]    # type: ignore[index]
+            if name == "now":
+                return float(sim.now)
+            if name == "free":
+                return float(sim.free)
+            if name == "usage":
+                return usage_now[users]     # type: ignore[index]
+            if name == "fairshare":
+                return factor[users]        # type: ignore[index]
+            raise KeyError(name)
 
-    def ready_links(self) -> None:
-        """Bring :attr:`links` to the order of this pass."""
-        if self.links is not None:
-            self.links.fill(self.ordered())
+        def take(value: Column) -> Column:
+            return value[:count] if isinstance(value, np.ndarray) else value
 
-    def jobs(self) -> list[int]:
-        present = self.present
-        return [j for j in self._current() if present[j]]
-
-    def iter_jobs(self) -> Iterator[int]:
-        present = self.present
-        return (j for j in self._current() if present[j])
-
-    def head(self) -> int:
-        """The first waiting job in the pass's order. On a machine with no free processor nothing
-        can start (every job needs one) and the algorithms that ask (``none``, ``easy``) stop at a
-        head that does not fit: the order is not computed then and the head is any waiting job."""
-        if self.sim.free <= 0 and self._stamp != (self.sim.now, self.sim.finished, self.adds):
-            return int(self.members[0])
-        order, present = self._current(), self.present
-        first = self._first
-        while not present[order[first]]:
-            first += 1
-        self._first = first
-        return order[first]
-
-    def position(self, job: int) -> int:
-        return self.jobs().index(job)
-
-
-class OrderLinks:
-    """A formula queue's order in the arrays the compiled node-level walk reads of fair-share groups
-    (engine.policies.fairshare.GroupLinks, engine.policies.nodewalk.walk): each waiting job is a group
-    of its own, group i the i-th job of the order (``first[i]``), rows (0, i, i) all distinct, so the
-    walk takes them in that order; no job follows another in a group (``nxt`` is -1)."""
-
-    def __init__(self, jobs: int) -> None:
-        room = max(jobs, 1)
-        self.rows = np.zeros((room + 1, 3), dtype=np.float64)
-        self.rows[:, 1] = self.rows[:, 2] = np.arange(room + 1, dtype=np.float64)
-        self.nxt = np.full(room, -1, dtype=np.int64)
-        self.first = np.full(room, -1, dtype=np.int64)
-        self.size = 0
-
-    def fill(self, ordered: np.ndarray) -> None:
-        self.first[:len(ordered)] = ordered
-        self.size = len(ordered)
-
-
-def evaluate_for(queue: FormulaQueue, jobs: np.ndarray) -> np.ndarray:
-    """The queue's formula now for ``jobs`` (job numbers): its parts computed beforehand taken at the jobs."""
-    sim = queue.sim
-    usage_now = factor = users = None
-    if queue.usage is not None:
-        usage_now = queue.usage.usage()
-        factor = queue.usage.factor(usage_now)
-        users = queue.usage.code[jobs]
-
-    def value_of(name: str) -> Any:
-        if name == "wait":
-            return sim.now - queue.submit[jobs]
-        if name == "now":
-            return float(sim.now)
-        if name == "free":
-            return float(sim.free)
-        if name == "usage":
-            return usage_now[users]     # type: ignore[index]
-        if name == "fairshare":
-            return factor[users]        # type: ignore[index]
-        raise KeyError(name)
-
-    def take(value: Column) -> Column:
-        return value[jobs] if isinstance(value, np.ndarray) else value
-
-    with np.errstate(all="ignore"):
-        values = np.asarray(_evaluate(queue.tree, value_of, take), dtype=np.float64)
-    return np.full(len(jobs), float(values)) if values.ndim == 0 else values
+        with np.errstate(all="ignore"):
+            values = np.asarray(_evaluate(self.tree, value_of, take), dtype=np.float64)
+            if values.ndim == 0:
+                values = np.full(count, float(values))
+            return np.negative(values) if self.largest else values
 
 
 # --------------------------------------------------------------------------- the ordering and its presets
@@ -542,11 +465,11 @@ PARAMS = (FORMULA, FIRST, USAGE_DECAY_HOURS, USAGE_DECAY_FACTOR)
 
 def formula_order(sim: Simulation, params: dict) -> WaitingQueue:
     """The formula's queue: a rank per job (computed once) when it uses job data only, else a
-    :class:`FormulaQueue` evaluated at each pass."""
+    :class:`~engine.policies.ordering.ReorderedQueue` whose :class:`FormulaKey` is evaluated at each pass."""
     formula = parse(params.get("formula", FORMULA.default))
     largest = params.get("first", FIRST.default) == "largest"
     if formula.dynamic:
-        return FormulaQueue(sim, formula, largest, params)
+        return ReorderedQueue(sim, key=FormulaKey(sim, formula, largest, params))
     rank = ranks_of(formula.evaluate(JobColumns(sim), sim.n), largest)
     place = rank.tolist()
     return WaitingQueue(sim, lambda j: (place[j], j), rank)

@@ -39,8 +39,7 @@ from engine.policies.algorithm import Algorithm
 from engine.policies import nodewalk
 from engine.policies.backfill import BACKFILL_BOUND, bounded
 from engine.policies.fairshare import FairShareQueue
-from engine.policies.formula import FormulaQueue
-from engine.policies.ordering import WaitingQueue
+from engine.policies.ordering import ReorderedQueue, WaitingQueue
 from engine.policies.registry import Component, register_algorithm
 from engine.policies.nodecons import compress_pass
 from engine.sim.profile import FOREVER
@@ -54,8 +53,10 @@ if TYPE_CHECKING:
 
 
 #: queues the compiled pass can walk: they keep their order as groups of jobs in arrays (``link()``,
-#: ``ready_links()``): the fair-share groups, or a formula's order (each job its own group)
-WALKED_QUEUES = (FairShareQueue, FormulaQueue)
+#: ``ready_links()``): the fair-share groups, or a state-dependent order such as a formula's (each job
+#: its own group; it gives the first jobs of the order, and more, ``extend_links()``, when the walk
+#: goes past them)
+WALKED_QUEUES = (FairShareQueue, ReorderedQueue)
 
 
 def node_allocator(sim: Simulation) -> NodeAllocator:
@@ -150,8 +151,9 @@ class NodeEasy(Algorithm):
             if reused is not None and self.watch is not None:
                 self.watch.blocked(reused[0], sim.now, reused[1])
             if code == nodewalk.DONE:
-                return
-            if code == nodewalk.NEED_RESERVATION:
+                if not walker.ran_out() or not walker.extend():
+                    return
+            elif code == nodewalk.NEED_RESERVATION:
                 job = walker.head_job()
                 reservation = allocator.head_reservation(job)   # None: it can never start
                 if reservation is not None:
@@ -234,6 +236,8 @@ class NodeWalker:
     def __init__(self, sim: Simulation, queue: Any, allocator: NodeAllocator, bound: int | None) -> None:
         self.allocator = allocator
         self.links = queue.link()
+        #: a queue that puts its order in the links a part at a time gives more through this
+        self.extend_links: Callable[[], bool] | None = getattr(queue, "extend_links", None)
         self.mirror = allocator.enable_mirror()
         # the compiled walk, called directly at every pass (engine.jit.bind_direct; its arguments are arrays)
         bind_direct(self, "_walk", nodewalk.walk)
@@ -307,6 +311,23 @@ class NodeWalker:
         st[nodewalk.POS] = st[nodewalk.HSIZE] = st[nodewalk.HAS_RES] = st[nodewalk.TESTED] = 0
         st[nodewalk.AHEAD] = st[nodewalk.TOTAL] - st[nodewalk.DEAD]
         st[nodewalk.PASS] += 1
+
+    def ran_out(self) -> bool:
+        """Whether the last walk stopped at the end of the groups it was given, and only there (it
+        would have gone on; a queue that gave only the first jobs of its order gives more)."""
+        st = self.st
+        return bool(st[nodewalk.POS] >= st[nodewalk.GROUPS] and not st[nodewalk.HSIZE]
+                    and self.allocator.free > 0
+                    and not (st[nodewalk.HAS_RES] and st[nodewalk.TESTED] == st[nodewalk.BOUND])
+                    and not (st[nodewalk.COUNTING] and st[nodewalk.HAS_RES] and not st[nodewalk.AHEAD]))
+
+    def extend(self) -> bool:
+        """Ask the queue for more of its order (a reordered queue gives its first jobs, then more);
+        False if it has no more (the walk is over)."""
+        if self.extend_links is None or not self.extend_links():
+            return False
+        self.st[nodewalk.GROUPS] = self.links.size
+        return True
 
     def reserve(self, reservation: Reservation) -> None:
         """The walk goes on behind ``reservation`` (its nodes marked in the mirror, unless they are already)."""

@@ -11,11 +11,12 @@ import math
 from bisect import bisect_left, insort
 from collections.abc import Callable, Iterator, Sequence
 from functools import cmp_to_key
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
 import numpy as np
 
 from engine.policies.base import Param
+from engine.policies.passorder import first_k
 from engine.policies.registry import Component, register_ordering
 from engine.sim.simulator import Simulation, SimulationError
 
@@ -131,43 +132,219 @@ class SkipLimitedQueue(WaitingQueue):
                     insort(self.pinned, waiting)
 
 
-class ReorderedQueue(WaitingQueue):
-    """Waiting jobs put in order anew at each scheduling pass, by ``order(jobs in arrival order)``:
-    for an order that reads the simulation's state (waiting time, free processors, usage). The order
-    is made when the pass first asks for it and kept while the pass starts jobs (they leave it); a
-    new instant, a job end or an arrival makes the next request make it again (as the formula
-    orderings' queue, engine.policies.formula)."""
+class PassKey(Protocol):
+    """A vectorised key of a :class:`ReorderedQueue`: every waiting job's value at once, at each pass."""
 
-    def __init__(self, sim: Simulation, order: Callable[[list[int]], list[int]]) -> None:
+    def bind(self, queue: ReorderedQueue) -> None:
+        """Called once, before any job waits: ask the queue to keep the job columns the key reads
+        (:meth:`ReorderedQueue.slotted`)."""
+
+    def __call__(self, queue: ReorderedQueue) -> np.ndarray:
+        """The value of each waiting job, in the queue's slot order (``queue.members[:queue.count]``),
+        float64: smaller first, NaN last, ties by arrival."""
+
+
+#: how many jobs of a pass's order a keyed queue sorts first (it sorts more when the pass walks further)
+FIRST_SORTED = 128
+
+
+class ReorderedQueue(WaitingQueue):
+    """Waiting jobs put in order anew at each scheduling pass: for an order that reads the simulation's
+    state (waiting time, free processors, usage). The order is made when the pass first asks for it
+    and kept while the pass starts jobs (they leave it); a new instant, a job end or an arrival makes
+    the next request make it again.
+
+    The order is said in one of two ways: ``order(jobs in arrival order) -> jobs in order`` (any
+    Python: a plugin's key or comparison), or ``key``, a :class:`PassKey` giving every waiting job's
+    value at once with numpy (the priority formulas, engine.policies.formula): smaller first, NaN
+    last, ties by arrival. A keyed queue sorts only as far as the pass walks
+    (engine.policies.passorder.first_k: the first jobs of the order, more when the pass goes on) and
+    keeps the waiting jobs, and the job columns its key reads, in arrays by slot (a leaving job's
+    slot takes the last one's), so a pass copies no column.
+
+    The order can also be kept as :class:`OrderLinks` (``link()``, ``ready_links()``,
+    ``extend_links()``), the arrays the compiled node-level EASY pass walks (engine.policies.nodewalk)."""
+
+    def __init__(self, sim: Simulation, order: Callable[[list[int]], list[int]] | None = None,
+                 key: PassKey | None = None) -> None:
         super().__init__(sim, lambda j: (j,))
-        self.order = order
-        self._ordered: list[int] | None = None
-        self._at = (-1, -1)
+        if (order is None) == (key is None):
+            raise ValueError("a ReorderedQueue takes an order or a key")
+        self.order, self.pass_key = order, key
+        n = sim.n
+        #: the waiting jobs by slot (unordered; the first ``count``), each job's slot, whether it waits
+        self.members = np.empty(max(n, 1), dtype=np.int64)
+        self.slot = [0] * n
+        self.count = 0
+        self.present = bytearray(n)
+        self.adds = 0
+        #: (every job's value, the waiting jobs' values by slot) of each column the key reads
+        self.columns: list[tuple[np.ndarray, np.ndarray]] = []
+        self._stamp: tuple[int, int, int] | None = None
+        self._jobs = self._values = self._prefix = np.empty(0, dtype=np.int64)
+        self._list: list[int] = []
+        self._first = 0
+        #: how far the last passes' walks went in the order (where the next pass's sort starts)
+        self._reach = FIRST_SORTED
+        self.links: OrderLinks | None = None
+        if key is not None:
+            key.bind(self)
+
+    # -- the waiting jobs
+    def __len__(self) -> int:
+        return self.count
+
+    def slotted(self, column: np.ndarray) -> np.ndarray:
+        """Keep ``column`` (a value per job) also by slot, for the waiting jobs; the array by slot
+        (its first ``count`` entries are the waiting jobs', in the order of ``members``)."""
+        by_slot = np.empty(max(self.sim.n, 1), dtype=column.dtype)
+        self.columns.append((column, by_slot))
+        return by_slot
 
     def add(self, job: int) -> None:
-        super().add(job)
-        self._ordered = None
+        at = self.count
+        self.members[at] = job
+        self.slot[job] = at
+        for column, by_slot in self.columns:
+            by_slot[at] = column[job]
+        self.count = at + 1
+        self.present[job] = 1
+        self.adds += 1
 
     def remove(self, job: int) -> None:
-        super().remove(job)
-        if self._ordered is not None:
-            self._ordered.remove(job)
+        if not self.present[job]:
+            raise SimulationError(f"{self.sim.job_name(job)} is not in the waiting queue: an algorithm that "
+                                  "keeps its own list of waiting jobs starts them with sim.start(job)")
+        at, last = self.slot[job], self.count - 1
+        moved = int(self.members[last])
+        self.members[at] = moved
+        self.slot[moved] = at
+        for _, by_slot in self.columns:
+            by_slot[at] = by_slot[last]
+        self.count = last
+        self.present[job] = 0
 
-    def current(self) -> list[int]:
-        """The order now (the queue's own list: do not change it)."""
-        at = (self.sim.now, self.sim.finished)
-        if self._ordered is None or self._at != at:
-            self._ordered, self._at = list(self.order(super().jobs())), at
-        return self._ordered
+    # -- the order of this pass
+    def _pass(self) -> None:
+        """Begin a pass if this is a new one: the waiting jobs and their values now."""
+        sim = self.sim
+        stamp = (sim.now, sim.finished, self.adds)
+        if stamp == self._stamp:
+            return
+        self._stamp = stamp
+        self._jobs = self.members[:self.count].copy()
+        self._prefix = self._jobs[:0]
+        self._list = []
+        self._first = 0
+        if self.pass_key is not None:
+            self._values = np.asarray(self.pass_key(self), dtype=np.float64) if self.count else self._values[:0]
+            self._reach = max(FIRST_SORTED, self._reach // 2)
+
+    def prefix(self, k: int) -> np.ndarray:
+        """At least the first min(k, waiting at the pass's start) jobs of this pass's order (jobs the
+        pass started since are in it: see ``present``)."""
+        self._pass()
+        total = len(self._jobs)
+        if len(self._prefix) >= min(k, total):
+            return self._prefix
+        if self.order is not None:
+            self._prefix = np.asarray(self.order(sorted(self._jobs.tolist())), dtype=np.int64)
+        else:
+            k = min(max(k, 2 * len(self._prefix), self._reach), total)
+            out = np.empty(k, dtype=np.int64)
+            self._prefix = out[:first_k(self._values, self._jobs, k, out)]
+            self._reach = max(self._reach, len(self._prefix))
+        self._list = self._prefix.tolist()
+        return self._prefix
+
+    def ordered(self) -> np.ndarray:
+        """This pass's whole order (jobs the pass started since are in it)."""
+        return self.prefix(self.sim.n)
 
     def jobs(self) -> list[int]:
-        return list(self.current())
+        present = self.present
+        return [j for j in self.ordered().tolist() if present[j]]
+
+    def iter_jobs(self) -> Iterator[int]:
+        """The waiting jobs in this pass's order, sorted as far as the walk goes."""
+        self._pass()
+        return self._walk(self._stamp)
+
+    def _walk(self, stamp: tuple[int, int, int] | None) -> Iterator[int]:
+        present, i = self.present, 0
+        while True:
+            order = self._list
+            if i == len(order):
+                if stamp != self._stamp or len(order) == len(self._jobs):
+                    return
+                self.prefix(i + 1)
+                continue
+            job = order[i]
+            i += 1
+            if present[job]:
+                yield job
 
     def head(self) -> int:
-        return self.current()[0]
+        """The first waiting job in the pass's order. A keyed queue on a machine with no free
+        processor does not order (nothing can start: every job needs one, and the algorithms that
+        ask, ``none`` and ``easy``, stop at a head that does not fit): the head is then any waiting job."""
+        sim = self.sim
+        if self.pass_key is not None and sim.free <= 0 and self._stamp != (sim.now, sim.finished, self.adds):
+            return int(self.members[0])
+        self._pass()
+        present, first = self.present, self._first
+        while True:
+            order = self._list
+            while first < len(order) and not present[order[first]]:
+                first += 1
+            if first < len(order):
+                self._first = first
+                return order[first]
+            if len(order) == len(self._jobs):
+                raise IndexError("the head of an empty queue")
+            self.prefix(first + 1)
 
     def position(self, job: int) -> int:
-        return self.current().index(job)
+        return self.jobs().index(job)
+
+    # -- the order as arrays, for the compiled node-level walk
+    def link(self) -> OrderLinks:
+        """Keep the order also as :class:`OrderLinks` (the compiled node-level EASY pass reads them)."""
+        if self.links is None:
+            self.links = OrderLinks(self.sim.n)
+        return self.links
+
+    def ready_links(self) -> None:
+        """Bring :attr:`links` to the first jobs of this pass's order."""
+        if self.links is not None:
+            self.links.fill(self.prefix(self._reach))
+
+    def extend_links(self) -> bool:
+        """Put more of this pass's order in :attr:`links` (the walk went past its end); False if
+        it holds the whole order already."""
+        if self.links is None or len(self._prefix) == len(self._jobs):
+            return False
+        self.links.fill(self.prefix(2 * len(self._prefix)))
+        return True
+
+
+class OrderLinks:
+    """A reordered queue's order in the arrays the compiled node-level walk reads of fair-share groups
+    (engine.policies.fairshare.GroupLinks, engine.policies.nodewalk.walk): each waiting job is a group
+    of its own, group i the i-th job of the order (``first[i]``), rows (0, i, i) all distinct, so the
+    walk takes them in that order; no job follows another in a group (``nxt`` is -1)."""
+
+    def __init__(self, jobs: int) -> None:
+        room = max(jobs, 1)
+        self.rows = np.zeros((room + 1, 3), dtype=np.float64)
+        self.rows[:, 1] = self.rows[:, 2] = np.arange(room + 1, dtype=np.float64)
+        self.nxt = np.full(room, -1, dtype=np.int64)
+        self.first = np.full(room, -1, dtype=np.int64)
+        self.size = 0
+
+    def fill(self, ordered: np.ndarray) -> None:
+        self.first[:len(ordered)] = ordered
+        self.size = len(ordered)
 
 
 class Ordering:

@@ -273,8 +273,8 @@ def test_the_same_inputs_give_the_same_schedule():
 
 
 def test_static_formulas_keep_the_indexed_queue_and_dynamic_ones_are_evaluated_per_pass():
-    from engine.policies.formula import FormulaQueue
-    from engine.policies.ordering import WaitingQueue
+    from engine.policies.formula import FormulaKey
+    from engine.policies.ordering import ReorderedQueue, WaitingQueue
     from engine.policies.registry import build_scheduler
     from engine.sim.simulator import Simulation
 
@@ -283,7 +283,7 @@ def test_static_formulas_keep_the_indexed_queue_and_dynamic_ones_are_evaluated_p
     assert type(static) is WaitingQueue and static.rank.tolist() == [0, 1]
     assert build_scheduler(resolve("saf-easy"), sim).compiled_algorithm() is not None
     dynamic = build_scheduler(resolve("wfp3-easy"), Simulation(make_workload([(0, 10, 10, 1)]), 4)).queue
-    assert isinstance(dynamic, FormulaQueue)
+    assert type(dynamic) is ReorderedQueue and isinstance(dynamic.pass_key, FormulaKey)
 
 
 def test_usage_and_fairshare_follow_the_users_finished_work():
