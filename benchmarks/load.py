@@ -21,7 +21,8 @@ Setup, before the clock:
 
 Then each account is a thread with its own keep-alive connection for `--seconds` (at most 120). Once, at
 a random moment in the first half, it uploads a small SWF of its own (distinct content), follows its
-status and, once it is parsed, opens its characterization plots (built at that request: cold). The
+status and, once it is parsed, opens its characterization plots (the first request for them: the
+quick worker builds them after the parse, else this request does). The
 first `--new-comparisons` accounts (default 10) also open once, at a random moment, a comparison of a
 selection of the shared runs that is theirs alone (the page and its plots are built at these
 requests: cold). Otherwise it draws a request: a page (trace
@@ -68,7 +69,7 @@ from webapp.run import group_members  # noqa: E402
 MAX_SECONDS = 120
 POLICIES = ["fcfs", "easy", "conservative", "sjf", "firstfit", "sorted-easy"]
 P95_TARGET = 1.0  # seconds, over every request (issue 27)
-COLD = "cold: "  # kinds whose requests build what they answer
+COLD = "cold: "  # kinds whose requests are the first for what they answer (nobody viewed it before)
 
 
 class Browser:

@@ -5,7 +5,9 @@ records. Where they differ, the candidate explanations the data allows are each 
 of the site as configured, and the one that brings the replay closest is named:
 
 * the scheduler's cycle: passes every sched_interval instead of every bf_interval; a pass at every
-  submission and end;
+  submission and end; backfill timed as Slurm's backfill thread does (bf_interval after the
+  previous pass, then as soon as something changed, not in the second a job ended), at bf_interval
+  or sched_interval;
 * a pass per job end: Slurm's event-triggered main scheduler (over default_queue_depth jobs);
 * the bound on backfill work: bf_max_job_test lowered (a pass that runs out of time tests fewer
   jobs), or bf_resolution 1 s instead of the site's grid;
@@ -79,7 +81,10 @@ def candidates(site: SlurmSite) -> list[Candidate]:
              Candidate(f"backfill every sched_interval ({interval} s)", "the scheduler's cycle",
                        {"sched_cycle": interval}),
              Candidate("a pass at every submission and end", "the scheduler's cycle", {"sched_cycle": 0}),
-             Candidate("main scheduler at each submission and end", "a pass per job end", {"main_at_events": True})]
+             Candidate("main scheduler at each submission and end", "a pass per job end", {"main_at_events": True}),
+             Candidate("Slurm's backfill thread timing", "the scheduler's cycle", {"backfill_agent": True}),
+             Candidate(f"Slurm's backfill thread, {interval} s apart", "the scheduler's cycle",
+                       {"backfill_agent": True, "sched_cycle": interval})]
     for smaller in sorted({max(bound // 2, 1), max(bound // 10, 1)} - {bound}, reverse=True):
         found.append(Candidate(f"bf_max_job_test {smaller}", "the bound on backfill work", {"backfill_bound": smaller}))
     if int(sched.get("bf_resolution", 60)) > 1:
@@ -211,9 +216,28 @@ def _row(candidate: Candidate, figures: Mapping[str, Any]) -> dict[str, Any]:
     distance = abs(error) + (float(np.mean([abs(p["error"]) for p in per.values()])) if per else 0.0) + (1 - rank)
     meets = abs(error) <= MEAN_TARGET and all(abs(p["error"]) <= PARTITION_TARGET for p in per.values())
     return {"name": candidate.name, "explanation": candidate.explanation, "params": dict(candidate.params),
-            "without_limits": candidate.without_limits, "mean_wait": overall["simulated"]["mean_wait"],
+            "without_limits": candidate.without_limits, "inferred_limits": candidate.inferred_limits,
+            "mean_wait": overall["simulated"]["mean_wait"],
             "error": error, "rank_correlation": rank, "per_partition": per, "distance": distance,
             "meets_means": meets, "meets_all": meets and rank >= RANK_TARGET}
+
+
+def _averaged(candidate: Candidate, runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """A row of the mean figures of ``runs`` (the same candidate at several phases)."""
+    def part(recorded: float, simulated: float) -> dict[str, dict[str, float]]:
+        return {"recorded": {"mean_wait": recorded}, "simulated": {"mean_wait": simulated}}
+    first = runs[0]
+    recorded = first["mean_wait"] / (1 + first["error"]) if first["error"] != -1 else 0.0
+    figures = {"overall": {**part(recorded, float(np.mean([r["mean_wait"] for r in runs]))),
+                           "wait_rank_correlation": float(np.mean([r["rank_correlation"] for r in runs]))},
+               "per_queue": {name: part(p["recorded"], float(np.mean([r["per_partition"][name]["simulated"] for r in runs])))
+                             for name, p in first["per_partition"].items()}}
+    row = _row(candidate, figures)
+    row["reasons"] = {reason: float(np.mean([r["reasons"].get(reason, 0.0) for r in runs]))
+                      for reason in sorted({k for r in runs for k in r["reasons"]})}
+    row["mean_wait_low"] = min(r["mean_wait"] for r in runs)
+    row["mean_wait_high"] = max(r["mean_wait"] for r in runs)
+    return row
 
 
 def _error(simulated: float, recorded: float) -> float:
@@ -222,8 +246,10 @@ def _error(simulated: float, recorded: float) -> float:
 
 def calibrate(workload: Workload, site: SlurmSite, *, capacity: int | None = None,
               tried: list[Candidate] | None = None, sprio: str | Path | None = None,
-              squeue: str | Path | None = None) -> dict[str, Any]:
-    """Every candidate's replay against the recording (JSON-able; see the module docstring)."""
+              squeue: str | Path | None = None, phases: int = 1) -> dict[str, Any]:
+    """Every candidate's replay against the recording (JSON-able; see the module docstring).
+    ``phases`` > 1: each candidate's figures are the averages of its replays at that many phases of
+    the priority cycle (0, period/phases, ...), which the timers' noise does not decide."""
     capacity = int(capacity or site.conf.total_cpus or workload.metadata.get("procs") or 0)
     recorded = simulate(workload, capacity, "recorded").schedule
     tried = list(tried if tried is not None else candidates(site))
@@ -247,30 +273,48 @@ def calibrate(workload: Workload, site: SlurmSite, *, capacity: int | None = Non
         row["reasons"] = reason_shares(result.meta["summary"])
         return row
 
-    rows = [replay(candidate) for candidate in tried]
+    offsets = [k * period // max(phases, 1) for k in range(max(phases, 1))]
+
+    def over_phases(candidate: Candidate) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """The candidate at each phase of the priority cycle (once if it sets the phase), and the
+        row of their averages."""
+        if "priority_phase" in candidate.params or len(offsets) == 1:
+            row = replay(candidate)
+            return row, [row]
+        runs = [replay(replace(candidate, params={**candidate.params, "priority_phase": offset})) for offset in offsets]
+        return _averaged(candidate, runs), runs
+
+    rows, runs_of = [], {}
+    for candidate in tried:
+        row, runs = over_phases(candidate)
+        rows.append(row)
+        runs_of[candidate.name] = runs
     base = next((r for r in rows if r["name"] == "as configured"), rows[0])
-    phases = [base] + [replay(Candidate(f"priority phase {k * period // PHASES} s", "timers' phase",
-                                        {"priority_phase": k * period // PHASES})) for k in range(1, PHASES)]
+    phase_runs = runs_of[base["name"]]
+    if len(phase_runs) == 1:     # the timers' noise: the site as configured at PHASES phases anyway
+        phase_runs = phase_runs + [replay(Candidate(f"priority phase {k * period // PHASES} s", "timers' phase",
+                                                    {"priority_phase": k * period // PHASES})) for k in range(1, PHASES)]
+    phases_run = phase_runs
     best = min(rows, key=lambda r: r["distance"])
     plausible = [r for r in rows if r["meets_means"]] or [best]
     trust = {}
     for name, part in best["per_partition"].items():
         errors = [abs(r["per_partition"][name]["error"]) for r in plausible if name in r["per_partition"]]
         values = [r["per_partition"][name]["simulated"] for r in plausible if name in r["per_partition"]]
-        timed = [r["per_partition"][name]["simulated"] for r in phases if name in r["per_partition"]]
+        timed = [r["per_partition"][name]["simulated"] for r in phases_run if name in r["per_partition"]]
         noise = (max(timed) - min(timed)) / 2 / part["recorded"] if part["recorded"] else 0.0
         trust[name] = {"recorded": part["recorded"], "best": part["simulated"], "best_error": part["error"],
                        "models": len(errors), "low": min(values), "high": max(values), "model_bound": max(errors),
                        "phase_low": min(timed), "phase_high": max(timed), "phase_noise": noise,
                        "bound": max(max(errors), noise)}
-    means = [r["mean_wait"] for r in phases]
+    means = [r["mean_wait"] for r in phases_run]
     return {"capacity": capacity, "jobs": len(recorded), "recorded_mean_wait": float(recorded["wait"].mean()),
             "idle_with_waiting": idle_with_waiting(recorded), "candidates": rows, "best": best["name"],
-            "sprio_phase": phase, "phases": phases,
+            "averaged_over_phases": len(offsets), "sprio_phase": phase, "phases": phases_run,
             "squeue_reasons": squeue_reasons(squeue) if squeue is not None else None,
             "phase_mean_wait": {"low": min(means), "high": max(means), "mean": float(np.mean(means)),
-                                "rank_low": min(r["rank_correlation"] for r in phases),
-                                "rank_high": max(r["rank_correlation"] for r in phases)},
+                                "rank_low": min(r["rank_correlation"] for r in phases_run),
+                                "rank_high": max(r["rank_correlation"] for r in phases_run)},
             "trust": trust}
 
 
@@ -280,7 +324,9 @@ def calibration_lines(report: dict[str, Any]) -> list[str]:
     partitions = sorted({name for r in rows for name in r["per_partition"]})
     lines = [f"recorded: {report['jobs']:,} jobs on {report['capacity']:,} CPUs, mean wait "
              f"{report['recorded_mean_wait']:,.0f} s; "
-             + ", ".join(f"{name} {rows[0]['per_partition'][name]['recorded']:,.0f} s" for name in partitions)]
+             + ", ".join(f"{name} {rows[0]['per_partition'][name]['recorded']:,.0f} s" for name in partitions)
+             + (f"; each replay's figures are the means over {report['averaged_over_phases']} phases of the priority cycle"
+                if report.get("averaged_over_phases", 1) > 1 else "")]
     head = f"{'candidate':46} {'explains':28} {'mean wait':>14} {'rank':>6} " + " ".join(
         f"{name[:16]:>18}" for name in partitions) + f" {'distance':>9}"
     lines += [head, "-" * len(head)]
@@ -295,6 +341,12 @@ def calibration_lines(report: dict[str, Any]) -> list[str]:
         "meets the targets for the means, not the rank correlation (0.9)" if best["meets_means"] else
         "does not meet the targets (mean within 10 %, partitions within 20 %, rank correlation 0.9)")
     lines.append(f"closest: {report['best']} (distance {best['distance']:.3f}; {verdict})")
+    if best["params"] or best.get("inferred_limits") or best.get("without_limits"):
+        sets = " ".join(f"--set {key}={str(value).lower() if isinstance(value, bool) else value}"
+                        for key, value in best["params"].items())
+        lines.append(f"  to replay with it: python -m engine simulate ... --policy slurm {sets}".rstrip()
+                     + (" (and the site's limits changed as the candidate says)"
+                        if best.get("inferred_limits") or best.get("without_limits") else ""))
     lines.append(f"node availability: the recording shows {report['idle_with_waiting']:,} s with jobs waiting and "
                  "no job running" + (" (nothing the files do not say)" if not report["idle_with_waiting"] else
                                      " (a node down or drained? the replay keeps every node up)"))

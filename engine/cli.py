@@ -186,6 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
     cal.add_argument("--squeue", metavar="FILE", help="squeue snapshots of the recorded run (squeue -t all -o "
                      "\"%%i|%%u|%%P|%%q|%%T|%%r\" with # EPOCH lines between; .gz too): their pending reasons "
                      "against the replay's")
+    cal.add_argument("--phases", type=int, default=6, metavar="N",
+                     help="average each candidate over N phases of the priority cycle (default 6; the timers' start, which "
+                     "no file records, moves a replay; N=6 costs six times the simulations)")
     cal.add_argument("--json", metavar="OUT.json", help="also write the whole report as JSON")
     cal.set_defaults(command=run_calibrate)
 
@@ -458,7 +461,9 @@ def run_calibrate(args: argparse.Namespace) -> int:
     site = api.read_slurm_site(args.slurm_conf, qos=args.qos, assoc=args.assoc)
     procs = args.procs or site.conf.total_cpus or None
     workload = api.read_trace(args.trace, procs=procs)
-    report = calibrate(workload, site, capacity=procs, sprio=args.sprio, squeue=args.squeue)
+    if not 1 <= args.phases <= 60:
+        raise WorkloadError("--phases: expected a whole number from 1 to 60")
+    report = calibrate(workload, site, capacity=procs, sprio=args.sprio, squeue=args.squeue, phases=args.phases)
     for line in calibration_lines(report):
         print(line)
     if args.json:

@@ -122,6 +122,7 @@ class FairShareTree:
                 path.insert(0, node)
             self.paths[entity] = path
         self.usage: dict[str, float] = defaultdict(float)      # by entity (leaves)
+        self.share_sum = {up: sum(self.shares.get(child, 0.0) for child in kids) for up, kids in self.children.items()}
 
     def charge(self, entity: str, amount: float) -> None:
         self.usage[entity] += amount
@@ -137,13 +138,13 @@ class FairShareTree:
         for entity, path in self.paths.items():
             for node in path:
                 used[node] += self.usage.get(entity, 0.0)
+        usage_sum = {up: sum(used[child] for child in kids) for up, kids in self.children.items()}
         keys = {}
         for entity, path in self.paths.items():
             key = []
             for node in path:
-                siblings = self.children[self.parent.get(node, "root")]
-                shares = sum(self.shares.get(s, 0.0) for s in siblings)
-                usage = sum(used[s] for s in siblings)
+                up = self.parent.get(node, "root")
+                shares, usage = self.share_sum[up], usage_sum[up]
                 share = self.shares.get(node, 0.0) / shares if shares > 0 else 0.0
                 fraction = used[node] / usage if usage > 0 else 0.0
                 key.append(math.inf if share == 0 else fraction / share)
@@ -180,7 +181,12 @@ class PbsOrder(WaitingQueue):
         self.queue_priority = {name: q.priority for name, q in server.queues.items()}
         self.waiting: set[int] = set()
         self.charged: dict[int, int] = {}           # running job -> charged until
-        self.running: list[int] = []
+        self.running: list[int] = []               # started jobs still in the counters below
+        #: running jobs and their CPUs per (queue, or None for the server; scope u/g/p/o; entity)
+        self.used: defaultdict[tuple[str | None, str, str], tuple[int, int]] = defaultdict(lambda: (0, 0))
+        self.limited = any(q.max_run.values or any(v.values for v in q.max_run_res.values())
+                           for q in server.queues.values()) or bool(server.max_run.values) or \
+            any(v.values for v in server.max_run_res.values())
         self.origin = int(min(sim.submit)) if n else 0
         self.decayed = 0                             # decay periods applied
 
@@ -188,14 +194,13 @@ class PbsOrder(WaitingQueue):
 
     def accrue(self) -> None:
         """Charge running and ended jobs' processor-seconds up to now, decaying at each period."""
-        sim, now = self.sim, self.sim.now
+        now = self.sim.now
         periods = (now - self.origin) // self.decay_time if self.decay_time > 0 else 0
         while self.decayed < periods:                 # charge up to the period's end, then decay
             self.decayed += 1
             self._charge_until(self.origin + self.decayed * self.decay_time)
             self.tree.decay(self.decay_factor)
         self._charge_until(now)
-        self.running = [j for j in self.running if sim.end_time[j] < 0 or sim.end_time[j] > now]
 
     def _charge_until(self, t: int) -> None:
         sim = self.sim
@@ -212,39 +217,54 @@ class PbsOrder(WaitingQueue):
 
     def held(self, job: int) -> str:
         """PBS's comment when a max_run limit holds ``job`` now, else ""."""
+        self._settle()
         queue = self.server.queues.get(self.queue_of[job])
         scopes: list[tuple[str, Limits, Limits | None, str | None]] = []
         if queue:
             scopes.append(("queue " + queue.name, queue.max_run, queue.max_run_res.get("ncpus"), queue.name))
         scopes.append(("server", self.server.max_run, self.server.max_run_res.get("ncpus"), None))
-        sim = self.sim
-        live = [j for j in self.running if sim.end_time[j] < 0 or sim.end_time[j] > sim.now]
         for label, jobs_limit, cores_limit, name in scopes:
-            mine = [j for j in live if name is None or self.queue_of[j] == name]
             for limits, cores in ((jobs_limit, False), (cores_limit, True)):
-                if limits is None:
+                if limits is None or not limits.values:
                     continue
-                reason = self._over(job, mine, limits, cores, label)
+                reason = self._over(job, name, limits, cores, label)
                 if reason:
                     return reason
         return ""
 
-    def _over(self, job: int, running: list[int], limits: Limits, cores: bool, label: str) -> str:
-        sim = self.sim
+    def _over(self, job: int, queue: str | None, limits: Limits, cores: bool, label: str) -> str:
+        what = "ncpus" if cores else "running job"
         for (scope, who), limit in limits.values.items():
-            what = "ncpus" if cores else "running job"
             if scope == "o":
-                members, reason = running, f"{label[0].upper()}{label[1:]} {what} limit has been reached"
+                used, reason = self.used[(queue, "o", "")], f"{label[0].upper()}{label[1:]} {what} limit has been reached"
             else:
-                column = self.columns[SCOPES[scope]]
-                if who != "PBS_GENERIC" and who != column[job]:
+                entity = self.columns[SCOPES[scope]][job]
+                if who != "PBS_GENERIC" and who != entity:
                     continue
-                members = [j for j in running if column[j] == column[job]]
-                reason = f"{SCOPE_WORDS[scope]} has reached {label} {what} limit"
-            used = sum(sim.size[j] for j in members) if cores else len(members)
-            if used + (sim.size[job] if cores else 1) > limit:
+                used, reason = self.used[(queue, scope, entity)], f"{SCOPE_WORDS[scope]} has reached {label} {what} limit"
+            if used[1 if cores else 0] + (self.sim.size[job] if cores else 1) > limit:
                 return reason
         return ""
+
+    def _counted(self, job: int) -> list[tuple[str | None, str, str]]:
+        """The running-job counters ``job`` is in: per scope and entity, of its queue and of the server."""
+        return [(queue, scope, self.columns[SCOPES[scope]][job] if scope != "o" else "")
+                for queue in (self.queue_of[job], None) for scope in ("u", "g", "p", "o")]
+
+    def _settle(self) -> None:
+        """Take the jobs that have ended out of the running-job counters."""
+        sim = self.sim
+        if not any(sim.end_time[j] >= 0 for j in self.running):
+            return
+        still = []
+        for j in self.running:
+            if sim.end_time[j] >= 0:
+                for key in self._counted(j):
+                    jobs, cores = self.used[key]
+                    self.used[key] = (jobs - 1, cores - sim.size[j])
+            else:
+                still.append(j)
+        self.running = still
 
     # ---------------------------------------------------------------- the queue
 
@@ -259,6 +279,9 @@ class PbsOrder(WaitingQueue):
     def started(self, job: int) -> None:
         self.charged[job] = self.sim.now
         self.running.append(job)
+        for key in self._counted(job):
+            jobs, cores = self.used[key]
+            self.used[key] = (jobs + 1, cores + self.sim.size[job])
 
     def order(self) -> list[int]:
         """Every waiting job in PBS's order (held ones included)."""
@@ -284,16 +307,17 @@ class PbsOrder(WaitingQueue):
         return [jobs[i] for i in range(max(map(len, lists), default=0)) for jobs in lists if i < len(jobs)]
 
     def jobs(self) -> list[int]:
-        return [j for j in self.order() if not self.held(j)]
+        order = self.order()
+        return [j for j in order if not self.held(j)] if self.limited else order
 
     def __len__(self) -> int:
-        return sum(1 for j in self.waiting if not self.held(j))
+        return sum(1 for j in self.waiting if not self.held(j)) if self.limited else len(self.waiting)
 
     def head(self) -> int:
         return self.jobs()[0]
 
     def may_start(self, job: int) -> bool:
-        return not self.held(job)
+        return not self.limited or not self.held(job)
 
 
 def _column(jobs: Any, name: str, n: int) -> list[str]:
@@ -351,6 +375,10 @@ class PbsCycle(Algorithm):
                 elif self.strict:
                     return
                 continue
+            if reserved >= self.depth and not sim.fits(job):
+                if not sim.free:
+                    return
+                continue          # no room now and no reservation left to give: nothing to work out
             duration = max(int(estimate[job]), 1)
             at = profile.earliest_start(now, duration, int(size[job]))
             if at is None:

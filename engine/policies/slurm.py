@@ -44,6 +44,7 @@ from engine.policies.base import Param, PolicyError
 from engine.policies.ordering import WaitingQueue
 from engine.policies.registry import Component, Preset, register, register_algorithm, register_ordering
 from engine.policies.slurmlimits import SiteLimits
+from engine.sim.allocation import CountAllocator
 from engine.sim.profile import Profile, running_jobs_profile
 from engine.sim.simulator import Simulation
 
@@ -127,11 +128,20 @@ def summed_usage(node: Node) -> float:
 
 def level_fairshare(node: Node, siblings: list[Node]) -> float:
     """LF = S / U among ``siblings`` (``node`` included); no usage at all -> infinitely deserving."""
-    shares = sum(s.shares for s in siblings)
-    usage = sum(s.usage for s in siblings)
+    return _level(node, sum(s.shares for s in siblings), sum(s.usage for s in siblings))
+
+
+def _level(node: Node, shares: float, usage: float) -> float:
+    """:func:`level_fairshare` with its siblings' sums of shares and usage given."""
     s = node.shares / shares if shares > 0 else 0.0
     u = node.usage / usage if usage > 0 else 0.0
     return math.inf if u == 0 else s / u
+
+
+def levels(siblings: list[Node]) -> list[tuple[Node, float]]:
+    """Each of ``siblings`` with its Level Fairshare among them (their sums taken once, not per sibling)."""
+    shares, usage = sum(s.shares for s in siblings), sum(s.usage for s in siblings)
+    return [(node, _level(node, shares, usage)) for node in siblings]
 
 
 def same_level(a: float, b: float) -> bool:
@@ -153,11 +163,20 @@ def fair_tree_factors(root: Node) -> dict[tuple[str, str], float]:
     def visit(children: list[tuple[Node, float]]) -> None:
         nonlocal next_rank
         ranked = sorted(children, key=lambda pair: -pair[1])
-        i = 0
-        while i < len(ranked):
-            j = i
-            while j < len(ranked) and same_level(ranked[j][1], ranked[i][1]):
+        i, n = 0, len(ranked)
+        while i < n:
+            node, level = ranked[i]
+            j = i + 1
+            while j < n and same_level(ranked[j][1], level):
                 j += 1
+            if j == i + 1:        # no tie (the usual case): the group's steps below, for one node
+                if node.user:
+                    factors[(node.account, node.user)] = next_rank / count
+                    next_rank -= 1
+                else:
+                    visit(levels(node.children))
+                i = j
+                continue
             group = [node for node, _ in ranked[i:j]]
             users = [node for node in group if node.user]
             for user in users:
@@ -165,11 +184,10 @@ def fair_tree_factors(root: Node) -> dict[tuple[str, str], float]:
             next_rank -= len(users)
             accounts = [node for node in group if not node.user]
             if accounts:
-                visit([(child, level_fairshare(child, account.children))
-                       for account in accounts for child in account.children])
+                visit([pair for account in accounts for pair in levels(account.children)])
             i = j
 
-    visit([(child, level_fairshare(child, root.children)) for child in root.children])
+    visit(levels(root.children))
     return factors
 
 
@@ -241,8 +259,26 @@ class SlurmPriorityQueue(WaitingQueue):
         self.users = {(u.account, u.user): u for u in users_of(self.tree)}
         self.fairshare: dict[tuple[str, str], float] = {}
         self.priorities: dict[int, int] = {}
-        self.accruing: dict[int, int] = {}          # started job -> accounted until
         self.calculated: int | None = None
+        # fair-share accrual in arrays (accrue): each user association's usage, in self.users' order
+        self.usage = np.zeros(len(self.users))
+        index = {key: i for i, key in enumerate(self.users)}
+        self.user_index = np.array([index.get(key, -1) for key in zip(self.account, self.user)], dtype=np.int64)
+        self.job_size = np.asarray(sim.size, dtype=np.int64)
+        self.since = np.zeros(sim.n, dtype=np.int64)    # a started job: accounted until
+        self.ended_at = np.full(sim.n, -1, dtype=np.int64)
+        self.accruing = np.zeros(0, dtype=np.int64)     # started jobs still accruing, in start order
+        self.new_started: list[int] = []                # started since the last accrual, in order
+        sim.finish_listeners.append(self.ended)
+        # the factors of every job that do not change, for priorities computed many at once (computed)
+        self.submit = np.asarray(sim.submit, dtype=np.int64)
+        self.static_factors = (np.asarray(self.size_factor, dtype=np.float64),
+                               np.asarray(self.partition_factor, dtype=np.float64),
+                               np.asarray(self.qos_factor, dtype=np.float64))
+        pairs = {key: i for i, key in enumerate(dict.fromkeys(zip(self.account, self.user)))}
+        self.pair_keys = list(pairs)
+        self.pair_index = np.array([pairs[key] for key in zip(self.account, self.user)], dtype=np.int64)
+        self.pair_fairshare = np.ones(len(pairs))
         self.calculations = 0
         self.origin = (int(min(sim.submit)) if sim.n else 0) + int(float(params.get("priority_phase", 0.0)))
         self.waiting: set[int] = set()
@@ -259,6 +295,26 @@ class SlurmPriorityQueue(WaitingQueue):
         if value is None:
             value = self.priorities[job] = self.compute(job)
         return value
+
+    def computed(self, jobs: list[int], at: int) -> list[int]:
+        """:meth:`compute` of many jobs at once, in arrays: the same sums in the same order (the
+        weights' order, from 0, as :func:`multifactor` adds them), truncated as int() does."""
+        if not jobs:
+            return []
+        index = np.asarray(jobs, dtype=np.int64)
+        w = self.weights
+        age = at - self.submit[index]
+        if self.max_age:
+            age_f = np.minimum(np.maximum(age, 0) / self.max_age, 1.0)
+        else:
+            age_f = np.ones(len(index))
+        size_f, partition_f, qos_f = (f[index] for f in self.static_factors)
+        factors = {"age": age_f, "fairshare": self.pair_fairshare[self.pair_index[index]], "jobsize": size_f,
+                   "partition": partition_f, "qos": qos_f}
+        total = np.zeros(len(index))
+        for name in w:
+            total = total + w[name] * factors[name]
+        return total.astype(np.int64).tolist()
 
     def compute(self, job: int, at: int | None = None) -> int:
         w, sim = self.weights, self.sim
@@ -279,28 +335,40 @@ class SlurmPriorityQueue(WaitingQueue):
         self.accrue(at)
         root = self.tree
         self.fairshare = fair_tree_factors(root) if self.fair_tree else classic_factors(root)
+        missing = 1.0 if not self.fairshare else 0.0
+        self.pair_fairshare = np.array([self.fairshare.get(key, missing) for key in self.pair_keys])
         self.calculated = at
         self.calculations += 1
-        self.priorities = {job: self.compute(job, at) for job in self.waiting if self.sim.submit[job] <= at}
+        submit = self.sim.submit
+        due = [job for job in self.waiting if submit[job] <= at]
+        self.priorities = dict(zip(due, self.computed(due, at)))
 
     def accrue(self, now: int) -> None:
-        """Decay every association's usage to ``now`` and add the CPU-seconds jobs used since."""
-        sim = self.sim
+        """Decay every association's usage to ``now`` and add the CPU-seconds jobs used since
+        (those that ended by ``now`` up to their end, the others up to ``now``). In arrays: each
+        job's CPU-seconds are added to its user's usage in the order the jobs started, as a loop
+        over them would (np.add.at adds in index order: the same sums to the last bit)."""
+        usage = self.usage
         if self.calculated is not None and self.halflife > 0:
-            decay = 0.5 ** ((now - self.calculated) / self.halflife)
-            for node in self.users.values():
-                node.usage *= decay
-        for job, since in list(self.accruing.items()):
-            end = sim.end_time[job]
-            ended = 0 <= end <= now
-            until = end if ended else now
-            user = self.users.get((self.account[job], self.user[job]))
-            if user is not None and until > since:
-                user.usage += sim.size[job] * (until - since)
-            if ended:
-                del self.accruing[job]
-            else:
-                self.accruing[job] = max(until, since)
+            usage *= 0.5 ** ((now - self.calculated) / self.halflife)
+        jobs = np.concatenate((self.accruing, np.asarray(self.new_started, dtype=np.int64)))
+        self.new_started = []
+        if len(jobs):
+            end = self.ended_at[jobs]
+            ended = (end >= 0) & (end <= now)
+            until = np.where(ended, end, now)
+            since = self.since[jobs]
+            users = self.user_index[jobs]
+            take = (users >= 0) & (until > since)
+            np.add.at(usage, users[take], (self.job_size[jobs[take]] * (until[take] - since[take])).astype(np.float64))
+            self.since[jobs] = np.maximum(until, since)
+            self.accruing = jobs[~ended]
+        for node, value in zip(self.users.values(), usage.tolist()):
+            node.usage = value
+
+    def ended(self, job: int) -> None:
+        """A job's end (a finish listener), for the accrual."""
+        self.ended_at[job] = self.sim.now
 
     # ---------------------------------------------------------------- pending reasons
 
@@ -355,8 +423,10 @@ class SlurmPriorityQueue(WaitingQueue):
     def ordered(self) -> list[int]:
         """Every waiting job in Slurm's order (PriorityTier, priority, submission), held ones too."""
         self.recalculate_if_due()
-        priority, tier, submit = self.priority, self.tier, self.sim.submit
-        return sorted(self.waiting, key=lambda j: (-tier[j], -priority(j), submit[j], j))
+        priorities, tier, submit = self.priorities, self.tier, self.sim.submit
+        missing = [j for j in self.waiting if j not in priorities]     # new since the calculation
+        priorities.update(zip(missing, self.computed(missing, self.sim.now)))
+        return sorted(self.waiting, key=lambda j: (-tier[j], -priorities[j], submit[j], j))
 
     def jobs(self) -> list[int]:
         return [j for j in self.ordered() if not self.held(j)]
@@ -372,7 +442,8 @@ class SlurmPriorityQueue(WaitingQueue):
         return not self.held(job)
 
     def started(self, job: int) -> None:
-        self.accruing[job] = self.sim.now
+        self.since[job] = self.sim.now
+        self.new_started.append(job)
         self.limits.started(job)
 
 
@@ -397,16 +468,22 @@ register_ordering(Component("slurm", slurm_priority, PARAMS,
 RESERVED_FOR_HIGHER = "Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority partitions"
 
 
-def resolved_profile(sim: Simulation, resolution: int) -> Profile:
+def resolved_profile(sim: Simulation, resolution: int, running: list[tuple[int, int]] | None = None) -> Profile:
     """The running jobs' profile with their expected ends rounded up to ``resolution`` seconds
-    (bf_resolution: the backfill scheduler's time grid); resolution <= 1: the exact profile."""
-    if resolution <= 1 or not sim.running_ends:
-        return running_jobs_profile(sim)
+    (bf_resolution: the backfill scheduler's time grid); resolution <= 1: the exact profile.
+    ``running``: these (expected end, job) instead of all of ``sim.running_ends``."""
+    if running is None:
+        if resolution <= 1 or not sim.running_ends:
+            return running_jobs_profile(sim)
+        running = sim.running_ends
     now = sim.now
     profile = Profile(sim.capacity, now)
-    ends = np.fromiter((end for end, _ in sim.running_ends), np.int64, len(sim.running_ends))
+    if not running:
+        return profile
+    resolution = max(resolution, 1)
+    ends = np.fromiter((end for end, _ in running), np.int64, len(running))
     ends = np.maximum(-(-ends // resolution) * resolution, now + 1)
-    sizes = np.fromiter((sim.size[job] for _, job in sim.running_ends), np.int64, len(sim.running_ends))
+    sizes = np.fromiter((sim.size[job] for _, job in running), np.int64, len(running))
     released = np.cumsum(sizes)
     last = np.append(ends[1:] != ends[:-1], True)
     free_now = sim.capacity - int(released[-1])
@@ -467,10 +544,16 @@ class SlurmBackfill(Algorithm):
         if bound is None and isinstance(site, SlurmSite):
             bound = int(site.conf.scheduler.get("bf_max_job_test", 500))
         self.bound: int = bound if bound is not None else 1 << 62
+        self.job_size = np.asarray(sim.size, dtype=np.int64)
+        #: a pool of processors counted: sim.free is what the availability profile has free now
+        self.pool = type(sim.allocator) is CountAllocator
         partitions = site.conf.partitions if isinstance(site, SlurmSite) else {}
         self.part_nodes = {name: frozenset(p.nodes) for name, p in partitions.items()}
         self.event = False
         self.stale_main = self.stale_backfill = True
+        self.agent = bool(params.get("backfill_agent", False))
+        self.last_backfill: int | None = None
+        self.last_end = -1
         nodesets = site.conf.nodes if isinstance(site, SlurmSite) else []
         whole = bool(params.get("whole_node_reservations", True))
         #: CPUs per node of the site (the smallest node's, if they differ) when reservations take whole nodes
@@ -484,6 +567,7 @@ class SlurmBackfill(Algorithm):
 
     def on_finish(self, job: int) -> None:
         self.event = True
+        self.last_end = self.sim.now
 
     def on_grid(self, cycle: int) -> bool:
         """Whether a pass of this cycle (every ``cycle`` seconds from the first submission) falls now."""
@@ -518,17 +602,35 @@ class SlurmBackfill(Algorithm):
             self.main_pass(self.queue_depth)
         if sim.started != started:
             self.stale_backfill = True
-        if self.on_grid(self.cycle) and self.stale_backfill:
+        if self.backfill_due() and self.stale_backfill:
             started = sim.started
             self.backfill_pass()
+            self.last_backfill = sim.now
             # a pass that started jobs may have left others it did not test (bf_max_job_test,
             # bf_max_job_user): the next one is not skipped
             self.stale_backfill = sim.started != started
             self.stale_main = self.stale_main or self.stale_backfill
-        if sim.running_ends or self.stale_main or self.stale_backfill:
+        if self.agent:
+            if self.stale_backfill:
+                sim.wake_at(max(self.last_backfill + self.cycle, sim.now + 1) if self.last_backfill is not None
+                            else sim.now + 1)
+            if self.sched_interval > 0 and (sim.running_ends or self.stale_main):
+                sim.wake_at(self.next_on_grid(self.sched_interval))
+        elif sim.running_ends or self.stale_main or self.stale_backfill:
             for cycle in (self.cycle, self.sched_interval):
                 if cycle > 0:
                     sim.wake_at(self.next_on_grid(cycle))
+
+    def backfill_due(self) -> bool:
+        """On the bf_interval grid; with ``backfill_agent``, as Slurm's backfill thread does: at
+        least bf_interval after the previous pass, and not in the second a job ended (a completing
+        job defers the pass: it sleeps a second and looks again)."""
+        if not self.agent:
+            return self.on_grid(self.cycle)
+        now = self.sim.now
+        if self.last_backfill is not None and now < self.last_backfill + self.cycle:
+            return False
+        return now != self.last_end
 
     # ---------------------------------------------------------------- the passes
 
@@ -586,13 +688,25 @@ class SlurmBackfill(Algorithm):
         sim, queue = self.sim, self.queue
         now, size, estimate = sim.now, sim.size, sim.estimate
         resolution = max(self.resolution, 1)
-        profile = resolved_profile(sim, resolution)
+        order = self._order()
+        # A job starts only with its processors free now, and a pass only takes processors: once
+        # fewer are free now than the smallest job left asks for, no later job starts, and the
+        # reservations (which only serve to decide later starts; Slurm forgets them) are not made.
+        smallest = np.minimum.accumulate(self.job_size[order][::-1])[::-1].tolist() if order else []
+        # On a pool of processors counted, sim.free is the profile's free now, and until the first
+        # job that does not start the profile never decreases (running jobs only end; the jobs
+        # started take [now, now + d)): a job that fits now fits for its whole time, and starts.
+        # The profile is built only then: from the running jobs as the pass began, with the
+        # reservations of the jobs it started since.
+        profile = None if self.pool else resolved_profile(sim, resolution)
+        began = list(sim.running_ends) if self.pool else []
+        taken: list[tuple[int, int]] = []        # (duration, size) of the jobs started before the profile was built
         horizon = now + self.window if self.window > 0 else None
         per_user: dict[int, int] = {}
         parts: set[str] = set()
         nodes: set[str] = set()
         tested = 0
-        for job in self._order():
+        for i, job in enumerate(order):
             limit = queue.held(job) if isinstance(queue, SlurmPriorityQueue) else ""
             if limit:
                 self._reason(job, limit)
@@ -606,6 +720,18 @@ class SlurmBackfill(Algorithm):
                 per_user[user] = per_user.get(user, 0) + 1
             tested += 1
             duration = -(-max(int(estimate[job]), 1) // resolution) * resolution
+            if (sim.free if profile is None else profile.free[0]) < smallest[i]:
+                self._reason(job, self._blocked(job, parts, nodes) or "Resources")
+                self._block(job, parts, nodes)
+                continue
+            if profile is None:
+                if size[job] <= sim.free:
+                    self.start(job)
+                    taken.append((duration, int(size[job])))
+                    continue
+                profile = resolved_profile(sim, resolution, began)
+                for d, n in taken:
+                    profile.reserve(now, now + d, n)
             at = profile.earliest_start(now, duration, int(size[job]))
             if at is not None and at == now and sim.fits(job):
                 self.start(job)
@@ -673,7 +799,10 @@ MAIN_AT_EVENTS = Param("main_at_events", "bool", False, "also run Slurm's main s
 WHOLE_NODES = Param("whole_node_reservations", "bool", True, "a pending job's backfill reservation takes whole "
                     "nodes, as Slurm's backfill table of node bitmaps does (off: only its processors)",
                     label="whole-node reservations")
-SLURM_PARAMS = (BACKFILL_BOUND, SCHED_CYCLE, MAIN_AT_EVENTS, WHOLE_NODES,
+AGENT = Param("backfill_agent", "bool", False, "time backfill passes as Slurm's backfill thread does: at least "
+              "bf_interval after the previous pass, then as soon as something changed and no job ended that "
+              "second (off: every bf_interval from the first submission)", label="backfill thread timing")
+SLURM_PARAMS = (BACKFILL_BOUND, SCHED_CYCLE, MAIN_AT_EVENTS, WHOLE_NODES, AGENT,
                 _site_param("sched_interval", "sched_interval", "seconds between main scheduler passes over the "
                             "whole queue (0 = none)", "s"),
                 _site_param("default_queue_depth", "default_queue_depth", "jobs the main scheduler tests at a "

@@ -73,6 +73,8 @@ class SiteLimits:
         self.assoc = by_key
         self.parent = {a.account: (a.parent or "root") for a in site.associations if not a.user}
         self._chains: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
+        self._checks: dict[int, list[tuple[list[int], int, int, str]]] = {}
+        self._qos_lists: dict[tuple[str, str], list[Qos]] = {}
         # running counts: jobs, cpus, nodes
         self.qos_run: defaultdict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
         self.qos_user_run: defaultdict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
@@ -92,14 +94,18 @@ class SiteLimits:
 
     def qos_of(self, job: int) -> list[Qos]:
         """The partition's QOS first (Slurm's default order), then the job's own."""
-        result = []
-        partition = self.partitions.get(self.partition[job])
-        if partition is not None and partition.qos and partition.qos in self.qos_table:
-            result.append(self.qos_table[partition.qos])
-        own = self.qos_table.get(self.qos[job])
-        if own is not None and own not in result:
-            result.append(own)
-        return result
+        key = (self.partition[job], self.qos[job])
+        found = self._qos_lists.get(key)
+        if found is None:
+            found = []
+            partition = self.partitions.get(key[0])
+            if partition is not None and partition.qos and partition.qos in self.qos_table:
+                found.append(self.qos_table[partition.qos])
+            own = self.qos_table.get(key[1])
+            if own is not None and all(q.name != own.name for q in found):
+                found.append(own)
+            self._qos_lists[key] = found
+        return found
 
     def chain(self, job: int) -> list[tuple[str, str]]:
         """The job's associations as (account, user) keys, the user's row first, then up to root;
@@ -182,7 +188,63 @@ class SiteLimits:
         return None
 
     def held(self, job: int) -> str:
-        """The limit that holds the job now (Slurm's reason), else ""."""
+        """The limit that holds the job now (Slurm's reason), else "": the first of the job's checks
+        (:meth:`checks`, made once per job) whose count is above its threshold."""
+        if not self.any_hold:
+            return ""
+        checks = self._checks.get(job)
+        if checks is None:
+            checks = self._checks[job] = self.checks(job)
+        for counter, index, threshold, reason in checks:
+            if counter[index] > threshold:
+                return reason
+        return ""
+
+    def checks(self, job: int) -> list[tuple[list[int], int, int, str]]:
+        """The job's hold checks in :meth:`held_by_rules`' order, each (running counter, index in
+        it, threshold, reason): the job is held when ``counter[index] > threshold`` (a count at its
+        limit: ``jobs >= bound``; a TRES: ``used + asked > bound``). The counters are the ones
+        :meth:`_count` updates, so the checks stay valid as jobs start and end."""
+        user, cpus, nodes = self.user[job], self.cpus[job], self.nodes[job]
+        qos = self.qos_of(job)
+        chain = self.chain(job)
+        checks: list[tuple[list[int], int, int, str]] = []
+        for q in qos:
+            if q.grp_jobs is not None:
+                checks.append((self.qos_run[q.name], 0, q.grp_jobs - 1, "QOSGrpJobsLimit"))
+            if q.max_jobs_per_user is not None:
+                checks.append((self.qos_user_run[(q.name, user)], 0, q.max_jobs_per_user - 1, "QOSMaxJobsPerUserLimit"))
+        for key in chain:
+            row = self._row(key, job)
+            if row is None:
+                continue
+            if row.grp_jobs is not None:
+                checks.append((self.assoc_run[key], 0, row.grp_jobs - 1, "AssocGrpJobsLimit"))
+            if key[1] and row.max_jobs is not None:
+                checks.append((self.assoc_run[key], 0, row.max_jobs - 1, "AssocMaxJobsLimit"))
+        for q in qos:
+            for tres, reason, index, count in (("cpu", "QOSGrpCpuLimit", 1, cpus), ("node", "QOSGrpNodeLimit", 2, nodes)):
+                bound = _tres(q.grp_tres, tres)
+                if bound is not None:
+                    checks.append((self.qos_run[q.name], index, bound - count, reason))
+            for tres, reason, index, count in (("cpu", "QOSMaxCpuPerUserLimit", 1, cpus),
+                                               ("node", "QOSMaxNodePerUserLimit", 2, nodes)):
+                bound = _tres(q.max_tres_per_user, tres)
+                if bound is not None:
+                    checks.append((self.qos_user_run[(q.name, user)], index, bound - count, reason))
+        for key in chain:
+            row = self._row(key, job)
+            if row is None:
+                continue
+            for tres, reason, index, count in (("cpu", "AssocGrpCpuLimit", 1, cpus), ("node", "AssocGrpNodeLimit", 2, nodes)):
+                bound = _tres(row.grp_tres, tres)
+                if bound is not None:
+                    checks.append((self.assoc_run[key], index, bound - count, reason))
+        return checks
+
+    def held_by_rules(self, job: int) -> str:
+        """:meth:`held` as the rules read, one limit after the other (the reference its checks
+        are tested against)."""
         if not self.any_hold:
             return ""
         user, cpus, nodes = self.user[job], self.cpus[job], self.nodes[job]

@@ -26,6 +26,7 @@ from webapp.core.queues import SIMULATION, queue_name
 
 log = logging.getLogger(__name__)
 
+FORGET_AFTER = timedelta(days=1)  # a report this old is deleted (a compose container's random hostname)
 
 
 def report_every() -> float:
@@ -55,8 +56,9 @@ def live_processes() -> int:
 
 
 def report(hostname: str, processes: int) -> None:
-    SimulationWorker.objects.update_or_create(hostname=hostname,
-                                              defaults={"processes": processes, "seen_at": timezone.now()})
+    now = timezone.now()
+    SimulationWorker.objects.update_or_create(hostname=hostname, defaults={"processes": processes, "seen_at": now})
+    SimulationWorker.objects.filter(seen_at__lt=now - FORGET_AFTER).delete()
 
 
 def withdraw(hostname: str) -> None:

@@ -7,7 +7,7 @@ pages load, copied once into the data directory with a gzip twin (`bokeh.min.js.
 
 - `make run` and the tests serve static files from the finders (WHITENOISE_USE_FINDERS); whitenoise
   sends the .gz twin to every browser that accepts gzip (2.15 MB of BokehJS → about 0.6 MB);
-- collectstatic (the docker image) collects the same four files, and whitenoise's
+- collectstatic (the docker image) collects the same three files, and whitenoise's
   CompressedStaticFilesStorage compresses them (and our own CSS/JS) into STATIC_ROOT.
 """
 
@@ -28,7 +28,7 @@ from django.contrib.staticfiles.utils import matches_patterns
 from django.core.files.storage import FileSystemStorage
 
 #: The bundles the pages load (dashboards/bokeh_scripts.html), served under static/bokeh/js/.
-BUNDLES = ("bokeh.min.js", "bokeh-gl.min.js", "bokeh-widgets.min.js", "bokeh-tables.min.js")
+BUNDLES = ("bokeh.min.js", "bokeh-widgets.min.js", "bokeh-tables.min.js")
 PREFIX = "bokeh"
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 from bokeh.layouts import column
-from bokeh.models import Div, LayoutDOM
+from bokeh.models import Column, Div, GridBox, GridPlot, LayoutDOM, Row
 
 from engine import api
 from webapp.dashboards.figures import (
@@ -285,7 +285,7 @@ def sweep_layout(comparison: Comparison, params: Mapping[str, str]) -> LayoutDOM
     if not comparison.sweep_baselines:
         return trend
     return column(trend, note(unswept_note(comparison.sweep_parameter, list(comparison.sweep_baselines),
-                                           derived=list(comparison.sweep_derived))))
+                                           derived=list(comparison.sweep_derived))), sizing_mode="stretch_width")
 
 
 def unswept_note(parameter: str, labels: list[str], *, derived: Sequence[str] = ()) -> str:
@@ -367,7 +367,17 @@ def build_plot(name: str, comparison: Comparison, params: Mapping[str, str]) -> 
     layout = PLOTS[name](comparison, params)
     layout = _with_missing(layout, comparison) if name == "metrics" else layout
     if name != "metrics":
-        layout.sizing_mode = "stretch_width"    # the page's width: figures stretch, fixed ones keep theirs
+        stretch(layout)    # the page's width: figures stretch, fixed ones keep theirs
+    return layout
+
+
+def stretch(layout: LayoutDOM) -> LayoutDOM:
+    """``layout`` and every row, column and grid in it as wide as the page: a row of fixed width holding
+    stretching figures squeezed them to a few pixels (the heat maps, a job diff's gainers and losers)."""
+    for model in layout.select({"type": LayoutDOM}):
+        if isinstance(model, (Row, Column, GridBox, GridPlot)) and model.sizing_mode is None:
+            model.sizing_mode = "stretch_width"
+    layout.sizing_mode = "stretch_width"
     return layout
 
 
@@ -376,7 +386,7 @@ def full_layout(comparison: Comparison, params: Mapping[str, str], title: str) -
     parts: list[LayoutDOM] = [heading(title)]
     for name in plot_names(bool(comparison.sweep_parameter), has_deadline_jobs(comparison.schedules),
                            len(comparison.schedules)):
-        parts += [heading(SECTION_TITLES[name]), PLOTS[name](comparison, params)]
+        parts += [heading(SECTION_TITLES[name]), stretch(PLOTS[name](comparison, params))]
     if comparison.missing:
         parts.append(note("Not shown: " + "; ".join(comparison.missing) + "."))
-    return column(*parts)
+    return column(*parts, sizing_mode="stretch_width")

@@ -66,15 +66,19 @@ def trace_plots(request: HttpRequest, pk: int) -> HttpResponse:
     trace = get_visible_or_404(Trace, request.user, pk)
     if not trace.is_ready or trace.cache_path is None or not trace.cache_path.exists():
         return JsonResponse({"error": "The trace is not parsed (yet)."}, status=409)
-    target = request.GET.get("target", "trace-plots")
+    return gzip_json_response(request, characterization_gzip(trace, request.GET.get("target", "trace-plots")))
 
+
+def characterization_gzip(trace: Trace, target: str = "trace-plots") -> bytes:
+    """The trace page's plots (gzipped json_item into the element `target`), from the cache or built
+    now; the quick worker builds the page's own (the default target) when it parses (receivers)."""
     def build() -> dict:
         workload = trace.workload()
         # the page shows the cleaning report itself (an HTML table), so not again as a plot
         return json_item(trace_characterization(workload.jobs, workload.metadata), target)
 
     key = cache_key("trace", trace.pk, trace.cache, trace.sha256, target)
-    return gzip_json_response(request, cached_gzip_json(f"traces/{trace.pk}", "characterization", key, build))
+    return cached_gzip_json(f"traces/{trace.pk}", "characterization", key, build)
 
 
 #: At most this many runs on one comparison page (legends and tables stay readable).
@@ -321,7 +325,7 @@ def _download(request: HttpRequest, experiment: Experiment, runs: list[Run] | No
             if findings:
                 fidelity += render_to_string("dashboards/_paper_findings.html", {"findings": findings})
         layout = column(layout, Div(text=f"<style>{PROVENANCE_CSS}</style>{fidelity}{provenance_html(listed)}",
-                                    width=1100))
+                                    width=1100), sizing_mode="stretch_width")
         html = file_html(layout, INLINE, title=title)
     return attachment(html, f"{slugify(name) or 'comparison'}-comparison.html", "text/html; charset=utf-8",
                       unfinished="None of these runs has finished yet.")

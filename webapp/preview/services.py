@@ -52,7 +52,7 @@ from webapp.experiments.services import (
     rerun,
     with_recorded_run,
 )
-from webapp.preview.models import INFERRED_LABEL, POLICIES, Preview
+from webapp.preview.models import INFERRED_LABEL, POLICIES, Preview, SitePreview
 
 RECORDED = "recorded"
 COUNTERPART = "counterpart"
@@ -292,4 +292,5 @@ def disk_bytes_of(user: Any) -> int:
     every run's (the experiments app's meter)."""
     texts = Preview.objects.filter(experiment__owner=user).aggregate(
         n=Sum(Length("machine_text")) + Sum(Length("current_text")) + Sum(Length("proposed_text")))
-    return texts["n"] or 0
+    sites = SitePreview.objects.filter(experiment__owner=user).values_list("current", "proposed")
+    return (texts["n"] or 0) + sum(len(text) for files in sites for side in files for text in side.values())

@@ -26,6 +26,9 @@ class SiteUploadForm(forms.Form):
     name = forms.CharField(max_length=190, initial="My site as configured")
     trace = forms.ModelChoiceField(queryset=None, help_text="The site's accounting log (sacct dump or PBS "
                                                               "accounting log), uploaded as a trace.")
+    cpus = forms.IntegerField(required=False, min_value=1, max_value=100_000_000, label="CPUs of the machine",
+                              help_text="PBS: the print server names no nodes, so give the machine's CPUs (default: "
+                                        "the trace's). Slurm: slurm.conf's NodeName lines say it; this overrides them.")
     shared = forms.BooleanField(required=False, label="Share with everybody on this server")
 
     def __init__(self, *args: Any, traces: Any, **kwargs: Any) -> None:

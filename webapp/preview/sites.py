@@ -59,12 +59,12 @@ def site_cpus(kind: str, site: Any, trace: Any) -> int:
 
 
 def create_site_preview(owner: Any, *, name: str, trace: Any, kind: str, texts: dict[str, str],
-                        shared: bool = False) -> SitePreview:
+                        shared: bool = False, cpus: int | None = None) -> SitePreview:
     """Check the files, then store the experiment, the site preview and its recorded and current runs in
     one transaction. Raises PreviewError (one line); nothing is stored then."""
     texts = {key: normalised(value) for key, value in texts.items() if key in SITE_FILES.get(kind, ()) and value.strip()}
     site = checked_site(kind, texts)
-    cpus = site_cpus(kind, site, trace)
+    cpus = cpus or site_cpus(kind, site, trace)
     if cpus < 1:
         raise PreviewError("the machine's size is unknown: the site's files and the trace name no CPUs")
     planned = with_recorded_run(trace, [PlannedRun(f"current: {kind} as configured", {"preset": kind, "params": {}},

@@ -43,7 +43,7 @@ def site_new(request: HttpRequest) -> HttpResponse:
             data = form.cleaned_data
             try:
                 preview = create_site_preview(request.user, name=data["name"], trace=data["trace"], kind=data["kind"],
-                                              texts=data["texts"], shared=data["shared"])
+                                              texts=data["texts"], shared=data["shared"], cpus=data.get("cpus"))
             except PreviewError as error:
                 form.add_error(None, str(error))
             else:

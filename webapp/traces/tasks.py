@@ -16,6 +16,7 @@ from engine.api import WorkloadError, clusters_seen, describe, error_line, trace
 from webapp.core.broker import waiting_messages
 from webapp.core.limits import LIMIT_ERRORS, limit_message, memory_limit
 from webapp.traces.models import Trace
+from webapp.traces.signals import trace_parsed
 from webapp.traces.uploads import clean_upload_temp
 
 log = logging.getLogger(__name__)
@@ -52,12 +53,26 @@ def parse_trace(trace_id: int) -> int:
         log.exception("parsing trace %s failed", trace_id)
         _finish(trace_id, Trace.Status.INVALID, error=f"Internal error while parsing ({type(e).__name__}); see the worker log.")
         return trace_id
+    trace.cache = f"traces/{target.name}"
+    announce_parsed(trace)
     _finish(
         trace_id, Trace.Status.READY, summary=summary, procs=procs,
-        cache=f"traces/{target.name}", parse_seconds=time.monotonic() - started,
+        cache=trace.cache, parse_seconds=time.monotonic() - started,
         time_zone=zone,
     )
     return trace_id
+
+
+def announce_parsed(trace: Trace) -> None:
+    """Tell the apps above, before the trace says ready (trace_parsed: the dashboards build the trace
+    page's plots here, so its first visitor reads them instead of building them on a web server
+    thread). Bounded like the parse; never fails it: the page then builds them when asked."""
+    try:
+        with memory_limit(settings.SCHEDLAB_TASK_MEMORY_BYTES):
+            trace_parsed.send(sender=Trace, trace=trace)
+    except Exception as e:  # noqa: BLE001 - SoftTimeLimitExceeded and MemoryError included
+        log.warning("building the plots of trace %s after parsing failed (%s); the page builds them when asked",
+                    trace.pk, type(e).__name__, exc_info=not isinstance(e, LIMIT_ERRORS))
 
 
 def _finish(trace_id: int, status: str, **fields: object) -> None:

@@ -50,7 +50,8 @@ def test_the_replay_from_the_sites_files_is_pinned(figures):
     # against the targets of issue 24: the mean within 10 % (-2.4 %), each partition's within
     # 20 % (long +0.4 %, short -7.4 %); the rank correlation of waits (0.896) is just short of 0.9.
     # These are at the priority cycle's phase 0 (from the first submission), the best of six
-    # phases (302-414 s; at the recording's own, 13 s, 365 s): tests/engine/test_calibrate.py
+    # phases (302-414 s, mean 360; at the recording's own, 13 s, 365 s); averaged over the phases,
+    # backfill passes 10 s apart are within 1.5-2.2 %: tests/engine/test_calibrate.py
     assert abs(overall["simulated"]["mean_wait"] / overall["recorded"]["mean_wait"] - 1) <= 0.10
     for name in ("long", "short"):
         assert abs(per[name] / slurm["per_queue"][name]["recorded"]["mean_wait"] - 1) <= 0.20
@@ -95,11 +96,14 @@ def test_the_sacct_reader_keeps_each_jobs_qos():
     assert set(jobs.loc[jobs["qos"] == "bulk", "account"]) == {"chemistry"}
 
 
-def test_fair_tree_factors_from_the_recorded_usage_match_sprio():
+@pytest.mark.parametrize("calculated, share", [(None, 0.817), (10, 0.981)])
+def test_fair_tree_factors_from_the_recorded_usage_match_sprio(calculated, share):
     """Fair Tree over the recorded schedule's decayed usage (CPU-seconds, half-life 15 min) against
     the fair-share factor the real Slurm printed (sprio every 20 s): pinned share of exact matches.
-    The rest differ by the ranks of users whose Level Fairshares are close: Slurm's usage is the
-    one of its last PriorityCalcPeriod (1 min) and counts jobs' CPU time as slurmctld saw it."""
+    Usage taken at each snapshot's time (None): 82 % (5,723 rows). Taken at the time of slurmctld's
+    last recalculation before it, every PriorityCalcPeriod (60 s) from 10 s after the first
+    submission (sprio's age factors put that cycle 13 s in: engine.calibrate reads it): 98 %. The
+    rest differ by the ranks of users whose Level Fairshares are close."""
     import gzip
     import math
 
@@ -113,6 +117,7 @@ def test_fair_tree_factors_from_the_recorded_usage_match_sprio():
                 for jobid, user, account, cpus, begin, runtime
                 in zip(jobs["jobid"], jobs["user"], jobs["account"], jobs["procs"], start, jobs["runtime"])}
     half = float(site.conf.decay_half_life or 0)
+    first, period = int(jobs["submit"].min()), int(site.conf.calc_period)
     matched = rows = 0
     at = 0
     with gzip.open(DATA / "sprio.txt.gz", "rt") as lines:
@@ -122,13 +127,14 @@ def test_fair_tree_factors_from_the_recorded_usage_match_sprio():
                 snapshot.append(line.strip().split("|"))
                 continue
             if snapshot:
+                when = at if calculated is None else at - (at - first - calculated) % period
                 root = association_tree(site.associations)
                 users = {(u.account, u.user): u for u in users_of(root)}
                 for user, account, cpus, begin, end in recorded.values():
-                    until = min(end, at)
-                    if until > begin:      # CPU-seconds decayed continuously to the snapshot
+                    until = min(end, when)
+                    if until > begin:      # CPU-seconds decayed continuously to then
                         users[(account, user)].usage += cpus * half / math.log(2) * (
-                            0.5 ** ((at - until) / half) - 0.5 ** ((at - begin) / half))
+                            0.5 ** ((when - until) / half) - 0.5 ** ((when - begin) / half))
                 factors = fair_tree_factors(root)
                 for row in snapshot:
                     user, account = recorded[row[0]][0], recorded[row[0]][1]
@@ -137,4 +143,4 @@ def test_fair_tree_factors_from_the_recorded_usage_match_sprio():
             snapshot = []
             at = int(line.split()[1]) if line.split()[1:] and line.split()[1].isdigit() else at
     assert rows == 7004                              # pending-job rows of sprio.txt.gz
-    assert matched / rows == pytest.approx(0.817, abs=0.01)   # 5,723 of them
+    assert matched / rows == pytest.approx(share, abs=0.002)

@@ -227,3 +227,38 @@ def test_every_run_keeps_its_jobs(workload, scheduler):
     rows = [(t, 20 + 7 * (t % 5), 60, 1 + t % 16) for t in range(0, 200, 3)]
     result = run(workload, rows, site(scheduler, qos=Qos("normal", max_jobs_per_user=3)), users=[1 + t % 2 for t in range(0, 200, 3)])
     assert len(result.schedule) == len(rows) and (result.schedule["start"] >= result.schedule["submit"]).all()
+
+
+def test_a_partitions_qos_limits_its_jobs_whatever_their_own_qos(workload):
+    # long has QOS=longq (MaxJobsPU 1): u1's second job in long waits for the first (ends at 100),
+    # its job in short is not held; the jobs' own QOS normal has no limit
+    conf = BASE + "PartitionName=short Nodes=n1 Default=YES\nPartitionName=long Nodes=n1 QOS=longq\n"
+    s = site(conf=conf)
+    s.qos["longq"] = Qos("longq", max_jobs_per_user=1)
+    result = run(workload, [(0, 100, 100, 1), (0, 10, 100, 1), (0, 10, 100, 1)], s,
+                 partitions=["long", "long", "short"], sched_cycle=0)
+    assert starts(result) == {1: 0, 2: 100, 3: 0}
+    assert reasons(result)[2] == "QOSMaxJobsPerUserLimit"
+
+
+def test_an_associations_max_jobs_and_max_submit(workload):
+    # u1's association: MaxJobs 1 (the second waits: AssocMaxJobsLimit), MaxSubmit 2 (the third,
+    # submitted while two are pending or running, is refused: AssocMaxSubmitJobLimit)
+    assoc = [Association("c", "acct", shares=1), Association("c", "acct", "u1", max_jobs=1, max_submit=2),
+             Association("c", "acct", "u2")]
+    result = run(workload, [(0, 100, 100, 1), (0, 10, 100, 1), (1, 10, 100, 1), (2, 10, 100, 1)], site(assoc=assoc),
+                 users=[1, 1, 1, 2], sched_cycle=0)
+    assert starts(result) == {1: 0, 2: 100, 4: 2}
+    assert reasons(result)[2] == "AssocMaxJobsLimit"
+    assert result.rejected_jobs["reason"].tolist() == ["AssocMaxSubmitJobLimit"]
+
+
+def test_the_backfill_threads_timing(workload):
+    # bf_interval=5. On the grid from the first submission: B (submitted at 2) starts at 5, C (13)
+    # at 15, E (20, when A ends) at 20. As Slurm's backfill thread: a pass at least 5 s after the
+    # previous one, then at once when something changed (C at 13), but not in the second a job
+    # ended (A ends at 20: E at 21)
+    rows = [(0, 20, 20, 1), (2, 10, 10, 1), (13, 10, 10, 1), (20, 10, 10, 1)]
+    assert starts(run(workload, rows, site("bf_interval=5"), sched_interval=0)) == {1: 0, 2: 5, 3: 15, 4: 20}
+    assert starts(run(workload, rows, site("bf_interval=5"), sched_interval=0, backfill_agent=True)) == \
+        {1: 0, 2: 5, 3: 13, 4: 21}

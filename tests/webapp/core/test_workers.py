@@ -65,7 +65,11 @@ def test_auto_counts_the_fresh_reports_only(settings):
     reported("simulation@a", 2, seconds_ago=5)
     reported("simulation@b", 3, seconds_ago=59)
     reported("simulation@gone", 4, seconds_ago=61)  # killed a minute ago: its slots no longer count
+    reported("simulation@old-container", 2, seconds_ago=2 * 86400)
     assert workers.simulation_slots() == 5
+    workers.report("simulation@a", 2)  # a report forgets the day-old ones, keeps the recently lost
+    assert sorted(SimulationWorker.objects.values_list("hostname", flat=True)) == [
+        "simulation@a", "simulation@b", "simulation@gone"]
     assert workers.slots_per_user() == 4  # all but one
     settings.SCHEDLAB_SLOTS_PER_USER = 2
     assert workers.slots_per_user() == 2

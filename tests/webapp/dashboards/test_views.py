@@ -83,7 +83,8 @@ def test_page_lists_every_plot_and_loads_bokeh_locally(alice_client, done_experi
     html = alice_client.get(reverse("dashboards:comparison", args=[done_experiment.pk])).content.decode()
     for name in PLOTS:
         assert (f'id="plot-{name}"' in html) == (name not in ("sweep", "deadlines", "metrics"))   # no deadline jobs here
-    assert "/static/bokeh/js/bokeh.min.js" in html and "/static/bokeh/js/bokeh-gl.min.js" in html
+    assert "/static/bokeh/js/bokeh.min.js\" defer" in html and "bokeh-gl" not in html   # no figure uses WebGL
+    assert html.index('id="section-metrics"') < html.index("bokeh.min.js")   # the tables are painted first
     assert "cdn.bokeh.org" not in html
 
 

@@ -31,7 +31,10 @@ def test_the_form_records_the_preset_it_was_filled_from(alice_client, demo_trace
             "sweep_param": "deadline_fraction", "sweep_values": "0.2, 0.6"}
     response = alice_client.post(reverse("experiments:new") + "?reproduce=dbf", data)
     assert response.status_code == 302, response.content.decode()[:2000]
-    assert Experiment.objects.get().paper == "dbf"
+    experiment = Experiment.objects.get()
+    assert experiment.paper == "dbf"
+    detail = alice_client.get(experiment.get_absolute_url()).content.decode()
+    assert 'id="paper-note"' in detail and "#paper-findings" in detail and "agree, partly or disagree" in detail
     alice_client.post(reverse("experiments:new"), {**data, "name": "plain"})
     assert Experiment.objects.get(name="plain").paper == ""
 
@@ -42,10 +45,13 @@ def test_the_api_records_the_paper_and_refuses_one_that_is_no_experiment(script,
     assert response.status_code == 201, response.content
     pk = response.json()["id"]
     assert Experiment.objects.get(pk=pk).paper == "plan" and script.get(f"/api/experiments/{pk}/").json()["paper"] == "plan"
+    replicated = script.post("/api/experiments/", {**body, "replicates": "windows:3"}, content_type="application/json")
+    assert replicated.status_code == 201, replicated.content   # its replicates are judged against the same claims
+    assert Experiment.objects.get(pk=replicated.json()["id"]).replicate_set.options["paper"] == "plan"
     for bad, said in (("paragon", "not a reproduce-a-paper preset of an experiment"), (3, "field paper")):
         refused = script.post("/api/experiments/", {**body, "paper": bad}, content_type="application/json")
         assert refused.status_code == 400 and said in refused.json()["error"]
-    assert Experiment.objects.count() == 1
+    assert Experiment.objects.filter(replicates_of__isnull=True).count() == 2   # the refused ones left nothing
 
 
 @pytest.fixture
@@ -110,6 +116,10 @@ def test_dbf_results_that_agree_and_that_disagree_with_the_paper(alice_client, d
     assert "at deadline_fraction 0.6: 4.0 h against 1.0 h (300 % higher) — ours is 300 % higher, the paper found " \
            "it lower" in page
     assert "1 disagree" in page and "1 partly" in page
+    download = alice_client.get(reverse("dashboards:comparison_download", args=[dbf_experiment.pk]))
+    text = b"".join(download.streaming_content if download.streaming else [download.content]).decode()
+    assert download.status_code == 200 and "Against the paper: DBF against conservative and EASY" in text
+    assert "ours is 300 % higher, the paper found it lower" in text
 
 
 def test_a_plan_claim_in_the_papers_direction_but_far_smaller_is_partly():

@@ -185,11 +185,12 @@ def test_a_pbs_site_with_the_openpbs_log(alice):
 
     trace = make_trace(alice, SHARED_DATA / "metacentrum" / "fairsharesim" / "OpenPBS.log", name="openpbs", format="pbs")
     client = login(alice)
-    response = post_site(client, trace, pbs_server=upload("print_server.txt", PBS / "print_server.txt"),
+    response = post_site(client, trace, cpus=4, pbs_server=upload("print_server.txt", PBS / "print_server.txt"),
                          sched_config=upload("sched_config", PBS / "sched_config"),
                          resource_group=upload("resource_group", PBS / "resource_group"))
     assert response.status_code == 302
     preview = SitePreview.objects.get()
+    assert preview.experiment.procs == 4          # 2 nodes of 2 cores, given: the print server names no nodes
     response = client.post(reverse("preview:site_propose", args=[preview.pk]),
                            proposal_post(preview, **{"workq max_run": "[u:PBS_GENERIC=1]"}))
     assert response.status_code == 302
@@ -200,3 +201,13 @@ def test_a_pbs_site_with_the_openpbs_log(alice):
     assert held["max_run limit"]["jobs"] > 0
     page = client.get(preview.get_absolute_url()).content.decode()
     assert "+set queue workq max_run = [u:PBS_GENERIC=1]" in page and "<td>workq</td>" in page
+
+
+@pytest.mark.django_db
+def test_the_site_files_count_in_the_owners_disk_use(alice, sacct_trace):
+    from webapp.preview.services import disk_bytes_of
+
+    before = disk_bytes_of(alice)
+    post_site(login(alice), sacct_trace, **slurm_files())
+    preview = SitePreview.objects.get()
+    assert disk_bytes_of(alice) - before == sum(len(text) for text in preview.current.values())

@@ -121,4 +121,6 @@ def test_a_parse_sent_again_after_its_worker_was_killed_is_finished_by_a_restart
     wait_for("the parse to finish", lambda: row(trace).status != "parsing", timeout=300)
     done = row(trace)
     assert done.status == "ready" and done.summary["jobs"] == 232_562 and done.parse_resends == 1, done.error
-    assert cluster.tasks_done_by("second", "parse_trace") == 1 and cluster.tasks_done_by("first", "parse_trace") == 0
+    # the worker logs the task's success just after it returns
+    wait_for("the second worker's log line", lambda: cluster.tasks_done_by("second", "parse_trace") == 1, timeout=30)
+    assert cluster.tasks_done_by("first", "parse_trace") == 0

@@ -162,8 +162,7 @@ def _rectangles(window: pd.DataFrame, capacity: int) -> Rectangles:
 def _gantt_panel(label: str, window: pd.DataFrame, rects: Rectangles, capacity: int, x_range: Range1d,
                  axis: TimeAxis):
     fig = new_figure(f"Gantt — {label}", height=300, tools=TIME_TOOLS, x_range=x_range, **axis.figure_kwargs(),
-                     y_range=Range1d(0, max(capacity, int(rects.high.max()) if len(rects.high) else capacity)),
-                     output_backend="webgl")
+                     y_range=Range1d(0, max(capacity, int(rects.high.max()) if len(rects.high) else capacity)),)
     rows = window.iloc[rects.job]
     users = rows["user"].to_numpy(np.int64)
     colours = np.asarray(USER_PALETTE)[np.abs(users) % len(USER_PALETTE)]
@@ -191,7 +190,7 @@ def _aggregated(windows: Mapping[str, pd.DataFrame], capacity: int, window: Gant
     for label, w in windows.items():
         fig = new_figure(f"Gantt aggregated — {label}: share of the machine used by each job-size class",
                          height=260, tools=TIME_TOOLS, x_range=x_range, **axis.figure_kwargs(),
-                         y_range=Range1d(-0.5, len(classes) - 0.5), output_backend="webgl")
+                         y_range=Range1d(-0.5, len(classes) - 0.5))
         widths = (w["alloc"] if "alloc" in w.columns else w["procs"]).to_numpy(float)
         k = size_classes(w["procs"].to_numpy())
         left, right, row, value = [], [], [], []

@@ -108,7 +108,7 @@ def _diff_gantt(jobs: pd.DataFrame, a: str, b: str, colours: dict[str, str], axi
     fig = new_figure(f"Diff Gantt, {axis.text(start)} to {axis.text(end)}: {a} (wide bars) and {b} (narrow bars)",
                      height=min(700, 120 + 6 * len(shown)), tools=TIME_TOOLS,
                      x_range=Range1d(*axis.x(np.array([start, end]))), y_range=Range1d(len(shown), -1),
-                     output_backend="webgl", **axis.figure_kwargs())
+                     **axis.figure_kwargs())
     for run, suffix, height, alpha in ((a, "a", 0.8, 0.45), (b, "b", 0.35, 0.9)):
         source = ColumnDataSource({"y": rows, "left": axis.x(shown[f"start_{suffix}"].to_numpy(float)),
                                    "right": axis.x(shown[f"end_{suffix}"].to_numpy(float)),

@@ -57,7 +57,9 @@ def sweep_trend(parameter: str, values: Sequence[object], series: Mapping[str, S
     colours = policy_colours([*series, *(baselines or {})])
     figs = []
     for key, title in metrics:
-        fig = new_figure(f"{title} vs {parameter}", width=440, height=260, x_range=x_range)
+        # the legend below takes a line per entry from the plot's height: the plot keeps its 200 px
+        fig = new_figure(f"{title} vs {parameter}", width=440, height=200 + 60 + 22 * (len(series) + len(baselines or {})),
+                         x_range=x_range)
         fig.add_layout(Legend(click_policy="hide", label_text_font_size="10px"), "below")
         for policy, summaries in series.items():
             source = ColumnDataSource({"x": labels, "y": np.array([_metric(s, key) for s in summaries], float)})
@@ -83,13 +85,15 @@ def sweep_trend(parameter: str, values: Sequence[object], series: Mapping[str, S
             fig.yaxis.formatter = NumeralTickFormatter(format="0%")
         fig.add_tools(HoverTool(tooltips=[(parameter, "@x"), (title, "@y{0,0.00}")]))
         figs.append(fig)
-    grid = column(*[row(*figs[i:i + 2]) for i in range(0, len(figs), 2)])
+    # rows and column stretch too: stretching figures in a fixed-size row were squeezed to a few pixels
+    grid = column(*[row(*figs[i:i + 2], sizing_mode="stretch_width") for i in range(0, len(figs), 2)],
+                  sizing_mode="stretch_width")
     parts: list[LayoutDOM] = [grid]
     missing = [f"{policy} at {label}" for policy, summaries in series.items()
                for label, s in zip(labels, summaries) if not s]
     if missing:
         parts.append(note(f"No result yet (or failed) for {', '.join(missing)}: gaps in the lines."))
-    return column(*parts)
+    return column(*parts, sizing_mode="stretch_width")
 
 
 def derived_at(summaries: Sequence[Summary] | None, key: str) -> np.ndarray | None:

@@ -1,0 +1,167 @@
+"""Speed of the ``slurm`` policy (issue 24, Speed): a Slurm site as configured, at grid scale and on the
+real Slurm trace.
+
+* ``grid``: the synthetic NGI_CZ month (benchmarks/metacentrum_speed.synthetic_jobs, ``--jobs`` 500,000
+  at load 1.0 on the 47 clusters, 34,556 cores, the 2014 queues) written as a ``sacct --parsable2``
+  dump (Start = Submit: a workload, not a recorded run; 300 users in ``--accounts`` accounts), with a
+  slurm.conf made for it (a NodeName line per cluster, a partition per queue with its MaxTime and its
+  priority as PriorityJobFactor, ``priority/multifactor`` with Fair Tree, ``sched/backfill`` with
+  ``bf_max_job_test`` ``--bf-max-job-test`` (500)), a QOS dump (normal, MaxJobsPU ``--max-jobs-pu``)
+  and an association dump. Then the whole command, in a fresh child (parse cache off)::
+
+      python -m engine simulate grid.sacct --slurm-conf slurm.conf --qos qos.txt --assoc assoc.txt \\
+          --policy slurm --out S.csv
+
+  Target: <= 180 s and <= 4 GiB peak memory.
+* ``replay``: the same command on tests/data/slurm_replay (the real Slurm 22.05 run, 330 jobs).
+  Target: < 2 s.
+
+Each figure: wall and CPU seconds of the child (``wait4``), its peak resident memory, the 1-minute
+load average when it ended (the machine is shared: read CPU seconds first). numba's cache is filled
+first by one untimed replay, so no timed command compiles the profile kernels.
+
+    .venv/bin/python benchmarks/slurm_speed.py [--only grid replay] [--jobs 500000] [--work DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from metacentrum_speed import synthetic_jobs  # noqa: E402
+from scale import NGI, ROOT, line, run_child  # noqa: E402
+
+from engine.platform.machines import Machine, read_machines  # noqa: E402
+from engine.platform.queues import load_queue_config  # noqa: E402
+
+REPLAY = ROOT / "tests" / "data" / "slurm_replay"
+GRID_SECONDS = 180.0
+GRID_MIB = 4096
+REPLAY_SECONDS = 2.0
+EPOCH = np.datetime64("2014-01-01T00:00:00", "s")
+SACCT_HEADER = ("JobID|JobIDRaw|Partition|QOS|Account|User|Group|Submit|Eligible|Start|End|State|NNodes|NCPUS|"
+                "ReqCPUS|ReqMem|Timelimit")
+
+
+def site_command(trace: Path, site: Path, out: Path) -> list[str]:
+    return [sys.executable, "-m", "engine", "simulate", str(trace), "--slurm-conf", str(site / "slurm.conf"),
+            "--qos", str(site / "qos.txt"), "--assoc", str(site / "assoc.txt"), "--policy", "slurm",
+            "--out", str(out), "--summary", str(out.with_suffix(".json")), "--no-progress", "--no-parse-cache"]
+
+
+def slurm_time(seconds: int) -> str:
+    days, rest = divmod(int(seconds), 86400)
+    return f"{days}-{rest // 3600:02d}:{rest % 3600 // 60:02d}:{rest % 60:02d}"
+
+
+def write_site(machine: Machine, folder: Path, options: argparse.Namespace) -> None:
+    """slurm.conf (a NodeName line per cluster, a partition per 2014 queue), the QOS and association dumps."""
+    queues = load_queue_config("metacentrum-2014").queues
+    nodes = [f"NodeName={c.name}n[1-{c.nodes}] CPUs={c.cores} RealMemory={max(c.ram_kb // 1024, 1)}"
+             + (f" Gres=gpu:{c.gpus}" if c.gpus else "") for c in machine.clusters]
+    partitions = [f"PartitionName={q.name} Nodes=ALL MaxTime={slurm_time(q.walltime)} PriorityJobFactor={q.priority}"
+                  f" PriorityTier=1" + (" Default=YES" if q.name == "q_1d" else "") for q in queues]
+    conf = [
+        "# made by benchmarks/slurm_speed.py for the synthetic NGI_CZ grid", "ClusterName=ngicz",
+        "SchedulerType=sched/backfill",
+        f"SchedulerParameters=bf_interval=30,bf_resolution=60,bf_window=43200,bf_max_job_test={options.bf_max_job_test},"
+        "bf_continue,default_queue_depth=100,sched_interval=60",
+        "SelectType=select/cons_tres", "SelectTypeParameters=CR_Core",
+        "PriorityType=priority/multifactor", "PriorityCalcPeriod=5", "PriorityDecayHalfLife=7-0",
+        "PriorityMaxAge=7-0", "PriorityFavorSmall=NO", "PriorityWeightAge=1000", "PriorityWeightFairshare=10000",
+        "PriorityWeightJobSize=1000", "PriorityWeightPartition=2000", "PriorityWeightQOS=0",
+        *nodes, "PartitionName=DEFAULT State=UP", *partitions]
+    (folder / "slurm.conf").write_text("\n".join(conf) + "\n", encoding="utf-8")
+    qos_header = "Name|Priority|GraceTime|Flags|UsageFactor|MaxWall|MaxTRESPU|MaxJobsPU|MaxSubmitPU"
+    (folder / "qos.txt").write_text(f"{qos_header}\nnormal|0|00:00:00||1.000000|||{options.max_jobs_pu}|\n",
+                                    encoding="utf-8")
+    rng = np.random.default_rng(24)
+    rows = ["Cluster|Account|User|Partition|Share|QOS|Def QOS", "ngicz|root|||1|normal|"]
+    for a in range(options.accounts):
+        rows.append(f"ngicz|acct{a:02d}|||{int(rng.integers(1, 100))}|normal|")
+    for u in range(300):
+        rows.append(f"ngicz|acct{u % options.accounts:02d}|u{u:03d}||1|normal|")
+    (folder / "assoc.txt").write_text("\n".join(rows) + "\n", encoding="utf-8")
+
+
+def write_sacct(machine: Machine, path: Path, options: argparse.Namespace) -> None:
+    """The synthetic jobs as a sacct dump (ISO times from 2014-01-01; Start = Submit, End = Start + runtime)."""
+    jobs = synthetic_jobs(options.jobs, machine, load=1.0).jobs
+    submit = EPOCH + jobs["submit"].to_numpy().astype("timedelta64[s]")
+    end = submit + jobs["runtime"].to_numpy().astype("timedelta64[s]")
+    iso = lambda times: np.datetime_as_string(times, unit="s")   # noqa: E731
+    ident = (jobs["job_id"] + 1).astype(str)
+    user = jobs["user"].to_numpy()
+    frame = pd.DataFrame({
+        "JobID": ident, "JobIDRaw": ident, "Partition": jobs["queue_name"], "QOS": "normal",
+        "Account": [f"acct{u % options.accounts:02d}" for u in user.tolist()],
+        "User": [f"u{u:03d}" for u in user.tolist()], "Group": "g", "Submit": iso(submit), "Eligible": iso(submit),
+        "Start": iso(submit), "End": iso(end), "State": "COMPLETED", "NNodes": jobs["nodes"], "NCPUS": jobs["procs"],
+        "ReqCPUS": jobs["procs"], "ReqMem": (jobs["mem"] // 1024).astype(str) + "Mn",
+        "Timelimit": [slurm_time(t) for t in jobs["requested_time"].tolist()]})
+    assert "|".join(frame.columns) == SACCT_HEADER
+    frame.to_csv(path, sep="|", index=False)
+
+
+def grid(options: argparse.Namespace, work: Path) -> None:
+    machine = read_machines(NGI)
+    print(f"\n## NGI_CZ ({len(machine.clusters)} clusters, {machine.cores:,} cores), {options.jobs:,} synthetic jobs "
+          f"at load 1.0 as a sacct dump, slurm.conf with multifactor priority and bf_max_job_test="
+          f"{options.bf_max_job_test}: whole command")
+    site = work / "site"
+    site.mkdir(exist_ok=True)
+    write_site(machine, site, options)
+    trace = work / f"grid-{options.jobs}.sacct"
+    if not trace.exists():
+        write_sacct(machine, trace, options)
+    out = work / "grid-slurm.csv"
+    r = run_child(site_command(trace, site, out), options.timeout)
+    memory = f"  peak {r['peak_mib']:.0f} MiB, target {GRID_MIB} MiB: {'met' if r['peak_mib'] <= GRID_MIB else 'MISSED'}"
+    line("grid slurm whole command", r, GRID_SECONDS, memory)
+    if r["finished"]:
+        schedule = pd.read_csv(out, usecols=["wait"])
+        print(f"{'':<52} {len(schedule):,} jobs, mean wait {schedule['wait'].mean() / 3600:.2f} h")
+
+
+def replay(options: argparse.Namespace, work: Path) -> None:
+    print(f"\n## The real Slurm trace ({REPLAY.relative_to(ROOT)}, 330 jobs): whole command")
+    trace = REPLAY / "sacct.txt"
+    for round_ in range(options.repeat):
+        r = run_child(site_command(trace, REPLAY, work / "replay.csv"), options.timeout)
+        line(f"replay slurm whole command (run {round_ + 1})", r, REPLAY_SECONDS)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", nargs="+", default=["replay", "grid"], choices=["replay", "grid"])
+    parser.add_argument("--jobs", type=int, default=500_000)
+    parser.add_argument("--accounts", type=int, default=30)
+    parser.add_argument("--bf-max-job-test", type=int, default=500)
+    parser.add_argument("--max-jobs-pu", type=int, default=1000, help="MaxJobsPU of the normal QOS")
+    parser.add_argument("--repeat", type=int, default=3, help="replay runs")
+    parser.add_argument("--timeout", type=float, default=1800.0, help="seconds before a child is stopped")
+    parser.add_argument("--work", help="folder for the site files, traces and schedules (default: a temporary one)")
+    options = parser.parse_args()
+    print(f"{time.strftime('%Y-%m-%d %H:%M')}  load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} "
+          f"on {os.cpu_count()} CPUs; targets are CPU seconds of one child (one core)")
+    with tempfile.TemporaryDirectory(prefix="schedlab-slurm-") as scratch:
+        work = Path(options.work or scratch)
+        work.mkdir(parents=True, exist_ok=True)
+        warm = run_child(site_command(REPLAY / "sacct.txt", REPLAY, work / "warm.csv"), options.timeout)
+        print(f"numba's cache filled first (one untimed replay): {warm['cpu_s']:.2f} s cpu", flush=True)
+        for section in ("replay", "grid"):
+            if section in options.only:
+                globals()[section](options, work)
+
+
+if __name__ == "__main__":
+    main()
