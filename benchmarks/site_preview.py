@@ -8,7 +8,8 @@ Per site: the files read from text (engine.platform.sitefiles), the current run 
 (Slurm: PriorityWeightFairshare doubled; PBS: max_run [u:PBS_GENERIC=1] on workq), each timed as the
 worker runs it (the run, then the pending reasons for the recorded run, estimated from its schedule),
 wall and CPU seconds of this process, the mean wait recorded / current / proposed and the current run's
-rank correlation of waits with the recording; then the load average (the machine may be shared).
+rank correlation of waits with the recording; then the pbs policy on a whole PWA trace (KTH-SP2) and
+the load average (the machine may be shared).
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ def main() -> None:
     ]
     for case in cases:
         bench(*case)
+    large()
     print("load average (1, 5, 15 min): " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
 
 
@@ -74,6 +76,19 @@ def bench(kind: str, trace_path: Path, files: dict[str, Path], cpus: int, label:
     print(f"  mean wait recorded / current / proposed: {waits[0]:,.0f} / {waits[1]:,.0f} / {waits[2]:,.0f} s; "
           f"current vs recorded {figures['mean_wait_ratio'] - 1:+.1%}, "
           f"rank correlation of waits {figures['wait_rank_correlation']:.3f}")
+
+
+def large() -> None:
+    """The pbs policy on a whole PWA trace: KTH-SP2 (28,475 jobs, 100 CPUs) under one queue with
+    max_run [u:PBS_GENERIC=5], fair-share with one share per user, strict order, backfill_depth 1."""
+    texts = {"print server": "create queue workq\nset queue workq max_run = [u:PBS_GENERIC=5]\n"
+                             "set server default_queue = workq\n",
+             "sched_config": "fair_share: true ALL\nstrict_ordering: true ALL\n"}
+    path = SHARED_DATA / "swf" / "KTH-SP2-1996-2.1-cln.swf.gz"
+    print(f"pbs: {path.name}, the whole trace")
+    trace = timed("read the trace", lambda: read_trace(str(path)))
+    result = timed("pbs run", lambda: site_run("pbs", trace, texts, 100))
+    print(f"  {len(result.schedule):,} jobs, schedule checks {'ok' if result.meta['summary']['validation']['ok'] else 'FAILED'}")
 
 
 if __name__ == "__main__":

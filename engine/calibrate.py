@@ -216,7 +216,8 @@ def _row(candidate: Candidate, figures: Mapping[str, Any]) -> dict[str, Any]:
     distance = abs(error) + (float(np.mean([abs(p["error"]) for p in per.values()])) if per else 0.0) + (1 - rank)
     meets = abs(error) <= MEAN_TARGET and all(abs(p["error"]) <= PARTITION_TARGET for p in per.values())
     return {"name": candidate.name, "explanation": candidate.explanation, "params": dict(candidate.params),
-            "without_limits": candidate.without_limits, "mean_wait": overall["simulated"]["mean_wait"],
+            "without_limits": candidate.without_limits, "inferred_limits": candidate.inferred_limits,
+            "mean_wait": overall["simulated"]["mean_wait"],
             "error": error, "rank_correlation": rank, "per_partition": per, "distance": distance,
             "meets_means": meets, "meets_all": meets and rank >= RANK_TARGET}
 
@@ -340,6 +341,12 @@ def calibration_lines(report: dict[str, Any]) -> list[str]:
         "meets the targets for the means, not the rank correlation (0.9)" if best["meets_means"] else
         "does not meet the targets (mean within 10 %, partitions within 20 %, rank correlation 0.9)")
     lines.append(f"closest: {report['best']} (distance {best['distance']:.3f}; {verdict})")
+    if best["params"] or best.get("inferred_limits") or best.get("without_limits"):
+        sets = " ".join(f"--set {key}={str(value).lower() if isinstance(value, bool) else value}"
+                        for key, value in best["params"].items())
+        lines.append(f"  to replay with it: python -m engine simulate ... --policy slurm {sets}".rstrip()
+                     + (" (and the site's limits changed as the candidate says)"
+                        if best.get("inferred_limits") or best.get("without_limits") else ""))
     lines.append(f"node availability: the recording shows {report['idle_with_waiting']:,} s with jobs waiting and "
                  "no job running" + (" (nothing the files do not say)" if not report["idle_with_waiting"] else
                                      " (a node down or drained? the replay keeps every node up)"))

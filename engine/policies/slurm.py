@@ -163,11 +163,20 @@ def fair_tree_factors(root: Node) -> dict[tuple[str, str], float]:
     def visit(children: list[tuple[Node, float]]) -> None:
         nonlocal next_rank
         ranked = sorted(children, key=lambda pair: -pair[1])
-        i = 0
-        while i < len(ranked):
-            j = i
-            while j < len(ranked) and same_level(ranked[j][1], ranked[i][1]):
+        i, n = 0, len(ranked)
+        while i < n:
+            node, level = ranked[i]
+            j = i + 1
+            while j < n and same_level(ranked[j][1], level):
                 j += 1
+            if j == i + 1:        # no tie (the usual case): the group's steps below, for one node
+                if node.user:
+                    factors[(node.account, node.user)] = next_rank / count
+                    next_rank -= 1
+                else:
+                    visit(levels(node.children))
+                i = j
+                continue
             group = [node for node, _ in ranked[i:j]]
             users = [node for node in group if node.user]
             for user in users:

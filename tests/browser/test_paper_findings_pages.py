@@ -121,7 +121,24 @@ def dbf_preset(alice, media_root):  # noqa: ANN001, ANN201
                            sweep_values=[0.2, 0.4, 0.6, 0.8], paper="dbf", name="DBF preset")
 
 
-def test_the_paper_beside_our_runs_and_no_text_over_another(browser, live_server, dbf_preset):  # noqa: ANN001
+def check_the_download(page, live_server, tmp_path) -> None:  # noqa: ANN001
+    """The self-contained HTML file: the paper's claims, no plot squeezed, no category label over a text."""
+    download = page.request.get(live_server.url + page.get_attribute("#download-html", "href"))
+    assert download.ok
+    path = tmp_path / "comparison.html"
+    path.write_bytes(download.body())
+    page.goto(path.as_uri())
+    page.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0 && Bokeh.documents.every(d => d.is_idle)")
+    page.wait_for_timeout(500)
+    page.screenshot(path=str(ARTIFACTS / "paper-findings-download.png"), full_page=True)
+    assert "Against the paper" in page.content() or page.locator("text=Against the paper").count() > 0
+    squeezed = [(title, w) for title, w in page.evaluate(PLOT_WIDTHS) if w < 300]
+    assert squeezed == [], f"download: plots squeezed: {squeezed}"
+    assert page.evaluate(OVERLAPS)["overlaps"] == []
+    page.watch.external.clear()                               # file:// is not the server: expected here
+
+
+def test_the_paper_beside_our_runs_and_no_text_over_another(browser, live_server, dbf_preset, tmp_path):  # noqa: ANN001
     ARTIFACTS.mkdir(exist_ok=True)
     for width in WIDTHS:
         context, page = open_page(browser, live_server, width)
@@ -148,5 +165,7 @@ def test_the_paper_beside_our_runs_and_no_text_over_another(browser, live_server
             squeezed = [(title, w) for title, w in widths if w < 300]
             assert len(widths) > 20 and squeezed == [], f"{width} px: plots squeezed: {squeezed}"
             check_width_and_errors(page, f"DBF preset at {width} px")
+            if width == WIDTHS[0]:
+                check_the_download(page, live_server, tmp_path)
         finally:
             context.close()

@@ -111,6 +111,7 @@ def test_the_calibrate_command_on_the_real_slurm_recording(tmp_path, capsys):
     assert report["trust"]["long"]["phase_low"] == pytest.approx(622, abs=1)
     assert report["trust"]["long"]["bound"] == pytest.approx(0.164, abs=0.005)
     assert "closest: bf_max_job_test 50" in text and "short: recorded 215 s" in text
+    assert "to replay with it: python -m engine simulate ... --policy slurm --set backfill_bound=50" in text
     # pending reasons as Slurm names them: squeue's shares of the waiting time against the replay's
     recorded, replayed = report["squeue_reasons"], rows["as configured"]["reasons"]
     assert recorded["Priority"] == pytest.approx(0.911, abs=0.001) and replayed["Priority"] == pytest.approx(0.902, abs=0.002)

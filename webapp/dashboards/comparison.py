@@ -386,7 +386,7 @@ def full_layout(comparison: Comparison, params: Mapping[str, str], title: str) -
     parts: list[LayoutDOM] = [heading(title)]
     for name in plot_names(bool(comparison.sweep_parameter), has_deadline_jobs(comparison.schedules),
                            len(comparison.schedules)):
-        parts += [heading(SECTION_TITLES[name]), PLOTS[name](comparison, params)]
+        parts += [heading(SECTION_TITLES[name]), stretch(PLOTS[name](comparison, params))]
     if comparison.missing:
         parts.append(note("Not shown: " + "; ".join(comparison.missing) + "."))
-    return column(*parts)
+    return column(*parts, sizing_mode="stretch_width")

@@ -325,7 +325,7 @@ def _download(request: HttpRequest, experiment: Experiment, runs: list[Run] | No
             if findings:
                 fidelity += render_to_string("dashboards/_paper_findings.html", {"findings": findings})
         layout = column(layout, Div(text=f"<style>{PROVENANCE_CSS}</style>{fidelity}{provenance_html(listed)}",
-                                    width=1100))
+                                    width=1100), sizing_mode="stretch_width")
         html = file_html(layout, INLINE, title=title)
     return attachment(html, f"{slugify(name) or 'comparison'}-comparison.html", "text/html; charset=utf-8",
                       unfinished="None of these runs has finished yet.")
