@@ -25,12 +25,13 @@ def upload(page, base: str) -> None:  # noqa: ANN001
     page.wait_for_selector('#trace-status[data-status="ready"]', timeout=RESULTS)
 
 
-def wait_for_results(page, figures: bool = True) -> None:  # noqa: ANN001
-    """The page reloads itself when its last run ends; then the tables and figures are there."""
+def wait_for_results(page, figures: bool = True, documents: int = 1) -> None:  # noqa: ANN001
+    """The page reloads itself when its last run ends; then the tables and figures are there (``documents``
+    Bokeh documents: a sweep's page draws its figure across the values besides the chosen value's)."""
     page.wait_for_selector("#submission", timeout=RESULTS)
     if figures:
-        page.wait_for_function("() => window.Bokeh && Bokeh.documents.length === 1 && Bokeh.documents[0].is_idle",
-                               timeout=RESULTS)
+        page.wait_for_function(f"() => window.Bokeh && Bokeh.documents.length === {documents} "
+                               "&& Bokeh.documents.every(d => d.is_idle)", timeout=RESULTS)
 
 
 @pytest.mark.skipif(not OPENPBS.exists(), reason=f"{OPENPBS} is not here")
@@ -95,5 +96,79 @@ def test_an_admin_lowers_a_walltime_and_reads_the_jobs_rejected(page, live_serve
     statuses = page.locator('#runs [data-field="status"]').all_inner_texts()
     assert "cancelled" in statuses, statuses
     page.screenshot(path=str(ARTIFACTS / "preview-cancelled.png"), full_page=True)
+    assert page.watch.errors == [], "console errors"
+    assert page.watch.external == [], "requests off the server"
+
+
+def sweep_cells(page, value: str) -> list[str]:  # noqa: ANN001
+    """The sweep table's cells in the row of ``value``: the value, then current and proposed per metric, the change."""
+    return [t.strip() for t in page.locator(f'#sweep tr[data-value="{value}"] th, '
+                                            f'#sweep tr[data-value="{value}"] td').all_inner_texts()]
+
+
+@pytest.mark.skipif(not OPENPBS.exists(), reason=f"{OPENPBS} is not here")
+def test_an_admin_reads_every_swept_value_at_once_and_compares_with_another_preview(  # noqa: ANN001
+        page, live_server, celery_worker, django_user_model):
+    """A sweep over the backfill bound shows all its values in one table and figure, current beside
+    proposed (after a limit is changed in the page); the "compare with" picker puts this preview's runs
+    beside another preview's on the same log."""
+    django_user_model.objects.create_superuser("admin", password="admin-password-1")
+    base = live_server.url
+    log_in(page, base, "admin", "admin-password-1")
+    upload(page, base)
+
+    # another preview of the log as it is: its runs are offered by the sweep's picker
+    page.goto(base + "/preview/new/")
+    page.fill("#id_name", "as it is")
+    page.select_option("#id_trace", label="OpenPBS")
+    page.select_option("#id_proposed", value="inferred")
+    page.click("main form button[type=submit]")
+    wait_for_results(page)
+
+    page.goto(base + "/preview/new/")
+    page.fill("#id_name", "bound sweep")
+    page.select_option("#id_trace", label="OpenPBS")
+    page.select_option("#id_proposed", value="inferred")
+    page.select_option("#id_sweep_param", value="backfill_bound")
+    page.fill("#id_sweep_values", "1, inf")
+    page.click("main form button[type=submit]")
+    wait_for_results(page, figures=False)
+    assert page.locator("#sweep tbody tr").count() == 2
+    for value in ("1", "inf"):
+        cells = sweep_cells(page, value)
+        assert cells[0].startswith(value) and cells[1] == cells[2], cells      # the same configuration on both sides:
+        assert cells[3] == cells[4] and cells[-1] == "±0 s", cells            # as many left out, the same waits
+
+    # workq's per-user cores down to 2 (inferred 4): jobs asking 4 could never start there, others are held
+    row = page.locator('#proposal-rows tr[data-queue="workq"]')
+    row.locator("input[name$=_user_max_cores]").fill("2")
+    row.locator("input[name$=_user_max_cores]").press("Tab")        # as a person leaves the field: change
+    page.wait_for_function("() => document.getElementById('proposal-diff').innerText.includes('workq')")
+    page.click("#proposal-form button[value=run]")
+    wait_for_results(page, documents=2)      # two figures drawn: the mean waits across the values, the chosen value's
+    for value in ("1", "inf"):
+        cells = sweep_cells(page, value)
+        left_out = [int(c.replace(",", "")) for c in cells[1:3]]
+        assert left_out[1] > left_out[0], cells                               # the proposal refuses some at submission
+        assert cells[3] != "–" and cells[4] != "–", cells                     # mean waits of both, side by side
+    assert page.locator("#sweep tr.chosen").get_attribute("data-value") == "1"
+    page.screenshot(path=str(ARTIFACTS / "preview-sweep.png"), full_page=True)
+    page.click('#sweep tr[data-value="inf"] th a')
+    page.wait_for_selector('#sweep tr.chosen[data-value="inf"]')
+    assert page.input_value("#sweep-value select") == "1"            # the value whose tables are below
+
+    # compare with the other preview: this one's finished runs are ticked, the other's offered
+    page.click("#compare-with summary")
+    others = page.locator("#compare-with fieldset").nth(1)
+    assert "as it is" in others.inner_text()
+    others.locator("input[type=checkbox]").first.check()
+    ticked = page.locator("#compare-with input[type=checkbox]:checked").count()
+    assert ticked >= 2
+    page.click("#compare-with button[type=submit]")
+    page.wait_for_selector("#comparison-title")
+    assert page.locator("#run-legend li").count() == ticked, page.inner_text("#run-legend")
+    picked = page.inner_text("main")
+    assert "Runs picked from 2 experiments" in picked and "as it is" in picked and "bound sweep" in picked
+    page.screenshot(path=str(ARTIFACTS / "preview-compare-with.png"), full_page=True)
     assert page.watch.errors == [], "console errors"
     assert page.watch.external == [], "requests off the server"

@@ -134,6 +134,18 @@ def test_resources_on_a_pool_second_by_second(seed):
     assert schedule["held_resources"].tolist() == naive_resources(schedule, 16)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_resources_on_a_pool_with_bursts_apart_second_by_second(seed):
+    """Bursts of jobs with idle hours between them: each size's waits fall into several stretches apart
+    (the numpy path sums each stretch on its own)."""
+    workload = random_pool_workload(seed, n=150)
+    jobs = workload.jobs
+    jobs["submit"] = (jobs["submit"] // 10) + (np.arange(len(jobs)) // 30) * 20_000   # 5 bursts, 20,000 s apart
+    schedule = simulate(workload, 16, "easy").schedule
+    assert (schedule["wait"] > 0).sum() > 20
+    assert schedule["held_resources"].tolist() == naive_resources(schedule, 16)
+
+
 def test_time_sharing_and_recorded_runs_have_no_pending_reasons():
     workload = random_pool_workload(0, n=20)
     assert "held_by" not in simulate(workload, 16, "tss").schedule
