@@ -76,6 +76,8 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
     from engine.platform.sitefiles import FILES as SITE_FILES
     from engine.platform.sitefiles import Key as SiteKey
     from engine.platform.sitefiles import common_keys, site_from_texts, with_change
+    from engine.calibrate import calibrate as calibrate_site
+    from engine.calibrate import calibration_lines
     from engine.metrics.sitepending import held_by_reason, pending_reasons, policy_pending
     from engine.command import simulate_command
     from engine.csvcells import safe_cells
@@ -199,7 +201,7 @@ __all__ = [
     # a Slurm site as configured (issue 24): slurm.conf + sacctmgr dumps
     "SlurmSite", "read_slurm_site", "describe_site", "slurm_time", "PbsServer", "read_pbs_site", "describe_pbs_site",
     "SITE_FILES", "SiteKey", "common_keys", "site_from_texts", "with_change", "held_by_reason", "pending_reasons",
-    "policy_pending", "__version__",
+    "policy_pending", "calibrate_site", "calibration_lines", "__version__",
 ]
 
 #: Where each name of the face lives: {name: (module, name there)}. A name's module is imported
@@ -222,6 +224,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     **{name: ("engine.platform.pbsconf", name) for name in ("PbsServer", "read_pbs_site", "describe_pbs_site")},
     **{name: ("engine.platform.sitefiles", name) for name in ("common_keys", "site_from_texts", "with_change")},
     "SITE_FILES": ("engine.platform.sitefiles", "FILES"),
+    "calibrate_site": ("engine.calibrate", "calibrate"),   # (not "calibrate": the package's submodule of that name)
+    "calibration_lines": ("engine.calibrate", "calibration_lines"),
     "SiteKey": ("engine.platform.sitefiles", "Key"),
     **{name: ("engine.metrics.sitepending", name) for name in ("held_by_reason", "pending_reasons",
                                                                    "policy_pending")},

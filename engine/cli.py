@@ -457,14 +457,13 @@ def run_inspect(args: argparse.Namespace) -> int:
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
-    from engine.calibrate import calibrate, calibration_lines      # (loads the simulation: only here)
     site = api.read_slurm_site(args.slurm_conf, qos=args.qos, assoc=args.assoc)
     procs = args.procs or site.conf.total_cpus or None
     workload = api.read_trace(args.trace, procs=procs)
     if not 1 <= args.phases <= 60:
         raise WorkloadError("--phases: expected a whole number from 1 to 60")
-    report = calibrate(workload, site, capacity=procs, sprio=args.sprio, squeue=args.squeue, phases=args.phases)
-    for line in calibration_lines(report):
+    report = api.calibrate_site(workload, site, capacity=procs, sprio=args.sprio, squeue=args.squeue, phases=args.phases)
+    for line in api.calibration_lines(report):
         print(line)
     if args.json:
         write_json(report, args.json)
