@@ -88,13 +88,17 @@ def test_an_admin_lowers_a_walltime_and_reads_the_jobs_rejected(page, live_serve
     # the same change as a new preview, cancelled while its runs are unfinished
     page.click("#proposal-form button[value=copy]")
     page.wait_for_selector("#runs")
+    before = page.locator('#runs [data-field="status"]').all_inner_texts()
     page.click("text=Cancel unfinished")
     page.wait_for_function("""() => {
         const statuses = [...document.querySelectorAll('#runs [data-field="status"]')].map(s => s.textContent.trim());
         return statuses.length === 4 && statuses.every(s => ['done', 'cancelled'].includes(s));
     }""", timeout=RESULTS)
     statuses = page.locator('#runs [data-field="status"]').all_inner_texts()
-    assert "cancelled" in statuses, statuses
+    # (the in-process worker runs the four 200-job runs quickly: on a quiet machine all may end before the
+    # click; a cancel that really ends a running task is tested on a real worker, tests/webapp/test_fair_workers.py)
+    if any(s.strip() != "done" for s in before):
+        assert "cancelled" in statuses, (before, statuses)
     page.screenshot(path=str(ARTIFACTS / "preview-cancelled.png"), full_page=True)
     assert page.watch.errors == [], "console errors"
     assert page.watch.external == [], "requests off the server"
