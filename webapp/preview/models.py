@@ -82,15 +82,31 @@ class QueueFile(TextFile):
         return parse_queue_config(self.text, source=self.file_name)
 
 
-class Preview(models.Model):
+class OnExperiment(models.Model):
+    """What a preview and a site preview share: each is one experiment's page, owned, shared and named
+    through it (its ``experiment`` field)."""
+
+    OWNER_FIELD = "experiment__owner"
+    SHARED_FIELD = "experiment__shared"
+
+    class Meta:
+        abstract = True
+        ordering = ["-experiment__created", "-pk"]
+
+    def __str__(self) -> str:
+        return self.experiment.name      # type: ignore[attr-defined]
+
+    @property
+    def name(self) -> str:
+        return self.experiment.name      # type: ignore[attr-defined]
+
+
+class Preview(OnExperiment):
     """What makes an experiment a reconfiguration preview: a machine of clusters and two queue
     configurations, current and proposed. Its runs are the experiment's ordinary runs (queued,
     simulated, cancelled, re-run and reconciled by webapp.experiments), each on the machine under the
     configuration its ``queues`` names (webapp.experiments.tasks.platform_of): one run system. The
     preview keeps copies of the texts, so editing a file later never changes what a preview shows."""
-
-    OWNER_FIELD = "experiment__owner"
-    SHARED_FIELD = "experiment__shared"
 
     experiment = models.OneToOneField(Experiment, models.CASCADE, related_name="preview")
     machine_name = models.CharField(max_length=200)
@@ -101,16 +117,6 @@ class Preview(models.Model):
     proposed_text = models.TextField()
     #: the fair-share preset of the current and proposed runs; the counterpart runs the other one (POLICIES)
     policy = models.CharField(max_length=60)
-
-    class Meta:
-        ordering = ["-experiment__created", "-pk"]
-
-    def __str__(self) -> str:
-        return self.experiment.name
-
-    @property
-    def name(self) -> str:
-        return self.experiment.name
 
     def get_absolute_url(self) -> str:
         return reverse("preview:detail", args=[self.pk])
@@ -128,31 +134,19 @@ class Preview(models.Model):
         return Clusters(self.machine(), self.configuration(queues) if queues else None)
 
 
-class SitePreview(models.Model):
+class SitePreview(OnExperiment):
     """A preview on a Slurm or PBS site's own files (issue 24 §4): the current run reads the files as
     uploaded, the proposed run an edited copy of them; both under the site's own scheduler (the
     ``slurm`` or ``pbs`` policy) on one pool of the site's CPUs. ``current`` and ``proposed`` map a
     file's name (engine.platform.sitefiles.FILES) to its text; ``proposed`` is empty until the first
     proposal is run."""
 
-    OWNER_FIELD = "experiment__owner"
-    SHARED_FIELD = "experiment__shared"
 
     experiment = models.OneToOneField(Experiment, models.CASCADE, related_name="site_preview")
     kind = models.CharField(max_length=10, choices=[("slurm", "Slurm"), ("pbs", "PBS")])
     current = models.JSONField(default=dict)
     proposed = models.JSONField(default=dict, blank=True)
     proposed_name = models.CharField(max_length=200, blank=True)
-
-    class Meta:
-        ordering = ["-experiment__created", "-pk"]
-
-    def __str__(self) -> str:
-        return self.experiment.name
-
-    @property
-    def name(self) -> str:
-        return self.experiment.name
 
     def get_absolute_url(self) -> str:
         return reverse("preview:site_detail", args=[self.pk])
