@@ -8,7 +8,7 @@ import pytest
 
 from tests.shared_data import SHARED_DATA
 from bokeh.embed import json_item
-from bokeh.models import DataTable, Div
+from bokeh.models import DataTable, Div, Label
 from bokeh.plotting import figure
 
 from engine.metrics import timeseries
@@ -190,7 +190,19 @@ def test_fifteen_log_bins_and_ratio_between_policies(small_schedules):
     assert figures_in(layout)[0].title.text == "Wait ratio FCFS / EASY"
     maps = heatmaps.wait_heatmaps(grids)
     figs = figures_in(maps)
-    assert len(figs) == 2 and figs[0].x_range is figs[1].x_range
+    assert len(figs) == 1      # both runs' maps: panels of one figure, on the same bins and axes
+    cells = figs[0].renderers[0].data_source.data
+    fcfs = [i for i, run in enumerate(cells["run"]) if run == "FCFS"]
+    easy = [i for i, run in enumerate(cells["run"]) if run == "EASY"]
+    assert len(fcfs) == len(easy) == np.isfinite(grids["FCFS"].mean).sum()
+    cell = next(i for i in fcfs if cells["left"][i] == size_edges[s] and cells["bottom"][i] == runtime_edges[r])
+    assert cells["value"][cell] == pytest.approx(130.0)  # the FCFS panel's cell of that job: its 130 s wait
+    # the EASY panel is the FCFS panel moved right by one panel: the same cell at the same height
+    twin = next(i for i in easy if cells["left"][i] == size_edges[s] and cells["bottom"][i] == runtime_edges[r])
+    assert cells["y0"][twin] == cells["y0"][cell] and cells["x0"][twin] > cells["x1"][cell]
+    assert cells["x0"][cell] == pytest.approx(np.log10(size_edges[s]))
+    assert {label.text for label in maps.select({"type": Label})} == {"Mean wait — FCFS", "Mean wait — EASY"}
+    assert heatmaps.duration_tick_text(600) == "10 min" and heatmaps.duration_tick_text(6 * 86400) == "6 days"
     json_item(maps)
 
 
@@ -219,12 +231,17 @@ def test_processor_numbering_reuses_released_processors_and_splits_fragments():
 def test_gantt_draws_one_rectangle_per_piece_on_a_canvas(small_schedules):
     layout = gantt.gantt_figure(small_schedules, 4, gantt.GanttWindow(0, 2000))
     figs = figures_in(layout)
-    assert len(figs) == 2
-    # canvas, not WebGL: six CTC-SP2 Gantt panels cost Chromium 0.66 s CPU instead of 0.97 s, and the
-    # pages need no bokeh-gl bundle (benchmarks/dashboard_speed.py)
-    assert all(f.output_backend == "canvas" for f in figs)
-    assert figs[0].x_range is figs[1].x_range
-    assert len(figs[0].renderers[0].data_source.data["left"]) == 4
+    # one figure, a panel per run (six CTC-SP2 Gantt figures cost Chromium most of a second to build);
+    # canvas, not WebGL: the pages need no bokeh-gl bundle (benchmarks/dashboard_speed.py)
+    assert len(figs) == 1 and figs[0].output_backend == "canvas"
+    data = figs[0].renderers[0].data_source.data
+    assert list(data["run"]).count("FCFS") == 4 and list(data["run"]).count("EASY") == 4
+    # FCFS is the top panel: its rectangles sit one panel higher than EASY's, inside 0..4 processors of it
+    fcfs = [(b, t) for b, t, run in zip(data["bottom"], data["top"], data["run"]) if run == "FCFS"]
+    easy = [(b, t) for b, t, run in zip(data["bottom"], data["top"], data["run"]) if run == "EASY"]
+    assert min(b for b, _ in easy) == 0 and max(t for _, t in easy) <= 4
+    assert min(b for b, _ in fcfs) > 4 and max(t for _, t in fcfs) - min(b for b, _ in fcfs) == pytest.approx(4)
+    assert {label.text for label in layout.select({"type": Label})} == {"FCFS", "EASY"}   # each panel named
     assert "AGGREGATED" not in divs_text(layout)
 
 
@@ -238,7 +255,8 @@ def test_gantt_aggregates_above_the_threshold_and_says_so(small_schedules):
     text = divs_text(layout)
     assert "AGGREGATED" in text and "8 jobs in this window exceed the 5-rectangle limit" in text
     figs = figures_in(layout)
-    assert all("aggregated" in f.title.text for f in figs)
+    assert len(figs) == 1 and "aggregated" in figs[0].title.text
+    assert set(figs[0].renderers[0].data_source.data["run"]) == {"FCFS", "EASY"}
 
 
 def test_aggregate_mean_in_use_per_bucket_by_hand():
@@ -353,3 +371,24 @@ def test_no_plain_number_axis_writes_scientific_notation():
     fig = new_figure("dates", x_axis_type="datetime")
     assert isinstance(fig.yaxis[0].formatter, NumeralTickFormatter) and fig.yaxis[0].formatter.format == "0,0.[000]"
     assert isinstance(fig.xaxis[0], DatetimeAxis) and not isinstance(fig.xaxis[0].formatter, NumeralTickFormatter)
+
+
+# ---- two runs job by job -------------------------------------------------------------------------
+
+def test_job_diff_puts_users_and_classes_in_one_figure_and_the_moved_jobs_in_an_html_table(small_schedules):
+    from engine.api import job_diff
+    from webapp.core.time_axis import TimeAxis
+    from webapp.dashboards.figures.job_diff import job_diff_layout
+
+    layout = job_diff_layout(job_diff(small_schedules["FCFS"], small_schedules["EASY"]), "FCFS", "EASY",
+                             policy_colours(["FCFS", "EASY"]), TimeAxis(), (0, 2000))
+    gains = figure_titled(layout, "Users and job classes")
+    groups = {group for group, _ in gains.y_range.factors}
+    assert groups == {"Users", "Job classes"}
+    data = gains.renderers[0].data_source.data
+    # job 3 (user 1) starts 130 s earlier under EASY: user 1 gains 130 s, the only move
+    user_1 = data["name"].index(("Users", "user 1"))
+    assert data["hours"][user_1] == pytest.approx(-130 / 3600)
+    assert not list(layout.select({"type": DataTable}))      # the page loads no bokeh-tables bundle
+    table = next(d.text for d in layout.select({"type": Div}) if "moved most" in d.text)
+    assert "<td class='num'>3</td>" in table and "-0.04" in table   # job 3, B − A = −130 s = −0.04 h

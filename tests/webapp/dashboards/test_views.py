@@ -59,6 +59,7 @@ def test_every_plot_is_a_json_item(alice_client, done_experiment, name):
     assert set(item) >= {"target_id", "root_id", "doc", "version"}
     assert item["target_id"] == f"plot-{name}"
     assert item["version"] == bokeh.__version__
+    assert '"DataTable"' not in response.content.decode()    # the comparison page loads no bokeh-tables bundle
 
 
 def test_unknown_plot_is_404(alice_client, done_experiment):
@@ -84,6 +85,7 @@ def test_page_lists_every_plot_and_loads_bokeh_locally(alice_client, done_experi
     for name in PLOTS:
         assert (f'id="plot-{name}"' in html) == (name not in ("sweep", "deadlines", "metrics"))   # no deadline jobs here
     assert "/static/bokeh/js/bokeh.min.js\" defer" in html and "bokeh-gl" not in html   # no figure uses WebGL
+    assert "bokeh-tables" not in html     # no plot of the page is a DataTable (test_every_plot_is_a_json_item)
     assert html.index('id="section-metrics"') < html.index("bokeh.min.js")   # the tables are painted first
     assert "cdn.bokeh.org" not in html
 

@@ -1,4 +1,4 @@
-"""Gantt chart of a time window, one panel per policy on one linked time axis (WebGL).
+"""Gantt chart of a time window, one panel per policy in one figure (one time axis; canvas).
 
 Schedules say how many processors a job held, not which ones (the engine allocates by count), so
 processors are numbered here for drawing: jobs take the lowest free numbers in start order, and a
@@ -17,7 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from bokeh.layouts import column
-from bokeh.models import ColorBar, ColumnDataSource, HoverTool, LayoutDOM, LinearColorMapper, Range1d
+from bokeh.models import (ColorBar, ColumnDataSource, FixedTicker, HoverTool, Label, LayoutDOM,
+                          LinearColorMapper, Range1d)
 from bokeh.palettes import Category20, Inferno256
 
 from .style import TIME_TOOLS, new_figure, note
@@ -132,7 +133,9 @@ class GanttWindow:
 
 def gantt_figure(schedules: Mapping[str, pd.DataFrame], capacity: int, window: GanttWindow, *,
                  max_rectangles: int = MAX_RECTANGLES, axis: TimeAxis | None = None) -> LayoutDOM:
-    """Per-policy Gantt panels of `window` sharing one time range; aggregated above `max_rectangles`."""
+    """The runs' Gantt charts of `window` as panels of ONE figure (one Bokeh figure costs the browser
+    100-250 ms to build, six of them most of a second): the first run at the top, each panel named
+    above it; aggregated above `max_rectangles`."""
     windows = {label: jobs_in_window(s, window.start, window.end) for label, s in schedules.items()}
     jobs = sum(len(w) for w in windows.values())
     axis = (axis or TimeAxis()).for_span(window.end - window.start)
@@ -145,12 +148,70 @@ def gantt_figure(schedules: Mapping[str, pd.DataFrame], capacity: int, window: G
     if total > max_rectangles:
         return _aggregated(windows, capacity, window, x_range, axis,
                            f"{total:,} rectangles in this window exceed the {max_rectangles:,} limit")
-    panels = [_gantt_panel(label, windows[label], rectangles[label], capacity, x_range, axis)
-              for label in schedules]
-    text = (f"{jobs:,} jobs ({total:,} rectangles) running between {axis.text(window.start)} and {axis.text(window.end)}; "
-            "colour = user; processors are numbered for drawing (first fit in start order), "
-            "a job on a fragmented set is drawn as several rectangles.")
-    return column(*panels, note(text))
+    top = max([capacity, *(int(r.high.max()) for r in rectangles.values() if len(r.high))])
+    panels = PanelRows(list(schedules), top)
+    fig = new_figure(f"Gantt, {axis.text(window.start)} to {axis.text(window.end)}: " + ", ".join(schedules)
+                     + " (top to bottom)", height=panels.height(GANTT_PANEL_PX), tools=TIME_TOOLS, x_range=x_range,
+                     y_range=panels.y_range(), **axis.figure_kwargs())
+    columns: dict[str, list[np.ndarray]] = {}
+    for label in schedules:
+        part = _gantt_columns(label, windows[label], rectangles[label], axis, panels.offset(label))
+        for key, values in part.items():
+            columns.setdefault(key, []).append(values)
+    source = ColumnDataSource({key: np.concatenate(values) for key, values in columns.items()})
+    fig.quad(left="left", right="right", bottom="bottom", top="top", fill_color="colour", fill_alpha=0.8,
+             line_color="#333", line_width=0.3, source=source)
+    panels.decorate(fig, {label: [0, capacity] for label in schedules})
+    fig.xaxis.axis_label = axis.label
+    fig.yaxis.axis_label = "processor (numbered for drawing)"
+    fig.add_tools(HoverTool(tooltips=[("run", "@run"), ("job", "@job_id"), ("user", "@user"),
+                                      ("processors", "@procs"), ("wait", "@wait{0,0} s")]))
+    text = (f"{jobs:,} jobs ({total:,} rectangles) running between {axis.text(window.start)} and {axis.text(window.end)} "
+            f"over the {len(schedules)} runs, one panel each; colour = user; processors are numbered for drawing "
+            "(first fit in start order), a job on a fragmented set is drawn as several rectangles.")
+    return column(fig, note(text))
+
+
+#: Height of one run's panel in the Gantt charts (pixels).
+GANTT_PANEL_PX = 190
+
+
+class PanelRows:
+    """Runs as panels stacked in one figure: run i's values 0..top are drawn at offset(run) + value, the
+    first run at the top, a gap above each panel holding its name. One figure instead of one per run."""
+
+    GAP = 0.16      # of a panel's height, above it, for its name
+
+    def __init__(self, labels: list[str], top: float) -> None:
+        self.labels = labels
+        self.top = float(top)
+        self.step = self.top * (1 + self.GAP)
+
+    def offset(self, label: str) -> float:
+        return (len(self.labels) - 1 - self.labels.index(label)) * self.step
+
+    def y_range(self) -> Range1d:
+        return Range1d(-0.02 * self.top, len(self.labels) * self.step)
+
+    def height(self, panel_px: int) -> int:
+        return 90 + panel_px * len(self.labels)
+
+    def decorate(self, fig, ticks: Mapping[str, list[float]], names: Mapping[str, list[str]] | None = None) -> None:  # noqa: ANN001
+        """Each panel's name above it, a line under it, and its own y ticks (``ticks[label]`` in panel
+        values, labelled by ``names`` or the value)."""
+        positions, labels = [], {}
+        for label in self.labels:
+            offset = self.offset(label)
+            for k, value in enumerate(ticks[label]):
+                position = offset + float(value)
+                positions.append(position)
+                labels[position] = names[label][k] if names else f"{value:,.0f}"
+            fig.add_layout(Label(x=4, x_units="screen", y=offset + self.top * (1 + self.GAP * 0.2), text=label,
+                                 text_font_size="12px", text_font_style="bold", text_baseline="bottom"))
+        fig.hspan(y=[self.offset(label) for label in self.labels], line_color="#888", line_width=1)
+        fig.yaxis.ticker = FixedTicker(ticks=positions, minor_ticks=[])
+        fig.yaxis.major_label_overrides = labels
+        fig.ygrid.visible = False
 
 
 def _rectangles(window: pd.DataFrame, capacity: int) -> Rectangles:
@@ -159,26 +220,19 @@ def _rectangles(window: pd.DataFrame, capacity: int) -> Rectangles:
                              widths.to_numpy(np.int64), capacity)
 
 
-def _gantt_panel(label: str, window: pd.DataFrame, rects: Rectangles, capacity: int, x_range: Range1d,
-                 axis: TimeAxis):
-    fig = new_figure(f"Gantt — {label}", height=300, tools=TIME_TOOLS, x_range=x_range, **axis.figure_kwargs(),
-                     y_range=Range1d(0, max(capacity, int(rects.high.max()) if len(rects.high) else capacity)),)
+def _gantt_columns(label: str, window: pd.DataFrame, rects: Rectangles, axis: TimeAxis,
+                   offset: float) -> dict[str, np.ndarray]:
+    """One run's rectangles, raised to its panel."""
     rows = window.iloc[rects.job]
     users = rows["user"].to_numpy(np.int64)
-    colours = np.asarray(USER_PALETTE)[np.abs(users) % len(USER_PALETTE)]
-    source = ColumnDataSource({
-        "left": axis.x(rows["start"].to_numpy(float)), "right": axis.x(rows["end"].to_numpy(float)),
-        "bottom": rects.low.astype(float), "top": rects.high.astype(float), "colour": colours,
+    return {
+        "left": np.asarray(axis.x(rows["start"].to_numpy(float))), "right": np.asarray(axis.x(rows["end"].to_numpy(float))),
+        "bottom": rects.low.astype(float) + offset, "top": rects.high.astype(float) + offset,
+        "colour": np.asarray(USER_PALETTE)[np.abs(users) % len(USER_PALETTE)],
+        "run": np.full(len(rows), label, dtype=object),
         "job_id": rows["job_id"].to_numpy(np.int64), "user": users, "procs": rows["procs"].to_numpy(np.int64),
         "wait": rows["wait"].to_numpy(np.int64),
-    })
-    fig.quad(left="left", right="right", bottom="bottom", top="top", fill_color="colour", fill_alpha=0.8,
-             line_color="#333", line_width=0.3, source=source)
-    fig.xaxis.axis_label = axis.label
-    fig.yaxis.axis_label = "processor (numbered for drawing)"
-    fig.add_tools(HoverTool(tooltips=[("job", "@job_id"), ("user", "@user"), ("processors", "@procs"),
-                                      ("wait", "@wait{0,0} s")]))
-    return fig
+    }
 
 
 def _aggregated(windows: Mapping[str, pd.DataFrame], capacity: int, window: GanttWindow, x_range: Range1d,
@@ -186,14 +240,14 @@ def _aggregated(windows: Mapping[str, pd.DataFrame], capacity: int, window: Gant
     edges = np.linspace(window.start, window.end, TIME_BUCKETS + 1)
     classes = sorted({int(k) for w in windows.values() for k in np.unique(size_classes(w["procs"].to_numpy()))}) or [0]
     mapper = LinearColorMapper(palette=tuple(reversed(Inferno256)), low=0.0, high=1.0)
-    panels = []
+    panels = PanelRows(list(windows), len(classes))
+    fig = new_figure("Gantt aggregated, share of the machine used by each job-size class: " + ", ".join(windows)
+                     + " (top to bottom)", height=panels.height(max(120, 22 * len(classes))), tools=TIME_TOOLS,
+                     x_range=x_range, y_range=panels.y_range(), **axis.figure_kwargs())
+    left, right, row, value, runs = [], [], [], [], []
     for label, w in windows.items():
-        fig = new_figure(f"Gantt aggregated — {label}: share of the machine used by each job-size class",
-                         height=260, tools=TIME_TOOLS, x_range=x_range, **axis.figure_kwargs(),
-                         y_range=Range1d(-0.5, len(classes) - 0.5))
         widths = (w["alloc"] if "alloc" in w.columns else w["procs"]).to_numpy(float)
         k = size_classes(w["procs"].to_numpy())
-        left, right, row, value = [], [], [], []
         for row_index, cls in enumerate(classes):
             mask = k == cls
             used = mean_in_use_per_bucket(np.clip(w["start"].to_numpy(float)[mask], window.start, window.end),
@@ -201,21 +255,21 @@ def _aggregated(windows: Mapping[str, pd.DataFrame], capacity: int, window: Gant
                                           widths[mask], edges) / capacity
             left.append(axis.x(edges[:-1]))
             right.append(axis.x(edges[1:]))
-            row.append(np.full(TIME_BUCKETS, row_index, float))
+            row.append(np.full(TIME_BUCKETS, panels.offset(label) + row_index, float))
             value.append(used)
-        source = ColumnDataSource({"left": np.concatenate(left), "right": np.concatenate(right),
-                                   "bottom": np.concatenate(row) - 0.5, "top": np.concatenate(row) + 0.5,
-                                   "value": np.concatenate(value)})
-        fig.quad(left="left", right="right", bottom="bottom", top="top", source=source, line_color=None,
-                 fill_color={"field": "value", "transform": mapper})
-        fig.yaxis.ticker = list(range(len(classes)))
-        fig.yaxis.major_label_overrides = {i: class_label(c) for i, c in enumerate(classes)}
-        fig.yaxis.axis_label = "job size (processors)"
-        fig.xaxis.axis_label = axis.label
-        fig.add_tools(HoverTool(tooltips=[("share of machine", "@value{0.0%}")]))
-        panels.append(fig)
-    panels[-1].add_layout(ColorBar(color_mapper=mapper, title="share of machine", width=10), "right")
+            runs.append(np.full(TIME_BUCKETS, label, dtype=object))
+    source = ColumnDataSource({"left": np.concatenate(left), "right": np.concatenate(right),
+                               "bottom": np.concatenate(row), "top": np.concatenate(row) + 1.0,
+                               "value": np.concatenate(value), "run": np.concatenate(runs)})
+    fig.quad(left="left", right="right", bottom="bottom", top="top", source=source, line_color=None,
+             fill_color={"field": "value", "transform": mapper})
+    panels.decorate(fig, {label: [i + 0.5 for i in range(len(classes))] for label in windows},
+                    {label: [class_label(c) for c in classes] for label in windows})
+    fig.yaxis.axis_label = "job size (processors)"
+    fig.xaxis.axis_label = axis.label
+    fig.add_tools(HoverTool(tooltips=[("run", "@run"), ("share of machine", "@value{0.0%}")]))
+    fig.add_layout(ColorBar(color_mapper=mapper, title="share of machine", width=10), "right")
     text = (f"AGGREGATED, not one rectangle per job: {reason}. Each cell is the time-averaged share of the "
             f"machine used by jobs of that size class in one of {TIME_BUCKETS} time buckets; nothing is left out. "
             "Narrow the window (start/end) to see individual jobs.")
-    return column(note(text), *panels)
+    return column(note(text), fig)

@@ -7,9 +7,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from bokeh.layouts import column, gridplot
-from bokeh.models import ColorBar, ColumnDataSource, FixedTicker, HoverTool, LayoutDOM, LogColorMapper, Range1d
+from bokeh.layouts import column
+from bokeh.models import (ColorBar, ColumnDataSource, FixedTicker, HoverTool, Label, LayoutDOM, LogColorMapper,
+                          Range1d)
 from bokeh.palettes import RdBu11, Viridis256
+
+from engine.api import DURATION_UNITS
 
 from .style import (DURATION_TICKS, bin_index, count_axis, duration_axis, duration_formatter, log_edges,
                     new_figure, note)
@@ -83,20 +86,76 @@ def _grid_figure(title: str, grid: WaitGrid, values: np.ndarray, mapper: LogColo
 
 
 def wait_heatmaps(grids: Mapping[str, WaitGrid]) -> LayoutDOM:
-    """One heat map per policy with a shared colour scale and shared (linked) axes."""
+    """Every run's heat map as a small multiple of ONE figure (a Bokeh figure costs the browser 100-250 ms
+    to build): panels in rows of up to three, the same bins, axes and colour scale in each."""
     finite = np.concatenate([g.mean[np.isfinite(g.mean)] for g in grids.values()] or [np.ones(1)])
     positive = np.maximum(finite, 1.0)
     mapper = LogColorMapper(palette=Viridis256, low=float(positive.min()), high=float(max(positive.max(), 10.0)))
     first = next(iter(grids.values()))
-    x_range = Range1d(first.size_edges[0], first.size_edges[-1])
-    y_range = Range1d(first.runtime_edges[0], first.runtime_edges[-1])
-    figs = [_grid_figure(f"Mean wait — {label}", g, np.maximum(g.mean, 1.0), mapper, x_range=x_range, y_range=y_range)
-            for label, g in grids.items()]
-    figs[-1].add_layout(ColorBar(color_mapper=mapper, title="mean wait", width=10, formatter=duration_formatter(),
-                                 ticker=FixedTicker(ticks=list(DURATION_TICKS), minor_ticks=[])), "right")
+    x_edges, y_edges = np.log10(first.size_edges), np.log10(first.runtime_edges)
+    labels = list(grids)
+    columns = 2 if len(labels) in (2, 4) else min(3, len(labels))
+    rows = -(-len(labels) // columns)
+    width, height = x_edges[-1] - x_edges[0], y_edges[-1] - y_edges[0]
+    step_x, step_y = width * (1 + PANEL_GAP), height * (1 + 2 * PANEL_GAP)
+    cells: dict[str, list[np.ndarray]] = {}
+    fig = new_figure("Mean wait by job size and runtime: " + ", ".join(labels), height=70 + 250 * rows,
+                     x_range=Range1d(x_edges[0] - 0.02 * width, x_edges[0] + (columns - 1) * step_x + width * 1.02),
+                     y_range=Range1d(y_edges[0] - 0.02 * height, y_edges[0] + (rows - 1) * step_y + height * (1 + PANEL_GAP)))
+    x_ticks: dict[float, str] = {}
+    y_ticks: dict[float, str] = {}
+    for i, (label, grid) in enumerate(grids.items()):
+        dx = (i % columns) * step_x
+        dy = (rows - 1 - i // columns) * step_y          # the first run top left
+        part = _cells(grid, np.maximum(grid.mean, 1.0))
+        part.update(x0=np.log10(part["left"]) + dx, x1=np.log10(part["right"]) + dx,
+                    y0=np.log10(part["bottom"]) + dy, y1=np.log10(part["top"]) + dy,
+                    run=np.full(len(part["value"]), label, dtype=object))
+        for key, values in part.items():
+            cells.setdefault(key, []).append(values)
+        fig.add_layout(Label(x=x_edges[0] + dx, y=y_edges[-1] + dy + 0.03 * height, text=f"Mean wait — {label}",
+                             text_font_size="12px", text_font_style="bold", text_baseline="bottom"))
+        if i < columns:
+            x_ticks.update(_log_ticks(first.size_edges, dx, lambda v: f"{v:,.0f}"))
+        if i % columns == 0:
+            y_ticks.update(_log_ticks(first.runtime_edges, dy, duration_tick_text, DURATION_TICKS))
+    source = ColumnDataSource({key: np.concatenate(values) for key, values in cells.items()})
+    fig.quad(left="x0", right="x1", bottom="y0", top="y1", source=source,
+             fill_color={"field": "value", "transform": mapper}, line_color="white", line_width=0.5)
+    fig.xaxis.ticker = FixedTicker(ticks=list(x_ticks), minor_ticks=[])
+    fig.xaxis.major_label_overrides = x_ticks
+    fig.yaxis.ticker = FixedTicker(ticks=list(y_ticks), minor_ticks=[])
+    fig.yaxis.major_label_overrides = y_ticks
+    fig.xaxis.axis_label = "job size (processors, log) in each panel"
+    fig.yaxis.axis_label = "runtime (log)"
+    fig.grid.visible = False
+    fig.add_tools(HoverTool(tooltips=[("run", "@run"), ("size", "@left{0,0}–@right{0,0}"),
+                                      ("runtime", "@bottom{0,0}–@top{0,0} s"), ("mean wait", "@value{0,0} s"),
+                                      ("jobs", "@jobs")]))
+    fig.add_layout(ColorBar(color_mapper=mapper, title="mean wait", width=10, formatter=duration_formatter(),
+                            ticker=FixedTicker(ticks=list(DURATION_TICKS), minor_ticks=[])), "right")
     text = (f"{len(first.size_edges) - 1} × {len(first.runtime_edges) - 1} logarithmic bins; empty cells have no jobs; "
-            "same colour scale in every map; means under 1 s are coloured as 1 s.")
-    return column(gridplot(figs, ncols=2, toolbar_location="right"), note(text))
+            "same bins, axes and colour scale in every map; means under 1 s are coloured as 1 s.")
+    return column(fig, note(text))
+
+
+#: Space between two heat-map panels, as a share of a panel.
+PANEL_GAP = 0.12
+
+
+def _log_ticks(edges: np.ndarray, offset: float, text, candidates=None) -> dict[float, str]:  # noqa: ANN001
+    """Round values inside ``edges`` (powers of ten, or ``candidates``) at log10(value) + offset."""
+    lo, hi = float(edges[0]), float(edges[-1])
+    values = candidates or [10.0 ** k for k in range(int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi))) + 1)]
+    return {float(np.log10(v)) + offset: text(v) for v in values if lo <= v <= hi}
+
+
+def duration_tick_text(seconds: float) -> str:
+    """A round duration as the time axes' tick formatter writes it (duration_formatter): 1 s, 10 min, 6 h, 7 days."""
+    for unit, length, shown_from in DURATION_UNITS:
+        if abs(seconds) >= shown_from:
+            return f"{seconds / length:,.1f}".rstrip("0").rstrip(".") + f" {unit}"
+    return f"{seconds:,.1f}".rstrip("0").rstrip(".") + " s"
 
 
 def ratio_heatmap(a_label: str, a: WaitGrid, b_label: str, b: WaitGrid) -> LayoutDOM:

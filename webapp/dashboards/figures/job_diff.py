@@ -7,18 +7,8 @@ import html
 
 import numpy as np
 import pandas as pd
-from bokeh.layouts import column, row
-from bokeh.models import (
-    ColumnDataSource,
-    DataTable,
-    Div,
-    FactorRange,
-    HoverTool,
-    LayoutDOM,
-    NumberFormatter,
-    Range1d,
-    TableColumn,
-)
+from bokeh.layouts import column
+from bokeh.models import ColumnDataSource, Div, FactorRange, HoverTool, LayoutDOM, Range1d
 
 from engine.api import JobDiff, delta_histogram, gains_by, moved_most
 
@@ -41,7 +31,7 @@ def job_diff_layout(diff: JobDiff, a: str, b: str, colours: dict[str, str], axis
     if jobs.empty:
         return column(intro, note("No job is in both schedules."))
     return column(intro, _histogram(jobs["delta"].to_numpy()),
-                  row(_gains(jobs, "user", "Users"), _gains(jobs, "job_class", "Job classes")),
+                  _gains(jobs),
                   _moved_table(jobs, axis), _diff_gantt(jobs, a, b, colours, axis, window))
 
 
@@ -58,38 +48,52 @@ def _histogram(delta: np.ndarray):
     return fig
 
 
-def _gains(jobs: pd.DataFrame, key: str, what: str):
-    table = gains_by(jobs, key)
-    names = [f"user {v}" if key == "user" else str(v) for v in table[key]]
-    hours = table["total_delta"].to_numpy(float) / 3600.0
-    source = ColumnDataSource({"name": names, "hours": hours, "jobs": table["jobs"].to_numpy(),
-                               "mean": table["mean_delta"].to_numpy(float) / 3600.0,
+def _gains(jobs: pd.DataFrame):
+    """Users and job classes that gained or lost most, in ONE figure (a group of bars each on one axis of
+    job-hours; one figure less for the browser to build)."""
+    names: list[tuple[str, str]] = []
+    columns: dict[str, list] = {"hours": [], "jobs": [], "mean": []}
+    for key, what in (("user", "Users"), ("job_class", "Job classes")):
+        table = gains_by(jobs, key)
+        names += [(what, f"user {v}" if key == "user" else str(v)) for v in table[key]]
+        columns["hours"] += list(table["total_delta"].to_numpy(float) / 3600.0)
+        columns["jobs"] += list(table["jobs"].to_numpy())
+        columns["mean"] += list(table["mean_delta"].to_numpy(float) / 3600.0)
+    hours = np.asarray(columns["hours"], float)
+    source = ColumnDataSource({"name": names, "label": [name for _, name in names], "hours": hours,
+                               "jobs": np.asarray(columns["jobs"]), "mean": np.asarray(columns["mean"], float),
                                "colour": np.where(hours < 0, EARLIER, LATER)})
-    fig = new_figure(f"{what}: most gained (green), most lost (red)", width=445,
-                     height=max(200, 40 + 22 * len(names)), y_range=FactorRange(*(names[::-1] or ["none"])))
+    fig = new_figure("Users and job classes: most gained (green), most lost (red)",
+                     height=max(200, 60 + 18 * len(names)), y_range=FactorRange(*(names[::-1] or [("", "none")])))
     fig.hbar(y="name", right="hours", height=0.75, color="colour", source=source)
+    fig.yaxis.group_label_orientation = "vertical"
     fig.xaxis.axis_label = "job-hours: Σ (start under B − start under A)"
-    fig.add_tools(HoverTool(tooltips=[("", "@name"), ("jobs", "@jobs{0,0}"), ("total (h)", "@hours{0,0.0}"),
+    fig.add_tools(HoverTool(tooltips=[("", "@label"), ("jobs", "@jobs{0,0}"), ("total (h)", "@hours{0,0.0}"),
                                       ("mean per job (h)", "@mean{0,0.00}")]))
     return fig
 
 
+#: The moved-jobs table's look (a Div's shadow DOM does not see the page's CSS).
+TABLE_STYLE = ("<style>table.moved{border-collapse:collapse;font-size:12px;margin:4px 0}"
+               "table.moved th,table.moved td{border-bottom:1px solid #e3e3e3;padding:2px 8px;text-align:left}"
+               "table.moved td.num{text-align:right;font-variant-numeric:tabular-nums}"
+               "table.moved tr:nth-child(even) td{background:#f6f6f6}</style>")
+
+
 def _moved_table(jobs: pd.DataFrame, axis: TimeAxis):
+    """The jobs that moved most, as an HTML table (no DataTable: the page then needs no bokeh-tables bundle)."""
     moved = moved_most(jobs)
-    data = {"job_id": moved["job_id"].to_numpy(), "user": moved["user"].to_numpy(), "procs": moved["procs"].to_numpy(),
-            "runtime_h": moved["runtime"].to_numpy(float) / 3600.0,
-            "start_a": [axis.text(s) for s in moved["start_a"]], "start_b": [axis.text(s) for s in moved["start_b"]],
-            "delta_h": moved["delta"].to_numpy(float) / 3600.0}
-    hours = NumberFormatter(format="0,0.00")
-    columns = [TableColumn(field="job_id", title="job", width=70), TableColumn(field="user", title="user", width=60),
-               TableColumn(field="procs", title="procs", width=60),
-               TableColumn(field="runtime_h", title="runtime (h)", formatter=hours, width=90),
-               TableColumn(field="start_a", title="start under A", width=170),
-               TableColumn(field="start_b", title="start under B", width=170),
-               TableColumn(field="delta_h", title="B − A (h)", formatter=hours, width=90)]
-    return column(Div(text="<b>The jobs that moved most</b>"),
-                  DataTable(source=ColumnDataSource(data), columns=columns, width=880, height=28 + 25 * len(moved),
-                            index_position=None))
+    head = "".join(f"<th>{html.escape(title)}</th>" for title in
+                   ("job", "user", "procs", "runtime (h)", "start under A", "start under B", "B − A (h)"))
+    body = "".join(
+        f"<tr><td class='num'>{job}</td><td class='num'>{user}</td><td class='num'>{procs:,}</td>"
+        f"<td class='num'>{runtime / 3600.0:,.2f}</td><td>{html.escape(axis.text(a))}</td>"
+        f"<td>{html.escape(axis.text(b))}</td><td class='num'>{delta / 3600.0:,.2f}</td></tr>"
+        for job, user, procs, runtime, a, b, delta in zip(
+            moved["job_id"], moved["user"], moved["procs"], moved["runtime"].to_numpy(float),
+            moved["start_a"], moved["start_b"], moved["delta"].to_numpy(float)))
+    return Div(text=f"{TABLE_STYLE}<b>The jobs that moved most</b><table class='moved'><thead><tr>{head}</tr></thead>"
+                    f"<tbody>{body}</tbody></table>", sizing_mode="stretch_width")
 
 
 def _diff_gantt(jobs: pd.DataFrame, a: str, b: str, colours: dict[str, str], axis: TimeAxis,
