@@ -16,7 +16,7 @@ from webapp.dashboards.figures import gantt, heatmaps
 from webapp.dashboards.figures.distributions import ecdf, wait_cdf_figure
 from webapp.dashboards.figures.fairness import fairness_figure
 from webapp.dashboards.figures.metrics_table import metrics_rows, metrics_table
-from webapp.dashboards.figures.style import log_edges, policy_colours
+from webapp.dashboards.figures.style import duration_tick_text, log_edges, policy_colours
 from webapp.dashboards.figures.sweep import sweep_trend, value_label
 from webapp.dashboards.figures.timelines import PolicyTimelines, linked_timelines, step_points
 
@@ -98,7 +98,7 @@ def _timelines(schedules):
 def test_linked_timelines_share_one_x_range_and_export_as_one_item(small_schedules):
     layout = linked_timelines(_timelines(small_schedules), 4, allocation_kind="group", targets={"0": 0.5})
     figs = figures_in(layout)
-    assert len(figs) == 2 + 1  # utilization, queue, ONE occupancy plot with a button per policy
+    assert len(figs) == 1 + 1  # utilization and queue (panels of one figure), ONE occupancy plot with a button per policy
     assert len({id(f.x_range) for f in figs}) == 1
     item = json_item(layout, "timelines")  # raises if the linked plots were split across documents
     assert item["target_id"] == "timelines"
@@ -141,10 +141,13 @@ def test_downsampled_series_are_announced():
 
 def test_utilization_is_busy_over_capacity(small_schedules):
     layout = linked_timelines(_timelines({"FCFS": small_schedules["FCFS"]}), 4)
-    utilization = figure_titled(layout, "Utilization")
-    y = utilization.renderers[0].data_source.data["y"]
-    assert y.max() == 1.0  # the 4-processor job fills the machine
-    assert y[0] == 0.5     # first job: 2 of 4
+    steps = figure_titled(layout, "Utilization and queue length")
+    utilization, queue = steps.renderers[0].data_source.data, steps.renderers[1].data_source.data
+    assert utilization["value"].max() == 1.0  # the 4-processor job fills the machine
+    assert utilization["value"][0] == 0.5     # first job: 2 of 4
+    # the utilization panel sits above the queue panel: its 0 % is above the longest queue's top
+    assert utilization["y"][0] - 0.5 > queue["y"].max()
+    assert queue["value"].max() == 3          # FCFS at t=30: jobs 2, 3 and 4 wait
 
 
 def test_step_points_hold_each_value_until_the_next_time():
@@ -202,7 +205,7 @@ def test_fifteen_log_bins_and_ratio_between_policies(small_schedules):
     assert cells["y0"][twin] == cells["y0"][cell] and cells["x0"][twin] > cells["x1"][cell]
     assert cells["x0"][cell] == pytest.approx(np.log10(size_edges[s]))
     assert {label.text for label in maps.select({"type": Label})} == {"Mean wait — FCFS", "Mean wait — EASY"}
-    assert heatmaps.duration_tick_text(600) == "10 min" and heatmaps.duration_tick_text(6 * 86400) == "6 days"
+    assert duration_tick_text(600) == "10 min" and duration_tick_text(6 * 86400) == "6 days"
     json_item(maps)
 
 
@@ -272,12 +275,13 @@ def test_fairness_plots_every_policy_for_the_top_users(small_schedules):
     from engine.metrics.fairness import per_user
     per = {k: per_user(s) for k, s in small_schedules.items()}
     layout = fairness_figure(per, jain={"FCFS": 0.5, "EASY": 0.75}, top=2)
-    wait, bsld = figure_titled(layout, "Mean wait"), figure_titled(layout, "Mean bounded")
-    assert wait.x_range is bsld.x_range
-    assert list(wait.x_range.factors) == ["1", "2"]  # user 1 has the most jobs
-    fcfs = wait.renderers[0].data_source.data
+    fig = figure_titled(layout, "Mean wait and mean bounded slowdown per user")   # both panels, one user axis
+    assert list(fig.x_range.factors) == ["1", "2"]  # user 1 has the most jobs
+    fcfs = fig.renderers[0].data_source.data
     assert fcfs["mean_wait"].tolist() == [65.0, 90.0]  # user 1 waits 0 and 130 s; user 2 waits 90 s
-    assert "FCFS (Jain 0.500)" in [item.label["value"] for item in wait.legend[0].items]
+    # the mean wait panel is above the slowdown panel: every wait dot above every slowdown dot
+    assert min(fcfs["mean_wait_y"]) > max(fcfs["mean_bsld_y"])
+    assert "FCFS (Jain 0.500)" in [item.label["value"] for item in fig.legend[0].items]
 
 
 # ---- sweep ---------------------------------------------------------------------------------------

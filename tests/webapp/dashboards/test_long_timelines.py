@@ -4,7 +4,7 @@ metric on a date axis, and the raw steps of every run over the zoom window."""
 from __future__ import annotations
 
 import pandas as pd
-from bokeh.models import DatetimeAxis, LegendItem
+from bokeh.models import DatetimeAxis, Label, LegendItem
 from bokeh.plotting import figure as Figure  # noqa: N812 - the class, to select figures by type
 
 from engine.metrics.timeseries import day_edges, envelope
@@ -35,18 +35,23 @@ def test_a_long_trace_gets_one_row_per_run_per_metric_and_raw_steps_for_the_wind
     runs = {name: lines() for name in ("fcfs", "easy", "sjf")}
     layout = linked_timelines(runs, 10, axis=PRAGUE, zoom=(0, 86400))
     titles = [f.title.text for f in figures(layout)]
-    assert len(titles) == 4                                  # utilization rows, queue rows, raw utilization, raw queue
-    assert titles[0].startswith("Utilization: daily mean and min–max per run")
-    assert "2023-11-14 23:13 to 2023-11-15 23:13" in titles[2]
+    assert len(titles) == 2            # the daily rows of both metrics; the raw steps (utilization and queue panels)
+    assert titles[0].startswith("Daily mean and min–max per run: utilization")
+    assert "2023-11-14 23:13 to 2023-11-15 23:13" in titles[1]
     for fig in figures(layout):
         labels = {item.label.value for item in fig.select({"type": LegendItem})}
         assert labels == set(runs), fig.title.text
         assert isinstance(fig.xaxis[0], DatetimeAxis)
     rows = figures(layout)[0]
-    assert list(rows.yaxis[0].major_label_overrides.values()) == ["fcfs", "easy", "sjf"]
+    ticks = rows.yaxis[0].major_label_overrides
+    assert [ticks[k] for k in sorted(ticks)] == ["fcfs", "easy", "sjf"] * 2     # a row per run, per metric
+    blocks = sorted((label.y, label.text) for label in rows.select({"type": Label}))
+    assert [text for _, text in blocks] == ["Utilization", "Queue length (jobs waiting)"]
 
 
 def test_a_short_trace_keeps_the_overlaid_steps():
     layout = linked_timelines({"fcfs": lines(long=False), "easy": lines(long=False)}, 10)
     titles = [f.title.text for f in figures(layout)]
-    assert titles == ["Utilization (processors in use / machine size): fcfs, easy", "Queue length (jobs waiting): fcfs, easy"]
+    assert titles == ["Utilization and queue length: fcfs, easy"]
+    panels = {label.text for label in figures(layout)[0].select({"type": Label})}
+    assert panels == {"Utilization (processors in use / machine size)", "Queue length (jobs waiting; 0 to 5)"}

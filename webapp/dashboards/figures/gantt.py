@@ -17,11 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from bokeh.layouts import column
-from bokeh.models import (ColorBar, ColumnDataSource, FixedTicker, HoverTool, Label, LayoutDOM,
-                          LinearColorMapper, Range1d)
+from bokeh.models import ColorBar, ColumnDataSource, HoverTool, LayoutDOM, LinearColorMapper, Range1d
 from bokeh.palettes import Category20, Inferno256
 
-from .style import TIME_TOOLS, new_figure, note
+from .style import TIME_TOOLS, PanelRows, new_figure, note
 from webapp.core.time_axis import TimeAxis
 
 MAX_RECTANGLES = 200_000
@@ -161,7 +160,7 @@ def gantt_figure(schedules: Mapping[str, pd.DataFrame], capacity: int, window: G
     source = ColumnDataSource({key: np.concatenate(values) for key, values in columns.items()})
     fig.quad(left="left", right="right", bottom="bottom", top="top", fill_color="colour", fill_alpha=0.8,
              line_color="#333", line_width=0.3, source=source)
-    panels.decorate(fig, {label: [0, capacity] for label in schedules})
+    panels.decorate(fig, {label: {0: "0", capacity: f"{capacity:,}"} for label in schedules})
     fig.xaxis.axis_label = axis.label
     fig.yaxis.axis_label = "processor (numbered for drawing)"
     fig.add_tools(HoverTool(tooltips=[("run", "@run"), ("job", "@job_id"), ("user", "@user"),
@@ -174,44 +173,6 @@ def gantt_figure(schedules: Mapping[str, pd.DataFrame], capacity: int, window: G
 
 #: Height of one run's panel in the Gantt charts (pixels).
 GANTT_PANEL_PX = 190
-
-
-class PanelRows:
-    """Runs as panels stacked in one figure: run i's values 0..top are drawn at offset(run) + value, the
-    first run at the top, a gap above each panel holding its name. One figure instead of one per run."""
-
-    GAP = 0.16      # of a panel's height, above it, for its name
-
-    def __init__(self, labels: list[str], top: float) -> None:
-        self.labels = labels
-        self.top = float(top)
-        self.step = self.top * (1 + self.GAP)
-
-    def offset(self, label: str) -> float:
-        return (len(self.labels) - 1 - self.labels.index(label)) * self.step
-
-    def y_range(self) -> Range1d:
-        return Range1d(-0.02 * self.top, len(self.labels) * self.step)
-
-    def height(self, panel_px: int) -> int:
-        return 90 + panel_px * len(self.labels)
-
-    def decorate(self, fig, ticks: Mapping[str, list[float]], names: Mapping[str, list[str]] | None = None) -> None:  # noqa: ANN001
-        """Each panel's name above it, a line under it, and its own y ticks (``ticks[label]`` in panel
-        values, labelled by ``names`` or the value)."""
-        positions, labels = [], {}
-        for label in self.labels:
-            offset = self.offset(label)
-            for k, value in enumerate(ticks[label]):
-                position = offset + float(value)
-                positions.append(position)
-                labels[position] = names[label][k] if names else f"{value:,.0f}"
-            fig.add_layout(Label(x=4, x_units="screen", y=offset + self.top * (1 + self.GAP * 0.2), text=label,
-                                 text_font_size="12px", text_font_style="bold", text_baseline="bottom"))
-        fig.hspan(y=[self.offset(label) for label in self.labels], line_color="#888", line_width=1)
-        fig.yaxis.ticker = FixedTicker(ticks=positions, minor_ticks=[])
-        fig.yaxis.major_label_overrides = labels
-        fig.ygrid.visible = False
 
 
 def _rectangles(window: pd.DataFrame, capacity: int) -> Rectangles:
@@ -263,8 +224,7 @@ def _aggregated(windows: Mapping[str, pd.DataFrame], capacity: int, window: Gant
                                "value": np.concatenate(value), "run": np.concatenate(runs)})
     fig.quad(left="left", right="right", bottom="bottom", top="top", source=source, line_color=None,
              fill_color={"field": "value", "transform": mapper})
-    panels.decorate(fig, {label: [i + 0.5 for i in range(len(classes))] for label in windows},
-                    {label: [class_label(c) for c in classes] for label in windows})
+    panels.decorate(fig, {label: {i + 0.5: class_label(c) for i, c in enumerate(classes)} for label in windows})
     fig.yaxis.axis_label = "job size (processors)"
     fig.xaxis.axis_label = axis.label
     fig.add_tools(HoverTool(tooltips=[("run", "@run"), ("share of machine", "@value{0.0%}")]))

@@ -12,10 +12,9 @@ from bokeh.models import (ColorBar, ColumnDataSource, FixedTicker, HoverTool, La
                           Range1d)
 from bokeh.palettes import RdBu11, Viridis256
 
-from engine.api import DURATION_UNITS
 
-from .style import (DURATION_TICKS, bin_index, count_axis, duration_axis, duration_formatter, log_edges,
-                    new_figure, note)
+from .style import (DURATION_TICKS, bin_index, count_axis, duration_axis, duration_formatter, duration_tick_text,
+                    log_edges, new_figure, note)
 
 BINS = 15
 RATIO_OFFSET_SECONDS = 1.0
@@ -148,14 +147,6 @@ def _log_ticks(edges: np.ndarray, offset: float, text, candidates=None) -> dict[
     lo, hi = float(edges[0]), float(edges[-1])
     values = candidates or [10.0 ** k for k in range(int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi))) + 1)]
     return {float(np.log10(v)) + offset: text(v) for v in values if lo <= v <= hi}
-
-
-def duration_tick_text(seconds: float) -> str:
-    """A round duration as the time axes' tick formatter writes it (duration_formatter): 1 s, 10 min, 6 h, 7 days."""
-    for unit, length, shown_from in DURATION_UNITS:
-        if abs(seconds) >= shown_from:
-            return f"{seconds / length:,.1f}".rstrip("0").rstrip(".") + f" {unit}"
-    return f"{seconds:,.1f}".rstrip("0").rstrip(".") + " s"
 
 
 def ratio_heatmap(a_label: str, a: WaitGrid, b_label: str, b: WaitGrid) -> LayoutDOM:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
-from bokeh.models import Axis, CustomJSTickFormatter, Div, FixedTicker, LinearAxis, NumeralTickFormatter
+from bokeh.models import Axis, CustomJSTickFormatter, Div, FixedTicker, Label, LinearAxis, NumeralTickFormatter, Range1d
 from bokeh.plotting import figure
 
 from engine.api import DURATION_UNITS
@@ -73,6 +73,14 @@ def duration_formatter() -> CustomJSTickFormatter:
         {steps}
         return fmt(tick) + ' s';
     """)
+
+
+def duration_tick_text(seconds: float) -> str:
+    """A round duration as the time axes' tick formatter writes it (duration_formatter): 1 s, 10 min, 6 h, 7 days."""
+    for unit, length, shown_from in DURATION_UNITS:
+        if abs(seconds) >= shown_from:
+            return f"{seconds / length:,.1f}".rstrip("0").rstrip(".") + f" {unit}"
+    return f"{seconds:,.1f}".rstrip("0").rstrip(".") + " s"
 
 
 #: Round durations for log time axes: 1 s, 10 s, 1 min, 10 min, 1 h, 6 h, 1 d, 7 d, 30 d, 1 y.
@@ -143,3 +151,42 @@ def time_axis_label(unit_seconds: float) -> str:
 def time_unit_for_span(span_seconds: float) -> float:
     """Days on the time axes of long traces, hours for short ones."""
     return 86400.0 if span_seconds >= 3 * 86400 else 3600.0
+
+
+class PanelRows:
+    """Panels stacked in ONE figure (small multiples: a Bokeh figure costs the browser 100-250 ms to build,
+    so six runs' panels in one figure instead of six figures): panel ``label``'s values 0..``top`` are drawn
+    at offset(label) + value, the first panel at the top, a gap above each holding its name."""
+
+    GAP = 0.16      # of a panel's height, above it, for its name
+
+    def __init__(self, labels: Sequence[str], top: float) -> None:
+        self.labels = list(labels)
+        self.top = float(top)
+        self.step = self.top * (1 + self.GAP)
+
+    def offset(self, label: str) -> float:
+        return (len(self.labels) - 1 - self.labels.index(label)) * self.step
+
+    def y_range(self) -> Range1d:
+        return Range1d(-0.02 * self.top, len(self.labels) * self.step)
+
+    def height(self, panel_px: int) -> int:
+        """The figure's height for panels of ``panel_px`` pixels (plus title and time axis)."""
+        return 90 + panel_px * len(self.labels)
+
+    def decorate(self, fig: figure, ticks: Mapping[str, Mapping[float, str]],
+                 names: Mapping[str, str] | None = None) -> None:
+        """Each panel's name (``names``, else its label) above it, a line under it, and its own y ticks
+        (``ticks[label]``: panel value → text)."""
+        labels: dict[float, str] = {}
+        for label in self.labels:
+            offset = self.offset(label)
+            labels.update({offset + float(value): text for value, text in ticks[label].items()})
+            fig.add_layout(Label(x=4, x_units="screen", y=offset + self.top * (1 + self.GAP * 0.15),
+                                 text=(names or {}).get(label, label), text_font_size="12px",
+                                 text_font_style="bold", text_baseline="bottom"))
+        fig.hspan(y=[self.offset(label) for label in self.labels], line_color="#888", line_width=1)
+        fig.yaxis.ticker = FixedTicker(ticks=sorted(labels), minor_ticks=[])
+        fig.yaxis.major_label_overrides = labels
+        fig.ygrid.visible = False

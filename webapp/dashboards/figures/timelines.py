@@ -17,17 +17,18 @@ from bokeh.models import (
     ColumnDataSource,
     CustomJS,
     Div,
+    FixedTicker,
     HoverTool,
+    Label,
     LayoutDOM,
     Legend,
-    NumeralTickFormatter,
     RadioButtonGroup,
     Range1d,
     Span,
 )
 from bokeh.plotting import figure
 
-from .style import TIME_TOOLS, allocation_colours, new_figure, note, policy_colours
+from .style import TIME_TOOLS, PanelRows, allocation_colours, new_figure, note, policy_colours
 from webapp.core.time_axis import TimeAxis
 
 #: Above this many days a timeline is drawn as daily means with their min-max band, one panel per run.
@@ -81,13 +82,33 @@ def _time_figure(title: str, x_range: Range1d | None, axis: TimeAxis, height: in
     return fig
 
 
-def _step_lines(fig: figure, series: Mapping[str, pd.DataFrame], colours: Mapping[str, str],
-                axis: TimeAxis, scale: float = 1.0) -> None:
-    for label, frame in series.items():
-        source = ColumnDataSource({"x": axis.x(frame["time"].to_numpy(dtype=float)),
-                                   "y": frame["value"].to_numpy(dtype=float) / scale})
-        fig.step("x", "y", source=source, mode="after", color=colours[label], line_width=1.5,
-                 legend_label=label)
+#: The two panels of a steps figure: utilization on top, queue length under it.
+STEP_PANELS = ("utilization", "queue")
+
+
+def steps_figure(title: str, busy: Mapping[str, pd.DataFrame], queue: Mapping[str, pd.DataFrame], capacity: int,
+                 colours: Mapping[str, str], axis: TimeAxis, x_range: Range1d) -> figure:
+    """Every run's utilization (top panel, 0 to 100 % of the machine) and queue length (bottom panel, 0 to
+    the longest queue) as step lines in ONE figure (one figure less for the browser to build than two);
+    a run's two lines share its legend entry (click: both hide). Each source keeps the value drawn
+    (``value``: utilization share or jobs waiting) beside its place in the panel (``y``)."""
+    panels = PanelRows(STEP_PANELS, 1.0)
+    queue_top = max([1.0, *(float(frame["value"].max()) for frame in queue.values() if len(frame))])
+    fig = _time_figure(title, x_range, axis, height=panels.height(165))
+    fig.y_range = panels.y_range()
+    for panel, series, scale in (("utilization", busy, float(capacity)), ("queue", queue, queue_top)):
+        for label, frame in series.items():
+            value = frame["value"].to_numpy(dtype=float) / (scale if panel == "utilization" else 1.0)
+            source = ColumnDataSource({"x": axis.x(frame["time"].to_numpy(dtype=float)),
+                                       "y": panels.offset(panel) + value / (1.0 if panel == "utilization" else scale),
+                                       "value": value})
+            fig.step("x", "y", source=source, mode="after", color=colours[label], line_width=1.5, legend_label=label)
+    panels.decorate(fig, {"utilization": {0: "0 %", 0.5: "50 %", 1: "100 %"},
+                          "queue": {0: "0", 0.5: f"{queue_top / 2:,.0f}", 1: f"{queue_top:,.0f}"}},
+                    {"utilization": "Utilization (processors in use / machine size)",
+                     "queue": f"Queue length (jobs waiting; 0 to {queue_top:,.0f})"})
+    fig.yaxis.axis_label = "utilization · jobs waiting"
+    return fig
 
 
 def is_long(span_seconds: float) -> bool:
@@ -117,18 +138,10 @@ def linked_timelines(timelines: Mapping[str, PolicyTimelines], capacity: int, *,
     if long:
         parts = _daily_panels(timelines, capacity, colours, axis, x_range, zoom)
     else:
-        utilization = _time_figure("Utilization (processors in use / machine size): " + ", ".join(timelines),
-                                   x_range, axis)
-        utilization.y_range = Range1d(0, 1.05)
-        utilization.yaxis.formatter = NumeralTickFormatter(format="0%")
-        utilization.yaxis.axis_label = "utilization"
-        _step_lines(utilization, {k: t.busy for k, t in timelines.items()}, colours, axis, scale=float(capacity))
-
-        queue = _time_figure("Queue length (jobs waiting): " + ", ".join(timelines), x_range, axis)
-        queue.yaxis.axis_label = "jobs waiting"
-        _step_lines(queue, {k: t.queue for k, t in timelines.items()}, colours, axis)
-        parts = [note("One time axis: pan or zoom any plot and all follow; click a legend entry to hide it."),
-                 utilization, queue]
+        steps = steps_figure("Utilization and queue length: " + ", ".join(timelines),
+                             {k: t.busy for k, t in timelines.items()}, {k: t.queue for k, t in timelines.items()},
+                             capacity, colours, axis, x_range)
+        parts = [note("One time axis: pan or zoom any plot and all follow; click a legend entry to hide it."), steps]
     occupancies = {label: t.occupancy for label, t in timelines.items()
                    if t.occupancy is not None and t.occupancy.shape[1] > 1}
     if occupancies:
@@ -158,42 +171,60 @@ def _daily_panels(timelines: Mapping[str, PolicyTimelines], capacity: int, colou
     peak = max(float(t.queue_daily["high"].max()) if t.queue_daily is not None and len(t.queue_daily) else 0.0
                for t in timelines.values())
     queue_top = max(1.0, peak)
-    for what, attribute, scale, span in (
-            ("Utilization", "busy_daily", float(capacity), "each row from 0 to 100 % of the machine"),
-            ("Queue length (jobs waiting)", "queue_daily", queue_top, f"each row from 0 to {queue_top:,.0f} jobs waiting")):
-        parts.append(_daily_rows(f"{what}: daily mean and min–max per run ({span})", timelines, attribute, scale,
-                                 colours, axis, x_range))
+    parts.append(_daily_rows(
+        f"Daily mean and min–max per run: utilization (each row from 0 to 100 % of the machine), then queue length "
+        f"(each row from 0 to {queue_top:,.0f} jobs waiting)", timelines,
+        [("Utilization", "busy_daily", float(capacity)), ("Queue length (jobs waiting)", "queue_daily", queue_top)],
+        colours, axis, x_range))
     if zoom is not None:
         parts += _raw_window(timelines, capacity, colours, axis, zoom)
     return parts
 
 
-def _daily_rows(title: str, timelines: Mapping[str, PolicyTimelines], attribute: str, scale: float,
+#: Rows between two metrics' blocks in the daily view (room for the block's name).
+BLOCK_GAP = 0.6
+
+
+def _daily_rows(title: str, timelines: Mapping[str, PolicyTimelines], blocks: Sequence[tuple[str, str, float]],
                 colours: Mapping[str, str], axis: TimeAxis, x_range: Range1d) -> figure:
-    """Runs top to bottom; row i spans [i, i + BAND] for values 0..scale."""
+    """ONE figure of blocks (one per metric: name, PolicyTimelines attribute, full scale), each a row per run,
+    top to bottom; row r spans [r, r + BAND] for values 0..scale."""
     labels = list(timelines)
     rows = len(labels)
-    fig = _time_figure(title, x_range, axis, height=70 + 62 * rows, legend=False)
-    fig.y_range = Range1d(rows + 0.05, -0.1)   # the first run at the top
-    for i, label in enumerate(labels):
-        daily = getattr(timelines[label], attribute)
-        base = i + BAND                        # the row's zero line (y grows downwards)
-        source = ColumnDataSource({"left": axis.x(daily["start"].to_numpy(float)),
-                                   "right": axis.x(daily["end"].to_numpy(float)),
-                                   "low": base - BAND * daily["low"].to_numpy(float) / scale,
-                                   "high": base - BAND * daily["high"].to_numpy(float) / scale,
-                                   "mean": base - BAND * daily["mean"].to_numpy(float) / scale,
-                                   "mean_value": daily["mean"].to_numpy(float), "low_value": daily["low"].to_numpy(float),
-                                   "high_value": daily["high"].to_numpy(float)})
-        fig.quad(left="left", right="right", bottom="low", top="high", source=source, fill_color=colours[label],
-                 fill_alpha=0.22, line_color=None)
-        line = fig.step("left", "mean", source=source, mode="after", color=colours[label], line_width=1.5,
-                        legend_label=label)
-        fig.add_tools(HoverTool(renderers=[line], tooltips=[("run", label), ("mean", "@mean_value{0,0.0}"),
-                                                            ("min", "@low_value{0,0.0}"), ("max", "@high_value{0,0.0}")]))
-        fig.add_layout(Span(location=base, dimension="width", line_color="#bbb", line_width=1))
-    fig.yaxis.ticker = [i + BAND / 2 for i in range(rows)]
-    fig.yaxis.major_label_overrides = {i + BAND / 2: label for i, label in enumerate(labels)}
+    first_rows = [k * (rows + BLOCK_GAP) + BLOCK_GAP for k in range(len(blocks))]
+    fig = _time_figure(title, x_range, axis, height=int(70 + 50 * (rows + BLOCK_GAP) * len(blocks)), legend=False)
+    fig.y_range = Range1d(first_rows[-1] + rows + 0.05, -0.1)   # the first block at the top
+    ticks: dict[float, str] = {}
+    columns: dict[str, list] = {}
+    for (what, attribute, scale), first_row in zip(blocks, first_rows):
+        fig.add_layout(Label(x=4, x_units="screen", y=first_row - 0.08, text=what, text_font_size="12px",
+                             text_font_style="bold", text_baseline="bottom"))
+        for i, label in enumerate(labels):
+            daily = getattr(timelines[label], attribute)
+            base = first_row + i + BAND                # the row's zero line (y grows downwards)
+            part = {"left": axis.x(daily["start"].to_numpy(float)), "right": axis.x(daily["end"].to_numpy(float)),
+                    "low": base - BAND * daily["low"].to_numpy(float) / scale,
+                    "high": base - BAND * daily["high"].to_numpy(float) / scale,
+                    "mean": base - BAND * daily["mean"].to_numpy(float) / scale,
+                    "mean_value": daily["mean"].to_numpy(float), "low_value": daily["low"].to_numpy(float),
+                    "high_value": daily["high"].to_numpy(float)}
+            source = ColumnDataSource({**part, "run": [label] * len(daily), "what": [what] * len(daily)})
+            for key in ("left", "right", "low", "high"):
+                columns.setdefault(key, []).append(np.asarray(part[key]))
+            columns.setdefault("colour", []).append(np.full(len(daily), colours[label], dtype=object))
+            fig.step("left", "mean", source=source, mode="after", color=colours[label], line_width=1.5,
+                     legend_label=label, name="daily-mean")
+            ticks[first_row + i + BAND / 2] = label
+        fig.hspan(y=[first_row + i + BAND for i in range(rows)], line_color="#bbb", line_width=1)
+    # every run's bands in one renderer (a renderer is a view to build too), under the means
+    bands = fig.quad(left="left", right="right", bottom="low", top="high", fill_color="colour", fill_alpha=0.22,
+                     line_color=None, source=ColumnDataSource({k: np.concatenate(v) for k, v in columns.items()}))
+    fig.renderers = [bands, *[r for r in fig.renderers if r is not bands]]
+    fig.add_tools(HoverTool(renderers=list(fig.select({"name": "daily-mean"})),
+                            tooltips=[("run", "@run"), ("", "@what"), ("mean", "@mean_value{0,0.0}"),
+                                      ("min", "@low_value{0,0.0}"), ("max", "@high_value{0,0.0}")]))
+    fig.yaxis.ticker = FixedTicker(ticks=sorted(ticks), minor_ticks=[])
+    fig.yaxis.major_label_overrides = ticks
     fig.ygrid.visible = False
     fig.legend.visible = False                 # the rows are labelled; the legend items name every run for tools
     return fig
@@ -204,16 +235,12 @@ def _raw_window(timelines: Mapping[str, PolicyTimelines], capacity: int, colours
     start, end = zoom
     x_range = Range1d(*axis.x(np.array([start, end])))
     window = f"{axis.text(start)} to {axis.text(end)}"
-    utilization = _time_figure(f"Utilization, raw steps, {window}: " + ", ".join(timelines), x_range, axis)
-    utilization.y_range = Range1d(0, 1.05)
-    utilization.yaxis.formatter = NumeralTickFormatter(format="0%")
-    _step_lines(utilization, {k: t.busy_raw for k, t in timelines.items() if t.busy_raw is not None}, colours, axis,
-                scale=float(capacity))
-    queue = _time_figure(f"Queue length, raw steps, {window}: " + ", ".join(timelines), x_range, axis)
-    queue.yaxis.axis_label = "jobs waiting"
-    _step_lines(queue, {k: t.queue_raw for k, t in timelines.items() if t.queue_raw is not None}, colours, axis)
+    steps = steps_figure(f"Raw steps, {window}: " + ", ".join(timelines),
+                         {k: t.busy_raw for k, t in timelines.items() if t.busy_raw is not None},
+                         {k: t.queue_raw for k, t in timelines.items() if t.queue_raw is not None},
+                         capacity, colours, axis, x_range)
     return [Div(text=f"<b>Zoom: every step of every run, {html.escape(window)}</b> (the window is the Gantt "
-                     "window's start and end above)"), utilization, queue]
+                     "window's start and end above)"), steps]
 
 
 def occupancy_names(occupancies: Sequence[pd.DataFrame], targets: Mapping[str, float] | None = None) -> list:
