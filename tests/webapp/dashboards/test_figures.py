@@ -238,10 +238,11 @@ def test_gantt_draws_one_rectangle_per_piece_on_a_canvas(small_schedules):
     # canvas, not WebGL: the pages need no bokeh-gl bundle (benchmarks/dashboard_speed.py)
     assert len(figs) == 1 and figs[0].output_backend == "canvas"
     data = figs[0].renderers[0].data_source.data
-    assert list(data["run"]).count("FCFS") == 4 and list(data["run"]).count("EASY") == 4
+    assert list(data["panel"]).count(0) == 4 and list(data["panel"]).count(1) == 4     # FCFS's panel, EASY's
     # FCFS is the top panel: its rectangles sit one panel higher than EASY's, inside 0..4 processors of it
-    fcfs = [(b, t) for b, t, run in zip(data["bottom"], data["top"], data["run"]) if run == "FCFS"]
-    easy = [(b, t) for b, t, run in zip(data["bottom"], data["top"], data["run"]) if run == "EASY"]
+    fcfs = [(b, t) for b, t, panel in zip(data["bottom"], data["top"], data["panel"]) if panel == 0]
+    easy = [(b, t) for b, t, panel in zip(data["bottom"], data["top"], data["panel"]) if panel == 1]
+    assert list(data["shade"][:2]) == [1, 2]              # colour = user (1 and 2) through the palette mapper
     assert min(b for b, _ in easy) == 0 and max(t for _, t in easy) <= 4
     assert min(b for b, _ in fcfs) > 4 and max(t for _, t in fcfs) - min(b for b, _ in fcfs) == pytest.approx(4)
     assert {label.text for label in layout.select({"type": Label})} == {"FCFS", "EASY"}   # each panel named
@@ -259,7 +260,7 @@ def test_gantt_aggregates_above_the_threshold_and_says_so(small_schedules):
     assert "AGGREGATED" in text and "8 jobs in this window exceed the 5-rectangle limit" in text
     figs = figures_in(layout)
     assert len(figs) == 1 and "aggregated" in figs[0].title.text
-    assert set(figs[0].renderers[0].data_source.data["run"]) == {"FCFS", "EASY"}
+    assert set(figs[0].renderers[0].data_source.data["panel"]) == {0, 1}
 
 
 def test_aggregate_mean_in_use_per_bucket_by_hand():

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from bokeh.layouts import column
-from bokeh.models import ColorBar, ColumnDataSource, HoverTool, LayoutDOM, LinearColorMapper, Range1d
+from bokeh.models import ColorBar, ColumnDataSource, CustomJSHover, HoverTool, LayoutDOM, LinearColorMapper, Range1d
 from bokeh.palettes import Category20, Inferno256
 
 from .style import TIME_TOOLS, PanelRows, new_figure, note
@@ -153,18 +153,21 @@ def gantt_figure(schedules: Mapping[str, pd.DataFrame], capacity: int, window: G
                      + " (top to bottom)", height=panels.height(GANTT_PANEL_PX), tools=TIME_TOOLS, x_range=x_range,
                      y_range=panels.y_range(), **axis.figure_kwargs())
     columns: dict[str, list[np.ndarray]] = {}
-    for label in schedules:
-        part = _gantt_columns(label, windows[label], rectangles[label], axis, panels.offset(label))
+    for index, label in enumerate(schedules):
+        part = _gantt_columns(index, windows[label], rectangles[label], axis, panels.offset(label))
         for key, values in part.items():
             columns.setdefault(key, []).append(values)
     source = ColumnDataSource({key: np.concatenate(values) for key, values in columns.items()})
-    fig.quad(left="left", right="right", bottom="bottom", top="top", fill_color="colour", fill_alpha=0.8,
-             line_color="#333", line_width=0.3, source=source)
+    # numbers, not a colour string and a run name per rectangle: 30,000 strings cost the browser more to
+    # decode and to parse at every paint than the rectangles themselves
+    fig.quad(left="left", right="right", bottom="bottom", top="top", fill_alpha=0.8, line_color="#333", line_width=0.3,
+             fill_color={"field": "shade", "transform": USER_COLOURS}, source=source)
     panels.decorate(fig, {label: {0: "0", capacity: f"{capacity:,}"} for label in schedules})
     fig.xaxis.axis_label = axis.label
     fig.yaxis.axis_label = "processor (numbered for drawing)"
-    fig.add_tools(HoverTool(tooltips=[("run", "@run"), ("job", "@job_id"), ("user", "@user"),
-                                      ("processors", "@procs"), ("wait", "@wait{0,0} s")]))
+    fig.add_tools(HoverTool(tooltips=[("run", "@panel{custom}"), ("job", "@job_id"), ("user", "@user"),
+                                      ("processors", "@procs"), ("wait", "@wait{0,0} s")],
+                            formatters={"@panel": run_names(list(schedules))}))
     text = (f"{jobs:,} jobs ({total:,} rectangles) running between {axis.text(window.start)} and {axis.text(window.end)} "
             f"over the {len(schedules)} runs, one panel each; colour = user; processors are numbered for drawing "
             "(first fit in start order), a job on a fragmented set is drawn as several rectangles.")
@@ -181,16 +184,25 @@ def _rectangles(window: pd.DataFrame, capacity: int) -> Rectangles:
                              widths.to_numpy(np.int64), capacity)
 
 
-def _gantt_columns(label: str, window: pd.DataFrame, rects: Rectangles, axis: TimeAxis,
+#: Colour = user: the user number modulo the palette (``shade``), mapped to the palette in the browser.
+USER_COLOURS = LinearColorMapper(palette=USER_PALETTE, low=-0.5, high=len(USER_PALETTE) - 0.5)
+
+
+def run_names(labels: list[str]) -> CustomJSHover:
+    """The hover's run name from the rectangle's panel number."""
+    return CustomJSHover(args={"labels": labels}, code="return labels[value]")
+
+
+def _gantt_columns(panel: int, window: pd.DataFrame, rects: Rectangles, axis: TimeAxis,
                    offset: float) -> dict[str, np.ndarray]:
-    """One run's rectangles, raised to its panel."""
+    """One run's rectangles (``panel``: its number, top first), raised to its panel."""
     rows = window.iloc[rects.job]
     users = rows["user"].to_numpy(np.int64)
     return {
         "left": np.asarray(axis.x(rows["start"].to_numpy(float))), "right": np.asarray(axis.x(rows["end"].to_numpy(float))),
         "bottom": rects.low.astype(float) + offset, "top": rects.high.astype(float) + offset,
-        "colour": np.asarray(USER_PALETTE)[np.abs(users) % len(USER_PALETTE)],
-        "run": np.full(len(rows), label, dtype=object),
+        "shade": (np.abs(users) % len(USER_PALETTE)).astype(np.int8),
+        "panel": np.full(len(rows), panel, dtype=np.int8),
         "job_id": rows["job_id"].to_numpy(np.int64), "user": users, "procs": rows["procs"].to_numpy(np.int64),
         "wait": rows["wait"].to_numpy(np.int64),
     }
@@ -218,16 +230,17 @@ def _aggregated(windows: Mapping[str, pd.DataFrame], capacity: int, window: Gant
             right.append(axis.x(edges[1:]))
             row.append(np.full(TIME_BUCKETS, panels.offset(label) + row_index, float))
             value.append(used)
-            runs.append(np.full(TIME_BUCKETS, label, dtype=object))
+            runs.append(np.full(TIME_BUCKETS, list(windows).index(label), dtype=np.int8))
     source = ColumnDataSource({"left": np.concatenate(left), "right": np.concatenate(right),
                                "bottom": np.concatenate(row), "top": np.concatenate(row) + 1.0,
-                               "value": np.concatenate(value), "run": np.concatenate(runs)})
+                               "value": np.concatenate(value), "panel": np.concatenate(runs)})
     fig.quad(left="left", right="right", bottom="bottom", top="top", source=source, line_color=None,
              fill_color={"field": "value", "transform": mapper})
     panels.decorate(fig, {label: {i + 0.5: class_label(c) for i, c in enumerate(classes)} for label in windows})
     fig.yaxis.axis_label = "job size (processors)"
     fig.xaxis.axis_label = axis.label
-    fig.add_tools(HoverTool(tooltips=[("run", "@run"), ("share of machine", "@value{0.0%}")]))
+    fig.add_tools(HoverTool(tooltips=[("run", "@panel{custom}"), ("share of machine", "@value{0.0%}")],
+                            formatters={"@panel": run_names(list(windows))}))
     fig.add_layout(ColorBar(color_mapper=mapper, title="share of machine", width=10), "right")
     text = (f"AGGREGATED, not one rectangle per job: {reason}. Each cell is the time-averaged share of the "
             f"machine used by jobs of that size class in one of {TIME_BUCKETS} time buckets; nothing is left out. "
