@@ -16,12 +16,14 @@ from bokeh.layouts import column, row
 from bokeh.models import (
     ColumnDataSource,
     CustomJS,
+    CustomJSHover,
     Div,
     FixedTicker,
     HoverTool,
     Label,
     LayoutDOM,
     Legend,
+    LinearColorMapper,
     RadioButtonGroup,
     Range1d,
     Span,
@@ -195,38 +197,47 @@ def _daily_rows(title: str, timelines: Mapping[str, PolicyTimelines], blocks: Se
     fig = _time_figure(title, x_range, axis, height=int(70 + 50 * (rows + BLOCK_GAP) * len(blocks)), legend=False)
     fig.y_range = Range1d(first_rows[-1] + rows + 0.05, -0.1)   # the first block at the top
     ticks: dict[float, str] = {}
-    columns: dict[str, list] = {}
-    for (what, attribute, scale), first_row in zip(blocks, first_rows):
+    bands: dict[str, list] = {}
+    means: dict[str, list] = {"xs": [], "ys": [], "colour": []}
+    for block, ((what, attribute, scale), first_row) in enumerate(zip(blocks, first_rows)):
         fig.add_layout(Label(x=4, x_units="screen", y=first_row - 0.08, text=what, text_font_size="12px",
                              text_font_style="bold", text_baseline="bottom"))
         for i, label in enumerate(labels):
             daily = getattr(timelines[label], attribute)
             base = first_row + i + BAND                # the row's zero line (y grows downwards)
-            part = {"left": axis.x(daily["start"].to_numpy(float)), "right": axis.x(daily["end"].to_numpy(float)),
+            left = np.asarray(axis.x(daily["start"].to_numpy(float)))
+            mean = base - BAND * daily["mean"].to_numpy(float) / scale
+            part = {"left": left, "right": np.asarray(axis.x(daily["end"].to_numpy(float))),
                     "low": base - BAND * daily["low"].to_numpy(float) / scale,
                     "high": base - BAND * daily["high"].to_numpy(float) / scale,
-                    "mean": base - BAND * daily["mean"].to_numpy(float) / scale,
                     "mean_value": daily["mean"].to_numpy(float), "low_value": daily["low"].to_numpy(float),
-                    "high_value": daily["high"].to_numpy(float)}
-            source = ColumnDataSource({**part, "run": [label] * len(daily), "what": [what] * len(daily)})
-            for key in ("left", "right", "low", "high"):
-                columns.setdefault(key, []).append(np.asarray(part[key]))
-            columns.setdefault("colour", []).append(np.full(len(daily), colours[label], dtype=object))
-            fig.step("left", "mean", source=source, mode="after", color=colours[label], line_width=1.5,
-                     legend_label=label, name="daily-mean")
+                    "high_value": daily["high"].to_numpy(float),
+                    "run": np.full(len(daily), i, dtype=np.int8), "what": np.full(len(daily), block, dtype=np.int8)}
+            for key, values in part.items():
+                bands.setdefault(key, []).append(values)
+            xs, ys = step_points(np.append(left, part["right"][-1:]) if len(left) else left,
+                                 np.append(mean, mean[-1:]) if len(mean) else mean)
+            means["xs"].append(xs)
+            means["ys"].append(ys)
+            means["colour"].append(colours[label])
             ticks[first_row + i + BAND / 2] = label
-        fig.hspan(y=[first_row + i + BAND for i in range(rows)], line_color="#bbb", line_width=1)
-    # every run's bands in one renderer (a renderer is a view to build too), under the means
-    bands = fig.quad(left="left", right="right", bottom="low", top="high", fill_color="colour", fill_alpha=0.22,
-                     line_color=None, source=ColumnDataSource({k: np.concatenate(v) for k, v in columns.items()}))
-    fig.renderers = [bands, *[r for r in fig.renderers if r is not bands]]
-    fig.add_tools(HoverTool(renderers=list(fig.select({"name": "daily-mean"})),
-                            tooltips=[("run", "@run"), ("", "@what"), ("mean", "@mean_value{0,0.0}"),
-                                      ("min", "@low_value{0,0.0}"), ("max", "@high_value{0,0.0}")]))
+    # ONE renderer for every run's bands and one for every daily mean (a renderer is a view for the browser to
+    # build and paint; 26 of them cost more than the 4,000 bands); numbers, not strings, per band
+    source = ColumnDataSource({key: np.concatenate(values) for key, values in bands.items()})
+    shown = fig.quad(left="left", right="right", bottom="low", top="high", fill_alpha=0.22, line_color=None,
+                     fill_color={"field": "run", "transform": LinearColorMapper(
+                         palette=[colours[label] for label in labels], low=-0.5, high=rows - 0.5)}, source=source)
+    fig.multi_line("xs", "ys", color="colour", line_width=1.5, source=ColumnDataSource(means))
+    fig.hspan(y=[first + i + BAND for first in first_rows for i in range(rows)], line_color="#bbb", line_width=1)
+    fig.add_tools(HoverTool(renderers=[shown], tooltips=[("run", "@run{custom}"), ("", "@what{custom}"),
+                                                         ("mean", "@mean_value{0,0.0}"), ("min", "@low_value{0,0.0}"),
+                                                         ("max", "@high_value{0,0.0}")],
+                            formatters={"@run": CustomJSHover(args={"names": labels}, code="return names[value]"),
+                                        "@what": CustomJSHover(args={"names": [b[0] for b in blocks]},
+                                                               code="return names[value]")}))
     fig.yaxis.ticker = FixedTicker(ticks=sorted(ticks), minor_ticks=[])
     fig.yaxis.major_label_overrides = ticks
     fig.ygrid.visible = False
-    fig.legend.visible = False                 # the rows are labelled; the legend items name every run for tools
     return fig
 
 
