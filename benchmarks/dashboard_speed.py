@@ -23,7 +23,13 @@ these times are reported, all on the page's own clock from navigation start (per
 - near plots: every plot the page started on its own (those within a screen of the viewport)
   embedded and idle (the "first screen" of earlier measurements);
 - every plot: the benchmark then scrolls each plot slot into view in turn at once, as a reader
-  skimming to the bottom would; the time when every slot is embedded and every Bokeh document idle.
+  skimming to the bottom would; the time when every slot is embedded and every Bokeh document idle
+  (the page as it opens: the sections drawn on demand, the Gantt charts and the job-by-job diff, wait
+  for their button);
+- on demand: then the benchmark clicks every "draw" button at once; the seconds from the click until
+  those sections are drawn too (and the page clock then: "everything");
+- browser CPU: the renderer's main-thread CPU seconds for the whole load, clicks included (Chromium's
+  ThreadTime): unlike the wall times it hardly depends on what else the machine runs.
 Payload is the bytes of every response as sent (compressed: gzip for BokehJS and the plot JSON),
 with the uncompressed size in brackets, from the page's resource timing.
 """
@@ -113,6 +119,8 @@ def start_gunicorn(port: int, workers: int) -> subprocess.Popen:
 def measure(page, url: str) -> dict:  # noqa: ANN001
     """One page load: seconds until the first screen, the plots near it and every plot rendered, and the
     bytes received."""
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Performance.enable")
     page.goto(url, wait_until="commit")
     in_view = page.wait_for_function(VIEWPORT_PLOTS_RENDERED, timeout=300_000, polling="raf").json_value()
     if in_view == "error":
@@ -133,6 +141,13 @@ def measure(page, url: str) -> dict:  # noqa: ANN001
     seconds = page.evaluate("performance.now()") / 1000.0
     if state is not True:
         raise SystemExit("a plot failed: " + " | ".join(page.locator(".bokeh-status.error").all_inner_texts()))
+    on_demand = page.locator("button.show-plot").count()
+    clicked = page.evaluate("performance.now()") / 1000.0
+    page.evaluate("SchedLabDashboards.showAll()")
+    if page.wait_for_function(ALL_PLOTS_RENDERED, timeout=300_000).json_value() is not True:
+        raise SystemExit("a plot failed: " + " | ".join(page.locator(".bokeh-status.error").all_inner_texts()))
+    everything = page.evaluate("performance.now()") / 1000.0
+    cpu = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}.get("ThreadTime", float("nan"))
     sizes = page.evaluate("""() => performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'))
         .map(e => [e.name.split('?')[0], e.encodedBodySize, e.decodedBodySize])""")
     by_kind: dict[str, list[int]] = defaultdict(lambda: [0, 0])
@@ -146,7 +161,8 @@ def measure(page, url: str) -> dict:  # noqa: ANN001
     marks = page.evaluate("""() => performance.getEntriesByType('mark')
         .filter(m => m.name.startsWith('bokeh-')).map(m => [m.name, m.startTime])""")
     return {"seconds": seconds, "first_screen": first_screen, "on_first_screen": on_first_screen,
-            "near": near, "near_plots": near_plots,
+            "near": near, "near_plots": near_plots, "on_demand": on_demand, "demand_seconds": everything - clicked,
+            "everything": everything, "cpu": cpu,
             "slots": slots.count(), "sizes": dict(by_kind), "per_plot": per_plot, "marks": marks}
 
 
@@ -206,9 +222,11 @@ def main() -> None:
                 sent = sum(v[0] for v in r["sizes"].values()) / 1e6
                 size = sum(v[1] for v in r["sizes"].values()) / 1e6
                 parts = ", ".join(f"{k} {v[0] / 1e6:.2f} [{v[1] / 1e6:.2f}]" for k, v in sorted(r["sizes"].items()))
-                print(f"{label:8s}: first screen ({r['on_first_screen']} of {r['slots']} plots in it) after "
+                print(f"{label:8s}: FIRST SCREEN ({r['on_first_screen']} of {r['slots']} plots in it) after "
                       f"{r['first_screen']:.2f} s; plots near it ({r['near_plots']}) after {r['near']:.2f} s; "
-                      f"every plot after {r['seconds']:.2f} s; "
+                      f"EVERY PLOT after {r['seconds']:.2f} s; on demand ({r['on_demand']} sections) "
+                      f"{r['demand_seconds']:.2f} s after their click (everything {r['everything']:.2f} s); "
+                      f"browser main-thread CPU {r['cpu']:.2f} s; "
                       f"payload {sent:.2f} MB sent [{size:.2f} MB uncompressed] ({parts})")
                 if i < args.repeat:
                     context.close()
@@ -221,8 +239,14 @@ def main() -> None:
             if len(results) > 1:
                 cached = sorted(r["seconds"] for r in results[1:])
                 screens = sorted(r["first_screen"] for r in results[1:])
+                cpus = sorted(r["cpu"] for r in results[1:])
                 print(f"cached loads: every plot min {cached[0]:.2f} s, median {cached[len(cached) // 2]:.2f} s; "
-                      f"first screen min {screens[0]:.2f} s, median {screens[len(screens) // 2]:.2f} s")
+                      f"first screen min {screens[0]:.2f} s, median {screens[len(screens) // 2]:.2f} s; "
+                      f"browser main-thread CPU median {cpus[len(cpus) // 2]:.2f} s")
+            first = results[0]
+            print(f"SUMMARY (targets, quiet machine: every plot <= 2.5 s cold, first screen <= 1 s): cold load: "
+                  f"first screen {first['first_screen']:.2f} s, every plot {first['seconds']:.2f} s, browser CPU "
+                  f"{first['cpu']:.2f} s; {load_text()}")
             print(load_text())
             args.screenshot.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(args.screenshot), full_page=True)

@@ -339,6 +339,18 @@ SECTION_TITLES: dict[str, str] = {
     "gantt": "Gantt chart",
 }
 
+#: Sections drawn when the reader asks (a button; the HTML download has them all): details of one pair of
+#: runs or one window, which cost the browser as much as the rest of the page. Drawn at once when the
+#: page's address sets one of the named parameters (the reader chose that pair or window for them).
+ON_DEMAND: dict[str, tuple[str, ...]] = {"diff": ("a", "b"), "gantt": ("start", "end")}
+SHOW_LABELS: dict[str, str] = {"diff": "Draw the two runs side by side, job by job", "gantt": "Draw the Gantt charts"}
+
+
+def on_demand(name: str, params: Mapping[str, str]) -> bool:
+    """Whether section ``name`` waits for the reader's click on the page with these query parameters."""
+    return name in ON_DEMAND and not any(params.get(key) for key in ON_DEMAND[name])
+
+
 Builder = Callable[[Comparison, Mapping[str, str]], LayoutDOM]
 
 #: Plot name (URL part and element id) → builder, in page order.

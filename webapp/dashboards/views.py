@@ -102,7 +102,8 @@ def _comparison_page(request: HttpRequest, experiment: Experiment, runs: list[Ru
     suffix = f"?{urlencode({**plot_params, **query})}" if plot_params or query else ""
     sweep = bool(not cross and experiment.sweep_param and experiment.sweep_values)
     names = [name for name in plots.plot_names(sweep, runs_have_deadlines(runs), len(done)) if name != "metrics"]
-    sections = [{"name": name, "title": plots.SECTION_TITLES[name], "url": plot_url(name) + suffix} for name in names]
+    sections = [{"name": name, "title": plots.SECTION_TITLES[name], "url": plot_url(name) + suffix,
+                 "on_demand": plots.on_demand(name, params), "show": plots.SHOW_LABELS.get(name, "")} for name in names]
     table = table_facts(experiment, runs, cross=cross)   # cached: the page reads no schedule once built
     summaries = table.summaries
     baseline = choose_baseline(done_labels, table.unusable, params.get("baseline"))
@@ -126,6 +127,7 @@ def _comparison_page(request: HttpRequest, experiment: Experiment, runs: list[Ru
         "job_warning": table.jobs_note, "nothing_common": bool(done) and not summaries,
         "fidelity": fidelity, "baselines": [label for label in done_labels if label not in table.unusable],
         "baseline": baseline, "sections": sections if summaries or not done else [], "params": params, "query": query,
+        "prefetch": [section["url"] for section in sections if not section.get("on_demand")] if summaries or not done else [],
         "window": window,
         "download_url": download_url + suffix,
     })

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import re
+
 import bokeh
 import pytest
 from django.urls import reverse
@@ -86,6 +89,21 @@ def test_page_lists_every_plot_and_loads_bokeh_locally(alice_client, done_experi
         assert (f'id="plot-{name}"' in html) == (name not in ("sweep", "deadlines", "metrics"))   # no deadline jobs here
     assert "/static/bokeh/js/bokeh.min.js\" defer" in html and "bokeh-gl" not in html   # no figure uses WebGL
     assert "bokeh-tables" not in html     # no plot of the page is a DataTable (test_every_plot_is_a_json_item)
+
+
+def test_the_gantt_charts_and_the_job_diff_are_drawn_when_asked(alice_client, done_experiment):
+    """They cost the browser as much as the rest of the page: a button each, their JSON not fetched before;
+    drawn at once when the address chooses their window or pair (the reader asked for them)."""
+    url = reverse("dashboards:comparison", args=[done_experiment.pk])
+    html = alice_client.get(url).content.decode()
+    prefetched = json.loads(html.split('<script id="bokeh-prefetch" type="application/json">')[1].split("</script>")[0])
+    for name in ("gantt", "diff"):
+        assert f'data-slot="plot-{name}"' in html                                     # its button
+        assert re.search(f'id="plot-{name}" data-bokeh-on-demand="[^"]+/{name}.json"', html)
+        assert not any(f"/{name}.json" in u for u in prefetched)
+    assert any("/timelines.json" in u for u in prefetched) and 'id="plot-timelines" data-bokeh-src=' in html
+    chosen = alice_client.get(url + "?start=0&end=3600").content.decode()
+    assert 'id="plot-gantt" data-bokeh-src=' in chosen and 'data-slot="plot-diff"' in chosen
     assert html.index('id="section-metrics"') < html.index("bokeh.min.js")   # the tables are painted first
     assert "cdn.bokeh.org" not in html
 

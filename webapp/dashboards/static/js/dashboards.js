@@ -7,7 +7,8 @@
 // stays responsive), in page order. Until then its slot says data-bokeh-state="waiting". The JSON
 // of every plot is fetched at once when the page loads (it is small and gzipped), so a plot
 // scrolled into view waits only for its drawing, not for the network.
-// SchedLabDashboards.loadAll() embeds every plot now (the HTML download and tests use it).
+// SchedLabDashboards.loadAll() embeds every plot now (the HTML download and tests use it); sections drawn
+// on demand (a button) wait for their click, or SchedLabDashboards.showAll().
 (function () {
   "use strict";
 
@@ -127,7 +128,31 @@
     });
   }
 
-  window.SchedLabDashboards = { load: load, loadAll: loadAll, observe: observe };
+  // Sections drawn on demand: <div class="bokeh-status"><button class="show-plot" data-slot="X">…</button></div>
+  // <div id="X" data-bokeh-on-demand="/url.json"></div>; the click turns the slot into an ordinary one and
+  // loads it at once.
+  function show(slot) {
+    if (!slot || !slot.hasAttribute("data-bokeh-on-demand") || slot.hasAttribute("data-bokeh-src")) { return; }
+    slot.setAttribute("data-bokeh-src", slot.getAttribute("data-bokeh-on-demand"));
+    var status = statusFor(slot);
+    if (status) {
+      status.classList.remove("on-demand");
+      status.setAttribute("role", "status");
+      status.innerHTML = '<span class="spinner"></span> Loading…';
+    }
+    load(slot);
+  }
+
+  function showAll() {
+    document.querySelectorAll("[data-bokeh-on-demand]").forEach(show);
+  }
+
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest("button.show-plot");
+    if (button) { show(document.getElementById(button.getAttribute("data-slot"))); }
+  });
+
+  window.SchedLabDashboards = { load: load, loadAll: loadAll, observe: observe, show: show, showAll: showAll };
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", observe);
   } else {
