@@ -54,8 +54,8 @@ def upload_trace(page, base: str, name: str) -> str:  # noqa: ANN001
 def render_every_plot(page) -> object:  # noqa: ANN001
     """Ask for the plots drawn on demand (their buttons), then scroll each plot slot into view in turn
     (plots below the fold are drawn when they come near)."""
-    for button in page.locator("button.show-plot").all():
-        button.click()
+    while page.locator("button.show-plot").count():     # a clicked button makes way for the spinner
+        page.locator("button.show-plot").first.click()
     for i in range(page.locator("[data-bokeh-src]").count()):
         page.locator("[data-bokeh-src]").nth(i).scroll_into_view_if_needed()
         page.wait_for_function(f"() => document.querySelectorAll('[data-bokeh-src]')[{i}].dataset.bokehState"

@@ -161,7 +161,7 @@ def gantt_figure(schedules: Mapping[str, pd.DataFrame], capacity: int, window: G
     # numbers, not a colour string and a run name per rectangle: 30,000 strings cost the browser more to
     # decode and to parse at every paint than the rectangles themselves
     fig.quad(left="left", right="right", bottom="bottom", top="top", fill_alpha=0.8, line_color="#333", line_width=0.3,
-             fill_color={"field": "shade", "transform": USER_COLOURS}, source=source)
+             fill_color={"field": "shade", "transform": user_colours()}, source=source)
     panels.decorate(fig, {label: {0: "0", capacity: f"{capacity:,}"} for label in schedules})
     fig.xaxis.axis_label = axis.label
     fig.yaxis.axis_label = "processor (numbered for drawing)"
@@ -184,8 +184,10 @@ def _rectangles(window: pd.DataFrame, capacity: int) -> Rectangles:
                              widths.to_numpy(np.int64), capacity)
 
 
-#: Colour = user: the user number modulo the palette (``shade``), mapped to the palette in the browser.
-USER_COLOURS = LinearColorMapper(palette=USER_PALETTE, low=-0.5, high=len(USER_PALETTE) - 0.5)
+def user_colours() -> LinearColorMapper:
+    """Colour = user: the user number modulo the palette (``shade``), mapped to the palette in the browser
+    (a new mapper per figure: a Bokeh model belongs to one document)."""
+    return LinearColorMapper(palette=USER_PALETTE, low=-0.5, high=len(USER_PALETTE) - 0.5)
 
 
 def run_names(labels: list[str]) -> CustomJSHover:
