@@ -100,7 +100,7 @@ def test_upload_run_and_compare_in_chromium(page, live_server, celery_worker, dj
     page.wait_for_selector(".metrics-table", timeout=120_000)   # the metrics are HTML, in the page itself
     page.wait_for_selector("#plot-timelines[data-bokeh-state=done]", timeout=120_000)
     assert page.locator("#plot-gantt").get_attribute("data-bokeh-src") is None   # drawn when asked (a button)
-    assert page.locator("#plot-cdf").get_attribute("data-bokeh-state") == "waiting"  # below the fold
+    assert page.locator("#plot-ratio").get_attribute("data-bokeh-state") == "waiting"  # far below the fold
     state = render_every_plot(page)
     assert state is True, page.locator(".bokeh-status.error").all_inner_texts()
     page.screenshot(path=str(ARTIFACTS / "comparison.png"), full_page=True)
