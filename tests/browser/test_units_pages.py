@@ -89,8 +89,9 @@ def test_the_pages_write_numbers_for_people(browser, live_server, pages, width):
         comparison = reverse("dashboards:comparison", args=[pages["whole"].pk])
         page.goto(base + comparison + "?start=garbage")
         assert "“garbage” is not a time" in page.locator("#window-error").inner_text()
-        page.wait_for_function("() => [...document.querySelectorAll('.bokeh-slot')].every("
+        page.wait_for_function("() => [...document.querySelectorAll('.bokeh-slot[data-bokeh-src]')].every("
                                "s => s.dataset.bokehState === 'done' || s.dataset.bokehState === 'waiting')")
+        assert page.locator("#plot-gantt[data-bokeh-src]").count() == 1   # a window was asked for: drawn at once
         assert page.locator(".bokeh-status.error").count() == 0   # the plots draw the default window
         check_width_and_errors(page, f"comparison with a bad window at {width}")
         shot(page, "window-error", width)
