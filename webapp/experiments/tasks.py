@@ -14,6 +14,7 @@ import tempfile
 from datetime import timedelta
 from pathlib import Path
 
+import pandas as pd
 from celery import Task, shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from celery.signals import task_revoked, worker_ready
@@ -26,7 +27,7 @@ from django.utils import timezone
 from engine.api import (INPUT_ERRORS, Cancelled, Clusters, Pool, Scenario, SimResult, SimulationError, Transforms,
                         deadline_summaries_at, error_line, parse_days)
 from engine.api import run as run_scenario
-from engine.api import held_by_reason, pending_reasons, policy_pending, summarize
+from engine.api import held_by_reason, pending_reasons, policy_pending, safe_cells, summarize
 from webapp.allocations.services import allocations_of
 from webapp.core.broker import resend_lost as resend_lost_messages
 from webapp.core.files import replace_dir
@@ -296,12 +297,24 @@ def write_results(run: Run, result: SimResult, summary: dict) -> None:
         (build / "summary.json").write_text(json.dumps(summary, indent=1))
         (build / "meta.json").write_text(json.dumps(result.meta, indent=1, default=_json_default))
         if result.rejected_jobs is not None and len(result.rejected_jobs):
-            result.rejected_jobs.to_csv(build / "rejected.csv", index=False)
+            inert_text(result.rejected_jobs).to_csv(build / "rejected.csv", index=False)
             save_frame(result.rejected_jobs, build / "rejected.npz")
         replace_dir(build, target)
     except BaseException:
         shutil.rmtree(build, ignore_errors=True)
         raise
+
+
+def inert_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with each text cell a spreadsheet would run as a formula made inert (engine.api.safe_cells:
+    user and queue names come from uploads), for a CSV; the frame itself when it has no text column."""
+    text = [column for column in frame.columns if not pd.api.types.is_numeric_dtype(frame[column])]
+    if not text:
+        return frame
+    frame = frame.copy()
+    for column in text:
+        frame[column] = safe_cells(frame[column].astype(object).tolist())
+    return frame
 
 
 def _finish(run_id: int, status: str, **fields: object) -> bool:
