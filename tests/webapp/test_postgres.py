@@ -29,7 +29,7 @@ def test_the_key_tests_pass_on_postgresql():
     env = {**os.environ, "DATABASE_URL": DATABASE_URL}
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--create-db", "-x", *SUBSET],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=900,
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800,
     )
     tail = "\n".join((result.stdout + result.stderr).splitlines()[-40:])
     assert result.returncode == 0, f"on {DATABASE_URL}:\n{tail}"
