@@ -198,7 +198,7 @@ def test_a_pbs_site_with_the_openpbs_log(alice):
     runs = {r.queues or "recorded": r for r in preview.experiment.runs.all()}
     assert all(r.status == "done" for r in runs.values()), [r.error for r in runs.values()]
     held = {row["reason"]: row for row in runs["proposed"].summary["site_pending"]}
-    assert held["max_run limit"]["jobs"] > 0
+    assert held["Queue max_run limit reached"]["jobs"] > 0         # the replay's own reasons, at each cycle
     page = client.get(preview.get_absolute_url()).content.decode()
     assert "+set queue workq max_run = [u:PBS_GENERIC=1]" in page and "<td>workq</td>" in page
 
