@@ -36,6 +36,15 @@ class SiteUploadForm(forms.Form):
         self.fields["trace"].queryset = traces
         for field, (_, _, label, help_text) in UPLOADS.items():
             self.fields[field] = forms.FileField(required=False, label=label, help_text=help_text)
+        self.fields["sweep_key"] = forms.CharField(
+            required=False, max_length=100, label="Sweep a key (optional)",
+            help_text="A key as the proposal form names it: bf_max_job_test, PriorityWeightFairshare, long MaxTime "
+                      "(a partition's), normal MaxJobsPU (a QOS's); PBS: backfill_depth, workq max_run (a queue's). "
+                      "Current and proposed then run once per value.")
+        self.fields["sweep_values"] = forms.CharField(
+            required=False, max_length=1000, label="Sweep values",
+            help_text="As the file writes them, separated by commas: 100, 500, 1000 or 1-00:00:00, 2-00:00:00 or "
+                      "[u:PBS_GENERIC=1], [u:PBS_GENERIC=2].")
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
