@@ -12,16 +12,11 @@ from django.urls import reverse
 
 from engine.api import metric_text
 from tests.webapp.conftest import compute, login, make_trace
-from tests.webapp.preview.test_site_preview import PBS, SLURM, post_site, proposal_post, slurm_files, upload
+from tests.webapp.preview.test_site_preview import SLURM, post_pbs_site, post_site, proposal_post, slurm_files
 from webapp.experiments.models import Experiment
 from webapp.preview.models import SitePreview
 
 REFUSED = "PartitionTimeLimit (refused at submission)"
-
-
-@pytest.fixture
-def sacct_trace(alice):  # noqa: ANN001, ANN201
-    return make_trace(alice, SLURM / "sacct.txt", name="schedlab sacct", format="slurm")
 
 
 def runs_by(preview: SitePreview) -> dict[tuple[str, str | None], object]:
@@ -75,6 +70,12 @@ def test_a_sweep_of_a_partitions_maxtime_runs_each_side_once_per_value(alice, sa
     second = client.get(preview.get_absolute_url() + "?value=1").content.decode()
     assert "at short MaxTime = 00:02:00" in second and f"<td>{REFUSED}</td>" in second
     assert client.get(preview.get_absolute_url() + "?value=2").status_code == 404
+    # "Compare the runs": a line per side across the values, current and proposed apart
+    from webapp.dashboards.data import load_comparison
+
+    series = load_comparison(preview.experiment).sweep_series
+    assert sorted(series) == ["slurm (current)", "slurm (proposed)"]
+    assert [s["rejected_total"] for s in series["slurm (proposed)"]] == [0, over]
 
 
 @pytest.mark.django_db
@@ -129,10 +130,7 @@ def test_a_pbs_sweep_of_a_queues_max_run(alice):
 
     trace = make_trace(alice, SHARED_DATA / "metacentrum" / "fairsharesim" / "OpenPBS.log", name="openpbs", format="pbs")
     client = login(alice)
-    response = post_site(client, trace, cpus=4, pbs_server=upload("print_server.txt", PBS / "print_server.txt"),
-                         sched_config=upload("sched_config", PBS / "sched_config"),
-                         resource_group=upload("resource_group", PBS / "resource_group"),
-                         sweep_key="workq max_run", sweep_values="[u:PBS_GENERIC=1], [u:PBS_GENERIC=2]")
+    response = post_pbs_site(client, trace, sweep_key="workq max_run", sweep_values="[u:PBS_GENERIC=1], [u:PBS_GENERIC=2]")
     assert response.status_code == 302
     preview = SitePreview.objects.get()
     assert preview.experiment.sweep_values == ["[u:PBS_GENERIC=1]", "[u:PBS_GENERIC=2]"]
