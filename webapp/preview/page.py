@@ -142,10 +142,10 @@ def sweep_overview(experiment: Experiment, sides: tuple[tuple[str, str], ...],
         rows.append({"index": index, "value": value_text(value), "cells": cells, "chosen": value == chosen,
                      "change": proposed - current if current is not None and proposed is not None else None})
     texts = [row["value"] for row in rows]
-    shown = any(h is not None for hours in waits.values() for h in hours)
+    drawn = {name: hours for name, hours in waits.items() if any(h is not None for h in hours)}   # no empty lines
     return {"param": experiment.sweep_param, "label": words,
             "metrics": [(code, metric_label(code)) for code in SWEEP_METRICS], "sides": sides, "rows": rows,
-            "figure": sweep_figure(words, texts, waits) if shown else None}
+            "figure": sweep_figure(words, texts, drawn) if drawn else None}
 
 
 #: rejected jobs listed on the page (all of them in the run's rejected.csv)

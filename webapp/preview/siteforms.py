@@ -76,12 +76,14 @@ class SiteProposalForm(forms.Form):
 
     name = forms.CharField(max_length=190, label="Name of the proposal")
 
-    def __init__(self, *args: Any, kind: str, base: dict[str, str], keys: list[SiteKey], **kwargs: Any) -> None:
+    def __init__(self, *args: Any, kind: str, base: dict[str, str], keys: list[SiteKey], swept: str = "",
+                 **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.kind, self.base, self.keys = kind, base, keys
         for index, key in enumerate(keys):
-            self.fields[f"k{index}"] = forms.CharField(required=False, initial=key.value, label=key.label,
-                                                       max_length=200)
+            self.fields[f"k{index}"] = forms.CharField(
+                required=False, initial=key.value, label=key.label, max_length=200,
+                help_text="Swept: each run sets it to its value." if key.label == swept else "")
         for index, name in enumerate(SITE_FILES[kind]):
             self.fields[f"text{index}"] = forms.CharField(
                 required=index == 0, initial=base.get(name, ""), label=name, strip=False,

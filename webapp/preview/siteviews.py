@@ -61,7 +61,8 @@ def proposal_form(preview: SitePreview, data: dict | None = None) -> SiteProposa
     side = PROPOSED if preview.proposed else CURRENT
     base = preview.texts(side)
     name = preview.proposed_name or "my change"
-    return SiteProposalForm(data, kind=preview.kind, base=base, keys=keys_of(preview, side), initial={"name": name})
+    return SiteProposalForm(data, kind=preview.kind, base=base, keys=keys_of(preview, side),
+                            swept=preview.experiment.sweep_param, initial={"name": name})
 
 
 @require_GET

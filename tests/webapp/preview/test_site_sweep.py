@@ -94,6 +94,9 @@ def test_a_second_proposal_runs_every_value_again_under_its_name(alice, sacct_tr
     preview.refresh_from_db()
     assert preview.site("proposed", "10").conf.scheduler["bf_max_job_test"] == 10
     assert preview.site("proposed", "10").conf.weights["age"] == 3000
+    # the swept key's field says the sweep sets it
+    page = client.get(preview.get_absolute_url()).content.decode()
+    assert page.count("Swept: each run sets it to its value.") == 1
 
 
 @pytest.mark.django_db
