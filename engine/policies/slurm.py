@@ -11,15 +11,15 @@ The formula of slurm.schedmd.com/priority_multifactor.html::
 
 summed as floats and truncated to an integer, as slurmctld does. Waiting jobs are ordered by their
 partition's PriorityTier first, then by priority, then by submission. Priorities are recalculated
-every PriorityCalcPeriod (and a new job's once, at submission), not at each event: between two
-calculations the order only changes by arrivals.
+every PriorityCalcPeriod (and a new job's once, at submission, with age 0), not at each event:
+between two calculations the order only changes by arrivals.
 
 Fair-share (slurm.schedmd.com/fair_tree.html): usage is CPU-seconds of running and finished jobs,
-accrued at each calculation and decayed with PriorityDecayHalfLife, summed up the association tree
+accrued and decayed as slurmctld's decay thread does (:meth:`SlurmPriorityQueue.accrue`), summed up the association tree
 of ``sacctmgr show assoc`` (accounts without a parent hang from root). Fair Tree: every association
 gets a Level Fairshare LF = S / U (its shares and usage over its siblings'); siblings are visited by
-decreasing LF, depth first, and the n user associations get the ranks n, n-1, ... (ties among
-siblings share one); the factor is rank / n. Classic (PriorityFlags=NO_FAIR_TREE): 2^(-U/S) with U
+decreasing LF, depth first, and the n user associations get the ranks n, n-1, ... (ties share
+one, as fair_tree.c breaks them: :func:`fair_tree_factors`); the factor is rank / n. Classic (PriorityFlags=NO_FAIR_TREE): 2^(-U/S) with U
 the user's share of all usage and S the product of the normalised shares down its branch.
 
 Limits (engine.policies.slurmlimits): partition, QOS and association limits refuse a job at
@@ -135,6 +135,8 @@ def _level(node: Node, shares: float, usage: float) -> float:
     """:func:`level_fairshare` with its siblings' sums of shares and usage given."""
     s = node.shares / shares if shares > 0 else 0.0
     u = node.usage / usage if usage > 0 else 0.0
+    if s == 0:          # no shares: the lowest LF, even without usage (fair_tree.c)
+        return 0.0
     return math.inf if u == 0 else s / u
 
 
@@ -152,42 +154,35 @@ def same_level(a: float, b: float) -> bool:
 def fair_tree_factors(root: Node) -> dict[tuple[str, str], float]:
     """(account, user) -> Fair Tree's rank-based factor rank / number of user associations.
 
-    Siblings are visited by decreasing LF; users of equal LF share a rank (the next distinct one
-    is lowered by how many shared it), and accounts of equal LF have their children merged and
-    sorted together, as fair_tree.html says."""
+    As 22.05's fair_tree.c (_calc_tree_fs) does it: siblings are sorted by decreasing LF, users
+    before accounts of the same LF; a user takes the next rank, or the previous one when its LF
+    equals the previous sibling's (the rank after a tie is lowered by how many shared it); an
+    account is descended into, and when its LF equals the previous sibling's its first child
+    starts tied (takes the rank last given). fair_tree.html says tied accounts have their
+    children merged and sorted together, but the code's merge (_count_tied_accounts) never
+    merges (it stops at the first account it meets): tied accounts are visited one after
+    another, in sacctmgr's order."""
     summed_usage(root)
     count = len(users_of(root))
     factors: dict[tuple[str, str], float] = {}
-    next_rank = count
+    rank = rnt = count
 
-    def visit(children: list[tuple[Node, float]]) -> None:
-        nonlocal next_rank
-        ranked = sorted(children, key=lambda pair: -pair[1])
-        i, n = 0, len(ranked)
-        while i < n:
-            node, level = ranked[i]
-            j = i + 1
-            while j < n and same_level(ranked[j][1], level):
-                j += 1
-            if j == i + 1:        # no tie (the usual case): the group's steps below, for one node
-                if node.user:
-                    factors[(node.account, node.user)] = next_rank / count
-                    next_rank -= 1
-                else:
-                    visit(levels(node.children))
-                i = j
-                continue
-            group = [node for node, _ in ranked[i:j]]
-            users = [node for node in group if node.user]
-            for user in users:
-                factors[(user.account, user.user)] = next_rank / count
-            next_rank -= len(users)
-            accounts = [node for node in group if not node.user]
-            if accounts:
-                visit([pair for account in accounts for pair in levels(account.children)])
-            i = j
+    def visit(children: list[tuple[Node, float]], account_tied: bool) -> None:
+        nonlocal rank, rnt
+        ranked = sorted(children, key=lambda pair: (-pair[1], not pair[0].user))
+        previous: float | None = None
+        for i, (node, level) in enumerate(ranked):
+            tied = account_tied if i == 0 else (previous is not None and same_level(previous, level))
+            if node.user:
+                if not tied:
+                    rank = rnt
+                factors[(node.account, node.user)] = rank / count
+                rnt -= 1
+            else:
+                visit(levels(node.children), tied)
+            previous = level
 
-    visit(levels(root.children))
+    visit(levels(root.children), False)
     return factors
 
 
@@ -290,20 +285,21 @@ class SlurmPriorityQueue(WaitingQueue):
     # ---------------------------------------------------------------- priorities
 
     def priority(self, job: int) -> int:
-        """The job's priority as of the last calculation (computed at submission for a new one)."""
+        """The job's priority as of the last calculation (as at its submission for a new one)."""
         value = self.priorities.get(job)
         if value is None:
-            value = self.priorities[job] = self.compute(job)
+            value = self.priorities[job] = self.compute(job, int(self.sim.submit[job]))
         return value
 
-    def computed(self, jobs: list[int], at: int) -> list[int]:
+    def computed(self, jobs: list[int], at: int | None) -> list[int]:
         """:meth:`compute` of many jobs at once, in arrays: the same sums in the same order (the
-        weights' order, from 0, as :func:`multifactor` adds them), truncated as int() does."""
+        weights' order, from 0, as :func:`multifactor` adds them), truncated as int() does.
+        ``at`` None: as at each job's submission (age 0)."""
         if not jobs:
             return []
         index = np.asarray(jobs, dtype=np.int64)
         w = self.weights
-        age = at - self.submit[index]
+        age = (at - self.submit[index]) if at is not None else np.zeros(len(index), dtype=np.int64)
         if self.max_age:
             age_f = np.minimum(np.maximum(age, 0) / self.max_age, 1.0)
         else:
@@ -344,13 +340,19 @@ class SlurmPriorityQueue(WaitingQueue):
         self.priorities = dict(zip(due, self.computed(due, at)))
 
     def accrue(self, now: int) -> None:
-        """Decay every association's usage to ``now`` and add the CPU-seconds jobs used since
-        (those that ended by ``now`` up to their end, the others up to ``now``). In arrays: each
-        job's CPU-seconds are added to its user's usage in the order the jobs started, as a loop
-        over them would (np.add.at adds in index order: the same sums to the last bit)."""
+        """Usage as slurmctld's decay thread keeps it (priority_multifactor.c, 22.05): per second
+        the decay factor is d = 1 - 0.693 / PriorityDecayHalfLife; at each calculation every
+        association's usage is multiplied by d^Δ (Δ: seconds since the previous calculation), then
+        each running job adds CPU-seconds x d^t for the t seconds it ran since then (Slurm's
+        ``run_delta * pow(decay_factor, run_delta)``: a period's new usage is itself decayed). A
+        job that ended since the previous calculation added its CPU-seconds x d^t at its end
+        (t: from the previous calculation or its start to its end), which this calculation's
+        decay then takes too. Without a half-life nothing decays. In arrays: each job's
+        CPU-seconds are added to its user's usage in the order the jobs started, as a loop over
+        them would (np.add.at adds in index order: the same sums to the last bit)."""
         usage = self.usage
-        if self.calculated is not None and self.halflife > 0:
-            usage *= 0.5 ** ((now - self.calculated) / self.halflife)
+        factor = 1.0 - 0.693 / self.halflife if self.halflife > 0 else 1.0
+        previous = self.calculated if self.calculated is not None else now - max(int(self.period), 1)
         jobs = np.concatenate((self.accruing, np.asarray(self.new_started, dtype=np.int64)))
         self.new_started = []
         if len(jobs):
@@ -359,10 +361,17 @@ class SlurmPriorityQueue(WaitingQueue):
             until = np.where(ended, end, now)
             since = self.since[jobs]
             users = self.user_index[jobs]
-            take = (users >= 0) & (until > since)
-            np.add.at(usage, users[take], (self.job_size[jobs[take]] * (until[take] - since[take])).astype(np.float64))
+            seconds = (until - since).astype(np.float64)
+            cpu_seconds = self.job_size[jobs] * seconds * factor ** seconds
+            done = (users >= 0) & (until > since) & ended        # added at their ends, decayed below
+            np.add.at(usage, users[done], cpu_seconds[done])
+            usage *= factor ** (now - previous)
+            running = (users >= 0) & (until > since) & ~ended
+            np.add.at(usage, users[running], cpu_seconds[running])
             self.since[jobs] = np.maximum(until, since)
             self.accruing = jobs[~ended]
+        else:
+            usage *= factor ** (now - previous)
         for node, value in zip(self.users.values(), usage.tolist()):
             node.usage = value
 
@@ -424,8 +433,11 @@ class SlurmPriorityQueue(WaitingQueue):
         """Every waiting job in Slurm's order (PriorityTier, priority, submission), held ones too."""
         self.recalculate_if_due()
         priorities, tier, submit = self.priorities, self.tier, self.sim.submit
-        missing = [j for j in self.waiting if j not in priorities]     # new since the calculation
-        priorities.update(zip(missing, self.computed(missing, self.sim.now)))
+        # new since the calculation: priced as slurmctld does at submission (set_job_prio), with the
+        # last calculation's fair-share and no age (its accrue time is not set yet: sprio shows age 0
+        # until the next calculation)
+        missing = [j for j in self.waiting if j not in priorities]
+        priorities.update(zip(missing, self.computed(missing, None)))
         return sorted(self.waiting, key=lambda j: (-tier[j], -priorities[j], submit[j], j))
 
     def jobs(self) -> list[int]:

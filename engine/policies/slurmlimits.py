@@ -3,6 +3,9 @@
 Three kinds of limit (slurm.conf(5), resource_limits.html, sacctmgr(1); the reason names are
 slurmctld's ``job_reason`` strings as ``squeue -o %r`` prints them):
 
+* a partition's State (slurm.conf(5)): DOWN queues jobs and starts none (``PartitionDown``; here
+  refused at submission, as below, since the job never runs); DRAIN and INACTIVE refuse new jobs
+  (sbatch's "Required partition not available (inactive or drain)");
 * limits a job can never satisfy: its time limit above its partition's MaxTime
   (``PartitionTimeLimit``), its nodes above MaxNodes (``PartitionNodeLimit``), its time above its
   QOS's or association's MaxWall (``QOSMaxWallDurationPerJobLimit``,
@@ -11,11 +14,13 @@ slurmctld's ``job_reason`` strings as ``squeue -o %r`` prints them):
   could never fit in (MaxTRESPU, GrpTRES). Slurm leaves such a job pending for ever with that
   reason (or, with EnforcePartLimits, refuses it at sbatch): here it is refused at submission, listed
   with the reason, since it never runs either way;
-* limits checked at submission: MaxSubmitPU of the QOS (``QOSMaxSubmitJobPerUserLimit``) and
-  MaxSubmit of the association (``AssocMaxSubmitJobLimit``): the user's pending and running jobs
-  already at the limit, sbatch refuses the job;
-* limits that hold a job while others run: QOS GrpJobs, MaxJobsPU, association GrpJobs and MaxJobs
-  (jobs), then QOS GrpTRES, MaxTRESPU and association GrpTRES (cpu and node), in the order
+* limits checked at submission: MaxSubmitPA and MaxSubmitPU of the QOS
+  (``MaxSubmitJobsPerAccount``, ``QOSMaxSubmitJobPerUserLimit``) and MaxSubmit of the association
+  (``AssocMaxSubmitJobLimit``): the account's or user's pending and running jobs already at the
+  limit, sbatch refuses the job;
+* limits that hold a job while others run: QOS GrpJobs, MaxJobsPA (``MaxJobsPerAccount``, as 22.05
+  names it: the running jobs of the job's account in that QOS), MaxJobsPU, association GrpJobs and
+  MaxJobs (jobs), then QOS GrpTRES, MaxTRESPU and association GrpTRES (cpu and node), in the order
   slurmctld's acct_policy checks them (before and after node selection). The first that holds
   names the reason.
 
@@ -23,7 +28,7 @@ A job's QOS limits are those of its own QOS and of its partition's QOS (``QOS=``
 PartitionName line). Association limits apply along its chain: the (account, user) row, then the
 account's row and its parents' (GrpTRES/GrpJobs of an account count all the jobs below it).
 Association rows for another partition are not used. Only cpu and node TRES are followed (mem,
-gres are listed by ``engine site`` as read).
+gres/gpu, billing in a limit are listed by ``engine site`` as not modelled).
 """
 
 from __future__ import annotations
@@ -35,12 +40,14 @@ from typing import Any
 from engine.platform.slurmconf import Association, Partition, Qos, SlurmSite, shown_time
 
 #: the reasons of a job's refusal at submission (Slurm: pending for ever, or refused by sbatch)
-NEVER_REASONS = ("PartitionTimeLimit", "PartitionNodeLimit", "QOSMaxWallDurationPerJobLimit",
+#: sbatch's refusal of a job for a DRAIN or INACTIVE partition (ESLURM_PARTITION_NOT_AVAIL)
+PARTITION_NOT_AVAILABLE = "Required partition not available (inactive or drain)"
+NEVER_REASONS = ("PartitionDown", PARTITION_NOT_AVAILABLE, "PartitionTimeLimit", "PartitionNodeLimit", "QOSMaxWallDurationPerJobLimit",
                  "AssocMaxWallDurationPerJobLimit", "QOSMaxCpuPerJobLimit", "QOSMaxNodePerJobLimit",
                  "QOSMaxCpuPerUserLimit", "QOSMaxNodePerUserLimit", "QOSGrpCpuLimit", "QOSGrpNodeLimit",
                  "AssocGrpCpuLimit", "AssocGrpNodeLimit")
-SUBMIT_REASONS = ("QOSMaxSubmitJobPerUserLimit", "AssocMaxSubmitJobLimit")
-HOLD_REASONS = ("QOSGrpJobsLimit", "QOSMaxJobsPerUserLimit", "AssocGrpJobsLimit", "AssocMaxJobsLimit",
+SUBMIT_REASONS = ("MaxSubmitJobsPerAccount", "QOSMaxSubmitJobPerUserLimit", "AssocMaxSubmitJobLimit")
+HOLD_REASONS = ("QOSGrpJobsLimit", "MaxJobsPerAccount", "QOSMaxJobsPerUserLimit", "AssocGrpJobsLimit", "AssocMaxJobsLimit",
                 "QOSGrpCpuLimit", "QOSGrpNodeLimit", "QOSMaxCpuPerUserLimit", "QOSMaxNodePerUserLimit",
                 "AssocGrpCpuLimit", "AssocGrpNodeLimit")
 
@@ -78,9 +85,11 @@ class SiteLimits:
         # running counts: jobs, cpus, nodes
         self.qos_run: defaultdict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
         self.qos_user_run: defaultdict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
+        self.qos_account_run: defaultdict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
         self.assoc_run: defaultdict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
         # submitted and not ended (pending + running)
         self.qos_user_submitted: defaultdict[tuple[str, str], int] = defaultdict(int)
+        self.qos_account_submitted: defaultdict[tuple[str, str], int] = defaultdict(int)
         self.assoc_submitted: defaultdict[tuple[str, str], int] = defaultdict(int)
         self.any_hold = any(self._qos_holds(q) for q in site.qos.values()) or any(
             a.max_jobs is not None or a.grp_jobs is not None or a.grp_tres for a in site.associations)
@@ -88,7 +97,7 @@ class SiteLimits:
     @staticmethod
     def _qos_holds(q: Qos) -> bool:
         return (q.max_jobs_per_user is not None or q.grp_jobs is not None or bool(q.grp_tres)
-                or bool(q.max_tres_per_user))
+                or bool(q.max_tres_per_user) or q.max_jobs_per_account is not None)
 
     # ------------------------------------------------------------------ what applies to a job
 
@@ -139,6 +148,10 @@ class SiteLimits:
         partition = self.partitions.get(self.partition[job])
         limit, cpus, nodes = self.time_limit[job], self.cpus[job], self.nodes[job]
         if partition is not None:
+            if partition.state == "DOWN":
+                return Refusal("PartitionDown", f"partition {partition.name} State=DOWN")
+            if partition.state in ("DRAIN", "INACTIVE"):
+                return Refusal(PARTITION_NOT_AVAILABLE, f"partition {partition.name} State={partition.state}")
             if partition.max_time is not None and limit > partition.max_time:
                 return Refusal("PartitionTimeLimit", f"partition {partition.name} MaxTime {shown_time(partition.max_time)}")
             if partition.max_nodes is not None and nodes > partition.max_nodes:
@@ -175,9 +188,13 @@ class SiteLimits:
         return None
 
     def at_submit(self, job: int) -> Refusal | None:
-        """MaxSubmitPU / MaxSubmit: the user's pending and running jobs already at the limit."""
-        user = self.user[job]
+        """MaxSubmitPA / MaxSubmitPU / MaxSubmit: the account's or user's pending and running jobs
+        already at the limit (per QOS, account first, as acct_policy checks them)."""
+        user, account = self.user[job], self.account[job]
         for q in self.qos_of(job):
+            if q.max_submit_per_account is not None and \
+                    self.qos_account_submitted[(q.name, account)] >= q.max_submit_per_account:
+                return Refusal("MaxSubmitJobsPerAccount", f"QOS {q.name} MaxSubmitPA {q.max_submit_per_account}")
             if q.max_submit_per_user is not None and self.qos_user_submitted[(q.name, user)] >= q.max_submit_per_user:
                 return Refusal("QOSMaxSubmitJobPerUserLimit", f"QOS {q.name} MaxSubmitPU {q.max_submit_per_user}")
         for key in self.chain(job):
@@ -212,6 +229,9 @@ class SiteLimits:
         for q in qos:
             if q.grp_jobs is not None:
                 checks.append((self.qos_run[q.name], 0, q.grp_jobs - 1, "QOSGrpJobsLimit"))
+            if q.max_jobs_per_account is not None:
+                checks.append((self.qos_account_run[(q.name, self.account[job])], 0, q.max_jobs_per_account - 1,
+                               "MaxJobsPerAccount"))
             if q.max_jobs_per_user is not None:
                 checks.append((self.qos_user_run[(q.name, user)], 0, q.max_jobs_per_user - 1, "QOSMaxJobsPerUserLimit"))
         for key in chain:
@@ -253,6 +273,9 @@ class SiteLimits:
         for q in qos:      # before node selection: job counts
             if q.grp_jobs is not None and self.qos_run[q.name][0] >= q.grp_jobs:
                 return "QOSGrpJobsLimit"
+            if q.max_jobs_per_account is not None and \
+                    self.qos_account_run[(q.name, self.account[job])][0] >= q.max_jobs_per_account:
+                return "MaxJobsPerAccount"
             if q.max_jobs_per_user is not None and self.qos_user_run[(q.name, user)][0] >= q.max_jobs_per_user:
                 return "QOSMaxJobsPerUserLimit"
         for key in chain:
@@ -291,6 +314,7 @@ class SiteLimits:
     def submitted(self, job: int) -> None:
         for q in self.qos_of(job):
             self.qos_user_submitted[(q.name, self.user[job])] += 1
+            self.qos_account_submitted[(q.name, self.account[job])] += 1
         for key in self.chain(job):
             self.assoc_submitted[key] += 1
 
@@ -301,6 +325,7 @@ class SiteLimits:
         self._count(job, -1)
         for q in self.qos_of(job):
             self.qos_user_submitted[(q.name, self.user[job])] -= 1
+            self.qos_account_submitted[(q.name, self.account[job])] -= 1
         for key in self.chain(job):
             self.assoc_submitted[key] -= 1
 
@@ -311,6 +336,7 @@ class SiteLimits:
         for q in self.qos_of(job):
             counters.append(self.qos_run[q.name])
             counters.append(self.qos_user_run[(q.name, user)])
+            counters.append(self.qos_account_run[(q.name, self.account[job])])
         for key in self.chain(job):
             counters.append(self.assoc_run[key])
         for counter in counters:

@@ -154,7 +154,7 @@ def test_a_jobs_compiled_limit_checks_hold_as_the_rules_read():
                             "PartitionName=b Nodes=ALL\n", "t.conf")
     qos = {"normal": Qos("normal", max_jobs_per_user=3, max_tres_per_user={"cpu": 12}),
            "bulk": Qos("bulk", grp_jobs=4, grp_tres={"cpu": 16, "node": 3}),
-           "part": Qos("part", max_tres_per_user={"node": 2})}
+           "part": Qos("part", max_tres_per_user={"node": 2}, max_jobs_per_account=2)}
     assoc = [Association("c", "x", shares=1, grp_jobs=5, grp_tres={"cpu": 20}),
              Association("c", "y", parent="x", grp_tres={"node": 4}),
              Association("c", "x", "u1", max_jobs=2), Association("c", "y", "u2"),
