@@ -32,6 +32,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from engine.platform.slurmconf import Association, Partition, Qos, SlurmSite, shown_time
 
 #: the reasons of a job's refusal at submission (Slurm: pending for ever, or refused by sbatch)
@@ -43,6 +45,10 @@ SUBMIT_REASONS = ("QOSMaxSubmitJobPerUserLimit", "AssocMaxSubmitJobLimit")
 HOLD_REASONS = ("QOSGrpJobsLimit", "QOSMaxJobsPerUserLimit", "AssocGrpJobsLimit", "AssocMaxJobsLimit",
                 "QOSGrpCpuLimit", "QOSGrpNodeLimit", "QOSMaxCpuPerUserLimit", "QOSMaxNodePerUserLimit",
                 "AssocGrpCpuLimit", "AssocGrpNodeLimit")
+
+#: what a hold check adds to its counter before comparing it with the bound: one job, the job's
+#: cpus, the job's nodes (also the index of the counter's column for the TRES checks)
+TERM_ONE, TERM_CPUS, TERM_NODES = 0, 1, 2
 
 
 @dataclass(frozen=True)
@@ -73,17 +79,35 @@ class SiteLimits:
         self.assoc = by_key
         self.parent = {a.account: (a.parent or "root") for a in site.associations if not a.user}
         self._chains: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
-        self._checks: dict[int, list[tuple[list[int], int, int, str]]] = {}
         self._qos_lists: dict[tuple[str, str], list[Qos]] = {}
-        # running counts: jobs, cpus, nodes
-        self.qos_run: defaultdict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
-        self.qos_user_run: defaultdict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
-        self.assoc_run: defaultdict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
         # submitted and not ended (pending + running)
         self.qos_user_submitted: defaultdict[tuple[str, str], int] = defaultdict(int)
         self.assoc_submitted: defaultdict[tuple[str, str], int] = defaultdict(int)
         self.any_hold = any(self._qos_holds(q) for q in site.qos.values()) or any(
             a.max_jobs is not None or a.grp_jobs is not None or a.grp_tres for a in site.associations)
+        # The running counts, in arrays the compiled passes read (engine.policies.slurmkernels): a row
+        # of (jobs, cpus, nodes) per counter (a QOS, a QOS's user, an association). Jobs of one
+        # signature (partition, QOS, account, user) share their counters and their checks.
+        self.cpus_array = np.asarray(cpus, dtype=np.int64)
+        self.nodes_array = np.asarray(nodes, dtype=np.int64)
+        self._slots: dict[tuple[str, ...], int] = {}
+        keys: dict[tuple[str, str, str, str], int] = {}
+        self.signature = np.array([keys.setdefault(key, len(keys)) for key in zip(partition, qos, account, user)],
+                                  dtype=np.int64)
+        first_job = np.unique(self.signature, return_index=True)[1].tolist() if len(self.signature) else []
+        counters: list[list[int]] = []
+        checks: list[list[tuple[int, int, int, int, int]]] = []
+        for job in first_job:
+            counters.append(self._counters(job))
+            checks.append(self._signature_checks(job))
+        self.running = np.zeros((max(len(self._slots), 1), 3), dtype=np.int64)
+        self.count_first, count_rows = _csr(counters)
+        self.count_slot = np.array(count_rows, dtype=np.int64)
+        self.check_first, check_rows = _csr(checks)
+        columns = list(zip(*check_rows)) if check_rows else [(), (), (), (), ()]
+        self.check_slot, self.check_index, self.check_bound, self.check_kind, self.check_reason = (
+            np.array(column, dtype=np.int64) for column in columns)
+        self._count_kernel = None
 
     @staticmethod
     def _qos_holds(q: Qos) -> bool:
@@ -188,58 +212,94 @@ class SiteLimits:
         return None
 
     def held(self, job: int) -> str:
-        """The limit that holds the job now (Slurm's reason), else "": the first of the job's checks
-        (:meth:`checks`, made once per job) whose count is above its threshold."""
-        if not self.any_hold:
-            return ""
-        checks = self._checks.get(job)
-        if checks is None:
-            checks = self._checks[job] = self.checks(job)
-        for counter, index, threshold, reason in checks:
-            if counter[index] > threshold:
-                return reason
-        return ""
+        """The limit that holds the job now (Slurm's reason), else "": the first of its signature's
+        checks (:meth:`_signature_checks`) whose counter is above its threshold."""
+        code = self.held_code(job)
+        return HOLD_REASONS[code - 1] if code else ""
 
-    def checks(self, job: int) -> list[tuple[list[int], int, int, str]]:
-        """The job's hold checks in :meth:`held_by_rules`' order, each (running counter, index in
-        it, threshold, reason): the job is held when ``counter[index] > threshold`` (a count at its
-        limit: ``jobs >= bound``; a TRES: ``used + asked > bound``). The counters are the ones
-        :meth:`_count` updates, so the checks stay valid as jobs start and end."""
-        user, cpus, nodes = self.user[job], self.cpus[job], self.nodes[job]
+    def held_code(self, job: int) -> int:
+        """:meth:`held` as 1 + the index of the reason in HOLD_REASONS, 0 = not held (the compiled
+        passes' form: engine.policies.slurmkernels.held_code)."""
+        sig = int(self.signature[job])
+        first, last = int(self.check_first[sig]), int(self.check_first[sig + 1])
+        if first == last:
+            return 0
+        running = self.running
+        terms = (1, int(self.cpus_array[job]), int(self.nodes_array[job]))
+        for k in range(first, last):
+            if running[self.check_slot[k], self.check_index[k]] > self.check_bound[k] - terms[self.check_kind[k]]:
+                return int(self.check_reason[k])
+        return 0
+
+    def _slot(self, key: tuple[str, ...]) -> int:
+        """The row of ``key``'s counter in :attr:`running` (rows are made while the signatures are)."""
+        return self._slots.setdefault(key, len(self._slots))
+
+    def counter(self, key: tuple[str, ...]) -> np.ndarray:
+        """The running (jobs, cpus, nodes) of a counter: ("qos", name), ("qos_user", name, user) or
+        ("assoc", account, user); zeros for one no job counts in."""
+        slot = self._slots.get(key)
+        return self.running[slot] if slot is not None else np.zeros(3, dtype=np.int64)
+
+    def _counters(self, job: int) -> list[int]:
+        """The counters a start or end of the job changes: its QOS's and its user's in the QOS, then its
+        associations'."""
+        user = self.user[job]
+        slots: list[int] = []
+        for q in self.qos_of(job):
+            slots.append(self._slot(("qos", q.name)))
+            slots.append(self._slot(("qos_user", q.name, user)))
+        for key in self.chain(job):
+            slots.append(self._slot(("assoc", *key)))
+        return slots
+
+    def _signature_checks(self, job: int) -> list[tuple[int, int, int, int, int]]:
+        """The hold checks of the job's signature in :meth:`held_by_rules`' order, each (counter,
+        index in it, bound, term, reason code): the job is held when ``counter[index] > bound -
+        term`` with term 1 (TERM_ONE: a count at its limit, ``jobs >= bound``), the job's cpus
+        (TERM_CPUS) or nodes (TERM_NODES) (a TRES: ``used + asked > bound``). The counters are the
+        ones :meth:`_count` updates, so the checks stay valid as jobs start and end."""
+        if not self.any_hold:
+            return []
+        user = self.user[job]
         qos = self.qos_of(job)
         chain = self.chain(job)
-        checks: list[tuple[list[int], int, int, str]] = []
+        checks: list[tuple[int, int, int, int, int]] = []
+
+        def check(key: tuple[str, ...], index: int, bound: int, term: int, reason: str) -> None:
+            checks.append((self._slot(key), index, bound, term, HOLD_REASONS.index(reason) + 1))
+
         for q in qos:
             if q.grp_jobs is not None:
-                checks.append((self.qos_run[q.name], 0, q.grp_jobs - 1, "QOSGrpJobsLimit"))
+                check(("qos", q.name), 0, q.grp_jobs, TERM_ONE, "QOSGrpJobsLimit")
             if q.max_jobs_per_user is not None:
-                checks.append((self.qos_user_run[(q.name, user)], 0, q.max_jobs_per_user - 1, "QOSMaxJobsPerUserLimit"))
+                check(("qos_user", q.name, user), 0, q.max_jobs_per_user, TERM_ONE, "QOSMaxJobsPerUserLimit")
         for key in chain:
             row = self._row(key, job)
             if row is None:
                 continue
             if row.grp_jobs is not None:
-                checks.append((self.assoc_run[key], 0, row.grp_jobs - 1, "AssocGrpJobsLimit"))
+                check(("assoc", *key), 0, row.grp_jobs, TERM_ONE, "AssocGrpJobsLimit")
             if key[1] and row.max_jobs is not None:
-                checks.append((self.assoc_run[key], 0, row.max_jobs - 1, "AssocMaxJobsLimit"))
+                check(("assoc", *key), 0, row.max_jobs, TERM_ONE, "AssocMaxJobsLimit")
         for q in qos:
-            for tres, reason, index, count in (("cpu", "QOSGrpCpuLimit", 1, cpus), ("node", "QOSGrpNodeLimit", 2, nodes)):
+            for tres, reason, index in (("cpu", "QOSGrpCpuLimit", TERM_CPUS), ("node", "QOSGrpNodeLimit", TERM_NODES)):
                 bound = _tres(q.grp_tres, tres)
                 if bound is not None:
-                    checks.append((self.qos_run[q.name], index, bound - count, reason))
-            for tres, reason, index, count in (("cpu", "QOSMaxCpuPerUserLimit", 1, cpus),
-                                               ("node", "QOSMaxNodePerUserLimit", 2, nodes)):
+                    check(("qos", q.name), index, bound, index, reason)
+            for tres, reason, index in (("cpu", "QOSMaxCpuPerUserLimit", TERM_CPUS),
+                                        ("node", "QOSMaxNodePerUserLimit", TERM_NODES)):
                 bound = _tres(q.max_tres_per_user, tres)
                 if bound is not None:
-                    checks.append((self.qos_user_run[(q.name, user)], index, bound - count, reason))
+                    check(("qos_user", q.name, user), index, bound, index, reason)
         for key in chain:
             row = self._row(key, job)
             if row is None:
                 continue
-            for tres, reason, index, count in (("cpu", "AssocGrpCpuLimit", 1, cpus), ("node", "AssocGrpNodeLimit", 2, nodes)):
+            for tres, reason, index in (("cpu", "AssocGrpCpuLimit", TERM_CPUS), ("node", "AssocGrpNodeLimit", TERM_NODES)):
                 bound = _tres(row.grp_tres, tres)
                 if bound is not None:
-                    checks.append((self.assoc_run[key], index, bound - count, reason))
+                    check(("assoc", *key), index, bound, index, reason)
         return checks
 
     def held_by_rules(self, job: int) -> str:
@@ -251,25 +311,25 @@ class SiteLimits:
         qos = self.qos_of(job)
         chain = self.chain(job)
         for q in qos:      # before node selection: job counts
-            if q.grp_jobs is not None and self.qos_run[q.name][0] >= q.grp_jobs:
+            if q.grp_jobs is not None and self.counter(("qos", q.name))[0] >= q.grp_jobs:
                 return "QOSGrpJobsLimit"
-            if q.max_jobs_per_user is not None and self.qos_user_run[(q.name, user)][0] >= q.max_jobs_per_user:
+            if q.max_jobs_per_user is not None and self.counter(("qos_user", q.name, user))[0] >= q.max_jobs_per_user:
                 return "QOSMaxJobsPerUserLimit"
         for key in chain:
             row = self._row(key, job)
             if row is None:
                 continue
-            if row.grp_jobs is not None and self.assoc_run[key][0] >= row.grp_jobs:
+            if row.grp_jobs is not None and self.counter(("assoc", *key))[0] >= row.grp_jobs:
                 return "AssocGrpJobsLimit"
-            if key[1] and row.max_jobs is not None and self.assoc_run[key][0] >= row.max_jobs:
+            if key[1] and row.max_jobs is not None and self.counter(("assoc", *key))[0] >= row.max_jobs:
                 return "AssocMaxJobsLimit"
         for q in qos:      # after node selection: TRES
-            used = self.qos_run[q.name]
+            used = self.counter(("qos", q.name))
             for tres, reason, index, count in (("cpu", "QOSGrpCpuLimit", 1, cpus), ("node", "QOSGrpNodeLimit", 2, nodes)):
                 bound = _tres(q.grp_tres, tres)
                 if bound is not None and used[index] + count > bound:
                     return reason
-            mine = self.qos_user_run[(q.name, user)]
+            mine = self.counter(("qos_user", q.name, user))
             for tres, reason, index, count in (("cpu", "QOSMaxCpuPerUserLimit", 1, cpus),
                                                ("node", "QOSMaxNodePerUserLimit", 2, nodes)):
                 bound = _tres(q.max_tres_per_user, tres)
@@ -279,7 +339,7 @@ class SiteLimits:
             row = self._row(key, job)
             if row is None:
                 continue
-            used = self.assoc_run[key]
+            used = self.counter(("assoc", *key))
             for tres, reason, index, count in (("cpu", "AssocGrpCpuLimit", 1, cpus), ("node", "AssocGrpNodeLimit", 2, nodes)):
                 bound = _tres(row.grp_tres, tres)
                 if bound is not None and used[index] + count > bound:
@@ -305,17 +365,23 @@ class SiteLimits:
             self.assoc_submitted[key] -= 1
 
     def _count(self, job: int, sign: int) -> None:
-        delta = (sign, sign * self.cpus[job], sign * self.nodes[job])
-        user = self.user[job]
-        counters: list[list[int]] = []
-        for q in self.qos_of(job):
-            counters.append(self.qos_run[q.name])
-            counters.append(self.qos_user_run[(q.name, user)])
-        for key in self.chain(job):
-            counters.append(self.assoc_run[key])
-        for counter in counters:
-            for i in range(3):
-                counter[i] += delta[i]
+        """Add (sign, sign x cpus, sign x nodes) to each of the job's counters."""
+        if self._count_kernel is None:
+            from engine.jit import bind_direct
+            from engine.policies.slurmkernels import count
+            bind_direct(self, "_count_kernel", count)
+        self._count_kernel(self.running, self.count_first, self.count_slot, self.signature, self.cpus_array,  # type: ignore[misc]
+                           self.nodes_array, job, sign)
+
+
+def _csr(rows: list[list[Any]]) -> tuple[np.ndarray, list[Any]]:
+    """Rows of items as (where each row begins, with the end as the last entry; the items in a row)."""
+    first = np.zeros(len(rows) + 1, dtype=np.int64)
+    items: list[Any] = []
+    for i, row in enumerate(rows):
+        items.extend(row)
+        first[i + 1] = len(items)
+    return first, items
 
 
 def _who(key: tuple[str, str]) -> str:
