@@ -247,8 +247,12 @@ class SlurmPriorityQueue(WaitingQueue):
         self.size_factor = [job_size_factor(int(c), n, total_cpus, total_nodes, conf.favor_small)
                             for c, n in zip(np.asarray(sim.size).tolist(), nodes_list)]
         limit = jobs["requested_time"].astype("int64").tolist()
+        mem_kb = np.asarray(jobs["mem"], dtype=np.int64) if "mem" in jobs else np.zeros(sim.n, dtype=np.int64)
+        gpus = np.asarray(jobs["gpus"], dtype=np.int64) if "gpus" in jobs else np.zeros(sim.n, dtype=np.int64)
         self.limits = SiteLimits(site, partitions, self.qos, self.account, self.user,
-                                 [int(p) for p in np.asarray(sim.procs).tolist()], nodes_list, limit)
+                                 [int(p) for p in np.asarray(sim.procs).tolist()], nodes_list, limit,
+                                 mem_mb=(-(-np.maximum(mem_kb, 0) * np.maximum(nodes, 1) // 1024)).tolist(),  # KB/node -> MB
+                                 gpus=(np.maximum(gpus, 0) * np.maximum(nodes, 1)).tolist())  # per node -> per job
         sim.finish_listeners.append(self.limits.ended)
         self.tree = association_tree(site.associations)
         self.users = {(u.account, u.user): u for u in users_of(self.tree)}

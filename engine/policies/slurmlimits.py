@@ -27,8 +27,11 @@ slurmctld's ``job_reason`` strings as ``squeue -o %r`` prints them):
 A job's QOS limits are those of its own QOS and of its partition's QOS (``QOS=`` on the
 PartitionName line). Association limits apply along its chain: the (account, user) row, then the
 account's row and its parents' (GrpTRES/GrpJobs of an account count all the jobs below it).
-Association rows for another partition are not used. Only cpu and node TRES are followed (mem,
-gres/gpu, billing in a limit are listed by ``engine site`` as not modelled).
+Association rows for another partition are not used. The TRES followed are cpu, mem (the job's
+memory on all its nodes, as sacct's ReqTRES counts it, consumable or not), node and gres/gpu (its
+GPUs on all its nodes); others in a limit (billing, typed gres, licenses) are listed by
+``engine site`` as not modelled. An association's MaxTRES (per job) applies from its row and its
+accounts' rows.
 """
 
 from __future__ import annotations
@@ -64,14 +67,36 @@ def _tres(limits: dict[str, int], name: str) -> int | None:
     return limits.get(name)
 
 
+#: the TRES the limits follow, in slurmctld's TRES order (cpu, mem, node, then gres), each with its
+#: place in the running counters ([jobs, cpu, node, mem MB, GPUs]) and the reason Slurm 22.05 shows
+#: when a limit of each kind holds (``qos_grp``: QOS GrpTRES, ``qos_user``: MaxTRESPU, ``qos_job``:
+#: MaxTRES, ``assoc_grp``: association GrpTRES, ``assoc_job``: association MaxTRES)
+TRES_COUNTED = (("cpu", 1), ("mem", 3), ("node", 2), ("gres/gpu", 4))
+TRES_REASONS: dict[str, dict[str, str]] = {
+    "qos_grp": {"cpu": "QOSGrpCpuLimit", "mem": "QOSGrpMemLimit", "node": "QOSGrpNodeLimit", "gres/gpu": "QOSGrpGRES"},
+    "qos_user": {"cpu": "QOSMaxCpuPerUserLimit", "mem": "QOSMaxMemoryPerUser", "node": "QOSMaxNodePerUserLimit",
+                 "gres/gpu": "QOSMaxGRESPerUser"},
+    "qos_job": {"cpu": "QOSMaxCpuPerJobLimit", "mem": "QOSMaxMemoryPerJob", "node": "QOSMaxNodePerJobLimit",
+                "gres/gpu": "QOSMaxGRESPerJob"},
+    "assoc_grp": {"cpu": "AssocGrpCpuLimit", "mem": "AssocGrpMemLimit", "node": "AssocGrpNodeLimit",
+                  "gres/gpu": "AssocGrpGRES"},
+    "assoc_job": {"cpu": "AssocMaxCpuPerJobLimit", "mem": "AssocMaxMemPerJob", "node": "AssocMaxNodePerJobLimit",
+                  "gres/gpu": "AssocMaxGRESPerJob"},
+}
+
+
 class SiteLimits:
     """The limits of one run's jobs (per job: partition, QOS, account, user, CPUs, nodes, time limit),
     with the counts of running and submitted jobs they are checked against."""
 
     def __init__(self, site: SlurmSite, partition: list[str], qos: list[str], account: list[str], user: list[str],
-                 cpus: list[int], nodes: list[int], time_limit: list[int]) -> None:
+                 cpus: list[int], nodes: list[int], time_limit: list[int], *, mem_mb: list[int] | None = None,
+                 gpus: list[int] | None = None) -> None:
         self.partition, self.qos, self.account, self.user = partition, qos, account, user
         self.cpus, self.nodes, self.time_limit = cpus, nodes, time_limit
+        #: each job's memory (MB, all its nodes) and GPUs (all its nodes), as its TRES counts
+        self.mem_mb = mem_mb if mem_mb is not None else [0] * len(cpus)
+        self.gpus = gpus if gpus is not None else [0] * len(cpus)
         self.partitions: dict[str, Partition] = site.conf.partitions
         self.qos_table: dict[str, Qos] = site.qos
         by_key: dict[tuple[str, str, str], Association] = {}
@@ -83,10 +108,10 @@ class SiteLimits:
         self._checks: dict[int, list[tuple[list[int], int, int, str]]] = {}
         self._qos_lists: dict[tuple[str, str], list[Qos]] = {}
         # running counts: jobs, cpus, nodes
-        self.qos_run: defaultdict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
-        self.qos_user_run: defaultdict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
-        self.qos_account_run: defaultdict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
-        self.assoc_run: defaultdict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
+        self.qos_run: defaultdict[str, list[int]] = defaultdict(_counter)
+        self.qos_user_run: defaultdict[tuple[str, str], list[int]] = defaultdict(_counter)
+        self.qos_account_run: defaultdict[tuple[str, str], list[int]] = defaultdict(_counter)
+        self.assoc_run: defaultdict[tuple[str, str], list[int]] = defaultdict(_counter)
         # submitted and not ended (pending + running)
         self.qos_user_submitted: defaultdict[tuple[str, str], int] = defaultdict(int)
         self.qos_account_submitted: defaultdict[tuple[str, str], int] = defaultdict(int)
@@ -98,6 +123,10 @@ class SiteLimits:
     def _qos_holds(q: Qos) -> bool:
         return (q.max_jobs_per_user is not None or q.grp_jobs is not None or bool(q.grp_tres)
                 or bool(q.max_tres_per_user) or q.max_jobs_per_account is not None)
+
+    def counts(self, job: int) -> tuple[int, int, int, int, int]:
+        """The job's place in the running counters: (1 job, its CPUs, nodes, memory MB, GPUs)."""
+        return 1, self.cpus[job], self.nodes[job], self.mem_mb[job], self.gpus[job]
 
     # ------------------------------------------------------------------ what applies to a job
 
@@ -146,7 +175,7 @@ class SiteLimits:
     def never(self, job: int) -> Refusal | None:
         """The limit the job can never satisfy, or None."""
         partition = self.partitions.get(self.partition[job])
-        limit, cpus, nodes = self.time_limit[job], self.cpus[job], self.nodes[job]
+        limit, nodes = self.time_limit[job], self.nodes[job]
         if partition is not None:
             if partition.state == "DOWN":
                 return Refusal("PartitionDown", f"partition {partition.name} State=DOWN")
@@ -164,27 +193,24 @@ class SiteLimits:
             if row is not None and row.max_wall is not None and limit > row.max_wall:
                 return Refusal("AssocMaxWallDurationPerJobLimit",
                                f"association {_who(key)} MaxWall {shown_time(row.max_wall)}")
+        counts = self.counts(job)
         for q in self.qos_of(job):
-            for tres, reason, count in (("cpu", "QOSMaxCpuPerJobLimit", cpus), ("node", "QOSMaxNodePerJobLimit", nodes)):
-                bound = _tres(q.max_tres_per_job, tres)
-                if bound is not None and count > bound:
-                    return Refusal(reason, f"QOS {q.name} MaxTRES {tres}={bound}")
-            for tres, reason, count in (("cpu", "QOSMaxCpuPerUserLimit", cpus), ("node", "QOSMaxNodePerUserLimit", nodes)):
-                bound = _tres(q.max_tres_per_user, tres)
-                if bound is not None and count > bound:
-                    return Refusal(reason, f"QOS {q.name} MaxTRESPU {tres}={bound}")
-            for tres, reason, count in (("cpu", "QOSGrpCpuLimit", cpus), ("node", "QOSGrpNodeLimit", nodes)):
-                bound = _tres(q.grp_tres, tres)
-                if bound is not None and count > bound:
-                    return Refusal(reason, f"QOS {q.name} GrpTRES {tres}={bound}")
+            for kind, title, limits in (("qos_job", "MaxTRES", q.max_tres_per_job), ("qos_user", "MaxTRESPU",
+                                        q.max_tres_per_user), ("qos_grp", "GrpTRES", q.grp_tres)):
+                for tres, index in TRES_COUNTED:
+                    bound = _tres(limits, tres)
+                    if bound is not None and counts[index] > bound:
+                        return Refusal(TRES_REASONS[kind][tres], f"QOS {q.name} {title} {tres}={bound}")
         for key in self.chain(job):
             row = self._row(key, job)
             if row is None:
                 continue
-            for tres, reason, count in (("cpu", "AssocGrpCpuLimit", cpus), ("node", "AssocGrpNodeLimit", nodes)):
-                bound = _tres(row.grp_tres, tres)
-                if bound is not None and count > bound:
-                    return Refusal(reason, f"association {_who(key)} GrpTRES {tres}={bound}")
+            for kind, title, limits in (("assoc_job", "MaxTRES", row.max_tres_per_job),
+                                        ("assoc_grp", "GrpTRES", row.grp_tres)):
+                for tres, index in TRES_COUNTED:
+                    bound = _tres(limits, tres)
+                    if bound is not None and counts[index] > bound:
+                        return Refusal(TRES_REASONS[kind][tres], f"association {_who(key)} {title} {tres}={bound}")
         return None
 
     def at_submit(self, job: int) -> Refusal | None:
@@ -222,7 +248,7 @@ class SiteLimits:
         it, threshold, reason): the job is held when ``counter[index] > threshold`` (a count at its
         limit: ``jobs >= bound``; a TRES: ``used + asked > bound``). The counters are the ones
         :meth:`_count` updates, so the checks stay valid as jobs start and end."""
-        user, cpus, nodes = self.user[job], self.cpus[job], self.nodes[job]
+        user = self.user[job]
         qos = self.qos_of(job)
         chain = self.chain(job)
         checks: list[tuple[list[int], int, int, str]] = []
@@ -242,24 +268,25 @@ class SiteLimits:
                 checks.append((self.assoc_run[key], 0, row.grp_jobs - 1, "AssocGrpJobsLimit"))
             if key[1] and row.max_jobs is not None:
                 checks.append((self.assoc_run[key], 0, row.max_jobs - 1, "AssocMaxJobsLimit"))
+        counts = self.counts(job)
         for q in qos:
-            for tres, reason, index, count in (("cpu", "QOSGrpCpuLimit", 1, cpus), ("node", "QOSGrpNodeLimit", 2, nodes)):
+            for tres, index in TRES_COUNTED:
                 bound = _tres(q.grp_tres, tres)
                 if bound is not None:
-                    checks.append((self.qos_run[q.name], index, bound - count, reason))
-            for tres, reason, index, count in (("cpu", "QOSMaxCpuPerUserLimit", 1, cpus),
-                                               ("node", "QOSMaxNodePerUserLimit", 2, nodes)):
+                    checks.append((self.qos_run[q.name], index, bound - counts[index], TRES_REASONS["qos_grp"][tres]))
+            for tres, index in TRES_COUNTED:
                 bound = _tres(q.max_tres_per_user, tres)
                 if bound is not None:
-                    checks.append((self.qos_user_run[(q.name, user)], index, bound - count, reason))
+                    checks.append((self.qos_user_run[(q.name, user)], index, bound - counts[index],
+                                   TRES_REASONS["qos_user"][tres]))
         for key in chain:
             row = self._row(key, job)
             if row is None:
                 continue
-            for tres, reason, index, count in (("cpu", "AssocGrpCpuLimit", 1, cpus), ("node", "AssocGrpNodeLimit", 2, nodes)):
+            for tres, index in TRES_COUNTED:
                 bound = _tres(row.grp_tres, tres)
                 if bound is not None:
-                    checks.append((self.assoc_run[key], index, bound - count, reason))
+                    checks.append((self.assoc_run[key], index, bound - counts[index], TRES_REASONS["assoc_grp"][tres]))
         return checks
 
     def held_by_rules(self, job: int) -> str:
@@ -267,7 +294,7 @@ class SiteLimits:
         are tested against)."""
         if not self.any_hold:
             return ""
-        user, cpus, nodes = self.user[job], self.cpus[job], self.nodes[job]
+        user = self.user[job]
         qos = self.qos_of(job)
         chain = self.chain(job)
         for q in qos:      # before node selection: job counts
@@ -286,27 +313,27 @@ class SiteLimits:
                 return "AssocGrpJobsLimit"
             if key[1] and row.max_jobs is not None and self.assoc_run[key][0] >= row.max_jobs:
                 return "AssocMaxJobsLimit"
+        counts = self.counts(job)
         for q in qos:      # after node selection: TRES
             used = self.qos_run[q.name]
-            for tres, reason, index, count in (("cpu", "QOSGrpCpuLimit", 1, cpus), ("node", "QOSGrpNodeLimit", 2, nodes)):
+            for tres, index in TRES_COUNTED:
                 bound = _tres(q.grp_tres, tres)
-                if bound is not None and used[index] + count > bound:
-                    return reason
+                if bound is not None and used[index] + counts[index] > bound:
+                    return TRES_REASONS["qos_grp"][tres]
             mine = self.qos_user_run[(q.name, user)]
-            for tres, reason, index, count in (("cpu", "QOSMaxCpuPerUserLimit", 1, cpus),
-                                               ("node", "QOSMaxNodePerUserLimit", 2, nodes)):
+            for tres, index in TRES_COUNTED:
                 bound = _tres(q.max_tres_per_user, tres)
-                if bound is not None and mine[index] + count > bound:
-                    return reason
+                if bound is not None and mine[index] + counts[index] > bound:
+                    return TRES_REASONS["qos_user"][tres]
         for key in chain:
             row = self._row(key, job)
             if row is None:
                 continue
             used = self.assoc_run[key]
-            for tres, reason, index, count in (("cpu", "AssocGrpCpuLimit", 1, cpus), ("node", "AssocGrpNodeLimit", 2, nodes)):
+            for tres, index in TRES_COUNTED:
                 bound = _tres(row.grp_tres, tres)
-                if bound is not None and used[index] + count > bound:
-                    return reason
+                if bound is not None and used[index] + counts[index] > bound:
+                    return TRES_REASONS["assoc_grp"][tres]
         return ""
 
     # ------------------------------------------------------------------ the counts
@@ -330,7 +357,7 @@ class SiteLimits:
             self.assoc_submitted[key] -= 1
 
     def _count(self, job: int, sign: int) -> None:
-        delta = (sign, sign * self.cpus[job], sign * self.nodes[job])
+        delta = [sign * count for count in self.counts(job)]
         user = self.user[job]
         counters: list[list[int]] = []
         for q in self.qos_of(job):
@@ -340,8 +367,13 @@ class SiteLimits:
         for key in self.chain(job):
             counters.append(self.assoc_run[key])
         for counter in counters:
-            for i in range(3):
+            for i in range(5):
                 counter[i] += delta[i]
+
+
+def _counter() -> list[int]:
+    """Running counts: jobs, CPUs, nodes, memory MB, GPUs."""
+    return [0, 0, 0, 0, 0]
 
 
 def _who(key: tuple[str, str]) -> str:
