@@ -332,6 +332,14 @@ class SlurmPriorityQueue(WaitingQueue):
         at = now - (now - origin) % period
         if self.calculated is not None and at <= self.calculated:
             return
+        if self.calculated is not None and (len(self.accruing) or self.new_started):
+            # runs missed while nothing waited: the decay thread ran them all, and a running job's
+            # usage is added (and decayed) per run, so they are caught up one by one
+            step = self.calculated + period
+            while step < at:
+                self.accrue(step)
+                self.calculated = step
+                step += period
         self.accrue(at)
         root = self.tree
         self.fairshare = fair_tree_factors(root) if self.fair_tree else classic_factors(root)
