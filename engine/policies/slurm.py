@@ -11,15 +11,15 @@ The formula of slurm.schedmd.com/priority_multifactor.html::
 
 summed as floats and truncated to an integer, as slurmctld does. Waiting jobs are ordered by their
 partition's PriorityTier first, then by priority, then by submission. Priorities are recalculated
-every PriorityCalcPeriod (and a new job's once, at submission), not at each event: between two
-calculations the order only changes by arrivals.
+every PriorityCalcPeriod (and a new job's once, at submission, with age 0), not at each event:
+between two calculations the order only changes by arrivals.
 
 Fair-share (slurm.schedmd.com/fair_tree.html): usage is CPU-seconds of running and finished jobs,
-accrued at each calculation and decayed with PriorityDecayHalfLife, summed up the association tree
+accrued and decayed as slurmctld's decay thread does (:meth:`SlurmPriorityQueue.accrue`), summed up the association tree
 of ``sacctmgr show assoc`` (accounts without a parent hang from root). Fair Tree: every association
 gets a Level Fairshare LF = S / U (its shares and usage over its siblings'); siblings are visited by
-decreasing LF, depth first, and the n user associations get the ranks n, n-1, ... (ties among
-siblings share one); the factor is rank / n. Classic (PriorityFlags=NO_FAIR_TREE): 2^(-U/S) with U
+decreasing LF, depth first, and the n user associations get the ranks n, n-1, ... (ties share
+one, as fair_tree.c breaks them: :func:`fair_tree_factors`); the factor is rank / n. Classic (PriorityFlags=NO_FAIR_TREE): 2^(-U/S) with U
 the user's share of all usage and S the product of the normalised shares down its branch.
 
 Limits (engine.policies.slurmlimits): partition, QOS and association limits refuse a job at
@@ -44,7 +44,7 @@ from engine.policies.ordering import WaitingQueue
 from engine.policies.registry import Component, Preset, register, register_algorithm, register_ordering
 from engine.policies import slurmkernels as kernels
 from engine.policies.slurmkernels import NONE, RESOURCES
-from engine.policies.slurmlimits import HOLD_REASONS, SiteLimits
+from engine.policies.slurmlimits import HOLD_CODES, SiteLimits
 from engine.sim.allocation import CountAllocator
 from engine.sim.profile import Profile
 from engine.sim.simulator import Simulation, SimulationError
@@ -70,7 +70,7 @@ HELD_QOS_USER = "QOSMaxJobsPerUserLimit"
 RESERVED_FOR_HIGHER = "Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority partitions"
 #: the pending reasons by code (engine.policies.slurmkernels: NONE, PRIORITY, RESOURCES, RESERVED, then
 #: the limits' in SiteLimits.held_code's order)
-REASONS = ("None", "Priority", "Resources", RESERVED_FOR_HIGHER, *HOLD_REASONS)
+REASONS = ("None", "Priority", "Resources", RESERVED_FOR_HIGHER, *HOLD_CODES)
 
 
 def age_factor(age: float, max_age: float | None) -> float:
@@ -144,6 +144,8 @@ def _level(node: Node, shares: float, usage: float) -> float:
     """:func:`level_fairshare` with its siblings' sums of shares and usage given."""
     s = node.shares / shares if shares > 0 else 0.0
     u = node.usage / usage if usage > 0 else 0.0
+    if s == 0:          # no shares: the lowest LF, even without usage (fair_tree.c)
+        return 0.0
     return math.inf if u == 0 else s / u
 
 
@@ -161,42 +163,35 @@ def same_level(a: float, b: float) -> bool:
 def fair_tree_factors(root: Node) -> dict[tuple[str, str], float]:
     """(account, user) -> Fair Tree's rank-based factor rank / number of user associations.
 
-    Siblings are visited by decreasing LF; users of equal LF share a rank (the next distinct one
-    is lowered by how many shared it), and accounts of equal LF have their children merged and
-    sorted together, as fair_tree.html says."""
+    As 22.05's fair_tree.c (_calc_tree_fs) does it: siblings are sorted by decreasing LF, users
+    before accounts of the same LF; a user takes the next rank, or the previous one when its LF
+    equals the previous sibling's (the rank after a tie is lowered by how many shared it); an
+    account is descended into, and when its LF equals the previous sibling's its first child
+    starts tied (takes the rank last given). fair_tree.html says tied accounts have their
+    children merged and sorted together, but the code's merge (_count_tied_accounts) never
+    merges (it stops at the first account it meets): tied accounts are visited one after
+    another, in sacctmgr's order."""
     summed_usage(root)
     count = len(users_of(root))
     factors: dict[tuple[str, str], float] = {}
-    next_rank = count
+    rank = rnt = count
 
-    def visit(children: list[tuple[Node, float]]) -> None:
-        nonlocal next_rank
-        ranked = sorted(children, key=lambda pair: -pair[1])
-        i, n = 0, len(ranked)
-        while i < n:
-            node, level = ranked[i]
-            j = i + 1
-            while j < n and same_level(ranked[j][1], level):
-                j += 1
-            if j == i + 1:        # no tie (the usual case): the group's steps below, for one node
-                if node.user:
-                    factors[(node.account, node.user)] = next_rank / count
-                    next_rank -= 1
-                else:
-                    visit(levels(node.children))
-                i = j
-                continue
-            group = [node for node, _ in ranked[i:j]]
-            users = [node for node in group if node.user]
-            for user in users:
-                factors[(user.account, user.user)] = next_rank / count
-            next_rank -= len(users)
-            accounts = [node for node in group if not node.user]
-            if accounts:
-                visit([pair for account in accounts for pair in levels(account.children)])
-            i = j
+    def visit(children: list[tuple[Node, float]], account_tied: bool) -> None:
+        nonlocal rank, rnt
+        ranked = sorted(children, key=lambda pair: (-pair[1], not pair[0].user))
+        previous: float | None = None
+        for i, (node, level) in enumerate(ranked):
+            tied = account_tied if i == 0 else (previous is not None and same_level(previous, level))
+            if node.user:
+                if not tied:
+                    rank = rnt
+                factors[(node.account, node.user)] = rank / count
+                rnt -= 1
+            else:
+                visit(levels(node.children), tied)
+            previous = level
 
-    visit(levels(root.children))
+    visit(levels(root.children), False)
     return factors
 
 
@@ -261,8 +256,12 @@ class SlurmPriorityQueue(WaitingQueue):
         self.size_factor = [job_size_factor(int(c), n, total_cpus, total_nodes, conf.favor_small)
                             for c, n in zip(np.asarray(sim.size).tolist(), nodes_list)]
         limit = jobs["requested_time"].astype("int64").tolist()
+        mem_kb = np.asarray(jobs["mem"], dtype=np.int64) if "mem" in jobs else np.zeros(sim.n, dtype=np.int64)
+        gpus = np.asarray(jobs["gpus"], dtype=np.int64) if "gpus" in jobs else np.zeros(sim.n, dtype=np.int64)
         self.limits = SiteLimits(site, partitions, self.qos, self.account, self.user,
-                                 [int(p) for p in np.asarray(sim.procs).tolist()], nodes_list, limit)
+                                 [int(p) for p in np.asarray(sim.procs).tolist()], nodes_list, limit,
+                                 mem_mb=(-(-np.maximum(mem_kb, 0) * np.maximum(nodes, 1) // 1024)).tolist(),  # KB/node -> MB
+                                 gpus=(np.maximum(gpus, 0) * np.maximum(nodes, 1)).tolist())  # per node -> per job
         sim.finish_listeners.append(self.limits.ended)
         self.tree = association_tree(site.associations)
         self.users = {(u.account, u.user): u for u in users_of(self.tree)}
@@ -274,8 +273,7 @@ class SlurmPriorityQueue(WaitingQueue):
         self.job_size = np.asarray(sim.size, dtype=np.int64)
         self.since = np.zeros(sim.n, dtype=np.int64)    # a started job: accounted until
         self.ended_at = np.full(sim.n, -1, dtype=np.int64)
-        self.accruing = np.zeros(sim.n, dtype=np.int64)  # started jobs still accruing, in start order
-        self.accruing_count = 0
+        self.accruing = np.zeros(0, dtype=np.int64)     # started jobs still accruing, in start order
         self.new_started: list[int] = []                # started since the last accrual, in order
         sim.finish_listeners.append(self.ended)
         # the factors of every job that do not change, for priorities computed many at once (computed)
@@ -297,14 +295,10 @@ class SlurmPriorityQueue(WaitingQueue):
         self.arrived: list[int] = []        # queued since the last order was made
         self.order = np.zeros(0, dtype=np.int64)   # the last order made (jobs that left included)
         self.ordered_after = -1             # the calculation that order was made after
-        # a priority computed between calculations: the time its age was taken at, and after which calculation
-        self.stamp_at = np.zeros(sim.n, dtype=np.int64)
-        self.stamp_calc = np.full(sim.n, -1, dtype=np.int64)
-        rank = {tier: r for r, tier in enumerate(sorted(set(self.tier), reverse=True))}
-        self.tier_rank = np.array([rank[tier] for tier in self.tier], dtype=np.int64)
-        self.tiers = max(len(rank), 1)
-        #: jobs numbered in submission order (the usual case): the job's number breaks priority ties alone
-        self.numbered_by_submission = bool(np.all(self.submit[1:] >= self.submit[:-1]))
+        tiers = sorted(set(self.tier), reverse=True)
+        self.tier_rank = np.array([tiers.index(t) for t in self.tier] if len(tiers) < 64 else
+                                  [{t: r for r, t in enumerate(tiers)}[t] for t in self.tier], dtype=np.int64)
+        self.tiers = max(len(tiers), 1)
         #: pending reasons (codes of REASONS): each job's current one (-1: not waiting) and since when,
         #: the seconds each job waited under each, and the order in which jobs first had some
         self.reason = np.full(sim.n, -1, dtype=np.int64)
@@ -315,15 +309,15 @@ class SlurmPriorityQueue(WaitingQueue):
 
     # ---------------------------------------------------------------- priorities
 
-    def computed(self, jobs: np.ndarray, at: np.ndarray | int) -> np.ndarray:
+    def computed(self, jobs: np.ndarray, at: np.ndarray | int | None) -> np.ndarray:
         """The priorities of ``jobs`` with their ages taken at ``at`` (a time per job, or one for
-        all), the fair-share factors as of the last calculation: :func:`multifactor`'s sums in the
+        all; None: age 0, as at submission), the fair-share factors as of the last calculation: :func:`multifactor`'s sums in the
         same order (the weights' order, from 0), truncated as int() does."""
         index = np.asarray(jobs, dtype=np.int64)
         if not len(index):
             return np.zeros(0, dtype=np.int64)
         w = self.weights
-        age = at - self.submit[index]
+        age = (at - self.submit[index]) if at is not None else np.zeros(len(index), dtype=np.int64)
         if self.max_age:
             age_f = np.minimum(np.maximum(age, 0) / self.max_age, 1.0)
         else:
@@ -350,8 +344,6 @@ class SlurmPriorityQueue(WaitingQueue):
             if flat is not None and flat.usable:
                 self.pair_fairshare = flat.pair_factors(self.usage)
             else:
-                for node, value in zip(self.users.values(), self.usage.tolist()):
-                    node.usage = value
                 root = self.tree
                 factors = fair_tree_factors(root) if self.fair_tree else classic_factors(root)
                 missing = 1.0 if not factors else 0.0
@@ -369,26 +361,54 @@ class SlurmPriorityQueue(WaitingQueue):
         at = now - (now - origin) % period
         if self.calculated is not None and at <= self.calculated:
             return
+        if self.calculated is not None and (len(self.accruing) or self.new_started):
+            # runs missed while nothing waited: the decay thread ran them all, and a running job's
+            # usage is added (and decayed) per run, so they are caught up one by one
+            step = self.calculated + period
+            while step < at:
+                self.accrue(step)
+                self.calculated = step
+                step += period
         self.accrue(at)
         self.factors_due = True
         self.calculated = at
         self.calculations += 1
 
     def accrue(self, now: int) -> None:
-        """Decay every association's usage to ``now`` and add the CPU-seconds jobs used since
-        (those that ended by ``now`` up to their end, the others up to ``now``), each job's added
-        to its user's usage in the order the jobs started (slurmkernels.accrue)."""
-        decay = 1.0
-        if self.calculated is not None and self.halflife > 0:
-            decay = 0.5 ** ((now - self.calculated) / self.halflife)
-        count = self.accruing_count
-        if self.new_started:
-            added = len(self.new_started)
-            self.accruing[count:count + added] = self.new_started
-            count += added
-            self.new_started = []
-        self.accruing_count = kernels.accrue(self.usage, decay, self.accruing, count, now, self.ended_at, self.since,
-                                             self.user_index, self.job_size)
+        """Usage as slurmctld's decay thread keeps it (priority_multifactor.c, 22.05): per second
+        the decay factor is d = 1 - 0.693 / PriorityDecayHalfLife; at each calculation every
+        association's usage is multiplied by d^Δ (Δ: seconds since the previous calculation), then
+        each running job adds CPU-seconds x d^t for the t seconds it ran since then (Slurm's
+        ``run_delta * pow(decay_factor, run_delta)``: a period's new usage is itself decayed). A
+        job that ended since the previous calculation added its CPU-seconds x d^t at its end
+        (t: from the previous calculation or its start to its end), which this calculation's
+        decay then takes too. Without a half-life nothing decays. In arrays: each job's
+        CPU-seconds are added to its user's usage in the order the jobs started, as a loop over
+        them would (np.add.at adds in index order: the same sums to the last bit)."""
+        usage = self.usage
+        factor = 1.0 - 0.693 / self.halflife if self.halflife > 0 else 1.0
+        previous = self.calculated if self.calculated is not None else now - max(int(self.period), 1)
+        jobs = np.concatenate((self.accruing, np.asarray(self.new_started, dtype=np.int64)))
+        self.new_started = []
+        if len(jobs):
+            end = self.ended_at[jobs]
+            ended = (end >= 0) & (end <= now)
+            until = np.where(ended, end, now)
+            since = self.since[jobs]
+            users = self.user_index[jobs]
+            seconds = (until - since).astype(np.float64)
+            cpu_seconds = self.job_size[jobs] * seconds * factor ** seconds
+            done = (users >= 0) & (until > since) & ended        # added at their ends, decayed below
+            np.add.at(usage, users[done], cpu_seconds[done])
+            usage *= factor ** (now - previous)
+            running = (users >= 0) & (until > since) & ~ended
+            np.add.at(usage, users[running], cpu_seconds[running])
+            self.since[jobs] = np.maximum(until, since)
+            self.accruing = jobs[~ended]
+        else:
+            usage *= factor ** (now - previous)
+        for node, value in zip(self.users.values(), usage.tolist()):
+            node.usage = value
 
     def ended(self, job: int) -> None:
         """A job's end (a finish listener), for the accrual."""
@@ -456,9 +476,9 @@ class SlurmPriorityQueue(WaitingQueue):
         """Every waiting job in Slurm's order (PriorityTier, priority, submission), held ones too.
 
         Priorities change only at a calculation: between two, the order is the last one without
-        the jobs that left, with the new jobs merged in (their priorities computed when first
-        ordered, as of then). After a calculation every priority is made again, and the last order
-        re-sorted (mostly in order already: a stable sort's runs)."""
+        the jobs that left, with the new jobs merged in (priced as at their submission). After a
+        calculation every priority is made again, and the last order re-sorted (mostly in order
+        already: a stable sort's runs)."""
         self.recalculate_if_due()
         order = self.order
         order = order[self.member[order]]
@@ -473,13 +493,10 @@ class SlurmPriorityQueue(WaitingQueue):
 
     def _priorities(self, jobs: np.ndarray, now: int) -> np.ndarray:
         """The priorities of waiting ``jobs``: those submitted by the last calculation as of it, the
-        others as of when they were first ordered after it (now, for those not yet)."""
+        others as slurmctld prices a new job at submission (set_job_prio): the last calculation's
+        fair-share and no age (sprio shows age 0 until the next calculation)."""
         at = self.calculated if self.calculated is not None else now
-        later = self.submit[jobs] > at
-        first = later & (self.stamp_calc[jobs] != self.calculations)
-        self.stamp_at[jobs[first]] = now
-        self.stamp_calc[jobs[first]] = self.calculations
-        return self.computed(jobs, np.where(later, self.stamp_at[jobs], at))
+        return self.computed(jobs, np.where(self.submit[jobs] > at, self.submit[jobs], at))
 
     def _sorting(self, jobs: np.ndarray, priority: np.ndarray) -> np.ndarray:
         """The permutation of ``jobs`` into (higher PriorityTier, higher priority, earlier job) order."""
@@ -487,7 +504,7 @@ class SlurmPriorityQueue(WaitingQueue):
             return np.zeros(0, dtype=np.int64)
         low, high = int(priority.min()), int(priority.max())
         span, n = high - low + 1, self.sim.n
-        if self.numbered_by_submission and self.tiers * span * n < 2 ** 62:   # one int64 key, ending in the job's number
+        if self.tiers * span * n < 2 ** 62:   # one int64 key (unique: it ends in the job's number)
             return np.argsort((self.tier_rank[jobs] * span + (high - priority)) * n + jobs, kind="stable")
         return np.lexsort((jobs, self.submit[jobs], -priority, self.tier_rank[jobs]))
 
@@ -916,14 +933,13 @@ class Walk:
         if isinstance(queue, SlurmPriorityQueue):
             limits = queue.limits
             self.limits = (limits.running, limits.signature, limits.check_first, limits.check_slot, limits.check_index,
-                           limits.check_bound, limits.check_kind, limits.check_reason, limits.cpus_array,
-                           limits.nodes_array)
+                           limits.check_bound, limits.check_reason, limits.job_counts)
             self.reasons = (queue.reason, queue.reason_since, queue.reason_seconds, queue.reason_first,
                             queue.reason_tally)
         else:
             empty = np.zeros(0, dtype=np.int64)
-            self.limits = (np.zeros((1, 3), dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(2, dtype=np.int64),
-                           empty, empty, empty, empty, empty, np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64))
+            self.limits = (np.zeros((1, 5), dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(2, dtype=np.int64),
+                           empty, empty, empty, empty, np.ones((n, 5), dtype=np.int64))
             self.reasons = (np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros((n, 1), dtype=np.int64),
                             np.zeros(n, dtype=np.int64), np.zeros(1, dtype=np.int64))
         self.tracked = isinstance(queue, SlurmPriorityQueue)

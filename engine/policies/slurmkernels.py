@@ -1,11 +1,10 @@
 """The ``slurm`` policy's hot loops, compiled (engine.jit: numba at the first call, plain Python
-without it): Fair Tree over the association tree in arrays, the fair-share accrual, and the walk
-of a pass over the waiting jobs in priority order (limits, partition blocking, pending reasons).
+without it): Fair Tree over the association tree in arrays, and the walks of a pass over the
+waiting jobs in priority order (limits, partition blocking, pending reasons, the backfill profile).
 
-Each kernel makes the same floating-point operations in the same order as the Python rules it
-replaces (engine.policies.slurm: :func:`~engine.policies.slurm.fair_tree_factors`, the accrual's
-``np.add.at``, ``main_pass``), so the schedules are the same to the last start
-(tests/engine/policies/test_slurm_identity.py; the Python rules are kept as the tests' references).
+Each kernel makes the same operations in the same order as the Python rules it replaces
+(engine.policies.slurm: :func:`~engine.policies.slurm.fair_tree_factors`, the passes), so the
+schedules are the same to the last start (tests/engine/policies/test_slurm_identity.py).
 """
 
 from __future__ import annotations
@@ -40,7 +39,8 @@ def _same_level(a: float, b: float) -> bool:
 def _push_levels(node_of: np.ndarray, level_of: np.ndarray, top: int, first: int, last: int,
                  children: np.ndarray, shares: np.ndarray, usage: np.ndarray) -> int:
     """Append the children ``children[first:last]`` with their Level Fairshare among them at
-    ``top`` of the items (levels(): S / U with the siblings' sums added one by one from 0)."""
+    ``top`` of the items (levels(): S / U with the siblings' sums added one by one from 0; no
+    shares: 0; shares without usage: infinite)."""
     total_shares = 0.0
     total_usage = 0.0
     for k in range(first, last):
@@ -51,18 +51,25 @@ def _push_levels(node_of: np.ndarray, level_of: np.ndarray, top: int, first: int
         s = shares[c] / total_shares if total_shares > 0 else 0.0
         u = usage[c] / total_usage if total_usage > 0 else 0.0
         node_of[top] = c
-        level_of[top] = np.inf if u == 0 else s / u
+        level_of[top] = 0.0 if s == 0 else (np.inf if u == 0 else s / u)
         top += 1
     return top
 
 
 @njit(cache=True)
-def _rank_sorted(node_of: np.ndarray, level_of: np.ndarray, begin: int, end: int) -> None:
-    """Items [begin, end) by decreasing level, stable (Python's sorted(key=-level))."""
+def _rank_sorted(node_of: np.ndarray, level_of: np.ndarray, is_user: np.ndarray, begin: int, end: int) -> None:
+    """Items [begin, end) by decreasing level, users before accounts of the same level, stable
+    (Python's sorted(key=(-level, not user))): a stable sort by kind, then one by level."""
     if end - begin < 2:
         return
-    keys = -level_of[begin:end]
-    order = np.argsort(keys, kind="mergesort")
+    kind = np.empty(end - begin)
+    for k in range(end - begin):
+        kind[k] = 0.0 if is_user[node_of[begin + k]] else 1.0
+    by_kind = np.argsort(kind, kind="mergesort")
+    keys = np.empty(end - begin)
+    for k in range(end - begin):
+        keys[k] = -level_of[begin + by_kind[k]]
+    order = by_kind[np.argsort(keys, kind="mergesort")]
     nodes = node_of[begin:end].copy()
     levels = level_of[begin:end].copy()
     for k in range(end - begin):
@@ -75,13 +82,13 @@ def fair_tree(is_user: np.ndarray, shares: np.ndarray, first_child: np.ndarray, 
               postorder: np.ndarray, user_slot: np.ndarray, user_usage: np.ndarray, count: int,
               factor: np.ndarray) -> None:
     """Fair Tree's factors (``factor[node]`` = rank / ``count`` for each user node), as
-    :func:`engine.policies.slurm.fair_tree_factors` gives them, node 0 the root.
+    :func:`engine.policies.slurm.fair_tree_factors` gives them (22.05's fair_tree.c), node 0 the root.
 
     The tree in arrays: node ``v``'s children are ``children[first_child[v]:first_child[v + 1]]``
     in the dump's order; ``postorder`` lists children before parents; a user node's usage is
     ``user_usage[user_slot[v]]`` (0 where the slot is -1). The recursion of visit() is a stack of
-    frames, each a stretch of the item arrays with its cursor: a frame's items are one depth of the
-    tree, so the live frames together hold at most every node once."""
+    frames (a node's children sorted, a cursor, whether the first starts tied), each a stretch of
+    the item arrays after its parent's: together at most every node once."""
     n = len(is_user)
     usage = np.zeros(n)
     for v in postorder:
@@ -97,100 +104,55 @@ def fair_tree(is_user: np.ndarray, shares: np.ndarray, first_child: np.ndarray, 
     begin = np.zeros(n + 1, dtype=np.int64)
     end = np.zeros(n + 1, dtype=np.int64)
     cursor = np.zeros(n + 1, dtype=np.int64)
-    next_rank = count
+    tied_first = np.zeros(n + 1, dtype=np.bool_)
+    rank = count
+    rnt = count
     top = _push_levels(node_of, level_of, 0, first_child[0], first_child[1], children, shares, usage)
-    _rank_sorted(node_of, level_of, 0, top)
+    _rank_sorted(node_of, level_of, is_user, 0, top)
     depth = 0
-    begin[0], end[0], cursor[0] = 0, top, 0
+    begin[0], end[0], cursor[0], tied_first[0] = 0, top, 0, False
     while depth >= 0:
         i = cursor[depth]
         stop = end[depth]
         if i >= stop:
             depth -= 1
             continue
-        level = level_of[i]
-        j = i + 1
-        while j < stop and _same_level(level_of[j], level):
-            j += 1
-        cursor[depth] = j
-        at = stop
-        if j == i + 1:
-            v = node_of[i]
-            if is_user[v]:
-                factor[v] = next_rank / count
-                next_rank -= 1
-                continue
-            at = _push_levels(node_of, level_of, at, first_child[v], first_child[v + 1], children, shares, usage)
-        else:
-            users = 0
-            for k in range(i, j):
-                v = node_of[k]
-                if is_user[v]:
-                    factor[v] = next_rank / count
-                    users += 1
-            next_rank -= users
-            if users == j - i:
-                continue
-            for k in range(i, j):
-                v = node_of[k]
-                if not is_user[v]:
-                    at = _push_levels(node_of, level_of, at, first_child[v], first_child[v + 1], children, shares,
-                                      usage)
-        _rank_sorted(node_of, level_of, stop, at)
+        cursor[depth] = i + 1
+        tied = tied_first[depth] if i == begin[depth] else _same_level(level_of[i - 1], level_of[i])
+        v = node_of[i]
+        if is_user[v]:
+            if not tied:
+                rank = rnt
+            factor[v] = rank / count
+            rnt -= 1
+            continue
+        at = _push_levels(node_of, level_of, stop, first_child[v], first_child[v + 1], children, shares, usage)
+        _rank_sorted(node_of, level_of, is_user, stop, at)
         depth += 1
-        begin[depth], end[depth], cursor[depth] = stop, at, stop
-
-
-@njit(cache=True)
-def accrue(usage: np.ndarray, decay: float, accruing: np.ndarray, count: int, now: int, ended_at: np.ndarray,
-           since: np.ndarray, user_index: np.ndarray, job_size: np.ndarray) -> int:
-    """Decay every usage by ``decay`` (1.0: none), then add each of ``accruing[:count]`` (started
-    jobs, in start order) its CPU-seconds since it was last accounted, up to its end if it ended by
-    ``now``, else up to ``now``, one after the other in that order (np.add.at's sums); the jobs
-    still running are kept at the front, in order; returns how many."""
-    if decay != 1.0:
-        for u in range(len(usage)):
-            usage[u] *= decay
-    kept = 0
-    for k in range(count):
-        job = accruing[k]
-        end = ended_at[job]
-        ended = end >= 0 and end <= now
-        until = end if ended else now
-        start = since[job]
-        user = user_index[job]
-        if user >= 0 and until > start:
-            usage[user] += float(job_size[job] * (until - start))
-        since[job] = max(until, start)
-        if not ended:
-            accruing[kept] = job
-            kept += 1
-    return kept
+        begin[depth], end[depth], cursor[depth], tied_first[depth] = stop, at, stop, tied
 
 
 @njit(cache=True)
 def count(running: np.ndarray, count_first: np.ndarray, count_slot: np.ndarray, signature: np.ndarray,
-          cpus: np.ndarray, nodes: np.ndarray, job: int, sign: int) -> None:
-    """Add (sign, sign x cpus, sign x nodes) of ``job`` to each of its signature's counters
-    (engine.policies.slurmlimits.SiteLimits)."""
+          job_counts: np.ndarray, job: int, sign: int) -> None:
+    """Add sign x the job's counts (jobs, CPUs, nodes, memory, GPUs) to each of its signature's
+    counters (engine.policies.slurmlimits.SiteLimits)."""
     sig = signature[job]
     for k in range(count_first[sig], count_first[sig + 1]):
         slot = count_slot[k]
-        running[slot, 0] += sign
-        running[slot, 1] += sign * cpus[job]
-        running[slot, 2] += sign * nodes[job]
+        for c in range(running.shape[1]):
+            running[slot, c] += sign * job_counts[job, c]
 
 
 @njit(cache=True)
 def held_code(job: int, running: np.ndarray, signature: np.ndarray, check_first: np.ndarray, check_slot: np.ndarray,
-              check_index: np.ndarray, check_bound: np.ndarray, check_kind: np.ndarray, check_reason: np.ndarray,
-              cpus: np.ndarray, nodes: np.ndarray) -> int:
+              check_index: np.ndarray, check_bound: np.ndarray, check_reason: np.ndarray,
+              job_counts: np.ndarray) -> int:
     """SiteLimits.held_code: the reason code of the first check of the job's signature that holds it, 0 if none."""
     sig = signature[job]
     for k in range(check_first[sig], check_first[sig + 1]):
-        kind = check_kind[k]
-        term = 1 if kind == 0 else (cpus[job] if kind == 1 else nodes[job])
-        if running[check_slot[k], check_index[k]] > check_bound[k] - term:
+        index = check_index[k]
+        if running[check_slot[k], index] > check_bound[k] - job_counts[job, index]:
             return check_reason[k]
     return 0
 
@@ -240,16 +202,15 @@ def block(p: int, parts: np.ndarray, union: np.ndarray, atoms: np.ndarray, has_n
 @njit(cache=True)
 def main_walk(order: np.ndarray, i: int, stop: int, now: int, partition: np.ndarray, blocked: np.ndarray,
               running: np.ndarray, signature: np.ndarray, check_first: np.ndarray, check_slot: np.ndarray,
-              check_index: np.ndarray, check_bound: np.ndarray, check_kind: np.ndarray, check_reason: np.ndarray,
-              cpus: np.ndarray, nodes: np.ndarray, reason: np.ndarray, since: np.ndarray, seconds: np.ndarray,
-              first: np.ndarray, tally: np.ndarray) -> int:
+              check_index: np.ndarray, check_bound: np.ndarray, check_reason: np.ndarray, job_counts: np.ndarray,
+              reason: np.ndarray, since: np.ndarray, seconds: np.ndarray, first: np.ndarray, tally: np.ndarray) -> int:
     """The main scheduler's walk from ``order[i]``: a job a limit holds, or behind a blocked
     partition, gets that reason; returns the index of the first other job (a candidate: the caller
     starts it if it fits, else blocks its partition, and walks on from the next), or ``stop``."""
     while i < stop:
         job = order[i]
-        code = held_code(job, running, signature, check_first, check_slot, check_index, check_bound, check_kind,
-                         check_reason, cpus, nodes)
+        code = held_code(job, running, signature, check_first, check_slot, check_index, check_bound, check_reason,
+                         job_counts)
         if code:
             set_reason(job, HOLD + code, now, reason, since, seconds, first, tally)
         elif blocked[partition[job]]:
@@ -267,9 +228,8 @@ def backfill_walk(order: np.ndarray, state: np.ndarray, bound: int, max_job_user
                   capacity: int, partition: np.ndarray, parts: np.ndarray, union: np.ndarray, atoms: np.ndarray,
                   has_nodes: np.ndarray, blocked: np.ndarray, running: np.ndarray, signature: np.ndarray,
                   check_first: np.ndarray, check_slot: np.ndarray, check_index: np.ndarray, check_bound: np.ndarray,
-                  check_kind: np.ndarray, check_reason: np.ndarray, cpus: np.ndarray, nodes: np.ndarray,
-                  reason: np.ndarray, since: np.ndarray, seconds: np.ndarray, first: np.ndarray,
-                  tally: np.ndarray) -> int:
+                  check_reason: np.ndarray, job_counts: np.ndarray, reason: np.ndarray, since: np.ndarray,
+                  seconds: np.ndarray, first: np.ndarray, tally: np.ndarray) -> int:
     """The backfill scheduler's walk (SlurmBackfill.backfill_pass) from ``order[state[0]]``, with
     ``state`` = (index, jobs tested, profile length (0: no profile yet, ``pool_free`` processors
     free now), 1 to go straight to the profile's test of the job at the index (already counted),
@@ -292,7 +252,7 @@ def backfill_walk(order: np.ndarray, state: np.ndarray, bound: int, max_job_user
         job = order[i]
         if not straight:
             code = held_code(job, running, signature, check_first, check_slot, check_index, check_bound,
-                             check_kind, check_reason, cpus, nodes)
+                             check_reason, job_counts)
             if code:
                 set_reason(job, HOLD + code, now, reason, since, seconds, first, tally)
                 i += 1
