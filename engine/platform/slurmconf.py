@@ -446,7 +446,7 @@ _ASSOC_COLUMNS = {"cluster": "cluster", "account": "account", "user": "user", "p
 _INERT_COLUMNS = {"id", "description", "descr", "lft", "rgt", "parentid"}
 _DEFAULT_VALUES = {"gracetime": "00:00:00", "preemptmode": "cluster", "preemptexempttime": "", "usagethres": ""}
 #: the TRES the limits follow (engine.policies.slurmlimits); others in a limit are listed as not modelled
-TRACKED_TRES = ("cpu", "node")
+TRACKED_TRES = ("cpu", "mem", "node", "gres/gpu")
 
 
 def _unmodelled(title: str, value: str) -> bool:
@@ -456,7 +456,7 @@ def _unmodelled(title: str, value: str) -> bool:
 
 def untracked_tres(site: SlurmSite) -> list[tuple[str, str, str]]:
     """(which QOS or association, limit, ``tres=count``) for each TRES in a QOS or association
-    limit that no rule follows (mem, gres/gpu, billing, ...: only cpu and node are counted)."""
+    limit that no rule follows (billing, typed gres, licenses...: cpu, mem, node, gres/gpu are)."""
     found = []
     for q in site.qos.values():
         for key, title in (("max_tres_per_user", "MaxTRESPU"), ("max_tres_per_job", "MaxTRES"), ("grp_tres", "GrpTRES")):
@@ -662,7 +662,8 @@ def describe_site(site: SlurmSite) -> list[str]:
     unknown += [f"QOS {q.name} {k}={v} (qos line {q.line})" for q in site.qos.values() for k, v in q.unmodelled.items()]
     unknown += [f"association {a.account}{'/' + a.user if a.user else ''} {k}={v} (assoc line {a.line})"
                 for a in site.associations for k, v in a.unmodelled.items()]
-    unknown += [f"{what} {key} {value} (only cpu and node are followed)" for what, key, value in untracked_tres(site)]
+    unknown += [f"{what} {key} {value} (of TRES only cpu, mem, node, gres/gpu are followed)"
+                for what, key, value in untracked_tres(site)]
     lines.append("not modelled (read, not used): " + (", ".join(unknown) if unknown else "nothing"))
     return lines
 

@@ -146,14 +146,15 @@ def test_qos_limits_by_header_name(tmp_path):
 
 def test_qos_and_association_columns_no_rule_follows_are_listed_not_dropped(tmp_path):
     # MaxJobsPA and MaxSubmitPA are read; GrpTRESMins, Preempt and an association's Priority are
-    # not modelled and say so, as do TRES other than cpu and node in a limit (mem, gres/gpu); the
-    # defaults sacctmgr prints (GraceTime 00:00:00, PreemptMode cluster) are not listed
+    # not modelled and say so, as do TRES other than cpu, mem, node and gres/gpu in a limit
+    # (billing, a typed gres); the defaults sacctmgr prints (GraceTime 00:00:00, PreemptMode
+    # cluster) are not listed
     qos = tmp_path / "qos.txt"
     qos.write_text("Name|GraceTime|Preempt|PreemptMode|GrpTRESMins|MaxTRESPU|MaxJobsPA|MaxSubmitPA\n"
-                   "normal|00:00:00|scavenger|cluster|cpu=1000|cpu=8,mem=4G,gres/gpu=2|3|10\n"
+                   "normal|00:00:00|scavenger|cluster|cpu=1000|cpu=8,mem=4G,gres/gpu=2,billing=9|3|10\n"
                    "scavenger|00:00:00||cluster||||\n")
     assoc = tmp_path / "assoc.txt"
-    assoc.write_text("Account|User|Share|Priority|GrpTRES\nacct||1||mem=64G\nacct|u1|1|5|\n")
+    assoc.write_text("Account|User|Share|Priority|GrpTRES\nacct||1||mem=64G,gres/gpu:a100=4\nacct|u1|1|5|\n")
     conf = tmp_path / "slurm.conf"
     conf.write_text("NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\nSchedulerParameters=bf_continue\n")
     site = read_slurm_site(conf, qos=qos, assoc=assoc)
@@ -164,11 +165,11 @@ def test_qos_and_association_columns_no_rule_follows_are_listed_not_dropped(tmp_
     assert [a.unmodelled for a in site.associations] == [{}, {"Priority": "5"}]
     text = "\n".join(describe_site(site))
     for listed in ("QOS normal Preempt=scavenger (qos line 2)", "QOS normal GrpTRESMins=cpu=1000 (qos line 2)",
-                   "association acct/u1 Priority=5 (assoc line 3)", "QOS normal MaxTRESPU mem=4096",
-                   "QOS normal MaxTRESPU gres/gpu=2", "association acct GrpTRES mem=65536",
-                   "SchedulerParameters bf_continue (no effect"):
+                   "association acct/u1 Priority=5 (assoc line 3)", "QOS normal MaxTRESPU billing=9",
+                   "association acct GrpTRES gres/gpu:a100=4", "SchedulerParameters bf_continue (no effect"):
         assert listed in text
-    assert "MaxTRESPU cpu=8" not in text.split("not modelled")[1]       # cpu is followed
+    for followed in ("MaxTRESPU cpu=8", "MaxTRESPU mem=4096", "MaxTRESPU gres/gpu=2 ", "GrpTRES mem=65536"):
+        assert followed not in text.split("not modelled")[1]
     assert "max_jobs_per_account 3, max_submit_per_account 10" in text
 
 

@@ -212,3 +212,24 @@ def test_usage_accrues_and_decays_as_slurms_decay_thread_does(workload, monkeypa
     assert seen[60]["u1"] == pytest.approx(120 * d ** 60, rel=1e-12)
     assert seen[120]["u1"] == pytest.approx(120 * d ** 120 + 60 * d ** 90, rel=1e-12)
     assert seen[120]["u2"] == pytest.approx(240 * d ** 120 + 240 * d ** 60, rel=1e-12)
+
+
+def test_calculations_missed_while_nothing_waited_are_caught_up(workload, monkeypatch):
+    # u1 runs 2 CPUs from 0 to 200 and nothing waits until u2's 16-CPU job at 130: the replay
+    # calculates again only then, but slurmctld's thread ran at 60 and 120 too, adding each
+    # period's usage decayed by d^60: at 120, 120 d^60 x d^60 + 120 d^60 (not 240 d^120)
+    from engine.policies.slurm import SlurmPriorityQueue
+
+    seen: dict[int, float] = {}
+    accrue = SlurmPriorityQueue.accrue
+
+    def recording(self, now):
+        accrue(self, now)
+        seen[now] = self.users[("acct", "u1")].usage
+
+    monkeypatch.setattr(SlurmPriorityQueue, "accrue", recording)
+    s = site("PriorityDecayHalfLife=00:10:00\n", max_jobs=None)
+    run(workload([(0, 200, 300, 2), (130, 10, 60, 16)]), s, ["long"] * 2, [1, 2])
+    d = 1 - 0.693 / 600
+    assert seen[60] == pytest.approx(120 * d ** 60, rel=1e-12)
+    assert seen[120] == pytest.approx(120 * d ** 120 + 120 * d ** 60, rel=1e-12)

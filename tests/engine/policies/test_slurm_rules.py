@@ -27,9 +27,14 @@ def site(scheduler: str = "bf_interval=5", *, qos: Qos | None = None, assoc: lis
 
 
 def run(workload, rows, site_: SlurmSite, *, users=None, partitions=None, nodes=None, accounts=None, capacity=16,
-        **params):
-    """Jobs of (submit, runtime, requested_time, procs); users 1 (u1) and account acct unless given."""
+        mem_mb=None, gpus=None, **params):
+    """Jobs of (submit, runtime, requested_time, procs); users 1 (u1) and account acct unless given;
+    ``mem_mb`` and ``gpus``: each job's memory (MB) and GPUs on its one node."""
     w = workload(rows)
+    if mem_mb is not None:
+        w.jobs["mem"] = [m * 1024 for m in mem_mb]         # the workload's KB per node
+    if gpus is not None:
+        w.jobs["gpus"] = gpus
     w.jobs["queue_name"] = partitions or ["short"] * len(rows)
     w.jobs["account"] = accounts or ["acct"] * len(rows)
     w.jobs["user"] = users or [1] * len(rows)
@@ -155,6 +160,35 @@ def test_qos_max_submit_per_account_refuses_at_submission(workload):
     assert result.rejected_jobs["job_id"].tolist() == [3]
     assert result.rejected_jobs["reason"].tolist() == ["MaxSubmitJobsPerAccount"]
     assert set(starts(result)) == {1, 2, 4}
+
+
+def test_qos_max_tres_per_user_mem_holds_by_the_jobs_memory(workload):
+    # MaxTRESPU mem=8G: u1's jobs ask 4 GB each (1 CPU): two run, the third waits for the first to
+    # end (t=100) with 22.05's reason QOSMaxMemoryPerUser though 13 CPUs are free; u2's runs at once
+    rows = [(0, 100, 100, 1), (0, 200, 200, 1), (0, 10, 100, 1), (0, 10, 100, 1)]
+    result = run(workload, rows, site(qos=Qos("normal", max_tres_per_user={"mem": 8192})), users=[1, 1, 1, 2],
+                 mem_mb=[4096] * 4, sched_cycle=0)
+    assert starts(result) == {1: 0, 2: 0, 3: 100, 4: 0}
+    assert reasons(result)[3] == "QOSMaxMemoryPerUser"
+
+
+def test_qos_grp_tres_gpus_hold_only_jobs_asking_gpus(workload):
+    # GrpTRES gres/gpu=2 on the QOS: u1's 2-GPU job runs until 50; u2's 1-GPU job waits for it
+    # (QOSGrpGRES); u2's job without GPUs is not held
+    rows = [(0, 50, 100, 1), (0, 10, 100, 1), (0, 10, 100, 1)]
+    result = run(workload, rows, site(qos=Qos("normal", grp_tres={"gres/gpu": 2})), users=[1, 2, 2], gpus=[2, 1, 0],
+                 sched_cycle=0)
+    assert starts(result) == {1: 0, 2: 50, 3: 0}
+    assert reasons(result)[2] == "QOSGrpGRES"
+
+
+def test_a_job_above_an_associations_max_tres_mem_is_refused(workload):
+    # the account's MaxTRES mem=4G applies to each job of its users: a 6 GB job never runs
+    assoc = [Association("c", "acct", shares=1, max_tres_per_job={"mem": 4096}), Association("c", "acct", "u1"),
+             Association("c", "acct", "u2")]
+    result = run(workload, [(0, 10, 100, 1), (0, 10, 100, 1)], site(assoc=assoc), mem_mb=[4096, 6144])
+    assert set(starts(result)) == {1}
+    assert result.rejected_jobs["reason"].tolist() == ["AssocMaxMemPerJob"]
 
 
 def test_a_down_partition_starts_none_of_its_jobs(workload):
