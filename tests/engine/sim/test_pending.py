@@ -185,24 +185,6 @@ def naive_held(submit: np.ndarray, start: np.ndarray, end: np.ndarray, sweep) ->
             q_used[sweep.queue[j]] = q_used.get(sweep.queue[j], 0) + sweep.cores[j]
             p_jobs[sweep.pair[j]] = p_jobs.get(sweep.pair[j], 0) + 1
             p_cores[sweep.pair[j]] = p_cores.get(sweep.pair[j], 0) + sweep.cores[j]
-
-        def room(k: int, clusters) -> bool:
-            nodes, ppn, procs, exclusive = sweep.class_shape[k].tolist()
-            for c in clusters.tolist():
-                offset, count, whole, opens, closes = info[c]
-                if not opens <= t < closes:
-                    continue
-                frees = [node_free[node] for node in range(offset, offset + count)]
-                if nodes == 0:
-                    fits = cluster_free[c] >= procs
-                elif exclusive:
-                    fits = sum(free == whole for free in frees) >= nodes
-                else:
-                    fits = cluster_free[c] >= nodes * ppn and sum(free >= ppn for free in frees) >= nodes
-                if fits:
-                    return True
-            return False
-
         for j in ran:
             if not submit[j] <= t < start[j]:
                 continue
@@ -213,14 +195,35 @@ def naive_held(submit: np.ndarray, start: np.ndarray, end: np.ndarray, sweep) ->
             elif sweep.limited and (p_jobs.get(p, 0) + 1 > sweep.pair_jobs[p]
                                     or p_cores.get(p, 0) + cores > sweep.pair_cores[p]):
                 reason = "user_limit"
-            elif room(k, sweep.class_list[sweep.class_start[k]:sweep.class_start[k + 1]]):
+            elif room(sweep, k, sweep.class_list[sweep.class_start[k]:sweep.class_start[k + 1]], t, node_free,
+                      cluster_free):
                 reason = "priority"
-            elif room(k, sweep.open_list[sweep.open_start[k]:sweep.open_start[k + 1]]):
+            elif room(sweep, k, sweep.open_list[sweep.open_start[k]:sweep.open_start[k + 1]], t, node_free,
+                      cluster_free):
                 reason = "pool"
             else:
                 reason = "resources"
             held[j, HELD_REASONS.index(reason)] += following - t
     return held
+
+
+def room(sweep, k: int, clusters: np.ndarray, t: int, node_free: dict[int, int], cluster_free: list[int]) -> bool:
+    """Whether class k has room at t on one of ``clusters``, from each node's free cores."""
+    nodes, ppn, procs, exclusive = sweep.class_shape[k].tolist()
+    for c in clusters.tolist():
+        offset, count, whole, opens, closes = sweep.cluster_info[c].tolist()
+        if not opens <= t < closes:
+            continue
+        frees = [node_free[node] for node in range(offset, offset + count)]
+        if nodes == 0:
+            fits = cluster_free[c] >= procs
+        elif exclusive:
+            fits = sum(free == whole for free in frees) >= nodes
+        else:
+            fits = cluster_free[c] >= nodes * ppn and sum(free >= ppn for free in frees) >= nodes
+        if fits:
+            return True
+    return False
 
 
 def sweep_inputs(monkeypatch, *args, **kwargs):
