@@ -200,7 +200,7 @@ def execute(run_id: int, reporter: Reporter) -> None:
         _finish(run_id, Run.Status.DONE, progress=1.0, summary=summary)
         return
     site = getattr(experiment, "site_preview", None)
-    own = site.site(run.queues) if site is not None and run.queues else None
+    own = site.site(run.queues, run.sweep_value) if site is not None and run.queues else None
     workload = experiment.trace.workload()
     scenario = Scenario(
         trace=workload, policy=run.policy,
