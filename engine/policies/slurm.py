@@ -650,6 +650,7 @@ class SlurmBackfill(Algorithm):
         self.cpus_per_node = min((n.cpus for n in nodesets), default=1) if whole else 1
         self.walk = Walk(sim, queue, self.part_nodes)
         self.running = Running(sim.n)
+        self.profile = Profile(sim.capacity)
 
     # ---------------------------------------------------------------- the loop's calls
 
@@ -839,9 +840,11 @@ class SlurmBackfill(Algorithm):
     def running_profile(self, running: tuple[np.ndarray, np.ndarray], resolution: int, jobs: int) -> Profile:
         """The profile of ``running`` (expected ends sorted, processors) with the ends rounded up to
         ``resolution`` seconds (bf_resolution: the backfill scheduler's time grid; a job past its
-        expected end thought to end in a second), with room for two steps per job of the pass."""
+        expected end thought to end in a second), with room for two steps per job of the pass (in
+        the arrays of the pass before, grown when too small: a profile lives for one pass)."""
         ends, sizes = running
-        profile = Profile(self.sim.capacity, self.sim.now)
+        profile = self.profile
+        profile.length = 0
         profile.make_room(len(ends) + 2 * jobs + 4)
         profile.length = kernels.running_profile(ends, sizes, len(ends), self.sim.now, resolution, self.sim.capacity,
                                                  profile.times, profile.free)

@@ -1,6 +1,7 @@
 """The ``slurm`` policy's schedules, pinned job by job (issue 24, Speed): the optimisations of
 engine/policies/slurm.py (vectorised priorities and accrual, counts kept at job ends, the backfill
-pass's early stop) must not move a single start.
+pass's early stop, the compiled walks and Fair Tree of engine/policies/slurmkernels.py, the order
+re-sorted only after a calculation or arrivals) must not move a single start.
 
 Pinned: the replay of the real Slurm trace (tests/data/slurm_replay) and generated workloads that
 exercise every path (a queue hundreds deep on a small machine, Fair Tree and classic fair-share
