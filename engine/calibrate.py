@@ -106,9 +106,12 @@ def _limited(q: Qos) -> bool:
 def priority_phase_from_sprio(path: str | Path, workload: Workload, site: SlurmSite) -> int | None:
     """The priority cycle's offset (seconds after the first submission, modulo PriorityCalcPeriod)
     that ``sprio -h -o "%i|%u|%r|%P|%Y|%A|%F|%J|%Q"`` snapshots (``# EPOCH`` lines between, gzip or
-    not) show: each snapshot's weighted age factors, A = floor(PriorityWeightAge x (t - submit) /
-    PriorityMaxAge), bound the time t of the last calculation; the most frequent offset of those
-    times. None when the site has no age weight or maximum age, or no snapshot bounds it."""
+    not) show: each snapshot's weighted age factors, A = PriorityWeightAge x (t - submit) /
+    PriorityMaxAge rounded to the nearest integer as sprio prints it, bound the time t of the last
+    calculation; the most frequent offset of those times. (On tests/data/slurm_replay the bounds
+    meet on whole seconds only when read as rounded: 12 s, every snapshot; read as truncated they
+    would put slurmctld's calculations 0.6 s off its clock's seconds.) None when the site has no
+    age weight or maximum age, or no snapshot bounds it."""
     weight, max_age = site.conf.weights.get("age", 0), site.conf.max_age or 0
     period = max(int(site.conf.calc_period), 1)
     if weight <= 0 or max_age <= 0 or "jobid" not in workload.jobs:
@@ -131,8 +134,8 @@ def priority_phase_from_sprio(path: str | Path, workload: Workload, site: SlurmS
                     continue
                 age = int(fields[5])
                 if 0 < age < weight:
-                    low = max(low, submit[fields[0]] + age * max_age / weight)
-                    high = min(high, submit[fields[0]] + (age + 1) * max_age / weight)
+                    low = max(low, submit[fields[0]] + (age - 0.5) * max_age / weight)
+                    high = min(high, submit[fields[0]] + (age + 0.5) * max_age / weight)
     except OSError as e:
         raise WorkloadError(f"cannot read: {e.strerror or e}", file=str(path)) from None
     return offsets.most_common(1)[0][0] if offsets else None

@@ -15,17 +15,19 @@ Slurm (the names squeue shows in its REASON column):
 * ``Priority``: any other (jobs before it in priority order, a backfill reservation, or the
   scheduler's next cycle).
 
-PBS (the scheduler's job comments): ``max_run limit`` (a ``max_run`` of its queue or of the
-server, per user or overall, is reached), ``Insufficient amount of resource: ncpus``, ``Waiting
-for its turn`` (room, and other jobs or a top job's reservation came first).
+PBS (the scheduler's job comments, engine.platform.pbsconf): ``Queue max_run limit reached`` or
+``Server max_run limit reached`` (a ``max_run`` of its queue or of the server, per user or overall),
+``Insufficient amount of resource: ncpus``, ``Waiting for its turn`` (room, and other jobs, strict
+order or a top job's reservation came first: a schedule cannot tell which).
 
 Each job's time is counted under one reason at a time; :func:`held_by_reason` sums jobs and hours
 per reason. On the real Slurm's run of tests/data/slurm_replay, this estimate from the recorded
 schedule is held against the reasons squeue showed every 20 s (tests/engine/platform/test_sitefiles.py).
 
-A run of the ``slurm`` policy knows its jobs' reasons itself (engine.policies.slurm: the run summary's
-``slurm_pending`` and ``slurm_refused``); :func:`policy_pending` reads them, and this estimate is for
-the runs that do not: the recorded schedule, and PBS.
+A run of the ``slurm`` or ``pbs`` policy knows its jobs' reasons itself, recorded at each pass
+(engine.policies.slurm, engine.policies.pbs: the run summary's ``slurm_pending`` / ``pbs_pending`` and
+``slurm_refused`` / ``pbs_refused``); :func:`policy_pending` reads them, and this estimate is for the
+run that does not: the recorded schedule.
 """
 
 from __future__ import annotations
@@ -36,14 +38,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from engine.platform.pbsconf import PbsServer
+from engine.platform.pbsconf import QUEUE_LIMIT, SERVER_LIMIT, PbsServer
+from engine.platform.pbsconf import RESOURCES as PBS_RESOURCES
 from engine.platform.slurmconf import SlurmSite
 
 PRIORITY, RESOURCES = "Priority", "Resources"
 PARTITION_TIME, QOS_WALL, QOS_JOBS = "PartitionTimeLimit", "QOSMaxWallDurationPerJobLimit", "QOSMaxJobsPerUserLimit"
 SLURM_REASONS = (PARTITION_TIME, QOS_WALL, QOS_JOBS, RESOURCES, PRIORITY)
-PBS_LIMIT, PBS_RESOURCES, PBS_TURN = "max_run limit", "Insufficient amount of resource: ncpus", "Waiting for its turn"
-PBS_REASONS = (PBS_LIMIT, PBS_RESOURCES, PBS_TURN)
+PBS_TURN = "Waiting for its turn"
+PBS_REASONS = (QUEUE_LIMIT, SERVER_LIMIT, PBS_RESOURCES, PBS_TURN)
 
 
 def pending_reasons(schedule: pd.DataFrame, jobs: pd.DataFrame, site: SlurmSite | PbsServer, capacity: int,
@@ -120,8 +123,8 @@ def pending_reasons(schedule: pd.DataFrame, jobs: pd.DataFrame, site: SlurmSite 
                     else:
                         reason = PRIORITY
             else:
-                reason = PBS_LIMIT if server is not None and _pbs_limited(server, j, queues, users, running) else \
-                    PBS_RESOURCES if procs[j] > free else PBS_TURN
+                limited = _pbs_limited(server, j, queues, users, running) if server is not None else ""
+                reason = limited or (PBS_RESOURCES if procs[j] > free else PBS_TURN)
             held[j, reasons.index(reason)] += span
     result = pd.DataFrame(held, columns=list(reasons))
     result.insert(0, "job_id", ids)
@@ -159,20 +162,22 @@ def _slurm_user_limits(site: SlurmSite) -> dict[str, int]:
     return {name: q.max_jobs_per_user for name, q in site.qos.items() if q.max_jobs_per_user is not None}
 
 
-def _pbs_limited(server: PbsServer, job: int, queues: list[str], users: list[str], running: set[int]) -> bool:
-    """A max_run of the job's queue or of the server (per user, or overall) is reached."""
+def _pbs_limited(server: PbsServer, job: int, queues: list[str], users: list[str], running: set[int]) -> str:
+    """QUEUE_LIMIT or SERVER_LIMIT when a max_run of the job's queue or of the server (per user, or
+    overall) is reached, else ""."""
     queue = server.queues.get(queues[job])
     for limits, scope in ((queue.max_run if queue else None, queues[job]), (server.max_run, None)):
         if limits is None:
             continue
         mine = [r for r in running if scope is None or queues[r] == scope]
+        reason = SERVER_LIMIT if scope is None else QUEUE_LIMIT
         for (kind, who), limit in limits.values.items():
             if kind == "o" and len(mine) >= limit:
-                return True
+                return reason
             if kind == "u" and who in ("PBS_GENERIC", users[job]) and \
                     sum(1 for r in mine if users[r] == users[job]) >= limit:
-                return True
-    return False
+                return reason
+    return ""
 
 
 REFUSED = "refused at submission"
@@ -180,13 +185,14 @@ REFUSED = "refused at submission"
 
 def policy_pending(summary: dict[str, Any]) -> list[dict[str, Any]] | None:
     """The rows of :func:`held_by_reason` from a run summary whose policy tracked its pending reasons
-    (``slurm_pending``: reason -> jobs, hours), then a row per reason jobs were refused at submission
-    (``slurm_refused``: reason -> jobs; no hours); None when the summary has none."""
-    pending = summary.get("slurm_pending")
-    if pending is None:
+    (``slurm_pending`` or ``pbs_pending``: reason -> jobs, hours), then a row per reason jobs were
+    refused at submission (``slurm_refused`` / ``pbs_refused``: reason -> jobs; no hours); None when
+    the summary has none."""
+    kind = next((k for k in ("slurm", "pbs") if summary.get(f"{k}_pending") is not None), None)
+    if kind is None:
         return None
     rows = [{"reason": reason, "jobs": int(row["jobs"]), "hours": float(row["hours"]), "cpu_hours": None}
-            for reason, row in pending.items()]
+            for reason, row in summary[f"{kind}_pending"].items()]
     rows += [{"reason": f"{reason} ({REFUSED})", "jobs": int(count), "hours": None, "cpu_hours": None}
-             for reason, count in (summary.get("slurm_refused") or {}).items()]
+             for reason, count in (summary.get(f"{kind}_refused") or {}).items()]
     return rows

@@ -22,6 +22,13 @@ from pathlib import Path
 from engine.workload.accounting import parse_duration
 from engine.workload.errors import WorkloadError, shown
 
+#: What held a waiting job, in the words of PBS's job comments ("Not Running: ..."): a max_run (or
+#: max_run_res) limit of its queue or of the server, too few CPUs free, strict order (a job before it
+#: does not fit), a backfill reservation (it fits now but would delay a top job)
+QUEUE_LIMIT, SERVER_LIMIT = "Queue max_run limit reached", "Server max_run limit reached"
+RESOURCES, STRICT_ORDER = "Insufficient amount of resource: ncpus", "Job would break strict sorted order"
+TOP_JOB = "Job would conflict with reservation or top job"
+
 #: A limit's scope: user, group, project, overall; "PBS_GENERIC" = each one, "PBS_ALL" = all together.
 _LIMIT = re.compile(r"\[\s*([ugpo]):([^=\]\s]+)\s*=\s*(\d{1,15})\s*\]")
 

@@ -37,6 +37,9 @@ SCHEDULER = ("bf_interval", "bf_max_job_test", "bf_window", "bf_resolution", "bf
 QOS_LIMITS = {"MaxJobsPU": "max_jobs_per_user", "MaxSubmitPU": "max_submit_per_user", "MaxWall": "max_wall"}
 PBS_QUEUE = ("resources_max.walltime", "max_run", "priority")
 PBS_SCHED = ("fair_share", "strict_ordering", "round_robin", "by_queue")
+#: the form's keys a preview may sweep: those that take a number, a time or a limit (not yes/no)
+SWEEPABLE = frozenset(("MaxTime", *QOS_LIMITS, *WEIGHTS, *(name for name in SCHEDULER if name != "bf_continue"),
+                       *PBS_QUEUE, "backfill_depth"))
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,43 @@ def common_keys(site: SlurmSite | PbsServer) -> list[Key]:
     keys.append(Key("print server", "", "backfill_depth", "" if site.backfill_depth is None else str(site.backfill_depth)))
     keys += [Key("sched_config", "", name, site.sched.get(name, "")) for name in PBS_SCHED]
     return keys
+
+
+def sweepable_keys(site: SlurmSite | PbsServer) -> list[Key]:
+    """The common keys a sweep may take values of (SWEEPABLE), in the form's order."""
+    return [key for key in common_keys(site) if key.key in SWEEPABLE]
+
+
+def sweep_key(site: SlurmSite | PbsServer, label: str) -> Key:
+    """The sweepable key labelled ``label`` (``bf_max_job_test``, ``long MaxTime``, ``workq max_run``),
+    or WorkloadError naming those there are."""
+    keys = sweepable_keys(site)
+    for key in keys:
+        if key.label.lower() == label.strip().lower():
+            return key
+    raise WorkloadError(f"no key {label.strip()!r} to sweep; the site's are: {', '.join(k.label for k in keys)}",
+                        field="sweep")
+
+
+def split_values(text: str) -> list[str]:
+    """ "1-00:00:00, 2-00:00:00" -> the values as the file writes them; commas inside [...] (a PBS
+    limit's ``[u:PBS_GENERIC=2],[o:PBS_ALL=10]``) or quotes stay in their value; repeats dropped."""
+    values: list[str] = []
+    part, depth, quoted = "", 0, False
+    for char in text + ",":
+        if char == '"':
+            quoted = not quoted
+        elif char == "[" and not quoted:
+            depth += 1
+        elif char == "]" and not quoted:
+            depth = max(depth - 1, 0)
+        if char in ",;\n" and depth == 0 and not quoted:
+            if part.strip() and part.strip() not in values:
+                values.append(part.strip())
+            part = ""
+        else:
+            part += char
+    return values
 
 
 def _qos_value(qos: object, attribute: str) -> str:

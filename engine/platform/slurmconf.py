@@ -35,6 +35,9 @@ PRIORITY_KEYS = ("prioritytype", "prioritydecayhalflife", "prioritymaxage", "pri
 SCHEDULER_KEYS = ("schedulertype", "schedulerparameters", "selecttype", "selecttypeparameters", "clustername")
 
 #: SchedulerParameters Slurm documents, with their defaults (22.05); values in seconds unless named.
+#: a partition's State= values (slurm.conf(5))
+PARTITION_STATES = ("UP", "DOWN", "DRAIN", "INACTIVE")
+
 SCHEDULER_DEFAULTS: dict[str, int | bool] = {
     "bf_interval": 30, "bf_resolution": 60, "bf_window": 1440,        # bf_window in minutes
     "bf_max_job_test": 500, "bf_max_job_user": 0, "bf_max_job_part": 0, "bf_continue": False,
@@ -89,6 +92,9 @@ class NodeSet:
 
 @dataclass
 class Partition:
+    """A PartitionName line. ``state``: UP; DOWN (jobs queue, none is started: PartitionDown);
+    DRAIN or INACTIVE (sbatch refuses new jobs; jobs queued before a DRAIN still run)."""
+
     name: str
     nodes: list[str]
     max_time: int | None = None              # seconds; None = UNLIMITED
@@ -283,6 +289,9 @@ def _partition(values: dict[str, str], line: int, source: str, defined: dict[str
     partition.qos = values.get("qos", "")
     partition.default = values.get("default", "NO").upper() == "YES"
     partition.state = values.get("state", "UP").upper()
+    if partition.state not in PARTITION_STATES:
+        raise WorkloadError(f"expected one of {', '.join(PARTITION_STATES)}, got {shown(values['state'])}", file=source,
+                            line=line, field="State")
     return partition
 
 
@@ -383,6 +392,8 @@ class Qos:
     priority: int = 0
     max_wall: int | None = None               # MaxWall: per job
     max_jobs_per_user: int | None = None      # MaxJobsPU
+    max_jobs_per_account: int | None = None   # MaxJobsPA: running jobs of one account in the QOS
+    max_submit_per_account: int | None = None  # MaxSubmitPA
     max_submit_per_user: int | None = None    # MaxSubmitPU
     max_tres_per_user: dict[str, int] = field(default_factory=dict)   # MaxTRESPU
     max_tres_per_job: dict[str, int] = field(default_factory=dict)    # MaxTRES
@@ -391,6 +402,8 @@ class Qos:
     usage_factor: float = 1.0
     flags: list[str] = field(default_factory=list)
     line: int = 0
+    #: columns set on this row that no rule follows (title as sacctmgr prints it -> value)
+    unmodelled: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -410,6 +423,8 @@ class Association:
     qos: list[str] = field(default_factory=list)
     default_qos: str = ""
     line: int = 0
+    #: columns set on this row that no rule follows (title as sacctmgr prints it -> value)
+    unmodelled: dict[str, str] = field(default_factory=dict)
 
 
 #: sacctmgr column titles (lower case, as printed by versions 20-23) -> our field names.
@@ -417,13 +432,43 @@ _QOS_COLUMNS = {"name": "name", "priority": "priority", "maxwall": "max_wall", "
                 "maxjobsperuser": "max_jobs_per_user", "maxsubmitpu": "max_submit_per_user",
                 "maxsubmitjobsperuser": "max_submit_per_user", "maxtrespu": "max_tres_per_user",
                 "maxtresperuser": "max_tres_per_user", "maxtres": "max_tres_per_job", "maxtresperjob": "max_tres_per_job",
-                "grptres": "grp_tres", "grpjobs": "grp_jobs", "usagefactor": "usage_factor", "flags": "flags"}
+                "grptres": "grp_tres", "grpjobs": "grp_jobs", "usagefactor": "usage_factor", "flags": "flags",
+                "maxjobspa": "max_jobs_per_account", "maxjobsperaccount": "max_jobs_per_account",
+                "maxsubmitpa": "max_submit_per_account", "maxsubmitjobsperaccount": "max_submit_per_account"}
 _ASSOC_COLUMNS = {"cluster": "cluster", "account": "account", "user": "user", "partition": "partition",
                   "parentname": "parent", "par name": "parent", "share": "shares", "fairshare": "shares",
                   "maxjobs": "max_jobs", "maxsubmit": "max_submit", "maxsubmitjobs": "max_submit",
                   "maxwall": "max_wall", "maxwalldurationperjob": "max_wall", "maxtres": "max_tres_per_job",
                   "grptres": "grp_tres", "grpjobs": "grp_jobs", "qos": "qos", "def qos": "default_qos",
                   "defaultqos": "default_qos"}
+#: columns of ``sacctmgr show qos`` / ``show assoc`` that say nothing a rule could follow (ids,
+#: descriptions), and the values that are Slurm's defaults: not listed as unmodelled
+_INERT_COLUMNS = {"id", "description", "descr", "lft", "rgt", "parentid"}
+_DEFAULT_VALUES = {"gracetime": "00:00:00", "preemptmode": "cluster", "preemptexempttime": "", "usagethres": ""}
+#: the TRES the limits follow (engine.policies.slurmlimits); others in a limit are listed as not modelled
+TRACKED_TRES = ("cpu", "mem", "node", "gres/gpu")
+
+
+def _unmodelled(title: str, value: str) -> bool:
+    lower = title.lower()
+    return bool(value) and lower not in _INERT_COLUMNS and _DEFAULT_VALUES.get(lower) != value
+
+
+def untracked_tres(site: SlurmSite) -> list[tuple[str, str, str]]:
+    """(which QOS or association, limit, ``tres=count``) for each TRES in a QOS or association
+    limit that no rule follows (billing, typed gres, licenses...: cpu, mem, node, gres/gpu are)."""
+    found = []
+    for q in site.qos.values():
+        for key, title in (("max_tres_per_user", "MaxTRESPU"), ("max_tres_per_job", "MaxTRES"), ("grp_tres", "GrpTRES")):
+            for tres, count in getattr(q, key).items():
+                if tres not in TRACKED_TRES:
+                    found.append((f"QOS {q.name}", title, f"{tres}={count}"))
+    for a in site.associations:
+        for key, title in (("max_tres_per_job", "MaxTRES"), ("grp_tres", "GrpTRES")):
+            for tres, count in getattr(a, key).items():
+                if tres not in TRACKED_TRES:
+                    found.append((f"association {a.account}{'/' + a.user if a.user else ''}", title, f"{tres}={count}"))
+    return found
 
 
 def read_qos(path: str | Path, *, name: str | None = None) -> dict[str, Qos]:
@@ -434,6 +479,10 @@ def read_qos(path: str | Path, *, name: str | None = None) -> dict[str, Qos]:
     for line, row in rows:
         qos = Qos(row["name"], line=line)
         for key, text in row.items():
+            if key.startswith(_RAW):
+                if _unmodelled(key[len(_RAW):], text):
+                    qos.unmodelled[key[len(_RAW):]] = text
+                continue
             _set_limit(qos, key, text, line, source)
         result[qos.name] = qos
     return result
@@ -447,12 +496,20 @@ def read_associations(path: str | Path, *, name: str | None = None) -> list[Asso
     for line, row in rows:
         assoc = Association(row.get("cluster", ""), row["account"], line=line)
         for key, text in row.items():
+            if key.startswith(_RAW):
+                if _unmodelled(key[len(_RAW):], text):
+                    assoc.unmodelled[key[len(_RAW):]] = text
+                continue
             if key == "shares":
                 assoc.shares = -1 if text.lower() == "parent" else _limit_integer(text, line, source, key) or 1
             else:
                 _set_limit(assoc, key, text, line, source)
         result.append(assoc)
     return result
+
+
+#: prefix of a row's cells under columns no field takes (the title as printed follows it)
+_RAW = "raw:"
 
 
 def _table(path: str | Path, source: str, columns: dict[str, str], *, required: tuple[str, ...]):
@@ -464,7 +521,8 @@ def _table(path: str | Path, source: str, columns: dict[str, str], *, required: 
     if not lines:
         raise WorkloadError("empty: expected the output of sacctmgr -P show ...", file=source)
     header_line, header = lines[0]
-    titles = [t.strip().lower() for t in header.rstrip("|").split("|")]
+    raw_titles = [t.strip() for t in header.rstrip("|").split("|")]
+    titles = [t.lower() for t in raw_titles]
     if len(titles) < 2:
         raise WorkloadError("expected a header of |-separated column names (sacctmgr -P)", file=source,
                             line=header_line)
@@ -479,7 +537,9 @@ def _table(path: str | Path, source: str, columns: dict[str, str], *, required: 
         cells = text.rstrip("|").split("|") if header.endswith("|") else text.split("|")
         if len(cells) != len(titles):
             raise WorkloadError(f"{len(cells)} fields where the header has {len(titles)}", file=source, line=number)
-        rows.append((number, {n: c.strip() for n, c in zip(names, cells) if n is not None}))
+        row = {n: c.strip() for n, c in zip(names, cells) if n is not None}
+        row.update({_RAW + t: c.strip() for t, n, c in zip(raw_titles, names, cells) if n is None})
+        rows.append((number, row))
     return rows, unknown
 
 
@@ -584,8 +644,9 @@ def describe_site(site: SlurmSite) -> list[str]:
     lines.append(f"scheduler: {conf.scheduler_type} ({params or 'defaults'}); {conf.select_type} "
                  f"{','.join(conf.select_parameters) or ''}; memory {'is' if conf.memory_consumable else 'is not'} consumable")
     for qos in site.qos.values():
-        limits = _limits(qos, ("max_wall", "max_jobs_per_user", "max_submit_per_user", "max_tres_per_user",
-                               "max_tres_per_job", "grp_tres", "grp_jobs"))
+        limits = _limits(qos, ("max_wall", "max_jobs_per_user", "max_submit_per_user", "max_jobs_per_account",
+                               "max_submit_per_account", "max_tres_per_user", "max_tres_per_job", "grp_tres",
+                               "grp_jobs"))
         lines.append(f"  QOS {qos.name}: priority {qos.priority}" + (f", {limits}" if limits else ""))
     for assoc in site.associations:
         who = f"{assoc.account}/{assoc.user}" if assoc.user else assoc.account
@@ -595,6 +656,14 @@ def describe_site(site: SlurmSite) -> list[str]:
                      + (f", QOS {','.join(assoc.qos)}" if assoc.qos else ""))
     unknown = [f"{k} (line {line})" for k, (line, _) in conf.unmodelled.items()]
     unknown += [f"SchedulerParameters {k}" for k in conf.scheduler_unknown]
+    if conf.scheduler.get("bf_continue"):
+        unknown.append("SchedulerParameters bf_continue (no effect: a backfill pass takes no simulated time, so "
+                       "there is no lock yield after which it could go on)")
+    unknown += [f"QOS {q.name} {k}={v} (qos line {q.line})" for q in site.qos.values() for k, v in q.unmodelled.items()]
+    unknown += [f"association {a.account}{'/' + a.user if a.user else ''} {k}={v} (assoc line {a.line})"
+                for a in site.associations for k, v in a.unmodelled.items()]
+    unknown += [f"{what} {key} {value} (of TRES only cpu, mem, node, gres/gpu are followed)"
+                for what, key, value in untracked_tres(site)]
     lines.append("not modelled (read, not used): " + (", ".join(unknown) if unknown else "nothing"))
     return lines
 

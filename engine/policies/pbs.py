@@ -20,7 +20,14 @@ What the scheduler does here, per PBS Professional's Administrator's Guide:
 * **Limits.** ``max_run`` and ``max_run_res.ncpus`` of each queue and of the server, by user,
   group, project (``[u:PBS_GENERIC=N]``, ``[u:alice=N]``, ``[g:...]``, ``[p:...]``) and overall
   (``[o:PBS_ALL=N]``, or the old plain number): a job that would exceed one waits, with PBS's
-  comment (e.g. "User has reached queue workq running job limit").
+  comment (e.g. "User has reached queue workq running job limit"). ``max_queued`` of each queue and
+  of the server (the same forms) counts the entity's jobs queued or running there: a job that would
+  go over it is refused at submission, as qsub refuses it ("would exceed queue workq's per-user
+  limit"), and listed as rejected with that reason.
+* **Reasons.** At each cycle every waiting job gets what holds it, in PBS's comments' words
+  (engine.platform.pbsconf: the queue's or the server's max_run, too few CPUs, strict order behind a
+  job that does not fit, a top job's reservation); the run's ``pbs_reason`` column and its summary's
+  ``pbs_pending`` (jobs and hours per reason) and ``pbs_refused`` come from them.
 * **Strict order and backfill.** ``strict_ordering`` false: every job that fits starts, in order.
   True: jobs start in order; the first ``backfill_depth`` (the server's, default 1) that do not fit
   get a reservation at the earliest time they fit, and later jobs start only if they delay none of
@@ -35,10 +42,20 @@ import math
 from collections import defaultdict
 from typing import Any
 
-from engine.platform.pbsconf import Limits, PbsQueue, PbsServer
+from engine.platform.pbsconf import (
+    QUEUE_LIMIT,
+    RESOURCES,
+    SERVER_LIMIT,
+    STRICT_ORDER,
+    TOP_JOB,
+    Limits,
+    PbsQueue,
+    PbsServer,
+)
 from engine.policies.algorithm import Algorithm
 from engine.policies.base import Param, PolicyError
 from engine.policies.ordering import WaitingQueue
+from engine.policies.reasons import ReasonClock, longest_reason_column, reason_summary
 from engine.policies.registry import Component, Preset, register, register_algorithm, register_ordering
 from engine.sim.profile import running_jobs_profile
 from engine.sim.simulator import Simulation
@@ -48,6 +65,7 @@ FROM_SITE = -1.0
 ENTITY_COLUMNS = {"euser": "user", "egroup": "group", "account_name": "account", "queue": "queue"}
 SCOPES = {"u": "user", "g": "group", "p": "account"}
 SCOPE_WORDS = {"u": "User", "g": "Group", "p": "Project"}
+SCOPE_NOUNS = {"u": "user", "g": "group", "p": "project"}
 DAY = 86_400
 
 
@@ -189,6 +207,13 @@ class PbsOrder(WaitingQueue):
             any(v.values for v in server.max_run_res.values())
         self.origin = int(min(sim.submit)) if n else 0
         self.decayed = 0                             # decay periods applied
+        #: jobs queued or running per (queue, or None for the server; scope; entity), for max_queued
+        self.queued: defaultdict[tuple[str | None, str, str], int] = defaultdict(int)
+        self.queued_limited = bool(server.max_queued.values) or any(q.max_queued.values for q in server.queues.values())
+        if self.queued_limited:
+            sim.finish_listeners.append(self._left)
+        #: what holds each waiting job now (a PBS comment), since when, and the seconds per reason so far
+        self.reasons = ReasonClock(lambda: self.sim.now)
 
     # ---------------------------------------------------------------- fair-share usage
 
@@ -217,6 +242,12 @@ class PbsOrder(WaitingQueue):
 
     def held(self, job: int) -> str:
         """PBS's comment when a max_run limit holds ``job`` now, else ""."""
+        return self.hold(job)[0]
+
+    def hold(self, job: int) -> tuple[str, str]:
+        """(PBS's comment, QUEUE_LIMIT or SERVER_LIMIT) when a max_run limit holds ``job`` now, else ("", "")."""
+        if not self.limited:
+            return "", ""
         self._settle()
         queue = self.server.queues.get(self.queue_of[job])
         scopes: list[tuple[str, Limits, Limits | None, str | None]] = []
@@ -229,8 +260,8 @@ class PbsOrder(WaitingQueue):
                     continue
                 reason = self._over(job, name, limits, cores, label)
                 if reason:
-                    return reason
-        return ""
+                    return reason, SERVER_LIMIT if name is None else QUEUE_LIMIT
+        return "", ""
 
     def _over(self, job: int, queue: str | None, limits: Limits, cores: bool, label: str) -> str:
         what = "ncpus" if cores else "running job"
@@ -266,15 +297,54 @@ class PbsOrder(WaitingQueue):
                 still.append(j)
         self.running = still
 
+    def over_queued(self, job: int) -> tuple[str, str]:
+        """(qsub's message, the limit as print server writes it) when ``job`` would take its queue's
+        or the server's max_queued over (jobs queued or running, counting it), else ("", "")."""
+        queue = self.server.queues.get(self.queue_of[job])
+        for name, limits in ((queue.name if queue else None, queue.max_queued if queue else None),
+                             (None, self.server.max_queued)):
+            if limits is None or not limits.values:
+                continue
+            where = f"queue {name}" if name else "complex"
+            for (scope, who), limit in limits.values.items():
+                entity = "" if scope == "o" else self.columns[SCOPES[scope]][job]
+                if scope != "o" and who not in ("PBS_GENERIC", entity):
+                    continue
+                if self.queued[(name, scope, entity)] + 1 <= limit:
+                    continue
+                owner = f"queue {name}" if name else "server"
+                limit_text = f"{owner} max_queued = [{scope}:{who}={limit}]"
+                if scope == "o":
+                    return f"Maximum number of jobs already in {where}", limit_text
+                if who == "PBS_GENERIC":
+                    possessive = f"queue {name}'s" if name else "complex's"
+                    return f"would exceed {possessive} per-{SCOPE_NOUNS[scope]} limit", limit_text
+                return f"Maximum number of jobs for {SCOPE_NOUNS[scope]} {who} already in {where}", limit_text
+        return "", ""
+
+    def _left(self, job: int) -> None:
+        """A job ended: out of the max_queued counts."""
+        for key in self._counted(job):
+            self.queued[key] -= 1
+
     # ---------------------------------------------------------------- the queue
 
     def add(self, job: int) -> None:
+        """A submission: refused when it would go over a max_queued limit (qsub's message), else queued."""
+        if self.queued_limited:
+            message, limit = self.over_queued(job)
+            if message:
+                self.sim.refuse(job, message, limit)
+                return
+            for key in self._counted(job):
+                self.queued[key] += 1
         super().add(job)
         self.waiting.add(job)
 
     def remove(self, job: int) -> None:
         super().remove(job)
         self.waiting.discard(job)
+        self.reasons.stop(job)
 
     def started(self, job: int) -> None:
         self.charged[job] = self.sim.now
@@ -355,40 +425,71 @@ class PbsCycle(Algorithm):
         self.origin = int(min(sim.submit)) if sim.n else 0
 
     def schedule(self) -> None:
+        """One cycle: the jobs in PBS's order, each started, or noted with what holds it."""
         sim, queue = self.sim, self.queue
-        if not queue.waiting:                                       # type: ignore[attr-defined]
+        assert isinstance(queue, PbsOrder)
+        if not queue.waiting:
             return
         if self.cycle > 0:
             sim.wake_at(sim.now - (sim.now - self.origin) % self.cycle + self.cycle)
-        order = queue.jobs()
-        if not order:
-            return
+        order = queue.order()
         now, size, estimate = sim.now, sim.size, sim.estimate
         profile = running_jobs_profile(sim) if self.strict and self.depth > 0 else None
         reserved = 0
-        for job in order:
-            if not queue.may_start(job):
+        for at_job, job in enumerate(order):
+            held = queue.hold(job)[1]
+            if held:
+                queue.reasons.note(job, held)
                 continue
             if profile is None:
                 if sim.fits(job):
                     self.start(job)
-                elif self.strict:
-                    return
+                    continue
+                queue.reasons.note(job, RESOURCES)
+                if self.strict:
+                    return self._rest(order[at_job + 1:], STRICT_ORDER)
                 continue
             if reserved >= self.depth and not sim.fits(job):
+                queue.reasons.note(job, RESOURCES)
                 if not sim.free:
-                    return
+                    return self._rest(order[at_job + 1:], RESOURCES)
                 continue          # no room now and no reservation left to give: nothing to work out
             duration = max(int(estimate[job]), 1)
             at = profile.earliest_start(now, duration, int(size[job]))
             if at is None:
+                queue.reasons.note(job, RESOURCES)
                 continue
             if at == now and sim.fits(job):
                 self.start(job)
                 profile.reserve(now, now + duration, int(size[job]))
-            elif reserved < self.depth:
+                continue
+            queue.reasons.note(job, TOP_JOB if sim.fits(job) else RESOURCES)
+            if reserved < self.depth:
                 profile.reserve(at, at + duration, int(size[job]))
                 reserved += 1
+
+    def _rest(self, jobs: list[int], reason: str) -> None:
+        """The jobs a cycle did not reach: held by a limit, or by ``reason`` (what stopped the cycle)."""
+        queue = self.queue
+        assert isinstance(queue, PbsOrder)
+        for job in jobs:
+            queue.reasons.note(job, queue.hold(job)[1] or reason)
+
+    # ---------------------------------------------------------------- what the run shows
+
+    def extra_columns(self) -> dict[str, Any]:
+        """``pbs_reason``: what held each job longest, in PBS's words ("" if it never waited)."""
+        queue = self.queue
+        assert isinstance(queue, PbsOrder)
+        return {"pbs_reason": longest_reason_column(queue.reasons.totals(queue.waiting), self.sim.n)}
+
+    def summary(self) -> dict[str, Any]:
+        """``pbs_pending``: per reason, the jobs it held and for how many hours; ``pbs_refused``: jobs
+        refused at submission (max_queued) per qsub message."""
+        queue = self.queue
+        assert isinstance(queue, PbsOrder)
+        pending, refused = reason_summary(queue.reasons.totals(queue.waiting), self.sim.refused)
+        return {"pbs_pending": pending, "pbs_refused": refused}
 
 
 PARAMS = (

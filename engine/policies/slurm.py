@@ -11,15 +11,15 @@ The formula of slurm.schedmd.com/priority_multifactor.html::
 
 summed as floats and truncated to an integer, as slurmctld does. Waiting jobs are ordered by their
 partition's PriorityTier first, then by priority, then by submission. Priorities are recalculated
-every PriorityCalcPeriod (and a new job's once, at submission), not at each event: between two
-calculations the order only changes by arrivals.
+every PriorityCalcPeriod (and a new job's once, at submission, with age 0), not at each event:
+between two calculations the order only changes by arrivals.
 
 Fair-share (slurm.schedmd.com/fair_tree.html): usage is CPU-seconds of running and finished jobs,
-accrued at each calculation and decayed with PriorityDecayHalfLife, summed up the association tree
+accrued and decayed as slurmctld's decay thread does (:meth:`SlurmPriorityQueue.accrue`), summed up the association tree
 of ``sacctmgr show assoc`` (accounts without a parent hang from root). Fair Tree: every association
 gets a Level Fairshare LF = S / U (its shares and usage over its siblings'); siblings are visited by
-decreasing LF, depth first, and the n user associations get the ranks n, n-1, ... (ties among
-siblings share one); the factor is rank / n. Classic (PriorityFlags=NO_FAIR_TREE): 2^(-U/S) with U
+decreasing LF, depth first, and the n user associations get the ranks n, n-1, ... (ties share
+one, as fair_tree.c breaks them: :func:`fair_tree_factors`); the factor is rank / n. Classic (PriorityFlags=NO_FAIR_TREE): 2^(-U/S) with U
 the user's share of all usage and S the product of the normalised shares down its branch.
 
 Limits (engine.policies.slurmlimits): partition, QOS and association limits refuse a job at
@@ -31,7 +31,6 @@ nor backfilled, and reserves nothing, until the limit lets it go.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,10 +42,12 @@ from engine.policies.backfill import BACKFILL_BOUND, bounded
 from engine.policies.base import Param, PolicyError
 from engine.policies.ordering import WaitingQueue
 from engine.policies.registry import Component, Preset, register, register_algorithm, register_ordering
-from engine.policies.slurmlimits import SiteLimits
+from engine.policies import slurmkernels as kernels
+from engine.policies.slurmkernels import NONE, RESOURCES
+from engine.policies.slurmlimits import HOLD_CODES, SiteLimits
 from engine.sim.allocation import CountAllocator
-from engine.sim.profile import Profile, running_jobs_profile
-from engine.sim.simulator import Simulation
+from engine.sim.profile import Profile
+from engine.sim.simulator import Simulation, SimulationError
 
 #: the site's priority weights a policy parameter may override (``--set PriorityWeightFairshare=20000``)
 WEIGHT_KEYS = {"PriorityWeightAge": "age", "PriorityWeightFairshare": "fairshare", "PriorityWeightJobSize": "jobsize",
@@ -62,6 +63,14 @@ PARAMS = tuple(Param(key, "float", FROM_SITE, f"{key} (-1 = the value in the sit
 )
 
 HELD_QOS_USER = "QOSMaxJobsPerUserLimit"
+
+#: squeue's text for a job whose partition's nodes a blocked job of a partition before it took in
+#: this pass (slurmctld's schedule(): the nodes of a partition whose top job does not fit are
+#: reserved for it; every later job of a partition within those nodes waits with this text)
+RESERVED_FOR_HIGHER = "Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority partitions"
+#: the pending reasons by code (engine.policies.slurmkernels: NONE, PRIORITY, RESOURCES, RESERVED, then
+#: the limits' in SiteLimits.held_code's order)
+REASONS = ("None", "Priority", "Resources", RESERVED_FOR_HIGHER, *HOLD_CODES)
 
 
 def age_factor(age: float, max_age: float | None) -> float:
@@ -135,6 +144,8 @@ def _level(node: Node, shares: float, usage: float) -> float:
     """:func:`level_fairshare` with its siblings' sums of shares and usage given."""
     s = node.shares / shares if shares > 0 else 0.0
     u = node.usage / usage if usage > 0 else 0.0
+    if s == 0:          # no shares: the lowest LF, even without usage (fair_tree.c)
+        return 0.0
     return math.inf if u == 0 else s / u
 
 
@@ -152,42 +163,35 @@ def same_level(a: float, b: float) -> bool:
 def fair_tree_factors(root: Node) -> dict[tuple[str, str], float]:
     """(account, user) -> Fair Tree's rank-based factor rank / number of user associations.
 
-    Siblings are visited by decreasing LF; users of equal LF share a rank (the next distinct one
-    is lowered by how many shared it), and accounts of equal LF have their children merged and
-    sorted together, as fair_tree.html says."""
+    As 22.05's fair_tree.c (_calc_tree_fs) does it: siblings are sorted by decreasing LF, users
+    before accounts of the same LF; a user takes the next rank, or the previous one when its LF
+    equals the previous sibling's (the rank after a tie is lowered by how many shared it); an
+    account is descended into, and when its LF equals the previous sibling's its first child
+    starts tied (takes the rank last given). fair_tree.html says tied accounts have their
+    children merged and sorted together, but the code's merge (_count_tied_accounts) never
+    merges (it stops at the first account it meets): tied accounts are visited one after
+    another, in sacctmgr's order."""
     summed_usage(root)
     count = len(users_of(root))
     factors: dict[tuple[str, str], float] = {}
-    next_rank = count
+    rank = rnt = count
 
-    def visit(children: list[tuple[Node, float]]) -> None:
-        nonlocal next_rank
-        ranked = sorted(children, key=lambda pair: -pair[1])
-        i, n = 0, len(ranked)
-        while i < n:
-            node, level = ranked[i]
-            j = i + 1
-            while j < n and same_level(ranked[j][1], level):
-                j += 1
-            if j == i + 1:        # no tie (the usual case): the group's steps below, for one node
-                if node.user:
-                    factors[(node.account, node.user)] = next_rank / count
-                    next_rank -= 1
-                else:
-                    visit(levels(node.children))
-                i = j
-                continue
-            group = [node for node, _ in ranked[i:j]]
-            users = [node for node in group if node.user]
-            for user in users:
-                factors[(user.account, user.user)] = next_rank / count
-            next_rank -= len(users)
-            accounts = [node for node in group if not node.user]
-            if accounts:
-                visit([pair for account in accounts for pair in levels(account.children)])
-            i = j
+    def visit(children: list[tuple[Node, float]], account_tied: bool) -> None:
+        nonlocal rank, rnt
+        ranked = sorted(children, key=lambda pair: (-pair[1], not pair[0].user))
+        previous: float | None = None
+        for i, (node, level) in enumerate(ranked):
+            tied = account_tied if i == 0 else (previous is not None and same_level(previous, level))
+            if node.user:
+                if not tied:
+                    rank = rnt
+                factors[(node.account, node.user)] = rank / count
+                rnt -= 1
+            else:
+                visit(levels(node.children), tied)
+            previous = level
 
-    visit(levels(root.children))
+    visit(levels(root.children), False)
     return factors
 
 
@@ -252,13 +256,15 @@ class SlurmPriorityQueue(WaitingQueue):
         self.size_factor = [job_size_factor(int(c), n, total_cpus, total_nodes, conf.favor_small)
                             for c, n in zip(np.asarray(sim.size).tolist(), nodes_list)]
         limit = jobs["requested_time"].astype("int64").tolist()
+        mem_kb = np.asarray(jobs["mem"], dtype=np.int64) if "mem" in jobs else np.zeros(sim.n, dtype=np.int64)
+        gpus = np.asarray(jobs["gpus"], dtype=np.int64) if "gpus" in jobs else np.zeros(sim.n, dtype=np.int64)
         self.limits = SiteLimits(site, partitions, self.qos, self.account, self.user,
-                                 [int(p) for p in np.asarray(sim.procs).tolist()], nodes_list, limit)
+                                 [int(p) for p in np.asarray(sim.procs).tolist()], nodes_list, limit,
+                                 mem_mb=(-(-np.maximum(mem_kb, 0) * np.maximum(nodes, 1) // 1024)).tolist(),  # KB/node -> MB
+                                 gpus=(np.maximum(gpus, 0) * np.maximum(nodes, 1)).tolist())  # per node -> per job
         sim.finish_listeners.append(self.limits.ended)
         self.tree = association_tree(site.associations)
         self.users = {(u.account, u.user): u for u in users_of(self.tree)}
-        self.fairshare: dict[tuple[str, str], float] = {}
-        self.priorities: dict[int, int] = {}
         self.calculated: int | None = None
         # fair-share accrual in arrays (accrue): each user association's usage, in self.users' order
         self.usage = np.zeros(len(self.users))
@@ -279,78 +285,109 @@ class SlurmPriorityQueue(WaitingQueue):
         self.pair_keys = list(pairs)
         self.pair_index = np.array([pairs[key] for key in zip(self.account, self.user)], dtype=np.int64)
         self.pair_fairshare = np.ones(len(pairs))
+        self.tree_arrays = FlatTree(self.tree, self.users, self.pair_keys) if self.fair_tree else None
+        self.factors_due = False        # usage accrued since the fair-share factors were last made
         self.calculations = 0
         self.origin = (int(min(sim.submit)) if sim.n else 0) + int(float(params.get("priority_phase", 0.0)))
-        self.waiting: set[int] = set()
-        #: pending reasons: each waiting job's current one and since when; seconds per reason per job
-        self.reason: dict[int, str] = {}
-        self.reason_since: dict[int, int] = {}
-        self.reason_seconds: defaultdict[int, dict[str, int]] = defaultdict(dict)
+        # the waiting jobs: a flag per job, their count, and (possibly with jobs that left) by number
+        self.member = np.zeros(sim.n, dtype=bool)
+        self.waiting = 0
+        self.arrived: list[int] = []        # queued since the last order was made
+        self.order = np.zeros(0, dtype=np.int64)   # the last order made (jobs that left included)
+        self.ordered_after = -1             # the calculation that order was made after
+        tiers = sorted(set(self.tier), reverse=True)
+        self.tier_rank = np.array([tiers.index(t) for t in self.tier] if len(tiers) < 64 else
+                                  [{t: r for r, t in enumerate(tiers)}[t] for t in self.tier], dtype=np.int64)
+        self.tiers = max(len(tiers), 1)
+        #: pending reasons (codes of REASONS): each job's current one (-1: not waiting) and since when,
+        #: the seconds each job waited under each, and the order in which jobs first had some
+        self.reason = np.full(sim.n, -1, dtype=np.int64)
+        self.reason_since = np.zeros(sim.n, dtype=np.int64)
+        self.reason_seconds = np.zeros((sim.n, len(REASONS)), dtype=np.int64)
+        self.reason_first = np.full(sim.n, -1, dtype=np.int64)
+        self.reason_tally = np.zeros(1, dtype=np.int64)
 
     # ---------------------------------------------------------------- priorities
 
-    def priority(self, job: int) -> int:
-        """The job's priority as of the last calculation (computed at submission for a new one)."""
-        value = self.priorities.get(job)
-        if value is None:
-            value = self.priorities[job] = self.compute(job)
-        return value
-
-    def computed(self, jobs: list[int], at: int) -> list[int]:
-        """:meth:`compute` of many jobs at once, in arrays: the same sums in the same order (the
-        weights' order, from 0, as :func:`multifactor` adds them), truncated as int() does."""
-        if not jobs:
-            return []
+    def computed(self, jobs: np.ndarray, at: np.ndarray | int | None) -> np.ndarray:
+        """The priorities of ``jobs`` with their ages taken at ``at`` (a time per job, or one for
+        all; None: age 0, as at submission), the fair-share factors as of the last calculation: :func:`multifactor`'s sums in the
+        same order (the weights' order, from 0), truncated as int() does."""
         index = np.asarray(jobs, dtype=np.int64)
+        if not len(index):
+            return np.zeros(0, dtype=np.int64)
         w = self.weights
-        age = at - self.submit[index]
+        age = (at - self.submit[index]) if at is not None else np.zeros(len(index), dtype=np.int64)
         if self.max_age:
             age_f = np.minimum(np.maximum(age, 0) / self.max_age, 1.0)
         else:
             age_f = np.ones(len(index))
         size_f, partition_f, qos_f = (f[index] for f in self.static_factors)
-        factors = {"age": age_f, "fairshare": self.pair_fairshare[self.pair_index[index]], "jobsize": size_f,
+        factors = {"age": age_f, "fairshare": self.fairshare_factors()[self.pair_index[index]], "jobsize": size_f,
                    "partition": partition_f, "qos": qos_f}
         total = np.zeros(len(index))
         for name in w:
             total = total + w[name] * factors[name]
-        return total.astype(np.int64).tolist()
+        return total.astype(np.int64)
 
-    def compute(self, job: int, at: int | None = None) -> int:
-        w, sim = self.weights, self.sim
-        age = age_factor((sim.now if at is None else at) - sim.submit[job], self.max_age)
-        fairshare = self.fairshare.get((self.account[job], self.user[job]), 1.0 if not self.fairshare else 0.0)
-        return multifactor(w, {"age": age, "fairshare": fairshare, "jobsize": self.size_factor[job],
-                               "partition": self.partition_factor[job], "qos": self.qos_factor[job]})
+    def priorities(self) -> dict[int, int]:
+        """Each waiting job's priority now (as the last order has them; for tests and squeue-like views)."""
+        order = self.ordered()
+        return dict(zip(order.tolist(), self._priorities(order, self.sim.now).tolist()))
+
+    def fairshare_factors(self) -> np.ndarray:
+        """Each (account, user) pair's fair-share factor as of the last calculation, made when first
+        asked after it (from the usage it accrued)."""
+        if self.factors_due:
+            self.factors_due = False
+            flat = self.tree_arrays
+            if flat is not None and flat.usable:
+                self.pair_fairshare = flat.pair_factors(self.usage)
+            else:
+                root = self.tree
+                factors = fair_tree_factors(root) if self.fair_tree else classic_factors(root)
+                missing = 1.0 if not factors else 0.0
+                self.pair_fairshare = np.array([factors.get(key, missing) for key in self.pair_keys])
+        return self.pair_fairshare
 
     def recalculate_if_due(self) -> None:
         """Slurm's priority thread runs every PriorityCalcPeriod on its own timer (from the first
         submission here): the latest of its runs not after now is done if it was not yet, with
-        usage and ages as of that run's time."""
+        usage and ages as of that run's time. The usage is accrued now; the factors and the
+        priorities are made when a pass first asks for the order (the same values: they depend only
+        on the usage and the time of this calculation)."""
         now, period = self.sim.now, max(int(self.period), 1)
         origin = self.origin
         at = now - (now - origin) % period
         if self.calculated is not None and at <= self.calculated:
             return
+        if self.calculated is not None and (len(self.accruing) or self.new_started):
+            # runs missed while nothing waited: the decay thread ran them all, and a running job's
+            # usage is added (and decayed) per run, so they are caught up one by one
+            step = self.calculated + period
+            while step < at:
+                self.accrue(step)
+                self.calculated = step
+                step += period
         self.accrue(at)
-        root = self.tree
-        self.fairshare = fair_tree_factors(root) if self.fair_tree else classic_factors(root)
-        missing = 1.0 if not self.fairshare else 0.0
-        self.pair_fairshare = np.array([self.fairshare.get(key, missing) for key in self.pair_keys])
+        self.factors_due = True
         self.calculated = at
         self.calculations += 1
-        submit = self.sim.submit
-        due = [job for job in self.waiting if submit[job] <= at]
-        self.priorities = dict(zip(due, self.computed(due, at)))
 
     def accrue(self, now: int) -> None:
-        """Decay every association's usage to ``now`` and add the CPU-seconds jobs used since
-        (those that ended by ``now`` up to their end, the others up to ``now``). In arrays: each
-        job's CPU-seconds are added to its user's usage in the order the jobs started, as a loop
-        over them would (np.add.at adds in index order: the same sums to the last bit)."""
+        """Usage as slurmctld's decay thread keeps it (priority_multifactor.c, 22.05): per second
+        the decay factor is d = 1 - 0.693 / PriorityDecayHalfLife; at each calculation every
+        association's usage is multiplied by d^Δ (Δ: seconds since the previous calculation), then
+        each running job adds CPU-seconds x d^t for the t seconds it ran since then (Slurm's
+        ``run_delta * pow(decay_factor, run_delta)``: a period's new usage is itself decayed). A
+        job that ended since the previous calculation added its CPU-seconds x d^t at its end
+        (t: from the previous calculation or its start to its end), which this calculation's
+        decay then takes too. Without a half-life nothing decays. In arrays: each job's
+        CPU-seconds are added to its user's usage in the order the jobs started, as a loop over
+        them would (np.add.at adds in index order: the same sums to the last bit)."""
         usage = self.usage
-        if self.calculated is not None and self.halflife > 0:
-            usage *= 0.5 ** ((now - self.calculated) / self.halflife)
+        factor = 1.0 - 0.693 / self.halflife if self.halflife > 0 else 1.0
+        previous = self.calculated if self.calculated is not None else now - max(int(self.period), 1)
         jobs = np.concatenate((self.accruing, np.asarray(self.new_started, dtype=np.int64)))
         self.new_started = []
         if len(jobs):
@@ -359,10 +396,17 @@ class SlurmPriorityQueue(WaitingQueue):
             until = np.where(ended, end, now)
             since = self.since[jobs]
             users = self.user_index[jobs]
-            take = (users >= 0) & (until > since)
-            np.add.at(usage, users[take], (self.job_size[jobs[take]] * (until[take] - since[take])).astype(np.float64))
+            seconds = (until - since).astype(np.float64)
+            cpu_seconds = self.job_size[jobs] * seconds * factor ** seconds
+            done = (users >= 0) & (until > since) & ended        # added at their ends, decayed below
+            np.add.at(usage, users[done], cpu_seconds[done])
+            usage *= factor ** (now - previous)
+            running = (users >= 0) & (until > since) & ~ended
+            np.add.at(usage, users[running], cpu_seconds[running])
             self.since[jobs] = np.maximum(until, since)
             self.accruing = jobs[~ended]
+        else:
+            usage *= factor ** (now - previous)
         for node, value in zip(self.users.values(), usage.tolist()):
             node.usage = value
 
@@ -372,26 +416,34 @@ class SlurmPriorityQueue(WaitingQueue):
 
     # ---------------------------------------------------------------- pending reasons
 
-    def set_reason(self, job: int, reason: str) -> None:
-        """The job's pending reason from now on (the time under the previous one is counted)."""
-        if self.reason.get(job) != reason:
-            self._close(job)
-            self.reason[job] = reason
-
-    def _close(self, job: int) -> None:
-        now = self.sim.now
-        since = self.reason_since.get(job, now)
-        current = self.reason.get(job)
-        if current is not None and now > since:
-            seconds = self.reason_seconds[job]
-            seconds[current] = seconds.get(current, 0) + now - since
-        self.reason_since[job] = now
+    def set_reason(self, job: int, code: int) -> None:
+        """The job's pending reason (a code of REASONS) from now on (the time under the previous one is counted)."""
+        kernels.set_reason(job, code, self.sim.now, self.reason, self.reason_since, self.reason_seconds,
+                           self.reason_first, self.reason_tally)
 
     def pending_reasons(self) -> dict[int, dict[str, int]]:
-        """Seconds each job waited under each reason (jobs still waiting: up to now)."""
-        for job in list(self.waiting):
-            self._close(job)
-        return {job: dict(seconds) for job, seconds in self.reason_seconds.items()}
+        """Seconds each job waited under each reason (jobs still waiting: up to now), the jobs in
+        the order they first had some."""
+        jobs, seconds = self.reason_table()
+        return {job: {REASONS[code]: value for code, value in enumerate(row) if value}
+                for job, row in zip(jobs.tolist(), seconds.tolist())}
+
+    def reason_table(self) -> tuple[np.ndarray, np.ndarray]:
+        """The jobs that waited under some reason, in the order they first did, and their seconds
+        per reason (a row per job, a column per code of REASONS; jobs still waiting: up to now)."""
+        self.pending_reasons_closed()
+        jobs = np.flatnonzero(self.reason_first >= 0)
+        jobs = jobs[np.argsort(self.reason_first[jobs], kind="stable")]
+        return jobs, self.reason_seconds[jobs]
+
+    def pending_reasons_closed(self) -> None:
+        """Count the time of the jobs still waiting under their reason up to now."""
+        now = self.sim.now
+        for job in np.flatnonzero(self.member).tolist():
+            code = int(self.reason[job])
+            self.set_reason(job, -1)
+            self.reason[job] = code
+            self.reason_since[job] = now
 
     # ---------------------------------------------------------------- the queue
 
@@ -403,37 +455,65 @@ class SlurmPriorityQueue(WaitingQueue):
             self.sim.refuse(job, refusal.reason, refusal.limit)
             return
         self.limits.submitted(job)
-        super().add(job)
-        self.waiting.add(job)
-        self.reason[job] = "None"
+        self.member[job] = True
+        self.waiting += 1
+        self.arrived.append(job)
+        self.reason[job] = NONE
         self.reason_since[job] = self.sim.now
 
     def remove(self, job: int) -> None:
-        super().remove(job)
-        self._close(job)
-        self.waiting.discard(job)
-        self.priorities.pop(job, None)
-        self.reason.pop(job, None)
-        self.reason_since.pop(job, None)
+        if not self.member[job]:
+            raise SimulationError(f"{self.sim.job_name(job)} is not in the waiting queue")
+        self.member[job] = False
+        self.waiting -= 1
+        self.set_reason(job, -1)
 
     def held(self, job: int) -> str:
         """Slurm's pending reason when a limit holds the job now, else ""."""
         return self.limits.held(job)
 
-    def ordered(self) -> list[int]:
-        """Every waiting job in Slurm's order (PriorityTier, priority, submission), held ones too."""
+    def ordered(self) -> np.ndarray:
+        """Every waiting job in Slurm's order (PriorityTier, priority, submission), held ones too.
+
+        Priorities change only at a calculation: between two, the order is the last one without
+        the jobs that left, with the new jobs merged in (priced as at their submission). After a
+        calculation every priority is made again, and the last order re-sorted (mostly in order
+        already: a stable sort's runs)."""
         self.recalculate_if_due()
-        priorities, tier, submit = self.priorities, self.tier, self.sim.submit
-        missing = [j for j in self.waiting if j not in priorities]     # new since the calculation
-        priorities.update(zip(missing, self.computed(missing, self.sim.now)))
-        return sorted(self.waiting, key=lambda j: (-tier[j], -priorities[j], submit[j], j))
+        order = self.order
+        order = order[self.member[order]]
+        if self.arrived or self.ordered_after != self.calculations:
+            if self.arrived:
+                order = np.concatenate((order, np.asarray(self.arrived, dtype=np.int64)))
+                self.arrived = []
+            order = order[self._sorting(order, self._priorities(order, self.sim.now))]
+            self.ordered_after = self.calculations
+        self.order = order
+        return order
+
+    def _priorities(self, jobs: np.ndarray, now: int) -> np.ndarray:
+        """The priorities of waiting ``jobs``: those submitted by the last calculation as of it, the
+        others as slurmctld prices a new job at submission (set_job_prio): the last calculation's
+        fair-share and no age (sprio shows age 0 until the next calculation)."""
+        at = self.calculated if self.calculated is not None else now
+        return self.computed(jobs, np.where(self.submit[jobs] > at, self.submit[jobs], at))
+
+    def _sorting(self, jobs: np.ndarray, priority: np.ndarray) -> np.ndarray:
+        """The permutation of ``jobs`` into (higher PriorityTier, higher priority, earlier job) order."""
+        if not len(jobs):
+            return np.zeros(0, dtype=np.int64)
+        low, high = int(priority.min()), int(priority.max())
+        span, n = high - low + 1, self.sim.n
+        if self.tiers * span * n < 2 ** 62:   # one int64 key (unique: it ends in the job's number)
+            return np.argsort((self.tier_rank[jobs] * span + (high - priority)) * n + jobs, kind="stable")
+        return np.lexsort((jobs, self.submit[jobs], -priority, self.tier_rank[jobs]))
 
     def jobs(self) -> list[int]:
-        return [j for j in self.ordered() if not self.held(j)]
+        return [j for j in self.ordered().tolist() if not self.held(j)]
 
     def __len__(self) -> int:
         """Waiting jobs a pass may start: those no limit holds."""
-        return sum(1 for j in self.waiting if not self.held(j))
+        return sum(1 for j in np.flatnonzero(self.member).tolist() if not self.held(j))
 
     def head(self) -> int:
         return self.jobs()[0]
@@ -445,6 +525,47 @@ class SlurmPriorityQueue(WaitingQueue):
         self.since[job] = self.sim.now
         self.new_started.append(job)
         self.limits.started(job)
+
+
+class FlatTree:
+    """The association tree in arrays for the compiled Fair Tree (slurmkernels.fair_tree): node 0
+    the root, the others in depth-first order; ``usable`` unless two user associations have the
+    same (account, user) (then the Python rules decide which one's factor counts)."""
+
+    def __init__(self, root: Node, users: dict[tuple[str, str], Node], pair_keys: list[tuple[str, str]]) -> None:
+        nodes: list[Node] = []
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            nodes.append(node)
+            stack.extend(reversed(node.children))
+        index = {id(node): i for i, node in enumerate(nodes)}
+        self.usable = len(users) == sum(1 for node in nodes if node.user)
+        self.is_user = np.array([bool(node.user) for node in nodes], dtype=np.bool_)
+        self.shares = np.array([node.shares for node in nodes], dtype=np.float64)
+        children: list[int] = []
+        first = [0]
+        for node in nodes:
+            children.extend(index[id(c)] for c in node.children)
+            first.append(len(children))
+        self.first_child = np.array(first, dtype=np.int64)
+        self.children = np.array(children, dtype=np.int64)
+        self.postorder = np.arange(len(nodes) - 1, -1, -1, dtype=np.int64)
+        slot = {id(node): i for i, node in enumerate(users.values())}
+        self.user_slot = np.array([slot.get(id(node), -1) for node in nodes], dtype=np.int64)
+        self.count = int(self.is_user.sum())
+        self.pair_node = np.array([index[id(users[key])] if key in users else -1 for key in pair_keys], dtype=np.int64)
+        self.missing = 1.0 if not self.count else 0.0
+        self.factor = np.zeros(len(nodes))
+
+    def pair_factors(self, usage: np.ndarray) -> np.ndarray:
+        """Each pair's factor from the users' ``usage`` (pairs without a user association: 0, or
+        1 when the tree has no users at all, as the Python rules give)."""
+        if self.count:
+            kernels.fair_tree(self.is_user, self.shares, self.first_child, self.children, self.postorder,
+                              self.user_slot, usage, self.count, self.factor)
+        found = self.pair_node >= 0
+        return np.where(found, self.factor[np.where(found, self.pair_node, 0)], self.missing)
 
 
 def _column(jobs: Any, name: str, n: int) -> list[str]:
@@ -462,37 +583,6 @@ register_ordering(Component("slurm", slurm_priority, PARAMS,
 
 
 
-#: squeue's text for a job whose partition's nodes a blocked job of a partition before it took in
-#: this pass (slurmctld's schedule(): the nodes of a partition whose top job does not fit are
-#: reserved for it; every later job of a partition within those nodes waits with this text)
-RESERVED_FOR_HIGHER = "Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority partitions"
-
-
-def resolved_profile(sim: Simulation, resolution: int, running: list[tuple[int, int]] | None = None) -> Profile:
-    """The running jobs' profile with their expected ends rounded up to ``resolution`` seconds
-    (bf_resolution: the backfill scheduler's time grid); resolution <= 1: the exact profile.
-    ``running``: these (expected end, job) instead of all of ``sim.running_ends``."""
-    if running is None:
-        if resolution <= 1 or not sim.running_ends:
-            return running_jobs_profile(sim)
-        running = sim.running_ends
-    now = sim.now
-    profile = Profile(sim.capacity, now)
-    if not running:
-        return profile
-    resolution = max(resolution, 1)
-    ends = np.fromiter((end for end, _ in running), np.int64, len(running))
-    ends = np.maximum(-(-ends // resolution) * resolution, now + 1)
-    sizes = np.fromiter((sim.size[job] for _, job in running), np.int64, len(running))
-    released = np.cumsum(sizes)
-    last = np.append(ends[1:] != ends[:-1], True)
-    free_now = sim.capacity - int(released[-1])
-    steps = 1 + int(last.sum())
-    profile.make_room(steps)
-    profile.times[:steps] = np.concatenate(([now], ends[last]))
-    profile.free[:steps] = np.concatenate(([free_now], free_now + released[last]))
-    profile.length = steps
-    return profile
 
 
 class SlurmBackfill(Algorithm):
@@ -558,6 +648,9 @@ class SlurmBackfill(Algorithm):
         whole = bool(params.get("whole_node_reservations", True))
         #: CPUs per node of the site (the smallest node's, if they differ) when reservations take whole nodes
         self.cpus_per_node = min((n.cpus for n in nodesets), default=1) if whole else 1
+        self.walk = Walk(sim, queue, self.part_nodes)
+        self.running = Running(sim.n)
+        self.profile = Profile(sim.capacity)
 
     # ---------------------------------------------------------------- the loop's calls
 
@@ -568,6 +661,9 @@ class SlurmBackfill(Algorithm):
     def on_finish(self, job: int) -> None:
         self.event = True
         self.last_end = self.sim.now
+        running = self.running
+        kernels.remove_running(running.ends, running.jobs, running.sizes, running.count, self.sim.expected_end(job), job)
+        running.count -= 1
 
     def on_grid(self, cycle: int) -> bool:
         """Whether a pass of this cycle (every ``cycle`` seconds from the first submission) falls now."""
@@ -634,155 +730,233 @@ class SlurmBackfill(Algorithm):
 
     # ---------------------------------------------------------------- the passes
 
-    def _order(self) -> list[int]:
+    def start(self, job: int) -> None:
+        super().start(job)
+        running = self.running
+        kernels.insert_running(running.ends, running.jobs, running.sizes, running.count,
+                               self.sim.start_time[job] + self.sim.estimate[job], job, self.sim.size[job])
+        running.count += 1
+
+    def _order(self) -> np.ndarray:
         queue = self.queue
-        return queue.ordered() if isinstance(queue, SlurmPriorityQueue) else queue.jobs()
-
-    def _reason(self, job: int, reason: str) -> None:
-        if isinstance(self.queue, SlurmPriorityQueue):
-            self.queue.set_reason(job, reason)
-
-    def _partition(self, job: int) -> str:
-        return self.queue.partition[job] if isinstance(self.queue, SlurmPriorityQueue) else ""
-
-    def _blocked(self, job: int, parts: set[str], nodes: set[str]) -> str:
-        """Why the job waits behind a job that did not fit earlier in this pass ("" if none did in
-        its partition or in partitions holding all its nodes)."""
-        part = self._partition(job)
-        if part in parts:
-            return "Priority"
-        own = self.part_nodes.get(part)
-        if own is not None and own and own <= nodes:
-            return RESERVED_FOR_HIGHER
-        return ""
-
-    def _block(self, job: int, parts: set[str], nodes: set[str]) -> None:
-        part = self._partition(job)
-        parts.add(part)
-        nodes |= self.part_nodes.get(part, frozenset())
+        if isinstance(queue, SlurmPriorityQueue):
+            return queue.ordered()
+        return np.asarray(queue.jobs(), dtype=np.int64)
 
     def main_pass(self, depth: int | None) -> None:
         """Slurm's main scheduler: priority order, each job that fits starts; one that does not
-        reserves its partition's nodes for the rest of the pass."""
-        sim, queue = self.sim, self.queue
-        parts: set[str] = set()
-        nodes: set[str] = set()
-        for i, job in enumerate(self._order()):
-            if depth is not None and i >= depth:
+        reserves its partition's nodes for the rest of the pass. The walk between two jobs that
+        may start (those held by a limit or behind a blocked partition get their reasons) is
+        compiled (slurmkernels.main_walk)."""
+        sim, walk = self.sim, self.walk
+        order = self._order()
+        stop = len(order) if depth is None else min(depth, len(order))
+        parts, union, blocked = walk.fresh()
+        i = 0
+        while True:
+            i = kernels.main_walk(order, i, stop, sim.now, walk.partition, blocked, *walk.limits, *walk.reasons)
+            if i >= stop:
                 break
-            limit = queue.held(job) if isinstance(queue, SlurmPriorityQueue) else ""
-            if limit:
-                self._reason(job, limit)
-                continue
-            blocked = self._blocked(job, parts, nodes)
-            if blocked:
-                self._reason(job, blocked)
-            elif sim.fits(job):
+            job = int(order[i])
+            if sim.fits(job):
                 self.start(job)
             else:
-                self._reason(job, "Resources")
-                self._block(job, parts, nodes)
+                walk.wait(job, RESOURCES, sim.now)
+                kernels.block(walk.partition[job], parts, union, walk.atoms, walk.has_nodes, blocked)
+            i += 1
 
     def backfill_pass(self) -> None:
-        """Slurm's backfill scheduler (see the class docstring)."""
-        sim, queue = self.sim, self.queue
-        now, size, estimate = sim.now, sim.size, sim.estimate
+        """Slurm's backfill scheduler (see the class docstring), its walk compiled
+        (slurmkernels.backfill_walk), the starts made here.
+
+        A job starts only with its processors free now, and a pass only takes processors: once
+        fewer are free now than the smallest job left asks for, no later job starts, and the
+        reservations (which only serve to decide later starts; Slurm forgets them) are not made.
+        On a pool of processors counted, sim.free is the profile's free now, and until the first
+        job that does not start the profile never decreases (running jobs only end; the jobs
+        started take [now, now + d)): a job that fits now fits for its whole time, and starts.
+        The profile is built only then: from the running jobs as the pass began, with the
+        reservations of the jobs it started since."""
+        sim, walk = self.sim, self.walk
+        now = sim.now
         resolution = max(self.resolution, 1)
         order = self._order()
-        # A job starts only with its processors free now, and a pass only takes processors: once
-        # fewer are free now than the smallest job left asks for, no later job starts, and the
-        # reservations (which only serve to decide later starts; Slurm forgets them) are not made.
-        smallest = np.minimum.accumulate(self.job_size[order][::-1])[::-1].tolist() if order else []
-        # On a pool of processors counted, sim.free is the profile's free now, and until the first
-        # job that does not start the profile never decreases (running jobs only end; the jobs
-        # started take [now, now + d)): a job that fits now fits for its whole time, and starts.
-        # The profile is built only then: from the running jobs as the pass began, with the
-        # reservations of the jobs it started since.
-        profile = None if self.pool else resolved_profile(sim, resolution)
-        began = list(sim.running_ends) if self.pool else []
-        taken: list[tuple[int, int]] = []        # (duration, size) of the jobs started before the profile was built
-        horizon = now + self.window if self.window > 0 else None
-        per_user: dict[int, int] = {}
-        parts: set[str] = set()
-        nodes: set[str] = set()
-        tested = 0
-        for i, job in enumerate(order):
-            limit = queue.held(job) if isinstance(queue, SlurmPriorityQueue) else ""
-            if limit:
-                self._reason(job, limit)
-                continue
-            if tested >= self.bound:
+        if not len(order):
+            return
+        smallest = np.minimum.accumulate(self.job_size[order][::-1])[::-1]
+        parts, union, blocked = walk.fresh()
+        per_user = walk.per_user
+        if self.max_job_user > 0:
+            per_user[:] = 0
+        horizon = now + self.window if self.window > 0 else -1
+        state = np.zeros(5, dtype=np.int64)
+        profile: Profile | None = None
+        began = self.running.snapshot() if self.pool else None
+        if began is None:
+            profile = self.running_profile(self.running.snapshot(), resolution, len(order))
+        taken: list[tuple[int, int]] = []      # (duration, size) of the jobs started before the profile was built
+        none = np.zeros(1, dtype=np.int64)
+        while True:
+            if profile is not None:
+                state[2] = profile.length
+                profile.make_room(2 * (len(order) - int(state[0])) + 4)
+            status = kernels.backfill_walk(
+                order, state, self.bound, self.max_job_user, per_user, walk.user, self.job_size, walk.estimate,
+                smallest, resolution, sim.free, none if profile is None else profile.times,
+                none if profile is None else profile.free, now, horizon, self.cpus_per_node, sim.capacity,
+                walk.partition, parts, union, walk.atoms, walk.has_nodes, blocked, *walk.limits, *walk.reasons)
+            if profile is not None:
+                profile.length = int(state[2])
+            if status == kernels.DONE:
                 break
-            if self.max_job_user > 0:
-                user = sim.user[job]
-                if per_user.get(user, 0) >= self.max_job_user:
-                    continue
-                per_user[user] = per_user.get(user, 0) + 1
-            tested += 1
-            duration = -(-max(int(estimate[job]), 1) // resolution) * resolution
-            if (sim.free if profile is None else profile.free[0]) < smallest[i]:
-                self._reason(job, self._blocked(job, parts, nodes) or "Resources")
-                self._block(job, parts, nodes)
-                continue
-            if profile is None:
-                if size[job] <= sim.free:
-                    self.start(job)
-                    taken.append((duration, int(size[job])))
-                    continue
-                profile = resolved_profile(sim, resolution, began)
+            i = int(state[0])
+            job = int(order[i])
+            size = int(self.job_size[job])
+            duration = -(-max(int(walk.estimate[job]), 1) // resolution) * resolution
+            if status == kernels.NEEDS_PROFILE:
+                assert began is not None
+                profile = self.running_profile(began, resolution, len(order))
                 for d, n in taken:
                     profile.reserve(now, now + d, n)
-            at = profile.earliest_start(now, duration, int(size[job]))
-            if at is not None and at == now and sim.fits(job):
-                self.start(job)
-                profile.reserve(now, now + duration, int(size[job]))
+                state[3] = 1
                 continue
-            self._reason(job, self._blocked(job, parts, nodes) or "Resources")
-            self._block(job, parts, nodes)
-            if at is not None and (horizon is None or at < horizon):
-                profile.reserve(at, at + duration, self.reserved_size(int(size[job])))
+            if status == kernels.NEVER_FITS:
+                assert profile is not None
+                profile.earliest_start(now, duration, size)     # (raises: the job never fits)
+            state[0] = i + 1
+            if profile is None:
+                self.start(job)
+                taken.append((duration, size))
+            elif sim.fits(job):
+                self.start(job)
+                profile.reserve(now, now + duration, size)
+            else:
+                walk.wait(job, int(blocked[walk.partition[job]]) or RESOURCES, now)
+                kernels.block(walk.partition[job], parts, union, walk.atoms, walk.has_nodes, blocked)
+                at = int(state[4])
+                if horizon < 0 or at < horizon:
+                    profile.reserve(at, at + duration, self.reserved_size(size))
+
+    def running_profile(self, running: tuple[np.ndarray, np.ndarray], resolution: int, jobs: int) -> Profile:
+        """The profile of ``running`` (expected ends sorted, processors) with the ends rounded up to
+        ``resolution`` seconds (bf_resolution: the backfill scheduler's time grid; a job past its
+        expected end thought to end in a second), with room for two steps per job of the pass (in
+        the arrays of the pass before, grown when too small: a profile lives for one pass)."""
+        ends, sizes = running
+        profile = self.profile
+        profile.length = 0
+        profile.make_room(len(ends) + 2 * jobs + 4)
+        profile.length = kernels.running_profile(ends, sizes, len(ends), self.sim.now, resolution, self.sim.capacity,
+                                                 profile.times, profile.free)
+        return profile
 
     def reserved_size(self, cpus: int) -> int:
         """What a pending job's reservation takes: Slurm's backfill reserves whole nodes (its table
         of the future is node bitmaps), so ``cpus`` rounded up to whole nodes (with
         ``whole_node_reservations``; the processors alone without)."""
-        per_node = self.cpus_per_node
-        if per_node <= 1:
-            return cpus
-        return min(-(-cpus // per_node) * per_node, self.sim.capacity)
+        return int(kernels.reserved_size(cpus, self.cpus_per_node, self.sim.capacity))
 
     # ---------------------------------------------------------------- what the run shows
 
     def extra_columns(self) -> dict[str, Any]:
-        """``slurm_reason``: the pending reason that held each job longest ("" if it never waited)."""
+        """``slurm_reason``: the pending reason that held each job longest ("" if it never waited;
+        of equal ones, the first by name)."""
         queue = self.queue
         if not isinstance(queue, SlurmPriorityQueue):
             return {}
-        reasons = queue.pending_reasons()
-        column = [""] * self.sim.n
-        for job, seconds in reasons.items():
-            if seconds:
-                column[job] = max(sorted(seconds), key=lambda r: seconds[r])
-        return {"slurm_reason": column}
+        jobs, seconds = queue.reason_table()
+        by_name = sorted(range(len(REASONS)), key=lambda code: REASONS[code])
+        longest = np.asarray(by_name)[np.argmax(seconds[:, by_name], axis=1)] if len(jobs) else np.zeros(0, int)
+        column = np.full(self.sim.n, "", dtype=object)
+        column[jobs] = np.asarray(REASONS, dtype=object)[longest]
+        return {"slurm_reason": column.tolist()}
 
     def summary(self) -> dict[str, Any]:
         """``slurm_pending``: per pending reason as Slurm names it, the jobs it held and for how many
-        hours; ``slurm_refused``: jobs refused at submission per reason."""
+        hours (summed job after job, in the order they first waited); ``slurm_refused``: jobs
+        refused at submission per reason."""
         queue = self.queue
         if not isinstance(queue, SlurmPriorityQueue):
             return {}
-        hours: dict[str, float] = {}
-        jobs: dict[str, int] = {}
-        for seconds in queue.pending_reasons().values():
-            for reason, value in seconds.items():
-                hours[reason] = hours.get(reason, 0.0) + value / 3600.0
-                jobs[reason] = jobs.get(reason, 0) + 1
+        _, seconds = queue.reason_table()
+        pending: dict[str, dict[str, Any]] = {}
+        for code in sorted(range(len(REASONS)), key=lambda c: REASONS[c]):
+            values = seconds[:, code]
+            values = values[values > 0]
+            if len(values):
+                hours = float(np.cumsum(values / 3600.0)[-1])
+                pending[REASONS[code]] = {"jobs": int(len(values)), "hours": round(hours, 3)}
         refused: dict[str, int] = {}
         for reason, _ in self.sim.refused.values():
             refused[reason] = refused.get(reason, 0) + 1
-        return {"slurm_pending": {reason: {"jobs": jobs[reason], "hours": round(hours[reason], 3)}
-                                  for reason in sorted(hours)},
-                "slurm_refused": dict(sorted(refused.items()))}
+        return {"slurm_pending": pending, "slurm_refused": dict(sorted(refused.items()))}
+
+
+class Running:
+    """The running jobs as arrays sorted by (expected end, job), kept as jobs start and end (the
+    backfill pass builds its profile from them without a Python loop over sim.running_ends)."""
+
+    def __init__(self, n: int) -> None:
+        self.ends = np.zeros(max(n, 1), dtype=np.int64)
+        self.jobs = np.zeros(max(n, 1), dtype=np.int64)
+        self.sizes = np.zeros(max(n, 1), dtype=np.int64)
+        self.count = 0
+
+    def snapshot(self) -> tuple[np.ndarray, np.ndarray]:
+        """(expected ends, processors) of the jobs running now, copied."""
+        return self.ends[:self.count].copy(), self.sizes[:self.count].copy()
+
+
+class Walk:
+    """What the compiled walks of a pass read and write, per job: its partition (a number), its
+    user (a number), its time limit, the limits' checks and counters (engine.policies.slurmlimits:
+    none for a queue other than the ``slurm`` ordering), and its pending reason with the seconds
+    under each (the ``slurm`` queue's arrays; for another queue, arrays of the walk's own, unread).
+    Partitions' nodes as groups of nodes (the nodes in the same partitions), so that "all its
+    nodes within the blocked partitions' nodes" is a check of a few flags."""
+
+    def __init__(self, sim: Simulation, queue: WaitingQueue, part_nodes: dict[str, frozenset[str]]) -> None:
+        n = sim.n
+        names = queue.partition if isinstance(queue, SlurmPriorityQueue) else [""] * n
+        known = sorted(set(names) | set(part_nodes))
+        number = {name: i for i, name in enumerate(known)}
+        self.partition = np.array([number[name] for name in names], dtype=np.int64)
+        groups: dict[tuple[bool, ...], int] = {}
+        for node in sorted(set().union(*part_nodes.values())) if part_nodes else []:
+            groups.setdefault(tuple(node in part_nodes.get(name, ()) for name in known), len(groups))
+        self.atoms = np.zeros((len(known), max(len(groups), 1)), dtype=np.bool_)
+        for member, a in groups.items():
+            for p, inside in enumerate(member):
+                self.atoms[p, a] = inside
+        self.has_nodes = np.array([bool(part_nodes.get(name)) for name in known], dtype=np.bool_)
+        users = np.unique(np.asarray(sim.user, dtype=np.int64), return_inverse=True)[1] if n else np.zeros(0)
+        self.user = np.asarray(users, dtype=np.int64).reshape(-1)
+        self.per_user = np.zeros(int(self.user.max()) + 1 if n else 1, dtype=np.int64)
+        self.estimate = np.asarray(sim.estimate, dtype=np.int64)
+        if isinstance(queue, SlurmPriorityQueue):
+            limits = queue.limits
+            self.limits = (limits.running, limits.signature, limits.check_first, limits.check_slot, limits.check_index,
+                           limits.check_bound, limits.check_reason, limits.job_counts)
+            self.reasons = (queue.reason, queue.reason_since, queue.reason_seconds, queue.reason_first,
+                            queue.reason_tally)
+        else:
+            empty = np.zeros(0, dtype=np.int64)
+            self.limits = (np.zeros((1, 5), dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(2, dtype=np.int64),
+                           empty, empty, empty, empty, np.ones((n, 5), dtype=np.int64))
+            self.reasons = (np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros((n, 1), dtype=np.int64),
+                            np.zeros(n, dtype=np.int64), np.zeros(1, dtype=np.int64))
+        self.tracked = isinstance(queue, SlurmPriorityQueue)
+
+    def fresh(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """A pass's blocking state: blocked partitions, their nodes' groups, each partition's reason code."""
+        parts = len(self.has_nodes)
+        return (np.zeros(parts, dtype=np.bool_), np.zeros(self.atoms.shape[1], dtype=np.bool_),
+                np.zeros(parts, dtype=np.int64))
+
+    def wait(self, job: int, code: int, now: int) -> None:
+        """The job waits from now with the reason ``code``."""
+        if self.tracked:
+            kernels.set_reason(job, code, now, *self.reasons)
 
 
 def _site_param(name: str, label: str, text: str, unit: str = "") -> Param:

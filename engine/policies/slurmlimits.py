@@ -3,6 +3,9 @@
 Three kinds of limit (slurm.conf(5), resource_limits.html, sacctmgr(1); the reason names are
 slurmctld's ``job_reason`` strings as ``squeue -o %r`` prints them):
 
+* a partition's State (slurm.conf(5)): DOWN queues jobs and starts none (``PartitionDown``; here
+  refused at submission, as below, since the job never runs); DRAIN and INACTIVE refuse new jobs
+  (sbatch's "Required partition not available (inactive or drain)");
 * limits a job can never satisfy: its time limit above its partition's MaxTime
   (``PartitionTimeLimit``), its nodes above MaxNodes (``PartitionNodeLimit``), its time above its
   QOS's or association's MaxWall (``QOSMaxWallDurationPerJobLimit``,
@@ -11,19 +14,24 @@ slurmctld's ``job_reason`` strings as ``squeue -o %r`` prints them):
   could never fit in (MaxTRESPU, GrpTRES). Slurm leaves such a job pending for ever with that
   reason (or, with EnforcePartLimits, refuses it at sbatch): here it is refused at submission, listed
   with the reason, since it never runs either way;
-* limits checked at submission: MaxSubmitPU of the QOS (``QOSMaxSubmitJobPerUserLimit``) and
-  MaxSubmit of the association (``AssocMaxSubmitJobLimit``): the user's pending and running jobs
-  already at the limit, sbatch refuses the job;
-* limits that hold a job while others run: QOS GrpJobs, MaxJobsPU, association GrpJobs and MaxJobs
-  (jobs), then QOS GrpTRES, MaxTRESPU and association GrpTRES (cpu and node), in the order
+* limits checked at submission: MaxSubmitPA and MaxSubmitPU of the QOS
+  (``MaxSubmitJobsPerAccount``, ``QOSMaxSubmitJobPerUserLimit``) and MaxSubmit of the association
+  (``AssocMaxSubmitJobLimit``): the account's or user's pending and running jobs already at the
+  limit, sbatch refuses the job;
+* limits that hold a job while others run: QOS GrpJobs, MaxJobsPA (``MaxJobsPerAccount``, as 22.05
+  names it: the running jobs of the job's account in that QOS), MaxJobsPU, association GrpJobs and
+  MaxJobs (jobs), then QOS GrpTRES, MaxTRESPU and association GrpTRES (cpu and node), in the order
   slurmctld's acct_policy checks them (before and after node selection). The first that holds
   names the reason.
 
 A job's QOS limits are those of its own QOS and of its partition's QOS (``QOS=`` on the
 PartitionName line). Association limits apply along its chain: the (account, user) row, then the
 account's row and its parents' (GrpTRES/GrpJobs of an account count all the jobs below it).
-Association rows for another partition are not used. Only cpu and node TRES are followed (mem,
-gres are listed by ``engine site`` as read).
+Association rows for another partition are not used. The TRES followed are cpu, mem (the job's
+memory on all its nodes, as sacct's ReqTRES counts it, consumable or not), node and gres/gpu (its
+GPUs on all its nodes); others in a limit (billing, typed gres, licenses) are listed by
+``engine site`` as not modelled. An association's MaxTRES (per job) applies from its row and its
+accounts' rows.
 """
 
 from __future__ import annotations
@@ -32,15 +40,19 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from engine.platform.slurmconf import Association, Partition, Qos, SlurmSite, shown_time
 
 #: the reasons of a job's refusal at submission (Slurm: pending for ever, or refused by sbatch)
-NEVER_REASONS = ("PartitionTimeLimit", "PartitionNodeLimit", "QOSMaxWallDurationPerJobLimit",
+#: sbatch's refusal of a job for a DRAIN or INACTIVE partition (ESLURM_PARTITION_NOT_AVAIL)
+PARTITION_NOT_AVAILABLE = "Required partition not available (inactive or drain)"
+NEVER_REASONS = ("PartitionDown", PARTITION_NOT_AVAILABLE, "PartitionTimeLimit", "PartitionNodeLimit", "QOSMaxWallDurationPerJobLimit",
                  "AssocMaxWallDurationPerJobLimit", "QOSMaxCpuPerJobLimit", "QOSMaxNodePerJobLimit",
                  "QOSMaxCpuPerUserLimit", "QOSMaxNodePerUserLimit", "QOSGrpCpuLimit", "QOSGrpNodeLimit",
                  "AssocGrpCpuLimit", "AssocGrpNodeLimit")
-SUBMIT_REASONS = ("QOSMaxSubmitJobPerUserLimit", "AssocMaxSubmitJobLimit")
-HOLD_REASONS = ("QOSGrpJobsLimit", "QOSMaxJobsPerUserLimit", "AssocGrpJobsLimit", "AssocMaxJobsLimit",
+SUBMIT_REASONS = ("MaxSubmitJobsPerAccount", "QOSMaxSubmitJobPerUserLimit", "AssocMaxSubmitJobLimit")
+HOLD_REASONS = ("QOSGrpJobsLimit", "MaxJobsPerAccount", "QOSMaxJobsPerUserLimit", "AssocGrpJobsLimit", "AssocMaxJobsLimit",
                 "QOSGrpCpuLimit", "QOSGrpNodeLimit", "QOSMaxCpuPerUserLimit", "QOSMaxNodePerUserLimit",
                 "AssocGrpCpuLimit", "AssocGrpNodeLimit")
 
@@ -57,14 +69,41 @@ def _tres(limits: dict[str, int], name: str) -> int | None:
     return limits.get(name)
 
 
+#: the TRES the limits follow, in slurmctld's TRES order (cpu, mem, node, then gres), each with its
+#: place in the running counters ([jobs, cpu, node, mem MB, GPUs]) and the reason Slurm 22.05 shows
+#: when a limit of each kind holds (``qos_grp``: QOS GrpTRES, ``qos_user``: MaxTRESPU, ``qos_job``:
+#: MaxTRES, ``assoc_grp``: association GrpTRES, ``assoc_job``: association MaxTRES)
+TRES_COUNTED = (("cpu", 1), ("mem", 3), ("node", 2), ("gres/gpu", 4))
+TRES_REASONS: dict[str, dict[str, str]] = {
+    "qos_grp": {"cpu": "QOSGrpCpuLimit", "mem": "QOSGrpMemLimit", "node": "QOSGrpNodeLimit", "gres/gpu": "QOSGrpGRES"},
+    "qos_user": {"cpu": "QOSMaxCpuPerUserLimit", "mem": "QOSMaxMemoryPerUser", "node": "QOSMaxNodePerUserLimit",
+                 "gres/gpu": "QOSMaxGRESPerUser"},
+    "qos_job": {"cpu": "QOSMaxCpuPerJobLimit", "mem": "QOSMaxMemoryPerJob", "node": "QOSMaxNodePerJobLimit",
+                "gres/gpu": "QOSMaxGRESPerJob"},
+    "assoc_grp": {"cpu": "AssocGrpCpuLimit", "mem": "AssocGrpMemLimit", "node": "AssocGrpNodeLimit",
+                  "gres/gpu": "AssocGrpGRES"},
+    "assoc_job": {"cpu": "AssocMaxCpuPerJobLimit", "mem": "AssocMaxMemPerJob", "node": "AssocMaxNodePerJobLimit",
+                  "gres/gpu": "AssocMaxGRESPerJob"},
+}
+
+
+#: every reason a hold check gives, by its code - 1 (SiteLimits.held_code)
+HOLD_CODES = tuple(dict.fromkeys(HOLD_REASONS + tuple(reason for kind in ("qos_grp", "qos_user", "assoc_grp")
+                                                      for reason in TRES_REASONS[kind].values())))
+
+
 class SiteLimits:
     """The limits of one run's jobs (per job: partition, QOS, account, user, CPUs, nodes, time limit),
     with the counts of running and submitted jobs they are checked against."""
 
     def __init__(self, site: SlurmSite, partition: list[str], qos: list[str], account: list[str], user: list[str],
-                 cpus: list[int], nodes: list[int], time_limit: list[int]) -> None:
+                 cpus: list[int], nodes: list[int], time_limit: list[int], *, mem_mb: list[int] | None = None,
+                 gpus: list[int] | None = None) -> None:
         self.partition, self.qos, self.account, self.user = partition, qos, account, user
         self.cpus, self.nodes, self.time_limit = cpus, nodes, time_limit
+        #: each job's memory (MB, all its nodes) and GPUs (all its nodes), as its TRES counts
+        self.mem_mb = mem_mb if mem_mb is not None else [0] * len(cpus)
+        self.gpus = gpus if gpus is not None else [0] * len(cpus)
         self.partitions: dict[str, Partition] = site.conf.partitions
         self.qos_table: dict[str, Qos] = site.qos
         by_key: dict[tuple[str, str, str], Association] = {}
@@ -73,22 +112,50 @@ class SiteLimits:
         self.assoc = by_key
         self.parent = {a.account: (a.parent or "root") for a in site.associations if not a.user}
         self._chains: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
-        self._checks: dict[int, list[tuple[list[int], int, int, str]]] = {}
         self._qos_lists: dict[tuple[str, str], list[Qos]] = {}
-        # running counts: jobs, cpus, nodes
-        self.qos_run: defaultdict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
-        self.qos_user_run: defaultdict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
-        self.assoc_run: defaultdict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
         # submitted and not ended (pending + running)
         self.qos_user_submitted: defaultdict[tuple[str, str], int] = defaultdict(int)
+        self.qos_account_submitted: defaultdict[tuple[str, str], int] = defaultdict(int)
         self.assoc_submitted: defaultdict[tuple[str, str], int] = defaultdict(int)
         self.any_hold = any(self._qos_holds(q) for q in site.qos.values()) or any(
             a.max_jobs is not None or a.grp_jobs is not None or a.grp_tres for a in site.associations)
+        # The running counts (jobs, CPUs, nodes, memory MB, GPUs), in arrays the compiled passes read
+        # (engine.policies.slurmkernels): a row of :attr:`running` per counter, ("qos", name),
+        # ("qos_user", name, user), ("qos_account", name, account) or ("assoc", account, user). Jobs
+        # of one signature (partition, QOS, account, user) share their counters and their checks.
+        n = len(cpus)
+        self.job_counts = np.ones((n, 5), dtype=np.int64)      # counts(job) of each job
+        for column, values in ((1, cpus), (2, nodes), (3, self.mem_mb), (4, self.gpus)):
+            self.job_counts[:, column] = np.asarray(values, dtype=np.int64).reshape(-1)[:n] if n else 0
+        self._slots: dict[tuple[str, ...], int] = {}
+        keys: dict[tuple[str, str, str, str], int] = {}
+        self.signature = np.array([keys.setdefault(key, len(keys)) for key in zip(partition, qos, account, user)],
+                                  dtype=np.int64)
+        first_job = np.unique(self.signature, return_index=True)[1].tolist() if n else []
+        counters = [self._counters(job) for job in first_job]
+        checks = [[(self._slot(key), index, bound, code) for key, index, bound, code in self._key_checks(job)]
+                  for job in first_job]
+        self.running = np.zeros((max(len(self._slots), 1), 5), dtype=np.int64)
+        self.count_first, count_rows = _csr(counters)
+        self.count_slot = np.array(count_rows, dtype=np.int64)
+        self.check_first, check_rows = _csr(checks)
+        columns = list(zip(*check_rows)) if check_rows else [(), (), (), ()]
+        self.check_slot, self.check_index, self.check_bound, self.check_reason = (
+            np.array(column, dtype=np.int64) for column in columns)
+        self.qos_run = Counters(self, "qos")
+        self.qos_user_run = Counters(self, "qos_user")
+        self.qos_account_run = Counters(self, "qos_account")
+        self.assoc_run = Counters(self, "assoc")
+        self._count_kernel: Any = None
 
     @staticmethod
     def _qos_holds(q: Qos) -> bool:
         return (q.max_jobs_per_user is not None or q.grp_jobs is not None or bool(q.grp_tres)
-                or bool(q.max_tres_per_user))
+                or bool(q.max_tres_per_user) or q.max_jobs_per_account is not None)
+
+    def counts(self, job: int) -> tuple[int, int, int, int, int]:
+        """The job's place in the running counters: (1 job, its CPUs, nodes, memory MB, GPUs)."""
+        return 1, self.cpus[job], self.nodes[job], self.mem_mb[job], self.gpus[job]
 
     # ------------------------------------------------------------------ what applies to a job
 
@@ -137,8 +204,12 @@ class SiteLimits:
     def never(self, job: int) -> Refusal | None:
         """The limit the job can never satisfy, or None."""
         partition = self.partitions.get(self.partition[job])
-        limit, cpus, nodes = self.time_limit[job], self.cpus[job], self.nodes[job]
+        limit, nodes = self.time_limit[job], self.nodes[job]
         if partition is not None:
+            if partition.state == "DOWN":
+                return Refusal("PartitionDown", f"partition {partition.name} State=DOWN")
+            if partition.state in ("DRAIN", "INACTIVE"):
+                return Refusal(PARTITION_NOT_AVAILABLE, f"partition {partition.name} State={partition.state}")
             if partition.max_time is not None and limit > partition.max_time:
                 return Refusal("PartitionTimeLimit", f"partition {partition.name} MaxTime {shown_time(partition.max_time)}")
             if partition.max_nodes is not None and nodes > partition.max_nodes:
@@ -151,33 +222,34 @@ class SiteLimits:
             if row is not None and row.max_wall is not None and limit > row.max_wall:
                 return Refusal("AssocMaxWallDurationPerJobLimit",
                                f"association {_who(key)} MaxWall {shown_time(row.max_wall)}")
+        counts = self.counts(job)
         for q in self.qos_of(job):
-            for tres, reason, count in (("cpu", "QOSMaxCpuPerJobLimit", cpus), ("node", "QOSMaxNodePerJobLimit", nodes)):
-                bound = _tres(q.max_tres_per_job, tres)
-                if bound is not None and count > bound:
-                    return Refusal(reason, f"QOS {q.name} MaxTRES {tres}={bound}")
-            for tres, reason, count in (("cpu", "QOSMaxCpuPerUserLimit", cpus), ("node", "QOSMaxNodePerUserLimit", nodes)):
-                bound = _tres(q.max_tres_per_user, tres)
-                if bound is not None and count > bound:
-                    return Refusal(reason, f"QOS {q.name} MaxTRESPU {tres}={bound}")
-            for tres, reason, count in (("cpu", "QOSGrpCpuLimit", cpus), ("node", "QOSGrpNodeLimit", nodes)):
-                bound = _tres(q.grp_tres, tres)
-                if bound is not None and count > bound:
-                    return Refusal(reason, f"QOS {q.name} GrpTRES {tres}={bound}")
+            for kind, title, limits in (("qos_job", "MaxTRES", q.max_tres_per_job), ("qos_user", "MaxTRESPU",
+                                        q.max_tres_per_user), ("qos_grp", "GrpTRES", q.grp_tres)):
+                for tres, index in TRES_COUNTED:
+                    bound = _tres(limits, tres)
+                    if bound is not None and counts[index] > bound:
+                        return Refusal(TRES_REASONS[kind][tres], f"QOS {q.name} {title} {tres}={bound}")
         for key in self.chain(job):
             row = self._row(key, job)
             if row is None:
                 continue
-            for tres, reason, count in (("cpu", "AssocGrpCpuLimit", cpus), ("node", "AssocGrpNodeLimit", nodes)):
-                bound = _tres(row.grp_tres, tres)
-                if bound is not None and count > bound:
-                    return Refusal(reason, f"association {_who(key)} GrpTRES {tres}={bound}")
+            for kind, title, limits in (("assoc_job", "MaxTRES", row.max_tres_per_job),
+                                        ("assoc_grp", "GrpTRES", row.grp_tres)):
+                for tres, index in TRES_COUNTED:
+                    bound = _tres(limits, tres)
+                    if bound is not None and counts[index] > bound:
+                        return Refusal(TRES_REASONS[kind][tres], f"association {_who(key)} {title} {tres}={bound}")
         return None
 
     def at_submit(self, job: int) -> Refusal | None:
-        """MaxSubmitPU / MaxSubmit: the user's pending and running jobs already at the limit."""
-        user = self.user[job]
+        """MaxSubmitPA / MaxSubmitPU / MaxSubmit: the account's or user's pending and running jobs
+        already at the limit (per QOS, account first, as acct_policy checks them)."""
+        user, account = self.user[job], self.account[job]
         for q in self.qos_of(job):
+            if q.max_submit_per_account is not None and \
+                    self.qos_account_submitted[(q.name, account)] >= q.max_submit_per_account:
+                return Refusal("MaxSubmitJobsPerAccount", f"QOS {q.name} MaxSubmitPA {q.max_submit_per_account}")
             if q.max_submit_per_user is not None and self.qos_user_submitted[(q.name, user)] >= q.max_submit_per_user:
                 return Refusal("QOSMaxSubmitJobPerUserLimit", f"QOS {q.name} MaxSubmitPU {q.max_submit_per_user}")
         for key in self.chain(job):
@@ -188,58 +260,80 @@ class SiteLimits:
         return None
 
     def held(self, job: int) -> str:
-        """The limit that holds the job now (Slurm's reason), else "": the first of the job's checks
-        (:meth:`checks`, made once per job) whose count is above its threshold."""
-        if not self.any_hold:
-            return ""
-        checks = self._checks.get(job)
-        if checks is None:
-            checks = self._checks[job] = self.checks(job)
-        for counter, index, threshold, reason in checks:
-            if counter[index] > threshold:
-                return reason
-        return ""
+        """The limit that holds the job now (Slurm's reason), else "": the first of its signature's
+        checks (:meth:`_key_checks`) whose counter is above its threshold."""
+        code = self.held_code(job)
+        return HOLD_CODES[code - 1] if code else ""
 
-    def checks(self, job: int) -> list[tuple[list[int], int, int, str]]:
-        """The job's hold checks in :meth:`held_by_rules`' order, each (running counter, index in
+    def held_code(self, job: int) -> int:
+        """:meth:`held` as 1 + the index of the reason in HOLD_CODES, 0 = not held (the compiled
+        passes' form: engine.policies.slurmkernels.held_code)."""
+        sig = int(self.signature[job])
+        running, counts = self.running, self.job_counts
+        for k in range(int(self.check_first[sig]), int(self.check_first[sig + 1])):
+            index = self.check_index[k]
+            if running[self.check_slot[k], index] > self.check_bound[k] - counts[job, index]:
+                return int(self.check_reason[k])
+        return 0
+
+    def _slot(self, key: tuple[str, ...]) -> int:
+        """The row of ``key``'s counter in :attr:`running` (rows are made with the signatures)."""
+        return self._slots.setdefault(key, len(self._slots))
+
+    def _counters(self, job: int) -> list[int]:
+        """The counters a start or end of the job changes, in their order."""
+        user, account = self.user[job], self.account[job]
+        slots: list[int] = []
+        for q in self.qos_of(job):
+            slots.append(self._slot(("qos", q.name)))
+            slots.append(self._slot(("qos_user", q.name, user)))
+            slots.append(self._slot(("qos_account", q.name, account)))
+        for key in self.chain(job):
+            slots.append(self._slot(("assoc", *key)))
+        return slots
+
+    def _key_checks(self, job: int) -> list[tuple[tuple[str, ...], int, int, int]]:
+        """The job's hold checks (the same for its signature) in :meth:`held_by_rules`' order, each (running counter, index in
         it, threshold, reason): the job is held when ``counter[index] > threshold`` (a count at its
         limit: ``jobs >= bound``; a TRES: ``used + asked > bound``). The counters are the ones
         :meth:`_count` updates, so the checks stay valid as jobs start and end."""
-        user, cpus, nodes = self.user[job], self.cpus[job], self.nodes[job]
+        user = self.user[job]
         qos = self.qos_of(job)
         chain = self.chain(job)
-        checks: list[tuple[list[int], int, int, str]] = []
+        checks: list[tuple[tuple[str, ...], int, int, int]] = []
         for q in qos:
             if q.grp_jobs is not None:
-                checks.append((self.qos_run[q.name], 0, q.grp_jobs - 1, "QOSGrpJobsLimit"))
+                checks.append((("qos", q.name), 0, q.grp_jobs, _hold("QOSGrpJobsLimit")))
+            if q.max_jobs_per_account is not None:
+                checks.append((("qos_account", q.name, self.account[job]), 0, q.max_jobs_per_account,
+                               _hold("MaxJobsPerAccount")))
             if q.max_jobs_per_user is not None:
-                checks.append((self.qos_user_run[(q.name, user)], 0, q.max_jobs_per_user - 1, "QOSMaxJobsPerUserLimit"))
+                checks.append((("qos_user", q.name, user), 0, q.max_jobs_per_user, _hold("QOSMaxJobsPerUserLimit")))
         for key in chain:
             row = self._row(key, job)
             if row is None:
                 continue
             if row.grp_jobs is not None:
-                checks.append((self.assoc_run[key], 0, row.grp_jobs - 1, "AssocGrpJobsLimit"))
+                checks.append((("assoc", *key), 0, row.grp_jobs, _hold("AssocGrpJobsLimit")))
             if key[1] and row.max_jobs is not None:
-                checks.append((self.assoc_run[key], 0, row.max_jobs - 1, "AssocMaxJobsLimit"))
+                checks.append((("assoc", *key), 0, row.max_jobs, _hold("AssocMaxJobsLimit")))
         for q in qos:
-            for tres, reason, index, count in (("cpu", "QOSGrpCpuLimit", 1, cpus), ("node", "QOSGrpNodeLimit", 2, nodes)):
+            for tres, index in TRES_COUNTED:
                 bound = _tres(q.grp_tres, tres)
                 if bound is not None:
-                    checks.append((self.qos_run[q.name], index, bound - count, reason))
-            for tres, reason, index, count in (("cpu", "QOSMaxCpuPerUserLimit", 1, cpus),
-                                               ("node", "QOSMaxNodePerUserLimit", 2, nodes)):
+                    checks.append((("qos", q.name), index, bound, _hold(TRES_REASONS["qos_grp"][tres])))
+            for tres, index in TRES_COUNTED:
                 bound = _tres(q.max_tres_per_user, tres)
                 if bound is not None:
-                    checks.append((self.qos_user_run[(q.name, user)], index, bound - count, reason))
+                    checks.append((("qos_user", q.name, user), index, bound, _hold(TRES_REASONS["qos_user"][tres])))
         for key in chain:
             row = self._row(key, job)
             if row is None:
                 continue
-            for tres, reason, index, count in (("cpu", "AssocGrpCpuLimit", 1, cpus), ("node", "AssocGrpNodeLimit", 2, nodes)):
+            for tres, index in TRES_COUNTED:
                 bound = _tres(row.grp_tres, tres)
                 if bound is not None:
-                    checks.append((self.assoc_run[key], index, bound - count, reason))
+                    checks.append((("assoc", *key), index, bound, _hold(TRES_REASONS["assoc_grp"][tres])))
         return checks
 
     def held_by_rules(self, job: int) -> str:
@@ -247,12 +341,15 @@ class SiteLimits:
         are tested against)."""
         if not self.any_hold:
             return ""
-        user, cpus, nodes = self.user[job], self.cpus[job], self.nodes[job]
+        user = self.user[job]
         qos = self.qos_of(job)
         chain = self.chain(job)
         for q in qos:      # before node selection: job counts
             if q.grp_jobs is not None and self.qos_run[q.name][0] >= q.grp_jobs:
                 return "QOSGrpJobsLimit"
+            if q.max_jobs_per_account is not None and \
+                    self.qos_account_run[(q.name, self.account[job])][0] >= q.max_jobs_per_account:
+                return "MaxJobsPerAccount"
             if q.max_jobs_per_user is not None and self.qos_user_run[(q.name, user)][0] >= q.max_jobs_per_user:
                 return "QOSMaxJobsPerUserLimit"
         for key in chain:
@@ -263,27 +360,27 @@ class SiteLimits:
                 return "AssocGrpJobsLimit"
             if key[1] and row.max_jobs is not None and self.assoc_run[key][0] >= row.max_jobs:
                 return "AssocMaxJobsLimit"
+        counts = self.counts(job)
         for q in qos:      # after node selection: TRES
             used = self.qos_run[q.name]
-            for tres, reason, index, count in (("cpu", "QOSGrpCpuLimit", 1, cpus), ("node", "QOSGrpNodeLimit", 2, nodes)):
+            for tres, index in TRES_COUNTED:
                 bound = _tres(q.grp_tres, tres)
-                if bound is not None and used[index] + count > bound:
-                    return reason
+                if bound is not None and used[index] + counts[index] > bound:
+                    return TRES_REASONS["qos_grp"][tres]
             mine = self.qos_user_run[(q.name, user)]
-            for tres, reason, index, count in (("cpu", "QOSMaxCpuPerUserLimit", 1, cpus),
-                                               ("node", "QOSMaxNodePerUserLimit", 2, nodes)):
+            for tres, index in TRES_COUNTED:
                 bound = _tres(q.max_tres_per_user, tres)
-                if bound is not None and mine[index] + count > bound:
-                    return reason
+                if bound is not None and mine[index] + counts[index] > bound:
+                    return TRES_REASONS["qos_user"][tres]
         for key in chain:
             row = self._row(key, job)
             if row is None:
                 continue
             used = self.assoc_run[key]
-            for tres, reason, index, count in (("cpu", "AssocGrpCpuLimit", 1, cpus), ("node", "AssocGrpNodeLimit", 2, nodes)):
+            for tres, index in TRES_COUNTED:
                 bound = _tres(row.grp_tres, tres)
-                if bound is not None and used[index] + count > bound:
-                    return reason
+                if bound is not None and used[index] + counts[index] > bound:
+                    return TRES_REASONS["assoc_grp"][tres]
         return ""
 
     # ------------------------------------------------------------------ the counts
@@ -291,6 +388,7 @@ class SiteLimits:
     def submitted(self, job: int) -> None:
         for q in self.qos_of(job):
             self.qos_user_submitted[(q.name, self.user[job])] += 1
+            self.qos_account_submitted[(q.name, self.account[job])] += 1
         for key in self.chain(job):
             self.assoc_submitted[key] += 1
 
@@ -301,21 +399,44 @@ class SiteLimits:
         self._count(job, -1)
         for q in self.qos_of(job):
             self.qos_user_submitted[(q.name, self.user[job])] -= 1
+            self.qos_account_submitted[(q.name, self.account[job])] -= 1
         for key in self.chain(job):
             self.assoc_submitted[key] -= 1
 
     def _count(self, job: int, sign: int) -> None:
-        delta = (sign, sign * self.cpus[job], sign * self.nodes[job])
-        user = self.user[job]
-        counters: list[list[int]] = []
-        for q in self.qos_of(job):
-            counters.append(self.qos_run[q.name])
-            counters.append(self.qos_user_run[(q.name, user)])
-        for key in self.chain(job):
-            counters.append(self.assoc_run[key])
-        for counter in counters:
-            for i in range(3):
-                counter[i] += delta[i]
+        """Add sign x the job's counts to each of its counters (slurmkernels.count)."""
+        if self._count_kernel is None:
+            from engine.jit import bind_direct
+            from engine.policies.slurmkernels import count
+            bind_direct(self, "_count_kernel", count)
+        self._count_kernel(self.running, self.count_first, self.count_slot, self.signature, self.job_counts, job, sign)
+
+
+class Counters:
+    """One kind of the running counters by key (``limits.qos_run[name]``: its row of
+    SiteLimits.running, or zeros for a key no job counts in)."""
+
+    def __init__(self, limits: SiteLimits, kind: str) -> None:
+        self.limits, self.kind = limits, kind
+
+    def __getitem__(self, key: str | tuple[str, str]) -> np.ndarray:
+        slot = self.limits._slots.get((self.kind, *((key,) if isinstance(key, str) else key)))
+        return self.limits.running[slot] if slot is not None else np.zeros(5, dtype=np.int64)
+
+
+def _hold(reason: str) -> int:
+    """A hold reason's code: 1 + its index in HOLD_CODES."""
+    return HOLD_CODES.index(reason) + 1
+
+
+def _csr(rows: list[list[Any]]) -> tuple[np.ndarray, list[Any]]:
+    """Rows of items as (where each row begins, with the end last; the items one after the other)."""
+    first = np.zeros(len(rows) + 1, dtype=np.int64)
+    items: list[Any] = []
+    for i, row in enumerate(rows):
+        items.extend(row)
+        first[i + 1] = len(items)
+    return first, items
 
 
 def _who(key: tuple[str, str]) -> str:

@@ -66,12 +66,15 @@ def page(browser, live_server) -> Iterator:  # noqa: ANN001
 
 @pytest.fixture
 def celery_worker(transactional_db, settings, tmp_path) -> Iterator[None]:  # noqa: ANN001
-    """The project's Celery app on an in-memory broker, with a solo worker thread in this process."""
+    """The project's Celery app on an in-memory broker, with a solo worker thread in this process. Its
+    shutdown waits up to 60 s for the task in hand: after an experiment's last run the worker builds the
+    comparison's plots (experiment_finished), 17-23 s on this shared machine at load 8, often after the
+    test has read its page."""
     from celery.contrib.testing.worker import start_worker
 
     from tests.celery_broker import on_broker
     from webapp.celery import app
 
     with on_broker(app, "memory://", "cache+memory://", task_ignore_result=True), \
-            start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=10):
+            start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=60):
         yield

@@ -16,15 +16,20 @@ SLURM = Path(__file__).resolve().parents[1] / "data" / "slurm_replay"
 RESULTS = 300_000   # ms: a loaded shared machine parses and simulates slowly
 
 
-def test_an_admin_doubles_the_fairshare_weight(page, live_server, celery_worker, django_user_model):  # noqa: ANN001
-    django_user_model.objects.create_user("admin", password="admin-password-1")
-    base = live_server.url
+def admin_with_the_sacct_dump(page, base: str, users) -> None:  # noqa: ANN001
+    """An admin logged in, the real Slurm's sacct dump uploaded as "our sacct" and ready."""
+    users.objects.create_user("admin", password="admin-password-1")
     log_in(page, base, "admin", "admin-password-1")
     page.goto(base + "/traces/upload/")
     page.fill("#id_name", "our sacct")
     page.set_input_files("#id_file", str(SLURM / "sacct.txt"))
     page.click("main form button[type=submit]")
     page.wait_for_selector('#trace-status[data-status="ready"]', timeout=RESULTS)
+
+
+def test_an_admin_doubles_the_fairshare_weight(page, live_server, celery_worker, django_user_model):  # noqa: ANN001
+    base = live_server.url
+    admin_with_the_sacct_dump(page, base, django_user_model)
 
     page.goto(base + "/preview/")
     page.click("#new-site-preview")
@@ -57,4 +62,62 @@ def test_an_admin_doubles_the_fairshare_weight(page, live_server, celery_worker,
     assert page.get_by_label("PriorityWeightFairshare", exact=True).input_value() == "20000"   # the next edit starts here
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "site-preview.png"), full_page=True)
+    assert not page.watch.errors and not page.watch.external, (page.watch.errors, page.watch.external)
+
+
+def sweep_cells(page, value: str) -> list[str]:  # noqa: ANN001
+    """The sweep table's cells in the row of ``value``: the value, then current and proposed per metric, the change."""
+    return [t.strip() for t in page.locator(f'#sweep tr[data-value="{value}"] th, '
+                                            f'#sweep tr[data-value="{value}"] td').all_inner_texts()]
+
+
+def wait_for_sweep(page, lines: int) -> None:  # noqa: ANN001
+    """The page reloads itself when its last run ends: then the chosen value's tables and the figure
+    across the values, drawn by BokehJS with ``lines`` configurations (a line and its markers each)."""
+    page.wait_for_selector('#site-results[data-done="yes"]', timeout=RESULTS)
+    page.wait_for_function("() => window.Bokeh && Bokeh.documents.length === 1 && Bokeh.documents[0].is_idle",
+                           timeout=RESULTS)
+    drawn = page.evaluate("() => Bokeh.documents[0].roots()[0].renderers.length")
+    assert drawn == 2 * lines, drawn
+
+
+def test_an_admin_sweeps_the_backfill_bound_of_their_site(page, live_server, celery_worker,  # noqa: ANN001
+                                                         django_user_model):
+    """bf_max_job_test at 10 and 100: the current files replayed once per value, then a proposal (the
+    fair-share weight doubled) once per value too; every value's current and proposed side by side in
+    one table and one figure, and any value's tables below at a click."""
+    base = live_server.url
+    admin_with_the_sacct_dump(page, base, django_user_model)
+    page.goto(base + "/preview/site/new/")
+    page.fill("#id_name", "backfill bound")
+    page.select_option("#id_trace", label="our sacct")
+    page.set_input_files("#id_slurm_conf", str(SLURM / "slurm.conf"))
+    page.set_input_files("#id_qos", str(SLURM / "qos.txt"))
+    page.set_input_files("#id_assoc", str(SLURM / "assoc.txt"))
+    page.fill("#id_sweep_key", "bf_max_job_test")
+    page.fill("#id_sweep_values", "10, 100")
+    page.click("main form button[type=submit]")
+    wait_for_sweep(page, lines=1)                 # no proposal yet: the current files alone
+    assert page.locator("#sweep tbody tr").count() == 2
+    for value in ("10", "100"):
+        cells = sweep_cells(page, value)
+        assert cells[0].startswith(value) and cells[3] not in ("–", "") and cells[4] == "–", cells
+
+    page.get_by_label("PriorityWeightFairshare", exact=True).fill("20000")
+    page.fill("#id_name", "double fair-share")
+    page.click("#run-proposal")
+    wait_for_sweep(page, lines=2)
+    for value in ("10", "100"):
+        cells = sweep_cells(page, value)
+        assert cells[3] not in ("–", "") and cells[4] not in ("–", ""), cells   # mean waits of both, side by side
+        assert cells[-1] not in ("–", ""), cells                                 # and the change
+    assert page.locator("#sweep tr.chosen").get_attribute("data-value") == "10"
+    assert "at bf_max_job_test = 10" in page.inner_text("#site-results")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "site-preview-sweep.png"), full_page=True)
+    page.click('#sweep tr[data-value="100"] th a')
+    page.wait_for_selector('#sweep tr.chosen[data-value="100"]')
+    assert page.input_value("#sweep-value select") == "1"
+    assert "at bf_max_job_test = 100" in page.inner_text("#site-results")
+    assert "proposed" in page.inner_text("#waits-partition")
     assert not page.watch.errors and not page.watch.external, (page.watch.errors, page.watch.external)

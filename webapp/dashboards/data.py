@@ -296,9 +296,10 @@ def table_css() -> str:
 
 def sweep_series(experiment: Experiment, runs: list[Run],
                  labels: list[str]) -> tuple[dict[str, list], dict[str, dict], dict[str, list]]:
-    """Swept runs grouped by policy preset (one summary per swept value), the runs not swept, and the
-    figures of runs not swept that were derived at each swept value (AT_SWEEP_VALUES: a deadline-share
-    sweep's deadline figures of EASY and conservative, one summary per value)."""
+    """Swept runs grouped by policy preset, and by side in a preview ("slurm (current)"; one summary per
+    swept value), the runs not swept, and the figures of runs not swept that were derived at each swept
+    value (AT_SWEEP_VALUES: a deadline-share sweep's deadline figures of EASY and conservative, one
+    summary per value)."""
     values = list(experiment.sweep_values or [])
     if not experiment.sweep_param or not values:
         return {}, {}, {}
@@ -314,7 +315,8 @@ def sweep_series(experiment: Experiment, runs: list[Run],
                     derived[label] = [at_values.get(repr(value)) for value in values]
             continue
         preset = str((run.policy or {}).get("preset", label))
-        row = series.setdefault(preset, [None] * len(values))
+        # a preview's current and proposed runs share a preset: each side is its own line
+        row = series.setdefault(f"{preset} ({run.queues})" if run.queues else preset, [None] * len(values))
         if run.sweep_value in values and run.status == Run.Status.DONE:
             row[values.index(run.sweep_value)] = run.summary
     return series, baselines, derived

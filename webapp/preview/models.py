@@ -14,7 +14,17 @@ from django.db import models
 from django.urls import reverse
 from django.utils.text import slugify
 
-from engine.api import Clusters, Machine, QueueConfig, parse_machines, parse_queue_config, site_from_texts
+from engine.api import (
+    Clusters,
+    Machine,
+    QueueConfig,
+    SiteKey,
+    parse_machines,
+    parse_queue_config,
+    site_from_texts,
+    sweep_key,
+    with_change,
+)
 from webapp.experiments.models import CURRENT, Experiment
 
 #: fair-share presets a preview may use, and their counterpart under the other fair-share
@@ -139,7 +149,9 @@ class SitePreview(OnExperiment):
     uploaded, the proposed run an edited copy of them; both under the site's own scheduler (the
     ``slurm`` or ``pbs`` policy) on one pool of the site's CPUs. ``current`` and ``proposed`` map a
     file's name (engine.platform.sitefiles.FILES) to its text; ``proposed`` is empty until the first
-    proposal is run."""
+    proposal is run. A sweep (the experiment's ``sweep_param``: a key's label, as ``bf_max_job_test``
+    or ``long MaxTime``; ``sweep_values``: the values as the files write them) runs each side once per
+    value, with the key set to it in a copy of that side's files."""
 
 
     experiment = models.OneToOneField(Experiment, models.CASCADE, related_name="site_preview")
@@ -151,10 +163,18 @@ class SitePreview(OnExperiment):
     def get_absolute_url(self) -> str:
         return reverse("preview:site_detail", args=[self.pk])
 
-    def texts(self, side: str) -> dict[str, str]:
-        return dict(self.current if side == CURRENT else self.proposed)
+    def texts(self, side: str, value: Any = None) -> dict[str, str]:
+        """The ``current`` or ``proposed`` files; at a swept ``value``, with the swept key set to it."""
+        texts = dict(self.current if side == CURRENT else self.proposed)
+        key = self.swept_key() if value is not None else None
+        return with_change(texts, key, str(value)) if key is not None else texts
 
-    def site(self, side: str) -> Any:
-        """The SlurmSite or PbsServer of the ``current`` or ``proposed`` files (WorkloadError if they do
-        not read; they were checked when stored)."""
-        return site_from_texts(self.kind, self.texts(side))
+    def swept_key(self) -> SiteKey | None:
+        """The key the sweep sets (None without a sweep), found by its label in the current files."""
+        label = self.experiment.sweep_param
+        return sweep_key(site_from_texts(self.kind, self.current), label) if label else None
+
+    def site(self, side: str, value: Any = None) -> Any:
+        """The SlurmSite or PbsServer of the ``current`` or ``proposed`` files (at a swept ``value``)
+        (WorkloadError if they do not read; they were checked when stored)."""
+        return site_from_texts(self.kind, self.texts(side, value))

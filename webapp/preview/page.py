@@ -5,19 +5,23 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable
 from typing import Any
 
-from bokeh.embed import file_html
+from bokeh.embed import file_html, json_item
 from bokeh.layouts import column
 from bokeh.models import Div, LayoutDOM
 from bokeh.resources import INLINE
+from django.http import Http404, HttpRequest
 from django.template.loader import render_to_string
 
-from engine.api import QueueConfig, WorkloadError, error_line, metric_label, metric_text, walltime_text
+from engine.api import QueueConfig, WorkloadError, error_line, metric_label, metric_text, safe_cells, walltime_text
+from webapp.core.permissions import can_change
 from webapp.dashboards.data import table_css
 from webapp.dashboards.figures.preview import preview_layout, sweep_figure
-from webapp.experiments.models import CURRENT, PROPOSED, Run
-from webapp.preview.models import PARAMS, Preview
+from webapp.experiments.models import CURRENT, PROPOSED, Experiment, Run
+from webapp.experiments.views import page_metrics, with_time_left
+from webapp.preview.models import PARAMS, OnExperiment, Preview
 from webapp.preview.proposal import ProposalForm, differences, pool_words, yaml_diff
 from webapp.preview.services import (
     COUNTERPART,
@@ -33,6 +37,37 @@ from webapp.preview.services import (
 HOUR = 3600.0
 
 
+# -- what a preview's page and a site preview's page share -----------------------------------------
+
+
+def page_context(request: HttpRequest, preview: OnExperiment) -> dict[str, Any]:
+    """The context every preview page starts from: the preview, its experiment and runs, and whether
+    the visitor may change it."""
+    experiment = preview.experiment      # type: ignore[attr-defined]
+    return {"preview": preview, "experiment": experiment, "can_change": can_change(preview, request.user),
+            "runs": with_time_left(experiment.runs.all()), "page_metrics": page_metrics()}
+
+
+def chosen_value(request: HttpRequest, experiment: Experiment) -> Any:
+    """The swept value whose runs the page shows (``?value=`` its position), the first by default."""
+    values = list(experiment.sweep_values) if experiment.sweep_param else [None]
+    try:
+        return values[int(request.GET.get("value", 0))]
+    except (ValueError, IndexError):
+        raise Http404("No such value.") from None
+
+
+def embedded(context: dict[str, Any]) -> dict[str, Any]:
+    """``context`` with its Bokeh figures (``layout``, the sweep's) as json items in JSON data blocks,
+    embedded by a static script: the CSP allows no inline script."""
+    if context.get("layout") is not None:
+        context["bokeh_item"] = json_item(context.pop("layout"), "preview-plots")
+    sweep = context.get("sweep")
+    if sweep is not None and sweep["figure"] is not None:
+        context["sweep_item"] = json_item(sweep["figure"], "sweep-plot")
+    return context
+
+
 def page_results(preview: Preview, value: Any = None) -> dict[str, Any]:
     """The page's context besides the runs: the setup in words, and once the runs of ``value`` are done
     the results and their figures (``layout``)."""
@@ -43,7 +78,8 @@ def page_results(preview: Preview, value: Any = None) -> dict[str, Any]:
         "side": side, "window": window_dates(preview), "inferred": inferred_texts(preview),
         "values": list(enumerate(experiment.sweep_values)) if experiment.sweep_param else [],
         "value": value, "params": params_of(side), "configurations": configurations(preview),
-        "sweep": sweep_overview(preview, runs, value),
+        "sweep": sweep_overview(experiment, ((CURRENT, preview.current_name), (PROPOSED, preview.proposed_name)),
+                                lambda at: side_of(preview, runs, at).runs, value),
     }
     if not side.done or CURRENT not in side.runs or PROPOSED not in side.runs:
         return context
@@ -76,18 +112,21 @@ def value_text(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def sweep_overview(preview: Preview, runs: list[Run], chosen: Any = None) -> dict[str, Any] | None:
-    """Every swept value at once (None without a sweep): a row per value with the current and proposed
-    runs' SWEEP_METRICS (a run not done yet: its status) and the change in mean wait, and the figure
-    of the mean waits across the values (``figure``: None until some value's runs are done)."""
-    experiment = preview.experiment
+def sweep_overview(experiment: Experiment, sides: tuple[tuple[str, str], ...],
+                   runs_at: Callable[[Any], dict[str, Run]], chosen: Any = None,
+                   label: str | None = None) -> dict[str, Any] | None:
+    """Every swept value at once (None without a sweep): a row per value with the runs' SWEEP_METRICS
+    on each of ``sides`` ((CURRENT, its name), (PROPOSED, its name); ``runs_at(value)``: the runs of a
+    value by side; a run not done yet: its status, not made yet: "–") and the change in mean wait, and
+    the figure of the mean waits across the values (``figure``: None until some value's runs are done).
+    ``label``: the swept parameter in words (default: its name with spaces)."""
     if not experiment.sweep_param:
         return None
-    sides = ((CURRENT, preview.current_name), (PROPOSED, preview.proposed_name))
+    words = label or experiment.sweep_param.replace("_", " ")
     rows: list[dict[str, Any]] = []
     waits: dict[str, list[float | None]] = {f"{name}: {label}": [] for name, label in sides}
     for index, value in enumerate(experiment.sweep_values):
-        found = side_of(preview, runs, value).runs
+        found = runs_at(value)
         done = {name: (found[name].summary or {}) if name in found and found[name].status == Run.Status.DONE
                 else None for name, _ in sides}
         cells = []
@@ -103,10 +142,10 @@ def sweep_overview(preview: Preview, runs: list[Run], chosen: Any = None) -> dic
         rows.append({"index": index, "value": value_text(value), "cells": cells, "chosen": value == chosen,
                      "change": proposed - current if current is not None and proposed is not None else None})
     texts = [row["value"] for row in rows]
-    shown = any(h is not None for hours in waits.values() for h in hours)
-    return {"param": experiment.sweep_param, "metrics": [(code, metric_label(code)) for code in SWEEP_METRICS],
-            "sides": sides, "rows": rows,
-            "figure": sweep_figure(experiment.sweep_param.replace("_", " "), texts, waits) if shown else None}
+    drawn = {name: hours for name, hours in waits.items() if any(h is not None for h in hours)}   # no empty lines
+    return {"param": experiment.sweep_param, "label": words,
+            "metrics": [(code, metric_label(code)) for code in SWEEP_METRICS], "sides": sides, "rows": rows,
+            "figure": sweep_figure(words, texts, drawn) if drawn else None}
 
 
 #: rejected jobs listed on the page (all of them in the run's rejected.csv)
@@ -224,7 +263,7 @@ def download_html(preview: Preview, value: Any = None) -> str | None:
         if sweep["figure"] is not None:
             shown.append(sweep["figure"])
         if context.get("value") is not None:
-            tables = f"<h2>{sweep['param'].replace('_', ' ')} = {value_text(context['value'])}</h2>{tables}"
+            tables = f"<h2>{sweep['label']} = {value_text(context['value'])}</h2>{tables}"
     head = Div(text=f"<style>{table_css()}</style><h1>{title}</h1>", sizing_mode="stretch_width")
     body = Div(text=tables, sizing_mode="stretch_width")
     return file_html(column(head, *shown, body, *([layout] if layout is not None else [])), INLINE, title=title)
@@ -252,7 +291,7 @@ def tables_csv(preview: Preview, value: Any = None) -> str | None:
                 waits = [wait, ""] if side == CURRENT else ["", wait]
                 rows.append([f"{side} configuration's queue", row["queue"], queue.get("jobs"), "", *waits, ""])
     text = io.StringIO()
-    csv.writer(text).writerows(rows)
+    csv.writer(text).writerows(safe_cells(row) for row in rows)   # queue and user names come from uploads
     return text.getvalue()
 
 

@@ -152,15 +152,22 @@ def change_proposal(preview: Preview, name: str, text: str) -> int:
     """Run the proposed side again under a new proposed configuration (the current runs stay as they
     are). Refused while a proposed run is unfinished. Returns how many runs were queued again."""
     checked_texts(preview.machine_name, preview.machine_text, [(name, text)])
-    runs = list(preview.experiment.runs.filter(queues=PROPOSED))
-    busy = [run.label for run in runs if not run.is_final]
-    if busy:
-        raise PreviewError(f"{busy[0]} is still running: wait for it or cancel it first")
+    runs = idle_proposed_runs(preview.experiment)
     with transaction.atomic():
         Preview.objects.filter(pk=preview.pk).update(proposed_name=name, proposed_text=text)
         preview.proposed_name, preview.proposed_text = name, text
         queued = sum(rerun(run) for run in runs)
     return queued
+
+
+def idle_proposed_runs(experiment: Experiment) -> list[Run]:
+    """The experiment's proposed runs, to be run again under a new proposal: PreviewError naming the
+    first one still unfinished (a proposal never changes under a running run)."""
+    runs = list(experiment.runs.filter(queues=PROPOSED))
+    busy = [run.label for run in runs if not run.is_final]
+    if busy:
+        raise PreviewError(f"{busy[0]} is still running: wait for it or cancel it first")
+    return runs
 
 
 def copy_with_proposal(preview: Preview, owner: Any, name: str, text: str) -> Preview:

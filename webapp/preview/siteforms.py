@@ -36,6 +36,15 @@ class SiteUploadForm(forms.Form):
         self.fields["trace"].queryset = traces
         for field, (_, _, label, help_text) in UPLOADS.items():
             self.fields[field] = forms.FileField(required=False, label=label, help_text=help_text)
+        self.fields["sweep_key"] = forms.CharField(
+            required=False, max_length=100, label="Sweep a key (optional)",
+            help_text="A key as the proposal form names it: bf_max_job_test, PriorityWeightFairshare, long MaxTime "
+                      "(a partition's), normal MaxJobsPU (a QOS's); PBS: backfill_depth, workq max_run (a queue's). "
+                      "Current and proposed then run once per value.")
+        self.fields["sweep_values"] = forms.CharField(
+            required=False, max_length=1000, label="Sweep values",
+            help_text="As the file writes them, separated by commas: 100, 500, 1000 or 1-00:00:00, 2-00:00:00 or "
+                      "[u:PBS_GENERIC=1], [u:PBS_GENERIC=2].")
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -67,12 +76,14 @@ class SiteProposalForm(forms.Form):
 
     name = forms.CharField(max_length=190, label="Name of the proposal")
 
-    def __init__(self, *args: Any, kind: str, base: dict[str, str], keys: list[SiteKey], **kwargs: Any) -> None:
+    def __init__(self, *args: Any, kind: str, base: dict[str, str], keys: list[SiteKey], swept: str = "",
+                 **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.kind, self.base, self.keys = kind, base, keys
         for index, key in enumerate(keys):
-            self.fields[f"k{index}"] = forms.CharField(required=False, initial=key.value, label=key.label,
-                                                       max_length=200)
+            self.fields[f"k{index}"] = forms.CharField(
+                required=False, initial=key.value, label=key.label, max_length=200,
+                help_text="Swept: each run sets it to its value." if key.label == swept else "")
         for index, name in enumerate(SITE_FILES[kind]):
             self.fields[f"text{index}"] = forms.CharField(
                 required=index == 0, initial=base.get(name, ""), label=name, strip=False,

@@ -6,6 +6,11 @@ under the site's scheduler (the ``slurm`` or ``pbs`` policy) on one pool of its 
 * proposed: an edited copy of them (the common keys in a form, the rest as text), added with the
   first proposal and run again at each later one.
 
+A sweep of one of the common keys (its label, e.g. ``bf_max_job_test``, ``long MaxTime``, ``normal
+MaxJobsPU``, ``workq max_run``, and the values as the files write them) makes one current and one
+proposed run per value, each with the key set to the value in a copy of its side's files; the page
+then shows every value at once as the ordinary preview's sweep does (webapp.preview.page.sweep_overview).
+
 The page reads back, per partition (queue), account and user, the jobs and mean wait recorded /
 current / proposed, and what held the jobs in the scheduler's own words with the jobs and hours
 each reason held (engine.metrics.sitepending, in each run's summary).
@@ -20,7 +25,17 @@ from typing import Any
 import pandas as pd
 from django.db import transaction
 
-from engine.api import SITE_FILES, SiteKey, WorkloadError, common_keys, error_line, site_from_texts, with_change
+from engine.api import (
+    SITE_FILES,
+    SiteKey,
+    WorkloadError,
+    common_keys,
+    error_line,
+    site_from_texts,
+    split_values,
+    sweep_key,
+    with_change,
+)
 from webapp.experiments.models import CURRENT, PROPOSED, Experiment, Run
 from webapp.experiments.services import (
     ExperimentError,
@@ -32,7 +47,7 @@ from webapp.experiments.services import (
 )
 from webapp.experiments.tasks import dispatch_later
 from webapp.preview.models import SitePreview
-from webapp.preview.services import RECORDED, PreviewError
+from webapp.preview.services import RECORDED, PreviewError, idle_proposed_runs
 
 #: the most characters a site file may have (a slurm.conf of a large site is a few hundred kB)
 MAX_FILE_CHARS = 2_000_000
@@ -58,26 +73,73 @@ def site_cpus(kind: str, site: Any, trace: Any) -> int:
     return int(trace.workload().metadata.get("procs") or 0)
 
 
+@dataclass(frozen=True)
+class Sweep:
+    """A sweep as asked: the key's label and the values' text ("100, 500, 1000")."""
+
+    label: str = ""
+    values: str = ""
+
+
 def create_site_preview(owner: Any, *, name: str, trace: Any, kind: str, texts: dict[str, str],
-                        shared: bool = False, cpus: int | None = None) -> SitePreview:
-    """Check the files, then store the experiment, the site preview and its recorded and current runs in
-    one transaction. Raises PreviewError (one line); nothing is stored then."""
+                        shared: bool = False, cpus: int | None = None, sweep: Sweep = Sweep()) -> SitePreview:
+    """Check the files (and the sweep: every value written into them must read), then store the
+    experiment, the site preview and its recorded and current runs (one per swept value) in one
+    transaction. Raises PreviewError (one line); nothing is stored then."""
     texts = {key: normalised(value) for key, value in texts.items() if key in SITE_FILES.get(kind, ()) and value.strip()}
     site = checked_site(kind, texts)
     cpus = cpus or site_cpus(kind, site, trace)
     if cpus < 1:
         raise PreviewError("the machine's size is unknown: the site's files and the trace name no CPUs")
-    planned = with_recorded_run(trace, [PlannedRun(f"current: {kind} as configured", {"preset": kind, "params": {}},
-                                                   None, CURRENT)])
+    key, values = swept(kind, site, sweep)
+    checked_values(kind, texts, key, values)
+    planned = with_recorded_run(trace, [PlannedRun(run_label(f"current: {kind} as configured", key, value),
+                                                   {"preset": kind, "params": {}}, value, CURRENT)
+                                        for value in values or [None]])
     try:
         checked_room(owner, len(planned))
     except ExperimentError as error:
         raise PreviewError(str(error)) from None
     with transaction.atomic():
-        experiment = Experiment.objects.create(owner=owner, name=name, shared=shared, trace=trace, procs=cpus)
+        experiment = Experiment.objects.create(owner=owner, name=name, shared=shared, trace=trace, procs=cpus,
+                                               sweep_param=key.label if key else "", sweep_values=values)
         preview = SitePreview.objects.create(experiment=experiment, kind=kind, current=texts)
         add_runs(experiment, planned)
     return preview
+
+
+def swept(kind: str, site: Any, sweep: Sweep) -> tuple[SiteKey | None, list[str]]:
+    """The key a sweep sets and its values (None, [] without a sweep), or PreviewError."""
+    if not sweep.label.strip():
+        if sweep.values.strip():
+            raise PreviewError("sweep: name the key to sweep (e.g. bf_max_job_test) or leave the values empty")
+        return None, []
+    try:
+        key = sweep_key(site, sweep.label)
+    except WorkloadError as error:
+        raise PreviewError(error_line(error)) from None
+    values = split_values(sweep.values)
+    if not values:
+        raise PreviewError(f"sweep over {key.label}: give at least one value, as {key.file} writes it")
+    return key, values
+
+
+def checked_values(kind: str, texts: dict[str, str], key: SiteKey | None, values: list[str]) -> None:
+    """PreviewError (naming file, line and key) unless the files read with the key at every value."""
+    for value in values if key is not None else []:
+        try:
+            changed = with_change(texts, key, value)
+        except WorkloadError as error:
+            raise PreviewError(f"sweep value {value}: {error_line(error)}") from None
+        try:
+            checked_site(kind, changed)
+        except PreviewError as error:
+            raise PreviewError(f"sweep value {value}: {error}") from None
+
+
+def run_label(side: str, key: SiteKey | None, value: Any) -> str:
+    """ "current: slurm as configured (bf_max_job_test=100)"; without a sweep the side alone."""
+    return (f"{side} ({key.label}={value})" if key is not None and value is not None else side)[:300]
 
 
 def normalised(text: str) -> str:
@@ -90,24 +152,28 @@ def propose(preview: SitePreview, name: str, texts: dict[str, str]) -> int:
     Refused while a proposed run is unfinished. Returns how many runs were queued."""
     texts = {key: normalised(value) for key, value in texts.items() if value.strip()}
     checked_site(preview.kind, texts)
-    runs = list(preview.experiment.runs.filter(queues=PROPOSED))
-    busy = [run.label for run in runs if not run.is_final]
-    if busy:
-        raise PreviewError(f"{busy[0]} is still running: wait for it or cancel it first")
+    experiment = preview.experiment
+    key, values = preview.swept_key(), list(experiment.sweep_values)
+    checked_values(preview.kind, texts, key, values)
+    runs = idle_proposed_runs(experiment)
     with transaction.atomic():
         SitePreview.objects.filter(pk=preview.pk).update(proposed=texts, proposed_name=name)
         preview.proposed, preview.proposed_name = texts, name
         if runs:
+            for run in runs:
+                Run.objects.filter(pk=run.pk).update(label=run_label(f"proposed: {name}", key, run.sweep_value))
             return sum(rerun(run) for run in runs)
         try:
-            checked_room(preview.experiment.owner, 1)
+            checked_room(experiment.owner, len(values) or 1)
         except ExperimentError as error:
             raise PreviewError(str(error)) from None
-        last = preview.experiment.runs.count()
-        Run.objects.create(experiment=preview.experiment, position=last, label=f"proposed: {name}"[:300],
-                           policy={"preset": preview.kind, "params": {}}, queues=PROPOSED)
+        last = experiment.runs.count()
+        Run.objects.bulk_create(
+            Run(experiment=experiment, position=last + index, label=run_label(f"proposed: {name}", key, value),
+                policy={"preset": preview.kind, "params": {}}, sweep_value=value, queues=PROPOSED)
+            for index, value in enumerate(values or [None]))
         dispatch_later()
-    return 1
+    return len(values) or 1
 
 
 # -- the proposal: the form's keys and the texts ------------------------------------------------------
@@ -157,13 +223,17 @@ def changed_keys(current: Any, proposed: Any) -> list[Change]:
 # -- reading it back ----------------------------------------------------------------------------------
 
 
-def side_runs(preview: SitePreview) -> dict[str, Run]:
-    runs: dict[str, Run] = {}
-    for run in preview.experiment.runs.all():
-        key = RECORDED if (run.policy or {}).get("preset") == RECORDED else run.queues
-        if key:
-            runs.setdefault(key, run)
-    return runs
+def side_runs(preview: SitePreview, value: Any = None, runs: list[Run] | None = None) -> dict[str, Run]:
+    """The recorded run and the current and proposed runs at the swept ``value`` (without a sweep: the
+    only ones), by side; ``runs``: the experiment's, when already read."""
+    found: dict[str, Run] = {}
+    swept = bool(preview.experiment.sweep_param)
+    for run in preview.experiment.runs.all() if runs is None else runs:
+        if (run.policy or {}).get("preset") == RECORDED:
+            found.setdefault(RECORDED, run)
+        elif run.queues and (not swept or run.sweep_value == value):
+            found.setdefault(run.queues, run)
+    return found
 
 
 def wait_tables(preview: SitePreview, runs: dict[str, Run]) -> dict[str, list[dict[str, Any]]]:

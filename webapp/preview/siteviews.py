@@ -10,14 +10,15 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from engine.api import SITE_FILES, WorkloadError, error_line
-from webapp.core.permissions import can_change, get_owned_or_404, get_visible_or_404, visible_to
+from webapp.core.permissions import get_owned_or_404, get_visible_or_404, visible_to
 from webapp.experiments.models import CURRENT, PROPOSED
 from webapp.experiments.services import delete_experiment
-from webapp.experiments.views import page_metrics, with_time_left
 from webapp.preview.models import SitePreview
+from webapp.preview.page import chosen_value, embedded, page_context, sweep_overview
 from webapp.preview.services import RECORDED, PreviewError
 from webapp.preview.siteforms import SiteProposalForm, SiteUploadForm
 from webapp.preview.sites import (
+    Sweep,
     apply_changes,
     changed_keys,
     checked_site,
@@ -43,7 +44,8 @@ def site_new(request: HttpRequest) -> HttpResponse:
             data = form.cleaned_data
             try:
                 preview = create_site_preview(request.user, name=data["name"], trace=data["trace"], kind=data["kind"],
-                                              texts=data["texts"], shared=data["shared"], cpus=data.get("cpus"))
+                                              texts=data["texts"], shared=data["shared"], cpus=data.get("cpus"),
+                                              sweep=Sweep(data.get("sweep_key") or "", data.get("sweep_values") or ""))
             except PreviewError as error:
                 form.add_error(None, str(error))
             else:
@@ -59,7 +61,8 @@ def proposal_form(preview: SitePreview, data: dict | None = None) -> SiteProposa
     side = PROPOSED if preview.proposed else CURRENT
     base = preview.texts(side)
     name = preview.proposed_name or "my change"
-    return SiteProposalForm(data, kind=preview.kind, base=base, keys=keys_of(preview, side), initial={"name": name})
+    return SiteProposalForm(data, kind=preview.kind, base=base, keys=keys_of(preview, side),
+                            swept=preview.experiment.sweep_param, initial={"name": name})
 
 
 @require_GET
@@ -69,11 +72,16 @@ def site_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _page(request: HttpRequest, preview: SitePreview, form: SiteProposalForm | None = None,
           status: int = 200) -> HttpResponse:
-    editable = can_change(preview, request.user)
-    runs = side_runs(preview)
-    context = {"preview": preview, "experiment": preview.experiment, "can_change": editable,
-               "runs": with_time_left(preview.experiment.runs.all()), "files": SITE_FILES[preview.kind], "page_metrics": page_metrics(),
-               "sides": [s for s in (RECORDED, CURRENT, PROPOSED) if s in runs]}
+    experiment = preview.experiment
+    value = chosen_value(request, experiment)
+    every = list(experiment.runs.all())
+    runs = side_runs(preview, value, every)
+    context = {**page_context(request, preview), "files": SITE_FILES[preview.kind],
+               "sides": [s for s in (RECORDED, CURRENT, PROPOSED) if s in runs], "value": value,
+               "values": list(enumerate(experiment.sweep_values)) if experiment.sweep_param else [],
+               "sweep": sweep_overview(experiment, ((CURRENT, "as configured"),
+                                                    (PROPOSED, preview.proposed_name or "none yet")),
+                                       lambda at: side_runs(preview, at, every), value, label=experiment.sweep_param)}
     if preview.proposed:
         context["diff"] = text_diff(preview.current, preview.proposed, SITE_FILES[preview.kind])
         try:
@@ -91,9 +99,9 @@ def _page(request: HttpRequest, preview: SitePreview, form: SiteProposalForm | N
             context["missing"] = True
         context["pending"] = [{"reason": row["reason"], "values": [row.get(side) for side in sides]}
                               for row in pending_table(runs)]
-    if editable:
+    if context["can_change"]:
         context["proposal"] = form or proposal_form(preview)
-    return render(request, "preview/site_detail.html", context, status=status)
+    return render(request, "preview/site_detail.html", embedded(context), status=status)
 
 
 @require_POST

@@ -4,9 +4,7 @@ configuration side by side, with the proposal edited and run again in its page."
 
 from __future__ import annotations
 
-from typing import Any
 
-from bokeh.embed import json_item
 from django.contrib import messages
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -25,10 +23,19 @@ from webapp.core.permissions import (
 from webapp.experiments.reproduce import PRESETS as PAPER_PRESETS
 from webapp.experiments.reproduce import PaperPreset
 from webapp.experiments.services import delete_experiment
-from webapp.experiments.views import comparable_runs, page_metrics, with_time_left
+from webapp.experiments.views import comparable_runs
 from webapp.preview.forms import MachineFileForm, PreviewForm, QueueFileForm
 from webapp.preview.models import INFERRED_LABEL, MachineFile, Preview, QueueFile, SitePreview
-from webapp.preview.page import download_html, page_results, proposal_check, proposal_form, tables_csv
+from webapp.preview.page import (
+    chosen_value,
+    download_html,
+    embedded,
+    page_context,
+    page_results,
+    proposal_check,
+    proposal_form,
+    tables_csv,
+)
 from webapp.preview.proposal import ProposalForm
 from webapp.preview.services import (
     PreviewError,
@@ -214,15 +221,6 @@ def reproduce_initial(preset: PaperPreset, traces: QuerySet, machines: QuerySet)
     return initial
 
 
-def _chosen_value(request: HttpRequest, preview: Preview) -> Any:
-    """The swept value whose runs the page compares (``?value=`` its position), the first by default."""
-    values = list(preview.experiment.sweep_values) if preview.experiment.sweep_param else [None]
-    try:
-        return values[int(request.GET.get("value", 0))]
-    except (ValueError, IndexError):
-        raise Http404("No such value.") from None
-
-
 @require_GET
 def preview_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return _detail_page(request, get_visible_or_404(PREVIEWS, request.user, pk))
@@ -231,20 +229,11 @@ def preview_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def _detail_page(request: HttpRequest, preview: Preview, proposal: ProposalForm | None = None,
                  status: int = 200) -> HttpResponse:
     """The preview's page; ``proposal``: the editor as posted (kept with its errors)."""
-    editable = can_change(preview, request.user)
-    context = {"preview": preview, "experiment": preview.experiment, "can_change": editable,
-               "runs": with_time_left(preview.experiment.runs.all()), "page_metrics": page_metrics(),
-               "other_runs": comparable_runs(preview.experiment, request.user),
-               **page_results(preview, _chosen_value(request, preview))}
-    if editable:
+    context = {**page_context(request, preview), "other_runs": comparable_runs(preview.experiment, request.user),
+               **page_results(preview, chosen_value(request, preview.experiment))}
+    if context["can_change"]:
         context["proposal"] = proposal or proposal_form(preview)
-    if context.get("layout") is not None:
-        # A json_item in a JSON data block, embedded by a static script: the CSP allows no inline script.
-        context["bokeh_item"] = json_item(context.pop("layout"), "preview-plots")
-    sweep = context.get("sweep")
-    if sweep is not None and sweep["figure"] is not None:
-        context["sweep_item"] = json_item(sweep["figure"], "sweep-plot")
-    return render(request, "preview/detail.html", context, status=status)
+    return render(request, "preview/detail.html", embedded(context), status=status)
 
 
 @require_POST
@@ -279,7 +268,7 @@ def preview_propose(request: HttpRequest, pk: int) -> HttpResponse:
 def preview_download(request: HttpRequest, pk: int) -> HttpResponse:
     """The whole page (tables and figures) as one self-contained HTML file that works offline."""
     preview = get_visible_or_404(PREVIEWS, request.user, pk)
-    return attachment(download_html(preview, _chosen_value(request, preview)),
+    return attachment(download_html(preview, chosen_value(request, preview.experiment)),
                       f"{slugify(preview.name) or 'preview'}-{preview.pk}.html", "text/html; charset=utf-8",
                       unfinished=UNFINISHED)
 
@@ -288,7 +277,7 @@ def preview_download(request: HttpRequest, pk: int) -> HttpResponse:
 def preview_tables_csv(request: HttpRequest, pk: int) -> HttpResponse:
     """The page's tables as one CSV: a row per (table, queue or user), waits in hours."""
     preview = get_visible_or_404(PREVIEWS, request.user, pk)
-    return attachment(tables_csv(preview, _chosen_value(request, preview)), f"preview-{preview.pk}-tables.csv",
+    return attachment(tables_csv(preview, chosen_value(request, preview.experiment)), f"preview-{preview.pk}-tables.csv",
                       "text/csv", unfinished=UNFINISHED)
 
 

@@ -116,6 +116,7 @@ def read_slurm_site_from_text(text):  # noqa: ANN001, ANN201
     ("NodeName=n1\nPartitionName=p\nPriorityWeightAge=lots\n", "site.conf, line 3: field PriorityWeightAge"),
     ("NodeName=n1\nPartitionName=p\nInclude other.conf\n", "site.conf, line 3: field Include"),
     ("NodeName=n1 stray\nPartitionName=p\n", "site.conf, line 1: expected KEY=VALUE"),
+    ("NodeName=n1\nPartitionName=p State=ASLEEP\n", "site.conf, line 2: field State: expected one of UP, DOWN"),
 ])
 def test_bad_lines_name_file_line_and_key(text, where):
     with pytest.raises(WorkloadError) as caught:
@@ -141,6 +142,35 @@ def test_qos_limits_by_header_name(tmp_path):
     assert long.max_tres_per_user == {"cpu": 128, "mem": 200 * 1024} and long.grp_tres == {"cpu": 256}
     assert long.usage_factor == 0.5 and long.flags == ["DenyOnLimit"]
     assert qos["gpuqos"].max_tres_per_job == {"cpu": 64} and qos["gpuqos"].grp_tres == {"gres/gpu": 8}
+
+
+def test_qos_and_association_columns_no_rule_follows_are_listed_not_dropped(tmp_path):
+    # MaxJobsPA and MaxSubmitPA are read; GrpTRESMins, Preempt and an association's Priority are
+    # not modelled and say so, as do TRES other than cpu, mem, node and gres/gpu in a limit
+    # (billing, a typed gres); the defaults sacctmgr prints (GraceTime 00:00:00, PreemptMode
+    # cluster) are not listed
+    qos = tmp_path / "qos.txt"
+    qos.write_text("Name|GraceTime|Preempt|PreemptMode|GrpTRESMins|MaxTRESPU|MaxJobsPA|MaxSubmitPA\n"
+                   "normal|00:00:00|scavenger|cluster|cpu=1000|cpu=8,mem=4G,gres/gpu=2,billing=9|3|10\n"
+                   "scavenger|00:00:00||cluster||||\n")
+    assoc = tmp_path / "assoc.txt"
+    assoc.write_text("Account|User|Share|Priority|GrpTRES\nacct||1||mem=64G,gres/gpu:a100=4\nacct|u1|1|5|\n")
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\nSchedulerParameters=bf_continue\n")
+    site = read_slurm_site(conf, qos=qos, assoc=assoc)
+    normal = site.qos["normal"]
+    assert (normal.max_jobs_per_account, normal.max_submit_per_account) == (3, 10)
+    assert normal.unmodelled == {"Preempt": "scavenger", "GrpTRESMins": "cpu=1000"}
+    assert site.qos["scavenger"].unmodelled == {}
+    assert [a.unmodelled for a in site.associations] == [{}, {"Priority": "5"}]
+    text = "\n".join(describe_site(site))
+    for listed in ("QOS normal Preempt=scavenger (qos line 2)", "QOS normal GrpTRESMins=cpu=1000 (qos line 2)",
+                   "association acct/u1 Priority=5 (assoc line 3)", "QOS normal MaxTRESPU billing=9",
+                   "association acct GrpTRES gres/gpu:a100=4", "SchedulerParameters bf_continue (no effect"):
+        assert listed in text
+    for followed in ("MaxTRESPU cpu=8", "MaxTRESPU mem=4096", "MaxTRESPU gres/gpu=2 ", "GrpTRES mem=65536"):
+        assert followed not in text.split("not modelled")[1]
+    assert "max_jobs_per_account 3, max_submit_per_account 10" in text
 
 
 def test_columns_in_another_order_and_parsable_with_a_trailing_bar(tmp_path):

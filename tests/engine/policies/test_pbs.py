@@ -12,7 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from engine.platform.pbsconf import PbsServer, read_pbs_site
+from engine.platform.pbsconf import (
+    QUEUE_LIMIT,
+    RESOURCES,
+    SERVER_LIMIT,
+    STRICT_ORDER,
+    TOP_JOB,
+    PbsServer,
+    read_pbs_site,
+)
 from engine.policies.pbs import FairShareTree, route
 from engine.run import simulate
 from tests.shared_data import SHARED_DATA
@@ -36,8 +44,8 @@ def site(tmp_path):
     return make
 
 
-def starts(workload, server: PbsServer, *, capacity: int = 4, queues: list[str] | None = None,
-           users: list[int] | None = None, **params) -> list[int]:
+def replayed(workload, server: PbsServer, *, capacity: int = 4, queues: list[str] | None = None,
+             users: list[int] | None = None, **params):
     w = workload
     if queues is not None:
         w.jobs["queue_name"] = queues
@@ -46,7 +54,11 @@ def starts(workload, server: PbsServer, *, capacity: int = 4, queues: list[str] 
     w.metadata["user_names"] = {"1": "ann", "2": "bob", "3": "cid"}
     result = simulate(w, capacity, {"preset": "pbs", "params": {"cycle": 0, **params}}, context={"pbs_site": server})
     assert result.meta["summary"]["validation"]["ok"]
-    return result.schedule.sort_values("job_id")["start"].tolist()
+    return result
+
+
+def starts(workload, server: PbsServer, **kwargs) -> list[int]:
+    return replayed(workload, server, **kwargs).schedule.sort_values("job_id")["start"].tolist()
 
 
 def test_route_queue_sends_a_job_to_the_first_destination_that_admits_it(site):
@@ -81,6 +93,69 @@ def test_max_run_overall_and_ncpus_per_user(site, workload):
     server = site(QUEUES + "set queue workq max_run_res.ncpus = [u:PBS_GENERIC=3]\n")
     w = workload([(0, 100, 100, 2), (0, 50, 50, 2), (0, 50, 50, 2)])
     assert starts(w, server, queues=["workq"] * 3, users=[1, 1, 2], capacity=6) == [0, 100, 0]
+
+
+def test_max_queued_per_user_refuses_the_submission_as_qsub_does(site, workload):
+    # one core; workq max_queued [u:PBS_GENERIC=2] counts ann's jobs queued or running in workq.
+    # ann's job 1 runs 0-100, her job 2 (t=10) waits: at t=20 she has 2, so her job 3 is refused;
+    # bob's job 4 is not. At t=100 job 1 ends (ends are counted before submissions of the same
+    # second): ann has 1 (job 2), so her job 5 is let in. Then by submission: 2 at 100, 4 at 150, 5 at 160.
+    server = site(QUEUES + "set queue workq max_queued = [u:PBS_GENERIC=2]\n")
+    rows = [(0, 100, 100, 1), (10, 50, 50, 1), (20, 5, 5, 1), (20, 10, 10, 1), (100, 10, 10, 1)]
+    result = replayed(workload(rows), server, capacity=1, queues=["workq"] * 5, users=[1, 1, 1, 2, 1])
+    schedule = result.schedule.sort_values("job_id")
+    assert schedule["job_id"].tolist() == [1, 2, 4, 5]
+    assert schedule["start"].tolist() == [0, 100, 150, 160]
+    rejected = result.rejected_jobs
+    assert rejected["job_id"].tolist() == [3]
+    assert rejected["reason"].tolist() == ["would exceed queue workq's per-user limit"]
+    assert rejected["limit"].tolist() == ["queue workq max_queued = [u:PBS_GENERIC=2]"]
+    assert result.meta["summary"]["pbs_refused"] == {"would exceed queue workq's per-user limit": 1}
+
+
+def test_max_queued_of_the_server_overall_and_for_one_user(site, workload):
+    # the server's [o:PBS_ALL=2]: the third job submitted while two are queued or running is refused
+    server = site(QUEUES + "set server max_queued = [o:PBS_ALL=2]\n")
+    result = replayed(workload([(0, 100, 100, 1), (1, 10, 10, 1), (2, 10, 10, 1)]), server, capacity=1,
+                      users=[1, 2, 3])
+    assert result.rejected_jobs["reason"].tolist() == ["Maximum number of jobs already in complex"]
+    # [u:bob=1] on the queue: bob's second job is refused, ann's are not limited
+    server = site(QUEUES + "set queue workq max_queued = [u:bob=1]\n")
+    result = replayed(workload([(0, 100, 100, 1), (1, 10, 10, 1), (2, 10, 10, 1), (3, 10, 10, 1)]), server,
+                      capacity=1, queues=["workq"] * 4, users=[2, 1, 1, 2])
+    assert result.rejected_jobs["job_id"].tolist() == [4]
+    assert result.rejected_jobs["reason"].tolist() == ["Maximum number of jobs for user bob already in queue workq"]
+
+
+def test_each_cycle_records_what_holds_each_job_in_pbs_words(site, workload):
+    # BLOCKED under strict order without backfill: job 2 (4 cores) waits 1-100 for resources; job 3
+    # is behind it in strict order 2-100, then at 100 (job 2 started, no core free) short of
+    # resources to 150; job 4 is behind strict order 3-150 (at 100 job 3 stops the cycle)
+    server = site(sched="strict_ordering: true ALL\n", server=QUEUES + "set server backfill_depth = 0\n")
+    result = replayed(workload(BLOCKED), server, users=[1, 2, 1, 2])
+    assert result.schedule.sort_values("job_id")["pbs_reason"].tolist() == ["", RESOURCES, STRICT_ORDER, STRICT_ORDER]
+    assert result.meta["summary"]["pbs_pending"] == {
+        RESOURCES: {"jobs": 2, "hours": round((99 + 50) / 3600, 3)},
+        STRICT_ORDER: {"jobs": 2, "hours": round((98 + 147) / 3600, 3)}}
+
+
+def test_a_job_that_would_delay_the_top_job_waits_for_the_reservation(site, workload):
+    # backfill_depth 1: job 2 reserved at 100; job 4 (200 s) finds no core 3-62 (job 3 backfilled),
+    # then one core 62-100 that would delay job 2's reservation, then none 100-150
+    server = site(sched="strict_ordering: true ALL\n")
+    result = replayed(workload(BLOCKED), server, users=[1, 2, 1, 2])
+    pending = result.meta["summary"]["pbs_pending"]
+    assert pending[TOP_JOB] == {"jobs": 1, "hours": round(38 / 3600, 3)}
+    assert pending[RESOURCES] == {"jobs": 2, "hours": round((99 + 59 + 50) / 3600, 3)}
+
+
+def test_max_run_holds_are_told_apart_queue_and_server(site, workload):
+    # ann's second job waits 0-100 behind her first under a max_run of 1 per user: the queue's, then the server's
+    rows = [(0, 100, 100, 1), (0, 50, 50, 1)]
+    for text, reason in (("set queue workq max_run = [u:PBS_GENERIC=1]\n", QUEUE_LIMIT),
+                         ("set server max_run = [u:PBS_GENERIC=1]\n", SERVER_LIMIT)):
+        result = replayed(workload(rows), site(QUEUES + text), queues=["workq"] * 2, users=[1, 1])
+        assert result.meta["summary"]["pbs_pending"] == {reason: {"jobs": 1, "hours": round(100 / 3600, 3)}}
 
 
 BLOCKED = [(0, 100, 100, 3), (1, 50, 50, 4), (2, 60, 60, 1), (3, 200, 200, 1)]

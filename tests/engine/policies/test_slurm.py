@@ -121,14 +121,50 @@ def test_the_policy_needs_the_site(workload):
         simulate(w, 16, "slurm")
 
 
-def test_fair_tree_merges_the_children_of_tied_accounts():
-    # no usage anywhere: every LF is infinite, the accounts tie, their users are sorted together
-    # and all tie: every user has the top rank
+def test_fair_tree_ties_between_accounts_as_slurms_code_breaks_them():
+    # no usage anywhere: every LF is infinite, everything ties: every user has the top rank
     assert set(fair_tree_factors(tree({"a1": 0, "a2": 0, "b1": 0, "c1": 0})).values()) == {1.0}
-    # B and C tie (LF .3/.3 = .1/.1 = 1) below A (.6/.4): their users b1 (all of B's usage, LF 1)
-    # and c1 (LF 1) tie too -> rank 2 for both after a2 (4) and a1 (3)
+    # B and C tie (LF .3/.3 = .1/.1 = 1) below A (.6/.4): b1 takes rank 2 after a2 (4) and a1 (3),
+    # and C, tied with B, starts tied: c1 takes rank 2 too
     factors = fair_tree_factors(tree({"a1": 30, "a2": 10, "b1": 45, "c1": 15}))
     assert factors == {("A", "a2"): 1.0, ("A", "a1"): 0.75, ("B", "b1"): 0.5, ("C", "c1"): 0.5}
+
+
+def custom_tree(rows: list[Association], usage: dict[str, float]):
+    root = association_tree(rows)
+    for user in users_of(root):
+        user.usage = usage[user.user]
+    return root
+
+
+def test_tied_accounts_are_not_merged_as_the_22_05_code_does_it():
+    # X (50: x1 10, x2 30) and Y (50: y1 40) tie at LF .5/.5 = 1. fair_tree.html would merge their
+    # children and sort x1 (LF 2), y1 (1), x2 (.67) together: 3, 2, 1. 22.05's fair_tree.c never
+    # merges (_count_tied_accounts stops at the first account): X's users take 3 and 2, then Y,
+    # tied with X, starts tied: y1 takes x2's rank, 2.
+    rows = [Association("c", "X", shares=50), Association("c", "Y", shares=50), Association("c", "X", "x1"),
+            Association("c", "X", "x2"), Association("c", "Y", "y1")]
+    factors = fair_tree_factors(custom_tree(rows, {"x1": 10, "x2": 30, "y1": 40}))
+    assert factors == {("X", "x1"): 1.0, ("X", "x2"): pytest.approx(2 / 3), ("Y", "y1"): pytest.approx(2 / 3)}
+
+
+def test_a_user_tied_with_a_sibling_account_shares_its_rank_with_the_accounts_first_user():
+    # under root: user u (1 share, usage 10) and account X (1 share: x1 10, x2 0); LF u = X = 1.
+    # Users sort before accounts: u takes rank 3; X is tied with u, so its first user x2 (LF inf)
+    # takes rank 3 too (fair_tree.c's third tie rule), and x1 (LF .5/1) the next free rank, 1.
+    rows = [Association("c", "root", "u"), Association("c", "X", shares=1), Association("c", "X", "x1"),
+            Association("c", "X", "x2")]
+    factors = fair_tree_factors(custom_tree(rows, {"u": 10, "x1": 10, "x2": 0}))
+    assert factors == {("root", "u"): 1.0, ("X", "x2"): 1.0, ("X", "x1"): pytest.approx(1 / 3)}
+
+
+def test_an_association_without_shares_has_the_lowest_level_fairshare():
+    # X has no shares: LF 0 (fair_tree.c), even with no usage (which would make it infinite);
+    # Y's user ranks first
+    rows = [Association("c", "X", shares=0), Association("c", "Y", shares=1), Association("c", "X", "x1"),
+            Association("c", "Y", "y1")]
+    factors = fair_tree_factors(custom_tree(rows, {"x1": 0, "y1": 5}))
+    assert factors == {("Y", "y1"): 1.0, ("X", "x1"): 0.5}
 
 
 def test_a_pass_tests_only_the_first_bf_max_job_test_jobs(workload):
@@ -151,3 +187,49 @@ def test_the_main_scheduler_at_events_starts_jobs_between_cycles_in_priority_ord
     w = workload([(0, 100, 100, 8), (1, 50, 50, 16), (2, 10, 10, 1)])
     starts = run(w, site(max_jobs=None), ["short"] * 3, [1, 2, 1], main_at_events=True).schedule.sort_values("job_id")["start"].tolist()
     assert starts == [0, 100, 5]
+
+
+def test_usage_accrues_and_decays_as_slurms_decay_thread_does(workload, monkeypatch):
+    # PriorityDecayHalfLife 10 min: slurmctld's per-second factor d = 1 - 0.693/600. u1 runs 2 CPUs
+    # from 0 to 90, u2 4 CPUs from 0 to 150 (u2's 16-CPU job waits, so the calculations go on
+    # every 60 s). At 60: each running job adds CPU-seconds x d^60 (a period's new usage is itself
+    # decayed: run_delta * pow(decay_factor, run_delta)). At 120: all usage decays by d^60; u1's
+    # job, ended at 90, added 2 x 30 x d^30 at its end, decayed by d^60 too; u2 adds 4 x 60 x d^60.
+    from engine.policies.slurm import SlurmPriorityQueue
+
+    seen: dict[int, dict[str, float]] = {}
+    accrue = SlurmPriorityQueue.accrue
+
+    def recording(self, now):
+        accrue(self, now)
+        seen[now] = {user: node.usage for (_, user), node in self.users.items()}
+
+    monkeypatch.setattr(SlurmPriorityQueue, "accrue", recording)
+    s = site("PriorityDecayHalfLife=00:10:00\n", max_jobs=None)
+    run(workload([(0, 90, 100, 2), (0, 150, 200, 4), (0, 10, 60, 16)]), s, ["long"] * 3, [1, 2, 2])
+    d = 1 - 0.693 / 600
+    assert seen[0] == {"u1": 0.0, "u2": 0.0}
+    assert seen[60]["u1"] == pytest.approx(120 * d ** 60, rel=1e-12)
+    assert seen[120]["u1"] == pytest.approx(120 * d ** 120 + 60 * d ** 90, rel=1e-12)
+    assert seen[120]["u2"] == pytest.approx(240 * d ** 120 + 240 * d ** 60, rel=1e-12)
+
+
+def test_calculations_missed_while_nothing_waited_are_caught_up(workload, monkeypatch):
+    # u1 runs 2 CPUs from 0 to 200 and nothing waits until u2's 16-CPU job at 130: the replay
+    # calculates again only then, but slurmctld's thread ran at 60 and 120 too, adding each
+    # period's usage decayed by d^60: at 120, 120 d^60 x d^60 + 120 d^60 (not 240 d^120)
+    from engine.policies.slurm import SlurmPriorityQueue
+
+    seen: dict[int, float] = {}
+    accrue = SlurmPriorityQueue.accrue
+
+    def recording(self, now):
+        accrue(self, now)
+        seen[now] = self.users[("acct", "u1")].usage
+
+    monkeypatch.setattr(SlurmPriorityQueue, "accrue", recording)
+    s = site("PriorityDecayHalfLife=00:10:00\n", max_jobs=None)
+    run(workload([(0, 200, 300, 2), (130, 10, 60, 16)]), s, ["long"] * 2, [1, 2])
+    d = 1 - 0.693 / 600
+    assert seen[60] == pytest.approx(120 * d ** 60, rel=1e-12)
+    assert seen[120] == pytest.approx(120 * d ** 120 + 120 * d ** 60, rel=1e-12)

@@ -1,6 +1,7 @@
 """The ``slurm`` policy's schedules, pinned job by job (issue 24, Speed): the optimisations of
 engine/policies/slurm.py (vectorised priorities and accrual, counts kept at job ends, the backfill
-pass's early stop) must not move a single start.
+pass's early stop, the compiled walks and Fair Tree of engine/policies/slurmkernels.py, the order
+re-sorted only after a calculation or arrivals) must not move a single start.
 
 Pinned: the replay of the real Slurm trace (tests/data/slurm_replay) and generated workloads that
 exercise every path (a queue hundreds deep on a small machine, Fair Tree and classic fair-share
@@ -152,11 +153,11 @@ def test_a_jobs_compiled_limit_checks_hold_as_the_rules_read():
 
     conf = parse_slurm_conf("NodeName=n[1-4] CPUs=8\nPartitionName=a Nodes=ALL Default=YES QOS=part\n"
                             "PartitionName=b Nodes=ALL\n", "t.conf")
-    qos = {"normal": Qos("normal", max_jobs_per_user=3, max_tres_per_user={"cpu": 12}),
+    qos = {"normal": Qos("normal", max_jobs_per_user=3, max_tres_per_user={"cpu": 12, "mem": 9000}),
            "bulk": Qos("bulk", grp_jobs=4, grp_tres={"cpu": 16, "node": 3}),
-           "part": Qos("part", max_tres_per_user={"node": 2})}
+           "part": Qos("part", max_tres_per_user={"node": 2}, max_jobs_per_account=2)}
     assoc = [Association("c", "x", shares=1, grp_jobs=5, grp_tres={"cpu": 20}),
-             Association("c", "y", parent="x", grp_tres={"node": 4}),
+             Association("c", "y", parent="x", grp_tres={"node": 4, "gres/gpu": 3}),
              Association("c", "x", "u1", max_jobs=2), Association("c", "y", "u2"),
              Association("c", "y", "u3", max_jobs=3, grp_tres={"cpu": 9}), Association("c", "x", "u4", partition="b")]
     rng = np.random.default_rng(7)
@@ -165,7 +166,8 @@ def test_a_jobs_compiled_limit_checks_hold_as_the_rules_read():
     accounts = ["x" if u in ("u1", "u4") else "y" for u in users]
     limits = SiteLimits(SlurmSite(conf, qos=qos, associations=assoc), rng.choice(["a", "b"], n).tolist(),
                         rng.choice(["normal", "bulk", "gone"], n).tolist(), accounts, users,
-                        rng.integers(1, 9, n).tolist(), rng.integers(1, 3, n).tolist(), [60] * n)
+                        rng.integers(1, 9, n).tolist(), rng.integers(1, 3, n).tolist(), [60] * n,
+                        mem_mb=rng.integers(0, 4000, n).tolist(), gpus=rng.integers(0, 3, n).tolist())
     running: list[int] = []
     reasons = set()
     for _ in range(400):

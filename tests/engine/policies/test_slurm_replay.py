@@ -1,10 +1,9 @@
 """Replaying a real Slurm 22.05 run (tests/data/slurm_replay, README there) from the site's own
 files with the ``slurm`` policy, and how far the replay is from the recording (issue 24 §3).
 
-The figures are pinned (the replay is deterministic); of the issue's targets (mean wait within
-10 %, rank correlation >= 0.9, per-partition means within 20 %) the means are met and the rank
-correlation is just short: the test says which, and asserts the replay is closer to the recording
-than plain EASY."""
+The figures are pinned (the replay is deterministic). Of the issue's targets (mean wait within
+10 %, rank correlation >= 0.9, per-partition means within 20 %) only the per-partition means are
+met: the test says which, and asserts the replay is closer to the recording than plain EASY."""
 
 from __future__ import annotations
 
@@ -42,29 +41,30 @@ def test_the_replay_from_the_sites_files_is_pinned(figures):
     overall = slurm["overall"]
     assert slurm["jobs"]["matched"] == 330
     assert overall["recorded"]["mean_wait"] == pytest.approx(424.17, abs=0.01)
-    assert overall["simulated"]["mean_wait"] == pytest.approx(414.0, abs=1)
-    assert overall["wait_rank_correlation"] == pytest.approx(0.896, abs=0.002)
+    assert overall["simulated"]["mean_wait"] == pytest.approx(358.0, abs=1)
+    assert overall["wait_rank_correlation"] == pytest.approx(0.851, abs=0.002)
     per = {name: part["simulated"]["mean_wait"] for name, part in slurm["per_queue"].items()}
-    assert per["long"] == pytest.approx(923.6, abs=1)      # recorded 920.0
-    assert per["short"] == pytest.approx(198.8, abs=1)     # recorded 214.7
-    # against the targets of issue 24: the mean within 10 % (-2.4 %), each partition's within
-    # 20 % (long +0.4 %, short -7.4 %); the rank correlation of waits (0.896) is just short of 0.9.
-    # These are at the priority cycle's phase 0 (from the first submission), the best of six
-    # phases (302-414 s, mean 360; at the recording's own, 13 s, 365 s); averaged over the phases,
-    # backfill passes 10 s apart are within 1.5-2.2 %: tests/engine/test_calibrate.py
-    assert abs(overall["simulated"]["mean_wait"] / overall["recorded"]["mean_wait"] - 1) <= 0.10
+    assert per["long"] == pytest.approx(790.5, abs=1)      # recorded 920.0
+    assert per["short"] == pytest.approx(175.4, abs=1)     # recorded 214.7
+    # against the targets of issue 24: each partition's mean within 20 % (long -14.1 %, short
+    # -18.3 %); the overall mean (-15.6 %) is not within 10 % and the rank correlation of waits
+    # (0.851) is short of 0.9. Before Slurm's usage accrual, Fair Tree tie rules and a new job's
+    # age 0 (each checked against sprio: tests/engine/policies/test_slurm.py) this phase gave
+    # 414 s and 0.896 by chance: the priority cycle's phase alone moves the replay over 303-398 s
+    # and 0.75-0.87 (tests/engine/test_calibrate.py)
     for name in ("long", "short"):
         assert abs(per[name] / slurm["per_queue"][name]["recorded"]["mean_wait"] - 1) <= 0.20
+    assert abs(overall["simulated"]["mean_wait"] / overall["recorded"]["mean_wait"] - 1) > 0.10
     assert overall["wait_rank_correlation"] < 0.9
 
 
 def test_the_replay_is_closer_to_the_recording_than_easy(figures):
-    """Closer in the overall mean, in the order of the waits and in each partition's mean (EASY:
-    338 s overall, short 261 s, long 520 s, rank correlation 0.68)."""
+    """Closer in the overall mean, in the order of the waits (by more than 0.15) and in each
+    partition's mean (EASY: 338 s overall, short 261 s, long 520 s, rank correlation 0.68)."""
     easy, slurm = figures
     recorded = slurm["overall"]["recorded"]["mean_wait"]
     assert abs(slurm["overall"]["simulated"]["mean_wait"] - recorded) < abs(easy["overall"]["simulated"]["mean_wait"] - recorded)
-    assert slurm["overall"]["wait_rank_correlation"] > easy["overall"]["wait_rank_correlation"] + 0.2
+    assert slurm["overall"]["wait_rank_correlation"] > easy["overall"]["wait_rank_correlation"] + 0.15
     for name in ("long", "short"):
         rec = slurm["per_queue"][name]["recorded"]["mean_wait"]
         assert abs(slurm["per_queue"][name]["simulated"]["mean_wait"] - rec) < abs(
@@ -144,3 +144,62 @@ def test_fair_tree_factors_from_the_recorded_usage_match_sprio(calculated, share
             at = int(line.split()[1]) if line.split()[1:] and line.split()[1].isdigit() else at
     assert rows == 7004                              # pending-job rows of sprio.txt.gz
     assert matched / rows == pytest.approx(share, abs=0.002)
+
+
+def test_usage_accrued_as_slurms_decay_thread_matches_sprio_at_its_calculations():
+    """The same comparison with the usage kept as slurmctld's decay thread keeps it (the rule the
+    policy follows: SlurmPriorityQueue.accrue): calculations every 60 s from 12 s after the first
+    submission (where sprio's rounded age factors put them, to the second); at each, all usage
+    decays by d^60 (d = 1 - 0.693 / half-life per second), a running job adds CPU-seconds x d^t for
+    its t seconds since the previous one, and a job that ended since added its CPU-seconds x d^t at
+    its end. Fair Tree's factor then equals sprio's on 99.6 % of the rows (every one but 28: six
+    rows each of four snapshots after 3,950 s, where two accounts' Level Fairshares are within
+    rounding, and four in the first minutes), against 98 % with the usage decayed continuously."""
+    import gzip
+
+    from engine.policies.slurm import association_tree, fair_tree_factors, users_of
+
+    site = api.read_slurm_site(DATA / "slurm.conf", qos=DATA / "qos.txt", assoc=DATA / "assoc.txt")
+    workload = api.read_trace(str(DATA / "sacct.txt"), procs=16)
+    jobs, names = workload.jobs, workload.metadata["user_names"]
+    start = (jobs["submit"] + jobs["wait_trace"]).astype(int).tolist()
+    end = (jobs["submit"] + jobs["wait_trace"] + jobs["runtime"]).astype(int).tolist()
+    who = [(account, names[str(int(user))]) for account, user in zip(jobs["account"], jobs["user"])]
+    cpus = jobs["procs"].astype(int).tolist()
+    jobid = [str(j) for j in jobs["jobid"]]
+    d = 1 - 0.693 / float(site.conf.decay_half_life or 0)
+    first, period = int(jobs["submit"].min()), int(site.conf.calc_period)
+    usage: dict[tuple[str, str], float] = {}
+    factors_at: dict[int, dict[tuple[str, str], float]] = {}
+    previous = None
+    for k in range(80):
+        at = first + 12 + k * period
+        if previous is not None:
+            for i in range(len(jobid)):          # ended since the previous calculation: added at the end
+                if previous < end[i] <= at and end[i] > max(previous, start[i]):
+                    t = end[i] - max(previous, start[i])
+                    usage[who[i]] = usage.get(who[i], 0.0) + cpus[i] * t * d ** t
+            usage = {key: value * d ** (at - previous) for key, value in usage.items()}
+            for i in range(len(jobid)):          # running: added at the calculation
+                if start[i] < at < end[i]:
+                    t = at - max(previous, start[i])
+                    usage[who[i]] = usage.get(who[i], 0.0) + cpus[i] * t * d ** t
+        root = association_tree(site.associations)
+        for user in users_of(root):
+            user.usage = usage.get((user.account, user.user), 0.0)
+        factors_at[at] = fair_tree_factors(root)
+        previous = at
+    of = dict(zip(jobid, who))
+    matched = rows = 0
+    with gzip.open(DATA / "sprio.txt.gz", "rt") as lines:
+        when = 0
+        for line in lines:
+            if line.startswith("#"):
+                when = int(line.split()[1])
+                continue
+            row = line.strip().split("|")
+            calculation = when - (when - first - 12) % period
+            rows += 1
+            matched += abs(round(10000 * factors_at[calculation][of[row[0]]]) - int(row[6])) <= 1
+    assert rows == 7004
+    assert matched == 6977                           # 99.6 %

@@ -9,6 +9,7 @@ import pytest
 
 from engine.platform.slurmconf import Association, Qos, SlurmSite, parse_slurm_conf
 from engine.policies.slurm import RESERVED_FOR_HIGHER
+from engine.policies.slurmlimits import PARTITION_NOT_AVAILABLE
 from engine.run import simulate
 
 BASE = ("NodeName=n1 CPUs=16\nPriorityType=priority/multifactor\nPriorityWeightAge=1000\n"
@@ -25,11 +26,17 @@ def site(scheduler: str = "bf_interval=5", *, qos: Qos | None = None, assoc: lis
                                             Association("c", "acct", "u2")])
 
 
-def run(workload, rows, site_: SlurmSite, *, users=None, partitions=None, nodes=None, capacity=16, **params):
-    """Jobs of (submit, runtime, requested_time, procs); users 1 (u1) unless given."""
+def run(workload, rows, site_: SlurmSite, *, users=None, partitions=None, nodes=None, accounts=None, capacity=16,
+        mem_mb=None, gpus=None, **params):
+    """Jobs of (submit, runtime, requested_time, procs); users 1 (u1) and account acct unless given;
+    ``mem_mb`` and ``gpus``: each job's memory (MB) and GPUs on its one node."""
     w = workload(rows)
+    if mem_mb is not None:
+        w.jobs["mem"] = [m * 1024 for m in mem_mb]         # the workload's KB per node
+    if gpus is not None:
+        w.jobs["gpus"] = gpus
     w.jobs["queue_name"] = partitions or ["short"] * len(rows)
-    w.jobs["account"] = "acct"
+    w.jobs["account"] = accounts or ["acct"] * len(rows)
     w.jobs["user"] = users or [1] * len(rows)
     if nodes is not None:
         w.jobs["nodes"] = nodes
@@ -128,6 +135,81 @@ def test_qos_max_jobs_per_user_is_the_reason_of_a_held_job(workload):
     result = run(workload, rows, site(qos=Qos("normal", max_jobs_per_user=1)), sched_cycle=0)
     assert starts(result) == {1: 0, 2: 100}
     assert reasons(result) == {1: "", 2: "QOSMaxJobsPerUserLimit"}
+
+
+def test_qos_max_jobs_per_account_holds_the_accounts_users_together(workload):
+    # MaxJobsPA 2 on QOS normal: u1 and u2 (both of acct) start one job each at 0; u1's second
+    # job waits for the first of them to end (t=50) with 22.05's reason MaxJobsPerAccount, though
+    # 14 CPUs are free; u3's job (account other) is not held
+    assoc = [Association("c", "acct", shares=1), Association("c", "acct", "u1"), Association("c", "acct", "u2"),
+             Association("c", "other", shares=1), Association("c", "other", "u3")]
+    rows = [(0, 50, 100, 1), (0, 100, 100, 1), (1, 10, 100, 1), (1, 10, 100, 1)]
+    w_users, accounts = [1, 2, 1, 3], ["acct", "acct", "acct", "other"]
+    s = site(qos=Qos("normal", max_jobs_per_account=2), assoc=assoc)
+    result = run(workload, rows, s, users=w_users, accounts=accounts, sched_cycle=0)
+    assert starts(result) == {1: 0, 2: 0, 3: 50, 4: 1}
+    assert reasons(result)[3] == "MaxJobsPerAccount"
+
+
+def test_qos_max_submit_per_account_refuses_at_submission(workload):
+    # MaxSubmitPA 2: acct's jobs at 0 (u1, runs) and 1 (u2, waits behind a 16-CPU job) are
+    # accepted; u1's at 2 is refused (MaxSubmitJobsPerAccount); at 150 two of acct's jobs have
+    # ended, so the job then is accepted
+    rows = [(0, 100, 100, 8), (1, 100, 100, 16), (2, 10, 100, 1), (150, 10, 100, 1)]
+    result = run(workload, rows, site(qos=Qos("normal", max_submit_per_account=2)), users=[1, 2, 1, 1], sched_cycle=0)
+    assert result.rejected_jobs["job_id"].tolist() == [3]
+    assert result.rejected_jobs["reason"].tolist() == ["MaxSubmitJobsPerAccount"]
+    assert set(starts(result)) == {1, 2, 4}
+
+
+def test_qos_max_tres_per_user_mem_holds_by_the_jobs_memory(workload):
+    # MaxTRESPU mem=8G: u1's jobs ask 4 GB each (1 CPU): two run, the third waits for the first to
+    # end (t=100) with 22.05's reason QOSMaxMemoryPerUser though 13 CPUs are free; u2's runs at once
+    rows = [(0, 100, 100, 1), (0, 200, 200, 1), (0, 10, 100, 1), (0, 10, 100, 1)]
+    result = run(workload, rows, site(qos=Qos("normal", max_tres_per_user={"mem": 8192})), users=[1, 1, 1, 2],
+                 mem_mb=[4096] * 4, sched_cycle=0)
+    assert starts(result) == {1: 0, 2: 0, 3: 100, 4: 0}
+    assert reasons(result)[3] == "QOSMaxMemoryPerUser"
+
+
+def test_qos_grp_tres_gpus_hold_only_jobs_asking_gpus(workload):
+    # GrpTRES gres/gpu=2 on the QOS: u1's 2-GPU job runs until 50; u2's 1-GPU job waits for it
+    # (QOSGrpGRES); u2's job without GPUs is not held
+    rows = [(0, 50, 100, 1), (0, 10, 100, 1), (0, 10, 100, 1)]
+    result = run(workload, rows, site(qos=Qos("normal", grp_tres={"gres/gpu": 2})), users=[1, 2, 2], gpus=[2, 1, 0],
+                 sched_cycle=0)
+    assert starts(result) == {1: 0, 2: 50, 3: 0}
+    assert reasons(result)[2] == "QOSGrpGRES"
+
+
+def test_a_job_above_an_associations_max_tres_mem_is_refused(workload):
+    # the account's MaxTRES mem=4G applies to each job of its users: a 6 GB job never runs
+    assoc = [Association("c", "acct", shares=1, max_tres_per_job={"mem": 4096}), Association("c", "acct", "u1"),
+             Association("c", "acct", "u2")]
+    result = run(workload, [(0, 10, 100, 1), (0, 10, 100, 1)], site(assoc=assoc), mem_mb=[4096, 6144])
+    assert set(starts(result)) == {1}
+    assert result.rejected_jobs["reason"].tolist() == ["AssocMaxMemPerJob"]
+
+
+def test_a_down_partition_starts_none_of_its_jobs(workload):
+    # long is State=DOWN: Slurm queues its jobs and never starts them (PartitionDown); here they are
+    # refused at submission with that reason, as other jobs that can never run; short's jobs run
+    conf = BASE + "PartitionName=short Nodes=n1 Default=YES\nPartitionName=long Nodes=n1 State=DOWN\n"
+    result = run(workload, [(0, 10, 100, 4), (0, 10, 100, 4), (5, 10, 100, 4)], site(conf=conf),
+                 partitions=["short", "long", "short"], sched_cycle=0)
+    assert starts(result) == {1: 0, 3: 5}
+    assert result.rejected_jobs["job_id"].tolist() == [2]
+    assert result.rejected_jobs["reason"].tolist() == ["PartitionDown"]
+
+
+@pytest.mark.parametrize("state", ["DRAIN", "INACTIVE"])
+def test_a_drained_or_inactive_partition_refuses_new_jobs(workload, state):
+    conf = BASE + f"PartitionName=short Nodes=n1 Default=YES\nPartitionName=long Nodes=n1 State={state}\n"
+    result = run(workload, [(0, 10, 100, 4), (0, 10, 100, 4)], site(conf=conf), partitions=["long", "short"],
+                 sched_cycle=0)
+    assert starts(result) == {2: 0}
+    assert result.rejected_jobs["reason"].tolist() == [PARTITION_NOT_AVAILABLE]
+    assert PARTITION_NOT_AVAILABLE == "Required partition not available (inactive or drain)"
 
 
 # ----------------------------------------------------------------------------- the schedulers

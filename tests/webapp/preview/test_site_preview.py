@@ -26,13 +26,15 @@ def upload(name: str, path: Path, text: str | None = None) -> SimpleUploadedFile
     return SimpleUploadedFile(name, (text if text is not None else path.read_text()).encode())
 
 
-@pytest.fixture
-def sacct_trace(alice):  # noqa: ANN001, ANN201
-    return make_trace(alice, SLURM / "sacct.txt", name="schedlab sacct", format="slurm")
-
-
 def post_site(client, trace, **files):  # noqa: ANN001, ANN201
     return client.post(reverse("preview:site_new"), {"name": "our cluster", "trace": trace.pk, **files})
+
+
+def post_pbs_site(client, trace, **fields):  # noqa: ANN001, ANN201
+    """The OpenPBS test server's site files (tests/data/pbs_site) posted with ``trace`` on its 4 CPUs."""
+    return post_site(client, trace, cpus=4, pbs_server=upload("print_server.txt", PBS / "print_server.txt"),
+                     sched_config=upload("sched_config", PBS / "sched_config"),
+                     resource_group=upload("resource_group", PBS / "resource_group"), **fields)
 
 
 def slurm_files(conf: str | None = None) -> dict:
@@ -185,9 +187,7 @@ def test_a_pbs_site_with_the_openpbs_log(alice):
 
     trace = make_trace(alice, SHARED_DATA / "metacentrum" / "fairsharesim" / "OpenPBS.log", name="openpbs", format="pbs")
     client = login(alice)
-    response = post_site(client, trace, cpus=4, pbs_server=upload("print_server.txt", PBS / "print_server.txt"),
-                         sched_config=upload("sched_config", PBS / "sched_config"),
-                         resource_group=upload("resource_group", PBS / "resource_group"))
+    response = post_pbs_site(client, trace)
     assert response.status_code == 302
     preview = SitePreview.objects.get()
     assert preview.experiment.procs == 4          # 2 nodes of 2 cores, given: the print server names no nodes
@@ -198,7 +198,7 @@ def test_a_pbs_site_with_the_openpbs_log(alice):
     runs = {r.queues or "recorded": r for r in preview.experiment.runs.all()}
     assert all(r.status == "done" for r in runs.values()), [r.error for r in runs.values()]
     held = {row["reason"]: row for row in runs["proposed"].summary["site_pending"]}
-    assert held["max_run limit"]["jobs"] > 0
+    assert held["Queue max_run limit reached"]["jobs"] > 0         # the replay's own reasons, at each cycle
     page = client.get(preview.get_absolute_url()).content.decode()
     assert "+set queue workq max_run = [u:PBS_GENERIC=1]" in page and "<td>workq</td>" in page
 

@@ -1,0 +1,360 @@
+"""The ``slurm`` policy's hot loops, compiled (engine.jit: numba at the first call, plain Python
+without it): Fair Tree over the association tree in arrays, and the walks of a pass over the
+waiting jobs in priority order (limits, partition blocking, pending reasons, the backfill profile).
+
+Each kernel makes the same operations in the same order as the Python rules it replaces
+(engine.policies.slurm: :func:`~engine.policies.slurm.fair_tree_factors`, the passes), so the
+schedules are the same to the last start (tests/engine/policies/test_slurm_identity.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.sim.jit import njit
+from engine.sim.profile import FOREVER, NEVER, _NEVER_FITS, add, earliest_start
+
+#: the pending reasons, by code (a waiting job's ``reason`` array entry; -1: not waiting). Codes
+#: from HOLD are a limit's: HOLD + SiteLimits.held_code.
+NONE, PRIORITY, RESOURCES, RESERVED, HOLD = 0, 1, 2, 3, 3
+
+#: what a walk stopped at (engine.policies.slurm.SlurmBackfill): the end of its jobs or of its bound;
+#: a job that may start now (the caller starts it or not); in a pool's backfill pass before the
+#: profile, a job that does not fit now (the caller builds the profile); a job that can never fit
+DONE, CANDIDATE, NEEDS_PROFILE, NEVER_FITS = 0, 1, 2, 3
+
+
+@njit(cache=True)
+def _same_level(a: float, b: float) -> bool:
+    """math.isclose(a, b, rel_tol=1e-12) or a == b, as CPython computes it (infinities: only equal)."""
+    if a == b:
+        return True
+    if np.isinf(a) or np.isinf(b):
+        return False
+    diff = abs(b - a)
+    return diff <= abs(1e-12 * b) or diff <= abs(1e-12 * a)
+
+
+@njit(cache=True)
+def _push_levels(node_of: np.ndarray, level_of: np.ndarray, top: int, first: int, last: int,
+                 children: np.ndarray, shares: np.ndarray, usage: np.ndarray) -> int:
+    """Append the children ``children[first:last]`` with their Level Fairshare among them at
+    ``top`` of the items (levels(): S / U with the siblings' sums added one by one from 0; no
+    shares: 0; shares without usage: infinite)."""
+    total_shares = 0.0
+    total_usage = 0.0
+    for k in range(first, last):
+        total_shares += shares[children[k]]
+        total_usage += usage[children[k]]
+    for k in range(first, last):
+        c = children[k]
+        s = shares[c] / total_shares if total_shares > 0 else 0.0
+        u = usage[c] / total_usage if total_usage > 0 else 0.0
+        node_of[top] = c
+        level_of[top] = 0.0 if s == 0 else (np.inf if u == 0 else s / u)
+        top += 1
+    return top
+
+
+@njit(cache=True)
+def _rank_sorted(node_of: np.ndarray, level_of: np.ndarray, is_user: np.ndarray, begin: int, end: int) -> None:
+    """Items [begin, end) by decreasing level, users before accounts of the same level, stable
+    (Python's sorted(key=(-level, not user))): a stable sort by kind, then one by level."""
+    if end - begin < 2:
+        return
+    kind = np.empty(end - begin)
+    for k in range(end - begin):
+        kind[k] = 0.0 if is_user[node_of[begin + k]] else 1.0
+    by_kind = np.argsort(kind, kind="mergesort")
+    keys = np.empty(end - begin)
+    for k in range(end - begin):
+        keys[k] = -level_of[begin + by_kind[k]]
+    order = by_kind[np.argsort(keys, kind="mergesort")]
+    nodes = node_of[begin:end].copy()
+    levels = level_of[begin:end].copy()
+    for k in range(end - begin):
+        node_of[begin + k] = nodes[order[k]]
+        level_of[begin + k] = levels[order[k]]
+
+
+@njit(cache=True)
+def fair_tree(is_user: np.ndarray, shares: np.ndarray, first_child: np.ndarray, children: np.ndarray,
+              postorder: np.ndarray, user_slot: np.ndarray, user_usage: np.ndarray, count: int,
+              factor: np.ndarray) -> None:
+    """Fair Tree's factors (``factor[node]`` = rank / ``count`` for each user node), as
+    :func:`engine.policies.slurm.fair_tree_factors` gives them (22.05's fair_tree.c), node 0 the root.
+
+    The tree in arrays: node ``v``'s children are ``children[first_child[v]:first_child[v + 1]]``
+    in the dump's order; ``postorder`` lists children before parents; a user node's usage is
+    ``user_usage[user_slot[v]]`` (0 where the slot is -1). The recursion of visit() is a stack of
+    frames (a node's children sorted, a cursor, whether the first starts tied), each a stretch of
+    the item arrays after its parent's: together at most every node once."""
+    n = len(is_user)
+    usage = np.zeros(n)
+    for v in postorder:
+        if is_user[v]:
+            usage[v] = user_usage[user_slot[v]] if user_slot[v] >= 0 else 0.0
+        else:
+            total = 0.0
+            for k in range(first_child[v], first_child[v + 1]):
+                total += usage[children[k]]
+            usage[v] = total
+    node_of = np.zeros(n + 1, dtype=np.int64)
+    level_of = np.zeros(n + 1)
+    begin = np.zeros(n + 1, dtype=np.int64)
+    end = np.zeros(n + 1, dtype=np.int64)
+    cursor = np.zeros(n + 1, dtype=np.int64)
+    tied_first = np.zeros(n + 1, dtype=np.bool_)
+    rank = count
+    rnt = count
+    top = _push_levels(node_of, level_of, 0, first_child[0], first_child[1], children, shares, usage)
+    _rank_sorted(node_of, level_of, is_user, 0, top)
+    depth = 0
+    begin[0], end[0], cursor[0], tied_first[0] = 0, top, 0, False
+    while depth >= 0:
+        i = cursor[depth]
+        stop = end[depth]
+        if i >= stop:
+            depth -= 1
+            continue
+        cursor[depth] = i + 1
+        tied = tied_first[depth] if i == begin[depth] else _same_level(level_of[i - 1], level_of[i])
+        v = node_of[i]
+        if is_user[v]:
+            if not tied:
+                rank = rnt
+            factor[v] = rank / count
+            rnt -= 1
+            continue
+        at = _push_levels(node_of, level_of, stop, first_child[v], first_child[v + 1], children, shares, usage)
+        _rank_sorted(node_of, level_of, is_user, stop, at)
+        depth += 1
+        begin[depth], end[depth], cursor[depth], tied_first[depth] = stop, at, stop, tied
+
+
+@njit(cache=True)
+def count(running: np.ndarray, count_first: np.ndarray, count_slot: np.ndarray, signature: np.ndarray,
+          job_counts: np.ndarray, job: int, sign: int) -> None:
+    """Add sign x the job's counts (jobs, CPUs, nodes, memory, GPUs) to each of its signature's
+    counters (engine.policies.slurmlimits.SiteLimits)."""
+    sig = signature[job]
+    for k in range(count_first[sig], count_first[sig + 1]):
+        slot = count_slot[k]
+        for c in range(running.shape[1]):
+            running[slot, c] += sign * job_counts[job, c]
+
+
+@njit(cache=True)
+def held_code(job: int, running: np.ndarray, signature: np.ndarray, check_first: np.ndarray, check_slot: np.ndarray,
+              check_index: np.ndarray, check_bound: np.ndarray, check_reason: np.ndarray,
+              job_counts: np.ndarray) -> int:
+    """SiteLimits.held_code: the reason code of the first check of the job's signature that holds it, 0 if none."""
+    sig = signature[job]
+    for k in range(check_first[sig], check_first[sig + 1]):
+        index = check_index[k]
+        if running[check_slot[k], index] > check_bound[k] - job_counts[job, index]:
+            return check_reason[k]
+    return 0
+
+
+@njit(cache=True)
+def set_reason(job: int, code: int, now: int, reason: np.ndarray, since: np.ndarray, seconds: np.ndarray,
+               first: np.ndarray, tally: np.ndarray) -> None:
+    """The job's pending reason from now on (-1: it no longer waits): the time under the previous
+    one is added to its seconds (a job's first seconds numbered in ``first`` by ``tally[0]``, the
+    order a dict of jobs would have them in)."""
+    current = reason[job]
+    if current == code:
+        return
+    if current >= 0 and now > since[job]:
+        if first[job] < 0:
+            first[job] = tally[0]
+            tally[0] += 1
+        seconds[job, current] += now - since[job]
+    since[job] = now
+    reason[job] = code
+
+
+@njit(cache=True)
+def block(p: int, parts: np.ndarray, union: np.ndarray, atoms: np.ndarray, has_nodes: np.ndarray,
+          blocked: np.ndarray) -> None:
+    """Partition ``p``'s top job did not fit: its partition waits behind it (Priority) and so does
+    every partition whose nodes are all within blocked ones (RESERVED); ``atoms[p]`` marks the
+    groups of nodes of partition ``p`` (the nodes of the same partitions), ``union`` those of the
+    blocked partitions, ``blocked[q]`` the reason code of a job of partition ``q`` (0: none)."""
+    parts[p] = True
+    for a in range(atoms.shape[1]):
+        if atoms[p, a]:
+            union[a] = True
+    for q in range(len(blocked)):
+        if parts[q]:
+            blocked[q] = PRIORITY
+            continue
+        covered = has_nodes[q]
+        if covered:
+            for a in range(atoms.shape[1]):
+                if atoms[q, a] and not union[a]:
+                    covered = False
+                    break
+        blocked[q] = RESERVED if covered else 0
+
+
+@njit(cache=True)
+def main_walk(order: np.ndarray, i: int, stop: int, now: int, partition: np.ndarray, blocked: np.ndarray,
+              running: np.ndarray, signature: np.ndarray, check_first: np.ndarray, check_slot: np.ndarray,
+              check_index: np.ndarray, check_bound: np.ndarray, check_reason: np.ndarray, job_counts: np.ndarray,
+              reason: np.ndarray, since: np.ndarray, seconds: np.ndarray, first: np.ndarray, tally: np.ndarray) -> int:
+    """The main scheduler's walk from ``order[i]``: a job a limit holds, or behind a blocked
+    partition, gets that reason; returns the index of the first other job (a candidate: the caller
+    starts it if it fits, else blocks its partition, and walks on from the next), or ``stop``."""
+    while i < stop:
+        job = order[i]
+        code = held_code(job, running, signature, check_first, check_slot, check_index, check_bound, check_reason,
+                         job_counts)
+        if code:
+            set_reason(job, HOLD + code, now, reason, since, seconds, first, tally)
+        elif blocked[partition[job]]:
+            set_reason(job, blocked[partition[job]], now, reason, since, seconds, first, tally)
+        else:
+            return i
+        i += 1
+    return stop
+
+
+@njit(cache=True)
+def backfill_walk(order: np.ndarray, state: np.ndarray, bound: int, max_job_user: int, per_user: np.ndarray,
+                  user: np.ndarray, size: np.ndarray, estimate: np.ndarray, smallest: np.ndarray, resolution: int,
+                  pool_free: int, times: np.ndarray, free: np.ndarray, now: int, horizon: int, per_node: int,
+                  capacity: int, partition: np.ndarray, parts: np.ndarray, union: np.ndarray, atoms: np.ndarray,
+                  has_nodes: np.ndarray, blocked: np.ndarray, running: np.ndarray, signature: np.ndarray,
+                  check_first: np.ndarray, check_slot: np.ndarray, check_index: np.ndarray, check_bound: np.ndarray,
+                  check_reason: np.ndarray, job_counts: np.ndarray, reason: np.ndarray, since: np.ndarray,
+                  seconds: np.ndarray, first: np.ndarray, tally: np.ndarray) -> int:
+    """The backfill scheduler's walk (SlurmBackfill.backfill_pass) from ``order[state[0]]``, with
+    ``state`` = (index, jobs tested, profile length (0: no profile yet, ``pool_free`` processors
+    free now), 1 to go straight to the profile's test of the job at the index (already counted),
+    the job's earliest start). Each job a limit holds gets that reason and does not count; at
+    ``bound`` tested jobs the walk ends; a user's jobs past ``max_job_user`` are passed over. A job
+    tested while fewer processors are free now than the smallest job left asks for waits; else
+    without a profile: CANDIDATE (it fits now: the caller starts it) or NEEDS_PROFILE (the caller
+    builds the profile and resumes with state[3] = 1, for this job's test on it); with the profile
+    (``times``, ``free``, room for two steps per job): its earliest start; now: CANDIDATE (the
+    caller starts it if it fits, then reserves it; else as below), else it waits (blocked or
+    Resources) and is reserved there, whole nodes, if that is before ``horizon`` (-1: any).
+    Returns DONE, CANDIDATE, NEEDS_PROFILE or NEVER_FITS (the caller raises the profile's error)."""
+    i = state[0]
+    tested = state[1]
+    length = state[2]
+    straight = state[3] == 1
+    state[3] = 0
+    stop = len(order)
+    while i < stop:
+        job = order[i]
+        if not straight:
+            code = held_code(job, running, signature, check_first, check_slot, check_index, check_bound,
+                             check_reason, job_counts)
+            if code:
+                set_reason(job, HOLD + code, now, reason, since, seconds, first, tally)
+                i += 1
+                continue
+            if tested >= bound:
+                break
+            if max_job_user > 0 and per_user[user[job]] >= max_job_user:
+                i += 1
+                continue
+            if max_job_user > 0:
+                per_user[user[job]] += 1
+            tested += 1
+            free_now = pool_free if length == 0 else free[0]
+            if free_now < smallest[i]:
+                p = partition[job]
+                set_reason(job, blocked[p] if blocked[p] else RESOURCES, now, reason, since, seconds, first, tally)
+                block(p, parts, union, atoms, has_nodes, blocked)
+                i += 1
+                continue
+            if length == 0:
+                state[0], state[1] = i, tested
+                return CANDIDATE if size[job] <= free_now else NEEDS_PROFILE
+        straight = False
+        duration = -(-max(estimate[job], 1) // resolution) * resolution
+        at = earliest_start(times, free, length, now, duration, size[job], FOREVER, 0, 0, 0)
+        if at == _NEVER_FITS:
+            state[0], state[1], state[2] = i, tested, length
+            return NEVER_FITS
+        if at == now:
+            state[0], state[1], state[2], state[4] = i, tested, length, at
+            return CANDIDATE
+        p = partition[job]
+        set_reason(job, blocked[p] if blocked[p] else RESOURCES, now, reason, since, seconds, first, tally)
+        block(p, parts, union, atoms, has_nodes, blocked)
+        if at != NEVER and (horizon < 0 or at < horizon):
+            length = add(times, free, length, at, at + duration, -reserved_size(size[job], per_node, capacity))
+        i += 1
+    state[0], state[1], state[2] = stop if i >= stop else i, tested, length
+    return DONE
+
+
+@njit(cache=True)
+def reserved_size(cpus: int, per_node: int, capacity: int) -> int:
+    """What a pending job's backfill reservation takes: ``cpus`` rounded up to whole nodes of
+    ``per_node`` CPUs (at most the machine), as Slurm's backfill table of node bitmaps does."""
+    if per_node <= 1:
+        return cpus
+    return min(-(-cpus // per_node) * per_node, capacity)
+
+
+@njit(cache=True)
+def running_profile(ends: np.ndarray, sizes: np.ndarray, count: int, now: int, resolution: int, capacity: int,
+                    times: np.ndarray, free: np.ndarray) -> int:
+    """The running jobs' profile from (expected end, processors) of ``count`` jobs sorted by end:
+    each end rounded up to ``resolution`` and at least now + 1 (a job past its expected end is
+    thought to end in a second); returns its length. engine.policies.slurm.resolved_profile's steps."""
+    total = 0
+    for k in range(count):
+        total += sizes[k]
+    free_now = capacity - total
+    times[0] = now
+    free[0] = free_now
+    length = 1
+    released = 0
+    for k in range(count):
+        end = max(-(-ends[k] // resolution) * resolution, now + 1)
+        released += sizes[k]
+        if k + 1 < count:
+            following = max(-(-ends[k + 1] // resolution) * resolution, now + 1)
+            if following == end:
+                continue
+        times[length] = end
+        free[length] = free_now + released
+        length += 1
+    return length
+
+
+@njit(cache=True)
+def insert_running(ends: np.ndarray, jobs: np.ndarray, sizes: np.ndarray, count: int, end: int, job: int,
+                   size: int) -> None:
+    """Insert (end, job) into the first ``count`` running jobs, kept sorted by (end, job)."""
+    k = count
+    while k > 0 and (ends[k - 1] > end or (ends[k - 1] == end and jobs[k - 1] > job)):
+        k -= 1
+    for m in range(count, k, -1):
+        ends[m] = ends[m - 1]
+        jobs[m] = jobs[m - 1]
+        sizes[m] = sizes[m - 1]
+    ends[k], jobs[k], sizes[k] = end, job, size
+
+
+@njit(cache=True)
+def remove_running(ends: np.ndarray, jobs: np.ndarray, sizes: np.ndarray, count: int, end: int, job: int) -> None:
+    """Remove (end, job) from the first ``count`` running jobs (sorted by (end, job))."""
+    lo, hi = 0, count
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ends[mid] < end or (ends[mid] == end and jobs[mid] < job):
+            lo = mid + 1
+        else:
+            hi = mid
+    for m in range(lo, count - 1):
+        ends[m] = ends[m + 1]
+        jobs[m] = jobs[m + 1]
+        sizes[m] = sizes[m + 1]
