@@ -1,5 +1,5 @@
 # SchedLab for a lab server: one image for the web server (gunicorn + whitenoise) and the workers.
-# docker-compose.yml runs it as `web`, `worker` (scale with --scale worker=N) and `beat`.
+# docker-compose.yml runs it as `web`, `quick`, `worker` (scale with --scale worker=N) and `beat`.
 FROM python:3.11-slim-bookworm
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -22,5 +22,6 @@ USER schedlab
 VOLUME /data
 EXPOSE 8000
 # The web server: migrate, create the first admin (SCHEDLAB_ADMIN_USER/PASSWORD or a generated
-# password printed in the log once), then gunicorn. Workers override the command.
-CMD ["sh", "-c", "python manage.py migrate --noinput && python manage.py ensure_admin && exec gunicorn webapp.wsgi --preload --bind 0.0.0.0:8000 --worker-class gthread --workers ${WEB_WORKERS:-3} --threads 4 --timeout 600 --access-logfile -"]
+# password printed in the log once), then gunicorn (processes and threads: webapp/gunicorn_conf.py, from the
+# cores or SCHEDLAB_WEB_WORKERS / SCHEDLAB_WEB_THREADS). Workers override the command.
+CMD ["sh", "-c", "python manage.py migrate --noinput && python manage.py ensure_admin && exec gunicorn -c python:webapp.gunicorn_conf webapp.wsgi --bind 0.0.0.0:8000 --access-logfile -"]

@@ -2,8 +2,8 @@
 
     .venv/bin/python benchmarks/load.py [--users 50] [--seconds 60] [--think 1.0] [--trace NAME.swf.gz]
 
-Starts the application exactly as `make run` does (python -m webapp.run: gunicorn with 2 processes ×
-4 threads, a quick Celery worker, a simulation worker with one process per core, the fair dispatcher,
+Starts the application exactly as `make run` does (python -m webapp.run: gunicorn with its processes and
+threads from webapp/gunicorn_conf.py, a quick Celery worker, a simulation worker with one process per core, the fair dispatcher,
 SQLite, the filesystem broker) with its default settings, in a temporary data directory.
 
 Setup, before the clock:

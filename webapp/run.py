@@ -87,9 +87,8 @@ def main() -> int:
     simulating = settings.SCHEDLAB_SIM_SLOTS or max(1, os.cpu_count() or 1)
     workers = [worker_child(kind, concurrency, env, worker_log) for kind, concurrency in
                ((QUICK, settings.SCHEDLAB_QUICK_CONCURRENCY), (SIMULATION, simulating))]
-    web = Child("web", [sys.executable, "-m", "gunicorn", "webapp.wsgi", "--preload", "--bind", f"{host}:{port}",
-                        "--worker-class", "gthread", "--workers", "2", "--threads", "4", "--timeout", "600",
-                        "--log-level", "warning"], env, death_signal=signal.SIGTERM)
+    web = Child("web", [sys.executable, "-m", "gunicorn", "-c", "python:webapp.gunicorn_conf", "webapp.wsgi",
+                        "--bind", f"{host}:{port}"], env, death_signal=signal.SIGTERM)
     for child in (*workers, web):
         child.start()
     if not wait_for_port(host, port, [*workers, web]):

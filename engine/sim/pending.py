@@ -21,9 +21,16 @@ back is counted under ``priority``), nor the EASY reservation's nodes. A cluster
 availability window has no room. On one pool of processors only ``resources`` (fewer free
 processors than the job asks for) and ``priority`` apply.
 
-The sweep goes over the run's events once; at each interval it decides once per group of waiting
-jobs that share a request class and a (queue, user) pair (not once per job), and a job's time held
-is the difference of its group's accumulated times between its submit and its start.
+The sweep goes over the run's events once and re-checks nothing at every instant (a 500,000-job
+grid run has about 3,400 groups waiting at each of its million instants). Jobs whose requests
+differ only in what the sweep does not follow (memory, GPUs) share a class here, and a group is
+the jobs of one class, queue and (queue, user) pair. Per class it counts on how many clusters the
+class fits (with and without its pool) as jobs take and give back nodes and as clusters open and
+close: its reason changes only when a count reaches or leaves zero, and the seconds it spent in
+each reason are kept. A group follows its class's seconds unless a queue or user limit holds it,
+re-checked only when its queue's cores in use cross the group's threshold or its pair's use
+changes. A job's time held is the difference of its group's accumulated times between its submit
+and its start.
 """
 
 from __future__ import annotations
@@ -91,144 +98,395 @@ def held_times(submit: np.ndarray, start: np.ndarray, end: np.ndarray, sweep: Sw
     kinds = np.repeat(np.array([END, SUBMIT, START], dtype=np.int64), len(jobs))
     low = int(times.min())
     order = np.argsort((times - low) * 3 + kinds, kind="stable")      # by time, then ends, submits, starts
-    events_job = np.tile(jobs, 3)[order]
     info = sweep.cluster_info
-    nodes_total = int(info[:, 0].max() + info[:, 1].max()) if len(info) else 0
-    node_free = np.zeros(max(nodes_total, 1), dtype=np.int64)
-    hist = np.zeros((max(len(info), 1), int(info[:, 2].max()) + 1 if len(info) else 1), dtype=np.int64)
-    cluster_free = np.zeros(max(len(info), 1), dtype=np.int64)
-    for c, (offset, count, cores, _, _) in enumerate(info.tolist()):
+    classes, shape, lists = _sweep_classes(sweep)
+    group, group_class, group_queue, group_pair, group_cores = _merged_groups(sweep, classes)
+    watch = _watchers(shape, lists, info)
+    limit_of, limit_start, limit_threshold, limit_owner = _limit_watchers(sweep, group_queue, group_cores)
+    node_free = np.zeros(max(int((info[:, 0] + info[:, 1]).max()) if len(info) else 1, 1), dtype=np.int64)
+    for offset, count, cores, _, _ in info.tolist():
         node_free[offset:offset + count] = cores
-        hist[c, cores] = count
-        cluster_free[c] = count * cores
-    groups = int(sweep.group_class.shape[0])
-    classes = int(sweep.class_shape.shape[0])
-    _sweep(times[order], kinds[order], events_job, sweep.group, sweep.cluster, sweep.first, sweep.count, sweep.pick,
-           sweep.take, sweep.held, sweep.queue, sweep.pair, sweep.cores, sweep.group_class, sweep.group_queue,
-           sweep.group_pair, sweep.group_cores, sweep.class_shape, sweep.class_start, sweep.class_list,
-           sweep.open_start, sweep.open_list, info, node_free, hist, cluster_free,
-           np.zeros(max(len(sweep.queue_limit), 1), np.int64), sweep.queue_limit,
-           np.zeros(max(len(sweep.pair_jobs), 1), np.int64), sweep.pair_jobs,
-           np.zeros(max(len(sweep.pair_cores), 1), np.int64), sweep.pair_cores, sweep.limited,
-           np.zeros((max(groups, 1), len(HELD_REASONS)), np.int64), np.zeros((n, len(HELD_REASONS)), np.int64), held,
-           np.zeros(max(groups, 1), np.int64), np.zeros(max(groups, 1), np.int64), np.zeros(max(groups, 1), np.int64),
-           np.full(max(classes, 1), -1, np.int64), np.zeros(max(classes, 1), np.int64))
+    bounds = np.concatenate([info[:, 3], info[:, 4]])
+    bound_order = np.argsort(bounds, kind="stable")
+    pair_limited = (sweep.pair_jobs < NO_LIMIT) | (sweep.pair_cores < NO_LIMIT)
+    _sweep(times[order], kinds[order], np.tile(jobs, 3)[order], group, sweep.cluster, sweep.first, sweep.count,
+           sweep.pick, sweep.take, sweep.held, sweep.queue, sweep.pair, sweep.cores, group_class, group_queue,
+           group_pair, group_cores, limit_of, info, node_free, info[:, 1] * info[:, 2], bounds[bound_order],
+           bound_order % max(len(info), 1), *watch, max(len(shape), 1), limit_start, limit_threshold, limit_owner,
+           sweep.queue_limit, sweep.pair_jobs, sweep.pair_cores, pair_limited, sweep.limited, held)
     return held
 
 
-@njit(cache=True)
-def _fits(k: int, t: int, clusters: np.ndarray, a: int, b: int, shape: np.ndarray, info: np.ndarray,
-          hist: np.ndarray, cluster_free: np.ndarray) -> bool:
-    """Whether class k has room now on one of ``clusters[a:b]`` (see the module docstring)."""
-    nodes, ppn, procs, exclusive = shape[k, 0], shape[k, 1], shape[k, 2], shape[k, 3]
-    for i in range(a, b):
-        c = clusters[i]
-        if t < info[c, 3] or t >= info[c, 4]:
-            continue
-        whole = info[c, 2]
-        if nodes == 0:
-            if cluster_free[c] >= procs:
-                return True
-        elif exclusive:
-            if hist[c, whole] >= nodes:
-                return True
-        elif cluster_free[c] >= nodes * ppn:
-            found = 0
-            for v in range(whole, ppn - 1, -1):
-                found += hist[c, v]
-                if found >= nodes:
-                    return True
-    return False
+# --------------------------------------------------------------------------- the sweep's own classes
+# Jobs whose requests differ only in what the sweep does not follow (memory, GPUs) share a class
+# here; a group is the jobs of one such class, queue, pair and cores: the same reason at every instant.
+
+
+def _numbered(columns: list[np.ndarray]) -> np.ndarray:
+    """Rows numbered by their values in ``columns`` (equal rows, equal numbers; from 0, dense)."""
+    key = np.zeros(len(columns[0]), dtype=np.int64)
+    for column in columns:
+        codes, uniques = pd.factorize(column)
+        key = pd.factorize(key * len(uniques) + codes)[0].astype(np.int64)
+    return key
+
+
+def _masks(start: np.ndarray, flat: np.ndarray, clusters: int) -> list[np.ndarray]:
+    """Each class's clusters as bit masks, 62 clusters a word (a column per word)."""
+    masks = np.zeros((len(start) - 1, max(clusters + 61, 62) // 62), dtype=np.int64)
+    _fill_masks(start, flat, masks)
+    return list(masks.T)
 
 
 @njit(cache=True)
-def _hold(j: int, sign: int, cluster: np.ndarray, first: np.ndarray, count: np.ndarray, pick: np.ndarray,
-          take: np.ndarray, held: np.ndarray, info: np.ndarray, node_free: np.ndarray, hist: np.ndarray,
-          cluster_free: np.ndarray) -> None:
-    """Job j takes (sign -1) or gives back (+1) its cores and nodes."""
+def _fill_masks(start: np.ndarray, flat: np.ndarray, masks: np.ndarray) -> None:
+    for k in range(len(start) - 1):
+        for i in range(start[k], start[k + 1]):
+            masks[k, flat[i] // 62] |= np.int64(1) << np.int64(flat[i] % 62)
+
+
+def _sweep_classes(sweep: Sweep) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...]]:
+    """Each request class's sweep class (same shape and same clusters, with and without its pool),
+    and per sweep class its shape and clusters (start, list, open start, open list)."""
+    k = len(sweep.class_start) - 1
+    clusters = len(sweep.cluster_info)
+    shape = sweep.class_shape[:k]
+    columns = [shape[:, i] for i in range(4)] + _masks(sweep.class_start, sweep.class_list, clusters)
+    if sweep.open_start is not sweep.class_start or sweep.open_list is not sweep.class_list:
+        columns += _masks(sweep.open_start, sweep.open_list, clusters)
+    classes = _numbered(columns)
+    first = np.unique(classes, return_index=True)[1]
+
+    def sub(start: np.ndarray, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        lengths = np.diff(start)[first]
+        chosen = np.zeros(len(first) + 1, dtype=np.int64)
+        chosen[1:] = np.cumsum(lengths)
+        at = np.repeat(start[first] - chosen[:-1], lengths) + np.arange(int(chosen[-1]))
+        return chosen, flat[at]
+    return classes, shape[first], (*sub(sweep.class_start, sweep.class_list), *sub(sweep.open_start, sweep.open_list))
+
+
+def _merged_groups(sweep: Sweep, classes: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Each job's group of equal jobs for the sweep, and per group its sweep class, queue, pair, cores."""
+    old = sweep.group_class.shape[0]
+    columns = [classes[sweep.group_class[:old]]]
+    if sweep.limited:
+        columns += [sweep.group_queue[:old], sweep.group_pair[:old], sweep.group_cores[:old]]
+    merged = _numbered(columns)
+    first = np.unique(merged, return_index=True)[1]
+    return (merged[sweep.group], columns[0][first], sweep.group_queue[first], sweep.group_pair[first],
+            sweep.group_cores[first])
+
+
+def _watchers(shape: np.ndarray, lists: tuple[np.ndarray, ...], info: np.ndarray) -> tuple[np.ndarray, ...]:
+    """What the sweep follows per cluster: quantities (free nodes with at least v cores for each v a
+    class asks per node, and free cores), each watched by (class, which list) pairs at a threshold
+    (the class fits on that cluster while the quantity is at least the threshold).
+
+    Returned: per cluster its quantities' range, per quantity its v (-1: free cores) and value at
+    the start (the machine empty), its watchers' range; per watcher its threshold, class and list
+    (0: the clusters the class may use, 1: those it could use but for its queue's pool)."""
+    owner, which, cluster = [], [], []
+    for w, (start, flat) in enumerate((lists[:2], lists[2:])):
+        lengths = np.diff(start)
+        owner.append(np.repeat(np.arange(len(lengths)), lengths))
+        cluster.append(flat[:int(start[-1])])
+        which.append(np.full(int(start[-1]), w, dtype=np.int64))
+    owner_, which_, cluster_ = (np.concatenate(x).astype(np.int64) for x in (owner, which, cluster))
+    nodes, ppn, procs, exclusive = (shape[owner_, i] for i in range(4))
+    spread = nodes == 0
+    kind = spread.astype(np.int64)                                   # 0: nodes with >= v free, 1: free cores
+    level = np.where(spread, -1, np.where(exclusive != 0, info[cluster_, 2], np.maximum(ppn, 0)))
+    threshold = np.where(spread, procs, nodes)
+    keys = np.stack([cluster_, kind, level], axis=1)
+    quantities, quantity_of = np.unique(keys, axis=0, return_inverse=True) if len(keys) else \
+        (np.zeros((0, 3), np.int64), np.zeros(0, np.int64))
+    quantity_of = np.asarray(quantity_of, dtype=np.int64).reshape(-1)
+    order = np.lexsort((threshold, quantity_of))
+    count = len(quantities)
+    watch_start = np.zeros(count + 1, dtype=np.int64)
+    watch_start[1:] = np.cumsum(np.bincount(quantity_of, minlength=count))
+    quantity_start = np.zeros(len(info) + 1, dtype=np.int64)
+    quantity_start[1:] = np.cumsum(np.bincount(quantities[:, 0], minlength=len(info)))
+    q_cluster, q_level = quantities[:, 0], quantities[:, 2]
+    value = np.where(q_level < 0, info[q_cluster, 1] * info[q_cluster, 2],
+                     np.where(q_level <= info[q_cluster, 2], info[q_cluster, 1], 0))
+    return (quantity_start, q_level.astype(np.int64), value.astype(np.int64), watch_start,
+            threshold[order].astype(np.int64), owner_[order], which_[order])
+
+
+def _limit_watchers(sweep: Sweep, group_queue: np.ndarray, group_cores: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Per group its limit class (queue and cores); per queue its limit classes sorted by the cores
+    in use from which the queue's core limit holds them (start, threshold, limit class)."""
+    if not sweep.limited or not len(group_queue):
+        return np.zeros(max(len(group_queue), 1), np.int64), np.zeros(2, np.int64), np.zeros(1, np.int64), \
+            np.zeros(1, np.int64)
+    limit_of = _numbered([group_queue, group_cores])
+    first = np.unique(limit_of, return_index=True)[1]
+    queue, cores = group_queue[first], group_cores[first]
+    threshold = sweep.queue_limit[queue] - cores + 1          # held while the queue's cores in use >= this
+    order = np.lexsort((threshold, queue))
+    start = np.zeros(len(sweep.queue_limit) + 1, dtype=np.int64)
+    start[1:] = np.cumsum(np.bincount(queue, minlength=len(sweep.queue_limit)))
+    return limit_of, start, threshold[order].astype(np.int64), order.astype(np.int64)
+
+
+# --------------------------------------------------------------------------- the kernel
+
+
+@njit(cache=True)
+def _class_reason(fit: np.ndarray, k: int) -> int:
+    if fit[k, 0] > 0:
+        return 4
+    return 2 if fit[k, 1] > 0 else 3
+
+
+@njit(cache=True)
+def _count(k: int, which: int, sign: int, t: int, fit: np.ndarray, state: np.ndarray, since: np.ndarray,
+           spent: np.ndarray) -> None:
+    """One cluster more (+1) or fewer (-1) where class k fits: its reason from ``t`` (the seconds in
+    the reason it leaves added to ``spent``)."""
+    fit[k, which] += sign
+    now = _class_reason(fit, k)
+    if now != state[k]:
+        spent[k, state[k] - 2] += t - since[k]
+        since[k] = t
+        state[k] = now
+
+
+@njit(cache=True)
+def _moved(q: int, before: int, after: int, t: int, watch_start: np.ndarray, threshold: np.ndarray,
+           owner: np.ndarray, which: np.ndarray, fit: np.ndarray, state: np.ndarray, since: np.ndarray,
+           spent: np.ndarray) -> None:
+    """Quantity q went from ``before`` to ``after`` (its cluster open): the watchers whose threshold
+    it crossed count one cluster more or fewer."""
+    low, high = min(before, after), max(before, after)
+    sign = 1 if after > before else -1
+    a, b = watch_start[q], watch_start[q + 1]
+    while a < b:                                   # the first threshold above low
+        middle = (a + b) // 2
+        if threshold[middle] > low:
+            b = middle
+        else:
+            a = middle + 1
+    w = a
+    while w < watch_start[q + 1] and threshold[w] <= high:
+        _count(owner[w], which[w], sign, t, fit, state, since, spent)
+        w += 1
+
+
+@njit(cache=True)
+def _flush(g: int, t: int, phase: np.ndarray, entered: np.ndarray, seen: np.ndarray, acc: np.ndarray,
+           group_class: np.ndarray, state: np.ndarray, since: np.ndarray, spent: np.ndarray) -> None:
+    """Group g's seconds held up to ``t`` into ``acc``: in a limit (phase 0, 1) since it entered it;
+    free of limits (2) its class's seconds per reason since last seen."""
+    p = phase[g]
+    if p == 0 or p == 1:
+        acc[g, p] += t - entered[g]
+        entered[g] = t
+    elif p == 2:
+        k = group_class[g]
+        for r in range(3):
+            now = spent[k, r] + (t - since[k] if state[k] == r + 2 else 0)
+            acc[g, r + 2] += now - seen[g, r]
+            seen[g, r] = now
+
+
+@njit(cache=True)
+def _hold(j: int, sign: int, t: int, cluster: np.ndarray, first: np.ndarray, count: np.ndarray, pick: np.ndarray,
+          take: np.ndarray, held: np.ndarray, node_free: np.ndarray, cluster_free: np.ndarray, is_open: np.ndarray,
+          quantity_start: np.ndarray, level: np.ndarray, quantity: np.ndarray, watch_start: np.ndarray,
+          threshold: np.ndarray, owner: np.ndarray, which: np.ndarray, fit: np.ndarray, state: np.ndarray,
+          since: np.ndarray, spent: np.ndarray) -> None:
+    """Job j takes (sign -1) or gives back (+1) its cores and nodes; the quantities of its cluster follow."""
     c = cluster[j]
     if c < 0:
         return
+    before = cluster_free[c]
     cluster_free[c] += sign * held[j]
+    a, b = quantity_start[c], quantity_start[c + 1]
+    if b > a and level[b - 1] < 0:                     # free cores (the cluster's last quantity)
+        quantity[b - 1] = cluster_free[c]
+        if is_open[c]:
+            _moved(b - 1, before, cluster_free[c], t, watch_start, threshold, owner, which, fit, state, since, spent)
     for i in range(first[j], first[j] + count[j]):
         node = pick[i]
-        hist[c, node_free[node]] -= 1
-        node_free[node] += sign * take[i]
-        hist[c, node_free[node]] += 1
+        old = node_free[node]
+        new = old + sign * take[i]
+        node_free[node] = new
+        low, high = min(old, new), max(old, new)
+        step = 1 if new > old else -1
+        for q in range(a, b):
+            v = level[q]
+            if v < 0 or v > high:
+                break
+            if v > low:
+                quantity[q] += step
+                if is_open[c]:
+                    _moved(q, quantity[q] - step, quantity[q], t, watch_start, threshold, owner, which, fit, state,
+                           since, spent)
+
+
+@njit(cache=True)
+def _link(g: int, key: int, head: np.ndarray, after: np.ndarray, before: np.ndarray) -> None:
+    after[g] = head[key]
+    before[g] = -1
+    if head[key] >= 0:
+        before[head[key]] = g
+    head[key] = g
+
+
+@njit(cache=True)
+def _unlink(g: int, key: int, head: np.ndarray, after: np.ndarray, before: np.ndarray) -> None:
+    if before[g] >= 0:
+        after[before[g]] = after[g]
+    else:
+        head[key] = after[g]
+    if after[g] >= 0:
+        before[after[g]] = before[g]
 
 
 @njit(cache=True)
 def _sweep(ev_time, ev_kind, ev_job, group, cluster, first, count, pick, take, held_cores, queue, pair, cores,
-           group_class, group_queue, group_pair, group_cores, shape, class_start, class_list, open_start, open_list,
-           info, node_free, hist, cluster_free, q_used, q_limit, p_jobs, p_jobs_limit, p_cores, p_cores_limit,
-           limited, acc, snap, out, active, where, waiting, fit_stamp, fit_reason):
-    """The sweep of :func:`held_times` (``out`` filled with each job's seconds held per reason)."""
+           group_class, group_queue, group_pair, group_cores, group_limit, info, node_free, cluster_free,
+           bound_time, bound_cluster, quantity_start, level, quantity, watch_start, threshold, owner, which,
+           classes, limit_start, limit_threshold, limit_owner, q_limit, p_jobs_limit, p_cores_limit,
+           pair_limited, limited, out):
+    """The sweep of :func:`held_times` (``out`` filled with each job's seconds held per reason).
+
+    Nothing is re-checked at every instant. Per sweep class: on how many clusters (of its own, of
+    all it could use) it fits, counted as jobs take and give back nodes and as clusters open and
+    close, hence its reason and the seconds it spent in each so far. Per group: whether a queue or
+    user limit holds it (re-checked only when its queue's cores in use cross its threshold or its
+    pair's use changes), else it follows its class's seconds. A job's seconds held are its group's
+    between its submit and its start."""
     events = len(ev_time)
+    groups = len(group_class)
+    reasons = out.shape[1]
+    fit = np.zeros((classes, 2), np.int64)
+    state = np.full(classes, 3, np.int64)
+    since = np.full(classes, ev_time[0], np.int64)
+    spent = np.zeros((classes, 3), np.int64)
+    is_open = np.zeros(len(info), np.bool_)
+    waiting = np.zeros(groups, np.int64)
+    phase = np.full(groups, -1, np.int64)                  # -1: not waiting; 0/1: held by a limit; 2: free
+    entered = np.zeros(groups, np.int64)
+    seen = np.zeros((groups, 3), np.int64)
+    acc = np.zeros((groups, reasons), np.int64)
+    snap = np.zeros((len(group), reasons), np.int64)
+    limits = len(limit_owner)
+    pairs = len(p_jobs_limit)
+    q_used = np.zeros(len(q_limit), np.int64)
+    p_jobs = np.zeros(pairs, np.int64)
+    p_cores = np.zeros(pairs, np.int64)
+    limit_head = np.full(limits, -1, np.int64)
+    limit_after = np.full(groups, -1, np.int64)
+    limit_before = np.full(groups, -1, np.int64)
+    pair_head = np.full(pairs, -1, np.int64)
+    pair_after = np.full(groups, -1, np.int64)
+    pair_before = np.full(groups, -1, np.int64)
+    dirty_limits = np.zeros(limits, np.int64)
+    limit_stamp = np.zeros(limits, np.int64)
+    dirty_pairs = np.zeros(pairs, np.int64)
+    pair_stamp = np.zeros(pairs, np.int64)
+    fresh = np.zeros(groups, np.int64)
     i = 0
-    n_active = 0
-    interval = 0
-    reasons = acc.shape[1]
+    b = 0
+    instant = 0
     while i < events:
         t = ev_time[i]
+        instant += 1
+        n_limits = n_pairs = n_fresh = 0
+        while b < len(bound_time) and bound_time[b] <= t:           # clusters opening or closing
+            c = bound_cluster[b]
+            b += 1
+            now_open = info[c, 3] <= t < info[c, 4]
+            if now_open != is_open[c]:
+                is_open[c] = now_open
+                sign = 1 if now_open else -1
+                for q in range(quantity_start[c], quantity_start[c + 1]):
+                    for w in range(watch_start[q], watch_start[q + 1]):
+                        if quantity[q] >= threshold[w]:
+                            _count(owner[w], which[w], sign, t, fit, state, since, spent)
         while i < events and ev_time[i] == t:
             kind, j = ev_kind[i], ev_job[i]
             g = group[j]
-            if kind == END:
-                _hold(j, 1, cluster, first, count, pick, take, held_cores, info, node_free, hist, cluster_free)
-                if limited:
-                    q_used[queue[j]] -= cores[j]
-                    p_jobs[pair[j]] -= 1
-                    p_cores[pair[j]] -= cores[j]
-            elif kind == SUBMIT:
+            if kind == SUBMIT:
+                if waiting[g] > 0:
+                    _flush(g, t, phase, entered, seen, acc, group_class, state, since, spent)
                 for r in range(reasons):
                     snap[j, r] = acc[g, r]
                 if waiting[g] == 0:
-                    where[g] = n_active
-                    active[n_active] = g
-                    n_active += 1
+                    fresh[n_fresh] = g
+                    n_fresh += 1
+                    if limited:
+                        _link(g, group_limit[g], limit_head, limit_after, limit_before)
+                        _link(g, group_pair[g], pair_head, pair_after, pair_before)
                 waiting[g] += 1
             else:
-                for r in range(reasons):
-                    out[j, r] = acc[g, r] - snap[j, r]
-                waiting[g] -= 1
-                if waiting[g] == 0:
-                    n_active -= 1
-                    last = active[n_active]
-                    active[where[g]] = last
-                    where[last] = where[g]
-                _hold(j, -1, cluster, first, count, pick, take, held_cores, info, node_free, hist, cluster_free)
+                if kind == START:
+                    _flush(g, t, phase, entered, seen, acc, group_class, state, since, spent)
+                    for r in range(reasons):
+                        out[j, r] = acc[g, r] - snap[j, r]
+                    waiting[g] -= 1
+                    if waiting[g] == 0:
+                        phase[g] = -1
+                        if limited:
+                            _unlink(g, group_limit[g], limit_head, limit_after, limit_before)
+                            _unlink(g, group_pair[g], pair_head, pair_after, pair_before)
+                sign = 1 if kind == END else -1
+                _hold(j, sign, t, cluster, first, count, pick, take, held_cores, node_free, cluster_free, is_open,
+                      quantity_start, level, quantity, watch_start, threshold, owner, which, fit, state, since, spent)
                 if limited:
-                    q_used[queue[j]] += cores[j]
-                    p_jobs[pair[j]] += 1
-                    p_cores[pair[j]] += cores[j]
+                    q, p = queue[j], pair[j]
+                    before = q_used[q]
+                    q_used[q] -= sign * cores[j]
+                    p_jobs[p] -= sign
+                    p_cores[p] -= sign * cores[j]
+                    low, high = min(before, q_used[q]), max(before, q_used[q])
+                    for x in range(limit_start[q], limit_start[q + 1]):
+                        if limit_threshold[x] > high:
+                            break
+                        if limit_threshold[x] > low and limit_stamp[limit_owner[x]] != instant:
+                            limit_stamp[limit_owner[x]] = instant
+                            dirty_limits[n_limits] = limit_owner[x]
+                            n_limits += 1
+                    if pair_limited[p] and pair_stamp[p] != instant:
+                        pair_stamp[p] = instant
+                        dirty_pairs[n_pairs] = p
+                        n_pairs += 1
             i += 1
-        if i == events:
-            break
-        dt = ev_time[i] - t
-        interval += 1
-        for a in range(n_active):
-            g = active[a]
-            reason = -1
-            if limited:
-                q, p, c = group_queue[g], group_pair[g], group_cores[g]
-                if q_used[q] + c > q_limit[q]:
-                    reason = 0
-                elif p_jobs[p] + 1 > p_jobs_limit[p] or p_cores[p] + c > p_cores_limit[p]:
-                    reason = 1
-            if reason < 0:
-                k = group_class[g]
-                if fit_stamp[k] == interval:
-                    reason = fit_reason[k]
+        # the groups whose limits may hold them otherwise from now, and those that began waiting
+        for x in range(n_limits + n_pairs + n_fresh):
+            if x < n_limits:
+                g = limit_head[dirty_limits[x]]
+            elif x < n_limits + n_pairs:
+                g = pair_head[dirty_pairs[x - n_limits]]
+            else:
+                g = fresh[x - n_limits - n_pairs]
+            while g >= 0:
+                if waiting[g] > 0:
+                    now = 2
+                    if limited:
+                        q, p, c = group_queue[g], group_pair[g], group_cores[g]
+                        if q_used[q] + c > q_limit[q]:
+                            now = 0
+                        elif p_jobs[p] + 1 > p_jobs_limit[p] or p_cores[p] + c > p_cores_limit[p]:
+                            now = 1
+                    if now != phase[g]:
+                        _flush(g, t, phase, entered, seen, acc, group_class, state, since, spent)
+                        phase[g] = now
+                        entered[g] = t
+                        if now == 2:
+                            k = group_class[g]
+                            for r in range(3):
+                                seen[g, r] = spent[k, r] + (t - since[k] if state[k] == r + 2 else 0)
+                if x < n_limits:
+                    g = limit_after[g]
+                elif x < n_limits + n_pairs:
+                    g = pair_after[g]
                 else:
-                    if _fits(k, t, class_list, class_start[k], class_start[k + 1], shape, info, hist, cluster_free):
-                        reason = 4
-                    elif _fits(k, t, open_list, open_start[k], open_start[k + 1], shape, info, hist, cluster_free):
-                        reason = 2
-                    else:
-                        reason = 3
-                    fit_stamp[k] = interval
-                    fit_reason[k] = reason
-            acc[g, reason] += dt
+                    g = -1
 
 
 # --------------------------------------------------------------------------- inputs

@@ -1,9 +1,10 @@
 """The fair shared server on real `celery worker` processes and the real Redis: a parse never waits
 behind a simulation (a worker of its own), and users take turns for the simulation slots.
 
-The workers share this test's SQLite database file and media directory with the test process. Redis
-db 13 by default (SCHEDLAB_TEST_FAIR_REDIS_URL to change it), so that other test runs on the same
-Redis never take these messages. Never skipped: when Redis is down these tests fail.
+The workers share this test's database and media directory with the test process
+(tests/webapp/real_workers.py). Redis db 13 by default (SCHEDLAB_TEST_FAIR_REDIS_URL to change it),
+so that other test runs on the same Redis never take these messages. Never skipped: when Redis is
+down these tests fail.
 """
 
 from __future__ import annotations
@@ -14,10 +15,9 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from django.db import connection
 
-from tests.celery_broker import on_broker
 from tests.webapp.conftest import make_trace, synthetic_swf
+from tests.webapp.real_workers import worker_cluster
 from webapp.celery import app
 from webapp.core.models import SimulationWorker
 from webapp.core.workers import simulation_slots
@@ -35,18 +35,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 def cluster(tmp_path, settings) -> Iterator[LocalCluster]:
     """Worker processes on this test's database and media (tmp_path/media is MEDIA_ROOT), one slot, at
     most one per user, the queues' plain names on a Redis db of their own (emptied first)."""
-    import redis
-
-    redis.Redis.from_url(REDIS_URL).flushdb()
     settings.SCHEDLAB_SIM_SLOTS, settings.SCHEDLAB_SLOTS_PER_USER = 1, 1
-    rig = LocalCluster(tmp_path, REDIS_URL, database_url=f"sqlite:///{connection.settings_dict['NAME']}",
-                       extra_env={"SCHEDLAB_SIM_SLOTS": "1", "SCHEDLAB_SLOTS_PER_USER": "1",
-                                  "SCHEDLAB_QUEUE_PREFIX": ""})
-    with on_broker(app, REDIS_URL, REDIS_URL):
-        try:
-            yield rig
-        finally:
-            rig.stop()
+    with worker_cluster(tmp_path, REDIS_URL, env={"SCHEDLAB_SIM_SLOTS": "1", "SCHEDLAB_SLOTS_PER_USER": "1"}) as rig:
+        yield rig
 
 
 def wait_for(what: str, condition, timeout: float = 120):  # noqa: ANN001, ANN201
@@ -154,18 +145,10 @@ def test_cancel_revokes_the_running_task_and_the_run_can_run_again(cluster, alic
 def auto_cluster(tmp_path, settings) -> Iterator[LocalCluster]:
     """As `cluster`, but nobody sets the slots (SCHEDLAB_SIM_SLOTS=auto, compose's default): they are
     the processes of the simulation workers alive; a report ages out after 8 s here (60 s by default)."""
-    import redis
-
-    redis.Redis.from_url(REDIS_URL).flushdb()
     settings.SCHEDLAB_SIM_SLOTS, settings.SCHEDLAB_SLOTS_PER_USER, settings.SCHEDLAB_RUN_STALE_SECONDS = None, None, 8
-    rig = LocalCluster(tmp_path, REDIS_URL, database_url=f"sqlite:///{connection.settings_dict['NAME']}",
-                       stale_seconds=8, extra_env={"SCHEDLAB_SIM_SLOTS": "auto", "SCHEDLAB_SLOTS_PER_USER": "",
-                                                   "SCHEDLAB_QUEUE_PREFIX": ""})
-    with on_broker(app, REDIS_URL, REDIS_URL):
-        try:
-            yield rig
-        finally:
-            rig.stop()
+    with worker_cluster(tmp_path, REDIS_URL, stale_seconds=8,
+                        env={"SCHEDLAB_SIM_SLOTS": "auto", "SCHEDLAB_SLOTS_PER_USER": ""}) as rig:
+        yield rig
 
 
 def test_the_slots_are_the_live_workers_processes(auto_cluster, alice, bob, demo_trace):

@@ -6,6 +6,11 @@ it (code_fingerprint: any edit of the dashboards or of the engine's metrics make
 file never outlives the code that made it); a re-run changes a run's finish time and so the key. The
 comparison page's own figures (metrics table, fidelity table, Gantt window: webapp.dashboards.page_facts)
 are kept the same way. Always check permissions before asking the cache.
+
+A process builds one figure at a time (`one_build_at_a_time`): in a web server process the threads that
+ask for plots nobody asked for before take turns instead of sharing the process's one interpreter lock
+with each other and with every quick request of that process; a figure another thread finished while
+this one waited is read, not built again. A page's own tables (milliseconds) do not wait for that turn.
 """
 
 from __future__ import annotations
@@ -16,7 +21,9 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -76,12 +83,40 @@ def _plain(value: object) -> object:
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
-def cached_gzip_json(folder: str, name: str, key: str, build: Callable[[], Any]) -> bytes:
-    """The gzipped JSON of `build()`, from MEDIA_ROOT/dashboards/<folder>/ when already made."""
+_building = threading.Lock()
+_builder = threading.local()
+
+
+@contextmanager
+def one_build_at_a_time() -> Iterator[None]:
+    """Hold this process's build turn (re-entrant: a build may ask the cache for a figure it needs)."""
+    if getattr(_builder, "holds", False):
+        yield
+        return
+    with _building:
+        _builder.holds = True
+        try:
+            yield
+        finally:
+            _builder.holds = False
+
+
+def cached_gzip_json(folder: str, name: str, key: str, build: Callable[[], Any], *, turn: bool = True) -> bytes:
+    """The gzipped JSON of `build()`, from MEDIA_ROOT/dashboards/<folder>/ when already made; built in
+    this process's turn (`turn`: a figure, seconds of work) or at once (a page's own tables, milliseconds)."""
     directory = media_path(f"dashboards/{folder}")
     path = directory / f"{name}-{key}.json.gz"
     if path.exists():
         return path.read_bytes()
+    if not turn:
+        return _build_and_store(directory, path, build)
+    with one_build_at_a_time():
+        if path.exists():  # built by another thread while this one waited its turn
+            return path.read_bytes()
+        return _build_and_store(directory, path, build)
+
+
+def _build_and_store(directory: Path, path: Path, build: Callable[[], Any]) -> bytes:
     data = gzip.compress(json.dumps(build(), separators=(",", ":"), default=_plain).encode(), compresslevel=5)
     directory.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
@@ -93,8 +128,9 @@ def cached_gzip_json(folder: str, name: str, key: str, build: Callable[[], Any])
 
 
 def cached_json(folder: str, name: str, key: str, build: Callable[[], Any]) -> Any:
-    """`build()` as it was stored (JSON types: tuples come back as lists, dict keys as strings)."""
-    return json.loads(gzip.decompress(cached_gzip_json(folder, name, key, build)))
+    """`build()` as it was stored (JSON types: tuples come back as lists, dict keys as strings): a comparison
+    page's own tables, built without waiting for the process's figure builds."""
+    return json.loads(gzip.decompress(cached_gzip_json(folder, name, key, build, turn=False)))
 
 
 def _prune(directory: Path) -> None:

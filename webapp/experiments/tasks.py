@@ -14,6 +14,7 @@ import tempfile
 from datetime import timedelta
 from pathlib import Path
 
+import pandas as pd
 from celery import Task, shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from celery.signals import task_revoked, worker_ready
@@ -26,10 +27,11 @@ from django.utils import timezone
 from engine.api import (INPUT_ERRORS, Cancelled, Clusters, Pool, Scenario, SimResult, SimulationError, Transforms,
                         deadline_summaries_at, error_line, parse_days)
 from engine.api import run as run_scenario
-from engine.api import held_by_reason, pending_reasons, policy_pending, summarize
+from engine.api import held_by_reason, pending_reasons, policy_pending, safe_cells, summarize
 from webapp.allocations.services import allocations_of
 from webapp.core.broker import resend_lost as resend_lost_messages
 from webapp.core.files import replace_dir
+from webapp.core.limits import limit_message, memory_limit
 from webapp.core.progress import Reporter as ProgressReporter
 from webapp.experiments.fairqueue import choose, current_turns
 from webapp.experiments.models import AT_SWEEP_VALUES, CURRENT, Experiment, Run, save_frame
@@ -75,6 +77,10 @@ def run_simulation(self: Task, run_id: int) -> int:
         elif isinstance(e, SoftTimeLimitExceeded):
             _finish(run_id, Run.Status.FAILED,
                     error=f"time limit: the run took longer than {settings.SCHEDLAB_RUN_TIME_LIMIT} s")
+        elif isinstance(e, PreviewMemoryLimit):
+            log.warning("preview run %s stopped at the memory limit", run_id)
+            _finish(run_id, Run.Status.FAILED, error=limit_message(
+                e, "the preview", settings.SCHEDLAB_RUN_TIME_LIMIT, settings.SCHEDLAB_TASK_MEMORY_BYTES))
         else:
             _finish(run_id, Run.Status.FAILED, error=failure_message(e))
             if not is_input_error(e):
@@ -190,9 +196,33 @@ def prebuild_when_last(run_id: int) -> None:
         log.exception("building the comparison plots after run %s failed", run_id)
 
 
+class PreviewMemoryLimit(MemoryError):
+    """A preview's run needed more memory than SCHEDLAB_TASK_MEMORY_BYTES (its bound, as a parse's)."""
+
+
 def execute(run_id: int, reporter: Reporter) -> None:
-    """Load the trace, simulate, write results to MEDIA_ROOT/runs/<id>/ atomically, mark done."""
+    """Load the trace, simulate, write results to MEDIA_ROOT/runs/<id>/ atomically, mark done. A
+    preview's run (a queue reconfiguration's or a site's) is bounded in memory as a parse is
+    (webapp.core.limits): past SCHEDLAB_TASK_MEMORY_BYTES more than its process held, it fails with
+    the limit named; other runs are bounded by their time limit only."""
     run = Run.objects.select_related("experiment__trace", "experiment__preview").get(pk=run_id)
+    bound = settings.SCHEDLAB_TASK_MEMORY_BYTES if is_preview(run.experiment) else 0
+    try:
+        with memory_limit(bound):
+            simulate(run, reporter)
+    except MemoryError as e:
+        if not bound:
+            raise
+        raise PreviewMemoryLimit() from e
+
+
+def is_preview(experiment: Experiment) -> bool:
+    """Whether the experiment is a preview (webapp.preview's Preview or SitePreview holds it)."""
+    return hasattr(experiment, "preview") or hasattr(experiment, "site_preview")
+
+
+def simulate(run: Run, reporter: Reporter) -> None:
+    run_id = run.pk
     experiment = run.experiment
     replicates = replicate_set_of(experiment)
     if replicates is not None:  # one replicate of a replicated comparison: its outcomes are its summary
@@ -267,12 +297,24 @@ def write_results(run: Run, result: SimResult, summary: dict) -> None:
         (build / "summary.json").write_text(json.dumps(summary, indent=1))
         (build / "meta.json").write_text(json.dumps(result.meta, indent=1, default=_json_default))
         if result.rejected_jobs is not None and len(result.rejected_jobs):
-            result.rejected_jobs.to_csv(build / "rejected.csv", index=False)
+            inert_text(result.rejected_jobs).to_csv(build / "rejected.csv", index=False)
             save_frame(result.rejected_jobs, build / "rejected.npz")
         replace_dir(build, target)
     except BaseException:
         shutil.rmtree(build, ignore_errors=True)
         raise
+
+
+def inert_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with each text cell a spreadsheet would run as a formula made inert (engine.api.safe_cells:
+    user and queue names come from uploads), for a CSV; the frame itself when it has no text column."""
+    text = [column for column in frame.columns if not pd.api.types.is_numeric_dtype(frame[column])]
+    if not text:
+        return frame
+    frame = frame.copy()
+    for column in text:
+        frame[column] = safe_cells(frame[column].astype(object).tolist())
+    return frame
 
 
 def _finish(run_id: int, status: str, **fields: object) -> bool:

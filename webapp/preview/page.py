@@ -15,7 +15,7 @@ from bokeh.resources import INLINE
 from django.http import Http404, HttpRequest
 from django.template.loader import render_to_string
 
-from engine.api import QueueConfig, WorkloadError, error_line, metric_label, metric_text, walltime_text
+from engine.api import QueueConfig, WorkloadError, error_line, metric_label, metric_text, safe_cells, walltime_text
 from webapp.core.permissions import can_change
 from webapp.dashboards.data import table_css
 from webapp.dashboards.figures.preview import preview_layout, sweep_figure
@@ -291,7 +291,7 @@ def tables_csv(preview: Preview, value: Any = None) -> str | None:
                 waits = [wait, ""] if side == CURRENT else ["", wait]
                 rows.append([f"{side} configuration's queue", row["queue"], queue.get("jobs"), "", *waits, ""])
     text = io.StringIO()
-    csv.writer(text).writerows(rows)
+    csv.writer(text).writerows(safe_cells(row) for row in rows)   # queue and user names come from uploads
     return text.getvalue()
 
 

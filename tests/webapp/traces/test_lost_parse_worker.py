@@ -4,7 +4,8 @@ check leaves it alone while the parse could still be running, sends it again onc
 button's parse finishes on a re-started worker.
 
 The workers (``celery worker --pool solo``: the worker process is the one parsing) share this test's
-SQLite file and media directory. Redis db 11 (SCHEDLAB_TEST_PARSE_REDIS_URL to change it), emptied
+database (SQLite, or PostgreSQL in test_postgres.py's subset) and media directory
+(tests/webapp/real_workers.py). Redis db 11 (SCHEDLAB_TEST_PARSE_REDIS_URL to change it), emptied
 first. Never skipped: when Redis is down this test fails. The in-process cases of the same check are
 in test_lost_parse.py.
 """
@@ -19,13 +20,11 @@ from datetime import timedelta
 
 import pytest
 from django.conf import settings
-from django.db import connection
 from django.urls import reverse
 from django.utils import timezone
 
-from tests.celery_broker import on_broker
 from tests.webapp.conftest import SHARED_SWF, make_trace
-from webapp.celery import app
+from tests.webapp.real_workers import worker_cluster
 from webapp.studies.cluster import LocalCluster
 from webapp.traces.models import Trace
 from webapp.traces.tasks import PARSE_LOST, parse_trace, reconcile_parsing
@@ -38,16 +37,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 @pytest.fixture
 def cluster(tmp_path) -> Iterator[LocalCluster]:
-    import redis
-
-    redis.Redis.from_url(REDIS_URL).flushdb()
-    rig = LocalCluster(tmp_path, REDIS_URL, database_url=f"sqlite:///{connection.settings_dict['NAME']}",
-                       extra_env={"SCHEDLAB_QUEUE_PREFIX": ""})
-    with on_broker(app, REDIS_URL, REDIS_URL):
-        try:
-            yield rig
-        finally:
-            rig.stop()
+    with worker_cluster(tmp_path, REDIS_URL) as rig:
+        yield rig
 
 
 def wait_for(what: str, condition, timeout: float = 180):  # noqa: ANN001, ANN201
