@@ -301,7 +301,7 @@ class SlurmPriorityQueue(WaitingQueue):
         self.tiers = max(len(tiers), 1)
         #: pending reasons (codes of REASONS): each job's current one (-1: not waiting) and since when,
         #: the seconds each job waited under each, and the order in which jobs first had some
-        self.reason = np.full(sim.n, -1, dtype=np.int64)
+        self.reason = np.full(sim.n, -1, dtype=np.int8)
         self.reason_since = np.zeros(sim.n, dtype=np.int64)
         self.reason_seconds = np.zeros((sim.n, len(REASONS)), dtype=np.int64)
         self.reason_first = np.full(sim.n, -1, dtype=np.int64)
@@ -920,7 +920,7 @@ class Walk:
         names = queue.partition if isinstance(queue, SlurmPriorityQueue) else [""] * n
         known = sorted(set(names) | set(part_nodes))
         number = {name: i for i, name in enumerate(known)}
-        self.partition = np.array([number[name] for name in names], dtype=np.int64)
+        self.partition = np.array([number[name] for name in names], dtype=np.int16 if len(known) < 2 ** 15 else np.int64)
         groups: dict[tuple[bool, ...], int] = {}
         for node in sorted(set().union(*part_nodes.values())) if part_nodes else []:
             groups.setdefault(tuple(node in part_nodes.get(name, ()) for name in known), len(groups))
@@ -941,9 +941,9 @@ class Walk:
                             queue.reason_tally)
         else:
             empty = np.zeros(0, dtype=np.int64)
-            self.limits = (np.zeros((1, 5), dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(2, dtype=np.int64),
+            self.limits = (np.zeros((1, 5), dtype=np.int64), np.zeros(n, dtype=np.int32), np.zeros(2, dtype=np.int64),
                            empty, empty, empty, empty, np.ones((n, 5), dtype=np.int64))
-            self.reasons = (np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros((n, 1), dtype=np.int64),
+            self.reasons = (np.zeros(n, dtype=np.int8), np.zeros(n, dtype=np.int64), np.zeros((n, 1), dtype=np.int64),
                             np.zeros(n, dtype=np.int64), np.zeros(1, dtype=np.int64))
         self.tracked = isinstance(queue, SlurmPriorityQueue)
 

@@ -152,7 +152,8 @@ def held_code(job: int, running: np.ndarray, signature: np.ndarray, check_first:
     sig = signature[job]
     for k in range(check_first[sig], check_first[sig + 1]):
         index = check_index[k]
-        if running[check_slot[k], index] > check_bound[k] - job_counts[job, index]:
+        term = 1 if index == 0 else job_counts[job, index]     # (a count of jobs: one, no load of the job's row)
+        if running[check_slot[k], index] > check_bound[k] - term:
             return check_reason[k]
     return 0
 

@@ -130,7 +130,7 @@ class SiteLimits:
         self._slots: dict[tuple[str, ...], int] = {}
         keys: dict[tuple[str, str, str, str], int] = {}
         self.signature = np.array([keys.setdefault(key, len(keys)) for key in zip(partition, qos, account, user)],
-                                  dtype=np.int64)
+                                  dtype=np.int32)      # (small per-job arrays: a pass reads them in random order)
         first_job = np.unique(self.signature, return_index=True)[1].tolist() if n else []
         counters = [self._counters(job) for job in first_job]
         checks = [[(self._slot(key), index, bound, code) for key, index, bound, code in self._key_checks(job)]
