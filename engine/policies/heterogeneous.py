@@ -514,6 +514,10 @@ class NodeConservative(Algorithm):
                 if self._try_start(job):
                     del self.blocked[job]
                     self.is_blocked[job] = False
+                elif self._window_closed_on(job):
+                    del self.blocked[job]
+                    self.is_blocked[job] = False
+                    self._replan(job)
                 else:
                     self._wait(job)
         due = self._due
@@ -522,14 +526,18 @@ class NodeConservative(Algorithm):
             start, _, job = heappop(due)
             if self._stale(start, job):
                 continue
-            if not self._try_start(job):
-                cluster = int(res_cluster[job])
-                self._drop(job)
-                self._reserve(job, cluster, now, due=False)  # claims its cores from now on
-                self.blocked[job] = self._blocks
-                self._blocks += 1
-                is_blocked[job] = True
-                self._wait(job)
+            if self._try_start(job):
+                continue
+            if self._window_closed_on(job):
+                self._replan(job)                            # (may fall due now elsewhere: popped below)
+                continue
+            cluster = int(res_cluster[job])
+            self._drop(job)
+            self._reserve(job, cluster, now, due=False)  # claims its cores from now on
+            self.blocked[job] = self._blocks
+            self._blocks += 1
+            is_blocked[job] = True
+            self._wait(job)
         self._ended_clusters.clear()
         self._ended_queues.clear()
         self._wake_at_next_due()
@@ -546,6 +554,19 @@ class NodeConservative(Algorithm):
             heappop(due)
         if due:
             self.sim.wake_at(due[0][0])
+
+    def _window_closed_on(self, job: int) -> bool:
+        """Whether the job, not started at its reservation, can no longer start on its reserved cluster:
+        started now it would not end within the cluster's availability window. Held there, it would
+        wait for ever (the window does not open again) while other clusters may have room."""
+        cluster = int(self.res_cluster[job])
+        return self.sim.now + self.allocator.estimate_on(job, cluster) > self._avail_to[cluster]
+
+    def _replan(self, job: int) -> None:
+        """The machine changed under the job's reservation (its cluster's window closed on it): a new
+        one at its earliest start from now over its clusters, as if it were placed now (or unplaced)."""
+        self._drop(job)
+        self._place(job, self.sim.now)
 
     def _wait(self, job: int) -> None:
         """File a blocked job that does not fit now under what it lacks: queue room (its queue's

@@ -1,7 +1,10 @@
 """The node-level conservative backfilling the speed-ups replace (issue 14), kept as the reference.
 
 :class:`ReferenceNodeConservative` is engine.policies.heterogeneous.NodeConservative as it was on
-main before the speed-ups, word for word (only renamed); :func:`reference_conservative` makes the
+main before the speed-ups, word for word (only renamed), with one later fix made in both: a job
+not started at its reservation on a cluster whose availability window has closed on it (started
+now, it would not end in the window) is placed again over its clusters instead of waiting there for
+ever; :func:`reference_conservative` makes the
 registry build it instead for ``conservative`` on clusters of nodes, so a test runs the same
 simulation both ways and compares the schedules job by job.
 """
@@ -115,7 +118,12 @@ class ReferenceNodeConservative(Algorithm):
         if self.blocked:
             blocked, self.blocked = self.blocked, {}
             for job in blocked:
-                if not self._try_start(job):
+                if self._try_start(job):
+                    continue
+                if self._window_closed_on(job):
+                    self._drop(job)
+                    self._place(job, now)
+                else:
                     self.blocked[job] = None
         due = self._due
         while due and due[0][0] <= now:
@@ -123,7 +131,12 @@ class ReferenceNodeConservative(Algorithm):
             entry = self.reserved.get(job)
             if entry is None or entry[1] != start or job in self.blocked:
                 continue                                     # stale: the job moved or started
-            if not self._try_start(job):
+            if self._try_start(job):
+                continue
+            if self._window_closed_on(job):
+                self._drop(job)
+                self._place(job, now)
+            else:
                 cluster = entry[0]
                 self._drop(job)
                 self._reserve(job, cluster, now, due=False)  # claims its cores from now on
@@ -132,6 +145,10 @@ class ReferenceNodeConservative(Algorithm):
                 and job not in self.blocked]
         if live:
             self.sim.wake_at(min(live))   # the job starts when its reservation comes
+
+    def _window_closed_on(self, job: int) -> bool:
+        cluster = self.reserved[job][0]
+        return self.sim.now + self.allocator.estimate_on(job, cluster) > self.allocator.avail_to[cluster]
 
     def _try_start(self, job: int) -> bool:
         cluster, _, _, cores = self.reserved[job]
