@@ -97,12 +97,12 @@ def steps_figure(title: str, busy: Mapping[str, pd.DataFrame], queue: Mapping[st
     queue_top = max([1.0, *(float(frame["value"].max()) for frame in queue.values() if len(frame))])
     fig = _time_figure(title, x_range, axis, height=panels.height(165))
     fig.y_range = panels.y_range()
-    for panel, series, scale in (("utilization", busy, float(capacity)), ("queue", queue, queue_top)):
+    # (panel, runs, value = stored value / shown_as, place in the panel = value / full)
+    for panel, series, shown_as, full in (("utilization", busy, float(capacity), 1.0), ("queue", queue, 1.0, queue_top)):
         for label, frame in series.items():
-            value = frame["value"].to_numpy(dtype=float) / (scale if panel == "utilization" else 1.0)
+            value = frame["value"].to_numpy(dtype=float) / shown_as
             source = ColumnDataSource({"x": axis.x(frame["time"].to_numpy(dtype=float)),
-                                       "y": panels.offset(panel) + value / (1.0 if panel == "utilization" else scale),
-                                       "value": value})
+                                       "y": panels.offset(panel) + value / full, "value": value})
             fig.step("x", "y", source=source, mode="after", color=colours[label], line_width=1.5, legend_label=label)
     panels.decorate(fig, {"utilization": {0: "0 %", 0.5: "50 %", 1: "100 %"},
                           "queue": {0: "0", 0.5: f"{queue_top / 2:,.0f}", 1: f"{queue_top:,.0f}"}},
