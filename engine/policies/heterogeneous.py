@@ -511,13 +511,9 @@ class NodeConservative(Algorithm):
                 self._place(job, now)
         if self.blocked:
             for job in self._may_fit_now():
-                if self._try_start(job):
+                if self._start_or_replan(job):
                     del self.blocked[job]
                     self.is_blocked[job] = False
-                elif self._window_closed_on(job):
-                    del self.blocked[job]
-                    self.is_blocked[job] = False
-                    self._replan(job)
                 else:
                     self._wait(job)
         due = self._due
@@ -526,10 +522,7 @@ class NodeConservative(Algorithm):
             start, _, job = heappop(due)
             if self._stale(start, job):
                 continue
-            if self._try_start(job):
-                continue
-            if self._window_closed_on(job):
-                self._replan(job)                            # (may fall due now elsewhere: popped below)
+            if self._start_or_replan(job):                   # (re-planned, it may fall due now: popped below)
                 continue
             cluster = int(res_cluster[job])
             self._drop(job)
@@ -562,11 +555,17 @@ class NodeConservative(Algorithm):
         cluster = int(self.res_cluster[job])
         return self.sim.now + self.allocator.estimate_on(job, cluster) > self._avail_to[cluster]
 
-    def _replan(self, job: int) -> None:
-        """The machine changed under the job's reservation (its cluster's window closed on it): a new
-        one at its earliest start from now over its clusters, as if it were placed now (or unplaced)."""
+    def _start_or_replan(self, job: int) -> bool:
+        """Start the job at its reservation, or, if its cluster's window closed on it, make the
+        reservation again at its earliest start from now over its clusters (as if placed now, or
+        unplaced): whether either was done (else it is still held where it was)."""
+        if self._try_start(job):
+            return True
+        if not self._window_closed_on(job):
+            return False
         self._drop(job)
         self._place(job, self.sim.now)
+        return True
 
     def _wait(self, job: int) -> None:
         """File a blocked job that does not fit now under what it lacks: queue room (its queue's

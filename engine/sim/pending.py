@@ -276,6 +276,12 @@ def _moved(q: int, before: int, after: int, t: int, watch_start: np.ndarray, thr
 
 
 @njit(cache=True)
+def _class_seconds(k: int, r: int, t: int, state: np.ndarray, since: np.ndarray, spent: np.ndarray) -> int:
+    """Class k's seconds in reason r + 2 (pool, resources, priority) up to ``t``."""
+    return spent[k, r] + (t - since[k] if state[k] == r + 2 else 0)
+
+
+@njit(cache=True)
 def _flush(g: int, t: int, phase: np.ndarray, entered: np.ndarray, seen: np.ndarray, acc: np.ndarray,
            group_class: np.ndarray, state: np.ndarray, since: np.ndarray, spent: np.ndarray) -> None:
     """Group g's seconds held up to ``t`` into ``acc``: in a limit (phase 0, 1) since it entered it;
@@ -287,7 +293,7 @@ def _flush(g: int, t: int, phase: np.ndarray, entered: np.ndarray, seen: np.ndar
     elif p == 2:
         k = group_class[g]
         for r in range(3):
-            now = spent[k, r] + (t - since[k] if state[k] == r + 2 else 0)
+            now = _class_seconds(k, r, t, state, since, spent)
             acc[g, r + 2] += now - seen[g, r]
             seen[g, r] = now
 
@@ -480,7 +486,7 @@ def _sweep(ev_time, ev_kind, ev_job, group, cluster, first, count, pick, take, h
                         if now == 2:
                             k = group_class[g]
                             for r in range(3):
-                                seen[g, r] = spent[k, r] + (t - since[k] if state[k] == r + 2 else 0)
+                                seen[g, r] = _class_seconds(k, r, t, state, since, spent)
                 if x < n_limits:
                     g = limit_after[g]
                 elif x < n_limits + n_pairs:

@@ -118,12 +118,7 @@ class ReferenceNodeConservative(Algorithm):
         if self.blocked:
             blocked, self.blocked = self.blocked, {}
             for job in blocked:
-                if self._try_start(job):
-                    continue
-                if self._window_closed_on(job):
-                    self._drop(job)
-                    self._place(job, now)
-                else:
+                if not self._start_or_replan(job):
                     self.blocked[job] = None
         due = self._due
         while due and due[0][0] <= now:
@@ -131,12 +126,7 @@ class ReferenceNodeConservative(Algorithm):
             entry = self.reserved.get(job)
             if entry is None or entry[1] != start or job in self.blocked:
                 continue                                     # stale: the job moved or started
-            if self._try_start(job):
-                continue
-            if self._window_closed_on(job):
-                self._drop(job)
-                self._place(job, now)
-            else:
+            if not self._start_or_replan(job):
                 cluster = entry[0]
                 self._drop(job)
                 self._reserve(job, cluster, now, due=False)  # claims its cores from now on
@@ -146,9 +136,16 @@ class ReferenceNodeConservative(Algorithm):
         if live:
             self.sim.wake_at(min(live))   # the job starts when its reservation comes
 
-    def _window_closed_on(self, job: int) -> bool:
+    def _start_or_replan(self, job: int) -> bool:
+        """Start the job, or place it again if its cluster's window closed on it: whether either was done."""
+        if self._try_start(job):
+            return True
         cluster = self.reserved[job][0]
-        return self.sim.now + self.allocator.estimate_on(job, cluster) > self.allocator.avail_to[cluster]
+        if self.sim.now + self.allocator.estimate_on(job, cluster) <= self.allocator.avail_to[cluster]:
+            return False
+        self._drop(job)
+        self._place(job, self.sim.now)
+        return True
 
     def _try_start(self, job: int) -> bool:
         cluster, _, _, cores = self.reserved[job]
