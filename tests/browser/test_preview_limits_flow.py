@@ -25,6 +25,28 @@ def upload(page, base: str) -> None:  # noqa: ANN001
     page.wait_for_selector('#trace-status[data-status="ready"]', timeout=RESULTS)
 
 
+def admin_with_the_log(page, live_server, django_user_model) -> str:  # noqa: ANN001
+    """An admin logged in, the OpenPBS log uploaded and read; the server's address."""
+    django_user_model.objects.create_superuser("admin", password="admin-password-1")
+    base = live_server.url
+    log_in(page, base, "admin", "admin-password-1")
+    upload(page, base)
+    return base
+
+
+def new_preview(page, base: str, name: str, sweep: tuple[str, str] | None = None) -> None:  # noqa: ANN001
+    """A new preview of the OpenPBS log, its queues inferred and proposed = current (``sweep``: the
+    parameter and its values), submitted."""
+    page.goto(base + "/preview/new/")
+    page.fill("#id_name", name)
+    page.select_option("#id_trace", label="OpenPBS")
+    page.select_option("#id_proposed", value="inferred")
+    if sweep is not None:
+        page.select_option("#id_sweep_param", value=sweep[0])
+        page.fill("#id_sweep_values", sweep[1])
+    page.click("main form button[type=submit]")
+
+
 def wait_for_results(page, figures: bool = True, documents: int = 1) -> None:  # noqa: ANN001
     """The page reloads itself when its last run ends; then the tables and figures are there (``documents``
     Bokeh documents: a sweep's page draws its figure across the values besides the chosen value's)."""
@@ -37,17 +59,10 @@ def wait_for_results(page, figures: bool = True, documents: int = 1) -> None:  #
 @pytest.mark.skipif(not OPENPBS.exists(), reason=f"{OPENPBS} is not here")
 def test_an_admin_lowers_a_walltime_and_reads_the_jobs_rejected(page, live_server, celery_worker,  # noqa: ANN001
                                                                  django_user_model, tmp_path):
-    django_user_model.objects.create_superuser("admin", password="admin-password-1")
-    base = live_server.url
-    log_in(page, base, "admin", "admin-password-1")
-    upload(page, base)
+    base = admin_with_the_log(page, live_server, django_user_model)
 
     # as it is: the machine and the queues inferred from the log, proposed = current to start from
-    page.goto(base + "/preview/new/")
-    page.fill("#id_name", "workq at 1 h")
-    page.select_option("#id_trace", label="OpenPBS")
-    page.select_option("#id_proposed", value="inferred")
-    page.click("main form button[type=submit]")
+    new_preview(page, base, "workq at 1 h")
     wait_for_results(page)
     assert "The proposal is the current configuration: no limit differs." in page.inner_text("#proposal-diff")
 
@@ -116,26 +131,13 @@ def test_an_admin_reads_every_swept_value_at_once_and_compares_with_another_prev
     """A sweep over the backfill bound shows all its values in one table and figure, current beside
     proposed (after a limit is changed in the page); the "compare with" picker puts this preview's runs
     beside another preview's on the same log."""
-    django_user_model.objects.create_superuser("admin", password="admin-password-1")
-    base = live_server.url
-    log_in(page, base, "admin", "admin-password-1")
-    upload(page, base)
+    base = admin_with_the_log(page, live_server, django_user_model)
 
     # another preview of the log as it is: its runs are offered by the sweep's picker
-    page.goto(base + "/preview/new/")
-    page.fill("#id_name", "as it is")
-    page.select_option("#id_trace", label="OpenPBS")
-    page.select_option("#id_proposed", value="inferred")
-    page.click("main form button[type=submit]")
+    new_preview(page, base, "as it is")
     wait_for_results(page)
 
-    page.goto(base + "/preview/new/")
-    page.fill("#id_name", "bound sweep")
-    page.select_option("#id_trace", label="OpenPBS")
-    page.select_option("#id_proposed", value="inferred")
-    page.select_option("#id_sweep_param", value="backfill_bound")
-    page.fill("#id_sweep_values", "1, inf")
-    page.click("main form button[type=submit]")
+    new_preview(page, base, "bound sweep", sweep=("backfill_bound", "1, inf"))
     wait_for_results(page, figures=False)
     assert page.locator("#sweep tbody tr").count() == 2
     for value in ("1", "inf"):

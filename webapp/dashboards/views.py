@@ -114,6 +114,7 @@ def _comparison_page(request: HttpRequest, experiment: Experiment, runs: list[Ru
     if replicated.get("forest_url"):
         sections = [*sections, {"name": "forest", "title": "Every difference with its interval (replicates)",
                                 "url": replicated["forest_url"]}]
+    shown = sections if summaries or not done else []
     return render(request, "dashboards/comparison.html", {
         "replicated": replicated, "findings": findings,
         "experiment": experiment, "runs": runs, "cross": cross, "labels": done_labels,
@@ -126,8 +127,8 @@ def _comparison_page(request: HttpRequest, experiment: Experiment, runs: list[Ru
             interval_note=replicated.get("interval_note", ""))) if summaries else "",
         "job_warning": table.jobs_note, "nothing_common": bool(done) and not summaries,
         "fidelity": fidelity, "baselines": [label for label in done_labels if label not in table.unusable],
-        "baseline": baseline, "sections": sections if summaries or not done else [], "params": params, "query": query,
-        "prefetch": [section["url"] for section in sections if not section.get("on_demand")] if summaries or not done else [],
+        "baseline": baseline, "sections": shown, "params": params, "query": query,
+        "prefetch": [section["url"] for section in shown if not section.get("on_demand")],
         "window": window,
         "download_url": download_url + suffix,
     })

@@ -4,7 +4,6 @@ configuration side by side, with the proposal edited and run again in its page."
 
 from __future__ import annotations
 
-
 from django.contrib import messages
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse

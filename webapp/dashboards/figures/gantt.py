@@ -17,10 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from bokeh.layouts import column
-from bokeh.models import ColorBar, ColumnDataSource, CustomJSHover, HoverTool, LayoutDOM, LinearColorMapper, Range1d
+from bokeh.models import ColorBar, ColumnDataSource, HoverTool, LayoutDOM, LinearColorMapper, Range1d
 from bokeh.palettes import Category20, Inferno256
 
-from .style import TIME_TOOLS, PanelRows, new_figure, note
+from .style import TIME_TOOLS, PanelRows, new_figure, note, run_names
 from webapp.core.time_axis import TimeAxis
 
 MAX_RECTANGLES = 200_000
@@ -190,11 +190,6 @@ def user_colours() -> LinearColorMapper:
     return LinearColorMapper(palette=USER_PALETTE, low=-0.5, high=len(USER_PALETTE) - 0.5)
 
 
-def run_names(labels: list[str]) -> CustomJSHover:
-    """The hover's run name from the rectangle's panel number."""
-    return CustomJSHover(args={"labels": labels}, code="return labels[value]")
-
-
 def _gantt_columns(panel: int, window: pd.DataFrame, rects: Rectangles, axis: TimeAxis,
                    offset: float) -> dict[str, np.ndarray]:
     """One run's rectangles (``panel``: its number, top first), raised to its panel."""
@@ -220,7 +215,7 @@ def _aggregated(windows: Mapping[str, pd.DataFrame], capacity: int, window: Gant
                      + " (top to bottom)", height=panels.height(max(120, 22 * len(classes))), tools=TIME_TOOLS,
                      x_range=x_range, y_range=panels.y_range(), **axis.figure_kwargs())
     left, right, row, value, runs = [], [], [], [], []
-    for label, w in windows.items():
+    for panel, (label, w) in enumerate(windows.items()):
         widths = (w["alloc"] if "alloc" in w.columns else w["procs"]).to_numpy(float)
         k = size_classes(w["procs"].to_numpy())
         for row_index, cls in enumerate(classes):
@@ -232,7 +227,7 @@ def _aggregated(windows: Mapping[str, pd.DataFrame], capacity: int, window: Gant
             right.append(axis.x(edges[1:]))
             row.append(np.full(TIME_BUCKETS, panels.offset(label) + row_index, float))
             value.append(used)
-            runs.append(np.full(TIME_BUCKETS, list(windows).index(label), dtype=np.int8))
+            runs.append(np.full(TIME_BUCKETS, panel, dtype=np.int8))
     source = ColumnDataSource({"left": np.concatenate(left), "right": np.concatenate(right),
                                "bottom": np.concatenate(row), "top": np.concatenate(row) + 1.0,
                                "value": np.concatenate(value), "panel": np.concatenate(runs)})

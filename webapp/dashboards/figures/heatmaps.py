@@ -12,7 +12,6 @@ from bokeh.models import (ColorBar, ColumnDataSource, FixedTicker, HoverTool, La
                           Range1d)
 from bokeh.palettes import RdBu11, Viridis256
 
-
 from .style import (DURATION_TICKS, bin_index, count_axis, duration_axis, duration_formatter, duration_tick_text,
                     log_edges, new_figure, note)
 
@@ -66,12 +65,10 @@ def _cells(grid: WaitGrid, values: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def _grid_figure(title: str, grid: WaitGrid, values: np.ndarray, mapper: LogColorMapper, *,
-                 x_range: Range1d | None = None, y_range: Range1d | None = None,
                  value_label: str = "mean wait", value_format: str = "{0,0} s") -> object:
-    x_range = x_range or Range1d(grid.size_edges[0], grid.size_edges[-1])
-    y_range = y_range or Range1d(grid.runtime_edges[0], grid.runtime_edges[-1])
     fig = new_figure(title, width=420, height=380, x_axis_type="log", y_axis_type="log",
-                     x_range=x_range, y_range=y_range)
+                     x_range=Range1d(grid.size_edges[0], grid.size_edges[-1]),
+                     y_range=Range1d(grid.runtime_edges[0], grid.runtime_edges[-1]))
     fig.quad(left="left", right="right", bottom="bottom", top="top", source=ColumnDataSource(_cells(grid, values)),
              fill_color={"field": "value", "transform": mapper}, line_color="white", line_width=0.5)
     fig.xaxis.axis_label = "job size (processors, log)"

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
-from bokeh.models import Axis, CustomJSTickFormatter, Div, FixedTicker, Label, LinearAxis, NumeralTickFormatter, Range1d
+from bokeh.models import (Axis, CustomJSHover, CustomJSTickFormatter, Div, FixedTicker, Label, LinearAxis,
+                          NumeralTickFormatter, Range1d)
 from bokeh.plotting import figure
 
 from engine.api import DURATION_UNITS
@@ -190,3 +191,9 @@ class PanelRows:
         fig.yaxis.ticker = FixedTicker(ticks=sorted(labels), minor_ticks=[])
         fig.yaxis.major_label_overrides = labels
         fig.ygrid.visible = False
+
+
+def run_names(labels: list[str]) -> CustomJSHover:
+    """A hover field's name from its number (``@panel{custom}``: a rectangle's panel, top first): numbers,
+    not a name per glyph, are sent to the browser."""
+    return CustomJSHover(args={"labels": labels}, code="return labels[value]")

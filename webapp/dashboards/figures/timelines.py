@@ -16,7 +16,6 @@ from bokeh.layouts import column, row
 from bokeh.models import (
     ColumnDataSource,
     CustomJS,
-    CustomJSHover,
     Div,
     FixedTicker,
     HoverTool,
@@ -30,7 +29,7 @@ from bokeh.models import (
 )
 from bokeh.plotting import figure
 
-from .style import TIME_TOOLS, PanelRows, allocation_colours, new_figure, note, policy_colours
+from .style import TIME_TOOLS, PanelRows, allocation_colours, new_figure, note, policy_colours, run_names
 from webapp.core.time_axis import TimeAxis
 
 #: Above this many days a timeline is drawn as daily means with their min-max band, one panel per run.
@@ -232,9 +231,7 @@ def _daily_rows(title: str, timelines: Mapping[str, PolicyTimelines], blocks: Se
     fig.add_tools(HoverTool(renderers=[shown], tooltips=[("run", "@run{custom}"), ("", "@what{custom}"),
                                                          ("mean", "@mean_value{0,0.0}"), ("min", "@low_value{0,0.0}"),
                                                          ("max", "@high_value{0,0.0}")],
-                            formatters={"@run": CustomJSHover(args={"names": labels}, code="return names[value]"),
-                                        "@what": CustomJSHover(args={"names": [b[0] for b in blocks]},
-                                                               code="return names[value]")}))
+                            formatters={"@run": run_names(labels), "@what": run_names([b[0] for b in blocks])}))
     fig.yaxis.ticker = FixedTicker(ticks=sorted(ticks), minor_ticks=[])
     fig.yaxis.major_label_overrides = ticks
     fig.ygrid.visible = False
