@@ -34,10 +34,10 @@ PRIORITY_KEYS = ("prioritytype", "prioritydecayhalflife", "prioritymaxage", "pri
                  "priorityfavorsmall", "priorityflags", "priorityusageresetperiod")
 SCHEDULER_KEYS = ("schedulertype", "schedulerparameters", "selecttype", "selecttypeparameters", "clustername")
 
-#: SchedulerParameters Slurm documents, with their defaults (22.05); values in seconds unless named.
 #: a partition's State= values (slurm.conf(5))
 PARTITION_STATES = ("UP", "DOWN", "DRAIN", "INACTIVE")
 
+#: SchedulerParameters Slurm documents, with their defaults (22.05); values in seconds unless named.
 SCHEDULER_DEFAULTS: dict[str, int | bool] = {
     "bf_interval": 30, "bf_resolution": 60, "bf_window": 1440,        # bf_window in minutes
     "bf_max_job_test": 500, "bf_max_job_user": 0, "bf_max_job_part": 0, "bf_continue": False,

@@ -1,6 +1,7 @@
 """What held each waiting job and for how long, in the site scheduler's own words: a clock per job
 that a policy's passes set (``note``), and the run's column and summary made from it (the ``pbs``
-policy; the ``slurm`` policy keeps its own of the same shape)."""
+policy; the ``slurm`` policy keeps its own of the same shape in arrays its compiled walks write,
+engine.policies.slurm, and shares :func:`refused_counts`)."""
 
 from __future__ import annotations
 
@@ -63,8 +64,13 @@ def reason_summary(totals: dict[int, dict[str, int]], refused: dict[int, tuple[s
         for reason, value in seconds.items():
             hours[reason] = hours.get(reason, 0.0) + value / 3600.0
             jobs[reason] = jobs.get(reason, 0) + 1
+    pending: dict[str, Any] = {reason: {"jobs": jobs[reason], "hours": round(hours[reason], 3)} for reason in sorted(hours)}
+    return pending, refused_counts(refused)
+
+
+def refused_counts(refused: dict[int, tuple[str, str]]) -> dict[str, int]:
+    """The jobs refused at submission per reason (``sim.refused``: job -> (reason, limit)), by reason."""
     counts: dict[str, int] = {}
     for reason, _ in refused.values():
         counts[reason] = counts.get(reason, 0) + 1
-    pending: dict[str, Any] = {reason: {"jobs": jobs[reason], "hours": round(hours[reason], 3)} for reason in sorted(hours)}
-    return pending, dict(sorted(counts.items()))
+    return dict(sorted(counts.items()))

@@ -41,6 +41,7 @@ from engine.policies.algorithm import Algorithm
 from engine.policies.backfill import BACKFILL_BOUND, bounded
 from engine.policies.base import Param, PolicyError
 from engine.policies.ordering import WaitingQueue
+from engine.policies.reasons import refused_counts
 from engine.policies.registry import Component, Preset, register, register_algorithm, register_ordering
 from engine.policies import slurmkernels as kernels
 from engine.policies.slurmkernels import NONE, RESOURCES
@@ -420,13 +421,6 @@ class SlurmPriorityQueue(WaitingQueue):
         """The job's pending reason (a code of REASONS) from now on (the time under the previous one is counted)."""
         kernels.set_reason(job, code, self.sim.now, self.reason, self.reason_since, self.reason_seconds,
                            self.reason_first, self.reason_tally)
-
-    def pending_reasons(self) -> dict[int, dict[str, int]]:
-        """Seconds each job waited under each reason (jobs still waiting: up to now), the jobs in
-        the order they first had some."""
-        jobs, seconds = self.reason_table()
-        return {job: {REASONS[code]: value for code, value in enumerate(row) if value}
-                for job, row in zip(jobs.tolist(), seconds.tolist())}
 
     def reason_table(self) -> tuple[np.ndarray, np.ndarray]:
         """The jobs that waited under some reason, in the order they first did, and their seconds
@@ -886,10 +880,7 @@ class SlurmBackfill(Algorithm):
             if len(values):
                 hours = float(np.cumsum(values / 3600.0)[-1])
                 pending[REASONS[code]] = {"jobs": int(len(values)), "hours": round(hours, 3)}
-        refused: dict[str, int] = {}
-        for reason, _ in self.sim.refused.values():
-            refused[reason] = refused.get(reason, 0) + 1
-        return {"slurm_pending": pending, "slurm_refused": dict(sorted(refused.items()))}
+        return {"slurm_pending": pending, "slurm_refused": refused_counts(self.sim.refused)}
 
 
 class Running:

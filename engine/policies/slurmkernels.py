@@ -2,9 +2,10 @@
 without it): Fair Tree over the association tree in arrays, and the walks of a pass over the
 waiting jobs in priority order (limits, partition blocking, pending reasons, the backfill profile).
 
-Each kernel makes the same operations in the same order as the Python rules it replaces
-(engine.policies.slurm: :func:`~engine.policies.slurm.fair_tree_factors`, the passes), so the
-schedules are the same to the last start (tests/engine/policies/test_slurm_identity.py).
+Each kernel makes the same operations in the same order as the Python rules it replaced
+(engine.policies.slurm: :func:`~engine.policies.slurm.fair_tree_factors`, still the fallback and
+the reference; the passes' walks, now only here), so the schedules are the same to the last start
+(tests/engine/policies/test_slurm_identity.py).
 """
 
 from __future__ import annotations
@@ -309,7 +310,7 @@ def running_profile(ends: np.ndarray, sizes: np.ndarray, count: int, now: int, r
                     times: np.ndarray, free: np.ndarray) -> int:
     """The running jobs' profile from (expected end, processors) of ``count`` jobs sorted by end:
     each end rounded up to ``resolution`` and at least now + 1 (a job past its expected end is
-    thought to end in a second); returns its length. engine.policies.slurm.resolved_profile's steps."""
+    thought to end in a second); returns its length."""
     total = 0
     for k in range(count):
         total += sizes[k]

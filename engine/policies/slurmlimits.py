@@ -43,6 +43,8 @@ from typing import Any
 import numpy as np
 
 from engine.platform.slurmconf import Association, Partition, Qos, SlurmSite, shown_time
+from engine.policies import slurmkernels as kernels
+from engine.sim.jit import bind_direct
 
 #: the reasons of a job's refusal at submission (Slurm: pending for ever, or refused by sbatch)
 #: sbatch's refusal of a job for a DRAIN or INACTIVE partition (ESLURM_PARTITION_NOT_AVAIL)
@@ -96,6 +98,9 @@ class SiteLimits:
     """The limits of one run's jobs (per job: partition, QOS, account, user, CPUs, nodes, time limit),
     with the counts of running and submitted jobs they are checked against."""
 
+    _count_kernel: Any     # slurmkernels.count and held_code (set in __init__ by bind_direct)
+    _held_kernel: Any
+
     def __init__(self, site: SlurmSite, partition: list[str], qos: list[str], account: list[str], user: list[str],
                  cpus: list[int], nodes: list[int], time_limit: list[int], *, mem_mb: list[int] | None = None,
                  gpus: list[int] | None = None) -> None:
@@ -146,7 +151,9 @@ class SiteLimits:
         self.qos_user_run = Counters(self, "qos_user")
         self.qos_account_run = Counters(self, "qos_account")
         self.assoc_run = Counters(self, "assoc")
-        self._count_kernel: Any = None
+        # the compiled kernels, called directly (compiled or loaded at the first call)
+        bind_direct(self, "_count_kernel", kernels.count)
+        bind_direct(self, "_held_kernel", kernels.held_code)
 
     @staticmethod
     def _qos_holds(q: Qos) -> bool:
@@ -267,14 +274,9 @@ class SiteLimits:
 
     def held_code(self, job: int) -> int:
         """:meth:`held` as 1 + the index of the reason in HOLD_CODES, 0 = not held (the compiled
-        passes' form: engine.policies.slurmkernels.held_code)."""
-        sig = int(self.signature[job])
-        running, counts = self.running, self.job_counts
-        for k in range(int(self.check_first[sig]), int(self.check_first[sig + 1])):
-            index = self.check_index[k]
-            if running[self.check_slot[k], index] > self.check_bound[k] - counts[job, index]:
-                return int(self.check_reason[k])
-        return 0
+        passes' own check, engine.policies.slurmkernels.held_code, called directly)."""
+        return int(self._held_kernel(job, self.running, self.signature, self.check_first, self.check_slot,
+                                     self.check_index, self.check_bound, self.check_reason, self.job_counts))
 
     def _slot(self, key: tuple[str, ...]) -> int:
         """The row of ``key``'s counter in :attr:`running` (rows are made with the signatures)."""
@@ -405,10 +407,6 @@ class SiteLimits:
 
     def _count(self, job: int, sign: int) -> None:
         """Add sign x the job's counts to each of its counters (slurmkernels.count)."""
-        if self._count_kernel is None:
-            from engine.jit import bind_direct
-            from engine.policies.slurmkernels import count
-            bind_direct(self, "_count_kernel", count)
         self._count_kernel(self.running, self.count_first, self.count_slot, self.signature, self.job_counts, job, sign)
 
 
