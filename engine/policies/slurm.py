@@ -645,6 +645,7 @@ class SlurmBackfill(Algorithm):
         self.walk = Walk(sim, queue, self.part_nodes)
         self.running = Running(sim.n)
         self.profile = Profile(sim.capacity)
+        self.least = np.zeros(0, dtype=np.int64)     # the backfill walk's scratch: the profile's prefix minima
 
     # ---------------------------------------------------------------- the loop's calls
 
@@ -794,11 +795,14 @@ class SlurmBackfill(Algorithm):
             if profile is not None:
                 state[2] = profile.length
                 profile.make_room(2 * (len(order) - int(state[0])) + 4)
+                if len(self.least) < len(profile.times):
+                    self.least = np.zeros(len(profile.times), dtype=np.int64)
             status = kernels.backfill_walk(
                 order, state, self.bound, self.max_job_user, per_user, walk.user, self.job_size, walk.estimate,
                 smallest, resolution, sim.free, none if profile is None else profile.times,
                 none if profile is None else profile.free, now, horizon, self.cpus_per_node, sim.capacity,
-                walk.partition, parts, union, walk.atoms, walk.has_nodes, blocked, *walk.limits, *walk.reasons)
+                walk.partition, parts, union, walk.atoms, walk.has_nodes, blocked, *walk.limits, *walk.reasons,
+                walk.ahead_user, self.least)
             if profile is not None:
                 profile.length = int(state[2])
             if status == kernels.DONE:
@@ -923,6 +927,7 @@ class Walk:
         users = np.unique(np.asarray(sim.user, dtype=np.int64), return_inverse=True)[1] if n else np.zeros(0)
         self.user = np.asarray(users, dtype=np.int64).reshape(-1)
         self.per_user = np.zeros(int(self.user.max()) + 1 if n else 1, dtype=np.int64)
+        self.ahead_user = np.zeros_like(self.per_user)      # the backfill walk's look-ahead's per_user
         self.estimate = np.asarray(sim.estimate, dtype=np.int64)
         if isinstance(queue, SlurmPriorityQueue):
             limits = queue.limits

@@ -231,7 +231,8 @@ def backfill_walk(order: np.ndarray, state: np.ndarray, bound: int, max_job_user
                   has_nodes: np.ndarray, blocked: np.ndarray, running: np.ndarray, signature: np.ndarray,
                   check_first: np.ndarray, check_slot: np.ndarray, check_index: np.ndarray, check_bound: np.ndarray,
                   check_reason: np.ndarray, job_counts: np.ndarray, reason: np.ndarray, since: np.ndarray,
-                  seconds: np.ndarray, first: np.ndarray, tally: np.ndarray) -> int:
+                  seconds: np.ndarray, first: np.ndarray, tally: np.ndarray, ahead_user: np.ndarray,
+                  least: np.ndarray) -> int:
     """The backfill scheduler's walk (SlurmBackfill.backfill_pass) from ``order[state[0]]``, with
     ``state`` = (index, jobs tested, profile length (0: no profile yet, ``pool_free`` processors
     free now), 1 to go straight to the profile's test of the job at the index (already counted),
@@ -243,13 +244,27 @@ def backfill_walk(order: np.ndarray, state: np.ndarray, bound: int, max_job_user
     (``times``, ``free``, room for two steps per job): its earliest start; now: CANDIDATE (the
     caller starts it if it fits, then reserves it; else as below), else it waits (blocked or
     Resources) and is reserved there, whole nodes, if that is before ``horizon`` (-1: any).
-    Returns DONE, CANDIDATE, NEEDS_PROFILE or NEVER_FITS (the caller raises the profile's error)."""
+    Returns DONE, CANDIDATE, NEEDS_PROFILE or NEVER_FITS (the caller raises the profile's error).
+
+    With the profile, a job's reservation only serves to decide whether a later job of the pass
+    fits now, and nothing is added back to the profile during a pass: once no job left to test
+    fits now on the profile as it is (see :func:`next_fitting`), none will, and the rest of the
+    walk gives the jobs their reasons without looking for their starts or reserving them (the
+    same starts and reasons: each of those jobs would have waited, reserved after now). The
+    first job left that fits now is kept (``witness``), and looked for again only when a
+    reservation takes from its span. ``ahead_user`` (as ``per_user``) and ``least`` (room for
+    the profile's length) are scratch arrays for that look-ahead."""
     i = state[0]
     tested = state[1]
     length = state[2]
     straight = state[3] == 1
     state[3] = 0
     stop = len(order)
+    # the look-ahead: the first job from the index that fits now (-1: not looked for yet), and
+    # where its search stopped (the walk's tested count and per-user counts as they will be there)
+    witness = -1
+    ahead, ahead_tested = 0, 0
+    futile = False
     while i < stop:
         job = order[i]
         if not straight:
@@ -278,6 +293,25 @@ def backfill_walk(order: np.ndarray, state: np.ndarray, bound: int, max_job_user
                 state[0], state[1] = i, tested
                 return CANDIDATE if size[job] <= free_now else NEEDS_PROFILE
         straight = False
+        if not futile and witness < i:
+            # the jobs from this one on as the walk will test them, until one fits now
+            if max_job_user > 0:
+                ahead_user[:] = per_user
+            prefix_least(free, length, least)
+            witness, ahead, ahead_tested = next_fitting(
+                order, i, i, tested, bound, max_job_user, ahead_user, user, size, estimate, resolution, times,
+                length, least, now, running, signature, check_first, check_slot, check_index, check_bound,
+                check_reason, job_counts)
+            futile = witness < 0
+        if futile:      # no job left fits now: this one waits (its start and reservation change nothing)
+            if size[job] > free[length - 1]:
+                state[0], state[1], state[2] = i, tested, length
+                return NEVER_FITS
+            p = partition[job]
+            set_reason(job, blocked[p] if blocked[p] else RESOURCES, now, reason, since, seconds, first, tally)
+            block(p, parts, union, atoms, has_nodes, blocked)
+            i += 1
+            continue
         duration = -(-max(estimate[job], 1) // resolution) * resolution
         at = earliest_start(times, free, length, now, duration, size[job], FOREVER, 0, 0, 0)
         if at == _NEVER_FITS:
@@ -291,9 +325,84 @@ def backfill_walk(order: np.ndarray, state: np.ndarray, bound: int, max_job_user
         block(p, parts, union, atoms, has_nodes, blocked)
         if at != NEVER and (horizon < 0 or at < horizon):
             length = add(times, free, length, at, at + duration, -reserved_size(size[job], per_node, capacity))
+            w = order[witness]
+            span = -(-max(estimate[w], 1) // resolution) * resolution
+            if at < now + span and least_until(times, free, length, now + span) < size[w]:
+                # the reservation took from the witness's span: look on from after it
+                prefix_least(free, length, least)
+                witness, ahead, ahead_tested = next_fitting(
+                    order, ahead + 1, -1, ahead_tested, bound, max_job_user, ahead_user, user, size, estimate,
+                    resolution, times, length, least, now, running, signature, check_first, check_slot,
+                    check_index, check_bound, check_reason, job_counts)
+                futile = witness < 0
         i += 1
     state[0], state[1], state[2] = stop if i >= stop else i, tested, length
     return DONE
+
+
+@njit(cache=True)
+def prefix_least(free: np.ndarray, length: int, least: np.ndarray) -> None:
+    """``least[k]``: the fewest processors free on the profile's steps 0 to k."""
+    low = free[0]
+    for k in range(length):
+        if free[k] < low:
+            low = free[k]
+        least[k] = low
+
+
+@njit(cache=True)
+def least_until(times: np.ndarray, free: np.ndarray, length: int, end: int) -> int:
+    """The fewest processors free on the profile from its first step (now) until ``end``."""
+    low = free[0]
+    for k in range(1, length):
+        if times[k] >= end:
+            break
+        if free[k] < low:
+            low = free[k]
+    return low
+
+
+@njit(cache=True)
+def next_fitting(order: np.ndarray, i: int, counted: int, tested: int, bound: int, max_job_user: int,
+                 per_user: np.ndarray, user: np.ndarray, size: np.ndarray, estimate: np.ndarray, resolution: int,
+                 times: np.ndarray, length: int, least: np.ndarray, now: int, running: np.ndarray,
+                 signature: np.ndarray, check_first: np.ndarray, check_slot: np.ndarray, check_index: np.ndarray,
+                 check_bound: np.ndarray, check_reason: np.ndarray, job_counts: np.ndarray) -> tuple[int, int, int]:
+    """The first job from ``order[i]`` on that the backfill walk will test and that fits now on the
+    profile (``least``: its prefix minima, :func:`prefix_least`): its index, or -1 if none; with
+    where the search stopped and the tested count there. The jobs are taken as the walk takes them
+    with no job started meanwhile (the limits' counters as they are): those a limit holds passed
+    over, ``bound`` tested at most, a user's jobs past ``max_job_user`` (``per_user``: the counts
+    as the walk will have them at ``order[i]``; counted on here) passed over; the job at
+    ``counted``, if i is there, is already counted."""
+    stop = len(order)
+    while i < stop:
+        job = order[i]
+        if i != counted:
+            if held_code(job, running, signature, check_first, check_slot, check_index, check_bound, check_reason,
+                         job_counts):
+                i += 1
+                continue
+            if tested >= bound:
+                break
+            if max_job_user > 0 and per_user[user[job]] >= max_job_user:
+                i += 1
+                continue
+            if max_job_user > 0:
+                per_user[user[job]] += 1
+            tested += 1
+        end = now + -(-max(estimate[job], 1) // resolution) * resolution
+        lo, hi = 0, length - 1          # the last step that begins before end
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if times[mid] < end:
+                lo = mid
+            else:
+                hi = mid - 1
+        if least[lo] >= size[job]:
+            return i, i, tested
+        i += 1
+    return -1, i, tested
 
 
 @njit(cache=True)
