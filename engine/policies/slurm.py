@@ -764,21 +764,20 @@ class SlurmBackfill(Algorithm):
         """Slurm's backfill scheduler (see the class docstring), its walk compiled
         (slurmkernels.backfill_walk), the starts made here.
 
-        A job starts only with its processors free now, and a pass only takes processors: once
-        fewer are free now than the smallest job left asks for, no later job starts, and the
-        reservations (which only serve to decide later starts; Slurm forgets them) are not made.
-        On a pool of processors counted, sim.free is the profile's free now, and until the first
-        job that does not start the profile never decreases (running jobs only end; the jobs
-        started take [now, now + d)): a job that fits now fits for its whole time, and starts.
-        The profile is built only then: from the running jobs as the pass began, with the
-        reservations of the jobs it started since."""
+        A job starts only with its processors free now, and a pass only takes processors: once no
+        job left to test fits now, none will start, and the reservations (which only serve to
+        decide later starts; Slurm forgets them) are not made (see the walk). On a pool of
+        processors counted, sim.free is the profile's free now, and until the first job that does
+        not start the profile never decreases (running jobs only end; the jobs started take [now,
+        now + d)): a job that fits now fits for its whole time, and starts. The profile is built
+        only then, and only if a later job could still fit now: from the running jobs as the pass
+        began, with the reservations of the jobs it started since."""
         sim, walk = self.sim, self.walk
         now = sim.now
         resolution = max(self.resolution, 1)
         order = self._order()
         if not len(order):
             return
-        smallest = np.minimum.accumulate(self.job_size[order][::-1])[::-1]
         parts, union, blocked = walk.fresh()
         per_user = walk.per_user
         if self.max_job_user > 0:
@@ -799,7 +798,7 @@ class SlurmBackfill(Algorithm):
                     self.least = np.zeros(len(profile.times), dtype=np.int64)
             status = kernels.backfill_walk(
                 order, state, self.bound, self.max_job_user, per_user, walk.user, self.job_size, walk.estimate,
-                smallest, resolution, sim.free, none if profile is None else profile.times,
+                resolution, sim.free, none if profile is None else profile.times,
                 none if profile is None else profile.free, now, horizon, self.cpus_per_node, sim.capacity,
                 walk.partition, parts, union, walk.atoms, walk.has_nodes, blocked, *walk.limits, *walk.reasons,
                 walk.ahead_user, self.least)
@@ -811,13 +810,14 @@ class SlurmBackfill(Algorithm):
             job = int(order[i])
             size = int(self.job_size[job])
             duration = -(-max(int(walk.estimate[job]), 1) // resolution) * resolution
-            if status == kernels.NEEDS_PROFILE:
+            if profile is None and status in (kernels.NEEDS_PROFILE, kernels.NEVER_FITS):
                 assert began is not None
                 profile = self.running_profile(began, resolution, len(order))
                 for d, n in taken:
                     profile.reserve(now, now + d, n)
-                state[3] = 1
-                continue
+                if status == kernels.NEEDS_PROFILE:
+                    state[3] = 1
+                    continue
             if status == kernels.NEVER_FITS:
                 assert profile is not None
                 profile.earliest_start(now, duration, size)     # (raises: the job never fits)

@@ -225,9 +225,9 @@ def main_walk(order: np.ndarray, i: int, stop: int, now: int, partition: np.ndar
 
 @njit(cache=True)
 def backfill_walk(order: np.ndarray, state: np.ndarray, bound: int, max_job_user: int, per_user: np.ndarray,
-                  user: np.ndarray, size: np.ndarray, estimate: np.ndarray, smallest: np.ndarray, resolution: int,
-                  pool_free: int, times: np.ndarray, free: np.ndarray, now: int, horizon: int, per_node: int,
-                  capacity: int, partition: np.ndarray, parts: np.ndarray, union: np.ndarray, atoms: np.ndarray,
+                  user: np.ndarray, size: np.ndarray, estimate: np.ndarray, resolution: int, pool_free: int,
+                  times: np.ndarray, free: np.ndarray, now: int, horizon: int, per_node: int, capacity: int,
+                  partition: np.ndarray, parts: np.ndarray, union: np.ndarray, atoms: np.ndarray,
                   has_nodes: np.ndarray, blocked: np.ndarray, running: np.ndarray, signature: np.ndarray,
                   check_first: np.ndarray, check_slot: np.ndarray, check_index: np.ndarray, check_bound: np.ndarray,
                   check_reason: np.ndarray, job_counts: np.ndarray, reason: np.ndarray, since: np.ndarray,
@@ -237,23 +237,25 @@ def backfill_walk(order: np.ndarray, state: np.ndarray, bound: int, max_job_user
     ``state`` = (index, jobs tested, profile length (0: no profile yet, ``pool_free`` processors
     free now), 1 to go straight to the profile's test of the job at the index (already counted),
     the job's earliest start). Each job a limit holds gets that reason and does not count; at
-    ``bound`` tested jobs the walk ends; a user's jobs past ``max_job_user`` are passed over. A job
-    tested while fewer processors are free now than the smallest job left asks for waits; else
-    without a profile: CANDIDATE (it fits now: the caller starts it) or NEEDS_PROFILE (the caller
-    builds the profile and resumes with state[3] = 1, for this job's test on it); with the profile
-    (``times``, ``free``, room for two steps per job): its earliest start; now: CANDIDATE (the
-    caller starts it if it fits, then reserves it; else as below), else it waits (blocked or
-    Resources) and is reserved there, whole nodes, if that is before ``horizon`` (-1: any).
-    Returns DONE, CANDIDATE, NEEDS_PROFILE or NEVER_FITS (the caller raises the profile's error).
+    ``bound`` tested jobs the walk ends; a user's jobs past ``max_job_user`` are passed over.
+    Without a profile, a tested job that fits now is a CANDIDATE (the caller starts it), one that
+    does not asks for the profile (NEEDS_PROFILE: the caller builds it and resumes with state[3] =
+    1, for this job's test on it); with the profile (``times``, ``free``, room for two steps per
+    job): its earliest start; now: CANDIDATE (the caller starts it if it fits, then reserves it;
+    else as below), else it waits (blocked or Resources) and is reserved there, whole nodes, if
+    that is before ``horizon`` (-1: any). Returns DONE, CANDIDATE, NEEDS_PROFILE or NEVER_FITS
+    (the caller raises the profile's error).
 
-    With the profile, a job's reservation only serves to decide whether a later job of the pass
-    fits now, and nothing is added back to the profile during a pass: once no job left to test
-    fits now on the profile as it is (see :func:`next_fitting`), none will, and the rest of the
-    walk gives the jobs their reasons without looking for their starts or reserving them (the
-    same starts and reasons: each of those jobs would have waited, reserved after now). The
-    first job left that fits now is kept (``witness``), and looked for again only when a
-    reservation takes from its span. ``ahead_user`` (as ``per_user``) and ``least`` (room for
-    the profile's length) are scratch arrays for that look-ahead."""
+    A pass only takes processors (nothing is added back to the profile during it), and a job's
+    reservation only serves to decide whether a later job of the pass fits now. So once no job
+    left to test fits now (on the profile as it is, or in the processors free without one: see
+    :func:`next_fitting`), none will: the rest of the walk gives the jobs their reasons without
+    the profile (its build, their starts, their reservations), with the same starts and reasons
+    as with it. The first job left that fits now is kept (``witness``) and looked for again only
+    when a reservation takes from its span. ``ahead_user`` (as ``per_user``) and ``least`` (room
+    for the profile's length) are scratch arrays for that look-ahead. A job that can never fit
+    (more processors than the machine) is NEVER_FITS where the profile would have been asked for
+    its start: when no fewer processors are free now than the smallest job left asks for."""
     i = state[0]
     tested = state[1]
     length = state[2]
@@ -282,29 +284,27 @@ def backfill_walk(order: np.ndarray, state: np.ndarray, bound: int, max_job_user
             if max_job_user > 0:
                 per_user[user[job]] += 1
             tested += 1
-            free_now = pool_free if length == 0 else free[0]
-            if free_now < smallest[i]:
-                p = partition[job]
-                set_reason(job, blocked[p] if blocked[p] else RESOURCES, now, reason, since, seconds, first, tally)
-                block(p, parts, union, atoms, has_nodes, blocked)
-                i += 1
-                continue
-            if length == 0:
+            if length == 0 and size[job] <= pool_free:
                 state[0], state[1] = i, tested
-                return CANDIDATE if size[job] <= free_now else NEEDS_PROFILE
+                return CANDIDATE
         straight = False
+        free_now = pool_free if length == 0 else free[0]
         if not futile and witness < i:
             # the jobs from this one on as the walk will test them, until one fits now
             if max_job_user > 0:
                 ahead_user[:] = per_user
-            prefix_least(free, length, least)
+            if length > 0:
+                prefix_least(free, length, least)
             witness, ahead, ahead_tested = next_fitting(
-                order, i, i, tested, bound, max_job_user, ahead_user, user, size, estimate, resolution, times,
-                length, least, now, running, signature, check_first, check_slot, check_index, check_bound,
+                order, i, i, tested, bound, max_job_user, ahead_user, user, size, estimate, resolution, free_now,
+                times, length, least, now, running, signature, check_first, check_slot, check_index, check_bound,
                 check_reason, job_counts)
             futile = witness < 0
+        if not futile and length == 0:
+            state[0], state[1] = i, tested
+            return NEEDS_PROFILE
         if futile:      # no job left fits now: this one waits (its start and reservation change nothing)
-            if size[job] > free[length - 1]:
+            if size[job] > capacity and least_size(order, i, size) <= free_now:
                 state[0], state[1], state[2] = i, tested, length
                 return NEVER_FITS
             p = partition[job]
@@ -332,12 +332,22 @@ def backfill_walk(order: np.ndarray, state: np.ndarray, bound: int, max_job_user
                 prefix_least(free, length, least)
                 witness, ahead, ahead_tested = next_fitting(
                     order, ahead + 1, -1, ahead_tested, bound, max_job_user, ahead_user, user, size, estimate,
-                    resolution, times, length, least, now, running, signature, check_first, check_slot,
+                    resolution, free[0], times, length, least, now, running, signature, check_first, check_slot,
                     check_index, check_bound, check_reason, job_counts)
                 futile = witness < 0
         i += 1
     state[0], state[1], state[2] = stop if i >= stop else i, tested, length
     return DONE
+
+
+@njit(cache=True)
+def least_size(order: np.ndarray, i: int, size: np.ndarray) -> int:
+    """The fewest processors a job from ``order[i]`` on asks for."""
+    low = size[order[i]]
+    for k in range(i + 1, len(order)):
+        if size[order[k]] < low:
+            low = size[order[k]]
+    return low
 
 
 @njit(cache=True)
@@ -365,11 +375,12 @@ def least_until(times: np.ndarray, free: np.ndarray, length: int, end: int) -> i
 @njit(cache=True)
 def next_fitting(order: np.ndarray, i: int, counted: int, tested: int, bound: int, max_job_user: int,
                  per_user: np.ndarray, user: np.ndarray, size: np.ndarray, estimate: np.ndarray, resolution: int,
-                 times: np.ndarray, length: int, least: np.ndarray, now: int, running: np.ndarray,
+                 free_now: int, times: np.ndarray, length: int, least: np.ndarray, now: int, running: np.ndarray,
                  signature: np.ndarray, check_first: np.ndarray, check_slot: np.ndarray, check_index: np.ndarray,
                  check_bound: np.ndarray, check_reason: np.ndarray, job_counts: np.ndarray) -> tuple[int, int, int]:
     """The first job from ``order[i]`` on that the backfill walk will test and that fits now on the
-    profile (``least``: its prefix minima, :func:`prefix_least`): its index, or -1 if none; with
+    profile (``least``: its prefix minima, :func:`prefix_least`; without one, ``length`` 0, in the
+    ``free_now`` processors): its index, or -1 if none; with
     where the search stopped and the tested count there. The jobs are taken as the walk takes them
     with no job started meanwhile (the limits' counters as they are): those a limit holds passed
     over, ``bound`` tested at most, a user's jobs past ``max_job_user`` (``per_user``: the counts
@@ -391,6 +402,11 @@ def next_fitting(order: np.ndarray, i: int, counted: int, tested: int, bound: in
             if max_job_user > 0:
                 per_user[user[job]] += 1
             tested += 1
+        if size[job] > free_now:
+            i += 1
+            continue
+        if length == 0:
+            return i, i, tested
         end = now + -(-max(estimate[job], 1) // resolution) * resolution
         lo, hi = 0, length - 1          # the last step that begins before end
         while lo < hi:
