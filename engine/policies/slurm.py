@@ -262,7 +262,8 @@ class SlurmPriorityQueue(WaitingQueue):
         self.limits = SiteLimits(site, partitions, self.qos, self.account, self.user,
                                  [int(p) for p in np.asarray(sim.procs).tolist()], nodes_list, limit,
                                  mem_mb=(-(-np.maximum(mem_kb, 0) * np.maximum(nodes, 1) // 1024)).tolist(),  # KB/node -> MB
-                                 gpus=(np.maximum(gpus, 0) * np.maximum(nodes, 1)).tolist())  # per node -> per job
+                                 gpus=(np.maximum(gpus, 0) * np.maximum(nodes, 1)).tolist(),  # per node -> per job
+                                 clock=lambda: self.sim.now)
         sim.finish_listeners.append(self.limits.ended)
         self.tree = association_tree(site.associations)
         self.users = {(u.account, u.user): u for u in users_of(self.tree)}
@@ -386,6 +387,7 @@ class SlurmPriorityQueue(WaitingQueue):
         decay then takes too. Without a half-life nothing decays. In arrays: each job's
         CPU-seconds are added to its user's usage in the order the jobs started, as a loop over
         them would (np.add.at adds in index order: the same sums to the last bit)."""
+        self.limits.run_time_until(now)     # the same thread takes the running jobs' time off GrpTRESRunMins
         usage = self.usage
         factor = 1.0 - 0.693 / self.halflife if self.halflife > 0 else 1.0
         previous = self.calculated if self.calculated is not None else now - max(int(self.period), 1)
