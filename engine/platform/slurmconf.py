@@ -706,8 +706,10 @@ def describe_site(site: SlurmSite) -> list[str]:
     unknown = [f"{k} (line {line})" for k, (line, _) in conf.unmodelled.items()]
     unknown += [f"SchedulerParameters {k}" for k in conf.scheduler_unknown]
     if conf.scheduler.get("bf_continue"):
-        unknown.append("SchedulerParameters bf_continue (no effect: a backfill pass takes no simulated time, so "
-                       "there is no lock yield after which it could go on)")
+        unknown.append("SchedulerParameters bf_continue (no effect: Slurm 22.05 reads it only after a backfill pass "
+                       "has yielded its locks, every bf_yield_interval of the pass's own run time, to go on rather "
+                       "than stop when jobs or nodes changed meanwhile (backfill.c _yield_locks); a pass here takes "
+                       "no simulated time, so it never yields)")
     unknown += [f"QOS {q.name} {k}={v} (qos line {q.line})" for q in site.qos.values() for k, v in q.unmodelled.items()]
     unknown += [f"association {a.account}{'/' + a.user if a.user else ''} {k}={v} (assoc line {a.line})"
                 for a in site.associations for k, v in a.unmodelled.items()]

@@ -14,10 +14,19 @@ slurmctld's ``job_reason`` strings as ``squeue -o %r`` prints them):
   could never fit in (MaxTRESPU, GrpTRES). Slurm leaves such a job pending for ever with that
   reason (or, with EnforcePartLimits, refuses it at sbatch): here it is refused at submission, listed
   with the reason, since it never runs either way;
-* limits checked at submission: MaxSubmitPA and MaxSubmitPU of the QOS
-  (``MaxSubmitJobsPerAccount``, ``QOSMaxSubmitJobPerUserLimit``) and MaxSubmit of the association
-  (``AssocMaxSubmitJobLimit``): the account's or user's pending and running jobs already at the
-  limit, sbatch refuses the job;
+* limits checked at submission: GrpSubmit, MaxSubmitPA and MaxSubmitPU of the QOS
+  (``QOSGrpSubmitJobsLimit``, ``MaxSubmitJobsPerAccount``, ``QOSMaxSubmitJobPerUserLimit``),
+  GrpSubmit and MaxSubmit of the association (``AssocGrpSubmitJobsLimit``,
+  ``AssocMaxSubmitJobLimit``): the QOS's, account's or user's pending and running jobs already at
+  the limit, sbatch refuses the job;
+* TRES-minutes (cpu; a job's are its CPUs x its time limit in whole minutes): MaxTRESMins of the
+  QOS or association above them never lets the job run (``QOSMaxCpuMinutesPerJobLimit``,
+  ``AssocMaxCpuMinutesPerJobLimit``: refused, as above); GrpTRESRunMins holds it while the running
+  jobs' CPU-minutes left plus its own exceed it (``QOSGrpCPURunMinutesLimit``,
+  ``AssocGrpCPURunMinutesLimit``; slurmctld's grp_used_tres_run_secs: a job's whole CPUs x time
+  limit at its start, counted down by the decay thread every PriorityCalcPeriod, the rest removed
+  at its end). GrpTRESMins and GrpWall (decayed usage per QOS and association) are not followed:
+  the fair-share keeps decayed CPU-seconds per user association only;
 * limits that hold a job while others run: QOS GrpJobs, MaxJobsPA (``MaxJobsPerAccount``, as 22.05
   names it: the running jobs of the job's account in that QOS), MaxJobsPU, association GrpJobs and
   MaxJobs (jobs), then QOS GrpTRES, MaxTRESPU and association GrpTRES (cpu and node), in the order
