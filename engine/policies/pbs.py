@@ -46,6 +46,8 @@ import math
 from collections import defaultdict
 from typing import Any
 
+import numpy as np
+
 from engine.platform.pbsconf import (
     FOLLOWED_RESOURCE,
     QUEUE_LIMIT,
@@ -60,13 +62,15 @@ from engine.platform.pbsconf import (
 from engine.policies.algorithm import Algorithm
 from engine.policies.base import Param, PolicyError
 from engine.policies.ordering import WaitingQueue
-from engine.policies.reasons import ReasonClock, longest_reason_column, reason_summary
+from engine.policies.reasons import ReasonTable, refused_counts
 from engine.policies.registry import Component, Preset, register, register_algorithm, register_ordering
 from engine.sim.profile import running_jobs_profile
 from engine.sim.simulator import Simulation
 from engine.workload.accounting import parse_duration
 
 FROM_SITE = -1.0
+#: what may hold a waiting job, in PBS's words (the reasons' codes in the run's ReasonTable)
+PBS_REASONS = (QUEUE_LIMIT, SERVER_LIMIT, RESOURCES, STRICT_ORDER, TOP_JOB)
 ENTITY_COLUMNS = {"euser": "user", "egroup": "group", "account_name": "account", "queue": "queue"}
 SCOPES = {"u": "user", "g": "group", "p": "account"}
 SCOPE_WORDS = {"u": "User", "g": "Group", "p": "Project"}
@@ -220,7 +224,7 @@ class PbsOrder(WaitingQueue):
         if self.queued_limited:
             sim.finish_listeners.append(self._left)
         #: what holds each waiting job now (a PBS comment), since when, and the seconds per reason so far
-        self.reasons = ReasonClock(lambda: self.sim.now)
+        self.reasons = ReasonTable(n, PBS_REASONS, lambda: self.sim.now)
 
     # ---------------------------------------------------------------- fair-share usage
 
@@ -352,6 +356,10 @@ class PbsOrder(WaitingQueue):
         super().add(job)
         self.waiting.add(job)
 
+    def waiting_jobs(self) -> np.ndarray:
+        """The waiting jobs, by number."""
+        return np.array(sorted(self.waiting), dtype=np.int64)
+
     def remove(self, job: int) -> None:
         super().remove(job)
         self.waiting.discard(job)
@@ -482,31 +490,31 @@ class PbsCycle(Algorithm):
         for at_job, job in enumerate(order):
             held = queue.hold(job)[1]
             if held:
-                queue.reasons.note(job, held)
+                queue.reasons.note_name(job, held)
                 continue
             if profile is None:
                 if sim.fits(job):
                     self.start(job)
                     continue
-                queue.reasons.note(job, RESOURCES)
+                queue.reasons.note_name(job, RESOURCES)
                 if self.strict:
                     return self._rest(order[at_job + 1:], STRICT_ORDER)
                 continue
             if reserved >= self.depth and not sim.fits(job):
-                queue.reasons.note(job, RESOURCES)
+                queue.reasons.note_name(job, RESOURCES)
                 if not sim.free:
                     return self._rest(order[at_job + 1:], RESOURCES)
                 continue          # no room now and no reservation left to give: nothing to work out
             duration = max(int(estimate[job]), 1)
             at = profile.earliest_start(now, duration, int(size[job]))
             if at is None:
-                queue.reasons.note(job, RESOURCES)
+                queue.reasons.note_name(job, RESOURCES)
                 continue
             if at == now and sim.fits(job):
                 self.start(job)
                 profile.reserve(now, now + duration, int(size[job]))
                 continue
-            queue.reasons.note(job, TOP_JOB if sim.fits(job) else RESOURCES)
+            queue.reasons.note_name(job, TOP_JOB if sim.fits(job) else RESOURCES)
             if reserved < self.depth:
                 profile.reserve(at, at + duration, int(size[job]))
                 reserved += 1
@@ -516,7 +524,7 @@ class PbsCycle(Algorithm):
         queue = self.queue
         assert isinstance(queue, PbsOrder)
         for job in jobs:
-            queue.reasons.note(job, queue.hold(job)[1] or reason)
+            queue.reasons.note_name(job, queue.hold(job)[1] or reason)
 
     # ---------------------------------------------------------------- what the run shows
 
@@ -524,15 +532,14 @@ class PbsCycle(Algorithm):
         """``pbs_reason``: what held each job longest, in PBS's words ("" if it never waited)."""
         queue = self.queue
         assert isinstance(queue, PbsOrder)
-        return {"pbs_reason": longest_reason_column(queue.reasons.totals(queue.waiting), self.sim.n)}
+        return {"pbs_reason": queue.reasons.longest(queue.waiting_jobs())}
 
     def summary(self) -> dict[str, Any]:
         """``pbs_pending``: per reason, the jobs it held and for how many hours; ``pbs_refused``: jobs
         refused at submission (max_queued) per qsub message."""
         queue = self.queue
         assert isinstance(queue, PbsOrder)
-        pending, refused = reason_summary(queue.reasons.totals(queue.waiting), self.sim.refused)
-        return {"pbs_pending": pending, "pbs_refused": refused}
+        return {"pbs_pending": queue.reasons.pending(queue.waiting_jobs()), "pbs_refused": refused_counts(self.sim.refused)}
 
 
 PARAMS = (
