@@ -91,7 +91,7 @@ def tables_csv(preview: SitePreview, value: Any = None) -> str | None:
         for row in results["pending"]:
             held = dict(zip(sides, row["values"]))
             rows.append([f"pending reason: {unit}", row["reason"], "",
-                         *[_rounded((held.get(side) or {}).get(what)) for side in SIDES]])
+                         *[_rounded((held.get(side) or {}).get(what), whole=what == "jobs") for side in SIDES]])
     return csv_text(rows)
 
 
@@ -124,13 +124,16 @@ def jobs_csv(preview: SitePreview, value: Any = None) -> str | None:
         except OSError:
             return None
         by_job = schedule.set_index("job_id")
-        frame[f"{side}_start"] = by_job["start"].reindex(frame["job_id"]).astype("Int64").to_numpy()
-        frame[f"{side}_wait"] = (by_job["start"] - by_job["submit"]).reindex(frame["job_id"]).astype("Int64").to_numpy()
+        frame[f"{side}_start"] = _seconds(by_job["start"].reindex(frame["job_id"]))
+        frame[f"{side}_wait"] = _seconds((by_job["start"] - by_job["submit"]).reindex(frame["job_id"]))
         frame[f"{side}_reason"] = main_reasons(preview, side, value, schedule, workload, run).reindex(
             frame["job_id"]).fillna("").to_numpy()
-    header = list(frame.columns)
-    return csv_text([header, *([("" if pd.isna(cell) else cell) for cell in row]
-                               for row in frame.itertuples(index=False, name=None))])
+    return csv_text([list(frame.columns), *(list(row) for row in frame.itertuples(index=False, name=None))])
+
+
+def _seconds(values: pd.Series) -> list[Any]:
+    """Whole seconds, "" where the side has no such job (refused at submission)."""
+    return ["" if pd.isna(value) else int(value) for value in values]
 
 
 def main_reasons(preview: SitePreview, side: str, value: Any, schedule: pd.DataFrame, workload: Any,
@@ -149,5 +152,7 @@ def main_reasons(preview: SitePreview, side: str, value: Any, schedule: pd.DataF
     return found
 
 
-def _rounded(number: Any) -> Any:
-    return "" if number is None else round(float(number), 4)
+def _rounded(number: Any, whole: bool = False) -> Any:
+    if number is None:
+        return ""
+    return int(number) if whole else round(float(number), 4)

@@ -11,7 +11,7 @@ from django.shortcuts import redirect, render
 from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from engine.api import SITE_FILES
+from engine.api import SITE_FILES, WorkloadError, error_line
 from webapp.core.permissions import get_owned_or_404, get_visible_or_404, visible_to
 from webapp.core.responses import attachment
 from webapp.experiments.models import CURRENT, PROPOSED
@@ -92,7 +92,10 @@ def _page(request: HttpRequest, preview: SitePreview, form: SiteProposalForm | N
     if calibration is not None and calibration.status == SiteCalibration.Status.DONE and calibration.report:
         context["calibration_table"] = calibration_table(calibration.report)
     if context["can_change"]:
-        context["proposal"] = form or proposal_form(preview)
+        try:
+            context["proposal"] = form or proposal_form(preview)
+        except WorkloadError as error:    # stored files this engine no longer reads: say so, no form to fill
+            context["files_error"] = error_line(error)
         context["sweep_form"] = sweep_form or SiteSweepForm(initial={
             "sweep_key": experiment.sweep_param, "sweep_values": ", ".join(map(str, experiment.sweep_values))})
     return render(request, "preview/site_detail.html", embedded(context), status=status)
