@@ -1,6 +1,7 @@
 """An admin's path in Chromium with the real Slurm's files (tests/data/slurm_replay): upload the sacct
 dump, start a preview on slurm.conf and the sacctmgr dumps, double PriorityWeightFairshare in the form,
-run it, and read the diff, the waits per partition, account and user, and the pending reasons."""
+run it, and read the diff, the waits per partition, account and user, and the pending reasons; sweep a
+key; download the page and its tables; calibrate the baseline and apply the closest candidate."""
 
 from __future__ import annotations
 
@@ -27,17 +28,22 @@ def admin_with_the_sacct_dump(page, base: str, users) -> None:  # noqa: ANN001
     page.wait_for_selector('#trace-status[data-status="ready"]', timeout=RESULTS)
 
 
+def fill_the_site_form(page, name: str) -> None:  # noqa: ANN001
+    """On the new site preview's form: its name, the sacct dump and the real Slurm's three files."""
+    page.fill("#id_name", name)
+    page.select_option("#id_trace", label="our sacct")
+    page.set_input_files("#id_slurm_conf", str(SLURM / "slurm.conf"))
+    page.set_input_files("#id_qos", str(SLURM / "qos.txt"))
+    page.set_input_files("#id_assoc", str(SLURM / "assoc.txt"))
+
+
 def test_an_admin_doubles_the_fairshare_weight(page, live_server, celery_worker, django_user_model):  # noqa: ANN001
     base = live_server.url
     admin_with_the_sacct_dump(page, base, django_user_model)
 
     page.goto(base + "/preview/")
     page.click("#new-site-preview")
-    page.fill("#id_name", "our cluster")
-    page.select_option("#id_trace", label="our sacct")
-    page.set_input_files("#id_slurm_conf", str(SLURM / "slurm.conf"))
-    page.set_input_files("#id_qos", str(SLURM / "qos.txt"))
-    page.set_input_files("#id_assoc", str(SLURM / "assoc.txt"))
+    fill_the_site_form(page, "our cluster")
     page.click("main form button[type=submit]")
     page.wait_for_selector('#site-results[data-done="yes"]', timeout=RESULTS)
     assert "short" in page.inner_text("#waits-partition") and "QOSMaxJobsPerUserLimit" in page.inner_text("#pending-reasons")
@@ -89,11 +95,7 @@ def test_an_admin_sweeps_the_backfill_bound_of_their_site(page, live_server, cel
     base = live_server.url
     admin_with_the_sacct_dump(page, base, django_user_model)
     page.goto(base + "/preview/site/new/")
-    page.fill("#id_name", "backfill bound")
-    page.select_option("#id_trace", label="our sacct")
-    page.set_input_files("#id_slurm_conf", str(SLURM / "slurm.conf"))
-    page.set_input_files("#id_qos", str(SLURM / "qos.txt"))
-    page.set_input_files("#id_assoc", str(SLURM / "assoc.txt"))
+    fill_the_site_form(page, "backfill bound")
     page.fill("#id_sweep_key", "bf_max_job_test")
     page.fill("#id_sweep_values", "10, 100")
     page.click("main form button[type=submit]")
@@ -140,11 +142,7 @@ def test_an_admin_downloads_calibrates_applies_and_sweeps_from_the_page(page, li
     base = live_server.url
     admin_with_the_sacct_dump(page, base, django_user_model)
     page.goto(base + "/preview/site/new/")
-    page.fill("#id_name", "our cluster")
-    page.select_option("#id_trace", label="our sacct")
-    page.set_input_files("#id_slurm_conf", str(SLURM / "slurm.conf"))
-    page.set_input_files("#id_qos", str(SLURM / "qos.txt"))
-    page.set_input_files("#id_assoc", str(SLURM / "assoc.txt"))
+    fill_the_site_form(page, "our cluster")
     page.click("main form button[type=submit]")
     wait_for_every_run(page)
 

@@ -21,6 +21,7 @@ from webapp.experiments.models import CURRENT, Run
 from webapp.experiments.services import rerun
 from webapp.preview.models import SiteCalibration, SitePreview
 from webapp.preview.services import PreviewError
+from webapp.preview.sites import run_label, side_label
 
 log = logging.getLogger(__name__)
 
@@ -162,5 +163,8 @@ def apply_candidate(preview: SitePreview, name: str) -> int:
     with transaction.atomic():
         SitePreview.objects.filter(pk=preview.pk).update(calibrated=calibrated)
         preview.calibrated = calibrated
-        Run.objects.filter(pk__in=[run.pk for run in runs]).update(policy=preview.policy())
+        key = preview.swept_key()
+        for run in runs:
+            Run.objects.filter(pk=run.pk).update(policy=preview.policy(),
+                                                 label=run_label(side_label(preview, run.queues), key, run.sweep_value))
         return sum(rerun(run) for run in runs)

@@ -161,7 +161,7 @@ def propose(preview: SitePreview, name: str, texts: dict[str, str]) -> int:
         preview.proposed, preview.proposed_name = texts, name
         if runs:
             for run in runs:
-                Run.objects.filter(pk=run.pk).update(label=run_label(f"proposed: {name}", key, run.sweep_value))
+                Run.objects.filter(pk=run.pk).update(label=run_label(side_label(preview, PROPOSED), key, run.sweep_value))
             return sum(rerun(run) for run in runs)
         try:
             checked_room(experiment.owner, len(values) or 1)
@@ -169,16 +169,18 @@ def propose(preview: SitePreview, name: str, texts: dict[str, str]) -> int:
             raise PreviewError(str(error)) from None
         last = experiment.runs.count()
         Run.objects.bulk_create(
-            Run(experiment=experiment, position=last + index, label=run_label(f"proposed: {name}", key, value),
+            Run(experiment=experiment, position=last + index, label=run_label(side_label(preview, PROPOSED), key, value),
                 policy=preview.policy(), sweep_value=value, queues=PROPOSED)
             for index, value in enumerate(values or [None]))
         dispatch_later()
     return len(values) or 1
 
 
-def current_label(preview: SitePreview) -> str:
-    """The current side's run label (before the swept value): "current: slurm as configured"."""
-    return f"current: {preview.kind} as configured"
+def side_label(preview: SitePreview, side: str) -> str:
+    """A side's run label before the swept value: "current: slurm as configured", "proposed: NAME",
+    with ", calibrated" while a calibration is applied."""
+    label = f"current: {preview.kind} as configured" if side == CURRENT else f"proposed: {preview.proposed_name}"
+    return label + (", calibrated" if preview.calibrated else "")
 
 
 def add_sweep(preview: SitePreview, sweep: Sweep) -> int:
@@ -202,8 +204,7 @@ def add_sweep(preview: SitePreview, sweep: Sweep) -> int:
     busy = [run.label for run in old if not run.is_final]
     if busy:
         raise PreviewError(f"{busy[0]} is still running: wait for it or cancel it first")
-    sides = [(CURRENT, current_label(preview))] + ([(PROPOSED, f"proposed: {preview.proposed_name}")]
-                                                   if preview.proposed else [])
+    sides = [(side, side_label(preview, side)) for side in (CURRENT, PROPOSED) if side == CURRENT or preview.proposed]
     with transaction.atomic():
         Run.objects.filter(pk__in=[run.pk for run in old]).delete()
         try:

@@ -74,6 +74,8 @@ def test_calibrate_the_baseline_and_apply_a_candidate_to_both_sides(alice, sacct
     assert set(again) == {"current", "proposed"}
     assert all(run.status == "queued" and run.policy == {"preset": "slurm", "params": rows[chosen]["params"]}
                for run in again.values())
+    assert again["current"].label == "current: slurm as configured, calibrated"
+    assert again["proposed"].label == "proposed: my change, calibrated"
     compute(preview)
     runs = {run.queues or "recorded": run for run in preview.experiment.runs.all()}
     assert all(run.status == "done" for run in runs.values()), [run.error for run in runs.values()]
@@ -87,7 +89,8 @@ def test_calibrate_the_baseline_and_apply_a_candidate_to_both_sides(alice, sacct
     client.post(reverse("preview:site_calibration_apply", args=[preview.pk]), {"candidate": "as configured"})
     preview.refresh_from_db()
     assert preview.calibrated == {}
-    assert all(run.policy == {"preset": "slurm", "params": {}} for run in preview.experiment.runs.filter(queues__gt=""))
+    assert all(run.policy == {"preset": "slurm", "params": {}} and not run.label.endswith("calibrated")
+               for run in preview.experiment.runs.filter(queues__gt=""))
 
 
 @pytest.mark.django_db
