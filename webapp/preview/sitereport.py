@@ -97,10 +97,10 @@ def tables_csv(preview: SitePreview, value: Any = None) -> str | None:
 
 def jobs_csv(preview: SitePreview, value: Any = None) -> str | None:
     """Each job of the trace: its recorded, current and proposed start and wait (seconds; empty when
-    the side refused it or has no such run) and the reason that held it longest on each side, worked
-    out from that side's schedule against its own files (engine.metrics.sitepending; the recorded one
-    against the current files), "refused: ..." for a job refused at submission; None until the runs
-    are done."""
+    the side refused it or has no such run) and the reason that held it longest on each side (the
+    replayed scheduler's own; the recorded run's estimated from its schedule against the current
+    files, engine.metrics.sitepending), "refused: ..." for a job refused at submission; None until
+    the runs are done."""
     runs = ready_runs(preview, value)
     if runs is None:
         return None
@@ -138,12 +138,19 @@ def _seconds(values: pd.Series) -> list[Any]:
 
 def main_reasons(preview: SitePreview, side: str, value: Any, schedule: pd.DataFrame, workload: Any,
                  run: Run) -> pd.Series:
-    """By job id: the reason that held the job longest on ``side`` ("refused: ..." when refused)."""
-    site = preview.site(CURRENT if side == RECORDED else side, value)
-    held = pending_reasons(schedule, workload.jobs, site, preview.experiment.procs, workload.metadata.get("user_names", {}))
-    reasons = held.drop(columns="job_id")
-    found = pd.Series(reasons.idxmax(axis=1).to_numpy(), index=held["job_id"].to_numpy(), dtype=object) \
-        if len(held) else pd.Series(dtype=object)
+    """By job id: the reason that held the job longest on ``side`` ("refused: ..." when refused): the
+    replayed scheduler's own (the schedule's ``slurm_reason`` / ``pbs_reason`` column), else (the
+    recorded run) estimated from the schedule against the side's files."""
+    own = f"{preview.kind}_reason"
+    if own in schedule:
+        reasons = schedule[own].astype(str)
+        found = pd.Series(reasons.to_numpy(), index=schedule["job_id"].to_numpy(), dtype=object)[reasons.to_numpy() != ""]
+    else:
+        site = preview.site(CURRENT if side == RECORDED else side, value)
+        held = pending_reasons(schedule, workload.jobs, site, preview.experiment.procs,
+                               workload.metadata.get("user_names", {}))
+        found = pd.Series(held.drop(columns="job_id").idxmax(axis=1).to_numpy(), index=held["job_id"].to_numpy(),
+                          dtype=object) if len(held) else pd.Series(dtype=object)
     rejected = run.load_rejected()
     if rejected is not None and len(rejected):
         refused = pd.Series([f"refused: {reason}" for reason in rejected["reason"].astype(str)],
