@@ -25,8 +25,11 @@ slurmctld's ``job_reason`` strings as ``squeue -o %r`` prints them):
   jobs' CPU-minutes left plus its own exceed it (``QOSGrpCPURunMinutesLimit``,
   ``AssocGrpCPURunMinutesLimit``; slurmctld's grp_used_tres_run_secs: a job's whole CPUs x time
   limit at its start, counted down by the decay thread every PriorityCalcPeriod, the rest removed
-  at its end). GrpTRESMins and GrpWall (decayed usage per QOS and association) are not followed:
-  the fair-share keeps decayed CPU-seconds per user association only;
+  at its end); an association's GrpTRESMins holds its jobs while its decayed CPU-minutes (the
+  fair-share's usage of the user associations below it, as the decay thread last made it) are at or
+  above it (``AssocGrpCPUMinutesLimit``). A QOS's GrpTRESMins and GrpWall (decayed usage per QOS,
+  decayed wall-clock time) are not followed: the fair-share keeps decayed CPU-seconds per user
+  association only;
 * limits that hold a job while others run: QOS GrpJobs, MaxJobsPA (``MaxJobsPerAccount``, as 22.05
   names it: the running jobs of the job's account in that QOS), MaxJobsPU, association GrpJobs and
   MaxJobs (jobs), then QOS GrpTRES, MaxTRESPU and association GrpTRES (cpu and node), in the order
@@ -95,7 +98,8 @@ COUNTERS = 6
 #: ``assoc_job``: MaxTRESMins (per job: CPUs x time limit), ``qos_run``, ``assoc_run``:
 #: GrpTRESRunMins (the running jobs' CPUs x time left, plus the job's CPUs x time limit)
 MINS_REASONS = {"qos_job": "QOSMaxCpuMinutesPerJobLimit", "assoc_job": "AssocMaxCpuMinutesPerJobLimit",
-                "qos_run": "QOSGrpCPURunMinutesLimit", "assoc_run": "AssocGrpCPURunMinutesLimit"}
+                "qos_run": "QOSGrpCPURunMinutesLimit", "assoc_run": "AssocGrpCPURunMinutesLimit",
+                "assoc_usage": "AssocGrpCPUMinutesLimit"}
 TRES_REASONS: dict[str, dict[str, str]] = {
     "qos_grp": {"cpu": "QOSGrpCpuLimit", "mem": "QOSGrpMemLimit", "node": "QOSGrpNodeLimit", "gres/gpu": "QOSGrpGRES"},
     "qos_user": {"cpu": "QOSMaxCpuPerUserLimit", "mem": "QOSMaxMemoryPerUser", "node": "QOSMaxNodePerUserLimit",
@@ -112,7 +116,7 @@ TRES_REASONS: dict[str, dict[str, str]] = {
 #: every reason a hold check gives, by its code - 1 (SiteLimits.held_code)
 HOLD_CODES = tuple(dict.fromkeys(HOLD_REASONS + tuple(reason for kind in ("qos_grp", "qos_user", "assoc_grp")
                                                       for reason in TRES_REASONS[kind].values())
-                                 + (MINS_REASONS["qos_run"], MINS_REASONS["assoc_run"])))
+                                 + (MINS_REASONS["qos_run"], MINS_REASONS["assoc_run"], MINS_REASONS["assoc_usage"])))
 
 
 class SiteLimits:
@@ -147,7 +151,13 @@ class SiteLimits:
         self.assoc_submitted: defaultdict[tuple[str, str], int] = defaultdict(int)
         self.any_hold = any(self._qos_holds(q) for q in site.qos.values()) or any(
             a.max_jobs is not None or a.grp_jobs is not None or a.grp_tres or "cpu" in a.grp_tres_run_mins
-            for a in site.associations)
+            or "cpu" in a.grp_tres_mins for a in site.associations)
+        #: an association's GrpTRESMins cpu (minutes) by (account, user), and the user associations
+        #: whose decayed usage counts in it (its own, or all below an account): :meth:`usage_updated`
+        self.usage_limits = {(a.account, a.user): a.grp_tres_mins["cpu"] for a in site.associations
+                             if "cpu" in a.grp_tres_mins}
+        self.usage_members = {key: self._members(key, site.associations) for key in self.usage_limits}
+        self.used_minutes: dict[tuple[str, str], int] = {}     # their whole minutes used, as of the last update
         #: GrpTRESRunMins (cpu) set somewhere: the running jobs' time left is followed (:meth:`run_time_until`)
         self.run_minutes = any("cpu" in q.grp_tres_run_mins for q in site.qos.values()) or any(
             "cpu" in a.grp_tres_run_mins for a in site.associations)
@@ -384,6 +394,7 @@ class SiteLimits:
             row = self._row(key, job)
             if row is None:
                 continue
+            checks += self._usage_checks(key, row)      # acct_policy: GrpTRESMins before GrpTRES
             for tres, index in TRES_COUNTED:
                 bound = _tres(row.grp_tres, tres)
                 if bound is not None:
@@ -392,6 +403,13 @@ class SiteLimits:
                 checks.append((("assoc", *key), RUN_SECONDS, run_bound(row.grp_tres_run_mins["cpu"]),
                                _hold(MINS_REASONS["assoc_run"])))
         return checks
+
+    def _usage_checks(self, key: tuple[str, str], row: Association) -> list[tuple[tuple[str, ...], int, int, int]]:
+        """An association's GrpTRESMins cpu as a hold check: its flag (a row of :attr:`running` no job
+        counts in, set by :meth:`usage_updated`) above 0."""
+        if "cpu" not in row.grp_tres_mins or key not in self.usage_limits:
+            return []
+        return [(("usage", *key), 0, 1, _hold(MINS_REASONS["assoc_usage"]))]
 
     def held_by_rules(self, job: int) -> str:
         """:meth:`held` as the rules read, one limit after the other (the reference its checks
@@ -437,6 +455,9 @@ class SiteLimits:
             row = self._row(key, job)
             if row is None:
                 continue
+            if key in self.usage_limits and self.used_minutes.get(key, 0) >= self.usage_limits[key] and \
+                    "cpu" in row.grp_tres_mins:
+                return MINS_REASONS["assoc_usage"]
             used = self.assoc_run[key]
             for tres, index in TRES_COUNTED:
                 bound = _tres(row.grp_tres, tres)
@@ -487,6 +508,35 @@ class SiteLimits:
             if delta > 0:
                 self._add_run_seconds(job, -delta)
                 self.run_taken[job] = used
+
+    def usage_updated(self, usage: dict[tuple[str, str], float]) -> bool:
+        """The decay thread's new usage (CPU-seconds, decayed, per user association: the
+        fair-share's): each association with a GrpTRESMins cpu holds its jobs while its whole
+        minutes of usage are at or above it (acct_policy: ``usage_mins >= limit``). Whether any does."""
+        over = False
+        for key, limit in self.usage_limits.items():
+            minutes_used = int(sum(usage.get(member, 0.0) for member in self.usage_members[key]) / 60.0)
+            self.used_minutes[key] = minutes_used
+            slot = self._slots.get(("usage", *key))
+            if slot is not None:
+                self.running[slot, 0] = int(minutes_used >= limit)
+            over = over or minutes_used >= limit
+        return over
+
+    def _members(self, key: tuple[str, str], associations: list[Association]) -> list[tuple[str, str]]:
+        """The user associations whose usage counts in ``key``'s: itself (a user's row) or every user
+        row of the account and of the accounts below it."""
+        if key[1]:
+            return [key]
+        below = {key[0]}
+        changed = True
+        while changed:
+            changed = False
+            for account, parent in self.parent.items():
+                if parent in below and account not in below:
+                    below.add(account)
+                    changed = True
+        return [(a.account, a.user) for a in associations if a.user and a.account in below]
 
     def _add_run_seconds(self, job: int, amount: int) -> None:
         sig = self.signature[job]

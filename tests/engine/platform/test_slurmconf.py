@@ -166,7 +166,7 @@ def test_qos_and_association_columns_no_rule_follows_are_listed_not_dropped(tmp_
     assert site.qos["scavenger"].unmodelled == {}
     assert [a.unmodelled for a in site.associations] == [{}, {"Priority": "5"}]
     text = "\n".join(describe_site(site))
-    for listed in ("QOS normal Preempt=scavenger (qos line 2)", "QOS normal GrpTRESMins=cpu=1000 (not followed: decayed TRES usage",
+    for listed in ("QOS normal Preempt=scavenger (qos line 2)", "QOS normal GrpTRESMins=cpu=1000 (not followed: the QOS's decayed",
                    "association acct/u1 Priority=5 (assoc line 3)", "QOS normal MaxTRESPU billing=9",
                    "association acct GrpTRES gres/gpu:a100=4", "SchedulerParameters bf_continue (no effect"):
         assert listed in text
@@ -282,14 +282,14 @@ def test_the_real_slurm_run_reads_whole():
 
 
 def test_grp_submit_tres_minutes_and_grp_wall_columns_are_read_by_their_titles(tmp_path):
-    # sacctmgr 22.05's titles (QOS: MaxTRESMins; long forms too); GrpWall and GrpTRESMins are read
-    # and named as not followed, a TRES-minutes limit on a TRES other than cpu as not followed
+    # sacctmgr 22.05's titles (QOS: MaxTRESMins; long forms too); GrpWall, and a QOS's GrpTRESMins,
+    # are read and named as not followed, as is a TRES-minutes limit on a TRES other than cpu
     qos = tmp_path / "qos.txt"
     qos.write_text("Name|GrpSubmit|MaxTRESMins|GrpTRESRunMins|GrpTRESMins|GrpWall\n"
                    "normal|5|cpu=600,mem=100|cpu=6000|cpu=90000|2-00:00:00\n")
     assoc = tmp_path / "assoc.txt"
-    assoc.write_text("Account|User|Share|GrpSubmitJobs|MaxTRESMinsPerJob|GrpTRESRunMins|GrpWall\n"
-                     "acct||1|7|cpu=60|cpu=120|30\n")
+    assoc.write_text("Account|User|Share|GrpSubmitJobs|MaxTRESMinsPerJob|GrpTRESRunMins|GrpWall|GrpTRESMins\n"
+                     "acct||1|7|cpu=60|cpu=120|30|cpu=500,node=9\n")
     conf = tmp_path / "slurm.conf"
     conf.write_text("NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\n")
     site = read_slurm_site(conf, qos=qos, assoc=assoc)
@@ -304,7 +304,8 @@ def test_grp_submit_tres_minutes_and_grp_wall_columns_are_read_by_their_titles(t
     for listed in ("QOS normal GrpWall=2-00:00:00 (not followed", "association acct GrpWall=00:30:00 (not followed",
                    "QOS normal GrpTRESMins=cpu=90000 (not followed", "QOS normal MaxTRESMins mem=100"):
         assert listed in unfollowed
-    for followed in ("GrpSubmit", "MaxTRESMins cpu", "GrpTRESRunMins"):
+    assert "association acct GrpTRESMins node=9" in unfollowed      # (its cpu is followed)
+    for followed in ("GrpSubmit", "MaxTRESMins cpu", "GrpTRESRunMins", "GrpTRESMins cpu", "acct GrpTRESMins=cpu"):
         assert followed not in unfollowed
     assert "grp_submit 5, max_tres_mins_per_job cpu=600,mem=100, grp_tres_run_mins cpu=6000" in text
     bad = tmp_path / "bad.txt"

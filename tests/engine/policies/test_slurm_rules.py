@@ -428,3 +428,28 @@ def test_an_accounts_grp_tres_run_mins_counts_its_users_running_jobs(workload):
     assert starts(result) == {1: 0, 2: 60}
     assert reasons(result)[2] == "AssocGrpCPURunMinutesLimit"
 
+
+
+@pytest.mark.parametrize("on_account", [False, True])
+def test_an_associations_grp_tres_mins_holds_its_jobs_until_the_decayed_usage_falls_below_it(workload, on_account):
+    # GrpTRESMins cpu=10 on u1's association (or on account acct: u2's jobs count and are held
+    # too). Usage is the fair-share's decayed CPU-seconds, as the decay thread keeps it every
+    # PriorityCalcPeriod (1 = a minute: ticks at 0, 60, 120, ...), half-life 5 minutes: d = 1 -
+    # 0.693 / 300 per second. A (u1, 8 CPUs, 0-120): 480 d^60 CPU-seconds at the tick 60, then
+    # (480 d^60 + 480 d^60) d^60 = 727 (12.1 minutes) at 120: over 10, B (u1, at 130) is held with
+    # AssocGrpCPUMinutesLimit; 10.6 minutes at 180, 9.2 at 240: B starts at 240 (a pass is asked for
+    # at each tick while the usage holds jobs, though nothing runs)
+    d = 1 - 0.693 / 300
+    usage, tick = 2 * 480 * d ** 60 * d ** 60, 120          # the reference: the usage after A's end
+    while int(usage / 60) >= 10:
+        usage, tick = usage * d ** 60, tick + 60
+    assert tick == 240
+    conf = BASE.replace("PriorityCalcPeriod=1", "PriorityCalcPeriod=1\nPriorityDecayHalfLife=5") + PARTITIONS
+    limit = {"cpu": 10}
+    assoc = [Association("c", "acct", shares=1, grp_tres_mins=limit if on_account else {}),
+             Association("c", "acct", "u1", grp_tres_mins={} if on_account else limit), Association("c", "acct", "u2")]
+    rows = [(0, 120, 120, 8), (130, 10, 60, 1), (130, 10, 60, 1)]
+    result = run(workload, rows, site(conf=conf, assoc=assoc), users=[1, 1, 2])
+    assert starts(result) == {1: 0, 2: tick, 3: tick if on_account else 130}
+    assert reasons(result)[2] == "AssocGrpCPUMinutesLimit"
+    assert result.meta["summary"]["slurm_pending"]["AssocGrpCPUMinutesLimit"]["jobs"] == (2 if on_account else 1)
