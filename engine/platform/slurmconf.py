@@ -468,10 +468,10 @@ TRES_LIMITS = ("max_tres_per_user", "max_tres_per_job", "grp_tres", "max_tres_mi
 _TITLES = {"max_tres_per_user": "MaxTRESPU", "max_tres_per_job": "MaxTRES", "grp_tres": "GrpTRES",
            "max_tres_mins_per_job": "MaxTRESMins", "grp_tres_run_mins": "GrpTRESRunMins", "grp_tres_mins": "GrpTRESMins",
            "max_wall": "MaxWall", "grp_wall": "GrpWall"}
-#: the TRES the TRES-minutes limits follow (MaxTRESMins, GrpTRESRunMins, an association's
-#: GrpTRESMins): cpu only
+#: the TRES the group TRES-minutes limits follow (GrpTRESRunMins, an association's GrpTRESMins):
+#: cpu only (MaxTRESMins, per job, follows all of TRACKED_TRES)
 TRACKED_TRES_MINS = ("cpu",)
-TRES_MINS_LIMITS = ("max_tres_mins_per_job", "grp_tres_run_mins", "grp_tres_mins")
+TRES_MINS_LIMITS = ("grp_tres_run_mins", "grp_tres_mins")
 #: limits read but not followed, with why (``engine site`` lists them when set), of a QOS and of
 #: an association: slurmctld keeps decayed usage per QOS and per association, of every TRES and of
 #: wall-clock time; the fair-share here keeps decayed CPU-seconds per user association (an
@@ -497,7 +497,7 @@ def untracked_tres(site: SlurmSite) -> list[tuple[str, str, str]]:
         (f"QOS {q.name}", q, ("max_tres_per_user", "max_tres_per_job", "grp_tres", "max_tres_mins_per_job",
                               "grp_tres_run_mins")) for q in site.qos.values()]
     items += [(f"association {a.account}{'/' + a.user if a.user else ''}", a,
-               ("max_tres_per_job", "grp_tres", *TRES_MINS_LIMITS)) for a in site.associations]
+               ("max_tres_per_job", "grp_tres", "max_tres_mins_per_job", *TRES_MINS_LIMITS)) for a in site.associations]
     for who, item, keys in items:
         for key in keys:
             tracked = TRACKED_TRES_MINS if key in TRES_MINS_LIMITS else TRACKED_TRES
@@ -716,7 +716,8 @@ def describe_site(site: SlurmSite) -> list[str]:
     unknown += [f"QOS {q.name} {k}={v} (qos line {q.line})" for q in site.qos.values() for k, v in q.unmodelled.items()]
     unknown += [f"association {a.account}{'/' + a.user if a.user else ''} {k}={v} (assoc line {a.line})"
                 for a in site.associations for k, v in a.unmodelled.items()]
-    unknown += [f"{what} {key} {value} (of TRES only cpu, mem, node, gres/gpu are followed; of TRES-minutes only cpu)"
+    unknown += [f"{what} {key} {value} (of TRES only cpu, mem, node, gres/gpu are followed; of GrpTRESRunMins and "
+                "GrpTRESMins only cpu)"
                 for what, key, value in untracked_tres(site)]
     unknown += not_followed(site)
     lines.append("not modelled (read, not used): " + (", ".join(unknown) if unknown else "nothing"))
