@@ -467,7 +467,7 @@ TRES_LIMITS = ("max_tres_per_user", "max_tres_per_job", "grp_tres", "max_tres_mi
                "grp_tres_mins")
 _TITLES = {"max_tres_per_user": "MaxTRESPU", "max_tres_per_job": "MaxTRES", "grp_tres": "GrpTRES",
            "max_tres_mins_per_job": "MaxTRESMins", "grp_tres_run_mins": "GrpTRESRunMins", "grp_tres_mins": "GrpTRESMins",
-           "max_wall": "MaxWall", "grp_wall": "GrpWall"}
+           "max_wall": "MaxWall", "grp_wall": "GrpWall", "usage_factor": "UsageFactor"}
 #: the TRES the group TRES-minutes limits follow (GrpTRESRunMins, an association's GrpTRESMins):
 #: cpu only (MaxTRESMins, per job, follows all of TRACKED_TRES)
 TRACKED_TRES_MINS = ("cpu",)
@@ -479,7 +479,8 @@ TRES_MINS_LIMITS = ("grp_tres_run_mins", "grp_tres_mins")
 _NO_USAGE = "which the fair-share here does not keep (it keeps decayed CPU-seconds per user association)"
 NOT_FOLLOWED = {
     "QOS": {"grp_tres_mins": f"the QOS's decayed TRES usage, {_NO_USAGE}",
-            "grp_wall": f"the QOS's decayed wall-clock usage, {_NO_USAGE}"},
+            "grp_wall": f"the QOS's decayed wall-clock usage, {_NO_USAGE}",
+            "usage_factor": "the fair-share's usage and the TRES-minutes limits count each job's usage once"},
     "association": {"grp_wall": f"the association's decayed wall-clock usage, {_NO_USAGE}"},
 }
 
@@ -515,9 +516,10 @@ def not_followed(site: SlurmSite) -> list[str]:
     for who, item in items:
         for key, why in NOT_FOLLOWED[who.split()[0]].items():
             value = getattr(item, key)
-            if value in (None, {}):
+            if value in (None, {}) or key == "usage_factor" and value == 1.0:
                 continue
-            text = shown_time(value) if key == "grp_wall" else ",".join(f"{k}={v}" for k, v in value.items())
+            text = (shown_time(value) if key == "grp_wall" else ",".join(f"{k}={v}" for k, v in value.items())
+                    if isinstance(value, dict) else f"{value:g}")
             found.append(f"{who} {_TITLES[key]}={text} (not followed: {why})")
     return found
 

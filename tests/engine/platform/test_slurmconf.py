@@ -286,8 +286,9 @@ def test_grp_submit_tres_minutes_and_grp_wall_columns_are_read_by_their_titles(t
     # are read and named as not followed, as are MaxTRESMins of a TRES not followed (billing) and
     # GrpTRESRunMins/GrpTRESMins of one other than cpu
     qos = tmp_path / "qos.txt"
-    qos.write_text("Name|GrpSubmit|MaxTRESMins|GrpTRESRunMins|GrpTRESMins|GrpWall\n"
-                   "normal|5|cpu=600,mem=100,billing=5|cpu=6000,mem=9|cpu=90000|2-00:00:00\n")
+    qos.write_text("Name|GrpSubmit|MaxTRESMins|GrpTRESRunMins|GrpTRESMins|GrpWall|UsageFactor\n"
+                   "normal|5|cpu=600,mem=100,billing=5|cpu=6000,mem=9|cpu=90000|2-00:00:00|0.5\n"
+                   "low|||||2-00:00:00|1.000000\n")
     assoc = tmp_path / "assoc.txt"
     assoc.write_text("Account|User|Share|GrpSubmitJobs|MaxTRESMinsPerJob|GrpTRESRunMins|GrpWall|GrpTRESMins\n"
                      "acct||1|7|cpu=60|cpu=120|30|cpu=500,node=9\n")
@@ -304,9 +305,10 @@ def test_grp_submit_tres_minutes_and_grp_wall_columns_are_read_by_their_titles(t
     unfollowed = text.split("not modelled")[1]
     for listed in ("QOS normal GrpWall=2-00:00:00 (not followed", "association acct GrpWall=00:30:00 (not followed",
                    "QOS normal GrpTRESMins=cpu=90000 (not followed", "QOS normal MaxTRESMins billing=5",
-                   "QOS normal GrpTRESRunMins mem=9"):
+                   "QOS normal GrpTRESRunMins mem=9", "QOS normal UsageFactor=0.5 (not followed"):
         assert listed in unfollowed
     assert "association acct GrpTRESMins node=9" in unfollowed      # (its cpu is followed)
+    assert "QOS low UsageFactor" not in unfollowed                  # (1: nothing to follow)
     for followed in ("GrpSubmit", "MaxTRESMins cpu", "MaxTRESMins mem", "GrpTRESRunMins cpu", "GrpTRESMins cpu",
                      "acct GrpTRESMins=cpu"):
         assert followed not in unfollowed
