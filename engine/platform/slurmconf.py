@@ -467,11 +467,11 @@ TRES_LIMITS = ("max_tres_per_user", "max_tres_per_job", "grp_tres", "max_tres_mi
                "grp_tres_mins")
 _TITLES = {"max_tres_per_user": "MaxTRESPU", "max_tres_per_job": "MaxTRES", "grp_tres": "GrpTRES",
            "max_tres_mins_per_job": "MaxTRESMins", "grp_tres_run_mins": "GrpTRESRunMins", "grp_tres_mins": "GrpTRESMins",
-           "max_wall": "MaxWall", "grp_wall": "GrpWall"}
-#: the TRES the TRES-minutes limits follow (MaxTRESMins, GrpTRESRunMins, an association's
-#: GrpTRESMins): cpu only
+           "max_wall": "MaxWall", "grp_wall": "GrpWall", "usage_factor": "UsageFactor"}
+#: the TRES the group TRES-minutes limits follow (GrpTRESRunMins, an association's GrpTRESMins):
+#: cpu only (MaxTRESMins, per job, follows all of TRACKED_TRES)
 TRACKED_TRES_MINS = ("cpu",)
-TRES_MINS_LIMITS = ("max_tres_mins_per_job", "grp_tres_run_mins", "grp_tres_mins")
+TRES_MINS_LIMITS = ("grp_tres_run_mins", "grp_tres_mins")
 #: limits read but not followed, with why (``engine site`` lists them when set), of a QOS and of
 #: an association: slurmctld keeps decayed usage per QOS and per association, of every TRES and of
 #: wall-clock time; the fair-share here keeps decayed CPU-seconds per user association (an
@@ -479,7 +479,8 @@ TRES_MINS_LIMITS = ("max_tres_mins_per_job", "grp_tres_run_mins", "grp_tres_mins
 _NO_USAGE = "which the fair-share here does not keep (it keeps decayed CPU-seconds per user association)"
 NOT_FOLLOWED = {
     "QOS": {"grp_tres_mins": f"the QOS's decayed TRES usage, {_NO_USAGE}",
-            "grp_wall": f"the QOS's decayed wall-clock usage, {_NO_USAGE}"},
+            "grp_wall": f"the QOS's decayed wall-clock usage, {_NO_USAGE}",
+            "usage_factor": "the fair-share's usage and the TRES-minutes limits count each job's usage once"},
     "association": {"grp_wall": f"the association's decayed wall-clock usage, {_NO_USAGE}"},
 }
 
@@ -497,7 +498,7 @@ def untracked_tres(site: SlurmSite) -> list[tuple[str, str, str]]:
         (f"QOS {q.name}", q, ("max_tres_per_user", "max_tres_per_job", "grp_tres", "max_tres_mins_per_job",
                               "grp_tres_run_mins")) for q in site.qos.values()]
     items += [(f"association {a.account}{'/' + a.user if a.user else ''}", a,
-               ("max_tres_per_job", "grp_tres", *TRES_MINS_LIMITS)) for a in site.associations]
+               ("max_tres_per_job", "grp_tres", "max_tres_mins_per_job", *TRES_MINS_LIMITS)) for a in site.associations]
     for who, item, keys in items:
         for key in keys:
             tracked = TRACKED_TRES_MINS if key in TRES_MINS_LIMITS else TRACKED_TRES
@@ -515,9 +516,10 @@ def not_followed(site: SlurmSite) -> list[str]:
     for who, item in items:
         for key, why in NOT_FOLLOWED[who.split()[0]].items():
             value = getattr(item, key)
-            if value in (None, {}):
+            if value in (None, {}) or key == "usage_factor" and value == 1.0:
                 continue
-            text = shown_time(value) if key == "grp_wall" else ",".join(f"{k}={v}" for k, v in value.items())
+            text = (shown_time(value) if key == "grp_wall" else ",".join(f"{k}={v}" for k, v in value.items())
+                    if isinstance(value, dict) else f"{value:g}")
             found.append(f"{who} {_TITLES[key]}={text} (not followed: {why})")
     return found
 
@@ -716,7 +718,8 @@ def describe_site(site: SlurmSite) -> list[str]:
     unknown += [f"QOS {q.name} {k}={v} (qos line {q.line})" for q in site.qos.values() for k, v in q.unmodelled.items()]
     unknown += [f"association {a.account}{'/' + a.user if a.user else ''} {k}={v} (assoc line {a.line})"
                 for a in site.associations for k, v in a.unmodelled.items()]
-    unknown += [f"{what} {key} {value} (of TRES only cpu, mem, node, gres/gpu are followed; of TRES-minutes only cpu)"
+    unknown += [f"{what} {key} {value} (of TRES only cpu, mem, node, gres/gpu are followed; of GrpTRESRunMins and "
+                "GrpTRESMins only cpu)"
                 for what, key, value in untracked_tres(site)]
     unknown += not_followed(site)
     lines.append("not modelled (read, not used): " + (", ".join(unknown) if unknown else "nothing"))

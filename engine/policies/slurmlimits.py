@@ -19,9 +19,10 @@ slurmctld's ``job_reason`` strings as ``squeue -o %r`` prints them):
   GrpSubmit and MaxSubmit of the association (``AssocGrpSubmitJobsLimit``,
   ``AssocMaxSubmitJobLimit``): the QOS's, account's or user's pending and running jobs already at
   the limit, sbatch refuses the job;
-* TRES-minutes (cpu; a job's are its CPUs x its time limit in whole minutes): MaxTRESMins of the
-  QOS or association above them never lets the job run (``QOSMaxCpuMinutesPerJobLimit``,
-  ``AssocMaxCpuMinutesPerJobLimit``: refused, as above); GrpTRESRunMins holds it while the running
+* TRES-minutes (a job's are its TRES x its time limit in whole minutes): MaxTRESMins of the QOS
+  or association above them (cpu, mem, node, gres/gpu) never lets the job run
+  (``QOSMaxCpuMinutesPerJobLimit``, ``AssocMaxCpuMinutesPerJobLimit``, ``QOSMaxMemoryMinutesPerJob``,
+  ...: refused, as above); of cpu: GrpTRESRunMins holds it while the running
   jobs' CPU-minutes left plus its own exceed it (``QOSGrpCPURunMinutesLimit``,
   ``AssocGrpCPURunMinutesLimit``; slurmctld's grp_used_tres_run_secs: a job's whole CPUs x time
   limit at its start, counted down by the decay thread every PriorityCalcPeriod, the rest removed
@@ -97,9 +98,15 @@ COUNTERS = 6
 #: the reasons of the TRES-minutes limits (cpu; Slurm 22.05's job_reason strings): ``qos_job``,
 #: ``assoc_job``: MaxTRESMins (per job: CPUs x time limit), ``qos_run``, ``assoc_run``:
 #: GrpTRESRunMins (the running jobs' CPUs x time left, plus the job's CPUs x time limit)
-MINS_REASONS = {"qos_job": "QOSMaxCpuMinutesPerJobLimit", "assoc_job": "AssocMaxCpuMinutesPerJobLimit",
-                "qos_run": "QOSGrpCPURunMinutesLimit", "assoc_run": "AssocGrpCPURunMinutesLimit",
+MINS_REASONS = {"qos_run": "QOSGrpCPURunMinutesLimit", "assoc_run": "AssocGrpCPURunMinutesLimit",
                 "assoc_usage": "AssocGrpCPUMinutesLimit"}
+#: MaxTRESMins (per job: each TRES x time limit in minutes): the reasons by TRES (QOS, association)
+JOB_MINS_REASONS = {
+    "qos_job": {"cpu": "QOSMaxCpuMinutesPerJobLimit", "mem": "QOSMaxMemoryMinutesPerJob",
+                "node": "QOSMaxNodeMinutesPerJob", "gres/gpu": "QOSMaxGRESMinutesPerJob"},
+    "assoc_job": {"cpu": "AssocMaxCpuMinutesPerJobLimit", "mem": "AssocMaxMemMinutesPerJob",
+                  "node": "AssocMaxNodeMinutesPerJob", "gres/gpu": "AssocMaxGRESMinutesPerJob"},
+}
 TRES_REASONS: dict[str, dict[str, str]] = {
     "qos_grp": {"cpu": "QOSGrpCpuLimit", "mem": "QOSGrpMemLimit", "node": "QOSGrpNodeLimit", "gres/gpu": "QOSGrpGRES"},
     "qos_user": {"cpu": "QOSMaxCpuPerUserLimit", "mem": "QOSMaxMemoryPerUser", "node": "QOSMaxNodePerUserLimit",
@@ -272,10 +279,12 @@ class SiteLimits:
         counts = self.counts(job)
         cpu_minutes = self.cpus[job] * minutes(limit)       # Slurm's job_tres_time_limit (cpu)
         for q in self.qos_of(job):
-            for kind, title, bound in (("qos_job", "MaxTRESMins", q.max_tres_mins_per_job.get("cpu")),
-                                       ("qos_run", "GrpTRESRunMins", q.grp_tres_run_mins.get("cpu"))):
-                if bound is not None and cpu_minutes > bound:
-                    return Refusal(MINS_REASONS[kind], f"QOS {q.name} {title} cpu={bound}")
+            refusal = self._over_minutes(counts, minutes(limit), q.max_tres_mins_per_job, "qos_job", f"QOS {q.name}")
+            if refusal is not None:
+                return refusal
+            bound = q.grp_tres_run_mins.get("cpu")
+            if bound is not None and cpu_minutes > bound:
+                return Refusal(MINS_REASONS["qos_run"], f"QOS {q.name} GrpTRESRunMins cpu={bound}")
             for kind, title, limits in (("qos_job", "MaxTRES", q.max_tres_per_job), ("qos_user", "MaxTRESPU",
                                         q.max_tres_per_user), ("qos_grp", "GrpTRES", q.grp_tres)):
                 for tres, index in TRES_COUNTED:
@@ -286,16 +295,29 @@ class SiteLimits:
             row = self._row(key, job)
             if row is None:
                 continue
-            for kind, title, bound in (("assoc_job", "MaxTRESMins", row.max_tres_mins_per_job.get("cpu")),
-                                       ("assoc_run", "GrpTRESRunMins", row.grp_tres_run_mins.get("cpu"))):
-                if bound is not None and cpu_minutes > bound:
-                    return Refusal(MINS_REASONS[kind], f"association {_who(key)} {title} cpu={bound}")
+            refusal = self._over_minutes(counts, minutes(limit), row.max_tres_mins_per_job, "assoc_job",
+                                         f"association {_who(key)}")
+            if refusal is not None:
+                return refusal
+            bound = row.grp_tres_run_mins.get("cpu")
+            if bound is not None and cpu_minutes > bound:
+                return Refusal(MINS_REASONS["assoc_run"], f"association {_who(key)} GrpTRESRunMins cpu={bound}")
             for kind, title, limits in (("assoc_job", "MaxTRES", row.max_tres_per_job),
                                         ("assoc_grp", "GrpTRES", row.grp_tres)):
                 for tres, index in TRES_COUNTED:
                     bound = _tres(limits, tres)
                     if bound is not None and counts[index] > bound:
                         return Refusal(TRES_REASONS[kind][tres], f"association {_who(key)} {title} {tres}={bound}")
+        return None
+
+    @staticmethod
+    def _over_minutes(counts: tuple[int, ...], time_minutes: int, limits: dict[str, int], kind: str,
+                      who: str) -> Refusal | None:
+        """A MaxTRESMins the job's TRES x its time limit (whole minutes) exceed, in TRES order."""
+        for tres, index in TRES_COUNTED:
+            bound = limits.get(tres)
+            if bound is not None and counts[index] * time_minutes > bound:
+                return Refusal(JOB_MINS_REASONS[kind][tres], f"{who} MaxTRESMins {tres}={bound}")
         return None
 
     def at_submit(self, job: int) -> Refusal | None:

@@ -398,6 +398,18 @@ def test_max_tres_mins_per_job_refuses_a_job_whose_cpus_times_its_time_limit_exc
     assert result.rejected_jobs["reason"].tolist() == ["AssocMaxCpuMinutesPerJobLimit"] * 2
 
 
+def test_max_tres_mins_per_job_of_memory_and_gpus(workload):
+    # MaxTRESMins mem=1000 (MB-minutes), gres/gpu=20 (GPU-minutes): 100 MB x 10 min = 1000 runs, 200 MB x
+    # 10 min does not (QOSMaxMemoryMinutesPerJob); 2 GPUs x 10 min = 20 runs, 3 x 10 does not
+    # (QOSMaxGRESMinutesPerJob); the job without GPUs or memory is not concerned
+    rows = [(0, 10, 600, 1)] * 5
+    result = run(workload, rows, site(qos=Qos("normal", max_tres_mins_per_job={"mem": 1000, "gres/gpu": 20})),
+                 sched_cycle=0, partitions=["long"] * 5, mem_mb=[100, 200, 0, 0, 0], gpus=[0, 0, 2, 3, 0])
+    assert set(starts(result)) == {1, 3, 5}
+    assert result.rejected_jobs["reason"].tolist() == ["QOSMaxMemoryMinutesPerJob", "QOSMaxGRESMinutesPerJob"]
+    assert result.rejected_jobs["limit"].tolist() == ["QOS normal MaxTRESMins mem=1000", "QOS normal MaxTRESMins gres/gpu=20"]
+
+
 def test_grp_tres_run_mins_holds_a_job_until_the_running_jobs_minutes_left_make_room(workload):
     # GrpTRESRunMins cpu=100 on the QOS; the decay thread takes the running jobs' time off every
     # PriorityCalcPeriod (1 = one minute: at 0, 60, 120, ...). A: 10 CPUs x 10 min = 100 CPU-minutes
