@@ -105,6 +105,7 @@ def test_a_failed_calibration_says_why_and_can_be_asked_again(alice, sacct_trace
     client = login(alice)
     post_site(client, sacct_trace, **slurm_files())
     preview = SitePreview.objects.get()
+    compute(preview)
     good = dict(preview.current)
     bad = {**good, "slurm.conf": good["slurm.conf"].replace("PriorityWeightFairshare=10000", "PriorityWeightFairshare=lots")}
     SitePreview.objects.filter(pk=preview.pk).update(current=bad)
@@ -115,6 +116,10 @@ def test_a_failed_calibration_says_why_and_can_be_asked_again(alice, sacct_trace
     page = client.get(preview.get_absolute_url()).content.decode()
     assert f"The calibration failed: {escape(calibration.error)}" in page and "Traceback" not in page
     assert "Calibrate again" in page
+    # the jobs' download needs the files too (the recorded run's reasons): one line, no traceback
+    response = client.get(reverse("preview:site_jobs_csv", args=[preview.pk]))
+    assert response.status_code == 409 and response.content.decode().startswith(
+        f"The stored files no longer read: slurm.conf, line {line}")
     # nothing to apply from a failed one
     page = client.post(reverse("preview:site_calibration_apply", args=[preview.pk]), {"candidate": "as configured"},
                        follow=True).content.decode()
