@@ -178,7 +178,8 @@ class SiteLimits:
         self.job_counts = np.ones((n, COUNTERS), dtype=np.int64)      # counts(job) of each job
         for column, values in ((1, cpus), (2, nodes), (3, self.mem_mb), (4, self.gpus)):
             self.job_counts[:, column] = np.asarray(values, dtype=np.int64).reshape(-1)[:n] if n else 0
-        self.job_counts[:, RUN_SECONDS] = self.job_counts[:, 1] * [minutes(t) * 60 for t in time_limit[:n]]
+        limit_minutes = -(-np.asarray(time_limit, dtype=np.int64).reshape(-1)[:n] // 60)      # minutes(), per job
+        self.job_counts[:, RUN_SECONDS] = self.job_counts[:, 1] * limit_minutes * 60
         self._slots: dict[tuple[str, ...], int] = {}
         keys: dict[tuple[str, str, str, str], int] = {}
         self.signature = np.array([keys.setdefault(key, len(keys)) for key in zip(partition, qos, account, user)],
