@@ -33,8 +33,8 @@ def start_calibration(preview: SitePreview) -> SiteCalibration:
         raise PreviewError("calibration replays a Slurm site's scheduler: a PBS site has none to calibrate yet")
     if not (preview.experiment.trace.summary or {}).get("recorded_starts"):
         raise PreviewError("the trace records no start times: there is no recorded schedule to calibrate against")
-    earlier = SiteCalibration.objects.filter(site_preview=preview).first()
-    if earlier is not None and not earlier.is_final and not stale(earlier):
+    earlier = settled(SiteCalibration.objects.filter(site_preview=preview).first())
+    if earlier is not None and earlier.status == SiteCalibration.Status.RUNNING:
         raise PreviewError("the baseline is being calibrated already: wait for it to end")
     from webapp.preview.tasks import calibrate_site_preview
 
@@ -46,11 +46,12 @@ def start_calibration(preview: SitePreview) -> SiteCalibration:
 
 
 def stale(calibration: SiteCalibration) -> bool:
-    """Whether a queued or running calibration's worker is gone (no heartbeat for the runs' stale limit)."""
-    if calibration.is_final:
+    """Whether a running calibration's worker is gone (no heartbeat for the runs' stale limit). A queued
+    one waits for a worker as long as the simulation queue is busy; asking again replaces it (its
+    message then finds no row to run)."""
+    if calibration.status != SiteCalibration.Status.RUNNING or calibration.heartbeat_at is None:
         return False
-    last = calibration.heartbeat_at or calibration.created
-    return last < timezone.now() - timedelta(seconds=settings.SCHEDLAB_RUN_STALE_SECONDS)
+    return calibration.heartbeat_at < timezone.now() - timedelta(seconds=settings.SCHEDLAB_RUN_STALE_SECONDS)
 
 
 def settled(calibration: SiteCalibration | None) -> SiteCalibration | None:

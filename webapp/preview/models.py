@@ -178,20 +178,21 @@ class SitePreview(OnExperiment):
         return with_change(texts, key, str(value)) if key is not None else texts
 
     def swept_key(self) -> SiteKey | None:
-        """The key the sweep sets (None without a sweep), found by its label in the current files: read
-        once per instance and sweep (not once per swept run)."""
+        """The key the sweep sets (None without a sweep), found by its label in the current files."""
         label = self.experiment.sweep_param
-        if not label:
-            return None
-        cached = getattr(self, "_swept", None)
-        if cached is None or cached[0] != label:
-            cached = self._swept = (label, sweep_key(site_from_texts(self.kind, self.current), label))
-        return cached[1]
+        return sweep_key(self.site(CURRENT), label) if label else None
 
     def site(self, side: str, value: Any = None) -> Any:
         """The SlurmSite or PbsServer of the ``current`` or ``proposed`` files (at a swept ``value``)
-        (WorkloadError if they do not read; they were checked when stored)."""
-        return site_from_texts(self.kind, self.texts(side, value))
+        (WorkloadError if they do not read; they were checked when stored). Each distinct set of texts
+        is read once per instance (a page, a download or a swept run asks for the same files several
+        times); the cache is keyed by the texts themselves, so a changed proposal is read afresh."""
+        texts = self.texts(side, value)
+        read: dict[tuple[tuple[str, str], ...], Any] = self.__dict__.setdefault("_read_sites", {})
+        key = tuple(sorted(texts.items()))
+        if key not in read:
+            read[key] = site_from_texts(self.kind, texts)
+        return read[key]
 
 
 class SiteCalibration(models.Model):

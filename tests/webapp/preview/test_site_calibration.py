@@ -6,8 +6,11 @@ the report itself, never pinned (the engine's Slurm rules move)."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import escape
 
 from tests.webapp.conftest import compute, login, make_trace
@@ -122,18 +125,35 @@ def test_a_failed_calibration_says_why_and_can_be_asked_again(alice, sacct_trace
 
 
 @pytest.mark.django_db
-def test_calibration_is_refused_with_one_line_where_it_cannot_run(alice, sacct_trace):
+def test_asked_twice_lost_or_on_a_pbs_site_the_calibration_answers_one_line(alice, sacct_trace, settings):
     from tests.shared_data import SHARED_DATA
 
     client = login(alice)
-    # twice at once: the second waits for the first
     post_site(client, sacct_trace, **slurm_files())
     preview = SitePreview.objects.get()
-    client.post(reverse("preview:site_calibrate", args=[preview.pk]))
-    page = client.post(reverse("preview:site_calibrate", args=[preview.pk]), follow=True).content.decode()
+    url = reverse("preview:site_calibrate", args=[preview.pk])
+    # asked again while still queued (the simulation queue busy): the new one replaces it, and the first
+    # one's message, when a worker takes it, finds nothing to run
+    client.post(url)
+    first = SiteCalibration.objects.get()
+    client.post(url)
+    second = SiteCalibration.objects.get()
+    assert second.pk != first.pk and second.status == "queued"
+    calibrate_site_preview(first.pk)
+    assert SiteCalibration.objects.get().status == "queued"
+    # while a worker runs it, asking again waits for it; the page shows its progress
+    SiteCalibration.objects.filter(pk=second.pk).update(status="running", progress=0.4, heartbeat_at=timezone.now())
+    page = client.post(url, follow=True).content.decode()
     assert "the baseline is being calibrated already: wait for it to end" in page
-    assert SiteCalibration.objects.count() == 1
-    assert 'data-progress-url="' in page and 'id="calibration-progress"' in page
+    assert SiteCalibration.objects.get().pk == second.pk
+    assert 'data-progress-url="' in page and 'id="calibration-progress"' in page and "40.0" in page
+    # its worker lost (no heartbeat for the runs' stale limit): failed, saying so, and asked again
+    SiteCalibration.objects.filter(pk=second.pk).update(
+        heartbeat_at=timezone.now() - timedelta(seconds=settings.SCHEDLAB_RUN_STALE_SECONDS + 5))
+    page = client.get(preview.get_absolute_url()).content.decode()
+    assert "The calibration failed: the worker running it was lost (restarted?): calibrate again" in page
+    client.post(url)
+    assert SiteCalibration.objects.get().status == "queued"
     # a candidate that is not in the report, and a PBS site (no Slurm scheduler to calibrate)
     page = client.post(reverse("preview:site_calibration_apply", args=[preview.pk]), {"candidate": "luck"},
                        follow=True).content.decode()

@@ -135,3 +135,28 @@ def test_each_jobs_start_wait_and_reason_on_every_side(alice, proposed, sacct_tr
     refused = [row for row in rows if row["proposed_reason"].startswith("refused: ")]
     short = jobs.loc[jobs["queue_name"] == "short"]
     assert len(refused) == (short["requested_time"] > 60).sum()
+
+
+@pytest.mark.django_db
+def test_a_pbs_sites_jobs_carry_the_pbs_schedulers_own_comments(alice):
+    """The OpenPBS test server's log with max_run 1 per user on workq proposed: each job's reason on the
+    current and proposed sides is the replayed scheduler's own (its schedule's pbs_reason column)."""
+    from tests.shared_data import SHARED_DATA
+    from tests.webapp.conftest import make_trace
+    from tests.webapp.preview.test_site_preview import post_pbs_site
+
+    trace = make_trace(alice, SHARED_DATA / "metacentrum" / "fairsharesim" / "OpenPBS.log", name="openpbs", format="pbs")
+    client = login(alice)
+    post_pbs_site(client, trace)
+    preview = SitePreview.objects.get()
+    client.post(reverse("preview:site_propose", args=[preview.pk]),
+                proposal_post(preview, **{"workq max_run": "[u:PBS_GENERIC=1]"}))
+    compute(preview)
+    rows = rows_of(login(alice).get(reverse("preview:site_jobs_csv", args=[preview.pk])).content.decode())
+    assert len(rows) == len(trace.workload().jobs)
+    for side, run in by_side(preview).items():
+        if side == "recorded":
+            continue
+        reasons = run.load_schedule().set_index("job_id")["pbs_reason"].astype(str)
+        assert [row[f"{side}_reason"] for row in rows] == [reasons.get(int(row["job_id"]), "") for row in rows]
+    assert sum(row["proposed_reason"] == "Queue max_run limit reached" for row in rows) > 0

@@ -6,6 +6,9 @@ nothing."""
 
 from __future__ import annotations
 
+import csv
+import io
+
 import pandas as pd
 import pytest
 from django.urls import reverse
@@ -190,6 +193,12 @@ def test_a_sweep_added_from_the_page_replaces_both_sides_runs_by_one_per_value(a
     page = client.get(preview.get_absolute_url()).content.decode()
     assert "Across the sweep of short MaxTime" in page and 'data-value="00:02:00"' in page
     assert 'data-bokeh-item="sweep-plot-item"' in page and "Sweep another key" in page
+    # the downloads are of the value shown: ?value=1's tables count the refusals, the first value's none
+    url = reverse("preview:site_tables_csv", args=[preview.pk])
+    held = {value: {row[1]: row for row in csv.reader(io.StringIO(client.get(url + query).content.decode()))
+                    if row[0] == "pending reason: jobs held"} for value, query in (("00:05:00", ""), ("00:02:00", "?value=1"))}
+    assert REFUSED not in held["00:05:00"] and held["00:02:00"][REFUSED][4:6] == [str(over), str(over)]
+    assert f'href="{url}?value=1"' in client.get(preview.get_absolute_url() + "?value=1").content.decode()
     # sweeping another key replaces this sweep: two values of bf_max_job_test, each side
     assert sweep_post(client, preview, "bf_max_job_test", "10, 100").status_code == 302
     assert set(runs_by(SitePreview.objects.get())) == {("recorded", None), ("current", "10"), ("current", "100"),
