@@ -178,7 +178,8 @@ class SiteLimits:
         self.job_counts = np.ones((n, COUNTERS), dtype=np.int64)      # counts(job) of each job
         for column, values in ((1, cpus), (2, nodes), (3, self.mem_mb), (4, self.gpus)):
             self.job_counts[:, column] = np.asarray(values, dtype=np.int64).reshape(-1)[:n] if n else 0
-        self.job_counts[:, RUN_SECONDS] = self.job_counts[:, 1] * [minutes(t) * 60 for t in time_limit[:n]]
+        limit_minutes = -(-np.asarray(time_limit, dtype=np.int64).reshape(-1)[:n] // 60)      # minutes(), per job
+        self.job_counts[:, RUN_SECONDS] = self.job_counts[:, 1] * limit_minutes * 60
         self._slots: dict[tuple[str, ...], int] = {}
         keys: dict[tuple[str, str, str, str], int] = {}
         self.signature = np.array([keys.setdefault(key, len(keys)) for key in zip(partition, qos, account, user)],
@@ -295,11 +296,10 @@ class SiteLimits:
             row = self._row(key, job)
             if row is None:
                 continue
-            refusal = self._over_minutes(counts, minutes(limit), row.max_tres_mins_per_job, "assoc_job",
-                                         f"association {_who(key)}")
+            job_minutes, bound, _ = self._minutes_limits(job, row)
+            refusal = self._over_minutes(counts, minutes(limit), job_minutes, "assoc_job", f"association {_who(key)}")
             if refusal is not None:
                 return refusal
-            bound = row.grp_tres_run_mins.get("cpu")
             if bound is not None and cpu_minutes > bound:
                 return Refusal(MINS_REASONS["assoc_run"], f"association {_who(key)} GrpTRESRunMins cpu={bound}")
             for kind, title, limits in (("assoc_job", "MaxTRES", row.max_tres_per_job),
@@ -416,22 +416,28 @@ class SiteLimits:
             row = self._row(key, job)
             if row is None:
                 continue
-            checks += self._usage_checks(key, row)      # acct_policy: GrpTRESMins before GrpTRES
+            _, run_minutes, usage = self._minutes_limits(job, row)
+            if usage and key in self.usage_limits:     # acct_policy: GrpTRESMins before GrpTRES
+                # its flag: a row of :attr:`running` no job counts in, set by :meth:`usage_updated`
+                checks.append((("usage", *key), 0, 1, _hold(MINS_REASONS["assoc_usage"])))
             for tres, index in TRES_COUNTED:
                 bound = _tres(row.grp_tres, tres)
                 if bound is not None:
                     checks.append((("assoc", *key), index, bound, _hold(TRES_REASONS["assoc_grp"][tres])))
-            if "cpu" in row.grp_tres_run_mins:
-                checks.append((("assoc", *key), RUN_SECONDS, run_bound(row.grp_tres_run_mins["cpu"]),
-                               _hold(MINS_REASONS["assoc_run"])))
+            if run_minutes is not None:
+                checks.append((("assoc", *key), RUN_SECONDS, run_bound(run_minutes), _hold(MINS_REASONS["assoc_run"])))
         return checks
 
-    def _usage_checks(self, key: tuple[str, str], row: Association) -> list[tuple[tuple[str, ...], int, int, int]]:
-        """An association's GrpTRESMins cpu as a hold check: its flag (a row of :attr:`running` no job
-        counts in, set by :meth:`usage_updated`) above 0."""
-        if "cpu" not in row.grp_tres_mins or key not in self.usage_limits:
-            return []
-        return [(("usage", *key), 0, 1, _hold(MINS_REASONS["assoc_usage"]))]
+    def _minutes_limits(self, job: int, row: Association) -> tuple[dict[str, int], int | None, bool]:
+        """An association's TRES-minutes limits that apply to the job: its MaxTRESMins, GrpTRESRunMins
+        cpu and whether its GrpTRESMins cpu does, each only for a TRES no QOS of the job limits the
+        same way (acct_policy checks an association's limits against the QOS's: the QOS's win)."""
+        qos = self.qos_of(job)
+        per_job = {tres: bound for tres, bound in row.max_tres_mins_per_job.items()
+                   if not any(tres in q.max_tres_mins_per_job for q in qos)}
+        run = None if any("cpu" in q.grp_tres_run_mins for q in qos) else row.grp_tres_run_mins.get("cpu")
+        usage = "cpu" in row.grp_tres_mins and not any("cpu" in q.grp_tres_mins for q in qos)
+        return per_job, run, usage
 
     def held_by_rules(self, job: int) -> str:
         """:meth:`held` as the rules read, one limit after the other (the reference its checks
@@ -477,16 +483,15 @@ class SiteLimits:
             row = self._row(key, job)
             if row is None:
                 continue
-            if key in self.usage_limits and self.used_minutes.get(key, 0) >= self.usage_limits[key] and \
-                    "cpu" in row.grp_tres_mins:
+            _, run_minutes, usage = self._minutes_limits(job, row)
+            if usage and key in self.usage_limits and self.used_minutes.get(key, 0) >= self.usage_limits[key]:
                 return MINS_REASONS["assoc_usage"]
             used = self.assoc_run[key]
             for tres, index in TRES_COUNTED:
                 bound = _tres(row.grp_tres, tres)
                 if bound is not None and used[index] + counts[index] > bound:
                     return TRES_REASONS["assoc_grp"][tres]
-            bound = row.grp_tres_run_mins.get("cpu")
-            if bound is not None and int(used[RUN_SECONDS]) // 60 + cpu_minutes > bound:
+            if run_minutes is not None and int(used[RUN_SECONDS]) // 60 + cpu_minutes > run_minutes:
                 return MINS_REASONS["assoc_run"]
         return ""
 

@@ -396,6 +396,14 @@ def test_max_tres_mins_per_job_refuses_a_job_whose_cpus_times_its_time_limit_exc
     assert set(starts(result)) == {1, 3}          # u2's 30 CPU-minutes are not u1's association's
     assert result.rejected_jobs["job_id"].tolist() == [2, 4]
     assert result.rejected_jobs["reason"].tolist() == ["AssocMaxCpuMinutesPerJobLimit"] * 2
+    # a MaxTRESMins cpu=40 on the job's QOS wins over the association's 20: none is refused (30 <=
+    # 40); a QOS limit of memory only leaves the association's of cpu in force
+    result = run(workload, rows, site(assoc=assoc, qos=Qos("normal", max_tres_mins_per_job={"cpu": 40})),
+                 sched_cycle=0, partitions=["long"] * 4, users=[1, 1, 2, 1])
+    assert result.rejected_jobs.empty
+    result = run(workload, rows, site(assoc=assoc, qos=Qos("normal", max_tres_mins_per_job={"mem": 10 ** 6})),
+                 sched_cycle=0, partitions=["long"] * 4, users=[1, 1, 2, 1])
+    assert result.rejected_jobs["job_id"].tolist() == [2, 4]
 
 
 def test_max_tres_mins_per_job_of_memory_and_gpus(workload):
@@ -439,6 +447,12 @@ def test_an_accounts_grp_tres_run_mins_counts_its_users_running_jobs(workload):
                  users=[1, 2])
     assert starts(result) == {1: 0, 2: 60}
     assert reasons(result)[2] == "AssocGrpCPURunMinutesLimit"
+    # a GrpTRESRunMins cpu on the job's QOS (1000) overrides the association's (acct_policy checks
+    # an association's only for TRES no QOS of the job limits): B starts at once
+    result = run(workload, [(0, 300, 600, 10), (0, 10, 120, 1)],
+                 site(assoc=assoc, qos=Qos("normal", grp_tres_run_mins={"cpu": 1000})), partitions=["long"] * 2,
+                 users=[1, 2])
+    assert starts(result) == {1: 0, 2: 0}
 
 
 
