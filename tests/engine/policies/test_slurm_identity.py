@@ -36,6 +36,7 @@ REPLAY = ROOT / "tests" / "data" / "slurm_replay"
 PINNED = ROOT / "tests" / "data" / "slurm_pinned" / "starts.json"
 
 CONF = """NodeName=n[1-8] CPUs=8
+AccountingStorageEnforce=associations,limits,qos
 PriorityType=priority/multifactor
 PriorityWeightAge=1000
 PriorityWeightFairshare=10000
@@ -151,7 +152,7 @@ def test_a_jobs_compiled_limit_checks_hold_as_the_rules_read():
     from engine.platform.slurmconf import Association, Qos
     from engine.policies.slurmlimits import SiteLimits
 
-    conf = parse_slurm_conf("NodeName=n[1-4] CPUs=8\nPartitionName=a Nodes=ALL Default=YES QOS=part\n"
+    conf = parse_slurm_conf("NodeName=n[1-4] CPUs=8\nAccountingStorageEnforce=limits\nPartitionName=a Nodes=ALL Default=YES QOS=part\n"
                             "PartitionName=b Nodes=ALL\n", "t.conf")
     qos = {"normal": Qos("normal", max_jobs_per_user=3, max_tres_per_user={"cpu": 12, "mem": 9000}),
            "bulk": Qos("bulk", grp_jobs=4, grp_tres={"cpu": 16, "node": 3}),
@@ -209,7 +210,7 @@ def test_compiled_run_minutes_checks_hold_as_the_rules_read():
     from engine.platform.slurmconf import Association, Qos
     from engine.policies.slurmlimits import SiteLimits
 
-    conf = parse_slurm_conf("NodeName=n[1-4] CPUs=8\nPartitionName=a Nodes=ALL Default=YES\n", "t.conf")
+    conf = parse_slurm_conf("NodeName=n[1-4] CPUs=8\nAccountingStorageEnforce=limits\nPartitionName=a Nodes=ALL Default=YES\n", "t.conf")
     qos = {"normal": Qos("normal", grp_tres_run_mins={"cpu": 300}), "bulk": Qos("bulk", grp_submit=50)}
     assoc = [Association("c", "x", shares=1, grp_tres_run_mins={"cpu": 200}, grp_tres_mins={"cpu": 110}),
              Association("c", "x", "u1", grp_tres_mins={"cpu": 40}), Association("c", "x", "u2")]

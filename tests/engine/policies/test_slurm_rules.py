@@ -12,7 +12,7 @@ from engine.policies.slurm import RESERVED_FOR_HIGHER
 from engine.policies.slurmlimits import PARTITION_NOT_AVAILABLE
 from engine.run import simulate
 
-BASE = ("NodeName=n1 CPUs=16\nPriorityType=priority/multifactor\nPriorityWeightAge=1000\n"
+BASE = ("NodeName=n1 CPUs=16\nAccountingStorageEnforce=associations,limits\nPriorityType=priority/multifactor\nPriorityWeightAge=1000\n"
         "PriorityWeightPartition=2000\nPriorityMaxAge=00:20:00\nPriorityCalcPeriod=1\n")
 PARTITIONS = ("PartitionName=short Nodes=n1 Default=YES MaxTime=00:05:00 PriorityJobFactor=2\n"
               "PartitionName=long Nodes=n1 MaxTime=00:20:00 PriorityJobFactor=1\n")
