@@ -481,7 +481,6 @@ class SiteLimits:
         :meth:`_count` updates, so the checks stay valid as jobs start and end."""
         user = self.user[job]
         qos = self.qos_of(job)
-        chain = self.chain(job)
         checks: list[tuple[tuple[str, ...], int, int, int]] = []
         for q in qos:
             if q.grp_jobs is not None:
@@ -528,7 +527,6 @@ class SiteLimits:
             return ""
         user = self.user[job]
         qos = self.qos_of(job)
-        chain = self.chain(job)
         for q in qos:      # before node selection: job counts
             if q.grp_jobs is not None and self.qos_run[q.name][0] >= q.grp_jobs:
                 return "QOSGrpJobsLimit"
