@@ -33,14 +33,20 @@ slurmctld's ``job_reason`` strings as ``squeue -o %r`` prints them):
   association only;
 * limits that hold a job while others run: QOS GrpJobs, MaxJobsPA (``MaxJobsPerAccount``, as 22.05
   names it: the running jobs of the job's account in that QOS), MaxJobsPU, association GrpJobs and
-  MaxJobs (jobs), then QOS GrpTRES, MaxTRESPU and association GrpTRES (cpu and node), in the order
-  slurmctld's acct_policy checks them (before and after node selection). The first that holds
-  names the reason.
+  MaxJobs (jobs), then QOS GrpTRES, MaxTRESPU and association GrpTRES, in the order slurmctld's
+  acct_policy checks them (before and after node selection), each where the hierarchy below puts
+  it. The first that holds names the reason.
 
-A job's QOS limits are those of its own QOS and of its partition's QOS (``QOS=`` on the
-PartitionName line). Association limits apply along its chain: the (account, user) row, then the
-account's row and its parents' (GrpTRES/GrpJobs of an account count all the jobs below it).
-Association rows for another partition are not used. The TRES followed are cpu, mem (the job's
+The hierarchy (resource_limits.html, slurmctld 22.05.8's acct_policy.c): a job's QOS are its
+partition's (``QOS=`` on the PartitionName line) then its own, or its own first when it has the
+OverPartQOS flag; a limit the first sets (a TRES of a list: TRES by TRES) is not checked on the second
+(:func:`imposed`). Association limits apply along its chain: its own (account, user) row, then the
+account's row and its parents' (GrpTRES/GrpJobs of an account count all the jobs below it); an
+association limit a QOS of the job sets the same way is not checked (:data:`ASSOC_SHADOWED_BY`), and
+the per-job and per-user ones are the own row's, filled in from its parents (:data:`ASSOC_OWN`,
+:func:`applied`). Partition MaxTime/MaxNodes hold whatever the QOS say, unless the job's QOS has
+PartitionTimeLimit/PartitionMaxNodes. Without AccountingStorageEnforce's ``limits`` no association
+or QOS limit is checked. Association rows for another partition are not used. The TRES followed are cpu, mem (the job's
 memory on all its nodes, as sacct's ReqTRES counts it, consumable or not), node and gres/gpu (its
 GPUs on all its nodes); others in a limit (billing, typed gres, licenses) are listed by
 ``engine site`` as not modelled. An association's MaxTRES (per job) applies from its row and its
