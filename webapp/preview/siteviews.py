@@ -161,8 +161,11 @@ def site_tables_csv(request: HttpRequest, pk: int) -> HttpResponse:
 def site_jobs_csv(request: HttpRequest, pk: int) -> HttpResponse:
     """Each job's recorded, current and proposed start, wait and reason, as CSV."""
     preview = get_visible_or_404(SITES, request.user, pk)
-    return attachment(jobs_csv(preview, chosen_value(request, preview.experiment)),
-                      f"site-preview-{preview.pk}-jobs.csv", "text/csv", unfinished=UNFINISHED)
+    try:
+        text = jobs_csv(preview, chosen_value(request, preview.experiment))
+    except WorkloadError as error:    # stored files this engine no longer reads (the recorded run's reasons)
+        return HttpResponse(f"The stored files no longer read: {error_line(error)}", status=409, content_type="text/plain")
+    return attachment(text, f"site-preview-{preview.pk}-jobs.csv", "text/csv", unfinished=UNFINISHED)
 
 
 @require_POST

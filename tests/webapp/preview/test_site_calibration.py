@@ -66,6 +66,10 @@ def test_calibrate_the_baseline_and_apply_a_candidate_to_both_sides(alice, sacct
     assert f'data-candidate="{escape(report["best"])}" class="chosen"' in table
     trust = page[page.index('id="calibration-trust"'):]
     assert "<td>long</td>" in trust and "<td>short</td>" in trust
+    html = client.get(reverse("preview:site_download", args=[preview.pk])).content.decode()   # the download has it too
+    # (the parts are Bokeh Divs: their HTML is in the document's JSON, escaped)
+    assert 'id=\\"calibration-table\\"' in html and 'id=\\"calibration-trust\\"' in html
+    assert "&lt;table" in html and "&lt;button" not in html and "&lt;form" not in html   # no buttons to press in a file
     # apply a candidate that is parameters alone: both sides run again with its --set
     chosen = report["best"] if rows[report["best"]]["params"] and not rows[report["best"]]["inferred_limits"] \
         and not rows[report["best"]]["without_limits"] else "a pass at every submission and end"
@@ -105,6 +109,7 @@ def test_a_failed_calibration_says_why_and_can_be_asked_again(alice, sacct_trace
     client = login(alice)
     post_site(client, sacct_trace, **slurm_files())
     preview = SitePreview.objects.get()
+    compute(preview)
     good = dict(preview.current)
     bad = {**good, "slurm.conf": good["slurm.conf"].replace("PriorityWeightFairshare=10000", "PriorityWeightFairshare=lots")}
     SitePreview.objects.filter(pk=preview.pk).update(current=bad)
@@ -115,6 +120,10 @@ def test_a_failed_calibration_says_why_and_can_be_asked_again(alice, sacct_trace
     page = client.get(preview.get_absolute_url()).content.decode()
     assert f"The calibration failed: {escape(calibration.error)}" in page and "Traceback" not in page
     assert "Calibrate again" in page
+    # the jobs' download needs the files too (the recorded run's reasons): one line, no traceback
+    response = client.get(reverse("preview:site_jobs_csv", args=[preview.pk]))
+    assert response.status_code == 409 and response.content.decode().startswith(
+        f"The stored files no longer read: slurm.conf, line {line}")
     # nothing to apply from a failed one
     page = client.post(reverse("preview:site_calibration_apply", args=[preview.pk]), {"candidate": "as configured"},
                        follow=True).content.decode()
