@@ -622,22 +622,13 @@ class SlurmBackfill(Algorithm):
         self.window = setting("bf_window", "bf_window") * 60
         self.max_job_user = setting("bf_max_job_user", "bf_max_job_user")
         self.main_at_events = bool(params.get("main_at_events", False))
-        #: the main scheduler at the queue's requests (job_scheduler.c, controller.c): a submission
-        #: asks for it (queue_job_scheduler), the controller's background loop runs it once
-        #: batch_sched_delay seconds have passed since it last did (its full pass every
-        #: sched_interval included); an epilog-complete message runs it at once (proc_req.c
-        #: _slurm_rpc_epilog_complete: schedule(false), unless SchedulerParameters=defer: then as a
-        #: request); both over default_queue_depth jobs
+        #: the main scheduler at the controller's requests (controller.c _slurmctld_background,
+        #: queue_job_scheduler): a submission or a job's end (its epilog-complete, agent.c) asks for
+        #: it; the background loop runs it over default_queue_depth jobs once batch_sched_delay
+        #: seconds have passed since it last ran it (its full pass every sched_interval included)
         self.batch_delay = setting("batch_sched_delay", "batch_sched_delay")
-        self.defer = bool(conf.get("defer", False))
         self.requested = False
         self.last_sched: int | None = None
-        #: a job's nodes stay COMPLETING for ``completing_time`` seconds after its end (until slurmd's
-        #: epilog-complete message): no job starts on them (node_scheduler.c _pick_best_nodes leaves
-        #: cg_node_bitmap out, backfill.c waits "for in-progress completion/epilog"); (until, CPUs)
-        self.completing_time = max(int(float(params.get("completing_time", DEFAULT_COMPLETING))), 0)
-        self.completing: list[tuple[int, int]] = []
-        self.epilogs: list[int] = []
         self.origin = int(min(sim.submit)) if sim.n else 0
         #: jobs one pass tests: backfill_bound when set, else the site's bf_max_job_test
         bound = bounded(params)
@@ -655,8 +646,6 @@ class SlurmBackfill(Algorithm):
         self.last_backfill: int | None = None
         self.last_end = -1
         nodesets = site.conf.nodes if isinstance(site, SlurmSite) else []
-        #: CPUs per node of the site (the smallest node's): a completing job's nodes, in CPUs
-        self.node_cpus = min((n.cpus for n in nodesets), default=1)
         whole = bool(params.get("whole_node_reservations", True))
         #: CPUs per node of the site (the smallest node's, if they differ) when reservations take whole nodes
         self.cpus_per_node = min((n.cpus for n in nodesets), default=1) if whole else 1
@@ -673,11 +662,8 @@ class SlurmBackfill(Algorithm):
 
     def on_finish(self, job: int) -> None:
         self.event = True
-        now = self.sim.now
-        self.last_end = now
-        nodes = -(-int(self.job_size[job]) // max(self.node_cpus, 1))
-        self.completing.append((now + self.completing_time, min(nodes * self.node_cpus, int(self.sim.capacity))))
-        self.epilogs.append(now + self.completing_time)
+        self.requested = True
+        self.last_end = self.sim.now
         running = self.running
         kernels.remove_running(running.ends, running.jobs, running.sizes, running.count, self.sim.expected_end(job), job)
         running.count -= 1
@@ -707,29 +693,19 @@ class SlurmBackfill(Algorithm):
             if queue.calculations != calculations:
                 self.stale_main = self.stale_backfill = True
         started = sim.started
-        blocked = self.nodes_completing()
-        epilog = bool(self.epilogs) and self.epilogs[0] <= sim.now
-        while self.epilogs and self.epilogs[0] <= sim.now:
-            self.epilogs.pop(0)
-            self.requested = self.requested or self.defer
-        main = ran = False
         if self.sched_interval > 0 and self.on_grid(self.sched_interval):
-            main, ran, self.requested, self.last_sched = self.stale_main, True, False, sim.now
+            self.requested, self.last_sched = False, sim.now
+            if self.stale_main:
+                self.main_pass(None)
+                self.stale_main = False
         elif self.requested and (self.last_sched is None or sim.now - self.last_sched >= self.batch_delay):
-            main, self.requested, self.last_sched = True, False, sim.now
-        if blocked:
-            pass        # passes run and start nothing: the nodes are completing
-        elif main:
-            self.main_pass(None if ran else self.queue_depth)
-            self.stale_main = self.stale_main and not ran
-        elif (epilog and not self.defer) or (event and self.main_at_events):
+            self.requested, self.last_sched = False, sim.now
+            self.main_pass(self.queue_depth)
+        elif event and self.main_at_events:
             self.main_pass(self.queue_depth)
         if sim.started != started:
             self.stale_backfill = True
-        if blocked:
-            if self.completing:
-                sim.wake_at(self.completing[0][0])
-        elif self.backfill_due() and self.stale_backfill:
+        if self.backfill_due() and self.stale_backfill:
             started = sim.started
             self.backfill_pass()
             self.last_backfill = sim.now
@@ -739,8 +715,6 @@ class SlurmBackfill(Algorithm):
             self.stale_main = self.stale_main or self.stale_backfill
         if self.requested and self.last_sched is not None:
             sim.wake_at(max(self.last_sched + self.batch_delay, sim.now + 1))
-        if self.epilogs:
-            sim.wake_at(max(self.epilogs[0], sim.now + 1))
         if self.agent:
             if self.stale_backfill:
                 sim.wake_at(max(self.last_backfill + self.cycle, sim.now + 1) if self.last_backfill is not None
@@ -751,14 +725,6 @@ class SlurmBackfill(Algorithm):
             for cycle in (self.cycle, self.sched_interval):
                 if cycle > 0:
                     sim.wake_at(self.next_on_grid(cycle))
-
-    def nodes_completing(self) -> bool:
-        """Whether the nodes of the jobs still completing now hold every free processor (on a
-        pool of processors counted, those nodes' CPUs are taken to be the free ones: exact on a
-        single node; on more nodes a pass also runs while some free CPUs lie elsewhere)."""
-        now = self.sim.now
-        self.completing = [(until, cpus) for until, cpus in self.completing if until > now]
-        return bool(self.completing) and sum(cpus for _, cpus in self.completing) >= self.sim.free
 
     def backfill_due(self) -> bool:
         """On the bf_interval grid; with ``backfill_agent``, as Slurm's backfill thread does: at
@@ -1013,18 +979,10 @@ MAIN_AT_EVENTS = Param("main_at_events", "bool", False, "also run Slurm's main s
 WHOLE_NODES = Param("whole_node_reservations", "bool", True, "a pending job's backfill reservation takes whole "
                     "nodes, as Slurm's backfill table of node bitmaps does (off: only its processors)",
                     label="whole-node reservations")
-#: seconds a node stays COMPLETING after a job's end: slurmd answers the controller's terminate
-#: request once the job's slurmstepd is gone, looking for it once a second (slurmd/req.c
-#: _rpc_terminate_job, _wait_state_completed), then sends the epilog-complete message
-DEFAULT_COMPLETING = 1.0
-COMPLETING = Param("completing_time", "float", DEFAULT_COMPLETING, "seconds a job's nodes stay COMPLETING after "
-                   "its end (until slurmd's epilog-complete message): no job starts on them meanwhile; then the "
-                   "main scheduler runs (slurmd polls the job's steps once a second: 1)", minimum=0.0,
-                   label="completing time", unit="s")
 AGENT = Param("backfill_agent", "bool", False, "time backfill passes as Slurm's backfill thread does: at least "
               "bf_interval after the previous pass, then as soon as something changed and no job ended that "
               "second (off: every bf_interval from the first submission)", label="backfill thread timing")
-SLURM_PARAMS = (BACKFILL_BOUND, SCHED_CYCLE, MAIN_AT_EVENTS, WHOLE_NODES, AGENT, COMPLETING,
+SLURM_PARAMS = (BACKFILL_BOUND, SCHED_CYCLE, MAIN_AT_EVENTS, WHOLE_NODES, AGENT,
                 _site_param("sched_interval", "main scheduler interval", "seconds between main scheduler passes over the "
                             "whole queue (0 = none)", "s"),
                 _site_param("default_queue_depth", "main scheduler depth at events", "jobs the main scheduler tests at a "
