@@ -802,7 +802,7 @@ class SlurmBackfill(Algorithm):
         profile: Profile | None = None
         began = self.running.snapshot() if self.pool else None
         if began is None:
-            profile = self.running_profile(self.running.snapshot(), resolution, len(order))
+            profile = self.running_profile(self.running.snapshot(), 1, len(order))
         taken: list[tuple[int, int]] = []      # (duration, size) of the jobs started before the profile was built
         none = np.zeros(1, dtype=np.int64)
         while True:
@@ -821,10 +821,10 @@ class SlurmBackfill(Algorithm):
             i = int(state[0])
             job = int(order[i])
             size = int(self.job_size[job])
-            duration = -(-max(int(walk.estimate[job]), 1) // resolution) * resolution
+            duration = max(int(walk.estimate[job]), 1)
             if status == kernels.NEEDS_PROFILE:
                 assert began is not None
-                profile = self.running_profile(began, resolution, len(order))
+                profile = self.running_profile(began, 1, len(order))
                 for d, n in taken:
                     profile.reserve(now, now + d, n)
                 state[3] = 1
@@ -844,7 +844,8 @@ class SlurmBackfill(Algorithm):
                 kernels.block(walk.partition[job], parts, union, walk.atoms, walk.has_nodes, blocked)
                 at = int(state[4])
                 if horizon < 0 or at < horizon:
-                    profile.reserve(at, at + duration, self.reserved_size(size))
+                    profile.reserve(at - at % resolution, (at + duration) - (at + duration) % resolution,
+                                    self.reserved_size(size))
 
     def running_profile(self, running: tuple[np.ndarray, np.ndarray], resolution: int, jobs: int) -> Profile:
         """The profile of ``running`` (expected ends sorted, processors) with the ends rounded up to

@@ -278,8 +278,8 @@ def backfill_walk(order: np.ndarray, state: np.ndarray, bound: int, max_job_user
                 state[0], state[1] = i, tested
                 return CANDIDATE if size[job] <= free_now else NEEDS_PROFILE
         straight = False
-        duration = -(-max(estimate[job], 1) // resolution) * resolution
-        at = earliest_start(times, free, length, now, duration, size[job], FOREVER, 0, 0, 0)
+        duration = max(estimate[job], 1)
+        at = earliest_start(times, free, length, now, duration + 1, size[job], FOREVER, 0, 0, 0)
         if at == _NEVER_FITS:
             state[0], state[1], state[2] = i, tested, length
             return NEVER_FITS
@@ -290,7 +290,8 @@ def backfill_walk(order: np.ndarray, state: np.ndarray, bound: int, max_job_user
         set_reason(job, blocked[p] if blocked[p] else RESOURCES, now, reason, since, seconds, first, tally)
         block(p, parts, union, atoms, has_nodes, blocked)
         if at != NEVER and (horizon < 0 or at < horizon):
-            length = add(times, free, length, at, at + duration, -reserved_size(size[job], per_node, capacity))
+            length = add(times, free, length, at - at % resolution, (at + duration) - (at + duration) % resolution,
+                         -reserved_size(size[job], per_node, capacity))
         i += 1
     state[0], state[1], state[2] = stop if i >= stop else i, tested, length
     return DONE
