@@ -628,7 +628,7 @@ class SlurmBackfill(Algorithm):
         #: seconds have passed since it last ran it (its full pass every sched_interval included)
         self.batch_delay = setting("batch_sched_delay", "batch_sched_delay")
         self.requested = False
-        self.last_sched: int | None = None
+        self.last_sched: int | None = None   # (set at the first pass: the controller starts its timers then)
         self.origin = int(min(sim.submit)) if sim.n else 0
         #: jobs one pass tests: backfill_bound when set, else the site's bf_max_job_test
         bound = bounded(params)
@@ -698,7 +698,8 @@ class SlurmBackfill(Algorithm):
             if self.stale_main:
                 self.main_pass(None)
                 self.stale_main = False
-        elif self.requested and (self.last_sched is None or sim.now - self.last_sched >= self.batch_delay):
+        elif self.requested and self.sched_interval > 0 and \
+                (self.last_sched is None or sim.now - self.last_sched >= self.batch_delay):
             self.requested, self.last_sched = False, sim.now
             self.main_pass(self.queue_depth)
         elif event and self.main_at_events:
@@ -713,7 +714,7 @@ class SlurmBackfill(Algorithm):
             # bf_max_job_user): the next one is not skipped
             self.stale_backfill = sim.started != started
             self.stale_main = self.stale_main or self.stale_backfill
-        if self.requested and self.last_sched is not None:
+        if self.requested and self.sched_interval > 0 and self.last_sched is not None:
             sim.wake_at(max(self.last_sched + self.batch_delay, sim.now + 1))
         if self.agent:
             if self.stale_backfill:
@@ -844,7 +845,8 @@ class SlurmBackfill(Algorithm):
                 kernels.block(walk.partition[job], parts, union, walk.atoms, walk.has_nodes, blocked)
                 at = int(state[4])
                 if horizon < 0 or at < horizon:
-                    profile.reserve(at - at % resolution, (at + duration) - (at + duration) % resolution,
+                    begin = at - at % resolution
+                    profile.reserve(begin, max((at + duration) - (at + duration) % resolution, begin + resolution),
                                     self.reserved_size(size))
 
     def running_profile(self, running: tuple[np.ndarray, np.ndarray], resolution: int, jobs: int) -> Profile:
@@ -985,7 +987,7 @@ AGENT = Param("backfill_agent", "bool", False, "time backfill passes as Slurm's 
               "second (off: every bf_interval from the first submission)", label="backfill thread timing")
 SLURM_PARAMS = (BACKFILL_BOUND, SCHED_CYCLE, MAIN_AT_EVENTS, WHOLE_NODES, AGENT,
                 _site_param("sched_interval", "main scheduler interval", "seconds between main scheduler passes over the "
-                            "whole queue (0 = none)", "s"),
+                            "whole queue (0 = no main scheduler at all, as Slurm's sched_interval=-1)", "s"),
                 _site_param("default_queue_depth", "main scheduler depth at events", "jobs the main scheduler tests at a "
                             "submission or end", "jobs"),
                 _site_param("batch_sched_delay", "main scheduler delay after submissions", "seconds at least between "

@@ -290,7 +290,9 @@ def backfill_walk(order: np.ndarray, state: np.ndarray, bound: int, max_job_user
         set_reason(job, blocked[p] if blocked[p] else RESOURCES, now, reason, since, seconds, first, tally)
         block(p, parts, union, atoms, has_nodes, blocked)
         if at != NEVER and (horizon < 0 or at < horizon):
-            length = add(times, free, length, at - at % resolution, (at + duration) - (at + duration) % resolution,
+            begin = at - at % resolution
+            length = add(times, free, length, begin, max((at + duration) - (at + duration) % resolution,
+                                                          begin + resolution),
                          -reserved_size(size[job], per_node, capacity))
         i += 1
     state[0], state[1], state[2] = stop if i >= stop else i, tested, length
