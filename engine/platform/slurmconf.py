@@ -43,7 +43,7 @@ SCHEDULER_DEFAULTS: dict[str, int | bool] = {
     "bf_max_job_test": 500, "bf_max_job_user": 0, "bf_max_job_part": 0, "bf_continue": False,
     "default_queue_depth": 100, "sched_interval": 60, "sched_min_interval": 2,
     "bf_yield_interval": 2, "bf_busy_nodes": False, "max_sched_time": 0,
-    "batch_sched_delay": 3, "defer": False,
+    "batch_sched_delay": 3,
 }
 
 MAX_NODES_DEFINED = 200_000
@@ -400,6 +400,11 @@ class Qos:
     max_tres_per_job: dict[str, int] = field(default_factory=dict)    # MaxTRES
     grp_tres: dict[str, int] = field(default_factory=dict)            # GrpTRES
     grp_jobs: int | None = None
+    grp_submit: int | None = None             # GrpSubmit: pending + running jobs of the QOS
+    max_tres_mins_per_job: dict[str, int] = field(default_factory=dict)   # MaxTRESMins: TRES x time limit (min)
+    grp_tres_run_mins: dict[str, int] = field(default_factory=dict)       # GrpTRESRunMins: running jobs' TRES x time left
+    grp_tres_mins: dict[str, int] = field(default_factory=dict)           # GrpTRESMins: decayed usage (not followed)
+    grp_wall: int | None = None               # GrpWall: decayed wall-clock usage (not followed)
     usage_factor: float = 1.0
     flags: list[str] = field(default_factory=list)
     line: int = 0
@@ -421,6 +426,11 @@ class Association:
     max_tres_per_job: dict[str, int] = field(default_factory=dict)
     grp_tres: dict[str, int] = field(default_factory=dict)
     grp_jobs: int | None = None
+    grp_submit: int | None = None             # GrpSubmit: pending + running jobs of the association and below
+    max_tres_mins_per_job: dict[str, int] = field(default_factory=dict)   # MaxTRESMins
+    grp_tres_run_mins: dict[str, int] = field(default_factory=dict)       # GrpTRESRunMins
+    grp_tres_mins: dict[str, int] = field(default_factory=dict)           # GrpTRESMins (not followed)
+    grp_wall: int | None = None               # GrpWall (not followed)
     qos: list[str] = field(default_factory=list)
     default_qos: str = ""
     line: int = 0
@@ -435,19 +445,41 @@ _QOS_COLUMNS = {"name": "name", "priority": "priority", "maxwall": "max_wall", "
                 "maxtresperuser": "max_tres_per_user", "maxtres": "max_tres_per_job", "maxtresperjob": "max_tres_per_job",
                 "grptres": "grp_tres", "grpjobs": "grp_jobs", "usagefactor": "usage_factor", "flags": "flags",
                 "maxjobspa": "max_jobs_per_account", "maxjobsperaccount": "max_jobs_per_account",
-                "maxsubmitpa": "max_submit_per_account", "maxsubmitjobsperaccount": "max_submit_per_account"}
+                "maxsubmitpa": "max_submit_per_account", "maxsubmitjobsperaccount": "max_submit_per_account",
+                "grpsubmit": "grp_submit", "grpsubmitjobs": "grp_submit", "maxtresmins": "max_tres_mins_per_job",
+                "maxtresminsperjob": "max_tres_mins_per_job", "grptresrunmins": "grp_tres_run_mins",
+                "grptresmins": "grp_tres_mins", "grpwall": "grp_wall"}
 _ASSOC_COLUMNS = {"cluster": "cluster", "account": "account", "user": "user", "partition": "partition",
                   "parentname": "parent", "par name": "parent", "share": "shares", "fairshare": "shares",
                   "maxjobs": "max_jobs", "maxsubmit": "max_submit", "maxsubmitjobs": "max_submit",
                   "maxwall": "max_wall", "maxwalldurationperjob": "max_wall", "maxtres": "max_tres_per_job",
                   "grptres": "grp_tres", "grpjobs": "grp_jobs", "qos": "qos", "def qos": "default_qos",
-                  "defaultqos": "default_qos"}
+                  "defaultqos": "default_qos", "grpsubmit": "grp_submit", "grpsubmitjobs": "grp_submit",
+                  "maxtresmins": "max_tres_mins_per_job", "maxtresminsperjob": "max_tres_mins_per_job",
+                  "grptresrunmins": "grp_tres_run_mins", "grptresmins": "grp_tres_mins", "grpwall": "grp_wall"}
 #: columns of ``sacctmgr show qos`` / ``show assoc`` that say nothing a rule could follow (ids,
 #: descriptions), and the values that are Slurm's defaults: not listed as unmodelled
 _INERT_COLUMNS = {"id", "description", "descr", "lft", "rgt", "parentid"}
 _DEFAULT_VALUES = {"gracetime": "00:00:00", "preemptmode": "cluster", "preemptexempttime": "", "usagethres": ""}
 #: the TRES the limits follow (engine.policies.slurmlimits); others in a limit are listed as not modelled
 TRACKED_TRES = ("cpu", "mem", "node", "gres/gpu")
+#: the limits written as TRES lists, and sacctmgr's title of each field
+TRES_LIMITS = ("max_tres_per_user", "max_tres_per_job", "grp_tres", "max_tres_mins_per_job", "grp_tres_run_mins",
+               "grp_tres_mins")
+_TITLES = {"max_tres_per_user": "MaxTRESPU", "max_tres_per_job": "MaxTRES", "grp_tres": "GrpTRES",
+           "max_tres_mins_per_job": "MaxTRESMins", "grp_tres_run_mins": "GrpTRESRunMins", "grp_tres_mins": "GrpTRESMins",
+           "max_wall": "MaxWall", "grp_wall": "GrpWall"}
+#: the TRES the TRES-minutes limits follow (MaxTRESMins, GrpTRESRunMins): cpu only
+TRACKED_TRES_MINS = ("cpu",)
+#: limits read but not followed, with why (``engine site`` lists them when set): a QOS's or an
+#: association's decayed usage is kept by slurmctld per QOS and per association; the fair-share
+#: here keeps decayed CPU-seconds per user association only (no wall-clock, no per-QOS usage)
+NOT_FOLLOWED = {
+    "grp_tres_mins": "decayed TRES usage per QOS/association, which the fair-share here does not keep (it keeps "
+                     "decayed CPU-seconds per user association)",
+    "grp_wall": "decayed wall-clock usage per QOS/association, which the fair-share here does not keep (it keeps "
+                "decayed CPU-seconds per user association)",
+}
 
 
 def _unmodelled(title: str, value: str) -> bool:
@@ -459,16 +491,32 @@ def untracked_tres(site: SlurmSite) -> list[tuple[str, str, str]]:
     """(which QOS or association, limit, ``tres=count``) for each TRES in a QOS or association
     limit that no rule follows (billing, typed gres, licenses...: cpu, mem, node, gres/gpu are)."""
     found = []
-    for q in site.qos.values():
-        for key, title in (("max_tres_per_user", "MaxTRESPU"), ("max_tres_per_job", "MaxTRES"), ("grp_tres", "GrpTRES")):
-            for tres, count in getattr(q, key).items():
-                if tres not in TRACKED_TRES:
-                    found.append((f"QOS {q.name}", title, f"{tres}={count}"))
-    for a in site.associations:
-        for key, title in (("max_tres_per_job", "MaxTRES"), ("grp_tres", "GrpTRES")):
-            for tres, count in getattr(a, key).items():
-                if tres not in TRACKED_TRES:
-                    found.append((f"association {a.account}{'/' + a.user if a.user else ''}", title, f"{tres}={count}"))
+    items: list[tuple[str, Any, tuple[str, ...]]] = [
+        (f"QOS {q.name}", q, ("max_tres_per_user", "max_tres_per_job", "grp_tres", "max_tres_mins_per_job",
+                              "grp_tres_run_mins")) for q in site.qos.values()]
+    items += [(f"association {a.account}{'/' + a.user if a.user else ''}", a,
+               ("max_tres_per_job", "grp_tres", "max_tres_mins_per_job", "grp_tres_run_mins")) for a in site.associations]
+    for who, item, keys in items:
+        for key in keys:
+            tracked = TRACKED_TRES_MINS if key in ("max_tres_mins_per_job", "grp_tres_run_mins") else TRACKED_TRES
+            for tres, count in getattr(item, key).items():
+                if tres not in tracked:
+                    found.append((who, _TITLES[key], f"{tres}={count}"))
+    return found
+
+
+def not_followed(site: SlurmSite) -> list[str]:
+    """The limits set in the dumps that are read but no rule follows, each with why (:data:`NOT_FOLLOWED`)."""
+    found = []
+    items: list[tuple[str, Any]] = [(f"QOS {q.name}", q) for q in site.qos.values()]
+    items += [(f"association {a.account}{'/' + a.user if a.user else ''}", a) for a in site.associations]
+    for who, item in items:
+        for key, why in NOT_FOLLOWED.items():
+            value = getattr(item, key)
+            if value in (None, {}):
+                continue
+            text = shown_time(value) if key == "grp_wall" else ",".join(f"{k}={v}" for k, v in value.items())
+            found.append(f"{who} {_TITLES[key]}={text} (not followed: {why})")
     return found
 
 
@@ -554,13 +602,13 @@ def _set_limit(target: Any, key: str, text: str, line: int, source: str) -> None
             setattr(target, key, float(text) if text else 1.0)
         except ValueError:
             raise WorkloadError(f"expected a number, got {shown(text)}", file=source, line=line, field="UsageFactor") from None
-    elif key in ("max_wall",):
+    elif key in ("max_wall", "grp_wall"):
         try:
             setattr(target, key, slurm_time(text) if text else None)
         except ValueError as e:
-            raise WorkloadError(str(e), file=source, line=line, field="MaxWall") from None
-    elif key in ("max_tres_per_user", "max_tres_per_job", "grp_tres"):
-        setattr(target, key, tres_counts(text, line, source, key))
+            raise WorkloadError(str(e), file=source, line=line, field=_TITLES[key]) from None
+    elif key in TRES_LIMITS:
+        setattr(target, key, tres_counts(text, line, source, _TITLES[key]))
     else:
         setattr(target, key, _limit_integer(text, line, source, key))
 
@@ -647,24 +695,28 @@ def describe_site(site: SlurmSite) -> list[str]:
     for qos in site.qos.values():
         limits = _limits(qos, ("max_wall", "max_jobs_per_user", "max_submit_per_user", "max_jobs_per_account",
                                "max_submit_per_account", "max_tres_per_user", "max_tres_per_job", "grp_tres",
-                               "grp_jobs"))
+                               "grp_jobs", "grp_submit", "max_tres_mins_per_job", "grp_tres_run_mins"))
         lines.append(f"  QOS {qos.name}: priority {qos.priority}" + (f", {limits}" if limits else ""))
     for assoc in site.associations:
         who = f"{assoc.account}/{assoc.user}" if assoc.user else assoc.account
-        limits = _limits(assoc, ("max_jobs", "max_submit", "max_wall", "max_tres_per_job", "grp_tres", "grp_jobs"))
+        limits = _limits(assoc, ("max_jobs", "max_submit", "max_wall", "max_tres_per_job", "grp_tres", "grp_jobs",
+                                 "grp_submit", "max_tres_mins_per_job", "grp_tres_run_mins"))
         lines.append(f"  association {who}{'@' + assoc.partition if assoc.partition else ''}: "
                      f"shares {'parent' if assoc.shares < 0 else assoc.shares}" + (f", {limits}" if limits else "")
                      + (f", QOS {','.join(assoc.qos)}" if assoc.qos else ""))
     unknown = [f"{k} (line {line})" for k, (line, _) in conf.unmodelled.items()]
     unknown += [f"SchedulerParameters {k}" for k in conf.scheduler_unknown]
     if conf.scheduler.get("bf_continue"):
-        unknown.append("SchedulerParameters bf_continue (no effect: a backfill pass takes no simulated time, so "
-                       "there is no lock yield after which it could go on)")
+        unknown.append("SchedulerParameters bf_continue (no effect: Slurm 22.05 reads it only after a backfill pass "
+                       "has yielded its locks, every bf_yield_interval of the pass's own run time, to go on rather "
+                       "than stop when jobs or nodes changed meanwhile (backfill.c _yield_locks); a pass here takes "
+                       "no simulated time, so it never yields)")
     unknown += [f"QOS {q.name} {k}={v} (qos line {q.line})" for q in site.qos.values() for k, v in q.unmodelled.items()]
     unknown += [f"association {a.account}{'/' + a.user if a.user else ''} {k}={v} (assoc line {a.line})"
                 for a in site.associations for k, v in a.unmodelled.items()]
-    unknown += [f"{what} {key} {value} (of TRES only cpu, mem, node, gres/gpu are followed)"
+    unknown += [f"{what} {key} {value} (of TRES only cpu, mem, node, gres/gpu are followed; of TRES-minutes only cpu)"
                 for what, key, value in untracked_tres(site)]
+    unknown += not_followed(site)
     lines.append("not modelled (read, not used): " + (", ".join(unknown) if unknown else "nothing"))
     return lines
 

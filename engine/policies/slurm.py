@@ -41,7 +41,7 @@ from engine.policies.algorithm import Algorithm
 from engine.policies.backfill import BACKFILL_BOUND, bounded
 from engine.policies.base import Param, PolicyError
 from engine.policies.ordering import WaitingQueue
-from engine.policies.reasons import refused_counts
+from engine.policies.reasons import ReasonTable, refused_counts
 from engine.policies.registry import Component, Preset, register, register_algorithm, register_ordering
 from engine.policies import slurmkernels as kernels
 from engine.policies.slurmkernels import NONE, RESOURCES
@@ -262,7 +262,8 @@ class SlurmPriorityQueue(WaitingQueue):
         self.limits = SiteLimits(site, partitions, self.qos, self.account, self.user,
                                  [int(p) for p in np.asarray(sim.procs).tolist()], nodes_list, limit,
                                  mem_mb=(-(-np.maximum(mem_kb, 0) * np.maximum(nodes, 1) // 1024)).tolist(),  # KB/node -> MB
-                                 gpus=(np.maximum(gpus, 0) * np.maximum(nodes, 1)).tolist())  # per node -> per job
+                                 gpus=(np.maximum(gpus, 0) * np.maximum(nodes, 1)).tolist(),  # per node -> per job
+                                 clock=lambda: self.sim.now)
         sim.finish_listeners.append(self.limits.ended)
         self.tree = association_tree(site.associations)
         self.users = {(u.account, u.user): u for u in users_of(self.tree)}
@@ -302,11 +303,7 @@ class SlurmPriorityQueue(WaitingQueue):
         self.tiers = max(len(tiers), 1)
         #: pending reasons (codes of REASONS): each job's current one (-1: not waiting) and since when,
         #: the seconds each job waited under each, and the order in which jobs first had some
-        self.reason = np.full(sim.n, -1, dtype=np.int8)
-        self.reason_since = np.zeros(sim.n, dtype=np.int64)
-        self.reason_seconds = np.zeros((sim.n, len(REASONS)), dtype=np.int64)
-        self.reason_first = np.full(sim.n, -1, dtype=np.int64)
-        self.reason_tally = np.zeros(1, dtype=np.int64)
+        self.reasons = ReasonTable(sim.n, REASONS, lambda: self.sim.now)
 
     # ---------------------------------------------------------------- priorities
 
@@ -386,6 +383,7 @@ class SlurmPriorityQueue(WaitingQueue):
         decay then takes too. Without a half-life nothing decays. In arrays: each job's
         CPU-seconds are added to its user's usage in the order the jobs started, as a loop over
         them would (np.add.at adds in index order: the same sums to the last bit)."""
+        self.limits.run_time_until(now)     # the same thread takes the running jobs' time off GrpTRESRunMins
         usage = self.usage
         factor = 1.0 - 0.693 / self.halflife if self.halflife > 0 else 1.0
         previous = self.calculated if self.calculated is not None else now - max(int(self.period), 1)
@@ -417,27 +415,9 @@ class SlurmPriorityQueue(WaitingQueue):
 
     # ---------------------------------------------------------------- pending reasons
 
-    def set_reason(self, job: int, code: int) -> None:
-        """The job's pending reason (a code of REASONS) from now on (the time under the previous one is counted)."""
-        kernels.set_reason(job, code, self.sim.now, self.reason, self.reason_since, self.reason_seconds,
-                           self.reason_first, self.reason_tally)
-
-    def reason_table(self) -> tuple[np.ndarray, np.ndarray]:
-        """The jobs that waited under some reason, in the order they first did, and their seconds
-        per reason (a row per job, a column per code of REASONS; jobs still waiting: up to now)."""
-        self.pending_reasons_closed()
-        jobs = np.flatnonzero(self.reason_first >= 0)
-        jobs = jobs[np.argsort(self.reason_first[jobs], kind="stable")]
-        return jobs, self.reason_seconds[jobs]
-
-    def pending_reasons_closed(self) -> None:
-        """Count the time of the jobs still waiting under their reason up to now."""
-        now = self.sim.now
-        for job in np.flatnonzero(self.member).tolist():
-            code = int(self.reason[job])
-            self.set_reason(job, -1)
-            self.reason[job] = code
-            self.reason_since[job] = now
+    def waiting_jobs(self) -> np.ndarray:
+        """The waiting jobs, by number."""
+        return np.flatnonzero(self.member)
 
     # ---------------------------------------------------------------- the queue
 
@@ -452,15 +432,14 @@ class SlurmPriorityQueue(WaitingQueue):
         self.member[job] = True
         self.waiting += 1
         self.arrived.append(job)
-        self.reason[job] = NONE
-        self.reason_since[job] = self.sim.now
+        self.reasons.queued(job, NONE)
 
     def remove(self, job: int) -> None:
         if not self.member[job]:
             raise SimulationError(f"{self.sim.job_name(job)} is not in the waiting queue")
         self.member[job] = False
         self.waiting -= 1
-        self.set_reason(job, -1)
+        self.reasons.stop(job)
 
     def held(self, job: int) -> str:
         """Slurm's pending reason when a limit holds the job now, else ""."""
@@ -876,12 +855,7 @@ class SlurmBackfill(Algorithm):
         queue = self.queue
         if not isinstance(queue, SlurmPriorityQueue):
             return {}
-        jobs, seconds = queue.reason_table()
-        by_name = sorted(range(len(REASONS)), key=lambda code: REASONS[code])
-        longest = np.asarray(by_name)[np.argmax(seconds[:, by_name], axis=1)] if len(jobs) else np.zeros(0, int)
-        column = np.full(self.sim.n, "", dtype=object)
-        column[jobs] = np.asarray(REASONS, dtype=object)[longest]
-        return {"slurm_reason": column.tolist()}
+        return {"slurm_reason": queue.reasons.longest(queue.waiting_jobs())}
 
     def summary(self) -> dict[str, Any]:
         """``slurm_pending``: per pending reason as Slurm names it, the jobs it held and for how many
@@ -890,15 +864,8 @@ class SlurmBackfill(Algorithm):
         queue = self.queue
         if not isinstance(queue, SlurmPriorityQueue):
             return {}
-        _, seconds = queue.reason_table()
-        pending: dict[str, dict[str, Any]] = {}
-        for code in sorted(range(len(REASONS)), key=lambda c: REASONS[c]):
-            values = seconds[:, code]
-            values = values[values > 0]
-            if len(values):
-                hours = float(np.cumsum(values / 3600.0)[-1])
-                pending[REASONS[code]] = {"jobs": int(len(values)), "hours": round(hours, 3)}
-        return {"slurm_pending": pending, "slurm_refused": refused_counts(self.sim.refused)}
+        return {"slurm_pending": queue.reasons.pending(queue.waiting_jobs()),
+                "slurm_refused": refused_counts(self.sim.refused)}
 
 
 class Running:
@@ -946,14 +913,12 @@ class Walk:
             limits = queue.limits
             self.limits = (limits.running, limits.signature, limits.check_first, limits.check_slot, limits.check_index,
                            limits.check_bound, limits.check_reason, limits.job_counts)
-            self.reasons = (queue.reason, queue.reason_since, queue.reason_seconds, queue.reason_first,
-                            queue.reason_tally)
+            self.reasons = queue.reasons.arrays()
         else:
             empty = np.zeros(0, dtype=np.int64)
             self.limits = (np.zeros((1, 5), dtype=np.int64), np.zeros(n, dtype=np.int32), np.zeros(2, dtype=np.int64),
                            empty, empty, empty, empty, np.ones((n, 5), dtype=np.int64))
-            self.reasons = (np.zeros(n, dtype=np.int8), np.zeros(n, dtype=np.int64), np.zeros((n, 1), dtype=np.int64),
-                            np.zeros(n, dtype=np.int64), np.zeros(1, dtype=np.int64))
+            self.reasons = ReasonTable(n, ("",), lambda: sim.now).arrays()     # (unread)
         self.tracked = isinstance(queue, SlurmPriorityQueue)
 
     def fresh(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

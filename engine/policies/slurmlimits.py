@@ -14,10 +14,19 @@ slurmctld's ``job_reason`` strings as ``squeue -o %r`` prints them):
   could never fit in (MaxTRESPU, GrpTRES). Slurm leaves such a job pending for ever with that
   reason (or, with EnforcePartLimits, refuses it at sbatch): here it is refused at submission, listed
   with the reason, since it never runs either way;
-* limits checked at submission: MaxSubmitPA and MaxSubmitPU of the QOS
-  (``MaxSubmitJobsPerAccount``, ``QOSMaxSubmitJobPerUserLimit``) and MaxSubmit of the association
-  (``AssocMaxSubmitJobLimit``): the account's or user's pending and running jobs already at the
-  limit, sbatch refuses the job;
+* limits checked at submission: GrpSubmit, MaxSubmitPA and MaxSubmitPU of the QOS
+  (``QOSGrpSubmitJobsLimit``, ``MaxSubmitJobsPerAccount``, ``QOSMaxSubmitJobPerUserLimit``),
+  GrpSubmit and MaxSubmit of the association (``AssocGrpSubmitJobsLimit``,
+  ``AssocMaxSubmitJobLimit``): the QOS's, account's or user's pending and running jobs already at
+  the limit, sbatch refuses the job;
+* TRES-minutes (cpu; a job's are its CPUs x its time limit in whole minutes): MaxTRESMins of the
+  QOS or association above them never lets the job run (``QOSMaxCpuMinutesPerJobLimit``,
+  ``AssocMaxCpuMinutesPerJobLimit``: refused, as above); GrpTRESRunMins holds it while the running
+  jobs' CPU-minutes left plus its own exceed it (``QOSGrpCPURunMinutesLimit``,
+  ``AssocGrpCPURunMinutesLimit``; slurmctld's grp_used_tres_run_secs: a job's whole CPUs x time
+  limit at its start, counted down by the decay thread every PriorityCalcPeriod, the rest removed
+  at its end). GrpTRESMins and GrpWall (decayed usage per QOS and association) are not followed:
+  the fair-share keeps decayed CPU-seconds per user association only;
 * limits that hold a job while others run: QOS GrpJobs, MaxJobsPA (``MaxJobsPerAccount``, as 22.05
   names it: the running jobs of the job's account in that QOS), MaxJobsPU, association GrpJobs and
   MaxJobs (jobs), then QOS GrpTRES, MaxTRESPU and association GrpTRES (cpu and node), in the order
@@ -39,6 +48,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 
@@ -53,7 +63,8 @@ NEVER_REASONS = ("PartitionDown", PARTITION_NOT_AVAILABLE, "PartitionTimeLimit",
                  "AssocMaxWallDurationPerJobLimit", "QOSMaxCpuPerJobLimit", "QOSMaxNodePerJobLimit",
                  "QOSMaxCpuPerUserLimit", "QOSMaxNodePerUserLimit", "QOSGrpCpuLimit", "QOSGrpNodeLimit",
                  "AssocGrpCpuLimit", "AssocGrpNodeLimit")
-SUBMIT_REASONS = ("MaxSubmitJobsPerAccount", "QOSMaxSubmitJobPerUserLimit", "AssocMaxSubmitJobLimit")
+SUBMIT_REASONS = ("QOSGrpSubmitJobsLimit", "MaxSubmitJobsPerAccount", "QOSMaxSubmitJobPerUserLimit",
+                  "AssocGrpSubmitJobsLimit", "AssocMaxSubmitJobLimit")
 HOLD_REASONS = ("QOSGrpJobsLimit", "MaxJobsPerAccount", "QOSMaxJobsPerUserLimit", "AssocGrpJobsLimit", "AssocMaxJobsLimit",
                 "QOSGrpCpuLimit", "QOSGrpNodeLimit", "QOSMaxCpuPerUserLimit", "QOSMaxNodePerUserLimit",
                 "AssocGrpCpuLimit", "AssocGrpNodeLimit")
@@ -76,6 +87,15 @@ def _tres(limits: dict[str, int], name: str) -> int | None:
 #: when a limit of each kind holds (``qos_grp``: QOS GrpTRES, ``qos_user``: MaxTRESPU, ``qos_job``:
 #: MaxTRES, ``assoc_grp``: association GrpTRES, ``assoc_job``: association MaxTRES)
 TRES_COUNTED = (("cpu", 1), ("mem", 3), ("node", 2), ("gres/gpu", 4))
+#: the running counters' column of the running jobs' CPU-seconds left of their time limits (each
+#: job's counts: its CPUs x its time limit in whole minutes x 60), GrpTRESRunMins' cpu
+RUN_SECONDS = 5
+COUNTERS = 6
+#: the reasons of the TRES-minutes limits (cpu; Slurm 22.05's job_reason strings): ``qos_job``,
+#: ``assoc_job``: MaxTRESMins (per job: CPUs x time limit), ``qos_run``, ``assoc_run``:
+#: GrpTRESRunMins (the running jobs' CPUs x time left, plus the job's CPUs x time limit)
+MINS_REASONS = {"qos_job": "QOSMaxCpuMinutesPerJobLimit", "assoc_job": "AssocMaxCpuMinutesPerJobLimit",
+                "qos_run": "QOSGrpCPURunMinutesLimit", "assoc_run": "AssocGrpCPURunMinutesLimit"}
 TRES_REASONS: dict[str, dict[str, str]] = {
     "qos_grp": {"cpu": "QOSGrpCpuLimit", "mem": "QOSGrpMemLimit", "node": "QOSGrpNodeLimit", "gres/gpu": "QOSGrpGRES"},
     "qos_user": {"cpu": "QOSMaxCpuPerUserLimit", "mem": "QOSMaxMemoryPerUser", "node": "QOSMaxNodePerUserLimit",
@@ -91,7 +111,8 @@ TRES_REASONS: dict[str, dict[str, str]] = {
 
 #: every reason a hold check gives, by its code - 1 (SiteLimits.held_code)
 HOLD_CODES = tuple(dict.fromkeys(HOLD_REASONS + tuple(reason for kind in ("qos_grp", "qos_user", "assoc_grp")
-                                                      for reason in TRES_REASONS[kind].values())))
+                                                      for reason in TRES_REASONS[kind].values())
+                                 + (MINS_REASONS["qos_run"], MINS_REASONS["assoc_run"])))
 
 
 class SiteLimits:
@@ -103,8 +124,9 @@ class SiteLimits:
 
     def __init__(self, site: SlurmSite, partition: list[str], qos: list[str], account: list[str], user: list[str],
                  cpus: list[int], nodes: list[int], time_limit: list[int], *, mem_mb: list[int] | None = None,
-                 gpus: list[int] | None = None) -> None:
+                 gpus: list[int] | None = None, clock: Callable[[], int] = lambda: 0) -> None:
         self.partition, self.qos, self.account, self.user = partition, qos, account, user
+        self.clock = clock      # the simulated time now (a job's start, for GrpTRESRunMins)
         self.cpus, self.nodes, self.time_limit = cpus, nodes, time_limit
         #: each job's memory (MB, all its nodes) and GPUs (all its nodes), as its TRES counts
         self.mem_mb = mem_mb if mem_mb is not None else [0] * len(cpus)
@@ -119,19 +141,27 @@ class SiteLimits:
         self._chains: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
         self._qos_lists: dict[tuple[str, str], list[Qos]] = {}
         # submitted and not ended (pending + running)
+        self.qos_submitted: defaultdict[str, int] = defaultdict(int)
         self.qos_user_submitted: defaultdict[tuple[str, str], int] = defaultdict(int)
         self.qos_account_submitted: defaultdict[tuple[str, str], int] = defaultdict(int)
         self.assoc_submitted: defaultdict[tuple[str, str], int] = defaultdict(int)
         self.any_hold = any(self._qos_holds(q) for q in site.qos.values()) or any(
-            a.max_jobs is not None or a.grp_jobs is not None or a.grp_tres for a in site.associations)
+            a.max_jobs is not None or a.grp_jobs is not None or a.grp_tres or "cpu" in a.grp_tres_run_mins
+            for a in site.associations)
+        #: GrpTRESRunMins (cpu) set somewhere: the running jobs' time left is followed (:meth:`run_time_until`)
+        self.run_minutes = any("cpu" in q.grp_tres_run_mins for q in site.qos.values()) or any(
+            "cpu" in a.grp_tres_run_mins for a in site.associations)
+        self.run_since: dict[int, int] = {}        # running job -> its start (with run_minutes)
+        self.run_taken = np.zeros(len(cpus), dtype=np.int64)   # CPU-seconds taken off its run counters so far
         # The running counts (jobs, CPUs, nodes, memory MB, GPUs), in arrays the compiled passes read
         # (engine.policies.slurmkernels): a row of :attr:`running` per counter, ("qos", name),
         # ("qos_user", name, user), ("qos_account", name, account) or ("assoc", account, user). Jobs
         # of one signature (partition, QOS, account, user) share their counters and their checks.
         n = len(cpus)
-        self.job_counts = np.ones((n, 5), dtype=np.int64)      # counts(job) of each job
+        self.job_counts = np.ones((n, COUNTERS), dtype=np.int64)      # counts(job) of each job
         for column, values in ((1, cpus), (2, nodes), (3, self.mem_mb), (4, self.gpus)):
             self.job_counts[:, column] = np.asarray(values, dtype=np.int64).reshape(-1)[:n] if n else 0
+        self.job_counts[:, RUN_SECONDS] = self.job_counts[:, 1] * [minutes(t) * 60 for t in time_limit[:n]]
         self._slots: dict[tuple[str, ...], int] = {}
         keys: dict[tuple[str, str, str, str], int] = {}
         self.signature = np.array([keys.setdefault(key, len(keys)) for key in zip(partition, qos, account, user)],
@@ -140,7 +170,7 @@ class SiteLimits:
         counters = [self._counters(job) for job in first_job]
         checks = [[(self._slot(key), index, bound, code) for key, index, bound, code in self._key_checks(job)]
                   for job in first_job]
-        self.running = np.zeros((max(len(self._slots), 1), 5), dtype=np.int64)
+        self.running = np.zeros((max(len(self._slots), 1), COUNTERS), dtype=np.int64)
         self.count_first, count_rows = _csr(counters)
         self.count_slot = np.array(count_rows, dtype=np.int64)
         self.check_first, check_rows = _csr(checks)
@@ -158,7 +188,7 @@ class SiteLimits:
     @staticmethod
     def _qos_holds(q: Qos) -> bool:
         return (q.max_jobs_per_user is not None or q.grp_jobs is not None or bool(q.grp_tres)
-                or bool(q.max_tres_per_user) or q.max_jobs_per_account is not None)
+                or bool(q.max_tres_per_user) or q.max_jobs_per_account is not None or "cpu" in q.grp_tres_run_mins)
 
     def counts(self, job: int) -> tuple[int, int, int, int, int]:
         """The job's place in the running counters: (1 job, its CPUs, nodes, memory MB, GPUs)."""
@@ -230,7 +260,12 @@ class SiteLimits:
                 return Refusal("AssocMaxWallDurationPerJobLimit",
                                f"association {_who(key)} MaxWall {shown_time(row.max_wall)}")
         counts = self.counts(job)
+        cpu_minutes = self.cpus[job] * minutes(limit)       # Slurm's job_tres_time_limit (cpu)
         for q in self.qos_of(job):
+            for kind, title, bound in (("qos_job", "MaxTRESMins", q.max_tres_mins_per_job.get("cpu")),
+                                       ("qos_run", "GrpTRESRunMins", q.grp_tres_run_mins.get("cpu"))):
+                if bound is not None and cpu_minutes > bound:
+                    return Refusal(MINS_REASONS[kind], f"QOS {q.name} {title} cpu={bound}")
             for kind, title, limits in (("qos_job", "MaxTRES", q.max_tres_per_job), ("qos_user", "MaxTRESPU",
                                         q.max_tres_per_user), ("qos_grp", "GrpTRES", q.grp_tres)):
                 for tres, index in TRES_COUNTED:
@@ -241,6 +276,10 @@ class SiteLimits:
             row = self._row(key, job)
             if row is None:
                 continue
+            for kind, title, bound in (("assoc_job", "MaxTRESMins", row.max_tres_mins_per_job.get("cpu")),
+                                       ("assoc_run", "GrpTRESRunMins", row.grp_tres_run_mins.get("cpu"))):
+                if bound is not None and cpu_minutes > bound:
+                    return Refusal(MINS_REASONS[kind], f"association {_who(key)} {title} cpu={bound}")
             for kind, title, limits in (("assoc_job", "MaxTRES", row.max_tres_per_job),
                                         ("assoc_grp", "GrpTRES", row.grp_tres)):
                 for tres, index in TRES_COUNTED:
@@ -250,10 +289,17 @@ class SiteLimits:
         return None
 
     def at_submit(self, job: int) -> Refusal | None:
-        """MaxSubmitPA / MaxSubmitPU / MaxSubmit: the account's or user's pending and running jobs
-        already at the limit (per QOS, account first, as acct_policy checks them)."""
+        """GrpSubmit / MaxSubmitPA / MaxSubmitPU of each QOS, then GrpSubmit / MaxSubmit of each
+        association up the chain: the group's, account's or user's pending and running jobs already
+        at the limit, in the order acct_policy_validate checks them (an association's GrpSubmit is
+        not checked when a QOS of the job sets GrpSubmit: the QOS's limit overrides it)."""
         user, account = self.user[job], self.account[job]
+        qos_group = False
         for q in self.qos_of(job):
+            if q.grp_submit is not None:
+                qos_group = True
+                if self.qos_submitted[q.name] >= q.grp_submit:
+                    return Refusal("QOSGrpSubmitJobsLimit", f"QOS {q.name} GrpSubmit {q.grp_submit}")
             if q.max_submit_per_account is not None and \
                     self.qos_account_submitted[(q.name, account)] >= q.max_submit_per_account:
                 return Refusal("MaxSubmitJobsPerAccount", f"QOS {q.name} MaxSubmitPA {q.max_submit_per_account}")
@@ -261,6 +307,9 @@ class SiteLimits:
                 return Refusal("QOSMaxSubmitJobPerUserLimit", f"QOS {q.name} MaxSubmitPU {q.max_submit_per_user}")
         for key in self.chain(job):
             row = self._row(key, job)
+            if row is not None and row.grp_submit is not None and not qos_group and \
+                    self.assoc_submitted[key] >= row.grp_submit:
+                return Refusal("AssocGrpSubmitJobsLimit", f"association {_who(key)} GrpSubmit {row.grp_submit}")
             if row is not None and row.max_submit is not None and key[1] and \
                     self.assoc_submitted[key] >= row.max_submit:
                 return Refusal("AssocMaxSubmitJobLimit", f"association {_who(key)} MaxSubmit {row.max_submit}")
@@ -324,6 +373,9 @@ class SiteLimits:
                 bound = _tres(q.grp_tres, tres)
                 if bound is not None:
                     checks.append((("qos", q.name), index, bound, _hold(TRES_REASONS["qos_grp"][tres])))
+            if "cpu" in q.grp_tres_run_mins:
+                checks.append((("qos", q.name), RUN_SECONDS, run_bound(q.grp_tres_run_mins["cpu"]),
+                               _hold(MINS_REASONS["qos_run"])))
             for tres, index in TRES_COUNTED:
                 bound = _tres(q.max_tres_per_user, tres)
                 if bound is not None:
@@ -336,6 +388,9 @@ class SiteLimits:
                 bound = _tres(row.grp_tres, tres)
                 if bound is not None:
                     checks.append((("assoc", *key), index, bound, _hold(TRES_REASONS["assoc_grp"][tres])))
+            if "cpu" in row.grp_tres_run_mins:
+                checks.append((("assoc", *key), RUN_SECONDS, run_bound(row.grp_tres_run_mins["cpu"]),
+                               _hold(MINS_REASONS["assoc_run"])))
         return checks
 
     def held_by_rules(self, job: int) -> str:
@@ -363,12 +418,16 @@ class SiteLimits:
             if key[1] and row.max_jobs is not None and self.assoc_run[key][0] >= row.max_jobs:
                 return "AssocMaxJobsLimit"
         counts = self.counts(job)
+        cpu_minutes = self.cpus[job] * minutes(self.time_limit[job])
         for q in qos:      # after node selection: TRES
             used = self.qos_run[q.name]
             for tres, index in TRES_COUNTED:
                 bound = _tres(q.grp_tres, tres)
                 if bound is not None and used[index] + counts[index] > bound:
                     return TRES_REASONS["qos_grp"][tres]
+            bound = q.grp_tres_run_mins.get("cpu")     # Slurm: whole minutes left, plus the job's
+            if bound is not None and int(used[RUN_SECONDS]) // 60 + cpu_minutes > bound:
+                return MINS_REASONS["qos_run"]
             mine = self.qos_user_run[(q.name, user)]
             for tres, index in TRES_COUNTED:
                 bound = _tres(q.max_tres_per_user, tres)
@@ -383,12 +442,16 @@ class SiteLimits:
                 bound = _tres(row.grp_tres, tres)
                 if bound is not None and used[index] + counts[index] > bound:
                     return TRES_REASONS["assoc_grp"][tres]
+            bound = row.grp_tres_run_mins.get("cpu")
+            if bound is not None and int(used[RUN_SECONDS]) // 60 + cpu_minutes > bound:
+                return MINS_REASONS["assoc_run"]
         return ""
 
     # ------------------------------------------------------------------ the counts
 
     def submitted(self, job: int) -> None:
         for q in self.qos_of(job):
+            self.qos_submitted[q.name] += 1
             self.qos_user_submitted[(q.name, self.user[job])] += 1
             self.qos_account_submitted[(q.name, self.account[job])] += 1
         for key in self.chain(job):
@@ -396,18 +459,55 @@ class SiteLimits:
 
     def started(self, job: int) -> None:
         self._count(job, 1)
+        if self.run_minutes:
+            self.run_since[job] = self.clock()
 
     def ended(self, job: int) -> None:
         self._count(job, -1)
+        if self.run_minutes and self.run_since.pop(job, None) is not None and self.run_taken[job]:
+            # its counts left with it in full; what the decay ticks took off them comes back
+            self._add_run_seconds(job, int(self.run_taken[job]))
+            self.run_taken[job] = 0
         for q in self.qos_of(job):
+            self.qos_submitted[q.name] -= 1
             self.qos_user_submitted[(q.name, self.user[job])] -= 1
             self.qos_account_submitted[(q.name, self.account[job])] -= 1
         for key in self.chain(job):
             self.assoc_submitted[key] -= 1
 
+    def run_time_until(self, tick: int) -> None:
+        """slurmctld's decay thread at ``tick`` (every PriorityCalcPeriod): each running job's
+        CPU-seconds of its time limit used by then (up to its limit's end) come off its run counters
+        (grp_used_tres_run_secs; GrpTRESRunMins reads them in whole minutes)."""
+        if not self.run_since:
+            return
+        for job, start in self.run_since.items():
+            used = max(0, min(tick, start + minutes(self.time_limit[job]) * 60) - start) * self.cpus[job]
+            delta = used - int(self.run_taken[job])
+            if delta > 0:
+                self._add_run_seconds(job, -delta)
+                self.run_taken[job] = used
+
+    def _add_run_seconds(self, job: int, amount: int) -> None:
+        sig = self.signature[job]
+        for k in range(int(self.count_first[sig]), int(self.count_first[sig + 1])):
+            self.running[self.count_slot[k], RUN_SECONDS] += amount
+
     def _count(self, job: int, sign: int) -> None:
         """Add sign x the job's counts to each of its counters (slurmkernels.count)."""
         self._count_kernel(self.running, self.count_first, self.count_slot, self.signature, self.job_counts, job, sign)
+
+
+def minutes(seconds: int) -> int:
+    """A time limit in Slurm's whole minutes (a limit of seconds rounded up)."""
+    return -(-int(seconds) // 60)
+
+
+def run_bound(limit_minutes: int) -> int:
+    """The threshold of a GrpTRESRunMins check on CPU-seconds: Slurm holds a job when the running
+    jobs' whole minutes left plus its own exceed the limit, floor(R / 60) + m > L, that is
+    R > 60 L + 59 - 60 m (the check's form: counter > bound - the job's count)."""
+    return 60 * int(limit_minutes) + 59
 
 
 class Counters:
@@ -419,7 +519,7 @@ class Counters:
 
     def __getitem__(self, key: str | tuple[str, str]) -> np.ndarray:
         slot = self.limits._slots.get((self.kind, *((key,) if isinstance(key, str) else key)))
-        return self.limits.running[slot] if slot is not None else np.zeros(5, dtype=np.int64)
+        return self.limits.running[slot] if slot is not None else np.zeros(COUNTERS, dtype=np.int64)
 
 
 def _hold(reason: str) -> int:

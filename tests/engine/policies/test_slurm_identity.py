@@ -168,12 +168,23 @@ def test_a_jobs_compiled_limit_checks_hold_as_the_rules_read():
                         rng.choice(["normal", "bulk", "gone"], n).tolist(), accounts, users,
                         rng.integers(1, 9, n).tolist(), rng.integers(1, 3, n).tolist(), [60] * n,
                         mem_mb=rng.integers(0, 4000, n).tolist(), gpus=rng.integers(0, 3, n).tolist())
+    reasons = _start_and_end_at_random(limits, rng, n, 400)
+    assert len(reasons) >= 6          # (most kinds of hold were met)
+
+
+def _start_and_end_at_random(limits, rng, n: int, rounds: int, clock: list[int] | None = None) -> set[str]:
+    """Jobs started (among those no rule holds) and ended at random, ``held`` checked against
+    ``held_by_rules`` for every job at each step; with ``clock``, time passes at random and the
+    decay thread takes the running jobs' time off (GrpTRESRunMins). The reasons met."""
     running: list[int] = []
     reasons = set()
-    for _ in range(400):
+    for _ in range(rounds):
         for job in range(n):
             assert limits.held(job) == limits.held_by_rules(job), job
             reasons.add(limits.held(job))
+        if clock is not None:
+            clock[0] += int(rng.integers(0, 120))
+            limits.run_time_until(clock[0] - int(rng.integers(0, 30)))
         if running and rng.random() < 0.45:
             limits.ended(running.pop(int(rng.integers(len(running)))))
         else:
@@ -183,4 +194,28 @@ def test_a_jobs_compiled_limit_checks_hold_as_the_rules_read():
                 limits.submitted(job)
                 limits.started(job)
                 running.append(job)
-    assert len(reasons) >= 6          # (most kinds of hold were met)
+    if clock is not None:
+        for job in running:
+            limits.ended(job)
+        assert not limits.running[:, 5].any()        # every job's time left went with it
+    return reasons
+
+
+def test_compiled_run_minutes_checks_hold_as_the_rules_read():
+    """The same with GrpTRESRunMins (cpu) on a QOS and an account, as time passes."""
+    from engine.platform.slurmconf import Association, Qos
+    from engine.policies.slurmlimits import SiteLimits
+
+    conf = parse_slurm_conf("NodeName=n[1-4] CPUs=8\nPartitionName=a Nodes=ALL Default=YES\n", "t.conf")
+    qos = {"normal": Qos("normal", grp_tres_run_mins={"cpu": 300}), "bulk": Qos("bulk", grp_submit=50)}
+    assoc = [Association("c", "x", shares=1, grp_tres_run_mins={"cpu": 200}), Association("c", "x", "u1"),
+             Association("c", "x", "u2")]
+    rng = np.random.default_rng(3)
+    n = 200
+    clock = [0]
+    limits = SiteLimits(SlurmSite(conf, qos=qos, associations=assoc), ["a"] * n,
+                        rng.choice(["normal", "bulk"], n).tolist(), ["x"] * n, rng.choice(["u1", "u2"], n).tolist(),
+                        rng.integers(1, 9, n).tolist(), [1] * n, rng.choice([60, 300, 900, 1799], n).tolist(),
+                        clock=lambda: clock[0])
+    reasons = _start_and_end_at_random(limits, rng, n, 300, clock)
+    assert reasons >= {"", "QOSGrpCPURunMinutesLimit", "AssocGrpCPURunMinutesLimit"}

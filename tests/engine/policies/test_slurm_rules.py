@@ -421,3 +421,87 @@ def test_the_backfill_pass_starts_what_slurms_rules_written_out_start(workload, 
     resolution = int(rng.choice([1, 10, 30]))
     result = run(workload, rows, site(f"bf_interval=5,bf_resolution={resolution}"), sched_cycle=0, sched_interval=0)
     assert starts(result) == slurm_backfill_reference(rows, resolution)
+
+
+# ----------------------------------------------------------------------------- GrpSubmit, TRES-minutes
+
+
+def test_qos_grp_submit_refuses_at_submission_counting_the_qos_pending_and_running_jobs(workload):
+    # GrpSubmit 2 on the QOS, whoever submits: u1's 8-CPU job runs (0-100), u2's 16-CPU job waits
+    # for it; u2's job at 2 would be the QOS's third: sbatch refuses it (QOSGrpSubmitJobsLimit).
+    # At 150 job 1 has ended (one in the QOS): u1's job is accepted, and waits for job 2 (100-200)
+    rows = [(0, 100, 100, 8), (1, 100, 100, 16), (2, 10, 100, 1), (150, 10, 100, 1)]
+    result = run(workload, rows, site(qos=Qos("normal", grp_submit=2)), users=[1, 2, 2, 1], sched_cycle=0)
+    assert starts(result) == {1: 0, 2: 100, 4: 200}
+    assert result.rejected_jobs["job_id"].tolist() == [3]
+    assert result.rejected_jobs["reason"].tolist() == ["QOSGrpSubmitJobsLimit"]
+    assert result.rejected_jobs["limit"].tolist() == ["QOS normal GrpSubmit 2"]
+    assert result.meta["summary"]["slurm_refused"] == {"QOSGrpSubmitJobsLimit": 1}
+
+
+def test_an_accounts_grp_submit_counts_all_its_users_jobs_unless_a_qos_grp_submit_overrides_it(workload):
+    # GrpSubmit 2 on account acct (u1 and u2 under it): the same three jobs as above, the third
+    # refused with AssocGrpSubmitJobsLimit. With a GrpSubmit on the job's QOS (3) the association's
+    # is not checked (acct_policy_validate: the QOS's limit overrides it) and the third is accepted;
+    # its 100 s would run into job 2's reservation at 100, so it starts after job 2 (200)
+    rows = [(0, 100, 100, 8), (1, 100, 100, 16), (2, 10, 100, 1)]
+    assoc = [Association("c", "acct", shares=1, grp_submit=2), Association("c", "acct", "u1"),
+             Association("c", "acct", "u2")]
+    result = run(workload, rows, site(assoc=assoc), users=[1, 2, 2], sched_cycle=0)
+    assert result.rejected_jobs["reason"].tolist() == ["AssocGrpSubmitJobsLimit"]
+    assert result.rejected_jobs["limit"].tolist() == ["association acct GrpSubmit 2"]
+    overridden = run(workload, rows, site(assoc=assoc, qos=Qos("normal", grp_submit=3)), users=[1, 2, 2],
+                     sched_cycle=0)
+    assert overridden.rejected_jobs.empty
+    assert starts(overridden) == {1: 0, 2: 100, 3: 200}
+
+
+def test_max_tres_mins_per_job_refuses_a_job_whose_cpus_times_its_time_limit_exceed_it(workload):
+    # MaxTRESMins cpu=20 (CPU-minutes of CPUs x time limit, the limit in whole minutes): 2 CPUs x
+    # 10 min = 20 runs; 3 x 10 = 30 does not (Slurm: pending for ever, QOSMaxCpuMinutesPerJobLimit);
+    # 10 CPUs x 61 s = 10 x 2 min = 20 runs; 10 x 121 s = 30 does not
+    rows = [(0, 10, 600, 2), (0, 10, 600, 3), (0, 10, 61, 10), (0, 10, 121, 10)]
+    result = run(workload, rows, site(qos=Qos("normal", max_tres_mins_per_job={"cpu": 20})), sched_cycle=0,
+                 partitions=["long"] * 4)
+    assert set(starts(result)) == {1, 3}
+    assert result.rejected_jobs["job_id"].tolist() == [2, 4]
+    assert result.rejected_jobs["reason"].tolist() == ["QOSMaxCpuMinutesPerJobLimit"] * 2
+    assert result.rejected_jobs["limit"].tolist() == ["QOS normal MaxTRESMins cpu=20"] * 2
+    assoc = [Association("c", "acct", shares=1), Association("c", "acct", "u1", max_tres_mins_per_job={"cpu": 20}),
+             Association("c", "acct", "u2")]
+    result = run(workload, rows, site(assoc=assoc), sched_cycle=0, partitions=["long"] * 4, users=[1, 1, 2, 1])
+    assert set(starts(result)) == {1, 3}          # u2's 30 CPU-minutes are not u1's association's
+    assert result.rejected_jobs["job_id"].tolist() == [2, 4]
+    assert result.rejected_jobs["reason"].tolist() == ["AssocMaxCpuMinutesPerJobLimit"] * 2
+
+
+def test_grp_tres_run_mins_holds_a_job_until_the_running_jobs_minutes_left_make_room(workload):
+    # GrpTRESRunMins cpu=100 on the QOS; the decay thread takes the running jobs' time off every
+    # PriorityCalcPeriod (1 = one minute: at 0, 60, 120, ...). A: 10 CPUs x 10 min = 100 CPU-minutes
+    # from 0; B asks 1 x 2 min: held while floor(R / 60) + 2 > 100, R = 10 x (600 - t) CPU-seconds
+    # left as of the tick t: 102 at t=0, 92 at t=60 -> B starts at 60 (QOSGrpCPURunMinutesLimit).
+    # C asks 6 x 20 min = 120 > 100: never, refused. A ends at 300 and its whole time limit leaves
+    # the counter (what the ticks took off comes back). E: 4 x 20 min = 80 from 400; F asks 5 x 5
+    # = 25 at 401: R = 4 x (1200 - (t - 400)): 78 + 25 = 103 at the tick 420, 74 + 25 = 99 at 480:
+    # F starts at 480. Were A's time not given back whole, the counter would be 3000 too low and F
+    # would start at the first pass after 401
+    rows = [(0, 300, 600, 10), (0, 10, 120, 1), (0, 10, 1200, 6), (400, 500, 1200, 4), (401, 10, 300, 5)]
+    result = run(workload, rows, site(qos=Qos("normal", grp_tres_run_mins={"cpu": 100})), partitions=["long"] * 5,
+                 users=[1, 2, 1, 1, 2])
+    assert starts(result) == {1: 0, 2: 60, 4: 400, 5: 480}
+    assert result.rejected_jobs["job_id"].tolist() == [3]
+    assert result.rejected_jobs["reason"].tolist() == ["QOSGrpCPURunMinutesLimit"]
+    assert reasons(result)[2] == reasons(result)[5] == "QOSGrpCPURunMinutesLimit"
+    assert result.meta["summary"]["slurm_pending"]["QOSGrpCPURunMinutesLimit"]["jobs"] == 2
+
+
+def test_an_accounts_grp_tres_run_mins_counts_its_users_running_jobs(workload):
+    # the same A and B as above, u1 and u2 under account acct with GrpTRESRunMins cpu=100: B
+    # (u2's) waits for the tick at 60 behind A (u1's)
+    assoc = [Association("c", "acct", shares=1, grp_tres_run_mins={"cpu": 100}), Association("c", "acct", "u1"),
+             Association("c", "acct", "u2")]
+    result = run(workload, [(0, 300, 600, 10), (0, 10, 120, 1)], site(assoc=assoc), partitions=["long"] * 2,
+                 users=[1, 2])
+    assert starts(result) == {1: 0, 2: 60}
+    assert reasons(result)[2] == "AssocGrpCPURunMinutesLimit"
+
