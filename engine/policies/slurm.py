@@ -764,8 +764,9 @@ class SlurmBackfill(Algorithm):
         On a pool of processors counted, sim.free is the profile's free now, and until the first
         job that does not start the profile never decreases (running jobs only end; the jobs
         started take [now, now + d)): a job that fits now fits for its whole time, and starts.
-        The profile is built only then: from the running jobs as the pass began, with the
-        reservations of the jobs it started since."""
+        The profile is built only then: from the running jobs, those it started included, as the
+        select plugin's will-run test frees them (:class:`WillRun`); a job started once the
+        profile exists moves the others' batched ends with it.""" 
         sim, walk = self.sim, self.walk
         now = sim.now
         resolution = max(self.resolution, 1)
@@ -780,10 +781,9 @@ class SlurmBackfill(Algorithm):
         horizon = now + self.window if self.window > 0 else -1
         state = np.zeros(5, dtype=np.int64)
         profile: Profile | None = None
-        began = self.running.snapshot() if self.pool else None
-        if began is None:
-            profile = self.running_profile(self.running.snapshot(), 1, len(order))
-        taken: list[tuple[int, int]] = []      # (duration, size) of the jobs started before the profile was built
+        running = WillRun(*self.running.snapshot(), now)
+        if not self.pool:
+            profile = self.running_profile(running, len(order))
         none = np.zeros(1, dtype=np.int64)
         while True:
             if profile is not None:
@@ -803,10 +803,7 @@ class SlurmBackfill(Algorithm):
             size = int(self.job_size[job])
             duration = max(int(walk.estimate[job]), 1)
             if status == kernels.NEEDS_PROFILE:
-                assert began is not None
-                profile = self.running_profile(began, 1, len(order))
-                for d, n in taken:
-                    profile.reserve(now, now + d, n)
+                profile = self.running_profile(running, len(order))
                 state[3] = 1
                 continue
             if status == kernels.NEVER_FITS:
@@ -815,10 +812,10 @@ class SlurmBackfill(Algorithm):
             state[0] = i + 1
             if profile is None:
                 self.start(job)
-                taken.append((duration, size))
+                running.add(now + duration, size)
             elif sim.fits(job):
                 self.start(job)
-                profile.reserve(now, now + duration, size)
+                running.started(profile, now + duration, size)
             else:
                 walk.wait(job, int(blocked[walk.partition[job]]) or RESOURCES, now)
                 kernels.block(walk.partition[job], parts, union, walk.atoms, walk.has_nodes, blocked)
@@ -828,16 +825,16 @@ class SlurmBackfill(Algorithm):
                     profile.reserve(begin, max((at + duration) - (at + duration) % resolution, begin + resolution),
                                     self.reserved_size(size))
 
-    def running_profile(self, running: tuple[np.ndarray, np.ndarray], resolution: int, jobs: int) -> Profile:
-        """The profile of ``running`` (expected ends sorted, processors) with the ends rounded up to
-        ``resolution`` seconds (bf_resolution: the backfill scheduler's time grid; a job past its
-        expected end thought to end in a second), with room for two steps per job of the pass (in
-        the arrays of the pass before, grown when too small: a profile lives for one pass)."""
-        ends, sizes = running
+    def running_profile(self, running: WillRun, jobs: int) -> Profile:
+        """The profile of the ``running`` jobs as the select plugin's will-run test frees them
+        (:class:`WillRun`: exact seconds, not bf_resolution's: the backfill table rounds only the
+        pending jobs' entries), with room for two steps per job of the pass (in the arrays of the
+        pass before, grown when too small: a profile lives for one pass)."""
+        ends, sizes = running.batched(), running.sizes
         profile = self.profile
         profile.length = 0
         profile.make_room(len(ends) + 2 * jobs + 4)
-        profile.length = kernels.running_profile(ends, sizes, len(ends), self.sim.now, resolution, self.sim.capacity,
+        profile.length = kernels.running_profile(ends, sizes, len(ends), self.sim.now, 1, self.sim.capacity,
                                                  profile.times, profile.free)
         return profile
 
@@ -866,6 +863,40 @@ class SlurmBackfill(Algorithm):
             return {}
         return {"slurm_pending": queue.reasons.pending(queue.waiting_jobs()),
                 "slurm_refused": refused_counts(self.sim.refused)}
+
+
+class WillRun:
+    """The running jobs of a backfill pass (those it started included) as the select plugin's
+    will-run test frees them (cons_common/job_test.c _will_run_test): their expected ends sorted,
+    each freeing its processors at its batch's last end (slurmkernels.will_run_ends; a job past its
+    expected end in a second)."""
+
+    def __init__(self, ends: np.ndarray, sizes: np.ndarray, now: int) -> None:
+        self.ends, self.sizes, self.now = ends, sizes, now
+
+    def batched(self) -> np.ndarray:
+        out = np.empty_like(self.ends)
+        kernels.will_run_ends(self.ends, len(self.ends), out)
+        return np.maximum(out, self.now + 1)
+
+    def add(self, end: int, size: int) -> int:
+        """A job started now, running until ``end``; its place in the sorted arrays."""
+        at = int(np.searchsorted(self.ends, end, side="right"))
+        self.ends, self.sizes = np.insert(self.ends, at, end), np.insert(self.sizes, at, size)
+        return at
+
+    def started(self, profile: Profile, end: int, size: int) -> None:
+        """A job started now once ``profile`` (built from these jobs' batched ends) exists: it is
+        taken from now to its batched end, and the other jobs' batches move with it."""
+        before = self.batched()
+        at = self.add(end, size)
+        after = self.batched()
+        for old, new, cpus in zip(before.tolist(), np.delete(after, at).tolist(), np.delete(self.sizes, at).tolist()):
+            if new > old:
+                profile.reserve(old, new, cpus)
+            elif new < old:
+                profile.release(new, old, cpus)
+        profile.reserve(self.now, int(after[at]), size)
 
 
 class Running:

@@ -363,3 +363,33 @@ def remove_running(ends: np.ndarray, jobs: np.ndarray, sizes: np.ndarray, count:
         ends[m] = ends[m + 1]
         jobs[m] = jobs[m + 1]
         sizes[m] = sizes[m + 1]
+
+
+#: the first time window of the select plugin's will-run test (cons_common/job_test.c _will_run_test)
+WILL_RUN_WINDOW = 30
+
+
+@njit(cache=True)
+def will_run_ends(ends: np.ndarray, count: int, out: np.ndarray) -> None:
+    """The running jobs' ends as the select plugin's will-run test frees their resources
+    (cons_common/job_test.c _will_run_test, 22.05), for ``count`` ends sorted: it removes the
+    running jobs in batches and tests the pending job after each; the first batch holds the jobs
+    ending by the first end raised to the next 30-s barrier, plus 30 s; each later one up to that
+    barrier plus a window doubled (60, 120, ...; again while the next end lies beyond it); a job
+    that fits after a batch starts at the batch's last end. So each end becomes its batch's last
+    end (in ``out``)."""
+    if count == 0:
+        return
+    barrier = ends[0] + (WILL_RUN_WINDOW - ends[0] % WILL_RUN_WINDOW)
+    window = WILL_RUN_WINDOW
+    i = 0
+    while i < count:
+        j = i + 1
+        while j < count and ends[j] <= barrier + window:
+            j += 1
+        for k in range(i, j):
+            out[k] = ends[j - 1]
+        window *= 2
+        while j < count and ends[j] > barrier + window:
+            window *= 2
+        i = j

@@ -372,15 +372,38 @@ def test_the_backfill_threads_timing(workload):
         {1: 0, 2: 5, 3: 13, 4: 21}
 
 
+def will_run_start(now: int, size: int, running: list[tuple[int, int, int]], cpus: int) -> int:
+    """cons_common's will-run test (_will_run_test) on one node: now if ``size`` CPUs are free;
+    else the running jobs leave in batches by expected end, the first up to the first end raised
+    to the next multiple of 30, plus 30 s; each later window doubled (and doubled again while the
+    next end lies beyond it); the job starts at the last end of the batch after which it fits."""
+    ends = sorted((e, c) for _, e, c in running)
+    free = cpus - sum(c for _, c in ends)
+    if free >= size:
+        return now
+    barrier, window, k = ends[0][0] + (30 - ends[0][0] % 30), 30, 0
+    while True:
+        free += ends[k][1]
+        k += 1
+        while k < len(ends) and ends[k][0] <= barrier + window:
+            free += ends[k][1]
+            k += 1
+        if free >= size:
+            return max(ends[k - 1][0], now + 1)
+        window *= 2
+        while ends[k][0] > barrier + window:
+            window *= 2
+
+
 def slurm_backfill_reference(rows: list[tuple[int, int, int, int]], resolution: int, cpus: int = 16) -> dict[int, int]:
     """Slurm 22.05's backfill pass on one node, written out naively from backfill.c
-    (_attempt_backfill) and cons_common's will-run test, run at every submission and job end:
-    jobs in submission order (their priority order here); each job's earliest start is the first
-    of now, the running jobs' ends (exact: started + limit) and the table entries' ends where its
-    CPUs are free and no entry [begin, end) of the backfill table has begin <= start + limit and
-    end > start (``begin_time <= end_time``, the entry's ``end_time > start``); it starts if that is now, else
-    its entry takes the node from its start to its start + limit, both rounded down to
-    bf_resolution, at least one bf_resolution long (_add_reservation)."""
+    (_attempt_backfill, _add_reservation) and cons_common's will-run test, run at every
+    submission and job end: jobs in submission order (their priority order here); a job may start
+    at its will-run start (:func:`will_run_start`) or later at the end of a backfill table entry
+    (TRY_LATER), the first of these where no entry [begin, end) has begin <= start + limit and
+    end > start (``begin_time <= end_time``); it starts if that is now, else its entry takes the
+    node from its start to its start + limit, both rounded down to bf_resolution, at least one
+    bf_resolution long."""
     jobs = [(s, r, lim, c, k + 1) for k, (s, r, lim, c) in enumerate(rows)]
     pending: list[tuple[int, int, int, int, int]] = []
     running: list[tuple[int, int, int]] = []          # (end, expected end, cpus)
@@ -393,10 +416,9 @@ def slurm_backfill_reference(rows: list[tuple[int, int, int, int]], resolution: 
         table: list[tuple[int, int]] = []
         for job in list(pending):
             _, runtime, limit, size, number = job
-            candidates = sorted({now, *(e for _, e, _ in running if e > now), *(e for _, e in table if e > now)})
-            for at in candidates:
-                free = cpus - sum(c for _, e, c in running if e > at)
-                if free >= size and not any(b <= at + limit and e > at for b, e in table):
+            first = will_run_start(now, size, running, cpus)
+            for at in sorted({first, *(e for _, e in table if e > first)}):
+                if not any(b <= at + limit and e > at for b, e in table):
                     break
             if at == now:
                 start[number] = now
