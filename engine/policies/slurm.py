@@ -623,7 +623,6 @@ class SlurmBackfill(Algorithm):
         self.stale_main = self.stale_backfill = True
         self.agent = bool(params.get("backfill_agent", False))
         self.last_backfill: int | None = None
-        self.last_end = -1
         nodesets = site.conf.nodes if isinstance(site, SlurmSite) else []
         whole = bool(params.get("whole_node_reservations", True))
         #: CPUs per node of the site (the smallest node's, if they differ) when reservations take whole nodes
@@ -642,7 +641,6 @@ class SlurmBackfill(Algorithm):
     def on_finish(self, job: int) -> None:
         self.event = True
         self.requested = True
-        self.last_end = self.sim.now
         running = self.running
         kernels.remove_running(running.ends, running.jobs, running.sizes, running.count, self.sim.expected_end(job), job)
         running.count -= 1
@@ -707,15 +705,13 @@ class SlurmBackfill(Algorithm):
                     sim.wake_at(self.next_on_grid(cycle))
 
     def backfill_due(self) -> bool:
-        """On the bf_interval grid; with ``backfill_agent``, as Slurm's backfill thread does: at
-        least bf_interval after the previous pass, and not in the second a job ended (a completing
-        job defers the pass: it sleeps a second and looks again)."""
+        """On the bf_interval grid; with ``backfill_agent``, as Slurm's backfill thread does
+        (backfill.c backfill_agent): at least bf_interval after the previous pass, then at the first
+        second something changed (_more_work). Its job_is_completing() test defers nothing unless
+        CompleteWait is set (job_scheduler.c), which the replay does not model."""
         if not self.agent:
             return self.on_grid(self.cycle)
-        now = self.sim.now
-        if self.last_backfill is not None and now < self.last_backfill + self.cycle:
-            return False
-        return now != self.last_end
+        return self.last_backfill is None or self.sim.now >= self.last_backfill + self.cycle
 
     # ---------------------------------------------------------------- the passes
 
@@ -979,8 +975,8 @@ WHOLE_NODES = Param("whole_node_reservations", "bool", True, "a pending job's ba
                     "nodes, as Slurm's backfill table of node bitmaps does (off: only its processors)",
                     label="whole-node reservations")
 AGENT = Param("backfill_agent", "bool", False, "time backfill passes as Slurm's backfill thread does: at least "
-              "bf_interval after the previous pass, then as soon as something changed and no job ended that "
-              "second (off: every bf_interval from the first submission)", label="backfill thread timing")
+              "bf_interval after the previous pass, then as soon as something changed (off: every bf_interval "
+              "from the first submission)", label="backfill thread timing")
 SLURM_PARAMS = (BACKFILL_BOUND, SCHED_CYCLE, MAIN_AT_EVENTS, WHOLE_NODES, AGENT,
                 _site_param("sched_interval", "main scheduler interval", "seconds between main scheduler passes over the "
                             "whole queue (0 = no main scheduler at all, as Slurm's sched_interval=-1)", "s"),

@@ -208,7 +208,9 @@ def main_walk(order: np.ndarray, i: int, stop: int, now: int, partition: np.ndar
               reason: np.ndarray, since: np.ndarray, seconds: np.ndarray, first: np.ndarray, tally: np.ndarray) -> int:
     """The main scheduler's walk from ``order[i]``: a job a limit holds, or behind a blocked
     partition, gets that reason; returns the index of the first other job (a candidate: the caller
-    starts it if it fits, else blocks its partition, and walks on from the next), or ``stop``."""
+    starts it if it fits, else blocks its partition, and walks on from the next), or ``stop``. As
+    job_scheduler.c's _schedule(): the first job of a partition whose nodes blocked ones took gets
+    RESERVED and fails its partition (fail_by_part): the partition's later jobs wait with Priority."""
     while i < stop:
         job = order[i]
         code = held_code(job, running, signature, check_first, check_slot, check_index, check_bound, check_reason,
@@ -216,7 +218,10 @@ def main_walk(order: np.ndarray, i: int, stop: int, now: int, partition: np.ndar
         if code:
             set_reason(job, HOLD + code, now, reason, since, seconds, first, tally)
         elif blocked[partition[job]]:
-            set_reason(job, blocked[partition[job]], now, reason, since, seconds, first, tally)
+            code = blocked[partition[job]]
+            set_reason(job, code, now, reason, since, seconds, first, tally)
+            if code == RESERVED:    # its partition fails with it: the jobs after it wait (Priority)
+                blocked[partition[job]] = PRIORITY
         else:
             return i
         i += 1

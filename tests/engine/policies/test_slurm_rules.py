@@ -304,6 +304,18 @@ def test_a_lower_tier_partition_sharing_the_nodes_waits_behind_a_blocked_higher_
                  sched_interval=0, main_at_events=True)
     assert starts(result) == {1: 0, 2: 100, 3: 150}
     assert reasons(result) == {1: "", 2: "Resources", 3: RESERVED_FOR_HIGHER}
+
+
+def test_only_the_first_job_of_a_partition_whose_nodes_were_taken_shows_the_reserved_text(workload):
+    # job_scheduler.c _schedule(): B (high, 16 CPUs) does not fit and takes the node; C, the first
+    # low job, finds no node left: Resources with the text "Nodes required ... reserved for jobs in
+    # higher priority partitions", and fails its partition (fail_by_part); D, behind it, waits with
+    # Priority (_failed_partition). Neither fits in front of B's backfill reservation
+    rows = [(0, 100, 100, 8), (1, 50, 50, 16), (1, 200, 200, 4), (1, 200, 200, 4)]
+    result = run(workload, rows, site("bf_interval=1000", conf=BASE + TIERS), partitions=["high", "high", "low", "low"],
+                 sched_interval=0, main_at_events=True)
+    assert starts(result) == {1: 0, 2: 100, 3: 150, 4: 150}
+    assert reasons(result) == {1: "", 2: "Resources", 3: RESERVED_FOR_HIGHER, 4: "Priority"}
     # the low partition with a node of its own is not blocked: C starts at once
     conf = BASE.replace("NodeName=n1 CPUs=16", "NodeName=n[1-2] CPUs=16") + \
         "PartitionName=high Nodes=n1 PriorityTier=2\nPartitionName=low Nodes=n[1-2] Default=YES PriorityTier=1\n"
@@ -363,13 +375,14 @@ def test_an_associations_max_jobs_and_max_submit(workload):
 
 def test_the_backfill_threads_timing(workload):
     # bf_interval=5. On the grid from the first submission: B (submitted at 2) starts at 5, C (13)
-    # at 15, E (20, when A ends) at 20. As Slurm's backfill thread: a pass at least 5 s after the
-    # previous one, then at once when something changed (C at 13), but not in the second a job
-    # ended (A ends at 20: E at 21)
+    # at 15, E (20, when A ends) at 20. As Slurm's backfill thread (backfill.c backfill_agent): a
+    # pass at least 5 s after the previous one, then at once when something changed (C at 13;
+    # E at 20: 7 s after; the job ending that second defers nothing: job_is_completing() looks
+    # only with CompleteWait set)
     rows = [(0, 20, 20, 1), (2, 10, 10, 1), (13, 10, 10, 1), (20, 10, 10, 1)]
     assert starts(run(workload, rows, site("bf_interval=5"), sched_interval=0)) == {1: 0, 2: 5, 3: 15, 4: 20}
     assert starts(run(workload, rows, site("bf_interval=5"), sched_interval=0, backfill_agent=True)) == \
-        {1: 0, 2: 5, 3: 13, 4: 21}
+        {1: 0, 2: 5, 3: 13, 4: 20}
 
 
 def will_run_start(now: int, size: int, running: list[tuple[int, int, int]], cpus: int) -> int:
