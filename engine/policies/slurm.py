@@ -607,8 +607,8 @@ class SlurmBackfill(Algorithm):
         #: seconds have passed since it last ran it (its full pass every sched_interval included)
         self.batch_delay = setting("batch_sched_delay", "batch_sched_delay")
         self.requested = False
-        self.last_sched: int | None = None   # (set at the first pass: the controller starts its timers then)
         self.origin = int(min(sim.submit)) if sim.n else 0
+        self.last_sched = self.origin       # the background loop's last run (its timers start at the origin)
         #: jobs one pass tests: backfill_bound when set, else the site's bf_max_job_test
         bound = bounded(params)
         if bound is None and isinstance(site, SlurmSite):
@@ -671,13 +671,12 @@ class SlurmBackfill(Algorithm):
                 self.stale_main = self.stale_backfill = True
         started = sim.started
         if self.sched_interval > 0 and self.on_grid(self.sched_interval):
-            self.requested, self.last_sched = False, sim.now
+            self.requested, self.last_sched = False, sim.now     # (the full pass runs, whether stale or not)
             if self.stale_main:
                 self.main_pass(None)
                 self.stale_main = False
-        elif self.requested and self.sched_interval > 0 and \
-                (self.last_sched is None or sim.now - self.last_sched >= self.batch_delay):
-            self.requested, self.last_sched = False, sim.now
+        elif self.requested and self.sched_interval > 0 and sim.now - self.last_ran() >= self.batch_delay:
+            self.requested, self.last_sched = False, sim.now     # (the full pass runs, whether stale or not)
             self.main_pass(self.queue_depth)
         elif event and self.main_at_events:
             self.main_pass(self.queue_depth)
@@ -691,8 +690,8 @@ class SlurmBackfill(Algorithm):
             # bf_max_job_user): the next one is not skipped
             self.stale_backfill = sim.started != started
             self.stale_main = self.stale_main or self.stale_backfill
-        if self.requested and self.sched_interval > 0 and self.last_sched is not None:
-            sim.wake_at(max(self.last_sched + self.batch_delay, sim.now + 1))
+        if self.requested and self.sched_interval > 0:
+            sim.wake_at(max(self.last_ran() + self.batch_delay, sim.now + 1))
         if self.agent:
             if self.stale_backfill:
                 sim.wake_at(max(self.last_backfill + self.cycle, sim.now + 1) if self.last_backfill is not None
@@ -703,6 +702,13 @@ class SlurmBackfill(Algorithm):
             for cycle in (self.cycle, self.sched_interval):
                 if cycle > 0:
                     sim.wake_at(self.next_on_grid(cycle))
+
+    def last_ran(self) -> int:
+        """When the controller's background loop last ran the main scheduler: at a request, or its
+        full pass every sched_interval, which it runs also while nothing waits (and this loop is
+        not asked)."""
+        now = self.sim.now
+        return max(self.last_sched, now - (now - self.origin) % self.sched_interval)
 
     def backfill_due(self) -> bool:
         """On the bf_interval grid; with ``backfill_agent``, as Slurm's backfill thread does

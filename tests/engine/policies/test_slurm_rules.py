@@ -247,6 +247,10 @@ def test_the_main_scheduler_runs_at_submissions_and_ends_batch_sched_delay_apart
     assert starts(run(workload, rows, site(conf))) == {1: 0, 2: 12, 3: 17}
     # without the delay, at each end: B at 10, C at 15
     assert starts(run(workload, rows, site(conf + ",batch_sched_delay=0"))) == {1: 0, 2: 10, 3: 15}
+    # the full pass every sched_interval runs while nothing waits too: with sched_interval 10, a job
+    # submitted at 11 waits for 13 (the pass of 10, + 3)
+    rows = [(0, 5, 5, 1), (11, 5, 5, 1)]
+    assert starts(run(workload, rows, site("bf_interval=1000,sched_interval=10"))) == {1: 0, 2: 13}
 
 
 def test_bf_window_bounds_how_far_ahead_backfill_reserves(workload):
