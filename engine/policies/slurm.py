@@ -564,21 +564,25 @@ class SlurmBackfill(Algorithm):
 
     * The main scheduler walks the jobs in priority order and starts each that fits now; when one
       does not fit (reason ``Resources``) its partition's nodes are reserved for it for the rest of
-      the pass: later jobs of that partition wait (``Priority``) and so do those of partitions
-      whose nodes are all within reserved ones (:data:`RESERVED_FOR_HIGHER`). It runs over the
-      whole queue every ``sched_interval`` seconds and, with ``main_at_events``, at each submission
-      and job end over the first ``default_queue_depth`` jobs.
+      the pass: later jobs of that partition wait (``Priority``); the first job of a partition whose
+      nodes are all within reserved ones gets :data:`RESERVED_FOR_HIGHER` and its partition fails
+      too. It runs over the whole queue every ``sched_interval`` seconds and, asked by a submission
+      or a job's end, over the first ``default_queue_depth`` jobs once ``batch_sched_delay`` seconds
+      have passed since it last ran (controller.c); with ``main_at_events`` at every submission and
+      end without that delay. ``sched_interval`` 0: no main scheduler (Slurm's -1).
     * The backfill scheduler runs every ``bf_interval`` seconds (``sched_cycle``) from the first
-      submission: from the running jobs' expected ends (rounded up to ``bf_resolution``), it walks
-      the first ``bf_max_job_test`` jobs in priority order (``backfill_bound`` overrides),
-      at most ``bf_max_job_user`` per user (0: any), skipping those a limit holds; each starts now
-      if it fits now for its whole time limit (rounded up to bf_resolution) without delaying an
-      earlier job's reservation, else is reserved at the earliest time it fits if that is within
-      ``bf_window`` minutes (later: no reservation, it does not hold back later jobs).
-      A reservation takes whole nodes (``whole_node_reservations``): Slurm's backfill keeps the
-      future as node bitmaps, so a later job may not run on a reserved job's nodes during its
-      planned span even where processors would be left. Reservations are rebuilt at every pass
-      (Slurm keeps none between passes).
+      submission: it walks the first ``bf_max_job_test`` jobs in priority order (``backfill_bound``
+      overrides), at most ``bf_max_job_user`` per user (0: any), skipping those a limit holds; each
+      starts now if it fits now and ends before every earlier job's reservation begins (Slurm's
+      table: an entry beginning at or before the job's end overlaps it), else is reserved at its
+      earliest start if that is within ``bf_window`` minutes (later: no reservation, it does not
+      hold back later jobs). The earliest start is the select plugin's will-run test's (the running
+      jobs, those started in the pass included, freed in batches: :class:`WillRun`), or the end of
+      an earlier reservation it would overlap. A reservation runs from the start rounded down to
+      ``bf_resolution`` to start + limit rounded down (at least one bf_resolution) and takes whole
+      nodes (``whole_node_reservations``): Slurm's backfill keeps the future as node bitmaps, so a
+      later job may not run on a reserved job's nodes during its planned span even where processors
+      would be left. Reservations are rebuilt at every pass (Slurm keeps none between passes).
 
     ``bf_continue`` changes nothing here: a pass takes no simulated time, so there are no lock
     yields after which it could go on or start over. Each parameter is the site's value unless
@@ -768,7 +772,7 @@ class SlurmBackfill(Algorithm):
         started take [now, now + d)): a job that fits now fits for its whole time, and starts.
         The profile is built only then: from the running jobs, those it started included, as the
         select plugin's will-run test frees them (:class:`WillRun`); a job started once the
-        profile exists moves the others' batched ends with it.""" 
+        profile exists moves the others' batched ends with it."""
         sim, walk = self.sim, self.walk
         now = sim.now
         resolution = max(self.resolution, 1)
