@@ -44,7 +44,7 @@ from __future__ import annotations
 import gzip
 import math
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -251,10 +251,12 @@ def _error(simulated: float, recorded: float) -> float:
 
 def calibrate(workload: Workload, site: SlurmSite, *, capacity: int | None = None,
               tried: list[Candidate] | None = None, sprio: str | Path | None = None,
-              squeue: str | Path | None = None, phases: int = 1) -> dict[str, Any]:
+              squeue: str | Path | None = None, phases: int = 1,
+              progress: Callable[[float], None] | None = None) -> dict[str, Any]:
     """Every candidate's replay against the recording (JSON-able; see the module docstring).
     ``phases`` > 1: each candidate's figures are the averages of its replays at that many phases of
-    the priority cycle (0, period/phases, ...), which the timers' noise does not decide."""
+    the priority cycle (0, period/phases, ...), which the timers' noise does not decide.
+    ``progress``: called with the fraction of the replays done after each one."""
     capacity = int(capacity or site.conf.total_cpus or workload.metadata.get("procs") or 0)
     recorded = simulate(workload, capacity, "recorded").schedule
     tried = list(tried if tried is not None else candidates(site))
@@ -269,6 +271,11 @@ def calibrate(workload: Workload, site: SlurmSite, *, capacity: int | None = Non
     if most and site.associations:
         tried.append(Candidate("MaxJobs per user as the log shows it", "limits inferred per user", inferred_limits=True))
 
+    offsets = [k * period // max(phases, 1) for k in range(max(phases, 1))]
+    single = [c for c in tried if "priority_phase" in c.params or len(offsets) == 1]
+    total = len(single) + (len(tried) - len(single)) * len(offsets) + (PHASES - 1 if len(offsets) == 1 else 0)
+    done = [0]
+
     def replay(candidate: Candidate) -> dict[str, Any]:
         used = _unlimited(site) if candidate.without_limits else _inferred_limits(site, most) \
             if candidate.inferred_limits else site
@@ -276,9 +283,10 @@ def calibrate(workload: Workload, site: SlurmSite, *, capacity: int | None = Non
                           context={"slurm_site": used})
         row = _row(candidate, fidelity(recorded, result.schedule, capacity=capacity))
         row["reasons"] = reason_shares(result.meta["summary"])
+        done[0] += 1
+        if progress is not None:
+            progress(min(done[0] / max(total, 1), 1.0))
         return row
-
-    offsets = [k * period // max(phases, 1) for k in range(max(phases, 1))]
 
     def over_phases(candidate: Candidate) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """The candidate at each phase of the priority cycle (once if it sets the phase), and the

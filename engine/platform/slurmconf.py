@@ -429,7 +429,7 @@ class Association:
     grp_submit: int | None = None             # GrpSubmit: pending + running jobs of the association and below
     max_tres_mins_per_job: dict[str, int] = field(default_factory=dict)   # MaxTRESMins
     grp_tres_run_mins: dict[str, int] = field(default_factory=dict)       # GrpTRESRunMins
-    grp_tres_mins: dict[str, int] = field(default_factory=dict)           # GrpTRESMins (not followed)
+    grp_tres_mins: dict[str, int] = field(default_factory=dict)           # GrpTRESMins: decayed usage (cpu)
     grp_wall: int | None = None               # GrpWall (not followed)
     qos: list[str] = field(default_factory=list)
     default_qos: str = ""
@@ -468,17 +468,21 @@ TRES_LIMITS = ("max_tres_per_user", "max_tres_per_job", "grp_tres", "max_tres_mi
                "grp_tres_mins")
 _TITLES = {"max_tres_per_user": "MaxTRESPU", "max_tres_per_job": "MaxTRES", "grp_tres": "GrpTRES",
            "max_tres_mins_per_job": "MaxTRESMins", "grp_tres_run_mins": "GrpTRESRunMins", "grp_tres_mins": "GrpTRESMins",
-           "max_wall": "MaxWall", "grp_wall": "GrpWall"}
-#: the TRES the TRES-minutes limits follow (MaxTRESMins, GrpTRESRunMins): cpu only
+           "max_wall": "MaxWall", "grp_wall": "GrpWall", "usage_factor": "UsageFactor"}
+#: the TRES the group TRES-minutes limits follow (GrpTRESRunMins, an association's GrpTRESMins):
+#: cpu only (MaxTRESMins, per job, follows all of TRACKED_TRES)
 TRACKED_TRES_MINS = ("cpu",)
-#: limits read but not followed, with why (``engine site`` lists them when set): a QOS's or an
-#: association's decayed usage is kept by slurmctld per QOS and per association; the fair-share
-#: here keeps decayed CPU-seconds per user association only (no wall-clock, no per-QOS usage)
+TRES_MINS_LIMITS = ("grp_tres_run_mins", "grp_tres_mins")
+#: limits read but not followed, with why (``engine site`` lists them when set), of a QOS and of
+#: an association: slurmctld keeps decayed usage per QOS and per association, of every TRES and of
+#: wall-clock time; the fair-share here keeps decayed CPU-seconds per user association (an
+#: association's GrpTRESMins cpu is followed from them, summed up the tree)
+_NO_USAGE = "which the fair-share here does not keep (it keeps decayed CPU-seconds per user association)"
 NOT_FOLLOWED = {
-    "grp_tres_mins": "decayed TRES usage per QOS/association, which the fair-share here does not keep (it keeps "
-                     "decayed CPU-seconds per user association)",
-    "grp_wall": "decayed wall-clock usage per QOS/association, which the fair-share here does not keep (it keeps "
-                "decayed CPU-seconds per user association)",
+    "QOS": {"grp_tres_mins": f"the QOS's decayed TRES usage, {_NO_USAGE}",
+            "grp_wall": f"the QOS's decayed wall-clock usage, {_NO_USAGE}",
+            "usage_factor": "the fair-share's usage and the TRES-minutes limits count each job's usage once"},
+    "association": {"grp_wall": f"the association's decayed wall-clock usage, {_NO_USAGE}"},
 }
 
 
@@ -495,10 +499,10 @@ def untracked_tres(site: SlurmSite) -> list[tuple[str, str, str]]:
         (f"QOS {q.name}", q, ("max_tres_per_user", "max_tres_per_job", "grp_tres", "max_tres_mins_per_job",
                               "grp_tres_run_mins")) for q in site.qos.values()]
     items += [(f"association {a.account}{'/' + a.user if a.user else ''}", a,
-               ("max_tres_per_job", "grp_tres", "max_tres_mins_per_job", "grp_tres_run_mins")) for a in site.associations]
+               ("max_tres_per_job", "grp_tres", "max_tres_mins_per_job", *TRES_MINS_LIMITS)) for a in site.associations]
     for who, item, keys in items:
         for key in keys:
-            tracked = TRACKED_TRES_MINS if key in ("max_tres_mins_per_job", "grp_tres_run_mins") else TRACKED_TRES
+            tracked = TRACKED_TRES_MINS if key in TRES_MINS_LIMITS else TRACKED_TRES
             for tres, count in getattr(item, key).items():
                 if tres not in tracked:
                     found.append((who, _TITLES[key], f"{tres}={count}"))
@@ -511,11 +515,12 @@ def not_followed(site: SlurmSite) -> list[str]:
     items: list[tuple[str, Any]] = [(f"QOS {q.name}", q) for q in site.qos.values()]
     items += [(f"association {a.account}{'/' + a.user if a.user else ''}", a) for a in site.associations]
     for who, item in items:
-        for key, why in NOT_FOLLOWED.items():
+        for key, why in NOT_FOLLOWED[who.split()[0]].items():
             value = getattr(item, key)
-            if value in (None, {}):
+            if value in (None, {}) or key == "usage_factor" and value == 1.0:
                 continue
-            text = shown_time(value) if key == "grp_wall" else ",".join(f"{k}={v}" for k, v in value.items())
+            text = (shown_time(value) if key == "grp_wall" else ",".join(f"{k}={v}" for k, v in value.items())
+                    if isinstance(value, dict) else f"{value:g}")
             found.append(f"{who} {_TITLES[key]}={text} (not followed: {why})")
     return found
 
@@ -700,7 +705,7 @@ def describe_site(site: SlurmSite) -> list[str]:
     for assoc in site.associations:
         who = f"{assoc.account}/{assoc.user}" if assoc.user else assoc.account
         limits = _limits(assoc, ("max_jobs", "max_submit", "max_wall", "max_tres_per_job", "grp_tres", "grp_jobs",
-                                 "grp_submit", "max_tres_mins_per_job", "grp_tres_run_mins"))
+                                 "grp_submit", "max_tres_mins_per_job", "grp_tres_run_mins", "grp_tres_mins"))
         lines.append(f"  association {who}{'@' + assoc.partition if assoc.partition else ''}: "
                      f"shares {'parent' if assoc.shares < 0 else assoc.shares}" + (f", {limits}" if limits else "")
                      + (f", QOS {','.join(assoc.qos)}" if assoc.qos else ""))
@@ -714,7 +719,8 @@ def describe_site(site: SlurmSite) -> list[str]:
     unknown += [f"QOS {q.name} {k}={v} (qos line {q.line})" for q in site.qos.values() for k, v in q.unmodelled.items()]
     unknown += [f"association {a.account}{'/' + a.user if a.user else ''} {k}={v} (assoc line {a.line})"
                 for a in site.associations for k, v in a.unmodelled.items()]
-    unknown += [f"{what} {key} {value} (of TRES only cpu, mem, node, gres/gpu are followed; of TRES-minutes only cpu)"
+    unknown += [f"{what} {key} {value} (of TRES only cpu, mem, node, gres/gpu are followed; of GrpTRESRunMins and "
+                "GrpTRESMins only cpu)"
                 for what, key, value in untracked_tres(site)]
     unknown += not_followed(site)
     lines.append("not modelled (read, not used): " + (", ".join(unknown) if unknown else "nothing"))

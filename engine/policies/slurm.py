@@ -408,6 +408,9 @@ class SlurmPriorityQueue(WaitingQueue):
             usage *= factor ** (now - previous)
         for node, value in zip(self.users.values(), usage.tolist()):
             node.usage = value
+        if self.limits.usage_limits and self.limits.usage_updated(dict(zip(self.users, usage.tolist()))):
+            # GrpTRESMins holds jobs until the decay thread lowers the usage: its next run is a pass
+            self.sim.wake_at(now + max(int(self.period), 1))
 
     def ended(self, job: int) -> None:
         """A job's end (a finish listener), for the accrual."""

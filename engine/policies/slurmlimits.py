@@ -19,14 +19,18 @@ slurmctld's ``job_reason`` strings as ``squeue -o %r`` prints them):
   GrpSubmit and MaxSubmit of the association (``AssocGrpSubmitJobsLimit``,
   ``AssocMaxSubmitJobLimit``): the QOS's, account's or user's pending and running jobs already at
   the limit, sbatch refuses the job;
-* TRES-minutes (cpu; a job's are its CPUs x its time limit in whole minutes): MaxTRESMins of the
-  QOS or association above them never lets the job run (``QOSMaxCpuMinutesPerJobLimit``,
-  ``AssocMaxCpuMinutesPerJobLimit``: refused, as above); GrpTRESRunMins holds it while the running
+* TRES-minutes (a job's are its TRES x its time limit in whole minutes): MaxTRESMins of the QOS
+  or association above them (cpu, mem, node, gres/gpu) never lets the job run
+  (``QOSMaxCpuMinutesPerJobLimit``, ``AssocMaxCpuMinutesPerJobLimit``, ``QOSMaxMemoryMinutesPerJob``,
+  ...: refused, as above); of cpu: GrpTRESRunMins holds it while the running
   jobs' CPU-minutes left plus its own exceed it (``QOSGrpCPURunMinutesLimit``,
   ``AssocGrpCPURunMinutesLimit``; slurmctld's grp_used_tres_run_secs: a job's whole CPUs x time
   limit at its start, counted down by the decay thread every PriorityCalcPeriod, the rest removed
-  at its end). GrpTRESMins and GrpWall (decayed usage per QOS and association) are not followed:
-  the fair-share keeps decayed CPU-seconds per user association only;
+  at its end); an association's GrpTRESMins holds its jobs while its decayed CPU-minutes (the
+  fair-share's usage of the user associations below it, as the decay thread last made it) are at or
+  above it (``AssocGrpCPUMinutesLimit``). A QOS's GrpTRESMins and GrpWall (decayed usage per QOS,
+  decayed wall-clock time) are not followed: the fair-share keeps decayed CPU-seconds per user
+  association only;
 * limits that hold a job while others run: QOS GrpJobs, MaxJobsPA (``MaxJobsPerAccount``, as 22.05
   names it: the running jobs of the job's account in that QOS), MaxJobsPU, association GrpJobs and
   MaxJobs (jobs), then QOS GrpTRES, MaxTRESPU and association GrpTRES (cpu and node), in the order
@@ -94,8 +98,15 @@ COUNTERS = 6
 #: the reasons of the TRES-minutes limits (cpu; Slurm 22.05's job_reason strings): ``qos_job``,
 #: ``assoc_job``: MaxTRESMins (per job: CPUs x time limit), ``qos_run``, ``assoc_run``:
 #: GrpTRESRunMins (the running jobs' CPUs x time left, plus the job's CPUs x time limit)
-MINS_REASONS = {"qos_job": "QOSMaxCpuMinutesPerJobLimit", "assoc_job": "AssocMaxCpuMinutesPerJobLimit",
-                "qos_run": "QOSGrpCPURunMinutesLimit", "assoc_run": "AssocGrpCPURunMinutesLimit"}
+MINS_REASONS = {"qos_run": "QOSGrpCPURunMinutesLimit", "assoc_run": "AssocGrpCPURunMinutesLimit",
+                "assoc_usage": "AssocGrpCPUMinutesLimit"}
+#: MaxTRESMins (per job: each TRES x time limit in minutes): the reasons by TRES (QOS, association)
+JOB_MINS_REASONS = {
+    "qos_job": {"cpu": "QOSMaxCpuMinutesPerJobLimit", "mem": "QOSMaxMemoryMinutesPerJob",
+                "node": "QOSMaxNodeMinutesPerJob", "gres/gpu": "QOSMaxGRESMinutesPerJob"},
+    "assoc_job": {"cpu": "AssocMaxCpuMinutesPerJobLimit", "mem": "AssocMaxMemMinutesPerJob",
+                  "node": "AssocMaxNodeMinutesPerJob", "gres/gpu": "AssocMaxGRESMinutesPerJob"},
+}
 TRES_REASONS: dict[str, dict[str, str]] = {
     "qos_grp": {"cpu": "QOSGrpCpuLimit", "mem": "QOSGrpMemLimit", "node": "QOSGrpNodeLimit", "gres/gpu": "QOSGrpGRES"},
     "qos_user": {"cpu": "QOSMaxCpuPerUserLimit", "mem": "QOSMaxMemoryPerUser", "node": "QOSMaxNodePerUserLimit",
@@ -112,7 +123,7 @@ TRES_REASONS: dict[str, dict[str, str]] = {
 #: every reason a hold check gives, by its code - 1 (SiteLimits.held_code)
 HOLD_CODES = tuple(dict.fromkeys(HOLD_REASONS + tuple(reason for kind in ("qos_grp", "qos_user", "assoc_grp")
                                                       for reason in TRES_REASONS[kind].values())
-                                 + (MINS_REASONS["qos_run"], MINS_REASONS["assoc_run"])))
+                                 + (MINS_REASONS["qos_run"], MINS_REASONS["assoc_run"], MINS_REASONS["assoc_usage"])))
 
 
 class SiteLimits:
@@ -147,7 +158,13 @@ class SiteLimits:
         self.assoc_submitted: defaultdict[tuple[str, str], int] = defaultdict(int)
         self.any_hold = any(self._qos_holds(q) for q in site.qos.values()) or any(
             a.max_jobs is not None or a.grp_jobs is not None or a.grp_tres or "cpu" in a.grp_tres_run_mins
-            for a in site.associations)
+            or "cpu" in a.grp_tres_mins for a in site.associations)
+        #: an association's GrpTRESMins cpu (minutes) by (account, user), and the user associations
+        #: whose decayed usage counts in it (its own, or all below an account): :meth:`usage_updated`
+        self.usage_limits = {(a.account, a.user): a.grp_tres_mins["cpu"] for a in site.associations
+                             if "cpu" in a.grp_tres_mins}
+        self.usage_members = {key: self._members(key, site.associations) for key in self.usage_limits}
+        self.used_minutes: dict[tuple[str, str], int] = {}     # their whole minutes used, as of the last update
         #: GrpTRESRunMins (cpu) set somewhere: the running jobs' time left is followed (:meth:`run_time_until`)
         self.run_minutes = any("cpu" in q.grp_tres_run_mins for q in site.qos.values()) or any(
             "cpu" in a.grp_tres_run_mins for a in site.associations)
@@ -161,7 +178,8 @@ class SiteLimits:
         self.job_counts = np.ones((n, COUNTERS), dtype=np.int64)      # counts(job) of each job
         for column, values in ((1, cpus), (2, nodes), (3, self.mem_mb), (4, self.gpus)):
             self.job_counts[:, column] = np.asarray(values, dtype=np.int64).reshape(-1)[:n] if n else 0
-        self.job_counts[:, RUN_SECONDS] = self.job_counts[:, 1] * [minutes(t) * 60 for t in time_limit[:n]]
+        limit_minutes = -(-np.asarray(time_limit, dtype=np.int64).reshape(-1)[:n] // 60)      # minutes(), per job
+        self.job_counts[:, RUN_SECONDS] = self.job_counts[:, 1] * limit_minutes * 60
         self._slots: dict[tuple[str, ...], int] = {}
         keys: dict[tuple[str, str, str, str], int] = {}
         self.signature = np.array([keys.setdefault(key, len(keys)) for key in zip(partition, qos, account, user)],
@@ -262,10 +280,12 @@ class SiteLimits:
         counts = self.counts(job)
         cpu_minutes = self.cpus[job] * minutes(limit)       # Slurm's job_tres_time_limit (cpu)
         for q in self.qos_of(job):
-            for kind, title, bound in (("qos_job", "MaxTRESMins", q.max_tres_mins_per_job.get("cpu")),
-                                       ("qos_run", "GrpTRESRunMins", q.grp_tres_run_mins.get("cpu"))):
-                if bound is not None and cpu_minutes > bound:
-                    return Refusal(MINS_REASONS[kind], f"QOS {q.name} {title} cpu={bound}")
+            refusal = self._over_minutes(counts, minutes(limit), q.max_tres_mins_per_job, "qos_job", f"QOS {q.name}")
+            if refusal is not None:
+                return refusal
+            bound = q.grp_tres_run_mins.get("cpu")
+            if bound is not None and cpu_minutes > bound:
+                return Refusal(MINS_REASONS["qos_run"], f"QOS {q.name} GrpTRESRunMins cpu={bound}")
             for kind, title, limits in (("qos_job", "MaxTRES", q.max_tres_per_job), ("qos_user", "MaxTRESPU",
                                         q.max_tres_per_user), ("qos_grp", "GrpTRES", q.grp_tres)):
                 for tres, index in TRES_COUNTED:
@@ -276,16 +296,28 @@ class SiteLimits:
             row = self._row(key, job)
             if row is None:
                 continue
-            for kind, title, bound in (("assoc_job", "MaxTRESMins", row.max_tres_mins_per_job.get("cpu")),
-                                       ("assoc_run", "GrpTRESRunMins", row.grp_tres_run_mins.get("cpu"))):
-                if bound is not None and cpu_minutes > bound:
-                    return Refusal(MINS_REASONS[kind], f"association {_who(key)} {title} cpu={bound}")
+            job_minutes, bound, _ = self._minutes_limits(job, row)
+            refusal = self._over_minutes(counts, minutes(limit), job_minutes, "assoc_job", f"association {_who(key)}")
+            if refusal is not None:
+                return refusal
+            if bound is not None and cpu_minutes > bound:
+                return Refusal(MINS_REASONS["assoc_run"], f"association {_who(key)} GrpTRESRunMins cpu={bound}")
             for kind, title, limits in (("assoc_job", "MaxTRES", row.max_tres_per_job),
                                         ("assoc_grp", "GrpTRES", row.grp_tres)):
                 for tres, index in TRES_COUNTED:
                     bound = _tres(limits, tres)
                     if bound is not None and counts[index] > bound:
                         return Refusal(TRES_REASONS[kind][tres], f"association {_who(key)} {title} {tres}={bound}")
+        return None
+
+    @staticmethod
+    def _over_minutes(counts: tuple[int, ...], time_minutes: int, limits: dict[str, int], kind: str,
+                      who: str) -> Refusal | None:
+        """A MaxTRESMins the job's TRES x its time limit (whole minutes) exceed, in TRES order."""
+        for tres, index in TRES_COUNTED:
+            bound = limits.get(tres)
+            if bound is not None and counts[index] * time_minutes > bound:
+                return Refusal(JOB_MINS_REASONS[kind][tres], f"{who} MaxTRESMins {tres}={bound}")
         return None
 
     def at_submit(self, job: int) -> Refusal | None:
@@ -384,14 +416,28 @@ class SiteLimits:
             row = self._row(key, job)
             if row is None:
                 continue
+            _, run_minutes, usage = self._minutes_limits(job, row)
+            if usage and key in self.usage_limits:     # acct_policy: GrpTRESMins before GrpTRES
+                # its flag: a row of :attr:`running` no job counts in, set by :meth:`usage_updated`
+                checks.append((("usage", *key), 0, 1, _hold(MINS_REASONS["assoc_usage"])))
             for tres, index in TRES_COUNTED:
                 bound = _tres(row.grp_tres, tres)
                 if bound is not None:
                     checks.append((("assoc", *key), index, bound, _hold(TRES_REASONS["assoc_grp"][tres])))
-            if "cpu" in row.grp_tres_run_mins:
-                checks.append((("assoc", *key), RUN_SECONDS, run_bound(row.grp_tres_run_mins["cpu"]),
-                               _hold(MINS_REASONS["assoc_run"])))
+            if run_minutes is not None:
+                checks.append((("assoc", *key), RUN_SECONDS, run_bound(run_minutes), _hold(MINS_REASONS["assoc_run"])))
         return checks
+
+    def _minutes_limits(self, job: int, row: Association) -> tuple[dict[str, int], int | None, bool]:
+        """An association's TRES-minutes limits that apply to the job: its MaxTRESMins, GrpTRESRunMins
+        cpu and whether its GrpTRESMins cpu does, each only for a TRES no QOS of the job limits the
+        same way (acct_policy checks an association's limits against the QOS's: the QOS's win)."""
+        qos = self.qos_of(job)
+        per_job = {tres: bound for tres, bound in row.max_tres_mins_per_job.items()
+                   if not any(tres in q.max_tres_mins_per_job for q in qos)}
+        run = None if any("cpu" in q.grp_tres_run_mins for q in qos) else row.grp_tres_run_mins.get("cpu")
+        usage = "cpu" in row.grp_tres_mins and not any("cpu" in q.grp_tres_mins for q in qos)
+        return per_job, run, usage
 
     def held_by_rules(self, job: int) -> str:
         """:meth:`held` as the rules read, one limit after the other (the reference its checks
@@ -437,13 +483,15 @@ class SiteLimits:
             row = self._row(key, job)
             if row is None:
                 continue
+            _, run_minutes, usage = self._minutes_limits(job, row)
+            if usage and key in self.usage_limits and self.used_minutes.get(key, 0) >= self.usage_limits[key]:
+                return MINS_REASONS["assoc_usage"]
             used = self.assoc_run[key]
             for tres, index in TRES_COUNTED:
                 bound = _tres(row.grp_tres, tres)
                 if bound is not None and used[index] + counts[index] > bound:
                     return TRES_REASONS["assoc_grp"][tres]
-            bound = row.grp_tres_run_mins.get("cpu")
-            if bound is not None and int(used[RUN_SECONDS]) // 60 + cpu_minutes > bound:
+            if run_minutes is not None and int(used[RUN_SECONDS]) // 60 + cpu_minutes > run_minutes:
                 return MINS_REASONS["assoc_run"]
         return ""
 
@@ -487,6 +535,35 @@ class SiteLimits:
             if delta > 0:
                 self._add_run_seconds(job, -delta)
                 self.run_taken[job] = used
+
+    def usage_updated(self, usage: dict[tuple[str, str], float]) -> bool:
+        """The decay thread's new usage (CPU-seconds, decayed, per user association: the
+        fair-share's): each association with a GrpTRESMins cpu holds its jobs while its whole
+        minutes of usage are at or above it (acct_policy: ``usage_mins >= limit``). Whether any does."""
+        over = False
+        for key, limit in self.usage_limits.items():
+            minutes_used = int(sum(usage.get(member, 0.0) for member in self.usage_members[key]) / 60.0)
+            self.used_minutes[key] = minutes_used
+            slot = self._slots.get(("usage", *key))
+            if slot is not None:
+                self.running[slot, 0] = int(minutes_used >= limit)
+            over = over or minutes_used >= limit
+        return over
+
+    def _members(self, key: tuple[str, str], associations: list[Association]) -> list[tuple[str, str]]:
+        """The user associations whose usage counts in ``key``'s: itself (a user's row) or every user
+        row of the account and of the accounts below it."""
+        if key[1]:
+            return [key]
+        below = {key[0]}
+        changed = True
+        while changed:
+            changed = False
+            for account, parent in self.parent.items():
+                if parent in below and account not in below:
+                    below.add(account)
+                    changed = True
+        return [(a.account, a.user) for a in associations if a.user and a.account in below]
 
     def _add_run_seconds(self, job: int, amount: int) -> None:
         sig = self.signature[job]

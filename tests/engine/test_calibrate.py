@@ -159,3 +159,18 @@ def test_averaged_over_the_priority_cycles_phases_backfill_10_s_apart_is_closest
     assert thread["per_partition"]["long"]["error"] == pytest.approx(-0.095, abs=0.002)
     assert thread["meets_all"]
     assert report["best"] == "Slurm's backfill thread, 10 s apart"
+
+
+def test_the_progress_callback_counts_every_replay_up_to_one():
+    """calibrate(progress=...) is called after each replay with the fraction done: here the site as
+    configured and the limits inferred per user at two phases each (4 replays)."""
+    from engine import api
+    from engine.calibrate import calibrate
+
+    site = api.read_slurm_site(DATA / "slurm.conf", qos=DATA / "qos.txt", assoc=DATA / "assoc.txt")
+    workload = api.read_trace(str(DATA / "sacct.txt"), procs=16)
+    calls: list[float] = []
+    report = calibrate(workload, site, phases=2, tried=[Candidate("as configured", "the site's files")],
+                       progress=calls.append)
+    assert [row["name"] for row in report["candidates"]] == ["as configured", "MaxJobs per user as the log shows it"]
+    assert calls == [0.25, 0.5, 0.75, 1.0]

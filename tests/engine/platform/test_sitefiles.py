@@ -37,6 +37,18 @@ def test_the_common_keys_carry_the_sites_values():
     assert found["normal MaxJobsPU"].value == "4" and found["bulk MaxJobsPU"].value == "2"
     assert found["PriorityWeightFairshare"].value == "10000" and found["bf_max_job_test"].value == "100"
     assert found["bf_continue"].value == "yes" and found["normal MaxWall"].value == ""
+    assert found["normal GrpSubmit"].value == ""
+
+
+def test_a_qos_grp_submit_and_a_queues_max_queued_are_form_keys():
+    changed = with_change(SLURM, keys(SLURM)["bulk GrpSubmit"], "30")
+    (before, after), = changed_lines(SLURM["qos"], changed["qos"])
+    assert before.startswith("bulk|") and site_from_texts("slurm", changed).qos["bulk"].grp_submit == 30
+    queue = next(label for label in keys(PBS, "pbs") if label.endswith(" max_queued"))
+    changed = with_change(PBS, keys(PBS, "pbs")[queue], "[u:PBS_GENERIC=20]")
+    server = site_from_texts("pbs", changed)
+    assert server.queues[queue.split()[0]].max_queued.generic_user() == 20
+    assert keys(changed, "pbs")[queue].value == "[u:PBS_GENERIC=20]"
 
 
 @pytest.mark.parametrize("label, value, line", [

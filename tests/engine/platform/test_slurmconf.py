@@ -166,7 +166,7 @@ def test_qos_and_association_columns_no_rule_follows_are_listed_not_dropped(tmp_
     assert site.qos["scavenger"].unmodelled == {}
     assert [a.unmodelled for a in site.associations] == [{}, {"Priority": "5"}]
     text = "\n".join(describe_site(site))
-    for listed in ("QOS normal Preempt=scavenger (qos line 2)", "QOS normal GrpTRESMins=cpu=1000 (not followed: decayed TRES usage",
+    for listed in ("QOS normal Preempt=scavenger (qos line 2)", "QOS normal GrpTRESMins=cpu=1000 (not followed: the QOS's decayed",
                    "association acct/u1 Priority=5 (assoc line 3)", "QOS normal MaxTRESPU billing=9",
                    "association acct GrpTRES gres/gpu:a100=4", "SchedulerParameters bf_continue (no effect"):
         assert listed in text
@@ -282,31 +282,37 @@ def test_the_real_slurm_run_reads_whole():
 
 
 def test_grp_submit_tres_minutes_and_grp_wall_columns_are_read_by_their_titles(tmp_path):
-    # sacctmgr 22.05's titles (QOS: MaxTRESMins; long forms too); GrpWall and GrpTRESMins are read
-    # and named as not followed, a TRES-minutes limit on a TRES other than cpu as not followed
+    # sacctmgr 22.05's titles (QOS: MaxTRESMins; long forms too); GrpWall, and a QOS's GrpTRESMins,
+    # are read and named as not followed, as are MaxTRESMins of a TRES not followed (billing) and
+    # GrpTRESRunMins/GrpTRESMins of one other than cpu
     qos = tmp_path / "qos.txt"
-    qos.write_text("Name|GrpSubmit|MaxTRESMins|GrpTRESRunMins|GrpTRESMins|GrpWall\n"
-                   "normal|5|cpu=600,mem=100|cpu=6000|cpu=90000|2-00:00:00\n")
+    qos.write_text("Name|GrpSubmit|MaxTRESMins|GrpTRESRunMins|GrpTRESMins|GrpWall|UsageFactor\n"
+                   "normal|5|cpu=600,mem=100,billing=5|cpu=6000,mem=9|cpu=90000|2-00:00:00|0.5\n"
+                   "low|||||2-00:00:00|1.000000\n")
     assoc = tmp_path / "assoc.txt"
-    assoc.write_text("Account|User|Share|GrpSubmitJobs|MaxTRESMinsPerJob|GrpTRESRunMins|GrpWall\n"
-                     "acct||1|7|cpu=60|cpu=120|30\n")
+    assoc.write_text("Account|User|Share|GrpSubmitJobs|MaxTRESMinsPerJob|GrpTRESRunMins|GrpWall|GrpTRESMins\n"
+                     "acct||1|7|cpu=60|cpu=120|30|cpu=500,node=9\n")
     conf = tmp_path / "slurm.conf"
     conf.write_text("NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\n")
     site = read_slurm_site(conf, qos=qos, assoc=assoc)
     normal, acct = site.qos["normal"], site.associations[0]
     assert (normal.grp_submit, normal.max_tres_mins_per_job, normal.grp_tres_run_mins) == \
-        (5, {"cpu": 600, "mem": 100}, {"cpu": 6000})
+        (5, {"cpu": 600, "mem": 100, "billing": 5}, {"cpu": 6000, "mem": 9})
     assert (normal.grp_tres_mins, normal.grp_wall) == ({"cpu": 90000}, 2 * 86400)
     assert (acct.grp_submit, acct.max_tres_mins_per_job, acct.grp_tres_run_mins, acct.grp_wall) == \
         (7, {"cpu": 60}, {"cpu": 120}, 1800)
     text = "\n".join(describe_site(site))
     unfollowed = text.split("not modelled")[1]
     for listed in ("QOS normal GrpWall=2-00:00:00 (not followed", "association acct GrpWall=00:30:00 (not followed",
-                   "QOS normal GrpTRESMins=cpu=90000 (not followed", "QOS normal MaxTRESMins mem=100"):
+                   "QOS normal GrpTRESMins=cpu=90000 (not followed", "QOS normal MaxTRESMins billing=5",
+                   "QOS normal GrpTRESRunMins mem=9", "QOS normal UsageFactor=0.5 (not followed"):
         assert listed in unfollowed
-    for followed in ("GrpSubmit", "MaxTRESMins cpu", "GrpTRESRunMins"):
+    assert "association acct GrpTRESMins node=9" in unfollowed      # (its cpu is followed)
+    assert "QOS low UsageFactor" not in unfollowed                  # (1: nothing to follow)
+    for followed in ("GrpSubmit", "MaxTRESMins cpu", "MaxTRESMins mem", "GrpTRESRunMins cpu", "GrpTRESMins cpu",
+                     "acct GrpTRESMins=cpu"):
         assert followed not in unfollowed
-    assert "grp_submit 5, max_tres_mins_per_job cpu=600,mem=100, grp_tres_run_mins cpu=6000" in text
+    assert "grp_submit 5, max_tres_mins_per_job cpu=600,mem=100,billing=5, grp_tres_run_mins cpu=6000,mem=9" in text
     bad = tmp_path / "bad.txt"
     bad.write_text("Name|GrpTRESRunMins\nnormal|cpu=lots\n")
     with pytest.raises(WorkloadError) as error:

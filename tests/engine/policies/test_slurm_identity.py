@@ -174,8 +174,9 @@ def test_a_jobs_compiled_limit_checks_hold_as_the_rules_read():
 
 def _start_and_end_at_random(limits, rng, n: int, rounds: int, clock: list[int] | None = None) -> set[str]:
     """Jobs started (among those no rule holds) and ended at random, ``held`` checked against
-    ``held_by_rules`` for every job at each step; with ``clock``, time passes at random and the
-    decay thread takes the running jobs' time off (GrpTRESRunMins). The reasons met."""
+    ``held_by_rules`` for every job at each step; with ``clock``, time passes at random, the decay
+    thread takes the running jobs' time off (GrpTRESRunMins) and sets the user associations'
+    usage at random (GrpTRESMins). The reasons met."""
     running: list[int] = []
     reasons = set()
     for _ in range(rounds):
@@ -185,6 +186,7 @@ def _start_and_end_at_random(limits, rng, n: int, rounds: int, clock: list[int] 
         if clock is not None:
             clock[0] += int(rng.integers(0, 120))
             limits.run_time_until(clock[0] - int(rng.integers(0, 30)))
+            limits.usage_updated({("x", "u1"): float(rng.integers(0, 4000)), ("x", "u2"): float(rng.integers(0, 4000))})
         if running and rng.random() < 0.45:
             limits.ended(running.pop(int(rng.integers(len(running)))))
         else:
@@ -202,14 +204,15 @@ def _start_and_end_at_random(limits, rng, n: int, rounds: int, clock: list[int] 
 
 
 def test_compiled_run_minutes_checks_hold_as_the_rules_read():
-    """The same with GrpTRESRunMins (cpu) on a QOS and an account, as time passes."""
+    """The same with GrpTRESRunMins (cpu) on a QOS and an account, and GrpTRESMins (cpu) on a user's
+    association and the account, as time passes."""
     from engine.platform.slurmconf import Association, Qos
     from engine.policies.slurmlimits import SiteLimits
 
     conf = parse_slurm_conf("NodeName=n[1-4] CPUs=8\nPartitionName=a Nodes=ALL Default=YES\n", "t.conf")
     qos = {"normal": Qos("normal", grp_tres_run_mins={"cpu": 300}), "bulk": Qos("bulk", grp_submit=50)}
-    assoc = [Association("c", "x", shares=1, grp_tres_run_mins={"cpu": 200}), Association("c", "x", "u1"),
-             Association("c", "x", "u2")]
+    assoc = [Association("c", "x", shares=1, grp_tres_run_mins={"cpu": 200}, grp_tres_mins={"cpu": 110}),
+             Association("c", "x", "u1", grp_tres_mins={"cpu": 40}), Association("c", "x", "u2")]
     rng = np.random.default_rng(3)
     n = 200
     clock = [0]
@@ -218,4 +221,4 @@ def test_compiled_run_minutes_checks_hold_as_the_rules_read():
                         rng.integers(1, 9, n).tolist(), [1] * n, rng.choice([60, 300, 900, 1799], n).tolist(),
                         clock=lambda: clock[0])
     reasons = _start_and_end_at_random(limits, rng, n, 300, clock)
-    assert reasons >= {"", "QOSGrpCPURunMinutesLimit", "AssocGrpCPURunMinutesLimit"}
+    assert reasons >= {"", "QOSGrpCPURunMinutesLimit", "AssocGrpCPURunMinutesLimit", "AssocGrpCPUMinutesLimit"}

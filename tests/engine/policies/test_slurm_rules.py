@@ -512,6 +512,26 @@ def test_max_tres_mins_per_job_refuses_a_job_whose_cpus_times_its_time_limit_exc
     assert set(starts(result)) == {1, 3}          # u2's 30 CPU-minutes are not u1's association's
     assert result.rejected_jobs["job_id"].tolist() == [2, 4]
     assert result.rejected_jobs["reason"].tolist() == ["AssocMaxCpuMinutesPerJobLimit"] * 2
+    # a MaxTRESMins cpu=40 on the job's QOS wins over the association's 20: none is refused (30 <=
+    # 40); a QOS limit of memory only leaves the association's of cpu in force
+    result = run(workload, rows, site(assoc=assoc, qos=Qos("normal", max_tres_mins_per_job={"cpu": 40})),
+                 sched_cycle=0, partitions=["long"] * 4, users=[1, 1, 2, 1])
+    assert result.rejected_jobs.empty
+    result = run(workload, rows, site(assoc=assoc, qos=Qos("normal", max_tres_mins_per_job={"mem": 10 ** 6})),
+                 sched_cycle=0, partitions=["long"] * 4, users=[1, 1, 2, 1])
+    assert result.rejected_jobs["job_id"].tolist() == [2, 4]
+
+
+def test_max_tres_mins_per_job_of_memory_and_gpus(workload):
+    # MaxTRESMins mem=1000 (MB-minutes), gres/gpu=20 (GPU-minutes): 100 MB x 10 min = 1000 runs, 200 MB x
+    # 10 min does not (QOSMaxMemoryMinutesPerJob); 2 GPUs x 10 min = 20 runs, 3 x 10 does not
+    # (QOSMaxGRESMinutesPerJob); the job without GPUs or memory is not concerned
+    rows = [(0, 10, 600, 1)] * 5
+    result = run(workload, rows, site(qos=Qos("normal", max_tres_mins_per_job={"mem": 1000, "gres/gpu": 20})),
+                 sched_cycle=0, partitions=["long"] * 5, mem_mb=[100, 200, 0, 0, 0], gpus=[0, 0, 2, 3, 0])
+    assert set(starts(result)) == {1, 3, 5}
+    assert result.rejected_jobs["reason"].tolist() == ["QOSMaxMemoryMinutesPerJob", "QOSMaxGRESMinutesPerJob"]
+    assert result.rejected_jobs["limit"].tolist() == ["QOS normal MaxTRESMins mem=1000", "QOS normal MaxTRESMins gres/gpu=20"]
 
 
 def test_grp_tres_run_mins_holds_a_job_until_the_running_jobs_minutes_left_make_room(workload):
@@ -543,4 +563,35 @@ def test_an_accounts_grp_tres_run_mins_counts_its_users_running_jobs(workload):
                  users=[1, 2])
     assert starts(result) == {1: 0, 2: 60}
     assert reasons(result)[2] == "AssocGrpCPURunMinutesLimit"
+    # a GrpTRESRunMins cpu on the job's QOS (1000) overrides the association's (acct_policy checks
+    # an association's only for TRES no QOS of the job limits): B starts at once
+    result = run(workload, [(0, 300, 600, 10), (0, 10, 120, 1)],
+                 site(assoc=assoc, qos=Qos("normal", grp_tres_run_mins={"cpu": 1000})), partitions=["long"] * 2,
+                 users=[1, 2])
+    assert starts(result) == {1: 0, 2: 0}
 
+
+
+@pytest.mark.parametrize("on_account", [False, True])
+def test_an_associations_grp_tres_mins_holds_its_jobs_until_the_decayed_usage_falls_below_it(workload, on_account):
+    # GrpTRESMins cpu=10 on u1's association (or on account acct: u2's jobs count and are held
+    # too). Usage is the fair-share's decayed CPU-seconds, as the decay thread keeps it every
+    # PriorityCalcPeriod (1 = a minute: ticks at 0, 60, 120, ...), half-life 5 minutes: d = 1 -
+    # 0.693 / 300 per second. A (u1, 8 CPUs, 0-120): 480 d^60 CPU-seconds at the tick 60, then
+    # (480 d^60 + 480 d^60) d^60 = 727 (12.1 minutes) at 120: over 10, B (u1, at 130) is held with
+    # AssocGrpCPUMinutesLimit; 10.6 minutes at 180, 9.2 at 240: B starts at 240 (a pass is asked for
+    # at each tick while the usage holds jobs, though nothing runs)
+    d = 1 - 0.693 / 300
+    usage, tick = 2 * 480 * d ** 60 * d ** 60, 120          # the reference: the usage after A's end
+    while int(usage / 60) >= 10:
+        usage, tick = usage * d ** 60, tick + 60
+    assert tick == 240
+    conf = BASE.replace("PriorityCalcPeriod=1", "PriorityCalcPeriod=1\nPriorityDecayHalfLife=5") + PARTITIONS
+    limit = {"cpu": 10}
+    assoc = [Association("c", "acct", shares=1, grp_tres_mins=limit if on_account else {}),
+             Association("c", "acct", "u1", grp_tres_mins={} if on_account else limit), Association("c", "acct", "u2")]
+    rows = [(0, 120, 120, 8), (130, 10, 60, 1), (130, 10, 60, 1)]
+    result = run(workload, rows, site(conf=conf, assoc=assoc), users=[1, 1, 2])
+    assert starts(result) == {1: 0, 2: tick, 3: tick if on_account else 130}
+    assert reasons(result)[2] == "AssocGrpCPUMinutesLimit"
+    assert result.meta["summary"]["slurm_pending"]["AssocGrpCPUMinutesLimit"]["jobs"] == (2 if on_account else 1)
