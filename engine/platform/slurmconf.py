@@ -59,6 +59,7 @@ SCHEDULER_DEFAULTS: dict[str, int | bool] = {
     "bf_max_job_test": 500, "bf_max_job_user": 0, "bf_max_job_part": 0, "bf_continue": False,
     "default_queue_depth": 100, "sched_interval": 60, "sched_min_interval": 2,
     "bf_yield_interval": 2, "bf_busy_nodes": False, "max_sched_time": 0,
+    "batch_sched_delay": 3,
 }
 
 MAX_NODES_DEFINED = 200_000

@@ -5,6 +5,7 @@ reason, and when each job starts."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from engine.platform.slurmconf import Association, Qos, SlurmSite, parse_slurm_conf
@@ -215,15 +216,41 @@ def test_a_drained_or_inactive_partition_refuses_new_jobs(workload, state):
 # ----------------------------------------------------------------------------- the schedulers
 
 
-def test_bf_resolution_rounds_the_backfill_tables_times_up(workload):
-    # A (8 CPUs, limit 95) runs; B (16 CPUs) is reserved at A's end; C (8 CPUs, limit 94) ends
-    # at 95 exactly if started at 1: with a 1 s resolution it fits before B's reservation; with
-    # 10 s, B's reservation starts at 100 but C's 94 s count as 100 (end 101): it waits for B
-    rows = [(0, 95, 95, 8), (1, 50, 50, 16), (1, 94, 94, 8)]
-    exact = run(workload, rows, site("bf_resolution=1"), sched_cycle=0, sched_interval=0)
-    assert starts(exact) == {1: 0, 2: 95, 3: 1}
-    coarse = run(workload, rows, site("bf_resolution=10"), sched_cycle=0, sched_interval=0)
-    assert starts(coarse) == {1: 0, 2: 95, 3: 145}
+def test_backfill_reservations_start_on_bf_resolutions_grid_and_a_job_ending_at_one_overlaps_it(workload):
+    # backfill.c (_attempt_backfill, 22.05): a pending job's reservation in the backfill table runs
+    # from its start rounded down to bf_resolution to its start + limit rounded down; a job to
+    # start now overlaps a table entry that begins at or before its end (``begin_time <=
+    # end_time``); the running jobs' ends are exact (cons_common's will-run test: end_time).
+    # A (8 CPUs, limit 95) runs; B (16 CPUs) is reserved at A's end, 95; C (8 CPUs) asks at 1.
+    def c_starts(limit: int, resolution: int) -> int:
+        rows = [(0, 95, 95, 8), (1, 50, 50, 16), (1, limit, limit, 8)]
+        result = run(workload, rows, site(f"bf_resolution={resolution}"), sched_cycle=0, sched_interval=0)
+        assert starts(result)[2] == 95
+        return starts(result)[3]
+
+    assert c_starts(93, 1) == 1         # ends at 94, before B's entry [95, 145)
+    assert c_starts(94, 1) == 145       # ends at 95: overlaps B's entry, waits for B (95 + 50)
+    assert c_starts(93, 10) == 145      # B's entry begins at 90: C's end 94 overlaps it
+    assert c_starts(89, 10) == 145      # ends at 90: overlaps it
+    assert c_starts(88, 10) == 1        # ends at 89
+
+
+def test_the_main_scheduler_runs_at_submissions_and_ends_batch_sched_delay_apart(workload):
+    # controller.c _slurmctld_background: a submission or a job's end (epilog complete, agent.c)
+    # calls queue_job_scheduler(); the background loop then runs schedule() once batch_sched_delay
+    # seconds have passed since it last did (its full pass every sched_interval included).
+    # sched_interval 1000 (full passes at 0 and 1000), no backfill pass but the first.
+    # A (16 CPUs) starts at 0; B (16) submitted at 1: the pass at 3 (0 + 3) finds no room; C (16)
+    # at 9: a pass at 9; A ends at 10: 9 + 3 -> the pass at 12 starts B; B ends at 17: C at 17.
+    rows = [(0, 10, 10, 16), (1, 5, 5, 16), (9, 5, 5, 16)]
+    conf = "bf_interval=1000,sched_interval=1000"
+    assert starts(run(workload, rows, site(conf))) == {1: 0, 2: 12, 3: 17}
+    # without the delay, at each end: B at 10, C at 15
+    assert starts(run(workload, rows, site(conf + ",batch_sched_delay=0"))) == {1: 0, 2: 10, 3: 15}
+    # the full pass every sched_interval runs while nothing waits too: with sched_interval 10, a job
+    # submitted at 11 waits for 13 (the pass of 10, + 3)
+    rows = [(0, 5, 5, 1), (11, 5, 5, 1)]
+    assert starts(run(workload, rows, site("bf_interval=1000,sched_interval=10"))) == {1: 0, 2: 13}
 
 
 def test_bf_window_bounds_how_far_ahead_backfill_reserves(workload):
@@ -250,11 +277,13 @@ def test_bf_continue_changes_nothing_as_a_pass_takes_no_simulated_time(workload)
 
 
 def test_sched_interval_runs_the_main_scheduler_between_backfill_passes(workload):
-    # backfill only every 1000 s: a job submitted at 3 on a free node starts at the main
-    # scheduler's next full pass (every sched_interval=10 s from the first submission), or at the
-    # backfill pass of 1000 without main passes
+    # backfill only every 1000 s: a job submitted at 3 on a free node starts at the main pass its
+    # submission asks for (at 3: batch_sched_delay=3 after the full pass of 0); with a longer
+    # batch_sched_delay at the main scheduler's next full pass (every sched_interval=10 s from the
+    # first submission); at the backfill pass of 1000 without a main scheduler
     rows = [(0, 10, 100, 1), (3, 10, 100, 1)]
-    assert starts(run(workload, rows, site("bf_interval=1000,sched_interval=10"))) == {1: 0, 2: 10}
+    assert starts(run(workload, rows, site("bf_interval=1000,sched_interval=10"))) == {1: 0, 2: 3}
+    assert starts(run(workload, rows, site("bf_interval=1000,sched_interval=10,batch_sched_delay=60"))) == {1: 0, 2: 10}
     assert starts(run(workload, rows, site("bf_interval=1000"), sched_interval=0)) == {1: 0, 2: 1000}
 
 
@@ -279,6 +308,18 @@ def test_a_lower_tier_partition_sharing_the_nodes_waits_behind_a_blocked_higher_
                  sched_interval=0, main_at_events=True)
     assert starts(result) == {1: 0, 2: 100, 3: 150}
     assert reasons(result) == {1: "", 2: "Resources", 3: RESERVED_FOR_HIGHER}
+
+
+def test_only_the_first_job_of_a_partition_whose_nodes_were_taken_shows_the_reserved_text(workload):
+    # job_scheduler.c _schedule(): B (high, 16 CPUs) does not fit and takes the node; C, the first
+    # low job, finds no node left: Resources with the text "Nodes required ... reserved for jobs in
+    # higher priority partitions", and fails its partition (fail_by_part); D, behind it, waits with
+    # Priority (_failed_partition). Neither fits in front of B's backfill reservation
+    rows = [(0, 100, 100, 8), (1, 50, 50, 16), (1, 200, 200, 4), (1, 200, 200, 4)]
+    result = run(workload, rows, site("bf_interval=1000", conf=BASE + TIERS), partitions=["high", "high", "low", "low"],
+                 sched_interval=0, main_at_events=True)
+    assert starts(result) == {1: 0, 2: 100, 3: 150, 4: 150}
+    assert reasons(result) == {1: "", 2: "Resources", 3: RESERVED_FOR_HIGHER, 4: "Priority"}
     # the low partition with a node of its own is not blocked: C starts at once
     conf = BASE.replace("NodeName=n1 CPUs=16", "NodeName=n[1-2] CPUs=16") + \
         "PartitionName=high Nodes=n1 PriorityTier=2\nPartitionName=low Nodes=n[1-2] Default=YES PriorityTier=1\n"
@@ -299,8 +340,9 @@ def test_backfill_reservations_take_whole_nodes(workload):
     # 200 s) would fit beside B in CPUs, but Slurm's backfill reserves B the whole node: C may not
     # run into it and starts beside B when B starts; counting only processors it starts at once
     rows = [(0, 100, 100, 8), (1, 50, 50, 12), (1, 200, 200, 4)]
-    assert starts(run(workload, rows, site(), sched_cycle=0, sched_interval=0)) == {1: 0, 2: 100, 3: 100}
-    assert starts(run(workload, rows, site(), sched_cycle=0, sched_interval=0,
+    exact = site("bf_interval=5,bf_resolution=1")
+    assert starts(run(workload, rows, exact, sched_cycle=0, sched_interval=0)) == {1: 0, 2: 100, 3: 100}
+    assert starts(run(workload, rows, exact, sched_cycle=0, sched_interval=0,
                       whole_node_reservations=False)) == {1: 0, 2: 100, 3: 1}
 
 
@@ -337,13 +379,87 @@ def test_an_associations_max_jobs_and_max_submit(workload):
 
 def test_the_backfill_threads_timing(workload):
     # bf_interval=5. On the grid from the first submission: B (submitted at 2) starts at 5, C (13)
-    # at 15, E (20, when A ends) at 20. As Slurm's backfill thread: a pass at least 5 s after the
-    # previous one, then at once when something changed (C at 13), but not in the second a job
-    # ended (A ends at 20: E at 21)
+    # at 15, E (20, when A ends) at 20. As Slurm's backfill thread (backfill.c backfill_agent): a
+    # pass at least 5 s after the previous one, then at once when something changed (C at 13;
+    # E at 20: 7 s after; the job ending that second defers nothing: job_is_completing() looks
+    # only with CompleteWait set)
     rows = [(0, 20, 20, 1), (2, 10, 10, 1), (13, 10, 10, 1), (20, 10, 10, 1)]
     assert starts(run(workload, rows, site("bf_interval=5"), sched_interval=0)) == {1: 0, 2: 5, 3: 15, 4: 20}
     assert starts(run(workload, rows, site("bf_interval=5"), sched_interval=0, backfill_agent=True)) == \
-        {1: 0, 2: 5, 3: 13, 4: 21}
+        {1: 0, 2: 5, 3: 13, 4: 20}
+
+
+def will_run_start(now: int, size: int, running: list[tuple[int, int, int]], cpus: int) -> int:
+    """cons_common's will-run test (_will_run_test) on one node: now if ``size`` CPUs are free;
+    else the running jobs leave in batches by expected end, the first up to the first end raised
+    to the next multiple of 30, plus 30 s; each later window doubled (and doubled again while the
+    next end lies beyond it); the job starts at the last end of the batch after which it fits."""
+    ends = sorted((e, c) for _, e, c in running)
+    free = cpus - sum(c for _, c in ends)
+    if free >= size:
+        return now
+    barrier, window, k = ends[0][0] + (30 - ends[0][0] % 30), 30, 0
+    while True:
+        free += ends[k][1]
+        k += 1
+        while k < len(ends) and ends[k][0] <= barrier + window:
+            free += ends[k][1]
+            k += 1
+        if free >= size:
+            return max(ends[k - 1][0], now + 1)
+        window *= 2
+        while ends[k][0] > barrier + window:
+            window *= 2
+
+
+def slurm_backfill_reference(rows: list[tuple[int, int, int, int]], resolution: int, cpus: int = 16) -> dict[int, int]:
+    """Slurm 22.05's backfill pass on one node, written out naively from backfill.c
+    (_attempt_backfill, _add_reservation) and cons_common's will-run test, run at every
+    submission and job end: jobs in submission order (their priority order here); a job may start
+    at its will-run start (:func:`will_run_start`) or later at the end of a backfill table entry
+    (TRY_LATER), the first of these where no entry [begin, end) has begin <= start + limit and
+    end > start (``begin_time <= end_time``); it starts if that is now, else its entry takes the
+    node from its start to its start + limit, both rounded down to bf_resolution, at least one
+    bf_resolution long."""
+    jobs = [(s, r, lim, c, k + 1) for k, (s, r, lim, c) in enumerate(rows)]
+    pending: list[tuple[int, int, int, int, int]] = []
+    running: list[tuple[int, int, int]] = []          # (end, expected end, cpus)
+    start: dict[int, int] = {}
+    times = sorted({s for s, *_ in jobs})
+    while times:
+        now = times.pop(0)
+        running = [r for r in running if r[0] > now]
+        pending += [j for j in jobs if j[0] == now]
+        table: list[tuple[int, int]] = []
+        for job in list(pending):
+            _, runtime, limit, size, number = job
+            first = will_run_start(now, size, running, cpus)
+            for at in sorted({first, *(e for _, e in table if e > first)}):
+                if not any(b <= at + limit and e > at for b, e in table):
+                    break
+            if at == now:
+                start[number] = now
+                pending.remove(job)
+                running.append((now + runtime, now + limit, size))
+                times = sorted(set(times) | {now + runtime})
+            else:
+                begin = at - at % resolution
+                table.append((begin, max((at + limit) - (at + limit) % resolution, begin + resolution)))
+    return start
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_backfill_pass_starts_what_slurms_rules_written_out_start(workload, seed):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for _ in range(int(rng.integers(8, 30))):
+        limit = int(rng.integers(5, 120))
+        rows.append((int(rng.integers(0, 300)), int(rng.integers(1, limit + 1)), limit,
+                     int(rng.choice([1, 2, 4, 8, 12, 16]))))
+    rows.sort(key=lambda row: row[0])
+    resolution = int(rng.choice([1, 10, 30]))
+    result = run(workload, rows, site(f"bf_interval=5,bf_resolution={resolution}"), sched_cycle=0, sched_interval=0)
+    assert starts(result) == slurm_backfill_reference(rows, resolution)
 
 
 # ----------------------------------------------------------------------------- GrpSubmit, TRES-minutes
