@@ -6,9 +6,11 @@ of the site as configured, and the one that brings the replay closest is named:
 
 * the scheduler's cycle: passes every sched_interval instead of every bf_interval; a pass at every
   submission and end; backfill timed as Slurm's backfill thread does (bf_interval after the
-  previous pass, then as soon as something changed, not in the second a job ended), at bf_interval
-  or sched_interval;
-* a pass per job end: Slurm's event-triggered main scheduler (over default_queue_depth jobs);
+  previous pass, then as soon as something changed), at bf_interval or sched_interval (on the
+  real recording of tests/data/slurm_replay the latter is the closest on average, but a real
+  run's log shows the thread every bf_interval: a calibration, not Slurm's rule);
+* a pass per job end: Slurm's main scheduler at every submission and end without
+  batch_sched_delay (the site as configured runs it at them, batch_sched_delay apart);
 * the bound on backfill work: bf_max_job_test lowered (a pass that runs out of time tests fewer
   jobs), or bf_resolution 1 s instead of the site's grid;
 * how backfill reserves: only the reserved job's processors instead of whole nodes;

@@ -567,21 +567,25 @@ class SlurmBackfill(Algorithm):
 
     * The main scheduler walks the jobs in priority order and starts each that fits now; when one
       does not fit (reason ``Resources``) its partition's nodes are reserved for it for the rest of
-      the pass: later jobs of that partition wait (``Priority``) and so do those of partitions
-      whose nodes are all within reserved ones (:data:`RESERVED_FOR_HIGHER`). It runs over the
-      whole queue every ``sched_interval`` seconds and, with ``main_at_events``, at each submission
-      and job end over the first ``default_queue_depth`` jobs.
+      the pass: later jobs of that partition wait (``Priority``); the first job of a partition whose
+      nodes are all within reserved ones gets :data:`RESERVED_FOR_HIGHER` and its partition fails
+      too. It runs over the whole queue every ``sched_interval`` seconds and, asked by a submission
+      or a job's end, over the first ``default_queue_depth`` jobs once ``batch_sched_delay`` seconds
+      have passed since it last ran (controller.c); with ``main_at_events`` at every submission and
+      end without that delay. ``sched_interval`` 0: no main scheduler (Slurm's -1).
     * The backfill scheduler runs every ``bf_interval`` seconds (``sched_cycle``) from the first
-      submission: from the running jobs' expected ends (rounded up to ``bf_resolution``), it walks
-      the first ``bf_max_job_test`` jobs in priority order (``backfill_bound`` overrides),
-      at most ``bf_max_job_user`` per user (0: any), skipping those a limit holds; each starts now
-      if it fits now for its whole time limit (rounded up to bf_resolution) without delaying an
-      earlier job's reservation, else is reserved at the earliest time it fits if that is within
-      ``bf_window`` minutes (later: no reservation, it does not hold back later jobs).
-      A reservation takes whole nodes (``whole_node_reservations``): Slurm's backfill keeps the
-      future as node bitmaps, so a later job may not run on a reserved job's nodes during its
-      planned span even where processors would be left. Reservations are rebuilt at every pass
-      (Slurm keeps none between passes).
+      submission: it walks the first ``bf_max_job_test`` jobs in priority order (``backfill_bound``
+      overrides), at most ``bf_max_job_user`` per user (0: any), skipping those a limit holds; each
+      starts now if it fits now and ends before every earlier job's reservation begins (Slurm's
+      table: an entry beginning at or before the job's end overlaps it), else is reserved at its
+      earliest start if that is within ``bf_window`` minutes (later: no reservation, it does not
+      hold back later jobs). The earliest start is the select plugin's will-run test's (the running
+      jobs, those started in the pass included, freed in batches: :class:`WillRun`), or the end of
+      an earlier reservation it would overlap. A reservation runs from the start rounded down to
+      ``bf_resolution`` to start + limit rounded down (at least one bf_resolution) and takes whole
+      nodes (``whole_node_reservations``): Slurm's backfill keeps the future as node bitmaps, so a
+      later job may not run on a reserved job's nodes during its planned span even where processors
+      would be left. Reservations are rebuilt at every pass (Slurm keeps none between passes).
 
     ``bf_continue`` changes nothing here: a pass takes no simulated time, so there are no lock
     yields after which it could go on or start over. Each parameter is the site's value unless
@@ -604,7 +608,14 @@ class SlurmBackfill(Algorithm):
         self.window = setting("bf_window", "bf_window") * 60
         self.max_job_user = setting("bf_max_job_user", "bf_max_job_user")
         self.main_at_events = bool(params.get("main_at_events", False))
+        #: the main scheduler at the controller's requests (controller.c _slurmctld_background,
+        #: queue_job_scheduler): a submission or a job's end (its epilog-complete, agent.c) asks for
+        #: it; the background loop runs it over default_queue_depth jobs once batch_sched_delay
+        #: seconds have passed since it last ran it (its full pass every sched_interval included)
+        self.batch_delay = setting("batch_sched_delay", "batch_sched_delay")
+        self.requested = False
         self.origin = int(min(sim.submit)) if sim.n else 0
+        self.last_sched = self.origin       # the background loop's last run (its timers start at the origin)
         #: jobs one pass tests: backfill_bound when set, else the site's bf_max_job_test
         bound = bounded(params)
         if bound is None and isinstance(site, SlurmSite):
@@ -619,7 +630,6 @@ class SlurmBackfill(Algorithm):
         self.stale_main = self.stale_backfill = True
         self.agent = bool(params.get("backfill_agent", False))
         self.last_backfill: int | None = None
-        self.last_end = -1
         nodesets = site.conf.nodes if isinstance(site, SlurmSite) else []
         whole = bool(params.get("whole_node_reservations", True))
         #: CPUs per node of the site (the smallest node's, if they differ) when reservations take whole nodes
@@ -633,10 +643,11 @@ class SlurmBackfill(Algorithm):
     def on_submit(self, job: int) -> None:
         super().on_submit(job)
         self.event = True
+        self.requested = True
 
     def on_finish(self, job: int) -> None:
         self.event = True
-        self.last_end = self.sim.now
+        self.requested = True
         running = self.running
         kernels.remove_running(running.ends, running.jobs, running.sizes, running.count, self.sim.expected_end(job), job)
         running.count -= 1
@@ -667,9 +678,13 @@ class SlurmBackfill(Algorithm):
                 self.stale_main = self.stale_backfill = True
         started = sim.started
         if self.sched_interval > 0 and self.on_grid(self.sched_interval):
+            self.requested, self.last_sched = False, sim.now     # (the full pass runs, whether stale or not)
             if self.stale_main:
                 self.main_pass(None)
                 self.stale_main = False
+        elif self.requested and self.sched_interval > 0 and sim.now - self.last_ran() >= self.batch_delay:
+            self.requested, self.last_sched = False, sim.now     # (the full pass runs, whether stale or not)
+            self.main_pass(self.queue_depth)
         elif event and self.main_at_events:
             self.main_pass(self.queue_depth)
         if sim.started != started:
@@ -682,6 +697,8 @@ class SlurmBackfill(Algorithm):
             # bf_max_job_user): the next one is not skipped
             self.stale_backfill = sim.started != started
             self.stale_main = self.stale_main or self.stale_backfill
+        if self.requested and self.sched_interval > 0:
+            sim.wake_at(max(self.last_ran() + self.batch_delay, sim.now + 1))
         if self.agent:
             if self.stale_backfill:
                 sim.wake_at(max(self.last_backfill + self.cycle, sim.now + 1) if self.last_backfill is not None
@@ -693,16 +710,21 @@ class SlurmBackfill(Algorithm):
                 if cycle > 0:
                     sim.wake_at(self.next_on_grid(cycle))
 
+    def last_ran(self) -> int:
+        """When the controller's background loop last ran the main scheduler: at a request, or its
+        full pass every sched_interval, which it runs also while nothing waits (and this loop is
+        not asked)."""
+        now = self.sim.now
+        return max(self.last_sched, now - (now - self.origin) % self.sched_interval)
+
     def backfill_due(self) -> bool:
-        """On the bf_interval grid; with ``backfill_agent``, as Slurm's backfill thread does: at
-        least bf_interval after the previous pass, and not in the second a job ended (a completing
-        job defers the pass: it sleeps a second and looks again)."""
+        """On the bf_interval grid; with ``backfill_agent``, as Slurm's backfill thread does
+        (backfill.c backfill_agent): at least bf_interval after the previous pass, then at the first
+        second something changed (_more_work). Its job_is_completing() test defers nothing unless
+        CompleteWait is set (job_scheduler.c), which the replay does not model."""
         if not self.agent:
             return self.on_grid(self.cycle)
-        now = self.sim.now
-        if self.last_backfill is not None and now < self.last_backfill + self.cycle:
-            return False
-        return now != self.last_end
+        return self.last_backfill is None or self.sim.now >= self.last_backfill + self.cycle
 
     # ---------------------------------------------------------------- the passes
 
@@ -751,8 +773,9 @@ class SlurmBackfill(Algorithm):
         On a pool of processors counted, sim.free is the profile's free now, and until the first
         job that does not start the profile never decreases (running jobs only end; the jobs
         started take [now, now + d)): a job that fits now fits for its whole time, and starts.
-        The profile is built only then: from the running jobs as the pass began, with the
-        reservations of the jobs it started since."""
+        The profile is built only then: from the running jobs, those it started included, as the
+        select plugin's will-run test frees them (:class:`WillRun`); a job started once the
+        profile exists moves the others' batched ends with it."""
         sim, walk = self.sim, self.walk
         now = sim.now
         resolution = max(self.resolution, 1)
@@ -767,10 +790,9 @@ class SlurmBackfill(Algorithm):
         horizon = now + self.window if self.window > 0 else -1
         state = np.zeros(5, dtype=np.int64)
         profile: Profile | None = None
-        began = self.running.snapshot() if self.pool else None
-        if began is None:
-            profile = self.running_profile(self.running.snapshot(), resolution, len(order))
-        taken: list[tuple[int, int]] = []      # (duration, size) of the jobs started before the profile was built
+        running = WillRun(*self.running.snapshot(), now)
+        if not self.pool:
+            profile = self.running_profile(running, len(order))
         none = np.zeros(1, dtype=np.int64)
         while True:
             if profile is not None:
@@ -788,12 +810,9 @@ class SlurmBackfill(Algorithm):
             i = int(state[0])
             job = int(order[i])
             size = int(self.job_size[job])
-            duration = -(-max(int(walk.estimate[job]), 1) // resolution) * resolution
+            duration = max(int(walk.estimate[job]), 1)
             if status == kernels.NEEDS_PROFILE:
-                assert began is not None
-                profile = self.running_profile(began, resolution, len(order))
-                for d, n in taken:
-                    profile.reserve(now, now + d, n)
+                profile = self.running_profile(running, len(order))
                 state[3] = 1
                 continue
             if status == kernels.NEVER_FITS:
@@ -802,27 +821,29 @@ class SlurmBackfill(Algorithm):
             state[0] = i + 1
             if profile is None:
                 self.start(job)
-                taken.append((duration, size))
+                running.add(now + duration, size)
             elif sim.fits(job):
                 self.start(job)
-                profile.reserve(now, now + duration, size)
+                running.started(profile, now + duration, size)
             else:
                 walk.wait(job, int(blocked[walk.partition[job]]) or RESOURCES, now)
                 kernels.block(walk.partition[job], parts, union, walk.atoms, walk.has_nodes, blocked)
                 at = int(state[4])
                 if horizon < 0 or at < horizon:
-                    profile.reserve(at, at + duration, self.reserved_size(size))
+                    begin = at - at % resolution
+                    profile.reserve(begin, max((at + duration) - (at + duration) % resolution, begin + resolution),
+                                    self.reserved_size(size))
 
-    def running_profile(self, running: tuple[np.ndarray, np.ndarray], resolution: int, jobs: int) -> Profile:
-        """The profile of ``running`` (expected ends sorted, processors) with the ends rounded up to
-        ``resolution`` seconds (bf_resolution: the backfill scheduler's time grid; a job past its
-        expected end thought to end in a second), with room for two steps per job of the pass (in
-        the arrays of the pass before, grown when too small: a profile lives for one pass)."""
-        ends, sizes = running
+    def running_profile(self, running: WillRun, jobs: int) -> Profile:
+        """The profile of the ``running`` jobs as the select plugin's will-run test frees them
+        (:class:`WillRun`: exact seconds, not bf_resolution's: the backfill table rounds only the
+        pending jobs' entries), with room for two steps per job of the pass (in the arrays of the
+        pass before, grown when too small: a profile lives for one pass)."""
+        ends, sizes = running.batched(), running.sizes
         profile = self.profile
         profile.length = 0
         profile.make_room(len(ends) + 2 * jobs + 4)
-        profile.length = kernels.running_profile(ends, sizes, len(ends), self.sim.now, resolution, self.sim.capacity,
+        profile.length = kernels.running_profile(ends, sizes, len(ends), self.sim.now, 1, self.sim.capacity,
                                                  profile.times, profile.free)
         return profile
 
@@ -851,6 +872,40 @@ class SlurmBackfill(Algorithm):
             return {}
         return {"slurm_pending": queue.reasons.pending(queue.waiting_jobs()),
                 "slurm_refused": refused_counts(self.sim.refused)}
+
+
+class WillRun:
+    """The running jobs of a backfill pass (those it started included) as the select plugin's
+    will-run test frees them (cons_common/job_test.c _will_run_test): their expected ends sorted,
+    each freeing its processors at its batch's last end (slurmkernels.will_run_ends; a job past its
+    expected end in a second)."""
+
+    def __init__(self, ends: np.ndarray, sizes: np.ndarray, now: int) -> None:
+        self.ends, self.sizes, self.now = ends, sizes, now
+
+    def batched(self) -> np.ndarray:
+        out = np.empty_like(self.ends)
+        kernels.will_run_ends(self.ends, len(self.ends), out)
+        return np.maximum(out, self.now + 1)
+
+    def add(self, end: int, size: int) -> int:
+        """A job started now, running until ``end``; its place in the sorted arrays."""
+        at = int(np.searchsorted(self.ends, end, side="right"))
+        self.ends, self.sizes = np.insert(self.ends, at, end), np.insert(self.sizes, at, size)
+        return at
+
+    def started(self, profile: Profile, end: int, size: int) -> None:
+        """A job started now once ``profile`` (built from these jobs' batched ends) exists: it is
+        taken from now to its batched end, and the other jobs' batches move with it."""
+        before = self.batched()
+        at = self.add(end, size)
+        after = self.batched()
+        for old, new, cpus in zip(before.tolist(), np.delete(after, at).tolist(), np.delete(self.sizes, at).tolist()):
+            if new > old:
+                profile.reserve(old, new, cpus)
+            elif new < old:
+                profile.release(new, old, cpus)
+        profile.reserve(self.now, int(after[at]), size)
 
 
 class Running:
@@ -933,13 +988,15 @@ WHOLE_NODES = Param("whole_node_reservations", "bool", True, "a pending job's ba
                     "nodes, as Slurm's backfill table of node bitmaps does (off: only its processors)",
                     label="whole-node reservations")
 AGENT = Param("backfill_agent", "bool", False, "time backfill passes as Slurm's backfill thread does: at least "
-              "bf_interval after the previous pass, then as soon as something changed and no job ended that "
-              "second (off: every bf_interval from the first submission)", label="backfill thread timing")
+              "bf_interval after the previous pass, then as soon as something changed (off: every bf_interval "
+              "from the first submission)", label="backfill thread timing")
 SLURM_PARAMS = (BACKFILL_BOUND, SCHED_CYCLE, MAIN_AT_EVENTS, WHOLE_NODES, AGENT,
                 _site_param("sched_interval", "main scheduler interval", "seconds between main scheduler passes over the "
-                            "whole queue (0 = none)", "s"),
+                            "whole queue (0 = no main scheduler at all, as Slurm's sched_interval=-1)", "s"),
                 _site_param("default_queue_depth", "main scheduler depth at events", "jobs the main scheduler tests at a "
                             "submission or end", "jobs"),
+                _site_param("batch_sched_delay", "main scheduler delay after submissions", "seconds at least between "
+                            "two main scheduler passes asked for by submissions", "s"),
                 _site_param("bf_resolution", "backfill resolution", "seconds of the backfill scheduler's time grid", "s"),
                 _site_param("bf_window", "backfill window", "minutes ahead the backfill scheduler reserves", "min"),
                 _site_param("bf_max_job_user", "backfill jobs per user", "jobs per user one backfill pass tests (0 = any)",

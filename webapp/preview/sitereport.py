@@ -15,7 +15,8 @@ from django.utils.html import escape
 
 from engine.api import SITE_FILES, WorkloadError, error_line, pending_reasons
 from webapp.experiments.models import CURRENT, PROPOSED, Run
-from webapp.preview.models import SitePreview
+from webapp.preview.calibration import calibration_table
+from webapp.preview.models import SiteCalibration, SitePreview
 from webapp.preview.page import csv_text, report_html, sweep_overview, sweep_parts, value_text
 from webapp.preview.services import RECORDED
 from webapp.preview.sites import changed_keys, side_runs, site_results, text_diff
@@ -68,7 +69,18 @@ def download_html(preview: SitePreview, value: Any = None) -> str | None:
     if experiment.sweep_param:
         tables = f"<h2>{escape(experiment.sweep_param)} = {escape(value_text(value))}</h2>{tables}"
     title = f"SchedLab site preview: {preview.name} ({experiment.trace.name})"
-    return report_html(title, [setup, changes, *sweep_parts(sweep_of(preview, value, every), context), tables])
+    return report_html(title, [setup, changes, *sweep_parts(sweep_of(preview, value, every), context), tables,
+                               *calibration_part(preview, context)])
+
+
+def calibration_part(preview: SitePreview, context: dict[str, Any]) -> list[str]:
+    """The done calibration's table and trust per partition, without the page's buttons (nothing before)."""
+    calibration = SiteCalibration.objects.filter(site_preview=preview, status=SiteCalibration.Status.DONE).first()
+    if calibration is None or not calibration.report:
+        return []
+    return [render_to_string("preview/_site_calibration.html", {
+        **context, "calibration": calibration, "calibration_table": calibration_table(calibration.report),
+        "calibration_phases": calibration.report.get("averaged_over_phases", 1), "can_change": False})]
 
 
 def tables_csv(preview: SitePreview, value: Any = None) -> str | None:

@@ -66,6 +66,10 @@ def test_calibrate_the_baseline_and_apply_a_candidate_to_both_sides(alice, sacct
     assert f'data-candidate="{escape(report["best"])}" class="chosen"' in table
     trust = page[page.index('id="calibration-trust"'):]
     assert "<td>long</td>" in trust and "<td>short</td>" in trust
+    html = client.get(reverse("preview:site_download", args=[preview.pk])).content.decode()   # the download has it too
+    # (the parts are Bokeh Divs: their HTML is in the document's JSON, escaped)
+    assert 'id=\\"calibration-table\\"' in html and 'id=\\"calibration-trust\\"' in html
+    assert "&lt;table" in html and "&lt;button" not in html and "&lt;form" not in html   # no buttons to press in a file
     # apply a candidate that is parameters alone: both sides run again with its --set
     chosen = report["best"] if rows[report["best"]]["params"] and not rows[report["best"]]["inferred_limits"] \
         and not rows[report["best"]]["without_limits"] else "a pass at every submission and end"

@@ -227,3 +227,28 @@ def test_a_bad_sweep_from_the_page_answers_one_line_and_changes_nothing(alice, s
     preview = SitePreview.objects.get()
     assert preview.experiment.sweep_param == "" and preview.experiment.sweep_values in ([], None)
     assert sorted(preview.experiment.runs.values_list("pk", "status")) == before
+
+
+@pytest.mark.django_db
+def test_the_page_reads_its_runs_once_and_each_set_of_files_once(alice, sacct_trace, monkeypatch):
+    """A swept preview with a proposal, every run done: the page asks the database for the runs once,
+    and reads the current and the proposed files once each (not once per swept run or per use)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from webapp.preview import models
+
+    client = login(alice)
+    post_site(client, sacct_trace, **slurm_files(), sweep_key="bf_max_job_test", sweep_values="10, 100")
+    preview = SitePreview.objects.get()
+    client.post(reverse("preview:site_propose", args=[preview.pk]), proposal_post(preview, PriorityWeightFairshare="20000"))
+    compute(preview)
+    read: list[dict] = []
+    real = models.site_from_texts
+    monkeypatch.setattr(models, "site_from_texts", lambda kind, texts: read.append(dict(texts)) or real(kind, texts))
+    with CaptureQueriesContext(connection) as queries:
+        page = client.get(preview.get_absolute_url() + "?value=1").content.decode()
+    assert "at bf_max_job_test = 100" in page and 'id="changed-keys"' in page
+    assert sum('FROM "experiments_run"' in query["sql"] for query in queries.captured_queries) == 1
+    preview.refresh_from_db()
+    assert len(read) == 2 and preview.current in read and preview.proposed in read, [sorted(r) for r in read]
