@@ -8,7 +8,8 @@ Slurm (the names squeue shows in its REASON column):
 
 * ``PartitionTimeLimit``: the job's time limit is above its partition's MaxTime;
 * ``QOSMaxWallDurationPerJobLimit``: above its QOS's MaxWall;
-* ``QOSMaxJobsPerUserLimit``: its user already runs MaxJobsPU jobs of its QOS;
+* ``QOSMaxJobsPerUserLimit``: its user already runs MaxJobsPU jobs of its QOS (these two only when
+  AccountingStorageEnforce has limits, as in Slurm; a partition's QOS is not looked at here);
 * ``Resources``: it is the first waiting job of its partition (by submission: the schedule knows
   no priorities) not held by a limit, and fewer CPUs are free than it asks for (Slurm shows
   ``Resources`` only for the job at the top of its partition);
@@ -152,14 +153,16 @@ def _fixed_reasons(site: SlurmSite, partitions: list[str], qos: list[str], limit
     result = []
     for partition, q, limit in zip(partitions, qos, limits):
         p = site.conf.partitions.get(partition) or default
-        wall = site.qos[q].max_wall if q in site.qos else None
+        wall = site.qos[q].max_wall if q in site.qos and site.conf.enforce_limits else None
         result.append(PARTITION_TIME if p is not None and p.max_time is not None and limit > p.max_time else
                       QOS_WALL if wall is not None and limit > wall else "")
     return result
 
 
 def _slurm_user_limits(site: SlurmSite) -> dict[str, int]:
-    return {name: q.max_jobs_per_user for name, q in site.qos.items() if q.max_jobs_per_user is not None}
+    """Each QOS's MaxJobsPU, when AccountingStorageEnforce has limits (else Slurm checks none)."""
+    return {name: q.max_jobs_per_user for name, q in site.qos.items()
+            if q.max_jobs_per_user is not None and site.conf.enforce_limits}
 
 
 def _pbs_limited(server: PbsServer, job: int, queues: list[str], users: list[str], running: set[int]) -> str:

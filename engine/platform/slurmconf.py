@@ -34,6 +34,22 @@ PRIORITY_KEYS = ("prioritytype", "prioritydecayhalflife", "prioritymaxage", "pri
                  "priorityfavorsmall", "priorityflags", "priorityusageresetperiod")
 SCHEDULER_KEYS = ("schedulertype", "schedulerparameters", "selecttype", "selecttypeparameters", "clustername")
 
+#: AccountingStorageEnforce's words (slurm.conf(5); read_config.c _validate_accounting_storage_enforce)
+#: and the ACCOUNTING_ENFORCE_* flags each sets ("all": every one but nojobs and nosteps)
+ENFORCE_WORDS = {"1": ("associations",), "associations": ("associations",), "2": ("associations", "limits"),
+                 "limits": ("associations", "limits"), "safe": ("associations", "limits", "safe"),
+                 "wckeys": ("associations", "wckeys"), "qos": ("associations", "qos"),
+                 "all": ("associations", "limits", "safe", "wckeys", "qos"), "nojobs": ("nojobs", "nosteps"),
+                 "nosteps": ("nosteps",)}
+#: the flags no rule here follows, with why (``engine site`` names those set)
+ENFORCE_NOT_FOLLOWED = {
+    "associations": "a job of a user/account with no association is refused at submission; the recorded jobs ran",
+    "qos": "a job's QOS must be one its association may use; the recorded jobs ran with theirs",
+    "safe": "an association's GrpTRESMins holds a job while its usage reaches the limit, not while its usage plus "
+            "the running jobs' and its own CPU-minutes would (a QOS's GrpTRESMins and GrpWall are not followed)",
+    "wckeys": "workload characterization keys are not read",
+}
+
 #: a partition's State= values (slurm.conf(5))
 PARTITION_STATES = ("UP", "DOWN", "DRAIN", "INACTIVE")
 
@@ -131,7 +147,15 @@ class SlurmConf:
     scheduler_unknown: dict[str, str] = field(default_factory=dict)
     select_type: str = "select/cons_tres"
     select_parameters: list[str] = field(default_factory=list)
+    #: AccountingStorageEnforce's flags (ENFORCE_WORDS' values); none = Slurm's default: no association
+    #: or QOS limit is enforced (acct_policy returns at once without ACCOUNTING_ENFORCE_LIMITS)
+    enforce: frozenset[str] = frozenset()
     unmodelled: dict[str, tuple[int, str]] = field(default_factory=dict)   # key -> (line, value)
+
+    @property
+    def enforce_limits(self) -> bool:
+        """AccountingStorageEnforce has limits (or safe, all): association and QOS limits hold jobs."""
+        return "limits" in self.enforce
 
     @property
     def total_cpus(self) -> int:
@@ -326,6 +350,15 @@ def _global(conf: SlurmConf, key: str, value: str, line: int, source: str) -> No
         conf.select_parameters = [p.strip() for p in value.split(",") if p.strip()]
     elif lower == "clustername":
         conf.cluster = value
+    elif lower == "accountingstorageenforce":
+        flags: set[str] = set()
+        for word in (w.strip().lower() for w in value.split(",") if w.strip()):
+            if word not in ENFORCE_WORDS:
+                raise WorkloadError(f"unknown AccountingStorageEnforce value {shown(word)} (Slurm's: "
+                                    f"{', '.join(w for w in ENFORCE_WORDS if not w.isdigit())})",
+                                    file=source, line=line, field=key)
+            flags.update(ENFORCE_WORDS[word])
+        conf.enforce = frozenset(flags)
     else:
         conf.unmodelled[key] = (line, value)
 
@@ -473,6 +506,18 @@ _TITLES = {"max_tres_per_user": "MaxTRESPU", "max_tres_per_job": "MaxTRES", "grp
 #: cpu only (MaxTRESMins, per job, follows all of TRACKED_TRES)
 TRACKED_TRES_MINS = ("cpu",)
 TRES_MINS_LIMITS = ("grp_tres_run_mins", "grp_tres_mins")
+#: the QOS flags the limits follow (sacctmgr's spelling): OverPartQOS puts the job's QOS before its
+#: partition's, PartitionTimeLimit and PartitionMaxNodes let its jobs past their partition's MaxTime
+#: and MaxNodes (acct_policy_set_qos_order, job_mgr.c _part_access_check)
+QOS_FLAGS_FOLLOWED = ("OverPartQOS", "PartitionTimeLimit", "PartitionMaxNodes")
+_FOLLOWED_LOWER = {flag.lower() for flag in QOS_FLAGS_FOLLOWED}
+
+
+def has_flag(qos: Qos, flag: str) -> bool:
+    """Whether the QOS has the flag (sacctmgr prints them in any case)."""
+    return any(f.lower() == flag.lower() for f in qos.flags)
+
+
 #: limits read but not followed, with why (``engine site`` lists them when set), of a QOS and of
 #: an association: slurmctld keeps decayed usage per QOS and per association, of every TRES and of
 #: wall-clock time; the fair-share here keeps decayed CPU-seconds per user association (an
@@ -697,11 +742,18 @@ def describe_site(site: SlurmSite) -> list[str]:
     params = ", ".join(f"{k}={v}" for k, v in conf.scheduler.items() if v != SCHEDULER_DEFAULTS.get(k))
     lines.append(f"scheduler: {conf.scheduler_type} ({params or 'defaults'}); {conf.select_type} "
                  f"{','.join(conf.select_parameters) or ''}; memory {'is' if conf.memory_consumable else 'is not'} consumable")
+    enforced = ",".join(sorted(conf.enforce)) or "not set"
+    lines.append(f"limits: AccountingStorageEnforce {enforced}: association and QOS limits "
+                 + ("enforced, each where the hierarchy first sets it (partition QOS, job QOS — the other way "
+                    "round with OverPartQOS —, the user's association, its accounts up to root), partition "
+                    "MaxTime/MaxNodes besides" if conf.enforce_limits else
+                    "NOT enforced (without limits, safe or all Slurm checks none; partition MaxTime/MaxNodes are)"))
     for qos in site.qos.values():
         limits = _limits(qos, ("max_wall", "max_jobs_per_user", "max_submit_per_user", "max_jobs_per_account",
                                "max_submit_per_account", "max_tres_per_user", "max_tres_per_job", "grp_tres",
                                "grp_jobs", "grp_submit", "max_tres_mins_per_job", "grp_tres_run_mins"))
-        lines.append(f"  QOS {qos.name}: priority {qos.priority}" + (f", {limits}" if limits else ""))
+        lines.append(f"  QOS {qos.name}: priority {qos.priority}" + (f", {limits}" if limits else "")
+                     + (f", flags {','.join(qos.flags)}" if qos.flags else ""))
     for assoc in site.associations:
         who = f"{assoc.account}/{assoc.user}" if assoc.user else assoc.account
         limits = _limits(assoc, ("max_jobs", "max_submit", "max_wall", "max_tres_per_job", "grp_tres", "grp_jobs",
@@ -723,6 +775,10 @@ def describe_site(site: SlurmSite) -> list[str]:
                 "GrpTRESMins only cpu)"
                 for what, key, value in untracked_tres(site)]
     unknown += not_followed(site)
+    unknown += [f"QOS {q.name} Flags {flag} (not followed: of the flags only {', '.join(QOS_FLAGS_FOLLOWED)} are)"
+                for q in site.qos.values() for flag in q.flags if flag.lower() not in _FOLLOWED_LOWER]
+    unknown += [f"AccountingStorageEnforce {flag} (not followed: {why})" for flag, why in ENFORCE_NOT_FOLLOWED.items()
+                if flag in conf.enforce]
     lines.append("not modelled (read, not used): " + (", ".join(unknown) if unknown else "nothing"))
     return lines
 

@@ -33,14 +33,20 @@ slurmctld's ``job_reason`` strings as ``squeue -o %r`` prints them):
   association only;
 * limits that hold a job while others run: QOS GrpJobs, MaxJobsPA (``MaxJobsPerAccount``, as 22.05
   names it: the running jobs of the job's account in that QOS), MaxJobsPU, association GrpJobs and
-  MaxJobs (jobs), then QOS GrpTRES, MaxTRESPU and association GrpTRES (cpu and node), in the order
-  slurmctld's acct_policy checks them (before and after node selection). The first that holds
-  names the reason.
+  MaxJobs (jobs), then QOS GrpTRES, MaxTRESPU and association GrpTRES, in the order slurmctld's
+  acct_policy checks them (before and after node selection), each where the hierarchy below puts
+  it. The first that holds names the reason.
 
-A job's QOS limits are those of its own QOS and of its partition's QOS (``QOS=`` on the
-PartitionName line). Association limits apply along its chain: the (account, user) row, then the
-account's row and its parents' (GrpTRES/GrpJobs of an account count all the jobs below it).
-Association rows for another partition are not used. The TRES followed are cpu, mem (the job's
+The hierarchy (resource_limits.html, slurmctld 22.05.8's acct_policy.c): a job's QOS are its
+partition's (``QOS=`` on the PartitionName line) then its own, or its own first when it has the
+OverPartQOS flag; a limit the first sets (a TRES of a list: TRES by TRES) is not checked on the second
+(:func:`imposed`). Association limits apply along its chain: its own (account, user) row, then the
+account's row and its parents' (GrpTRES/GrpJobs of an account count all the jobs below it); an
+association limit a QOS of the job sets the same way is not checked (:data:`ASSOC_SHADOWED_BY`), and
+the per-job and per-user ones are the own row's, filled in from its parents (:data:`ASSOC_OWN`,
+:func:`applied`). Partition MaxTime/MaxNodes hold whatever the QOS say, unless the job's QOS has
+PartitionTimeLimit/PartitionMaxNodes. Without AccountingStorageEnforce's ``limits`` no association
+or QOS limit is checked. Association rows for another partition are not used. The TRES followed are cpu, mem (the job's
 memory on all its nodes, as sacct's ReqTRES counts it, consumable or not), node and gres/gpu (its
 GPUs on all its nodes); others in a limit (billing, typed gres, licenses) are listed by
 ``engine site`` as not modelled. An association's MaxTRES (per job) applies from its row and its
@@ -50,13 +56,13 @@ accounts' rows.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from collections.abc import Callable
 
 import numpy as np
 
-from engine.platform.slurmconf import Association, Partition, Qos, SlurmSite, shown_time
+from engine.platform.slurmconf import Association, Partition, Qos, SlurmSite, has_flag, shown_time
 from engine.policies import slurmkernels as kernels
 from engine.sim.jit import bind_direct
 
@@ -126,6 +132,83 @@ HOLD_CODES = tuple(dict.fromkeys(HOLD_REASONS + tuple(reason for kind in ("qos_g
                                  + (MINS_REASONS["qos_run"], MINS_REASONS["assoc_run"], MINS_REASONS["assoc_usage"])))
 
 
+#: a QOS's limits of one value and its TRES lists: where a job has two QOS (its partition's and its
+#: own), each limit (each TRES of a list) is the first one's where it sets it, else the second's
+#: (acct_policy checks the second QOS's limit only where the first left it INFINITE)
+QOS_SCALARS = ("grp_jobs", "grp_submit", "grp_wall", "max_jobs_per_account", "max_jobs_per_user",
+               "max_submit_per_account", "max_submit_per_user", "max_wall")
+QOS_TRES = ("grp_tres", "grp_tres_mins", "grp_tres_run_mins", "max_tres_mins_per_job", "max_tres_per_job",
+            "max_tres_per_user")
+#: an association's limits each QOS limit shadows (acct_policy.c 22.05: the association's is checked
+#: only where no QOS of the job sets the QOS's; a TRES list TRES by TRES): association limit -> the
+#: QOS limits that override it
+ASSOC_SHADOWED_BY = {"grp_jobs": ("grp_jobs",), "grp_submit": ("grp_submit",), "grp_wall": ("grp_wall",),
+                     "max_jobs": ("max_jobs_per_account", "max_jobs_per_user"),
+                     "max_submit": ("max_submit_per_account", "max_submit_per_user"), "max_wall": ("max_wall",),
+                     "grp_tres": ("grp_tres",), "grp_tres_mins": ("grp_tres_mins",),
+                     "grp_tres_run_mins": ("grp_tres_run_mins",), "max_tres_per_job": ("max_tres_per_job",),
+                     "max_tres_mins_per_job": ("max_tres_mins_per_job",)}
+#: an association's per-job and per-user limits: slurmctld checks them on the job's own association
+#: only, whose values the database fills in from its parents where it sets none ("pre-propagated":
+#: sacctmgr shows them so unless WOPLimits; TRES lists merged TRES by TRES); the Grp* limits apply
+#: at every level
+ASSOC_OWN = ("max_jobs", "max_submit", "max_wall", "max_tres_per_job", "max_tres_mins_per_job")
+
+
+def imposed(ordered: list[Qos]) -> list[Qos]:
+    """The QOS in slurmctld's order, each as the limits it imposes: a limit (a TRES of a list) an
+    earlier one sets is left out of the later ones."""
+    found: list[Qos] = []
+    scalars: set[str] = set()
+    tres: dict[str, set[str]] = {key: set() for key in QOS_TRES}
+    for q in ordered:
+        changes: dict[str, Any] = {}
+        for key in QOS_SCALARS:
+            if getattr(q, key) is not None:
+                if key in scalars:
+                    changes[key] = None
+                scalars.add(key)
+        for key in QOS_TRES:
+            limits: dict[str, int] = getattr(q, key)
+            kept = {name: bound for name, bound in limits.items() if name not in tres[key]}
+            if len(kept) != len(limits):
+                changes[key] = kept
+            tres[key].update(limits)
+        found.append(replace(q, **changes) if changes else q)
+    return found
+
+
+def applied(rows: list[Association], qos: list[Qos]) -> list[Association]:
+    """A job's association rows (its own first, then its accounts' up to root) as the limits
+    slurmctld checks on each: the own row with its per-job limits filled in from its parents, the
+    parents without them, every row without the limits a QOS of the job sets (:data:`ASSOC_SHADOWED_BY`)."""
+    found = []
+    for level, row in enumerate(rows):
+        changes: dict[str, Any] = {}
+        for key in ASSOC_OWN:
+            value = getattr(row, key)
+            if level:
+                changes[key] = {} if isinstance(value, dict) else None
+            elif isinstance(value, dict):
+                merged = dict(value)
+                for parent in rows[1:]:
+                    for name, bound in getattr(parent, key).items():
+                        merged.setdefault(name, bound)
+                changes[key] = merged
+            elif value is None:
+                changes[key] = next((getattr(p, key) for p in rows[1:] if getattr(p, key) is not None), None)
+        for key, by in ASSOC_SHADOWED_BY.items():
+            value = changes.get(key, getattr(row, key))
+            if isinstance(value, dict):
+                value = {name: bound for name, bound in value.items()
+                         if not any(name in getattr(q, limit) for q in qos for limit in by)}
+            elif any(getattr(q, limit) is not None for q in qos for limit in by):
+                value = None
+            changes[key] = value
+        found.append(replace(row, **changes))
+    return found
+
+
 class SiteLimits:
     """The limits of one run's jobs (per job: partition, QOS, account, user, CPUs, nodes, time limit),
     with the counts of running and submitted jobs they are checked against."""
@@ -151,23 +234,26 @@ class SiteLimits:
         self.parent = {a.account: (a.parent or "root") for a in site.associations if not a.user}
         self._chains: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
         self._qos_lists: dict[tuple[str, str], list[Qos]] = {}
+        self._rows: dict[tuple[str, str, str, str], list[tuple[tuple[str, str], Association]]] = {}
+        #: AccountingStorageEnforce has limits: without, slurmctld checks no association or QOS limit
+        self.enforce = site.conf.enforce_limits
         # submitted and not ended (pending + running)
         self.qos_submitted: defaultdict[str, int] = defaultdict(int)
         self.qos_user_submitted: defaultdict[tuple[str, str], int] = defaultdict(int)
         self.qos_account_submitted: defaultdict[tuple[str, str], int] = defaultdict(int)
         self.assoc_submitted: defaultdict[tuple[str, str], int] = defaultdict(int)
-        self.any_hold = any(self._qos_holds(q) for q in site.qos.values()) or any(
+        self.any_hold = self.enforce and (any(self._qos_holds(q) for q in site.qos.values()) or any(
             a.max_jobs is not None or a.grp_jobs is not None or a.grp_tres or "cpu" in a.grp_tres_run_mins
-            or "cpu" in a.grp_tres_mins for a in site.associations)
+            or "cpu" in a.grp_tres_mins for a in site.associations))
         #: an association's GrpTRESMins cpu (minutes) by (account, user), and the user associations
         #: whose decayed usage counts in it (its own, or all below an account): :meth:`usage_updated`
         self.usage_limits = {(a.account, a.user): a.grp_tres_mins["cpu"] for a in site.associations
-                             if "cpu" in a.grp_tres_mins}
+                             if self.enforce and "cpu" in a.grp_tres_mins}
         self.usage_members = {key: self._members(key, site.associations) for key in self.usage_limits}
         self.used_minutes: dict[tuple[str, str], int] = {}     # their whole minutes used, as of the last update
         #: GrpTRESRunMins (cpu) set somewhere: the running jobs' time left is followed (:meth:`run_time_until`)
-        self.run_minutes = any("cpu" in q.grp_tres_run_mins for q in site.qos.values()) or any(
-            "cpu" in a.grp_tres_run_mins for a in site.associations)
+        self.run_minutes = self.enforce and (any("cpu" in q.grp_tres_run_mins for q in site.qos.values()) or any(
+            "cpu" in a.grp_tres_run_mins for a in site.associations))
         self.run_since: dict[int, int] = {}        # running job -> its start (with run_minutes)
         self.run_taken = np.zeros(len(cpus), dtype=np.int64)   # CPU-seconds taken off its run counters so far
         # The running counts (jobs, CPUs, nodes, memory MB, GPUs), in arrays the compiled passes read
@@ -215,18 +301,39 @@ class SiteLimits:
     # ------------------------------------------------------------------ what applies to a job
 
     def qos_of(self, job: int) -> list[Qos]:
-        """The partition's QOS first (Slurm's default order), then the job's own."""
+        """The job's QOS in the order slurmctld checks them (acct_policy_set_qos_order): its
+        partition's QOS first, then its own, or its own first when that has the OverPartQOS flag;
+        one QOS given twice counts once. Each as the limits it imposes (:func:`imposed`: a limit the
+        first sets is the first's alone). None when AccountingStorageEnforce has no limits."""
         key = (self.partition[job], self.qos[job])
         found = self._qos_lists.get(key)
         if found is None:
             found = []
-            partition = self.partitions.get(key[0])
-            if partition is not None and partition.qos and partition.qos in self.qos_table:
-                found.append(self.qos_table[partition.qos])
-            own = self.qos_table.get(key[1])
-            if own is not None and all(q.name != own.name for q in found):
-                found.append(own)
+            if self.enforce:
+                partition = self.partitions.get(key[0])
+                part = self.qos_table.get(partition.qos) if partition is not None and partition.qos else None
+                own = self.qos_table.get(key[1])
+                order = (own, part) if own is not None and has_flag(own, "OverPartQOS") else (part, own)
+                ordered: list[Qos] = []
+                for q in order:
+                    if q is not None and all(q.name != other.name for other in ordered):
+                        ordered.append(q)
+                found = imposed(ordered)
             self._qos_lists[key] = found
+        return found
+
+    def rows(self, job: int) -> list[tuple[tuple[str, str], Association]]:
+        """The job's association rows as (account, user) and the limits slurmctld checks on each
+        (:func:`applied`): its own row (the user's; the account's where the dump has none), then its
+        accounts' up to root. None when AccountingStorageEnforce has no limits."""
+        key = (self.account[job], self.user[job], self.partition[job], self.qos[job])
+        found = self._rows.get(key)
+        if found is None:
+            found = []
+            if self.enforce:
+                pairs = [(k, row) for k in self.chain(job) if (row := self._row(k, job)) is not None]
+                found = list(zip([k for k, _ in pairs], applied([row for _, row in pairs], self.qos_of(job))))
+            self._rows[key] = found
         return found
 
     def chain(self, job: int) -> list[tuple[str, str]]:
@@ -265,16 +372,20 @@ class SiteLimits:
                 return Refusal("PartitionDown", f"partition {partition.name} State=DOWN")
             if partition.state in ("DRAIN", "INACTIVE"):
                 return Refusal(PARTITION_NOT_AVAILABLE, f"partition {partition.name} State={partition.state}")
-            if partition.max_time is not None and limit > partition.max_time:
+            # the job's own QOS's PartitionTimeLimit / PartitionMaxNodes flags let it past them
+            # (job_mgr.c _part_access_check, job_limits_check), whether limits are enforced or not
+            own = self.qos_table.get(self.qos[job])
+            if partition.max_time is not None and limit > partition.max_time and \
+                    not (own is not None and has_flag(own, "PartitionTimeLimit")):
                 return Refusal("PartitionTimeLimit", f"partition {partition.name} MaxTime {shown_time(partition.max_time)}")
-            if partition.max_nodes is not None and nodes > partition.max_nodes:
+            if partition.max_nodes is not None and nodes > partition.max_nodes and \
+                    not (own is not None and has_flag(own, "PartitionMaxNodes")):
                 return Refusal("PartitionNodeLimit", f"partition {partition.name} MaxNodes {partition.max_nodes}")
         for q in self.qos_of(job):
             if q.max_wall is not None and limit > q.max_wall:
                 return Refusal("QOSMaxWallDurationPerJobLimit", f"QOS {q.name} MaxWall {shown_time(q.max_wall)}")
-        for key in self.chain(job):
-            row = self._row(key, job)
-            if row is not None and row.max_wall is not None and limit > row.max_wall:
+        for key, row in self.rows(job):
+            if row.max_wall is not None and limit > row.max_wall:
                 return Refusal("AssocMaxWallDurationPerJobLimit",
                                f"association {_who(key)} MaxWall {shown_time(row.max_wall)}")
         counts = self.counts(job)
@@ -292,14 +403,12 @@ class SiteLimits:
                     bound = _tres(limits, tres)
                     if bound is not None and counts[index] > bound:
                         return Refusal(TRES_REASONS[kind][tres], f"QOS {q.name} {title} {tres}={bound}")
-        for key in self.chain(job):
-            row = self._row(key, job)
-            if row is None:
-                continue
-            job_minutes, bound, _ = self._minutes_limits(job, row)
-            refusal = self._over_minutes(counts, minutes(limit), job_minutes, "assoc_job", f"association {_who(key)}")
+        for key, row in self.rows(job):
+            refusal = self._over_minutes(counts, minutes(limit), row.max_tres_mins_per_job, "assoc_job",
+                                         f"association {_who(key)}")
             if refusal is not None:
                 return refusal
+            bound = row.grp_tres_run_mins.get("cpu")
             if bound is not None and cpu_minutes > bound:
                 return Refusal(MINS_REASONS["assoc_run"], f"association {_who(key)} GrpTRESRunMins cpu={bound}")
             for kind, title, limits in (("assoc_job", "MaxTRES", row.max_tres_per_job),
@@ -323,26 +432,22 @@ class SiteLimits:
     def at_submit(self, job: int) -> Refusal | None:
         """GrpSubmit / MaxSubmitPA / MaxSubmitPU of each QOS, then GrpSubmit / MaxSubmit of each
         association up the chain: the group's, account's or user's pending and running jobs already
-        at the limit, in the order acct_policy_validate checks them (an association's GrpSubmit is
-        not checked when a QOS of the job sets GrpSubmit: the QOS's limit overrides it)."""
+        at the limit, in the order acct_policy_validate checks them (each where the hierarchy first sets it:
+        :meth:`qos_of`, :meth:`rows`)."""
         user, account = self.user[job], self.account[job]
-        qos_group = False
         for q in self.qos_of(job):
-            if q.grp_submit is not None:
-                qos_group = True
-                if self.qos_submitted[q.name] >= q.grp_submit:
-                    return Refusal("QOSGrpSubmitJobsLimit", f"QOS {q.name} GrpSubmit {q.grp_submit}")
+            if q.grp_submit is not None and self.qos_submitted[q.name] >= q.grp_submit:
+                return Refusal("QOSGrpSubmitJobsLimit", f"QOS {q.name} GrpSubmit {q.grp_submit}")
             if q.max_submit_per_account is not None and \
                     self.qos_account_submitted[(q.name, account)] >= q.max_submit_per_account:
                 return Refusal("MaxSubmitJobsPerAccount", f"QOS {q.name} MaxSubmitPA {q.max_submit_per_account}")
             if q.max_submit_per_user is not None and self.qos_user_submitted[(q.name, user)] >= q.max_submit_per_user:
                 return Refusal("QOSMaxSubmitJobPerUserLimit", f"QOS {q.name} MaxSubmitPU {q.max_submit_per_user}")
-        for key in self.chain(job):
-            row = self._row(key, job)
-            if row is not None and row.grp_submit is not None and not qos_group and \
+        for key, row in self.rows(job):
+            if row.grp_submit is not None and \
                     self.assoc_submitted[key] >= row.grp_submit:
                 return Refusal("AssocGrpSubmitJobsLimit", f"association {_who(key)} GrpSubmit {row.grp_submit}")
-            if row is not None and row.max_submit is not None and key[1] and \
+            if row.max_submit is not None and \
                     self.assoc_submitted[key] >= row.max_submit:
                 return Refusal("AssocMaxSubmitJobLimit", f"association {_who(key)} MaxSubmit {row.max_submit}")
         return None
@@ -382,7 +487,6 @@ class SiteLimits:
         :meth:`_count` updates, so the checks stay valid as jobs start and end."""
         user = self.user[job]
         qos = self.qos_of(job)
-        chain = self.chain(job)
         checks: list[tuple[tuple[str, ...], int, int, int]] = []
         for q in qos:
             if q.grp_jobs is not None:
@@ -392,13 +496,10 @@ class SiteLimits:
                                _hold("MaxJobsPerAccount")))
             if q.max_jobs_per_user is not None:
                 checks.append((("qos_user", q.name, user), 0, q.max_jobs_per_user, _hold("QOSMaxJobsPerUserLimit")))
-        for key in chain:
-            row = self._row(key, job)
-            if row is None:
-                continue
+        for key, row in self.rows(job):
             if row.grp_jobs is not None:
                 checks.append((("assoc", *key), 0, row.grp_jobs, _hold("AssocGrpJobsLimit")))
-            if key[1] and row.max_jobs is not None:
+            if row.max_jobs is not None:
                 checks.append((("assoc", *key), 0, row.max_jobs, _hold("AssocMaxJobsLimit")))
         for q in qos:
             for tres, index in TRES_COUNTED:
@@ -412,12 +513,9 @@ class SiteLimits:
                 bound = _tres(q.max_tres_per_user, tres)
                 if bound is not None:
                     checks.append((("qos_user", q.name, user), index, bound, _hold(TRES_REASONS["qos_user"][tres])))
-        for key in chain:
-            row = self._row(key, job)
-            if row is None:
-                continue
-            _, run_minutes, usage = self._minutes_limits(job, row)
-            if usage and key in self.usage_limits:     # acct_policy: GrpTRESMins before GrpTRES
+        for key, row in self.rows(job):
+            run_minutes = row.grp_tres_run_mins.get("cpu")
+            if "cpu" in row.grp_tres_mins and key in self.usage_limits:     # acct_policy: GrpTRESMins before GrpTRES
                 # its flag: a row of :attr:`running` no job counts in, set by :meth:`usage_updated`
                 checks.append((("usage", *key), 0, 1, _hold(MINS_REASONS["assoc_usage"])))
             for tres, index in TRES_COUNTED:
@@ -428,17 +526,6 @@ class SiteLimits:
                 checks.append((("assoc", *key), RUN_SECONDS, run_bound(run_minutes), _hold(MINS_REASONS["assoc_run"])))
         return checks
 
-    def _minutes_limits(self, job: int, row: Association) -> tuple[dict[str, int], int | None, bool]:
-        """An association's TRES-minutes limits that apply to the job: its MaxTRESMins, GrpTRESRunMins
-        cpu and whether its GrpTRESMins cpu does, each only for a TRES no QOS of the job limits the
-        same way (acct_policy checks an association's limits against the QOS's: the QOS's win)."""
-        qos = self.qos_of(job)
-        per_job = {tres: bound for tres, bound in row.max_tres_mins_per_job.items()
-                   if not any(tres in q.max_tres_mins_per_job for q in qos)}
-        run = None if any("cpu" in q.grp_tres_run_mins for q in qos) else row.grp_tres_run_mins.get("cpu")
-        usage = "cpu" in row.grp_tres_mins and not any("cpu" in q.grp_tres_mins for q in qos)
-        return per_job, run, usage
-
     def held_by_rules(self, job: int) -> str:
         """:meth:`held` as the rules read, one limit after the other (the reference its checks
         are tested against)."""
@@ -446,7 +533,6 @@ class SiteLimits:
             return ""
         user = self.user[job]
         qos = self.qos_of(job)
-        chain = self.chain(job)
         for q in qos:      # before node selection: job counts
             if q.grp_jobs is not None and self.qos_run[q.name][0] >= q.grp_jobs:
                 return "QOSGrpJobsLimit"
@@ -455,13 +541,10 @@ class SiteLimits:
                 return "MaxJobsPerAccount"
             if q.max_jobs_per_user is not None and self.qos_user_run[(q.name, user)][0] >= q.max_jobs_per_user:
                 return "QOSMaxJobsPerUserLimit"
-        for key in chain:
-            row = self._row(key, job)
-            if row is None:
-                continue
+        for key, row in self.rows(job):
             if row.grp_jobs is not None and self.assoc_run[key][0] >= row.grp_jobs:
                 return "AssocGrpJobsLimit"
-            if key[1] and row.max_jobs is not None and self.assoc_run[key][0] >= row.max_jobs:
+            if row.max_jobs is not None and self.assoc_run[key][0] >= row.max_jobs:
                 return "AssocMaxJobsLimit"
         counts = self.counts(job)
         cpu_minutes = self.cpus[job] * minutes(self.time_limit[job])
@@ -479,12 +562,9 @@ class SiteLimits:
                 bound = _tres(q.max_tres_per_user, tres)
                 if bound is not None and mine[index] + counts[index] > bound:
                     return TRES_REASONS["qos_user"][tres]
-        for key in chain:
-            row = self._row(key, job)
-            if row is None:
-                continue
-            _, run_minutes, usage = self._minutes_limits(job, row)
-            if usage and key in self.usage_limits and self.used_minutes.get(key, 0) >= self.usage_limits[key]:
+        for key, row in self.rows(job):
+            run_minutes = row.grp_tres_run_mins.get("cpu")
+            if "cpu" in row.grp_tres_mins and key in self.usage_limits and self.used_minutes.get(key, 0) >= self.usage_limits[key]:
                 return MINS_REASONS["assoc_usage"]
             used = self.assoc_run[key]
             for tres, index in TRES_COUNTED:

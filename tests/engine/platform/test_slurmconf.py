@@ -270,7 +270,8 @@ def test_the_real_slurm_sites_files_read_as_they_ran():
     assert site.qos["normal"].max_jobs_per_user == 4 and site.qos["bulk"].max_jobs_per_user == 2
     shares = {(a.account, a.user): a.shares for a in site.associations}
     assert shares[("physics", "")] == 60 and shares[("chemistry", "")] == 30 and shares[("teaching", "")] == 10
-    assert set(conf.unmodelled) >= {"AccountingStorageEnforce", "OverTimeLimit"}   # listed, not dropped
+    assert "OverTimeLimit" in conf.unmodelled      # listed, not dropped
+    assert conf.enforce == {"associations", "limits", "qos"} and conf.enforce_limits
 
 
 def test_the_real_slurm_run_reads_whole():
@@ -318,3 +319,37 @@ def test_grp_submit_tres_minutes_and_grp_wall_columns_are_read_by_their_titles(t
     with pytest.raises(WorkloadError) as error:
         read_qos(bad)
     assert "line 2" in str(error.value) and "GrpTRESRunMins" in str(error.value)
+
+
+@pytest.mark.parametrize("value, flags", [
+    ("", set()), ("associations", {"associations"}), ("limits", {"associations", "limits"}),
+    ("qos,limits", {"associations", "limits", "qos"}), ("safe", {"associations", "limits", "safe"}),
+    ("all", {"associations", "limits", "safe", "wckeys", "qos"}), ("2,nojobs", {"associations", "limits", "nojobs", "nosteps"}),
+])
+def test_accounting_storage_enforce_sets_the_flags_read_config_sets(value, flags):
+    # read_config.c: limits and safe imply associations, safe implies limits, all is every flag but nojobs/nosteps
+    text = "NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\n" + (f"AccountingStorageEnforce={value}\n" if value else "")
+    conf = parse_slurm_conf(text, "t.conf")
+    assert conf.enforce == flags and conf.enforce_limits == ("limits" in flags)
+    assert "AccountingStorageEnforce" not in conf.unmodelled
+
+
+def test_accounting_storage_enforce_in_the_site_description(tmp_path):
+    qos = tmp_path / "qos.txt"
+    qos.write_text("Name|MaxJobsPU|Flags\nnormal|2|OverPartQOS,DenyOnLimit\n")
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\nAccountingStorageEnforce=safe,qos\n")
+    text = "\n".join(describe_site(read_slurm_site(conf, qos=qos)))
+    assert "AccountingStorageEnforce associations,limits,qos,safe: association and QOS limits enforced" in text
+    unfollowed = text.split("not modelled")[1]
+    for listed in ("AccountingStorageEnforce safe (not followed", "AccountingStorageEnforce qos (not followed",
+                   "AccountingStorageEnforce associations (not followed", "QOS normal Flags DenyOnLimit (not followed"):
+        assert listed in unfollowed
+    assert "Flags OverPartQOS" not in unfollowed and "flags OverPartQOS,DenyOnLimit" in text
+    conf.write_text("NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\n")
+    assert "AccountingStorageEnforce not set: association and QOS limits NOT enforced" in \
+        "\n".join(describe_site(read_slurm_site(conf, qos=qos)))
+    conf.write_text("NodeName=n1 CPUs=4\nAccountingStorageEnforce=limits,strict\n")
+    with pytest.raises(WorkloadError) as error:
+        parse_slurm_conf(conf.read_text(), str(conf))
+    assert "strict" in str(error.value) and "line 2" in str(error.value)

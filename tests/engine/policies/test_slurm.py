@@ -69,7 +69,7 @@ def test_classic_fairshare_is_two_to_the_minus_usage_over_shares():
 
 def site(extra: str = "", max_jobs: int | None = 2) -> SlurmSite:
     conf = parse_slurm_conf("NodeName=n1 CPUs=16\nPriorityType=priority/multifactor\nPriorityWeightAge=1000\nPriorityWeightPartition=2000\n"
-                            "PriorityMaxAge=00:20:00\nPriorityCalcPeriod=1\n"
+                            "PriorityMaxAge=00:20:00\nPriorityCalcPeriod=1\nAccountingStorageEnforce=limits\n"
                             "SchedulerParameters=bf_interval=5\n"
                             "PartitionName=short Nodes=n1 Default=YES PriorityJobFactor=2\n"
                             "PartitionName=long Nodes=n1 PriorityJobFactor=1\n" + extra, "t.conf")

@@ -13,7 +13,7 @@ from engine.policies.slurm import RESERVED_FOR_HIGHER
 from engine.policies.slurmlimits import PARTITION_NOT_AVAILABLE
 from engine.run import simulate
 
-BASE = ("NodeName=n1 CPUs=16\nPriorityType=priority/multifactor\nPriorityWeightAge=1000\n"
+BASE = ("NodeName=n1 CPUs=16\nAccountingStorageEnforce=associations,limits\nPriorityType=priority/multifactor\nPriorityWeightAge=1000\n"
         "PriorityWeightPartition=2000\nPriorityMaxAge=00:20:00\nPriorityCalcPeriod=1\n")
 PARTITIONS = ("PartitionName=short Nodes=n1 Default=YES MaxTime=00:05:00 PriorityJobFactor=2\n"
               "PartitionName=long Nodes=n1 MaxTime=00:20:00 PriorityJobFactor=1\n")
@@ -595,3 +595,145 @@ def test_an_associations_grp_tres_mins_holds_its_jobs_until_the_decayed_usage_fa
     assert starts(result) == {1: 0, 2: tick, 3: tick if on_account else 130}
     assert reasons(result)[2] == "AssocGrpCPUMinutesLimit"
     assert result.meta["summary"]["slurm_pending"]["AssocGrpCPUMinutesLimit"]["jobs"] == (2 if on_account else 1)
+
+
+# ----------------------------------------------------------------------------- the limit hierarchy
+# resource_limits.html: a limit is taken from the first of partition QOS, job QOS (the other way
+# round with OverPartQOS), user association, its accounts up to root, partition, where it is set;
+# which QOS limit shadows which association limit is slurmctld 22.05.8's acct_policy.c.
+
+HIERARCHY = BASE + "PartitionName=short Nodes=n1 Default=YES\nPartitionName=long Nodes=n1 QOS=longq\n"
+
+
+@pytest.mark.parametrize("over_part, expected", [(False, {1: 0, 2: 0, 3: 100}), (True, {1: 0, 2: 100, 3: 200})])
+def test_the_partitions_qos_limit_wins_over_the_jobs_qos_unless_over_part_qos(workload, over_part, expected):
+    # long's QOS longq: MaxJobsPU 2; the jobs' QOS normal: MaxJobsPU 1. Three jobs of u1 (100 s
+    # each) in long: longq's 2 is the limit (normal's is not checked: the first QOS sets it), so two
+    # run at once and the third waits for one (100). With OverPartQOS on normal, normal's 1 is the
+    # limit (longq's not checked): one at a time, 0, 100, 200.
+    s = site(conf=HIERARCHY, qos=Qos("normal", max_jobs_per_user=1, flags=["OverPartQOS"] if over_part else []))
+    s.qos["longq"] = Qos("longq", max_jobs_per_user=2)
+    result = run(workload, [(0, 100, 600, 1)] * 3, s, partitions=["long"] * 3, sched_cycle=0)
+    assert starts(result) == expected
+    assert reasons(result)[3] == "QOSMaxJobsPerUserLimit"
+
+
+def test_the_second_qos_limits_what_the_first_leaves_unset(workload):
+    # longq (first) sets MaxJobsPU 2 only; normal sets GrpTRES cpu=4 and MaxJobsPU 1 (shadowed by
+    # longq's). u1's two 2-CPU jobs start at once (normal's MaxJobsPU 1 is not checked) and fill
+    # normal's 4 CPUs: u2's 2-CPU job waits for them (100, QOSGrpCpuLimit), a limit longq leaves unset
+    s = site(conf=HIERARCHY, qos=Qos("normal", max_jobs_per_user=1, grp_tres={"cpu": 4}))
+    s.qos["longq"] = Qos("longq", max_jobs_per_user=2)
+    result = run(workload, [(0, 100, 600, 2)] * 2 + [(0, 50, 600, 2)], s, partitions=["long"] * 3, users=[1, 1, 2],
+                 sched_cycle=0)
+    assert starts(result) == {1: 0, 2: 0, 3: 100}
+    assert reasons(result)[3] == "QOSGrpCpuLimit"
+
+
+@pytest.mark.parametrize("qos, expected, reason", [
+    (Qos("normal"), {1: 0, 2: 100, 3: 200}, "AssocMaxJobsLimit"),
+    (Qos("normal", max_jobs_per_user=2), {1: 0, 2: 0, 3: 100}, "QOSMaxJobsPerUserLimit"),
+    (Qos("normal", max_jobs_per_account=2), {1: 0, 2: 0, 3: 100}, "MaxJobsPerAccount"),
+])
+def test_a_qos_max_jobs_per_user_or_account_overrides_the_associations_max_jobs(workload, qos, expected, reason):
+    # u1's association MaxJobs 1: alone it runs u1's three 100 s jobs one after the other; a QOS
+    # MaxJobsPU or MaxJobsPA 2 takes its place (acct_policy checks MaxJobs only where the QOS sets
+    # neither): two at once
+    assoc = [Association("c", "acct", shares=1), Association("c", "acct", "u1", max_jobs=1)]
+    result = run(workload, [(0, 100, 100, 1)] * 3, site(qos=qos, assoc=assoc), sched_cycle=0)
+    assert starts(result) == expected
+    assert reasons(result)[3] == reason
+
+
+@pytest.mark.parametrize("qos, expected, reason", [
+    (Qos("normal"), {1: 0, 2: 100, 3: 200}, "AssocGrpCpuLimit"),
+    (Qos("normal", grp_tres={"cpu": 8}), {1: 0, 2: 0, 3: 100}, "QOSGrpCpuLimit"),
+    (Qos("normal", grp_tres={"mem": 10 ** 6}), {1: 0, 2: 100, 3: 200}, "AssocGrpCpuLimit"),
+])
+def test_a_qos_grp_tres_overrides_the_accounts_grp_tres_tres_by_tres(workload, qos, expected, reason):
+    # account acct GrpTRES cpu=4; three 4-CPU jobs: alone, one at a time. The QOS's GrpTRES cpu=8
+    # takes the place of the account's cpu (two at once); a QOS GrpTRES of mem only leaves the
+    # account's cpu limit in force
+    assoc = [Association("c", "acct", shares=1, grp_tres={"cpu": 4}), Association("c", "acct", "u1")]
+    result = run(workload, [(0, 100, 100, 4)] * 3, site(qos=qos, assoc=assoc), sched_cycle=0)
+    assert starts(result) == expected
+    assert reasons(result)[3] == reason
+
+
+def test_a_qos_grp_jobs_overrides_every_associations_grp_jobs(workload):
+    # the account's GrpJobs 1 would run u1's and u2's jobs one at a time; the QOS's GrpJobs 2
+    # replaces it at every level of the tree: two at once
+    assoc = [Association("c", "acct", shares=1, grp_jobs=1), Association("c", "acct", "u1"),
+             Association("c", "acct", "u2")]
+    alone = run(workload, [(0, 100, 100, 1)] * 3, site(assoc=assoc), users=[1, 2, 1], sched_cycle=0)
+    assert starts(alone) == {1: 0, 2: 100, 3: 200} and reasons(alone)[3] == "AssocGrpJobsLimit"
+    shadowed = run(workload, [(0, 100, 100, 1)] * 3, site(qos=Qos("normal", grp_jobs=2), assoc=assoc), users=[1, 2, 1],
+                   sched_cycle=0)
+    assert starts(shadowed) == {1: 0, 2: 0, 3: 100} and reasons(shadowed)[3] == "QOSGrpJobsLimit"
+
+
+@pytest.mark.parametrize("qos, refused", [
+    (Qos("normal"), "AssocMaxCpuPerJobLimit"),
+    (Qos("normal", max_tres_per_job={"cpu": 8}), None),
+    (Qos("normal", max_tres_per_user={"cpu": 8}), "AssocMaxCpuPerJobLimit"),   # MaxTRESPU is another limit
+])
+def test_an_associations_max_tres_yields_to_the_qos_max_tres_only(workload, qos, refused):
+    # u1's association MaxTRES cpu=2; a 4-CPU job: refused, unless a QOS MaxTRES cpu sets the per-job
+    # limit instead (acct_policy passes the QOS's max_tres_pj as already imposed, not MaxTRESPU)
+    assoc = [Association("c", "acct", shares=1), Association("c", "acct", "u1", max_tres_per_job={"cpu": 2})]
+    result = run(workload, [(0, 100, 100, 4)], site(qos=qos, assoc=assoc), sched_cycle=0)
+    assert result.rejected_jobs["reason"].tolist() == ([refused] if refused else [])
+    assert len(result.schedule) == (0 if refused else 1)
+
+
+@pytest.mark.parametrize("qos, refused", [(Qos("normal"), "AssocMaxWallDurationPerJobLimit"),
+                                          (Qos("normal", max_wall=600), None)])
+def test_an_associations_max_wall_yields_to_the_qos_max_wall(workload, qos, refused):
+    # u1's association MaxWall 2 min; a 5-minute job in long: refused, unless the QOS's MaxWall
+    # (10 min) is the limit
+    assoc = [Association("c", "acct", shares=1), Association("c", "acct", "u1", max_wall=120)]
+    result = run(workload, [(0, 100, 300, 1)], site(qos=qos, assoc=assoc), partitions=["long"], sched_cycle=0)
+    assert result.rejected_jobs["reason"].tolist() == ([refused] if refused else [])
+
+
+@pytest.mark.parametrize("own, expected", [(None, {1: 0, 2: 100, 3: 0}), (2, {1: 0, 2: 0, 3: 0})])
+def test_an_accounts_max_jobs_applies_to_each_of_its_users_unless_the_users_own_says_otherwise(workload, own,
+                                                                                            expected):
+    # MaxJobs 1 on the account's row: each user's association inherits it (the database fills it in
+    # below), counted per user: u1's second job waits for its first, u2's runs at once. u1's own
+    # MaxJobs 2 is the first one the hierarchy meets: both of u1's run.
+    assoc = [Association("c", "acct", shares=1, max_jobs=1), Association("c", "acct", "u1", max_jobs=own),
+             Association("c", "acct", "u2")]
+    result = run(workload, [(0, 100, 100, 1)] * 3, site(assoc=assoc), users=[1, 1, 2], sched_cycle=0)
+    assert starts(result) == expected
+    if own is None:
+        assert reasons(result)[2] == "AssocMaxJobsLimit"
+
+
+def test_a_qos_max_submit_per_user_overrides_the_associations_max_submit(workload):
+    # u1's MaxSubmit 1 would refuse its second and third jobs; with the QOS's MaxSubmitPU 2, only the third
+    assoc = [Association("c", "acct", shares=1), Association("c", "acct", "u1", max_submit=1)]
+    alone = run(workload, [(0, 100, 100, 1)] * 3, site(assoc=assoc), sched_cycle=0)
+    assert alone.rejected_jobs["reason"].tolist() == ["AssocMaxSubmitJobLimit"] * 2
+    shadowed = run(workload, [(0, 100, 100, 1)] * 3, site(qos=Qos("normal", max_submit_per_user=2), assoc=assoc),
+                   sched_cycle=0)
+    assert shadowed.rejected_jobs["reason"].tolist() == ["QOSMaxSubmitJobPerUserLimit"]
+
+
+@pytest.mark.parametrize("flags, refused", [([], "PartitionTimeLimit"), (["PartitionTimeLimit"], None)])
+def test_the_qos_flag_partition_time_limit_lets_a_job_past_its_partitions_max_time(workload, flags, refused):
+    # short's MaxTime is 5 min; a 10-minute job of QOS normal (MaxWall 30 min): refused by the
+    # partition, unless normal has Flags=PartitionTimeLimit (then MaxWall bounds it)
+    result = run(workload, [(0, 100, 600, 1)], site(qos=Qos("normal", max_wall=1800, flags=flags)), sched_cycle=0)
+    assert result.rejected_jobs["reason"].tolist() == ([refused] if refused else [])
+
+
+@pytest.mark.parametrize("enforce, expected", [("", {1: 0, 2: 0}), ("AccountingStorageEnforce=associations\n", {1: 0, 2: 0}),
+                                               ("AccountingStorageEnforce=qos,limits\n", {1: 0, 2: 100}),
+                                               ("AccountingStorageEnforce=safe\n", {1: 0, 2: 100})])
+def test_association_and_qos_limits_hold_only_with_accounting_storage_enforce_limits(workload, enforce, expected):
+    # QOS MaxJobsPU 1: followed only when AccountingStorageEnforce has limits (safe implies it);
+    # Slurm's default (unset) and associations alone check no limit
+    conf = BASE.replace("AccountingStorageEnforce=associations,limits\n", enforce) + PARTITIONS
+    result = run(workload, [(0, 100, 100, 1)] * 2, site(qos=Qos("normal", max_jobs_per_user=1), conf=conf), sched_cycle=0)
+    assert starts(result) == expected
