@@ -185,10 +185,13 @@ def most_running(recorded: pd.DataFrame, accounts: list[str]) -> dict[tuple[str,
 
 
 def _inferred_limits(site: SlurmSite, most: dict[tuple[str, str], int]) -> SlurmSite:
-    """The site with each user association's MaxJobs set to the most the recording shows running."""
+    """The site with each user association's MaxJobs set to the most the recording shows running,
+    the QOS's MaxJobsPU and MaxJobsPA taken off: Slurm checks an association's MaxJobs only where no
+    QOS of the job sets either (acct_policy.c; engine.policies.slurmlimits.ASSOC_SHADOWED_BY)."""
     assoc = [replace(a, max_jobs=most[(a.account, a.user)]) if a.user and (a.account, a.user) in most else a
              for a in site.associations]
-    return SlurmSite(site.conf, site.qos, assoc)
+    qos = {name: replace(q, max_jobs_per_user=None, max_jobs_per_account=None) for name, q in site.qos.items()}
+    return SlurmSite(site.conf, qos, assoc)
 
 
 def _unlimited(site: SlurmSite) -> SlurmSite:

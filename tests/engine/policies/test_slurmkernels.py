@@ -80,3 +80,35 @@ def test_the_running_arrays_stay_sorted_by_end_then_job():
         reference.sort()
         count = len(reference)
         assert list(zip(ends[:count].tolist(), jobs[:count].tolist(), sizes[:count].tolist())) == reference
+
+
+def will_run_batches(ends: list[int]) -> list[int]:
+    """cons_common/job_test.c _will_run_test's batches written out: the running jobs by end, the
+    first batch up to the first end raised to the next multiple of 30, plus 30 s, each later window
+    doubled (again while the next end lies beyond it); each end replaced by its batch's last."""
+    out: list[int] = []
+    barrier, window, k = ends[0] + (30 - ends[0] % 30), 30, 0
+    while k < len(ends):
+        batch = [ends[k]]
+        k += 1
+        while k < len(ends) and ends[k] <= barrier + window:
+            batch.append(ends[k])
+            k += 1
+        out += [batch[-1]] * len(batch)
+        window *= 2
+        while k < len(ends) and ends[k] > barrier + window:
+            window *= 2
+    return out
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_compiled_will_run_batches_are_the_select_plugins(seed):
+    rng = np.random.default_rng(seed)
+    ends = np.sort(rng.integers(1000, 1000 + int(rng.choice([50, 400, 5000])), int(rng.integers(1, 40))))
+    out = np.zeros(len(ends), dtype=np.int64)
+    kernels.will_run_ends(ends, len(ends), out)
+    assert out.tolist() == will_run_batches(ends.tolist())
+    # e.g. ends 1005, 1020, 1061, 1090, 1200: barrier 1020; batches to 1050, 1080, 1140, 1260
+    got = np.zeros(5, dtype=np.int64)
+    kernels.will_run_ends(np.array([1005, 1020, 1061, 1090, 1200]), 5, got)
+    assert got.tolist() == [1020, 1020, 1061, 1090, 1200]
