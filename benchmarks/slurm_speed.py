@@ -79,6 +79,7 @@ def write_site(machine: Machine, folder: Path, options: argparse.Namespace) -> N
         "PriorityType=priority/multifactor", "PriorityCalcPeriod=5", "PriorityDecayHalfLife=7-0",
         "PriorityMaxAge=7-0", "PriorityFavorSmall=NO", "PriorityWeightAge=1000", "PriorityWeightFairshare=10000",
         "PriorityWeightJobSize=1000", "PriorityWeightPartition=2000", "PriorityWeightQOS=0",
+        "AccountingStorageEnforce=associations,limits,qos",     # (else Slurm holds no job by its QOS's MaxJobsPU)
         *nodes, "PartitionName=DEFAULT State=UP", *partitions]
     (folder / "slurm.conf").write_text("\n".join(conf) + "\n", encoding="utf-8")
     qos_header = "Name|Priority|GraceTime|Flags|UsageFactor|MaxWall|MaxTRESPU|MaxJobsPU|MaxSubmitPU"

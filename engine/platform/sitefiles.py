@@ -34,8 +34,9 @@ WEIGHTS = ("PriorityWeightAge", "PriorityWeightFairshare", "PriorityWeightJobSiz
 SCHEDULER = ("bf_interval", "bf_max_job_test", "bf_window", "bf_resolution", "bf_max_job_user", "bf_continue",
              "default_queue_depth", "sched_interval")
 #: QOS limits the form offers: sacctmgr's column -> the Qos attribute
-QOS_LIMITS = {"MaxJobsPU": "max_jobs_per_user", "MaxSubmitPU": "max_submit_per_user", "MaxWall": "max_wall"}
-PBS_QUEUE = ("resources_max.walltime", "max_run", "priority")
+QOS_LIMITS = {"MaxJobsPU": "max_jobs_per_user", "MaxSubmitPU": "max_submit_per_user", "GrpSubmit": "grp_submit",
+              "MaxWall": "max_wall"}
+PBS_QUEUE = ("resources_max.walltime", "max_run", "max_queued", "priority")
 PBS_SCHED = ("fair_share", "strict_ordering", "round_robin", "by_queue")
 #: the form's keys a preview may sweep: those that take a number, a time or a limit (not yes/no)
 SWEEPABLE = frozenset(("MaxTime", *QOS_LIMITS, *WEIGHTS, *(name for name in SCHEDULER if name != "bf_continue"),
@@ -104,6 +105,7 @@ def common_keys(site: SlurmSite | PbsServer) -> list[Key]:
             continue
         keys += [Key("print server", queue.name, "resources_max.walltime", queue.resources_max.get("walltime", "")),
                  Key("print server", queue.name, "max_run", queue.max_run.text()),
+                 Key("print server", queue.name, "max_queued", queue.max_queued.text()),
                  Key("print server", queue.name, "priority", str(queue.priority))]
     keys.append(Key("print server", "", "backfill_depth", "" if site.backfill_depth is None else str(site.backfill_depth)))
     keys += [Key("sched_config", "", name, site.sched.get(name, "")) for name in PBS_SCHED]

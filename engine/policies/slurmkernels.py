@@ -208,7 +208,9 @@ def main_walk(order: np.ndarray, i: int, stop: int, now: int, partition: np.ndar
               reason: np.ndarray, since: np.ndarray, seconds: np.ndarray, first: np.ndarray, tally: np.ndarray) -> int:
     """The main scheduler's walk from ``order[i]``: a job a limit holds, or behind a blocked
     partition, gets that reason; returns the index of the first other job (a candidate: the caller
-    starts it if it fits, else blocks its partition, and walks on from the next), or ``stop``."""
+    starts it if it fits, else blocks its partition, and walks on from the next), or ``stop``. As
+    job_scheduler.c's _schedule(): the first job of a partition whose nodes blocked ones took gets
+    RESERVED and fails its partition (fail_by_part): the partition's later jobs wait with Priority."""
     while i < stop:
         job = order[i]
         code = held_code(job, running, signature, check_first, check_slot, check_index, check_bound, check_reason,
@@ -216,7 +218,10 @@ def main_walk(order: np.ndarray, i: int, stop: int, now: int, partition: np.ndar
         if code:
             set_reason(job, HOLD + code, now, reason, since, seconds, first, tally)
         elif blocked[partition[job]]:
-            set_reason(job, blocked[partition[job]], now, reason, since, seconds, first, tally)
+            code = blocked[partition[job]]
+            set_reason(job, code, now, reason, since, seconds, first, tally)
+            if code == RESERVED:    # its partition fails with it: the jobs after it wait (Priority)
+                blocked[partition[job]] = PRIORITY
         else:
             return i
         i += 1
@@ -296,7 +301,7 @@ def backfill_walk(order: np.ndarray, state: np.ndarray, bound: int, max_job_user
             if length > 0:
                 prefix_least(free, length, least)
             witness, ahead, ahead_tested = next_fitting(
-                order, i, i, tested, bound, max_job_user, ahead_user, user, size, estimate, resolution, free_now,
+                order, i, i, tested, bound, max_job_user, ahead_user, user, size, estimate, free_now,
                 times, length, least, now, running, signature, check_first, check_slot, check_index, check_bound,
                 check_reason, job_counts)
             futile = witness < 0
@@ -312,8 +317,8 @@ def backfill_walk(order: np.ndarray, state: np.ndarray, bound: int, max_job_user
             block(p, parts, union, atoms, has_nodes, blocked)
             i += 1
             continue
-        duration = -(-max(estimate[job], 1) // resolution) * resolution
-        at = earliest_start(times, free, length, now, duration, size[job], FOREVER, 0, 0, 0)
+        duration = max(estimate[job], 1)
+        at = earliest_start(times, free, length, now, fit_span(estimate[job]), size[job], FOREVER, 0, 0, 0)
         if at == _NEVER_FITS:
             state[0], state[1], state[2] = i, tested, length
             return NEVER_FITS
@@ -324,20 +329,30 @@ def backfill_walk(order: np.ndarray, state: np.ndarray, bound: int, max_job_user
         set_reason(job, blocked[p] if blocked[p] else RESOURCES, now, reason, since, seconds, first, tally)
         block(p, parts, union, atoms, has_nodes, blocked)
         if at != NEVER and (horizon < 0 or at < horizon):
-            length = add(times, free, length, at, at + duration, -reserved_size(size[job], per_node, capacity))
+            begin = at - at % resolution
+            length = add(times, free, length, begin, max((at + duration) - (at + duration) % resolution,
+                                                          begin + resolution),
+                         -reserved_size(size[job], per_node, capacity))
             w = order[witness]
-            span = -(-max(estimate[w], 1) // resolution) * resolution
-            if at < now + span and least_until(times, free, length, now + span) < size[w]:
+            span = fit_span(estimate[w])
+            if begin < now + span and least_until(times, free, length, now + span) < size[w]:
                 # the reservation took from the witness's span: look on from after it
                 prefix_least(free, length, least)
                 witness, ahead, ahead_tested = next_fitting(
                     order, ahead + 1, -1, ahead_tested, bound, max_job_user, ahead_user, user, size, estimate,
-                    resolution, free[0], times, length, least, now, running, signature, check_first, check_slot,
+                    free[0], times, length, least, now, running, signature, check_first, check_slot,
                     check_index, check_bound, check_reason, job_counts)
                 futile = witness < 0
         i += 1
     state[0], state[1], state[2] = stop if i >= stop else i, tested, length
     return DONE
+
+
+@njit(cache=True)
+def fit_span(estimate: int) -> int:
+    """How long from its start a job must fit to start then: its time limit and the second the
+    select plugin's will-run test adds (a time limit of 0 taken as 1 s)."""
+    return max(estimate, 1) + 1
 
 
 @njit(cache=True)
@@ -374,8 +389,8 @@ def least_until(times: np.ndarray, free: np.ndarray, length: int, end: int) -> i
 
 @njit(cache=True)
 def next_fitting(order: np.ndarray, i: int, counted: int, tested: int, bound: int, max_job_user: int,
-                 per_user: np.ndarray, user: np.ndarray, size: np.ndarray, estimate: np.ndarray, resolution: int,
-                 free_now: int, times: np.ndarray, length: int, least: np.ndarray, now: int, running: np.ndarray,
+                 per_user: np.ndarray, user: np.ndarray, size: np.ndarray, estimate: np.ndarray, free_now: int,
+                 times: np.ndarray, length: int, least: np.ndarray, now: int, running: np.ndarray,
                  signature: np.ndarray, check_first: np.ndarray, check_slot: np.ndarray, check_index: np.ndarray,
                  check_bound: np.ndarray, check_reason: np.ndarray, job_counts: np.ndarray) -> tuple[int, int, int]:
     """The first job from ``order[i]`` on that the backfill walk will test and that fits now on the
@@ -407,7 +422,7 @@ def next_fitting(order: np.ndarray, i: int, counted: int, tested: int, bound: in
             continue
         if length == 0:
             return i, i, tested
-        end = now + -(-max(estimate[job], 1) // resolution) * resolution
+        end = now + fit_span(estimate[job])
         lo, hi = 0, length - 1          # the last step that begins before end
         while lo < hi:
             mid = (lo + hi + 1) // 2
@@ -485,3 +500,33 @@ def remove_running(ends: np.ndarray, jobs: np.ndarray, sizes: np.ndarray, count:
         ends[m] = ends[m + 1]
         jobs[m] = jobs[m + 1]
         sizes[m] = sizes[m + 1]
+
+
+#: the first time window of the select plugin's will-run test (cons_common/job_test.c _will_run_test)
+WILL_RUN_WINDOW = 30
+
+
+@njit(cache=True)
+def will_run_ends(ends: np.ndarray, count: int, out: np.ndarray) -> None:
+    """The running jobs' ends as the select plugin's will-run test frees their resources
+    (cons_common/job_test.c _will_run_test, 22.05), for ``count`` ends sorted: it removes the
+    running jobs in batches and tests the pending job after each; the first batch holds the jobs
+    ending by the first end raised to the next 30-s barrier, plus 30 s; each later one up to that
+    barrier plus a window doubled (60, 120, ...; again while the next end lies beyond it); a job
+    that fits after a batch starts at the batch's last end. So each end becomes its batch's last
+    end (in ``out``)."""
+    if count == 0:
+        return
+    barrier = ends[0] + (WILL_RUN_WINDOW - ends[0] % WILL_RUN_WINDOW)
+    window = WILL_RUN_WINDOW
+    i = 0
+    while i < count:
+        j = i + 1
+        while j < count and ends[j] <= barrier + window:
+            j += 1
+        for k in range(i, j):
+            out[k] = ends[j - 1]
+        window *= 2
+        while j < count and ends[j] > barrier + window:
+            window *= 2
+        i = j

@@ -45,7 +45,7 @@ from webapp.experiments.services import (
     rerun,
     with_recorded_run,
 )
-from webapp.experiments.tasks import dispatch_later
+from webapp.experiments.tasks import dispatch_later, remove_results
 from webapp.preview.models import SitePreview
 from webapp.preview.services import RECORDED, PreviewError, idle_proposed_runs
 
@@ -161,7 +161,7 @@ def propose(preview: SitePreview, name: str, texts: dict[str, str]) -> int:
         preview.proposed, preview.proposed_name = texts, name
         if runs:
             for run in runs:
-                Run.objects.filter(pk=run.pk).update(label=run_label(f"proposed: {name}", key, run.sweep_value))
+                Run.objects.filter(pk=run.pk).update(label=run_label(side_label(preview, PROPOSED), key, run.sweep_value))
             return sum(rerun(run) for run in runs)
         try:
             checked_room(experiment.owner, len(values) or 1)
@@ -169,11 +169,59 @@ def propose(preview: SitePreview, name: str, texts: dict[str, str]) -> int:
             raise PreviewError(str(error)) from None
         last = experiment.runs.count()
         Run.objects.bulk_create(
-            Run(experiment=experiment, position=last + index, label=run_label(f"proposed: {name}", key, value),
-                policy={"preset": preview.kind, "params": {}}, sweep_value=value, queues=PROPOSED)
+            Run(experiment=experiment, position=last + index, label=run_label(side_label(preview, PROPOSED), key, value),
+                policy=preview.policy(), sweep_value=value, queues=PROPOSED)
             for index, value in enumerate(values or [None]))
         dispatch_later()
     return len(values) or 1
+
+
+def side_label(preview: SitePreview, side: str) -> str:
+    """A side's run label before the swept value: "current: slurm as configured", "proposed: NAME",
+    with ", calibrated" while a calibration is applied."""
+    label = f"current: {preview.kind} as configured" if side == CURRENT else f"proposed: {preview.proposed_name}"
+    return label + (", calibrated" if preview.calibrated else "")
+
+
+def add_sweep(preview: SitePreview, sweep: Sweep) -> int:
+    """Sweep a key of an existing site preview: its current and proposed runs (and those of an earlier
+    sweep) are replaced by one per value of each side, queued; the recorded run stays. The key and every
+    value must read in both sides' files; refused while a current or proposed run is unfinished (they
+    would be replaced under it). Raises PreviewError (one line); nothing changes then. Returns how many
+    runs were queued."""
+    experiment = preview.experiment
+    site = checked_site(preview.kind, preview.current)
+    key, values = swept(preview.kind, site, sweep)
+    if key is None:
+        raise PreviewError("sweep: name the key to sweep (e.g. bf_max_job_test) and its values")
+    checked_values(preview.kind, preview.current, key, values)
+    if preview.proposed:
+        try:
+            checked_values(preview.kind, preview.proposed, key, values)
+        except PreviewError as error:
+            raise PreviewError(f"the proposal: {error}") from None
+    old = [run for run in experiment.runs.all() if run.queues]
+    busy = [run.label for run in old if not run.is_final]
+    if busy:
+        raise PreviewError(f"{busy[0]} is still running: wait for it or cancel it first")
+    sides = [(side, side_label(preview, side)) for side in (CURRENT, PROPOSED) if side == CURRENT or preview.proposed]
+    with transaction.atomic():
+        Run.objects.filter(pk__in=[run.pk for run in old]).delete()
+        try:
+            checked_room(experiment.owner, len(sides) * len(values))
+        except ExperimentError as error:     # the deletion is rolled back with the transaction
+            raise PreviewError(str(error)) from None
+        Experiment.objects.filter(pk=experiment.pk).update(sweep_param=key.label, sweep_values=values)
+        experiment.sweep_param, experiment.sweep_values = key.label, values
+        last = max((run.position for run in experiment.runs.all()), default=-1) + 1
+        Run.objects.bulk_create(
+            Run(experiment=experiment, position=last + index, label=run_label(label, key, value),
+                policy=preview.policy(), sweep_value=value, queues=side)
+            for index, (side, label, value) in enumerate((side, label, value) for side, label in sides
+                                                         for value in values))
+        transaction.on_commit(lambda: [remove_results(run) for run in old])
+        dispatch_later()
+    return len(sides) * len(values)
 
 
 # -- the proposal: the form's keys and the texts ------------------------------------------------------
@@ -263,6 +311,25 @@ def wait_tables(preview: SitePreview, runs: dict[str, Run]) -> dict[str, list[di
             rows.append(row)
         tables[heading] = rows
     return tables
+
+
+def site_results(preview: SitePreview, runs: dict[str, Run]) -> dict[str, Any]:
+    """What the page and its downloads show of ``runs`` (side_runs'): the sides there are, whether
+    every run is done, and once some is, the waits per partition, account and user and the pending
+    reasons, each row's ``values`` in the order of ``sides`` (``missing``: a stored schedule is gone)."""
+    sides = [side for side in (RECORDED, CURRENT, PROPOSED) if side in runs]
+    done = [run for run in runs.values() if run.status == Run.Status.DONE]
+    context: dict[str, Any] = {"sides": sides, "all_done": len(done) == len(runs)}
+    if not done:
+        return context
+    try:
+        context["tables"] = [(heading, [{**row, "values": [row.get(side) for side in sides]} for row in rows])
+                             for heading, rows in wait_tables(preview, runs).items()]
+    except OSError:
+        context["missing"] = True
+    context["pending"] = [{"reason": row["reason"], "values": [row.get(side) for side in sides]}
+                          for row in pending_table(runs)]
+    return context
 
 
 def pending_table(runs: dict[str, Run]) -> list[dict[str, Any]]:

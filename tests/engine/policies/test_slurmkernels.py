@@ -82,6 +82,38 @@ def test_the_running_arrays_stay_sorted_by_end_then_job():
         assert list(zip(ends[:count].tolist(), jobs[:count].tolist(), sizes[:count].tolist())) == reference
 
 
+def will_run_batches(ends: list[int]) -> list[int]:
+    """cons_common/job_test.c _will_run_test's batches written out: the running jobs by end, the
+    first batch up to the first end raised to the next multiple of 30, plus 30 s, each later window
+    doubled (again while the next end lies beyond it); each end replaced by its batch's last."""
+    out: list[int] = []
+    barrier, window, k = ends[0] + (30 - ends[0] % 30), 30, 0
+    while k < len(ends):
+        batch = [ends[k]]
+        k += 1
+        while k < len(ends) and ends[k] <= barrier + window:
+            batch.append(ends[k])
+            k += 1
+        out += [batch[-1]] * len(batch)
+        window *= 2
+        while k < len(ends) and ends[k] > barrier + window:
+            window *= 2
+    return out
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_compiled_will_run_batches_are_the_select_plugins(seed):
+    rng = np.random.default_rng(seed)
+    ends = np.sort(rng.integers(1000, 1000 + int(rng.choice([50, 400, 5000])), int(rng.integers(1, 40))))
+    out = np.zeros(len(ends), dtype=np.int64)
+    kernels.will_run_ends(ends, len(ends), out)
+    assert out.tolist() == will_run_batches(ends.tolist())
+    # e.g. ends 1005, 1020, 1061, 1090, 1200: barrier 1020; batches to 1050, 1080, 1140, 1260
+    got = np.zeros(5, dtype=np.int64)
+    kernels.will_run_ends(np.array([1005, 1020, 1061, 1090, 1200]), 5, got)
+    assert got.tolist() == [1020, 1020, 1061, 1090, 1200]
+
+
 # ---------------------------------------------------------------- the backfill walk's look-ahead
 
 RESOLUTION = 60
@@ -145,7 +177,15 @@ def start_profile(p: dict) -> Profile:
 
 
 def span(estimate: int) -> int:
-    return -(-max(estimate, 1) // RESOLUTION) * RESOLUTION
+    """A job's time limit (at least a second): what it takes once started."""
+    return max(estimate, 1)
+
+
+def reservation(at: int, duration: int) -> tuple[int, int]:
+    """A waiting job's reservation in the backfill table: from its start's bf_resolution floor to
+    its end's, at least one slot long."""
+    begin = at - at % RESOLUTION
+    return begin, max((at + duration) - (at + duration) % RESOLUTION, begin + RESOLUTION)
 
 
 def reference_pass(p: dict) -> tuple[list[int], tuple, np.ndarray, int | None]:
@@ -180,7 +220,7 @@ def reference_pass(p: dict) -> tuple[list[int], tuple, np.ndarray, int | None]:
             continue
         duration, size = span(int(p["estimate"][job])), int(p["size"][job])
         try:
-            at = profile.earliest_start(now, duration, size)
+            at = profile.earliest_start(now, duration + 1, size)     # (+1 s: the will-run test's)
         except RuntimeError:
             return started, reasons, blocked, job
         if at == now:
@@ -191,7 +231,7 @@ def reference_pass(p: dict) -> tuple[list[int], tuple, np.ndarray, int | None]:
         kernels.set_reason(job, int(blocked[part]) or kernels.RESOURCES, now, *reasons)
         kernels.block(part, parts, union, atoms, has_nodes, blocked)
         if at is not None and (p["horizon"] < 0 or at < p["horizon"]):
-            profile.reserve(at, at + duration, int(kernels.reserved_size(size, p["per_node"], p["capacity"])))
+            profile.reserve(*reservation(at, duration), int(kernels.reserved_size(size, p["per_node"], p["capacity"])))
     return started, reasons, blocked, None
 
 
@@ -287,7 +327,7 @@ def test_the_look_ahead_finds_the_first_job_the_walk_tests_that_fits_now(seed):
     assert least.tolist() == np.minimum.accumulate(profile.free[:profile.length]).tolist()
     per_user = np.zeros(4, dtype=np.int64)
     found, _, _ = kernels.next_fitting(p["order"], 0, -1, 0, p["bound"], p["max_job_user"], per_user, p["user"],
-                                       p["size"], p["estimate"], RESOLUTION, int(profile.free[0]), profile.times,
+                                       p["size"], p["estimate"], int(profile.free[0]), profile.times,
                                        profile.length, least, now, *limits_of(p))
     expected, tested, users = -1, 0, np.zeros(4, dtype=np.int64)
     for i, job in enumerate(p["order"].tolist()):
@@ -300,7 +340,7 @@ def test_the_look_ahead_finds_the_first_job_the_walk_tests_that_fits_now(seed):
         users[p["user"][job]] += 1
         tested += 1
         if p["size"][job] <= p["capacity"] and profile.earliest_start(
-                now, span(int(p["estimate"][job])), int(p["size"][job])) == now:
+                now, span(int(p["estimate"][job])) + 1, int(p["size"][job])) == now:
             expected = i
             break
     assert found == expected
