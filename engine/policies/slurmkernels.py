@@ -23,6 +23,8 @@ NONE, PRIORITY, RESOURCES, RESERVED, HOLD = 0, 1, 2, 3, 3
 #: a job that may start now (the caller starts it or not); in a pool's backfill pass before the
 #: profile, a job that does not fit now (the caller builds the profile); a job that can never fit
 DONE, CANDIDATE, NEEDS_PROFILE, NEVER_FITS = 0, 1, 2, 3
+#: how the backfill walk takes a job that no limit holds (slurmkernels.takes; a limit's hold is its code > 0)
+TAKEN, PASSED, BOUND = 0, -1, -2
 
 
 @njit(cache=True)
@@ -275,19 +277,17 @@ def backfill_walk(order: np.ndarray, state: np.ndarray, bound: int, max_job_user
     while i < stop:
         job = order[i]
         if not straight:
-            code = held_code(job, running, signature, check_first, check_slot, check_index, check_bound,
-                             check_reason, job_counts)
-            if code:
-                set_reason(job, HOLD + code, now, reason, since, seconds, first, tally)
+            taken = takes(job, tested, bound, max_job_user, per_user, user, running, signature, check_first,
+                          check_slot, check_index, check_bound, check_reason, job_counts)
+            if taken > 0:
+                set_reason(job, HOLD + taken, now, reason, since, seconds, first, tally)
                 i += 1
                 continue
-            if tested >= bound:
+            if taken == BOUND:
                 break
-            if max_job_user > 0 and per_user[user[job]] >= max_job_user:
+            if taken == PASSED:
                 i += 1
                 continue
-            if max_job_user > 0:
-                per_user[user[job]] += 1
             tested += 1
             if length == 0 and size[job] <= pool_free:
                 state[0], state[1] = i, tested
@@ -349,6 +349,26 @@ def backfill_walk(order: np.ndarray, state: np.ndarray, bound: int, max_job_user
 
 
 @njit(cache=True)
+def takes(job: int, tested: int, bound: int, max_job_user: int, per_user: np.ndarray, user: np.ndarray,
+          running: np.ndarray, signature: np.ndarray, check_first: np.ndarray, check_slot: np.ndarray,
+          check_index: np.ndarray, check_bound: np.ndarray, check_reason: np.ndarray, job_counts: np.ndarray) -> int:
+    """How the backfill walk takes ``job`` after ``tested`` jobs: the code of the limit that holds it
+    (> 0: passed over, with that reason), BOUND (the walk ends), PASSED (its user's jobs past
+    ``max_job_user``: passed over) or TAKEN (tested: counted in ``per_user``)."""
+    code = held_code(job, running, signature, check_first, check_slot, check_index, check_bound, check_reason,
+                     job_counts)
+    if code:
+        return code
+    if tested >= bound:
+        return BOUND
+    if max_job_user > 0 and per_user[user[job]] >= max_job_user:
+        return PASSED
+    if max_job_user > 0:
+        per_user[user[job]] += 1
+    return TAKEN
+
+
+@njit(cache=True)
 def fit_span(estimate: int) -> int:
     """How long from its start a job must fit to start then: its time limit and the second the
     select plugin's will-run test adds (a time limit of 0 taken as 1 s)."""
@@ -405,17 +425,13 @@ def next_fitting(order: np.ndarray, i: int, counted: int, tested: int, bound: in
     while i < stop:
         job = order[i]
         if i != counted:
-            if held_code(job, running, signature, check_first, check_slot, check_index, check_bound, check_reason,
-                         job_counts):
-                i += 1
-                continue
-            if tested >= bound:
+            taken = takes(job, tested, bound, max_job_user, per_user, user, running, signature, check_first,
+                          check_slot, check_index, check_bound, check_reason, job_counts)
+            if taken == BOUND:
                 break
-            if max_job_user > 0 and per_user[user[job]] >= max_job_user:
+            if taken != TAKEN:
                 i += 1
                 continue
-            if max_job_user > 0:
-                per_user[user[job]] += 1
             tested += 1
         if size[job] > free_now:
             i += 1
