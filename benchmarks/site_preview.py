@@ -67,7 +67,8 @@ def bench(kind: str, trace_path: Path, files: dict[str, Path], cpus: int, label:
     site = timed("read the site's files", lambda: site_from_texts(kind, texts))
     recorded = timed("recorded run", lambda: run(Scenario(trace=trace, policy="recorded", platform=Pool(cpus))))
     timed("its pending reasons (estimated)", lambda: held_by_reason(pending_reasons(
-        recorded.schedule, trace.jobs, site, cpus, trace.metadata.get("user_names", {})), recorded.schedule))
+        recorded.schedule, trace.jobs, site, cpus, trace.metadata.get("user_names", {}),
+        trace.metadata.get("group_names", {})), recorded.schedule))
     current = timed("current run", lambda: site_run(kind, trace, texts, cpus))
     key = next(k for k in common_keys(site) if k.label == label)
     proposed = timed(f"proposed run ({label} = {value})",

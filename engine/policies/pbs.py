@@ -59,6 +59,7 @@ from engine.platform.pbsconf import (
     PbsQueue,
     PbsServer,
 )
+from engine.platform.pbsrules import SCOPES, Counter, counters, has_run_limits, route, run_limit_hold
 from engine.policies.algorithm import Algorithm
 from engine.policies.base import Param, PolicyError
 from engine.policies.ordering import WaitingQueue
@@ -72,8 +73,6 @@ FROM_SITE = -1.0
 #: what may hold a waiting job, in PBS's words (the reasons' codes in the run's ReasonTable)
 PBS_REASONS = (QUEUE_LIMIT, SERVER_LIMIT, RESOURCES, STRICT_ORDER, TOP_JOB)
 ENTITY_COLUMNS = {"euser": "user", "egroup": "group", "account_name": "account", "queue": "queue"}
-SCOPES = {"u": "user", "g": "group", "p": "account"}
-SCOPE_WORDS = {"u": "User", "g": "Group", "p": "Project"}
 SCOPE_NOUNS = {"u": "user", "g": "group", "p": "project"}
 DAY = 86_400
 
@@ -92,33 +91,6 @@ def backfill_depth(server: PbsServer) -> int:
 
 def scheduler_iteration(server: PbsServer) -> int:
     return server.scheduler_iteration if server.scheduler_iteration is not None else 600
-
-
-def admits(queue: PbsQueue, walltime: int, ncpus: int) -> bool:
-    """Whether ``queue``'s resources_min / resources_max let in a job of this walltime and ncpus."""
-    for kind, low in (("resources_min", True), ("resources_max", False)):
-        limits = getattr(queue, kind)
-        for resource, value in ((r, v) for r, v in (("walltime", walltime), ("ncpus", ncpus))):
-            text = limits.get(resource)
-            if text is None:
-                continue
-            bound = parse_duration(text) if resource == "walltime" else int(text)
-            if (value < bound) if low else (value > bound):
-                return False
-    return True
-
-
-def route(server: PbsServer, name: str, walltime: int, ncpus: int) -> str:
-    """The execution queue a job submitted to queue ``name`` ends in ("" = the server knows none)."""
-    if name not in server.queues:
-        name = server.default_queue
-    seen: set[str] = set()
-    while name in server.queues and server.queues[name].is_route and name not in seen:
-        seen.add(name)
-        destinations = [d.split("@")[0] for d in server.queues[name].route_destinations]
-        admitted = [d for d in destinations if server.queues[d].enabled and admits(server.queues[d], walltime, ncpus)]
-        name = admitted[0] if admitted else (destinations[0] if destinations else "")
-    return name if name in server.queues else ""
 
 
 class FairShareTree:
@@ -210,10 +182,8 @@ class PbsOrder(WaitingQueue):
         self.charged: dict[int, int] = {}           # running job -> charged until
         self.running: list[int] = []               # started jobs still in the counters below
         #: running jobs and their CPUs per (queue, or None for the server; scope u/g/p/o; entity)
-        self.used: defaultdict[tuple[str | None, str, str], tuple[int, int]] = defaultdict(lambda: (0, 0))
-        self.limited = any(q.max_run.values or any(v.values for v in q.max_run_res.values())
-                           for q in server.queues.values()) or bool(server.max_run.values) or \
-            any(v.values for v in server.max_run_res.values())
+        self.used: defaultdict[Counter, tuple[int, int]] = defaultdict(lambda: (0, 0))
+        self.limited = has_run_limits(server)
         self.origin = int(min(sim.submit)) if n else 0
         self.decayed = 0                             # decay periods applied
         #: (jobs, CPUs) per (only those in the 'Q' state?, queue or None for the server, scope, entity):
@@ -256,42 +226,16 @@ class PbsOrder(WaitingQueue):
         return self.hold(job)[0]
 
     def hold(self, job: int) -> tuple[str, str]:
-        """(PBS's comment, QUEUE_LIMIT or SERVER_LIMIT) when a max_run limit holds ``job`` now, else ("", "")."""
+        """(PBS's comment, QUEUE_LIMIT or SERVER_LIMIT) when a max_run limit holds ``job`` now, else ("", "")
+        (engine.platform.pbsrules: the rule the recorded run's estimate follows too)."""
         if not self.limited:
             return "", ""
         self._settle()
-        queue = self.server.queues.get(self.queue_of[job])
-        scopes: list[tuple[str, Limits, Limits | None, str | None]] = []
-        if queue:
-            scopes.append(("queue " + queue.name, queue.max_run, queue.max_run_res.get("ncpus"), queue.name))
-        scopes.append(("server", self.server.max_run, self.server.max_run_res.get("ncpus"), None))
-        for label, jobs_limit, cores_limit, name in scopes:
-            for limits, cores in ((jobs_limit, False), (cores_limit, True)):
-                if limits is None or not limits.values:
-                    continue
-                reason = self._over(job, name, limits, cores, label)
-                if reason:
-                    return reason, SERVER_LIMIT if name is None else QUEUE_LIMIT
-        return "", ""
+        return run_limit_hold(self.server, self.queue_of[job], self.columns, job, int(self.sim.size[job]), self.used)
 
-    def _over(self, job: int, queue: str | None, limits: Limits, cores: bool, label: str) -> str:
-        what = "ncpus" if cores else "running job"
-        for (scope, who), limit in limits.values.items():
-            if scope == "o":
-                used, reason = self.used[(queue, "o", "")], f"{label[0].upper()}{label[1:]} {what} limit has been reached"
-            else:
-                entity = self.columns[SCOPES[scope]][job]
-                if who != "PBS_GENERIC" and who != entity:
-                    continue
-                used, reason = self.used[(queue, scope, entity)], f"{SCOPE_WORDS[scope]} has reached {label} {what} limit"
-            if used[1 if cores else 0] + (self.sim.size[job] if cores else 1) > limit:
-                return reason
-        return ""
-
-    def _counted(self, job: int) -> list[tuple[str | None, str, str]]:
+    def _counted(self, job: int) -> list[Counter]:
         """The running-job counters ``job`` is in: per scope and entity, of its queue and of the server."""
-        return [(queue, scope, self.columns[SCOPES[scope]][job] if scope != "o" else "")
-                for queue in (self.queue_of[job], None) for scope in ("u", "g", "p", "o")]
+        return counters(self.queue_of[job], self.columns, job)
 
     def _settle(self) -> None:
         """Take the jobs that have ended out of the running-job counters."""

@@ -160,7 +160,8 @@ def main_reasons(preview: SitePreview, side: str, value: Any, schedule: pd.DataF
     else:
         site = preview.site(CURRENT if side == RECORDED else side, value)
         held = pending_reasons(schedule, workload.jobs, site, preview.experiment.procs,
-                               workload.metadata.get("user_names", {}))
+                               workload.metadata.get("user_names", {}),
+                               workload.metadata.get("group_names", {}))
         found = pd.Series(held.drop(columns="job_id").idxmax(axis=1).to_numpy(), index=held["job_id"].to_numpy(),
                           dtype=object) if len(held) else pd.Series(dtype=object)
     rejected = run.load_rejected()
