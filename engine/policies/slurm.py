@@ -905,10 +905,13 @@ class WillRun:
         before = self.batched()
         at = self.add(end, size)
         after = self.batched()
-        for old, new, cpus in zip(before.tolist(), np.delete(after, at).tolist(), np.delete(self.sizes, at).tolist()):
+        others = np.delete(after, at)
+        sizes = np.delete(self.sizes, at)
+        for k in np.flatnonzero(others != before).tolist():
+            old, new, cpus = int(before[k]), int(others[k]), int(sizes[k])
             if new > old:
                 profile.reserve(old, new, cpus)
-            elif new < old:
+            else:
                 profile.release(new, old, cpus)
         profile.reserve(self.now, int(after[at]), size)
 

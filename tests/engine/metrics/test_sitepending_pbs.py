@@ -5,6 +5,7 @@ group, project and overall, each job in the queue its submission queue routes it
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 from engine.metrics.sitepending import PBS_TURN, pending_reasons
 from engine.platform.pbsconf import QUEUE_LIMIT, RESOURCES, SERVER_LIMIT
@@ -68,3 +69,63 @@ def test_a_users_ncpus_limit_on_the_queue_and_an_overall_job_limit_on_the_server
     held = pending_reasons(schedule, jobs, site, 8, {"1": "ann", "2": "bob"}).set_index("job_id")
     assert held.loc[2, QUEUE_LIMIT] == 100 and held.loc[2].sum() == 100
     assert held.loc[4, SERVER_LIMIT] == 40 and held.loc[4].sum() == 40
+
+
+LIMITED = """create queue workq
+set queue workq queue_type = Execution
+create queue big
+set queue big queue_type = Execution
+set queue big resources_min.ncpus = 3
+create queue routeq
+set queue routeq queue_type = Route
+set queue routeq route_destinations = big
+set queue routeq route_destinations += workq
+set server default_queue = routeq
+set queue workq max_run = [u:PBS_GENERIC=2],[g:g1=1]
+set queue workq max_run_res.ncpus = [p:PBS_GENERIC=4]
+set queue big max_run = [o:PBS_ALL=2]
+set server max_run_res.ncpus = [g:PBS_GENERIC=7]
+set server max_run = [p:beta=3]
+"""
+
+
+def test_on_the_pbs_policys_own_schedule_the_estimate_finds_the_limits_it_held_jobs_by():
+    """The policy replays random jobs (users, groups, projects, queues routed or named) on a machine
+    with room for all, so only a max_run limit ever holds a job; estimated from the schedule it made,
+    every second each job waited is held by a limit, as many seconds in all as the policy counted.
+
+    Which limit (the queue's or the server's) may differ for a while: the policy notes a job's reason
+    when its cycle reaches it, before the jobs after it in that cycle start (a job held by a server
+    limit can then be held by its queue's too), while the schedule shows only the state once the
+    cycle's jobs have started; the estimate takes that state."""
+    import numpy as np
+
+    from tests.engine.conftest import make_workload
+
+    from engine.run import simulate
+
+    rng = np.random.default_rng(7)
+    n = 60
+    rows = [(int(s), int(r), int(r), int(p)) for s, r, p in
+            zip(np.sort(rng.integers(0, 2000, n)), rng.integers(50, 400, n), rng.integers(1, 5, n))]
+    w = make_workload(rows, users=rng.integers(1, 5, n).tolist())
+    w.jobs["group"] = rng.integers(1, 4, n)
+    w.jobs["account"] = rng.choice(["alpha", "beta"], n)
+    w.jobs["queue_name"] = rng.choice(["workq", "routeq", ""], n)
+    w.metadata["user_names"] = {"1": "ann", "2": "bob", "3": "cid", "4": "dan"}
+    w.metadata["group_names"] = {"1": "g1", "2": "g2", "3": "g3"}
+    server = site_from_texts("pbs", {"print server": LIMITED})
+    capacity = int(w.jobs["procs"].sum())
+    result = simulate(w, capacity, {"preset": "pbs", "params": {"cycle": 0}}, context={"pbs_site": server})
+    schedule = result.schedule
+    held = pending_reasons(schedule, w.jobs, server, capacity, w.metadata["user_names"],
+                           w.metadata["group_names"]).set_index("job_id")
+    waited = schedule[schedule["start"] > schedule["submit"]].set_index("job_id").sort_index()
+    assert held.index.sort_values().tolist() == waited.index.tolist()
+    assert held[[RESOURCES, PBS_TURN]].to_numpy().sum() == 0
+    assert (held[QUEUE_LIMIT] + held[SERVER_LIMIT]).sort_index().tolist() == (waited["start"] - waited["submit"]).tolist()
+    pending = result.meta["summary"]["pbs_pending"]
+    assert set(pending) == {QUEUE_LIMIT, SERVER_LIMIT}          # the case exercises both
+    assert held[SERVER_LIMIT].gt(0).sum() > 0 and held[QUEUE_LIMIT].gt(0).sum() > 0
+    policy_hours = pending[QUEUE_LIMIT]["hours"] + pending[SERVER_LIMIT]["hours"]
+    assert policy_hours == pytest.approx(held[[QUEUE_LIMIT, SERVER_LIMIT]].to_numpy().sum() / 3600, abs=1e-3)
