@@ -32,6 +32,7 @@ from engine.api import (
     common_keys,
     error_line,
     site_from_texts,
+    site_reading,
     split_values,
     sweep_key,
     with_change,
@@ -266,6 +267,33 @@ def changed_keys(current: Any, proposed: Any) -> list[Change]:
     before = {(k.file, k.scope, k.key): k.value for k in common_keys(current)}
     after = {(k.file, k.scope, k.key): k for k in common_keys(proposed)}
     return [Change(key, before.get(ident, "—"), key.value) for ident, key in after.items() if before.get(ident) != key.value]
+
+
+# -- what SchedLab read of the files ----------------------------------------------------------------
+
+
+def site_readings(preview: SitePreview) -> dict[str, Any]:
+    """The page's "What SchedLab read from your files": per side (the current files, and the proposal
+    when SchedLab reads it differently) engine.api.site_reading's description as groups (a line and the
+    indented lines under it), whether QOS and association limits hold, the settings read but not
+    followed and the keys outside the model; ``readings_error`` when stored files no longer read."""
+    sides = [(CURRENT, "your files")] + ([(PROPOSED, f"the proposal “{preview.proposed_name}”")] if preview.proposed else [])
+    readings: list[dict[str, Any]] = []
+    for side, title in sides:
+        try:
+            reading = site_reading(preview.site(side))
+        except WorkloadError as error:
+            return {"readings": readings, "readings_error": f"{title}: {error_line(error)}"}
+        if readings and reading == readings[0]["reading"]:
+            continue                                   # the proposal reads as the current files do
+        groups: list[tuple[str, list[str]]] = []
+        for line in reading.lines:
+            if line.startswith("  ") and groups:
+                groups[-1][1].append(line.strip())
+            else:
+                groups.append((line, []))
+        readings.append({"side": side, "title": title, "reading": reading, "groups": groups})
+    return {"readings": readings}
 
 
 # -- reading it back ----------------------------------------------------------------------------------
