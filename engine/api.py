@@ -75,7 +75,8 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
     from engine.platform.slurmconf import SlurmSite, describe_site, read_slurm_site, slurm_time
     from engine.platform.sitefiles import FILES as SITE_FILES
     from engine.platform.sitefiles import Key as SiteKey
-    from engine.platform.sitefiles import SiteReading, common_keys, site_from_texts, site_reading, split_values, sweep_key, sweepable_keys, with_change
+    from engine.platform.sitefiles import common_keys, site_from_texts, split_values, sweep_key, sweepable_keys, with_change
+    from engine.platform.sitefiles import SiteReading, site_reading
     from engine.calibrate import calibrate as calibrate_site
     from engine.calibrate import calibration_lines
     from engine.metrics.sitepending import held_by_reason, pending_reasons, policy_pending
