@@ -26,9 +26,19 @@ def page_of(client, preview: SitePreview) -> str:  # noqa: ANN001
 
 
 def warnings(page: str, side: str = "current") -> str:
-    """The text of the warning box of ``side`` ("" when there is none)."""
+    """The warning box of ``side`` as HTML ("" when there is none)."""
     found = re.search(rf'<div class="error-box site-warning" id="site-warnings-{side}".*?</div>', page, re.S)
     return found.group(0) if found else ""
+
+
+def text(part: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", part)).strip()
+
+
+def section(page: str, side: str) -> str:
+    """The text of the "What SchedLab read" part of ``side``."""
+    found = re.search(rf'<div class="site-reading" id="site-read-{side}">.*?</div>', page, re.S)
+    return text(found.group(0)) if found else ""
 
 
 def qos_with(column: str, value: str) -> str:
@@ -50,7 +60,7 @@ def test_the_test_site_enforces_its_limits_and_warns_only_of_what_the_engine_lis
     assert reading.limits_enforced and NOT_ENFORCED not in page
     box = warnings(page)
     # the real Slurm's files set bf_continue and AccountingStorageEnforce associations,qos: read, not followed
-    assert [item for item in re.findall(r"<li>(.*?)</li>", box, re.S)] == reading.unfollowed
+    assert [text(item) for item in re.findall(r"<li>(.*?)</li>", box, re.S)] == reading.unfollowed
     assert any(item.startswith("SchedulerParameters bf_continue") for item in reading.unfollowed)
     assert "GrpWall" not in box
     section = page[page.index('<section id="site-read">'):]
@@ -80,7 +90,7 @@ def test_a_qos_grpwall_is_shown_as_not_followed(alice, sacct_trace):
     client = login(alice)
     post_site(client, sacct_trace, **{**slurm_files(), "qos": upload("qos.txt", SLURM / "qos.txt",
                                                                     qos_with("GrpWall", "10:00:00"))})
-    box = warnings(page_of(client, SitePreview.objects.get()))
+    box = text(warnings(page_of(client, SitePreview.objects.get())))
     assert "QOS normal GrpWall=10:00:00 (not followed:" in box and NOT_ENFORCED not in box
 
 
@@ -94,7 +104,24 @@ def test_a_proposal_read_differently_gets_its_own_reading_and_warning(alice, sac
     assert client.post(reverse("preview:site_propose", args=[preview.pk]), data).status_code == 302
     page = page_of(client, preview)
     assert NOT_ENFORCED in warnings(page, "proposed") and NOT_ENFORCED not in warnings(page, "current")
-    assert 'id="site-read-current"' in page and 'id="site-read-proposed"' in page
+    proposed = section(page, "proposed")      # only what reads differently
+    assert "limits: AccountingStorageEnforce not set" in proposed and "QOS normal" not in proposed
+    assert "QOS normal: priority 0, max_jobs_per_user 4" in section(page, "current")
+
+
+@pytest.mark.django_db
+def test_a_proposal_with_the_same_warnings_does_not_repeat_them(alice, sacct_trace):
+    client = login(alice)
+    post_site(client, sacct_trace, **slurm_files())
+    preview = SitePreview.objects.get()
+    data = proposal_post(preview, PriorityWeightFairshare="20000")
+    assert client.post(reverse("preview:site_propose", args=[preview.pk]), data).status_code == 302
+    page = page_of(client, preview)
+    assert "In your files and the proposal “my change”:" in text(warnings(page)) and not warnings(page, "proposed")
+    proposed = section(page, "proposed")
+    assert "what reads differently priority: priority/multifactor, weights age 1,000, fairshare 20,000" in proposed
+    assert "nodes vm" not in proposed and "QOS normal" not in proposed
+    assert "Instead of (as the current files read): priority: priority/multifactor, weights age 1,000, fairshare 10,000" in proposed
 
 
 @pytest.mark.django_db
@@ -109,6 +136,6 @@ def test_a_pbs_site_shows_its_limits_on_resources_not_followed(alice, sacct_trac
     page = page_of(client, preview)
     reading = site_reading(preview.site("current"))
     assert reading.unfollowed == ["queue workq max_run_res.ngpus (of resources only ncpus is followed)"]
-    assert reading.unfollowed[0] in warnings(page) and NOT_ENFORCED not in page
+    assert reading.unfollowed[0] in text(warnings(page)) and NOT_ENFORCED not in page
     assert "workq: priority 0, max_run_res.ngpus" in page and "fair-share tree: meta (100 under root)" in page
     assert "sched_config preemptive_sched (line 18)" in page[page.index('id="site-read"'):]
