@@ -94,15 +94,19 @@ def test_a_qos_grpwall_is_shown_as_not_followed(alice, sacct_trace):
     assert "QOS normal GrpWall=10:00:00 (not followed:" in box and NOT_ENFORCED not in box
 
 
-@pytest.mark.django_db
-def test_a_proposal_read_differently_gets_its_own_reading_and_warning(alice, sacct_trace):
+def page_with_proposal(alice, sacct_trace, conf: str | None = None, **changes: str) -> str:  # noqa: ANN001
+    """The page of the test site with a proposal run: ``conf`` as its slurm.conf text, ``changes`` in its form."""
     client = login(alice)
     post_site(client, sacct_trace, **slurm_files())
     preview = SitePreview.objects.get()
-    data = proposal_post(preview)
-    data["text0"] = preview.current["slurm.conf"].replace(ENFORCE, "")
+    data = {**proposal_post(preview, **changes), **({"text0": conf} if conf is not None else {})}
     assert client.post(reverse("preview:site_propose", args=[preview.pk]), data).status_code == 302
-    page = page_of(client, preview)
+    return page_of(client, preview)
+
+
+@pytest.mark.django_db
+def test_a_proposal_read_differently_gets_its_own_reading_and_warning(alice, sacct_trace):
+    page = page_with_proposal(alice, sacct_trace, (SLURM / "slurm.conf").read_text().replace(ENFORCE, ""))
     assert NOT_ENFORCED in warnings(page, "proposed") and NOT_ENFORCED not in warnings(page, "current")
     proposed = section(page, "proposed")      # only what reads differently
     assert "limits: AccountingStorageEnforce not set" in proposed and "QOS normal" not in proposed
@@ -111,12 +115,7 @@ def test_a_proposal_read_differently_gets_its_own_reading_and_warning(alice, sac
 
 @pytest.mark.django_db
 def test_a_proposal_with_the_same_warnings_does_not_repeat_them(alice, sacct_trace):
-    client = login(alice)
-    post_site(client, sacct_trace, **slurm_files())
-    preview = SitePreview.objects.get()
-    data = proposal_post(preview, PriorityWeightFairshare="20000")
-    assert client.post(reverse("preview:site_propose", args=[preview.pk]), data).status_code == 302
-    page = page_of(client, preview)
+    page = page_with_proposal(alice, sacct_trace, PriorityWeightFairshare="20000")
     assert "In your files and the proposal “my change”:" in text(warnings(page)) and not warnings(page, "proposed")
     proposed = section(page, "proposed")
     assert "what reads differently priority: priority/multifactor, weights age 1,000, fairshare 20,000" in proposed
