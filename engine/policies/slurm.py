@@ -296,6 +296,7 @@ class SlurmPriorityQueue(WaitingQueue):
         self.waiting = 0
         self.arrived: list[int] = []        # queued since the last order was made
         self.order = np.zeros(0, dtype=np.int64)   # the last order made (jobs that left included)
+        self.order_priority = np.zeros(0, dtype=np.int64)    # the priorities of its jobs
         self.ordered_after = -1             # the calculation that order was made after
         tiers = sorted(set(self.tier), reverse=True)
         self.tier_rank = np.array([tiers.index(t) for t in self.tier] if len(tiers) < 64 else
@@ -456,16 +457,49 @@ class SlurmPriorityQueue(WaitingQueue):
         calculation every priority is made again, and the last order re-sorted (mostly in order
         already: a stable sort's runs)."""
         self.recalculate_if_due()
-        order = self.order
-        order = order[self.member[order]]
-        if self.arrived or self.ordered_after != self.calculations:
+        kept = self.member[self.order]
+        order, priority = self.order[kept], self.order_priority[kept]
+        if self.arrived and self.ordered_after == self.calculations:
+            arrived = np.asarray(self.arrived, dtype=np.int64)
+            self.arrived = []
+            arrived_priority = self._priorities(arrived, self.sim.now)
+            merged = self._merged(order, priority, arrived, arrived_priority)
+            if merged is None:
+                order, priority = np.concatenate((order, arrived)), np.concatenate((priority, arrived_priority))
+                sorting = self._sorting(order, priority)
+                order, priority = order[sorting], priority[sorting]
+            else:
+                order, priority = merged
+        elif self.arrived or self.ordered_after != self.calculations:
             if self.arrived:
                 order = np.concatenate((order, np.asarray(self.arrived, dtype=np.int64)))
                 self.arrived = []
-            order = order[self._sorting(order, self._priorities(order, self.sim.now))]
+            priority = self._priorities(order, self.sim.now)
+            sorting = self._sorting(order, priority)
+            order, priority = order[sorting], priority[sorting]
             self.ordered_after = self.calculations
-        self.order = order
+        self.order, self.order_priority = order, priority
         return order
+
+    def _merged(self, order: np.ndarray, priority: np.ndarray, arrived: np.ndarray,
+                arrived_priority: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """The last order (``order``, sorted, with its jobs' ``priority``: unchanged since, as no
+        calculation came between) with the ``arrived`` jobs merged in: what :meth:`_sorting` of
+        them all gives when its one int64 key does (None otherwise: then they are sorted)."""
+        both = np.concatenate((priority, arrived_priority))
+        if not len(both):
+            return order, priority
+        low, high = int(both.min()), int(both.max())
+        span, n = high - low + 1, self.sim.n
+        if self.tiers * span * n >= 2 ** 62:
+            return None
+        keys = (self.tier_rank[order] * span + (high - priority)) * n + order
+        if len(keys) > 1 and not bool(np.all(keys[1:] > keys[:-1])):     # (sorted otherwise: the lexsort's ties)
+            return None
+        new_keys = (self.tier_rank[arrived] * span + (high - arrived_priority)) * n + arrived
+        sorting = np.argsort(new_keys)
+        at = np.searchsorted(keys, new_keys[sorting])
+        return np.insert(order, at, arrived[sorting]), np.insert(priority, at, arrived_priority[sorting])
 
     def _priorities(self, jobs: np.ndarray, now: int) -> np.ndarray:
         """The priorities of waiting ``jobs``: those submitted by the last calculation as of it, the
