@@ -331,8 +331,10 @@ def read_pbs_site(print_server: str | Path, *, sched_config: str | Path | None =
     return server
 
 
-def describe_pbs_site(server: PbsServer) -> list[str]:
-    """What SchedLab understood, as lines for a person (``python -m engine site --pbs-server``)."""
+def describe_pbs_site(server: PbsServer, *, with_keys: bool = True) -> list[str]:
+    """What SchedLab understood, as lines for a person (``python -m engine site --pbs-server``); the last line
+    lists the keys read but not used (:func:`pbs_unmodelled_keys`, :func:`pbs_unfollowed_keys`), left out
+    without ``with_keys``."""
     lines = [f"{server.source}: {len(server.queues)} queues, default {server.default_queue or '(none)'}"]
     for queue in sorted(server.queues.values(), key=lambda q: (-q.priority, q.name)):
         if queue.is_route:
@@ -352,11 +354,22 @@ def describe_pbs_site(server: PbsServer) -> list[str]:
         lines.append("scheduler: " + ", ".join(f"{k} {v}" for k, v in server.sched.items()))
     if server.groups:
         lines.append("fair-share tree: " + ", ".join(f"{n} ({shares} under {parent})" for n, _, parent, shares in server.groups))
+    if with_keys:
+        unknown = pbs_unmodelled_keys(server) + pbs_unfollowed_keys(server)
+        lines.append("not modelled (read, not used): " + (", ".join(unknown) if unknown else "nothing"))
+    return lines
+
+
+def pbs_unmodelled_keys(server: PbsServer) -> list[str]:
+    """The attributes set in the files that SchedLab has no model of (read, not used), each naming its line."""
     unknown = [f"{k} (line {line})" for k, (line, _) in server.unmodelled.items()]
     unknown += [f"queue {q.name} {k} (line {line})" for q in server.queues.values() for k, (line, _) in q.unmodelled.items()]
     unknown += [f"sched_config {k} (line {line})" for k, (line, _) in server.sched_unmodelled.items()]
-    unknown += [f"{'queue ' + target.name if isinstance(target, PbsQueue) else 'server'} {kind}.{resource} (of "
-                f"resources only {FOLLOWED_RESOURCE} is followed)" for target in (*server.queues.values(), server)
-                for kind in RESOURCE_LIMITS for resource in getattr(target, kind) if resource != FOLLOWED_RESOURCE]
-    lines.append("not modelled (read, not used): " + (", ".join(unknown) if unknown else "nothing"))
-    return lines
+    return unknown
+
+
+def pbs_unfollowed_keys(server: PbsServer) -> list[str]:
+    """The limits read and understood that no rule here follows: those on a resource other than ncpus."""
+    return [f"{'queue ' + target.name if isinstance(target, PbsQueue) else 'server'} {kind}.{resource} (of "
+            f"resources only {FOLLOWED_RESOURCE} is followed)" for target in (*server.queues.values(), server)
+            for kind in RESOURCE_LIMITS for resource in getattr(target, kind) if resource != FOLLOWED_RESOURCE]

@@ -13,15 +13,26 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.platform.pbsconf import PbsServer, read_print_server, read_resource_group, read_sched_config
+from engine.platform.pbsconf import (
+    PbsServer,
+    describe_pbs_site,
+    pbs_unfollowed_keys,
+    pbs_unmodelled_keys,
+    read_print_server,
+    read_resource_group,
+    read_sched_config,
+)
 from engine.platform.slurmconf import (
     SCHEDULER_DEFAULTS,
     SlurmSite,
     check_slurm_site,
+    describe_site,
     parse_slurm_conf,
     read_associations,
     read_qos,
     shown_time,
+    unfollowed_keys,
+    unmodelled_keys,
 )
 from engine.workload.errors import WorkloadError
 
@@ -85,6 +96,29 @@ def site_from_texts(kind: str, texts: dict[str, str]) -> SlurmSite | PbsServer:
         if "resource_group" in paths:
             read_resource_group(server, paths["resource_group"], name="resource_group")
         return server
+
+
+@dataclass(frozen=True)
+class SiteReading:
+    """What SchedLab understood of a site's files, as ``python -m engine site`` prints it, in parts: the
+    description's lines (nodes, partitions or queues, priority, scheduler, limits, QOS, associations;
+    a line indented by two spaces belongs to the one above), whether QOS and association limits hold
+    (Slurm's AccountingStorageEnforce without limits/safe/all: none does, as in Slurm; PBS: always),
+    the settings read and understood that no rule follows, and the keys outside the model."""
+
+    lines: list[str]
+    limits_enforced: bool
+    unfollowed: list[str]
+    unmodelled: list[str]
+
+
+def site_reading(site: SlurmSite | PbsServer) -> SiteReading:
+    """The :class:`SiteReading` of a site (the same lists ``describe_site`` / ``describe_pbs_site`` print)."""
+    if isinstance(site, SlurmSite):
+        return SiteReading(describe_site(site, with_keys=False), site.conf.enforce_limits, unfollowed_keys(site),
+                           unmodelled_keys(site))
+    return SiteReading(describe_pbs_site(site, with_keys=False), True, pbs_unfollowed_keys(site),
+                       pbs_unmodelled_keys(site))
 
 
 def common_keys(site: SlurmSite | PbsServer) -> list[Key]:

@@ -716,8 +716,9 @@ def check_slurm_site(site: SlurmSite) -> None:
                                     file=site.conf.source, line=partition.line, field="QOS")
 
 
-def describe_site(site: SlurmSite) -> list[str]:
-    """What SchedLab understood, as lines for a person (``python -m engine site``)."""
+def describe_site(site: SlurmSite, *, with_keys: bool = True) -> list[str]:
+    """What SchedLab understood, as lines for a person (``python -m engine site``); the last line lists the
+    keys read but not used (:func:`unmodelled_keys`, :func:`unfollowed_keys`), left out without ``with_keys``."""
     conf = site.conf
     lines = [f"{conf.source}: cluster {conf.cluster or '(unnamed)'}, {sum(len(n.names) for n in conf.nodes):,} nodes, "
              f"{conf.total_cpus:,} CPUs"]
@@ -761,16 +762,34 @@ def describe_site(site: SlurmSite) -> list[str]:
         lines.append(f"  association {who}{'@' + assoc.partition if assoc.partition else ''}: "
                      f"shares {'parent' if assoc.shares < 0 else assoc.shares}" + (f", {limits}" if limits else "")
                      + (f", QOS {','.join(assoc.qos)}" if assoc.qos else ""))
+    if with_keys:
+        unknown = unmodelled_keys(site) + unfollowed_keys(site)
+        lines.append("not modelled (read, not used): " + (", ".join(unknown) if unknown else "nothing"))
+    return lines
+
+
+def unmodelled_keys(site: SlurmSite) -> list[str]:
+    """The keys set in the files that SchedLab has no model of (read, not used), each naming its line."""
+    conf = site.conf
     unknown = [f"{k} (line {line})" for k, (line, _) in conf.unmodelled.items()]
     unknown += [f"SchedulerParameters {k}" for k in conf.scheduler_unknown]
+    unknown += [f"QOS {q.name} {k}={v} (qos line {q.line})" for q in site.qos.values() for k, v in q.unmodelled.items()]
+    unknown += [f"association {a.account}{'/' + a.user if a.user else ''} {k}={v} (assoc line {a.line})"
+                for a in site.associations for k, v in a.unmodelled.items()]
+    return unknown
+
+
+def unfollowed_keys(site: SlurmSite) -> list[str]:
+    """The scheduling settings that are read and understood but that no rule here follows, each with why
+    (bf_continue, a QOS's GrpWall or UsageFactor, a TRES other than cpu/mem/node/gpu, a QOS flag, an
+    AccountingStorageEnforce flag): the replay differs from the site's Slurm wherever they matter."""
+    conf = site.conf
+    unknown = []
     if conf.scheduler.get("bf_continue"):
         unknown.append("SchedulerParameters bf_continue (no effect: Slurm 22.05 reads it only after a backfill pass "
                        "has yielded its locks, every bf_yield_interval of the pass's own run time, to go on rather "
                        "than stop when jobs or nodes changed meanwhile (backfill.c _yield_locks); a pass here takes "
                        "no simulated time, so it never yields)")
-    unknown += [f"QOS {q.name} {k}={v} (qos line {q.line})" for q in site.qos.values() for k, v in q.unmodelled.items()]
-    unknown += [f"association {a.account}{'/' + a.user if a.user else ''} {k}={v} (assoc line {a.line})"
-                for a in site.associations for k, v in a.unmodelled.items()]
     unknown += [f"{what} {key} {value} (of TRES only cpu, mem, node, gres/gpu are followed; of GrpTRESRunMins and "
                 "GrpTRESMins only cpu)"
                 for what, key, value in untracked_tres(site)]
@@ -779,8 +798,7 @@ def describe_site(site: SlurmSite) -> list[str]:
                 for q in site.qos.values() for flag in q.flags if flag.lower() not in _FOLLOWED_LOWER]
     unknown += [f"AccountingStorageEnforce {flag} (not followed: {why})" for flag, why in ENFORCE_NOT_FOLLOWED.items()
                 if flag in conf.enforce]
-    lines.append("not modelled (read, not used): " + (", ".join(unknown) if unknown else "nothing"))
-    return lines
+    return unknown
 
 
 def _few(names: list[str]) -> str:

@@ -637,6 +637,7 @@ class SlurmBackfill(Algorithm):
         self.walk = Walk(sim, queue, self.part_nodes)
         self.running = Running(sim.n)
         self.profile = Profile(sim.capacity)
+        self.least = np.zeros(0, dtype=np.int64)     # the backfill walk's scratch: the profile's prefix minima
 
     # ---------------------------------------------------------------- the loop's calls
 
@@ -767,22 +768,22 @@ class SlurmBackfill(Algorithm):
         """Slurm's backfill scheduler (see the class docstring), its walk compiled
         (slurmkernels.backfill_walk), the starts made here.
 
-        A job starts only with its processors free now, and a pass only takes processors: once
-        fewer are free now than the smallest job left asks for, no later job starts, and the
-        reservations (which only serve to decide later starts; Slurm forgets them) are not made.
-        On a pool of processors counted, sim.free is the profile's free now, and until the first
-        job that does not start the profile never decreases (running jobs only end; the jobs
-        started take [now, now + d)): a job that fits now fits for its whole time, and starts.
-        The profile is built only then: from the running jobs, those it started included, as the
-        select plugin's will-run test frees them (:class:`WillRun`); a job started once the
-        profile exists moves the others' batched ends with it."""
+        A job starts only with its processors free now. On a pool of processors counted, sim.free
+        is the profile's free now, and until the first job that does not start the profile never
+        decreases (running jobs only end; the jobs started take [now, now + d)): a job that fits
+        now fits for its whole time, and starts. The profile is built only then, and only if a
+        later job could still fit now (see the walk: between two starts a pass only takes
+        processors, so once no job left to test fits now none will start, and the reservations,
+        which only serve to decide later starts and which Slurm forgets, are not made): from the
+        running jobs, those it started included, as the select plugin's will-run test frees them
+        (:class:`WillRun`); a job started once the profile exists moves the others' batched ends
+        with it."""
         sim, walk = self.sim, self.walk
         now = sim.now
         resolution = max(self.resolution, 1)
         order = self._order()
         if not len(order):
             return
-        smallest = np.minimum.accumulate(self.job_size[order][::-1])[::-1]
         parts, union, blocked = walk.fresh()
         per_user = walk.per_user
         if self.max_job_user > 0:
@@ -798,11 +799,14 @@ class SlurmBackfill(Algorithm):
             if profile is not None:
                 state[2] = profile.length
                 profile.make_room(2 * (len(order) - int(state[0])) + 4)
+                if len(self.least) < len(profile.times):
+                    self.least = np.zeros(len(profile.times), dtype=np.int64)
             status = kernels.backfill_walk(
                 order, state, self.bound, self.max_job_user, per_user, walk.user, self.job_size, walk.estimate,
-                smallest, resolution, sim.free, none if profile is None else profile.times,
+                resolution, sim.free, none if profile is None else profile.times,
                 none if profile is None else profile.free, now, horizon, self.cpus_per_node, sim.capacity,
-                walk.partition, parts, union, walk.atoms, walk.has_nodes, blocked, *walk.limits, *walk.reasons)
+                walk.partition, parts, union, walk.atoms, walk.has_nodes, blocked, *walk.limits, *walk.reasons,
+                walk.ahead_user, self.least)
             if profile is not None:
                 profile.length = int(state[2])
             if status == kernels.DONE:
@@ -811,10 +815,11 @@ class SlurmBackfill(Algorithm):
             job = int(order[i])
             size = int(self.job_size[job])
             duration = max(int(walk.estimate[job]), 1)
-            if status == kernels.NEEDS_PROFILE:
+            if profile is None and status in (kernels.NEEDS_PROFILE, kernels.NEVER_FITS):
                 profile = self.running_profile(running, len(order))
-                state[3] = 1
-                continue
+                if status == kernels.NEEDS_PROFILE:
+                    state[3] = 1
+                    continue
             if status == kernels.NEVER_FITS:
                 assert profile is not None
                 profile.earliest_start(now, duration, size)     # (raises: the job never fits)
@@ -951,6 +956,7 @@ class Walk:
         users = np.unique(np.asarray(sim.user, dtype=np.int64), return_inverse=True)[1] if n else np.zeros(0)
         self.user = np.asarray(users, dtype=np.int64).reshape(-1)
         self.per_user = np.zeros(int(self.user.max()) + 1 if n else 1, dtype=np.int64)
+        self.ahead_user = np.zeros_like(self.per_user)      # the backfill walk's look-ahead's per_user
         self.estimate = np.asarray(sim.estimate, dtype=np.int64)
         if isinstance(queue, SlurmPriorityQueue):
             limits = queue.limits

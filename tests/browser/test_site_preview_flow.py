@@ -47,6 +47,7 @@ def test_an_admin_doubles_the_fairshare_weight(page, live_server, celery_worker,
     page.click("main form button[type=submit]")
     page.wait_for_selector('#site-results[data-done="yes"]', timeout=RESULTS)
     assert "short" in page.inner_text("#waits-partition") and "QOSMaxJobsPerUserLimit" in page.inner_text("#pending-reasons")
+    assert page.is_visible("#site-read") and "QOS normal: priority 0, max_jobs_per_user 4" in page.inner_text("#site-read")
 
     field = page.get_by_label("PriorityWeightFairshare", exact=True)
     assert field.input_value() == "10000"

@@ -32,6 +32,7 @@ from engine.api import (
     common_keys,
     error_line,
     site_from_texts,
+    site_reading,
     split_values,
     sweep_key,
     with_change,
@@ -266,6 +267,58 @@ def changed_keys(current: Any, proposed: Any) -> list[Change]:
     before = {(k.file, k.scope, k.key): k.value for k in common_keys(current)}
     after = {(k.file, k.scope, k.key): k for k in common_keys(proposed)}
     return [Change(key, before.get(ident, "—"), key.value) for ident, key in after.items() if before.get(ident) != key.value]
+
+
+# -- what SchedLab read of the files ----------------------------------------------------------------
+
+
+def site_readings(preview: SitePreview) -> dict[str, Any]:
+    """The page's "What SchedLab read from your files" (engine.api.site_reading) per side: the current files,
+    and the proposal when SchedLab reads it differently (then only its lines that differ, and those of the
+    current files it no longer has). Each side: its description as groups (a line and the lines indented
+    under it), whether QOS and association limits hold, the settings read but not followed as (setting,
+    why) and the keys outside the model; ``warned``: whether the side has its own warning box at the top
+    (the proposal's only when its warnings differ from the current files'). ``readings_error`` when
+    stored files no longer read."""
+    sides = [(CURRENT, "your files")] + ([(PROPOSED, f"the proposal “{preview.proposed_name}”")] if preview.proposed else [])
+    readings: list[dict[str, Any]] = []
+    for side, title in sides:
+        try:
+            reading = site_reading(preview.site(side))
+        except WorkloadError as error:
+            return {"readings": readings, "readings_error": f"{title}: {error_line(error)}"}
+        first = readings[0]["reading"] if readings else None
+        if first is not None and reading == first:
+            continue                                   # the proposal reads as the current files do
+        groups = _grouped(reading.lines)
+        if first is not None:      # the proposal's lines that differ, each under its heading line
+            before = {line.strip() for line in first.lines}
+            groups = [(line, [sub for sub in subs if sub not in before]) for line, subs in groups
+                      if line not in before or any(sub not in before for sub in subs)]
+        warned = first is None or (reading.limits_enforced, reading.unfollowed) != (first.limits_enforced, first.unfollowed)
+        readings.append({"side": side, "title": title, "reading": reading, "groups": groups,
+                         "gone": [] if first is None else [line.strip() for line in first.lines if line not in reading.lines],
+                         "unfollowed": [_setting_and_why(item) for item in reading.unfollowed], "warned": warned})
+    if len(readings) == 2 and not readings[1]["warned"]:
+        readings[0]["title"] = f"your files and {readings[1]['title']}"
+    return {"readings": readings}
+
+
+def _grouped(lines: list[str]) -> list[tuple[str, list[str]]]:
+    """describe_site's lines as (line, the lines indented under it)."""
+    groups: list[tuple[str, list[str]]] = []
+    for line in lines:
+        if line.startswith("  ") and groups:
+            groups[-1][1].append(line.strip())
+        else:
+            groups.append((line.strip(), []))
+    return groups
+
+
+def _setting_and_why(item: str) -> tuple[str, str]:
+    """ "SchedulerParameters bf_continue (no effect: ...)" -> ("SchedulerParameters bf_continue", "no effect: ...")."""
+    setting, _, why = item.partition(" (")
+    return setting, why[:-1] if why.endswith(")") else why
 
 
 # -- reading it back ----------------------------------------------------------------------------------

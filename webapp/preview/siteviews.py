@@ -31,6 +31,7 @@ from webapp.preview.sites import (
     keys_of,
     propose,
     side_runs,
+    site_readings,
     site_results,
 )
 from webapp.traces.models import Trace
@@ -83,7 +84,7 @@ def _page(request: HttpRequest, preview: SitePreview, form: SiteProposalForm | N
     context.update({"files": SITE_FILES[preview.kind], "value": value,
                     "values": list(enumerate(experiment.sweep_values)) if experiment.sweep_param else [],
                     "sweep": sweep_of(preview, value, every), **changes_context(preview),
-                    **site_results(preview, runs)})
+                    **site_results(preview, runs), **site_readings(preview)})
     context["downloads"] = context["all_done"] and not context.get("missing")
     context["runs_final"] = all(run.is_final for run in every)
     context["value_query"] = f"?value={request.GET['value']}" if experiment.sweep_param and "value" in request.GET else ""
