@@ -21,6 +21,21 @@ real Slurm trace.
 * ``replay``: the same command on tests/data/slurm_replay (the real Slurm 22.05 run, 330 jobs).
   Target: < 2 s.
 
+Measured (2026-11-27, the shared 2-core machine, other engineers' runs beside: read CPU seconds;
+main at 4478f51 unless said):
+
+* replay: 1.15 s CPU (1.16 s wall, load 1.7): met.
+* grid, 100,000 jobs: 28-41 s CPU (load 2-3; 30.8 s for main before the backfill look-ahead, the
+  same load), schedules byte-identical; 20,000 jobs: 3.9 s.
+* grid, 500,000 jobs over one month (``--month``): 177 s CPU, 321 s wall, 1,142 MiB, load 3.0
+  (before the queue order's merge, 59fe7d1); 190 s CPU, 373 s wall, 1,131 MiB, load 3.4, with a
+  seven-month run beside it. Mean wait 4.31 h.
+* grid, 500,000 jobs over seven months: 390 s CPU, 605 s wall, 1,143 MiB, load 3.2 (59fe7d1,
+  with the month's run beside it); mean wait 29.1 h (28.0 h under the rules before the backfill
+  table's and will-run's of 2026-11-27, when 477 s CPU were measured at load 6-8). Target MISSED.
+  What is left (py-spy, before those rules): the main scheduler's walk over the whole queue every
+  sched_interval (a third), the queue's order made for each pass (a quarter), the backfill walk.
+
 Each figure: wall and CPU seconds of the child (``wait4``), its peak resident memory, the 1-minute
 load average when it ended (the machine is shared: read CPU seconds first). numba's cache is filled
 first by one untimed replay, so no timed command compiles the profile kernels.
