@@ -73,6 +73,27 @@ def write_excerpt(path: Path, out: Path) -> int:
     return kept
 
 
+def backfill_passes(events: list[tuple[float, str, tuple[str, ...]]]) -> list[dict]:
+    """Each backfill pass: its start ``t``, the jobs it tested in order (``tested``: job id,
+    partition), those it started (``started``) and the planned start of those it did not
+    (``planned``: job id -> epoch s, the start _dump_job_sched logged)."""
+    passes: list[dict] = []
+    current: dict | None = None
+    for t, kind, g in events:
+        if kind == "bf_begin":
+            current = {"t": t, "tested": [], "started": set(), "planned": {}}
+            passes.append(current)
+        elif current is not None and kind == "bf_test":
+            current["tested"].append((g[0], g[2]))
+        elif current is not None and kind == "bf_start":
+            current["started"].add(g[0])
+        elif current is not None and kind == "bf_plan":
+            current["planned"][g[0]] = int(datetime.fromisoformat(g[1]).timestamp())
+        elif kind in ("bf_done", "bf_none"):
+            current = None
+    return passes
+
+
 def _gaps(times: list[float]) -> list[float]:
     return [b - a for a, b in zip(times, times[1:])]
 
@@ -173,6 +194,14 @@ def facts(events: list[tuple[float, str, tuple[str, ...]]]) -> None:
     # (3) who started each job, and delay after the last job end
     starts = sorted([(t, "main", g[0]) for t, g in by["alloc"]] + [(t, "backfill", g[0]) for t, g in by["bf_start"]])
     print(f"\n(3) starts: main scheduler (sched: Allocate) {len(by['alloc'])}, backfill (Started) {len(by['bf_start'])}")
+    # the main scheduler's starts by the kind of run that made them
+    runs = sorted([(t, "full queue") for t in full] + [(t, "at once (epilog RPC)") for t in direct]
+                  + [(t, "queued event") for t in sorted(set(dflt) - set(direct))])
+    kind_of = Counter()
+    for t, _ in by["alloc"]:
+        i = bisect.bisect_right(runs, (t, "~")) - 1
+        kind_of[runs[i][1] if i >= 0 else "?"] += 1
+    print("    main-scheduler starts by run:", dict(kind_of))
     after_end = {"main": [], "backfill": []}
     for t, who, _ in starts:
         j = bisect.bisect_left(ends, t) - 1
@@ -192,26 +221,13 @@ def facts(events: list[tuple[float, str, tuple[str, ...]]]) -> None:
     print(f"    job end -> next start: median {statistics.median(nxt):.2f} s, "
           + _hist(nxt, [0.5, 1.1, 2.1, 3.1, 5.1, 10.1, 30.1]))
 
-    # backfill passes one by one: a start is a true backfill when a job tested before it in the same
-    # pass did not start (it got a planned start instead)
-    passes, cur = [], None
-    for t, kind, g in events:
-        if kind == "bf_begin":
-            cur = {"t": t, "tested": [], "started": set(), "planned": {}}
-            passes.append(cur)
-        elif cur is not None and kind == "bf_test":
-            cur["tested"].append((g[0], g[2]))
-        elif cur is not None and kind == "bf_start":
-            cur["started"].add(g[0])
-        elif cur is not None and kind == "bf_plan":
-            cur["planned"][g[0]] = g[1]
-        elif kind in ("bf_done", "bf_none"):
-            cur = None
+    # a start is a true backfill when a job tested before it in the same pass did not start
+    passes = backfill_passes(events)
     top = behind = 0
     behind_part = Counter()
     for p in passes:
         blocked: set[str] = set()
-        for i, (job, part) in enumerate(p["tested"]):
+        for job, part in p["tested"]:
             if job in p["started"]:
                 if not blocked:
                     top += 1
