@@ -247,7 +247,6 @@ def main() -> None:
             print(f"SUMMARY (targets, quiet machine: every plot <= 2.5 s cold, first screen <= 1 s): cold load: "
                   f"first screen {first['first_screen']:.2f} s, every plot {first['seconds']:.2f} s, browser CPU "
                   f"{first['cpu']:.2f} s; {load_text()}")
-            print(load_text())
             args.screenshot.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(args.screenshot), full_page=True)
             print(f"screenshot: {args.screenshot}")

@@ -8,7 +8,8 @@ Per site: the files read from text (engine.platform.sitefiles), the current run 
 (Slurm: PriorityWeightFairshare doubled; PBS: max_run [u:PBS_GENERIC=1] on workq), each timed as the
 worker runs it (the run, then the pending reasons for the recorded run, estimated from its schedule),
 wall and CPU seconds of this process, the mean wait recorded / current / proposed and the current run's
-rank correlation of waits with the recording; then the pbs policy on a whole PWA trace (KTH-SP2) and
+rank correlation of waits with the recording, and for Slurm the page's calibration of the baseline
+(every candidate at 6 phases of the priority cycle, as the web's task runs it); then the pbs policy on a whole PWA trace (KTH-SP2) and
 the load average (the machine may be shared).
 """
 
@@ -24,8 +25,8 @@ sys.path[:0] = [str(REPO), str(REPO / "benchmarks")]
 
 from shared_data import SHARED_DATA  # noqa: E402  (after the path set-up above)
 
-from engine.api import (Pool, Scenario, fidelity, held_by_reason, pending_reasons, read_trace, run,  # noqa: E402
-                        site_from_texts, with_change, common_keys)
+from engine.api import (Pool, Scenario, calibrate_site, common_keys, fidelity, held_by_reason,  # noqa: E402
+                        pending_reasons, read_trace, run, site_from_texts, with_change)
 
 SLURM = REPO / "tests" / "data" / "slurm_replay"
 PBS = REPO / "tests" / "data" / "pbs_site"
@@ -66,7 +67,8 @@ def bench(kind: str, trace_path: Path, files: dict[str, Path], cpus: int, label:
     site = timed("read the site's files", lambda: site_from_texts(kind, texts))
     recorded = timed("recorded run", lambda: run(Scenario(trace=trace, policy="recorded", platform=Pool(cpus))))
     timed("its pending reasons (estimated)", lambda: held_by_reason(pending_reasons(
-        recorded.schedule, trace.jobs, site, cpus, trace.metadata.get("user_names", {})), recorded.schedule))
+        recorded.schedule, trace.jobs, site, cpus, trace.metadata.get("user_names", {}),
+        trace.metadata.get("group_names", {})), recorded.schedule))
     current = timed("current run", lambda: site_run(kind, trace, texts, cpus))
     key = next(k for k in common_keys(site) if k.label == label)
     proposed = timed(f"proposed run ({label} = {value})",
@@ -76,6 +78,11 @@ def bench(kind: str, trace_path: Path, files: dict[str, Path], cpus: int, label:
     print(f"  mean wait recorded / current / proposed: {waits[0]:,.0f} / {waits[1]:,.0f} / {waits[2]:,.0f} s; "
           f"current vs recorded {figures['mean_wait_ratio'] - 1:+.1%}, "
           f"rank correlation of waits {figures['wait_rank_correlation']:.3f}")
+    if kind == "slurm":    # the page's "Calibrate the baseline" (webapp.preview.calibration), at its default phases
+        replays: list[float] = []
+        report = timed("the page's calibration (6 phases)", lambda: calibrate_site(
+            trace, site, capacity=cpus, phases=6, progress=replays.append))
+        print(f"  {len(replays)} replays; closest: {report['best']}")
 
 
 def large() -> None:

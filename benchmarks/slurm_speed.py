@@ -12,7 +12,12 @@ real Slurm trace.
       python -m engine simulate grid.sacct --slurm-conf slurm.conf --qos qos.txt --assoc assoc.txt \\
           --policy slurm --out S.csv
 
-  Target: <= 180 s and <= 4 GiB peak memory.
+  Target: <= 180 s and <= 4 GiB peak memory. The generator spreads 500,000 jobs at load 1.0 over
+  seven months (Jan 1 - Aug 3): the harder figure, kept as the grid's. With ``--month`` the same jobs
+  fill one month (31 days) at load 1.0 on the same cores: every submission, runtime and time limit,
+  and each partition's MaxTime, scaled by 31 days over the seven months' span (the work per second
+  offered stays the machine's; the jobs, their order and the queues are the same, in compressed
+  time; the schedulers' intervals are not scaled, so a month has a seventh of the passes).
 * ``replay``: the same command on tests/data/slurm_replay (the real Slurm 22.05 run, 330 jobs).
   Target: < 2 s.
 
@@ -20,7 +25,7 @@ Each figure: wall and CPU seconds of the child (``wait4``), its peak resident me
 load average when it ended (the machine is shared: read CPU seconds first). numba's cache is filled
 first by one untimed replay, so no timed command compiles the profile kernels.
 
-    .venv/bin/python benchmarks/slurm_speed.py [--only grid replay] [--jobs 500000] [--work DIR]
+    .venv/bin/python benchmarks/slurm_speed.py [--only grid replay] [--jobs 500000] [--month] [--work DIR]
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ GRID_SECONDS = 180.0
 GRID_MIB = 4096
 REPLAY_SECONDS = 2.0
 EPOCH = np.datetime64("2014-01-01T00:00:00", "s")
+MONTH = 31 * 86400
 SACCT_HEADER = ("JobID|JobIDRaw|Partition|QOS|Account|User|Group|Submit|Eligible|Start|End|State|NNodes|NCPUS|"
                 "ReqCPUS|ReqMem|Timelimit")
 
@@ -63,12 +69,24 @@ def slurm_time(seconds: int) -> str:
     return f"{days}-{rest // 3600:02d}:{rest % 3600 // 60:02d}:{rest % 60:02d}"
 
 
-def write_site(machine: Machine, folder: Path, options: argparse.Namespace) -> None:
-    """slurm.conf (a NodeName line per cluster, a partition per 2014 queue), the QOS and association dumps."""
+def month_scale(jobs: pd.DataFrame) -> float:
+    """The factor that puts the jobs' submissions into one month (--month): 31 days over their span."""
+    return MONTH / max(int(jobs["submit"].max()), 1)
+
+
+def limit_time(seconds: int, scale: float) -> int:
+    """A time limit in compressed time, whole minutes (Slurm's unit for MaxTime and --time)."""
+    return seconds if scale == 1.0 else max(int(round(seconds * scale / 60)), 1) * 60
+
+
+def write_site(machine: Machine, folder: Path, options: argparse.Namespace, scale: float = 1.0) -> None:
+    """slurm.conf (a NodeName line per cluster, a partition per 2014 queue, MaxTime x ``scale``), the
+    QOS and association dumps."""
     queues = load_queue_config("metacentrum-2014").queues
     nodes = [f"NodeName={c.name}n[1-{c.nodes}] CPUs={c.cores} RealMemory={max(c.ram_kb // 1024, 1)}"
              + (f" Gres=gpu:{c.gpus}" if c.gpus else "") for c in machine.clusters]
-    partitions = [f"PartitionName={q.name} Nodes=ALL MaxTime={slurm_time(q.walltime)} PriorityJobFactor={q.priority}"
+    partitions = [f"PartitionName={q.name} Nodes=ALL MaxTime={slurm_time(limit_time(q.walltime, scale))} "
+                  f"PriorityJobFactor={q.priority}"
                   f" PriorityTier=1" + (" Default=YES" if q.name == "q_1d" else "") for q in queues]
     conf = [
         "# made by benchmarks/slurm_speed.py for the synthetic NGI_CZ grid", "ClusterName=ngicz",
@@ -79,6 +97,7 @@ def write_site(machine: Machine, folder: Path, options: argparse.Namespace) -> N
         "PriorityType=priority/multifactor", "PriorityCalcPeriod=5", "PriorityDecayHalfLife=7-0",
         "PriorityMaxAge=7-0", "PriorityFavorSmall=NO", "PriorityWeightAge=1000", "PriorityWeightFairshare=10000",
         "PriorityWeightJobSize=1000", "PriorityWeightPartition=2000", "PriorityWeightQOS=0",
+        "AccountingStorageEnforce=associations,limits,qos",     # (else Slurm holds no job by its QOS's MaxJobsPU)
         *nodes, "PartitionName=DEFAULT State=UP", *partitions]
     (folder / "slurm.conf").write_text("\n".join(conf) + "\n", encoding="utf-8")
     qos_header = "Name|Priority|GraceTime|Flags|UsageFactor|MaxWall|MaxTRESPU|MaxJobsPU|MaxSubmitPU"
@@ -93,9 +112,14 @@ def write_site(machine: Machine, folder: Path, options: argparse.Namespace) -> N
     (folder / "assoc.txt").write_text("\n".join(rows) + "\n", encoding="utf-8")
 
 
-def write_sacct(machine: Machine, path: Path, options: argparse.Namespace) -> None:
-    """The synthetic jobs as a sacct dump (ISO times from 2014-01-01; Start = Submit, End = Start + runtime)."""
-    jobs = synthetic_jobs(options.jobs, machine, load=1.0).jobs
+def write_sacct(jobs: pd.DataFrame, path: Path, options: argparse.Namespace, scale: float = 1.0) -> None:
+    """The synthetic jobs as a sacct dump (ISO times from 2014-01-01; Start = Submit, End = Start +
+    runtime), their times x ``scale`` (a time limit in whole minutes, a runtime within it)."""
+    if scale != 1.0:
+        jobs = jobs.copy()
+        jobs["submit"] = (jobs["submit"] * scale).round().astype(np.int64)
+        jobs["requested_time"] = [limit_time(t, scale) for t in jobs["requested_time"].tolist()]
+        jobs["runtime"] = np.clip((jobs["runtime"] * scale).round().astype(np.int64), 1, jobs["requested_time"])
     submit = EPOCH + jobs["submit"].to_numpy().astype("timedelta64[s]")
     end = submit + jobs["runtime"].to_numpy().astype("timedelta64[s]")
     iso = lambda times: np.datetime_as_string(times, unit="s")   # noqa: E731
@@ -114,19 +138,25 @@ def write_sacct(machine: Machine, path: Path, options: argparse.Namespace) -> No
 
 def grid(options: argparse.Namespace, work: Path) -> None:
     machine = read_machines(NGI)
+    jobs = synthetic_jobs(options.jobs, machine, load=1.0).jobs
+    scale = month_scale(jobs) if options.month else 1.0
+    days = jobs["submit"].max() * scale / 86400
+    note = f" (times x {scale:.4f}: one month)" if options.month else ""
     print(f"\n## NGI_CZ ({len(machine.clusters)} clusters, {machine.cores:,} cores), {options.jobs:,} synthetic jobs "
-          f"at load 1.0 as a sacct dump, slurm.conf with multifactor priority and bf_max_job_test="
-          f"{options.bf_max_job_test}: whole command")
-    site = work / "site"
+          f"at load 1.0 over {days:.0f} days{note} as a "
+          f"sacct dump, slurm.conf with multifactor priority and bf_max_job_test={options.bf_max_job_test}: "
+          f"whole command")
+    name = f"grid-{options.jobs}{'-month' if options.month else ''}"
+    site = work / f"site{'-month' if options.month else ''}"
     site.mkdir(exist_ok=True)
-    write_site(machine, site, options)
-    trace = work / f"grid-{options.jobs}.sacct"
+    write_site(machine, site, options, scale)
+    trace = work / f"{name}.sacct"
     if not trace.exists():
-        write_sacct(machine, trace, options)
-    out = work / "grid-slurm.csv"
+        write_sacct(jobs, trace, options, scale)
+    out = work / f"{name}-slurm.csv"
     r = run_child(site_command(trace, site, out), options.timeout)
     memory = f"  peak {r['peak_mib']:.0f} MiB, target {GRID_MIB} MiB: {'met' if r['peak_mib'] <= GRID_MIB else 'MISSED'}"
-    line("grid slurm whole command", r, GRID_SECONDS, memory)
+    line(f"grid slurm whole command{' (month)' if options.month else ''}", r, GRID_SECONDS, memory)
     if r["finished"]:
         schedule = pd.read_csv(out, usecols=["wait"])
         print(f"{'':<52} {len(schedule):,} jobs, mean wait {schedule['wait'].mean() / 3600:.2f} h")
@@ -144,6 +174,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", nargs="+", default=["replay", "grid"], choices=["replay", "grid"])
     parser.add_argument("--jobs", type=int, default=500_000)
+    parser.add_argument("--month", action="store_true",
+                        help="the grid's jobs in one month at load 1.0 (times scaled; see the docstring)")
     parser.add_argument("--accounts", type=int, default=30)
     parser.add_argument("--bf-max-job-test", type=int, default=500)
     parser.add_argument("--max-jobs-pu", type=int, default=1000, help="MaxJobsPU of the normal QOS")

@@ -76,6 +76,7 @@ if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the
     from engine.platform.sitefiles import FILES as SITE_FILES
     from engine.platform.sitefiles import Key as SiteKey
     from engine.platform.sitefiles import common_keys, site_from_texts, split_values, sweep_key, sweepable_keys, with_change
+    from engine.platform.sitefiles import SiteReading, site_reading
     from engine.calibrate import calibrate as calibrate_site
     from engine.calibrate import calibration_lines
     from engine.metrics.sitepending import held_by_reason, pending_reasons, policy_pending
@@ -201,7 +202,7 @@ __all__ = [
     # a Slurm site as configured (issue 24): slurm.conf + sacctmgr dumps
     "SlurmSite", "read_slurm_site", "describe_site", "slurm_time", "PbsServer", "read_pbs_site", "describe_pbs_site",
     "SITE_FILES", "SiteKey", "common_keys", "site_from_texts", "with_change", "held_by_reason", "pending_reasons",
-    "split_values", "sweep_key", "sweepable_keys",
+    "split_values", "sweep_key", "sweepable_keys", "SiteReading", "site_reading",
     "policy_pending", "calibrate_site", "calibration_lines", "__version__",
 ]
 
@@ -224,7 +225,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     **{name: ("engine.platform.slurmconf", name) for name in ("SlurmSite", "read_slurm_site", "describe_site", "slurm_time")},
     **{name: ("engine.platform.pbsconf", name) for name in ("PbsServer", "read_pbs_site", "describe_pbs_site")},
     **{name: ("engine.platform.sitefiles", name) for name in ("common_keys", "site_from_texts", "with_change",
-                                                              "split_values", "sweep_key", "sweepable_keys")},
+                                                              "split_values", "sweep_key", "sweepable_keys",
+                                                              "SiteReading", "site_reading")},
     "SITE_FILES": ("engine.platform.sitefiles", "FILES"),
     "calibrate_site": ("engine.calibrate", "calibrate"),   # (not "calibrate": the package's submodule of that name)
     "calibration_lines": ("engine.calibrate", "calibration_lines"),

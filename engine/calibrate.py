@@ -6,9 +6,11 @@ of the site as configured, and the one that brings the replay closest is named:
 
 * the scheduler's cycle: passes every sched_interval instead of every bf_interval; a pass at every
   submission and end; backfill timed as Slurm's backfill thread does (bf_interval after the
-  previous pass, then as soon as something changed, not in the second a job ended), at bf_interval
-  or sched_interval;
-* a pass per job end: Slurm's event-triggered main scheduler (over default_queue_depth jobs);
+  previous pass, then as soon as something changed), at bf_interval or sched_interval (on the
+  real recording of tests/data/slurm_replay the latter is the closest on average, but a real
+  run's log shows the thread every bf_interval: a calibration, not Slurm's rule);
+* a pass per job end: Slurm's main scheduler at every submission and end without
+  batch_sched_delay (the site as configured runs it at them, batch_sched_delay apart);
 * the bound on backfill work: bf_max_job_test lowered (a pass that runs out of time tests fewer
   jobs), or bf_resolution 1 s instead of the site's grid;
 * how backfill reserves: only the reserved job's processors instead of whole nodes;
@@ -42,7 +44,7 @@ from __future__ import annotations
 import gzip
 import math
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -183,10 +185,13 @@ def most_running(recorded: pd.DataFrame, accounts: list[str]) -> dict[tuple[str,
 
 
 def _inferred_limits(site: SlurmSite, most: dict[tuple[str, str], int]) -> SlurmSite:
-    """The site with each user association's MaxJobs set to the most the recording shows running."""
+    """The site with each user association's MaxJobs set to the most the recording shows running,
+    the QOS's MaxJobsPU and MaxJobsPA taken off: Slurm checks an association's MaxJobs only where no
+    QOS of the job sets either (acct_policy.c; engine.policies.slurmlimits.ASSOC_SHADOWED_BY)."""
     assoc = [replace(a, max_jobs=most[(a.account, a.user)]) if a.user and (a.account, a.user) in most else a
              for a in site.associations]
-    return SlurmSite(site.conf, site.qos, assoc)
+    qos = {name: replace(q, max_jobs_per_user=None, max_jobs_per_account=None) for name, q in site.qos.items()}
+    return SlurmSite(site.conf, qos, assoc)
 
 
 def _unlimited(site: SlurmSite) -> SlurmSite:
@@ -249,10 +254,12 @@ def _error(simulated: float, recorded: float) -> float:
 
 def calibrate(workload: Workload, site: SlurmSite, *, capacity: int | None = None,
               tried: list[Candidate] | None = None, sprio: str | Path | None = None,
-              squeue: str | Path | None = None, phases: int = 1) -> dict[str, Any]:
+              squeue: str | Path | None = None, phases: int = 1,
+              progress: Callable[[float], None] | None = None) -> dict[str, Any]:
     """Every candidate's replay against the recording (JSON-able; see the module docstring).
     ``phases`` > 1: each candidate's figures are the averages of its replays at that many phases of
-    the priority cycle (0, period/phases, ...), which the timers' noise does not decide."""
+    the priority cycle (0, period/phases, ...), which the timers' noise does not decide.
+    ``progress``: called with the fraction of the replays done after each one."""
     capacity = int(capacity or site.conf.total_cpus or workload.metadata.get("procs") or 0)
     recorded = simulate(workload, capacity, "recorded").schedule
     tried = list(tried if tried is not None else candidates(site))
@@ -267,6 +274,11 @@ def calibrate(workload: Workload, site: SlurmSite, *, capacity: int | None = Non
     if most and site.associations:
         tried.append(Candidate("MaxJobs per user as the log shows it", "limits inferred per user", inferred_limits=True))
 
+    offsets = [k * period // max(phases, 1) for k in range(max(phases, 1))]
+    single = [c for c in tried if "priority_phase" in c.params or len(offsets) == 1]
+    total = len(single) + (len(tried) - len(single)) * len(offsets) + (PHASES - 1 if len(offsets) == 1 else 0)
+    done = [0]
+
     def replay(candidate: Candidate) -> dict[str, Any]:
         used = _unlimited(site) if candidate.without_limits else _inferred_limits(site, most) \
             if candidate.inferred_limits else site
@@ -274,9 +286,10 @@ def calibrate(workload: Workload, site: SlurmSite, *, capacity: int | None = Non
                           context={"slurm_site": used})
         row = _row(candidate, fidelity(recorded, result.schedule, capacity=capacity))
         row["reasons"] = reason_shares(result.meta["summary"])
+        done[0] += 1
+        if progress is not None:
+            progress(min(done[0] / max(total, 1), 1.0))
         return row
-
-    offsets = [k * period // max(phases, 1) for k in range(max(phases, 1))]
 
     def over_phases(candidate: Candidate) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """The candidate at each phase of the priority cycle (once if it sets the phase), and the

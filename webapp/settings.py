@@ -270,6 +270,9 @@ SCHEDLAB_RUN_TIME_LIMIT = envint("SCHEDLAB_RUN_TIME_LIMIT", str(6 * 3600))
 SCHEDLAB_WORKER_NICE = envint("SCHEDLAB_WORKER_NICE", "10")
 # A running run whose worker has not written a heartbeat for this long is considered lost.
 SCHEDLAB_RUN_STALE_SECONDS = envint("SCHEDLAB_RUN_STALE_SECONDS", "60")
+# A site preview's calibration (webapp.preview.calibration): each candidate's figures averaged over this
+# many phases of the priority cycle (python -m engine calibrate --phases; 6 as the docs' example)
+SCHEDLAB_CALIBRATION_PHASES = envint("SCHEDLAB_CALIBRATION_PHASES", "6")
 
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL

@@ -8,7 +8,8 @@ Slurm (the names squeue shows in its REASON column):
 
 * ``PartitionTimeLimit``: the job's time limit is above its partition's MaxTime;
 * ``QOSMaxWallDurationPerJobLimit``: above its QOS's MaxWall;
-* ``QOSMaxJobsPerUserLimit``: its user already runs MaxJobsPU jobs of its QOS;
+* ``QOSMaxJobsPerUserLimit``: its user already runs MaxJobsPU jobs of its QOS (these two only when
+  AccountingStorageEnforce has limits, as in Slurm; a partition's QOS is not looked at here);
 * ``Resources``: it is the first waiting job of its partition (by submission: the schedule knows
   no priorities) not held by a limit, and fewer CPUs are free than it asks for (Slurm shows
   ``Resources`` only for the job at the top of its partition);
@@ -16,7 +17,9 @@ Slurm (the names squeue shows in its REASON column):
   scheduler's next cycle).
 
 PBS (the scheduler's job comments, engine.platform.pbsconf): ``Queue max_run limit reached`` or
-``Server max_run limit reached`` (a ``max_run`` of its queue or of the server, per user or overall),
+``Server max_run limit reached`` (a ``max_run`` or ``max_run_res.ncpus`` of its queue or of the
+server, per user, group, project or overall: the ``pbs`` policy's own rule, engine.platform.pbsrules,
+each job in the execution queue its queue routes it to),
 ``Insufficient amount of resource: ncpus``, ``Waiting for its turn`` (room, and other jobs, strict
 order or a top job's reservation came first: a schedule cannot tell which).
 
@@ -40,6 +43,7 @@ import pandas as pd
 
 from engine.platform.pbsconf import QUEUE_LIMIT, SERVER_LIMIT, PbsServer
 from engine.platform.pbsconf import RESOURCES as PBS_RESOURCES
+from engine.platform.pbsrules import Counter, counters, has_run_limits, route, run_limit_hold
 from engine.platform.slurmconf import SlurmSite
 
 PRIORITY, RESOURCES = "Priority", "Resources"
@@ -50,11 +54,12 @@ PBS_REASONS = (QUEUE_LIMIT, SERVER_LIMIT, PBS_RESOURCES, PBS_TURN)
 
 
 def pending_reasons(schedule: pd.DataFrame, jobs: pd.DataFrame, site: SlurmSite | PbsServer, capacity: int,
-                    user_names: dict[str, str] | None = None) -> pd.DataFrame:
+                    user_names: dict[str, str] | None = None, group_names: dict[str, str] | None = None) -> pd.DataFrame:
     """Per job that waited (``job_id``): seconds held by each reason (one column per reason).
 
     ``schedule``: job_id, submit, start, end, procs; ``jobs``: the trace's jobs (job_id, user, and
-    queue_name, qos, requested_time where the trace has them)."""
+    queue_name, qos, requested_time, and for PBS group and account, where the trace has them);
+    ``user_names`` / ``group_names``: the workload's names of its user and group numbers."""
     names = user_names or {}
     info = jobs.set_index("job_id")
     frame = schedule[["job_id", "submit", "start", "end", "procs"]].copy()
@@ -67,15 +72,21 @@ def pending_reasons(schedule: pd.DataFrame, jobs: pd.DataFrame, site: SlurmSite 
         return info[name].reindex(ids).fillna(default).tolist()
 
     users = [names.get(str(u), str(u)) for u in column("user", "")]
+    groups = [(group_names or {}).get(str(g), str(g)) for g in column("group", "")]
+    entities = {"user": users, "group": groups, "account": [str(a) for a in column("account", "")]}
     queues = [str(q) for q in column("queue_name", "")]
     limits = [int(t) for t in column("requested_time", 0)]
+    if isinstance(site, PbsServer):      # the execution queue each job ends in, as the pbs policy routes it
+        queues = [route(site, q, t, int(n)) for q, t, n in zip(queues, limits, frame["procs"].to_numpy())]
     slurm = isinstance(site, SlurmSite)
     reasons = SLURM_REASONS if slurm else PBS_REASONS
     qos = [str(q) or "normal" for q in column("qos", "")]
     fixed = _fixed_reasons(site, queues, qos, limits) if isinstance(site, SlurmSite) else [""] * len(ids)
     group = qos if slurm else queues
     user_limit = _slurm_user_limits(site) if isinstance(site, SlurmSite) else {}
-    server = site if isinstance(site, PbsServer) else None
+    server = site if isinstance(site, PbsServer) and has_run_limits(site) else None
+    #: PBS: (jobs, CPUs) running per max_run counter (engine.platform.pbsrules)
+    used: defaultdict[Counter, tuple[int, int]] = defaultdict(lambda: (0, 0))
     held = np.zeros((len(ids), len(reasons)), dtype=np.int64)
     submit, start, end = (frame[c].to_numpy(np.int64) for c in ("submit", "start", "end"))
     procs = frame["procs"].to_numpy(np.int64)
@@ -85,30 +96,34 @@ def pending_reasons(schedule: pd.DataFrame, jobs: pd.DataFrame, site: SlurmSite 
     waiting: set[int] = set()
     running_users: defaultdict[tuple[str, str], int] = defaultdict(int)
     running: set[int] = set()
-    used = 0
+    busy = 0
     for k, t in enumerate(times[:-1]):
         while e_at < len(ids) and end[by_end[e_at]] <= t:
             j = by_end[e_at]
             e_at += 1
             if j in running:
                 running.discard(j)
-                used -= procs[j]
+                busy -= procs[j]
                 running_users[(users[j], group[j])] -= 1
+                if server is not None:
+                    _count(used, counters(queues[j], entities, j), -1, int(procs[j]))
         while st_at < len(ids) and start[by_start[st_at]] <= t:
             j = by_start[st_at]
             st_at += 1
             waiting.discard(j)
             if end[j] > t:
                 running.add(j)
-                used += procs[j]
+                busy += procs[j]
                 running_users[(users[j], group[j])] += 1
+                if server is not None:
+                    _count(used, counters(queues[j], entities, j), 1, int(procs[j]))
         while s_at < len(ids) and submit[by_submit[s_at]] <= t:
             j = by_submit[s_at]
             s_at += 1
             if start[j] > t:
                 waiting.add(j)
         span = times[k + 1] - t
-        free = capacity - used
+        free = capacity - busy
         topped: set[str] = set()           # partitions whose top job is already counted under Resources
         for j in sorted(waiting, key=lambda j: (submit[j], j)) if slurm else waiting:
             if slurm:
@@ -123,12 +138,19 @@ def pending_reasons(schedule: pd.DataFrame, jobs: pd.DataFrame, site: SlurmSite 
                     else:
                         reason = PRIORITY
             else:
-                limited = _pbs_limited(server, j, queues, users, running) if server is not None else ""
+                limited = run_limit_hold(server, queues[j], entities, j, int(procs[j]), used)[1] \
+                    if server is not None else ""
                 reason = limited or (PBS_RESOURCES if procs[j] > free else PBS_TURN)
             held[j, reasons.index(reason)] += span
     result = pd.DataFrame(held, columns=list(reasons))
     result.insert(0, "job_id", ids)
     return result[(held.sum(axis=1) > 0)].reset_index(drop=True)
+
+
+def _count(used: defaultdict[Counter, tuple[int, int]], keys: list[Counter], sign: int, size: int) -> None:
+    for key in keys:
+        jobs, cpus = used[key]
+        used[key] = (jobs + sign, cpus + sign * size)
 
 
 def held_by_reason(held: pd.DataFrame, schedule: pd.DataFrame | None = None) -> list[dict[str, Any]]:
@@ -152,32 +174,16 @@ def _fixed_reasons(site: SlurmSite, partitions: list[str], qos: list[str], limit
     result = []
     for partition, q, limit in zip(partitions, qos, limits):
         p = site.conf.partitions.get(partition) or default
-        wall = site.qos[q].max_wall if q in site.qos else None
+        wall = site.qos[q].max_wall if q in site.qos and site.conf.enforce_limits else None
         result.append(PARTITION_TIME if p is not None and p.max_time is not None and limit > p.max_time else
                       QOS_WALL if wall is not None and limit > wall else "")
     return result
 
 
 def _slurm_user_limits(site: SlurmSite) -> dict[str, int]:
-    return {name: q.max_jobs_per_user for name, q in site.qos.items() if q.max_jobs_per_user is not None}
-
-
-def _pbs_limited(server: PbsServer, job: int, queues: list[str], users: list[str], running: set[int]) -> str:
-    """QUEUE_LIMIT or SERVER_LIMIT when a max_run of the job's queue or of the server (per user, or
-    overall) is reached, else ""."""
-    queue = server.queues.get(queues[job])
-    for limits, scope in ((queue.max_run if queue else None, queues[job]), (server.max_run, None)):
-        if limits is None:
-            continue
-        mine = [r for r in running if scope is None or queues[r] == scope]
-        reason = SERVER_LIMIT if scope is None else QUEUE_LIMIT
-        for (kind, who), limit in limits.values.items():
-            if kind == "o" and len(mine) >= limit:
-                return reason
-            if kind == "u" and who in ("PBS_GENERIC", users[job]) and \
-                    sum(1 for r in mine if users[r] == users[job]) >= limit:
-                return reason
-    return ""
+    """Each QOS's MaxJobsPU, when AccountingStorageEnforce has limits (else Slurm checks none)."""
+    return {name: q.max_jobs_per_user for name, q in site.qos.items()
+            if q.max_jobs_per_user is not None and site.conf.enforce_limits}
 
 
 REFUSED = "refused at submission"

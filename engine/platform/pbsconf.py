@@ -5,8 +5,9 @@ the fair-share ``resource_group`` tree.
 ``create queue NAME``, ``set queue NAME ATTR = VALUE``, ``set queue NAME ATTR += VALUE`` (a list grows:
 route_destinations), ``set server ATTR = VALUE``; ``#`` lines are comments. What is read per queue:
 queue_type (Execution or Route), enabled/started, priority, route_destinations, resources_max/min/default
-(walltime, ncpus, mem, nodect, select), max_run, max_queued and the limit forms
-``[u:PBS_GENERIC=10]``, ``[u:alice=5]``, ``[o:PBS_ALL=100]``, max_run_res.ncpus; and the same limits on
+(walltime, ncpus, mem, nodect, select), max_run, max_queued, queued_jobs_threshold and the limit forms
+``[u:PBS_GENERIC=10]``, ``[u:alice=5]``, ``[o:PBS_ALL=100]``, max_run_res, max_queued_res and
+queued_jobs_threshold_res (per resource; the ``pbs`` policy follows ncpus); and the same limits on
 the server. ``sched_config`` is ``key: value [prime|non_prime|all]`` lines (fair_share, strict_ordering,
 backfill, fairshare_usage_res, fairshare_decay_time, fairshare_decay_factor, job_sort_key, ...);
 ``resource_group`` is ``name id parent shares`` lines. Anything not modelled is listed, never dropped.
@@ -63,6 +64,9 @@ class PbsQueue:
     max_run: Limits = field(default_factory=Limits)
     max_queued: Limits = field(default_factory=Limits)
     max_run_res: dict[str, Limits] = field(default_factory=dict)       # "ncpus" -> limits
+    max_queued_res: dict[str, Limits] = field(default_factory=dict)
+    queued_jobs_threshold: Limits = field(default_factory=Limits)     # jobs in the 'Q' state
+    queued_jobs_threshold_res: dict[str, Limits] = field(default_factory=dict)
     unmodelled: dict[str, tuple[int, str]] = field(default_factory=dict)
     line: int = 0
 
@@ -83,6 +87,9 @@ class PbsServer:
     max_run: Limits = field(default_factory=Limits)
     max_queued: Limits = field(default_factory=Limits)
     max_run_res: dict[str, Limits] = field(default_factory=dict)
+    max_queued_res: dict[str, Limits] = field(default_factory=dict)
+    queued_jobs_threshold: Limits = field(default_factory=Limits)
+    queued_jobs_threshold_res: dict[str, Limits] = field(default_factory=dict)
     backfill_depth: int | None = None
     scheduler_iteration: int | None = None
     unmodelled: dict[str, tuple[int, str]] = field(default_factory=dict)
@@ -168,11 +175,7 @@ def _queue_attribute(queue: PbsQueue, text: str, line: int, source: str) -> None
         kind, resource = lower.split(".", 1)
         _check_resource(resource, value, line, source, name)
         getattr(queue, kind)[resource] = value
-    elif lower in ("max_run", "max_queued"):
-        setattr(queue, lower, _limits(value, line, source, name))
-    elif lower.startswith("max_run_res."):
-        queue.max_run_res[lower.split(".", 1)[1]] = _limits(value, line, source, name)
-    else:
+    elif not _limit_attribute(queue, lower, value, line, source, name):
         queue.unmodelled[name] = (line, value)
 
 
@@ -181,14 +184,38 @@ def _server_attribute(server: PbsServer, text: str, line: int, source: str) -> N
     lower = name.lower()
     if lower == "default_queue":
         server.default_queue = value
-    elif lower in ("max_run", "max_queued"):
-        setattr(server, lower, _limits(value, line, source, name))
-    elif lower.startswith("max_run_res."):
-        server.max_run_res[lower.split(".", 1)[1]] = _limits(value, line, source, name)
+    elif _limit_attribute(server, lower, value, line, source, name):
+        pass
     elif lower in ("backfill_depth", "scheduler_iteration"):
         setattr(server, lower, _integer(value, line, source, name))
     else:
         server.unmodelled[name] = (line, value)
+
+
+#: the limit attributes of a queue or the server: of counts of jobs, and of a resource's sum (``NAME.resource``)
+COUNT_LIMITS = ("max_run", "max_queued", "queued_jobs_threshold")
+RESOURCE_LIMITS = ("max_run_res", "max_queued_res", "queued_jobs_threshold_res")
+#: the resource the ``pbs`` policy's resource limits follow (the others are listed as not modelled)
+FOLLOWED_RESOURCE = "ncpus"
+
+
+def _limit_attribute(target: PbsQueue | PbsServer, lower: str, value: str, line: int, source: str, name: str) -> bool:
+    """Read a limit attribute of a queue or the server; False if ``lower`` is none."""
+    if lower in COUNT_LIMITS:
+        setattr(target, lower, _limits(value, line, source, name))
+        return True
+    kind, _, resource = lower.partition(".")
+    if kind in RESOURCE_LIMITS and resource:
+        getattr(target, kind)[resource] = _limits(value, line, source, name)
+        return True
+    return False
+
+
+def _limit_texts(target: PbsQueue | PbsServer) -> list[str]:
+    """The limits set on a queue or the server, as print server writes them."""
+    parts = [f"{kind} {getattr(target, kind).text()}" for kind in COUNT_LIMITS if getattr(target, kind).values]
+    return parts + [f"{kind}.{resource} {limits.text()}" for kind in RESOURCE_LIMITS
+                    for resource, limits in getattr(target, kind).items()]
 
 
 def _limits(value: str, line: int, source: str, name: str) -> Limits:
@@ -304,8 +331,10 @@ def read_pbs_site(print_server: str | Path, *, sched_config: str | Path | None =
     return server
 
 
-def describe_pbs_site(server: PbsServer) -> list[str]:
-    """What SchedLab understood, as lines for a person (``python -m engine site --pbs-server``)."""
+def describe_pbs_site(server: PbsServer, *, with_keys: bool = True) -> list[str]:
+    """What SchedLab understood, as lines for a person (``python -m engine site --pbs-server``); the last line
+    lists the keys read but not used (:func:`pbs_unmodelled_keys`, :func:`pbs_unfollowed_keys`), left out
+    without ``with_keys``."""
     lines = [f"{server.source}: {len(server.queues)} queues, default {server.default_queue or '(none)'}"]
     for queue in sorted(server.queues.values(), key=lambda q: (-q.priority, q.name)):
         if queue.is_route:
@@ -315,22 +344,32 @@ def describe_pbs_site(server: PbsServer) -> list[str]:
         parts += [f"max {k} {v}" for k, v in queue.resources_max.items()]
         parts += [f"min {k} {v}" for k, v in queue.resources_min.items()]
         parts += [f"default {k} {v}" for k, v in queue.resources_default.items()]
-        parts += [f"max_run {queue.max_run.text()}"] if queue.max_run.values else []
-        parts += [f"max_queued {queue.max_queued.text()}"] if queue.max_queued.values else []
-        parts += [f"max_run_res.{k} {v.text()}" for k, v in queue.max_run_res.items()]
+        parts += _limit_texts(queue)
         state = "" if queue.enabled and queue.started else " (disabled)" if not queue.enabled else " (stopped)"
         lines.append(f"  {queue.name}{state}: " + ", ".join(parts))
-    server_limits = [f"max_run {server.max_run.text()}"] if server.max_run.values else []
-    server_limits += [f"max_queued {server.max_queued.text()}"] if server.max_queued.values else []
-    server_limits += [f"max_run_res.{k} {v.text()}" for k, v in server.max_run_res.items()]
+    server_limits = _limit_texts(server)
     server_limits += [f"backfill_depth {server.backfill_depth}"] if server.backfill_depth is not None else []
     lines.append("server: " + (", ".join(server_limits) or "no limits"))
     if server.sched:
         lines.append("scheduler: " + ", ".join(f"{k} {v}" for k, v in server.sched.items()))
     if server.groups:
         lines.append("fair-share tree: " + ", ".join(f"{n} ({shares} under {parent})" for n, _, parent, shares in server.groups))
+    if with_keys:
+        unknown = pbs_unmodelled_keys(server) + pbs_unfollowed_keys(server)
+        lines.append("not modelled (read, not used): " + (", ".join(unknown) if unknown else "nothing"))
+    return lines
+
+
+def pbs_unmodelled_keys(server: PbsServer) -> list[str]:
+    """The attributes set in the files that SchedLab has no model of (read, not used), each naming its line."""
     unknown = [f"{k} (line {line})" for k, (line, _) in server.unmodelled.items()]
     unknown += [f"queue {q.name} {k} (line {line})" for q in server.queues.values() for k, (line, _) in q.unmodelled.items()]
     unknown += [f"sched_config {k} (line {line})" for k, (line, _) in server.sched_unmodelled.items()]
-    lines.append("not modelled (read, not used): " + (", ".join(unknown) if unknown else "nothing"))
-    return lines
+    return unknown
+
+
+def pbs_unfollowed_keys(server: PbsServer) -> list[str]:
+    """The limits read and understood that no rule here follows: those on a resource other than ncpus."""
+    return [f"{'queue ' + target.name if isinstance(target, PbsQueue) else 'server'} {kind}.{resource} (of "
+            f"resources only {FOLLOWED_RESOURCE} is followed)" for target in (*server.queues.values(), server)
+            for kind in RESOURCE_LIMITS for resource in getattr(target, kind) if resource != FOLLOWED_RESOURCE]

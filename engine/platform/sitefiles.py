@@ -13,15 +13,26 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.platform.pbsconf import PbsServer, read_print_server, read_resource_group, read_sched_config
+from engine.platform.pbsconf import (
+    PbsServer,
+    describe_pbs_site,
+    pbs_unfollowed_keys,
+    pbs_unmodelled_keys,
+    read_print_server,
+    read_resource_group,
+    read_sched_config,
+)
 from engine.platform.slurmconf import (
     SCHEDULER_DEFAULTS,
     SlurmSite,
     check_slurm_site,
+    describe_site,
     parse_slurm_conf,
     read_associations,
     read_qos,
     shown_time,
+    unfollowed_keys,
+    unmodelled_keys,
 )
 from engine.workload.errors import WorkloadError
 
@@ -34,8 +45,9 @@ WEIGHTS = ("PriorityWeightAge", "PriorityWeightFairshare", "PriorityWeightJobSiz
 SCHEDULER = ("bf_interval", "bf_max_job_test", "bf_window", "bf_resolution", "bf_max_job_user", "bf_continue",
              "default_queue_depth", "sched_interval")
 #: QOS limits the form offers: sacctmgr's column -> the Qos attribute
-QOS_LIMITS = {"MaxJobsPU": "max_jobs_per_user", "MaxSubmitPU": "max_submit_per_user", "MaxWall": "max_wall"}
-PBS_QUEUE = ("resources_max.walltime", "max_run", "priority")
+QOS_LIMITS = {"MaxJobsPU": "max_jobs_per_user", "MaxSubmitPU": "max_submit_per_user", "GrpSubmit": "grp_submit",
+              "MaxWall": "max_wall"}
+PBS_QUEUE = ("resources_max.walltime", "max_run", "max_queued", "priority")
 PBS_SCHED = ("fair_share", "strict_ordering", "round_robin", "by_queue")
 #: the form's keys a preview may sweep: those that take a number, a time or a limit (not yes/no)
 SWEEPABLE = frozenset(("MaxTime", *QOS_LIMITS, *WEIGHTS, *(name for name in SCHEDULER if name != "bf_continue"),
@@ -86,6 +98,29 @@ def site_from_texts(kind: str, texts: dict[str, str]) -> SlurmSite | PbsServer:
         return server
 
 
+@dataclass(frozen=True)
+class SiteReading:
+    """What SchedLab understood of a site's files, as ``python -m engine site`` prints it, in parts: the
+    description's lines (nodes, partitions or queues, priority, scheduler, limits, QOS, associations;
+    a line indented by two spaces belongs to the one above), whether QOS and association limits hold
+    (Slurm's AccountingStorageEnforce without limits/safe/all: none does, as in Slurm; PBS: always),
+    the settings read and understood that no rule follows, and the keys outside the model."""
+
+    lines: list[str]
+    limits_enforced: bool
+    unfollowed: list[str]
+    unmodelled: list[str]
+
+
+def site_reading(site: SlurmSite | PbsServer) -> SiteReading:
+    """The :class:`SiteReading` of a site (the same lists ``describe_site`` / ``describe_pbs_site`` print)."""
+    if isinstance(site, SlurmSite):
+        return SiteReading(describe_site(site, with_keys=False), site.conf.enforce_limits, unfollowed_keys(site),
+                           unmodelled_keys(site))
+    return SiteReading(describe_pbs_site(site, with_keys=False), True, pbs_unfollowed_keys(site),
+                       pbs_unmodelled_keys(site))
+
+
 def common_keys(site: SlurmSite | PbsServer) -> list[Key]:
     """The keys the preview's form offers, with the site's values."""
     if isinstance(site, SlurmSite):
@@ -104,6 +139,7 @@ def common_keys(site: SlurmSite | PbsServer) -> list[Key]:
             continue
         keys += [Key("print server", queue.name, "resources_max.walltime", queue.resources_max.get("walltime", "")),
                  Key("print server", queue.name, "max_run", queue.max_run.text()),
+                 Key("print server", queue.name, "max_queued", queue.max_queued.text()),
                  Key("print server", queue.name, "priority", str(queue.priority))]
     keys.append(Key("print server", "", "backfill_depth", "" if site.backfill_depth is None else str(site.backfill_depth)))
     keys += [Key("sched_config", "", name, site.sched.get(name, "")) for name in PBS_SCHED]

@@ -34,6 +34,22 @@ PRIORITY_KEYS = ("prioritytype", "prioritydecayhalflife", "prioritymaxage", "pri
                  "priorityfavorsmall", "priorityflags", "priorityusageresetperiod")
 SCHEDULER_KEYS = ("schedulertype", "schedulerparameters", "selecttype", "selecttypeparameters", "clustername")
 
+#: AccountingStorageEnforce's words (slurm.conf(5); read_config.c _validate_accounting_storage_enforce)
+#: and the ACCOUNTING_ENFORCE_* flags each sets ("all": every one but nojobs and nosteps)
+ENFORCE_WORDS = {"1": ("associations",), "associations": ("associations",), "2": ("associations", "limits"),
+                 "limits": ("associations", "limits"), "safe": ("associations", "limits", "safe"),
+                 "wckeys": ("associations", "wckeys"), "qos": ("associations", "qos"),
+                 "all": ("associations", "limits", "safe", "wckeys", "qos"), "nojobs": ("nojobs", "nosteps"),
+                 "nosteps": ("nosteps",)}
+#: the flags no rule here follows, with why (``engine site`` names those set)
+ENFORCE_NOT_FOLLOWED = {
+    "associations": "a job of a user/account with no association is refused at submission; the recorded jobs ran",
+    "qos": "a job's QOS must be one its association may use; the recorded jobs ran with theirs",
+    "safe": "an association's GrpTRESMins holds a job while its usage reaches the limit, not while its usage plus "
+            "the running jobs' and its own CPU-minutes would (a QOS's GrpTRESMins and GrpWall are not followed)",
+    "wckeys": "workload characterization keys are not read",
+}
+
 #: a partition's State= values (slurm.conf(5))
 PARTITION_STATES = ("UP", "DOWN", "DRAIN", "INACTIVE")
 
@@ -43,6 +59,7 @@ SCHEDULER_DEFAULTS: dict[str, int | bool] = {
     "bf_max_job_test": 500, "bf_max_job_user": 0, "bf_max_job_part": 0, "bf_continue": False,
     "default_queue_depth": 100, "sched_interval": 60, "sched_min_interval": 2,
     "bf_yield_interval": 2, "bf_busy_nodes": False, "max_sched_time": 0,
+    "batch_sched_delay": 3,
 }
 
 MAX_NODES_DEFINED = 200_000
@@ -130,7 +147,15 @@ class SlurmConf:
     scheduler_unknown: dict[str, str] = field(default_factory=dict)
     select_type: str = "select/cons_tres"
     select_parameters: list[str] = field(default_factory=list)
+    #: AccountingStorageEnforce's flags (ENFORCE_WORDS' values); none = Slurm's default: no association
+    #: or QOS limit is enforced (acct_policy returns at once without ACCOUNTING_ENFORCE_LIMITS)
+    enforce: frozenset[str] = frozenset()
     unmodelled: dict[str, tuple[int, str]] = field(default_factory=dict)   # key -> (line, value)
+
+    @property
+    def enforce_limits(self) -> bool:
+        """AccountingStorageEnforce has limits (or safe, all): association and QOS limits hold jobs."""
+        return "limits" in self.enforce
 
     @property
     def total_cpus(self) -> int:
@@ -325,6 +350,15 @@ def _global(conf: SlurmConf, key: str, value: str, line: int, source: str) -> No
         conf.select_parameters = [p.strip() for p in value.split(",") if p.strip()]
     elif lower == "clustername":
         conf.cluster = value
+    elif lower == "accountingstorageenforce":
+        flags: set[str] = set()
+        for word in (w.strip().lower() for w in value.split(",") if w.strip()):
+            if word not in ENFORCE_WORDS:
+                raise WorkloadError(f"unknown AccountingStorageEnforce value {shown(word)} (Slurm's: "
+                                    f"{', '.join(w for w in ENFORCE_WORDS if not w.isdigit())})",
+                                    file=source, line=line, field=key)
+            flags.update(ENFORCE_WORDS[word])
+        conf.enforce = frozenset(flags)
     else:
         conf.unmodelled[key] = (line, value)
 
@@ -399,6 +433,11 @@ class Qos:
     max_tres_per_job: dict[str, int] = field(default_factory=dict)    # MaxTRES
     grp_tres: dict[str, int] = field(default_factory=dict)            # GrpTRES
     grp_jobs: int | None = None
+    grp_submit: int | None = None             # GrpSubmit: pending + running jobs of the QOS
+    max_tres_mins_per_job: dict[str, int] = field(default_factory=dict)   # MaxTRESMins: TRES x time limit (min)
+    grp_tres_run_mins: dict[str, int] = field(default_factory=dict)       # GrpTRESRunMins: running jobs' TRES x time left
+    grp_tres_mins: dict[str, int] = field(default_factory=dict)           # GrpTRESMins: decayed usage (not followed)
+    grp_wall: int | None = None               # GrpWall: decayed wall-clock usage (not followed)
     usage_factor: float = 1.0
     flags: list[str] = field(default_factory=list)
     line: int = 0
@@ -420,6 +459,11 @@ class Association:
     max_tres_per_job: dict[str, int] = field(default_factory=dict)
     grp_tres: dict[str, int] = field(default_factory=dict)
     grp_jobs: int | None = None
+    grp_submit: int | None = None             # GrpSubmit: pending + running jobs of the association and below
+    max_tres_mins_per_job: dict[str, int] = field(default_factory=dict)   # MaxTRESMins
+    grp_tres_run_mins: dict[str, int] = field(default_factory=dict)       # GrpTRESRunMins
+    grp_tres_mins: dict[str, int] = field(default_factory=dict)           # GrpTRESMins: decayed usage (cpu)
+    grp_wall: int | None = None               # GrpWall (not followed)
     qos: list[str] = field(default_factory=list)
     default_qos: str = ""
     line: int = 0
@@ -434,19 +478,57 @@ _QOS_COLUMNS = {"name": "name", "priority": "priority", "maxwall": "max_wall", "
                 "maxtresperuser": "max_tres_per_user", "maxtres": "max_tres_per_job", "maxtresperjob": "max_tres_per_job",
                 "grptres": "grp_tres", "grpjobs": "grp_jobs", "usagefactor": "usage_factor", "flags": "flags",
                 "maxjobspa": "max_jobs_per_account", "maxjobsperaccount": "max_jobs_per_account",
-                "maxsubmitpa": "max_submit_per_account", "maxsubmitjobsperaccount": "max_submit_per_account"}
+                "maxsubmitpa": "max_submit_per_account", "maxsubmitjobsperaccount": "max_submit_per_account",
+                "grpsubmit": "grp_submit", "grpsubmitjobs": "grp_submit", "maxtresmins": "max_tres_mins_per_job",
+                "maxtresminsperjob": "max_tres_mins_per_job", "grptresrunmins": "grp_tres_run_mins",
+                "grptresmins": "grp_tres_mins", "grpwall": "grp_wall"}
 _ASSOC_COLUMNS = {"cluster": "cluster", "account": "account", "user": "user", "partition": "partition",
                   "parentname": "parent", "par name": "parent", "share": "shares", "fairshare": "shares",
                   "maxjobs": "max_jobs", "maxsubmit": "max_submit", "maxsubmitjobs": "max_submit",
                   "maxwall": "max_wall", "maxwalldurationperjob": "max_wall", "maxtres": "max_tres_per_job",
                   "grptres": "grp_tres", "grpjobs": "grp_jobs", "qos": "qos", "def qos": "default_qos",
-                  "defaultqos": "default_qos"}
+                  "defaultqos": "default_qos", "grpsubmit": "grp_submit", "grpsubmitjobs": "grp_submit",
+                  "maxtresmins": "max_tres_mins_per_job", "maxtresminsperjob": "max_tres_mins_per_job",
+                  "grptresrunmins": "grp_tres_run_mins", "grptresmins": "grp_tres_mins", "grpwall": "grp_wall"}
 #: columns of ``sacctmgr show qos`` / ``show assoc`` that say nothing a rule could follow (ids,
 #: descriptions), and the values that are Slurm's defaults: not listed as unmodelled
 _INERT_COLUMNS = {"id", "description", "descr", "lft", "rgt", "parentid"}
 _DEFAULT_VALUES = {"gracetime": "00:00:00", "preemptmode": "cluster", "preemptexempttime": "", "usagethres": ""}
 #: the TRES the limits follow (engine.policies.slurmlimits); others in a limit are listed as not modelled
 TRACKED_TRES = ("cpu", "mem", "node", "gres/gpu")
+#: the limits written as TRES lists, and sacctmgr's title of each field
+TRES_LIMITS = ("max_tres_per_user", "max_tres_per_job", "grp_tres", "max_tres_mins_per_job", "grp_tres_run_mins",
+               "grp_tres_mins")
+_TITLES = {"max_tres_per_user": "MaxTRESPU", "max_tres_per_job": "MaxTRES", "grp_tres": "GrpTRES",
+           "max_tres_mins_per_job": "MaxTRESMins", "grp_tres_run_mins": "GrpTRESRunMins", "grp_tres_mins": "GrpTRESMins",
+           "max_wall": "MaxWall", "grp_wall": "GrpWall", "usage_factor": "UsageFactor"}
+#: the TRES the group TRES-minutes limits follow (GrpTRESRunMins, an association's GrpTRESMins):
+#: cpu only (MaxTRESMins, per job, follows all of TRACKED_TRES)
+TRACKED_TRES_MINS = ("cpu",)
+TRES_MINS_LIMITS = ("grp_tres_run_mins", "grp_tres_mins")
+#: the QOS flags the limits follow (sacctmgr's spelling): OverPartQOS puts the job's QOS before its
+#: partition's, PartitionTimeLimit and PartitionMaxNodes let its jobs past their partition's MaxTime
+#: and MaxNodes (acct_policy_set_qos_order, job_mgr.c _part_access_check)
+QOS_FLAGS_FOLLOWED = ("OverPartQOS", "PartitionTimeLimit", "PartitionMaxNodes")
+_FOLLOWED_LOWER = {flag.lower() for flag in QOS_FLAGS_FOLLOWED}
+
+
+def has_flag(qos: Qos, flag: str) -> bool:
+    """Whether the QOS has the flag (sacctmgr prints them in any case)."""
+    return any(f.lower() == flag.lower() for f in qos.flags)
+
+
+#: limits read but not followed, with why (``engine site`` lists them when set), of a QOS and of
+#: an association: slurmctld keeps decayed usage per QOS and per association, of every TRES and of
+#: wall-clock time; the fair-share here keeps decayed CPU-seconds per user association (an
+#: association's GrpTRESMins cpu is followed from them, summed up the tree)
+_NO_USAGE = "which the fair-share here does not keep (it keeps decayed CPU-seconds per user association)"
+NOT_FOLLOWED = {
+    "QOS": {"grp_tres_mins": f"the QOS's decayed TRES usage, {_NO_USAGE}",
+            "grp_wall": f"the QOS's decayed wall-clock usage, {_NO_USAGE}",
+            "usage_factor": "the fair-share's usage and the TRES-minutes limits count each job's usage once"},
+    "association": {"grp_wall": f"the association's decayed wall-clock usage, {_NO_USAGE}"},
+}
 
 
 def _unmodelled(title: str, value: str) -> bool:
@@ -458,16 +540,33 @@ def untracked_tres(site: SlurmSite) -> list[tuple[str, str, str]]:
     """(which QOS or association, limit, ``tres=count``) for each TRES in a QOS or association
     limit that no rule follows (billing, typed gres, licenses...: cpu, mem, node, gres/gpu are)."""
     found = []
-    for q in site.qos.values():
-        for key, title in (("max_tres_per_user", "MaxTRESPU"), ("max_tres_per_job", "MaxTRES"), ("grp_tres", "GrpTRES")):
-            for tres, count in getattr(q, key).items():
-                if tres not in TRACKED_TRES:
-                    found.append((f"QOS {q.name}", title, f"{tres}={count}"))
-    for a in site.associations:
-        for key, title in (("max_tres_per_job", "MaxTRES"), ("grp_tres", "GrpTRES")):
-            for tres, count in getattr(a, key).items():
-                if tres not in TRACKED_TRES:
-                    found.append((f"association {a.account}{'/' + a.user if a.user else ''}", title, f"{tres}={count}"))
+    items: list[tuple[str, Any, tuple[str, ...]]] = [
+        (f"QOS {q.name}", q, ("max_tres_per_user", "max_tres_per_job", "grp_tres", "max_tres_mins_per_job",
+                              "grp_tres_run_mins")) for q in site.qos.values()]
+    items += [(f"association {a.account}{'/' + a.user if a.user else ''}", a,
+               ("max_tres_per_job", "grp_tres", "max_tres_mins_per_job", *TRES_MINS_LIMITS)) for a in site.associations]
+    for who, item, keys in items:
+        for key in keys:
+            tracked = TRACKED_TRES_MINS if key in TRES_MINS_LIMITS else TRACKED_TRES
+            for tres, count in getattr(item, key).items():
+                if tres not in tracked:
+                    found.append((who, _TITLES[key], f"{tres}={count}"))
+    return found
+
+
+def not_followed(site: SlurmSite) -> list[str]:
+    """The limits set in the dumps that are read but no rule follows, each with why (:data:`NOT_FOLLOWED`)."""
+    found = []
+    items: list[tuple[str, Any]] = [(f"QOS {q.name}", q) for q in site.qos.values()]
+    items += [(f"association {a.account}{'/' + a.user if a.user else ''}", a) for a in site.associations]
+    for who, item in items:
+        for key, why in NOT_FOLLOWED[who.split()[0]].items():
+            value = getattr(item, key)
+            if value in (None, {}) or key == "usage_factor" and value == 1.0:
+                continue
+            text = (shown_time(value) if key == "grp_wall" else ",".join(f"{k}={v}" for k, v in value.items())
+                    if isinstance(value, dict) else f"{value:g}")
+            found.append(f"{who} {_TITLES[key]}={text} (not followed: {why})")
     return found
 
 
@@ -553,13 +652,13 @@ def _set_limit(target: Any, key: str, text: str, line: int, source: str) -> None
             setattr(target, key, float(text) if text else 1.0)
         except ValueError:
             raise WorkloadError(f"expected a number, got {shown(text)}", file=source, line=line, field="UsageFactor") from None
-    elif key in ("max_wall",):
+    elif key in ("max_wall", "grp_wall"):
         try:
             setattr(target, key, slurm_time(text) if text else None)
         except ValueError as e:
-            raise WorkloadError(str(e), file=source, line=line, field="MaxWall") from None
-    elif key in ("max_tres_per_user", "max_tres_per_job", "grp_tres"):
-        setattr(target, key, tres_counts(text, line, source, key))
+            raise WorkloadError(str(e), file=source, line=line, field=_TITLES[key]) from None
+    elif key in TRES_LIMITS:
+        setattr(target, key, tres_counts(text, line, source, _TITLES[key]))
     else:
         setattr(target, key, _limit_integer(text, line, source, key))
 
@@ -617,8 +716,9 @@ def check_slurm_site(site: SlurmSite) -> None:
                                     file=site.conf.source, line=partition.line, field="QOS")
 
 
-def describe_site(site: SlurmSite) -> list[str]:
-    """What SchedLab understood, as lines for a person (``python -m engine site``)."""
+def describe_site(site: SlurmSite, *, with_keys: bool = True) -> list[str]:
+    """What SchedLab understood, as lines for a person (``python -m engine site``); the last line lists the
+    keys read but not used (:func:`unmodelled_keys`, :func:`unfollowed_keys`), left out without ``with_keys``."""
     conf = site.conf
     lines = [f"{conf.source}: cluster {conf.cluster or '(unnamed)'}, {sum(len(n.names) for n in conf.nodes):,} nodes, "
              f"{conf.total_cpus:,} CPUs"]
@@ -643,29 +743,62 @@ def describe_site(site: SlurmSite) -> list[str]:
     params = ", ".join(f"{k}={v}" for k, v in conf.scheduler.items() if v != SCHEDULER_DEFAULTS.get(k))
     lines.append(f"scheduler: {conf.scheduler_type} ({params or 'defaults'}); {conf.select_type} "
                  f"{','.join(conf.select_parameters) or ''}; memory {'is' if conf.memory_consumable else 'is not'} consumable")
+    enforced = ",".join(sorted(conf.enforce)) or "not set"
+    lines.append(f"limits: AccountingStorageEnforce {enforced}: association and QOS limits "
+                 + ("enforced, each where the hierarchy first sets it (partition QOS, job QOS — the other way "
+                    "round with OverPartQOS —, the user's association, its accounts up to root), partition "
+                    "MaxTime/MaxNodes besides" if conf.enforce_limits else
+                    "NOT enforced (without limits, safe or all Slurm checks none; partition MaxTime/MaxNodes are)"))
     for qos in site.qos.values():
         limits = _limits(qos, ("max_wall", "max_jobs_per_user", "max_submit_per_user", "max_jobs_per_account",
                                "max_submit_per_account", "max_tres_per_user", "max_tres_per_job", "grp_tres",
-                               "grp_jobs"))
-        lines.append(f"  QOS {qos.name}: priority {qos.priority}" + (f", {limits}" if limits else ""))
+                               "grp_jobs", "grp_submit", "max_tres_mins_per_job", "grp_tres_run_mins"))
+        lines.append(f"  QOS {qos.name}: priority {qos.priority}" + (f", {limits}" if limits else "")
+                     + (f", flags {','.join(qos.flags)}" if qos.flags else ""))
     for assoc in site.associations:
         who = f"{assoc.account}/{assoc.user}" if assoc.user else assoc.account
-        limits = _limits(assoc, ("max_jobs", "max_submit", "max_wall", "max_tres_per_job", "grp_tres", "grp_jobs"))
+        limits = _limits(assoc, ("max_jobs", "max_submit", "max_wall", "max_tres_per_job", "grp_tres", "grp_jobs",
+                                 "grp_submit", "max_tres_mins_per_job", "grp_tres_run_mins", "grp_tres_mins"))
         lines.append(f"  association {who}{'@' + assoc.partition if assoc.partition else ''}: "
                      f"shares {'parent' if assoc.shares < 0 else assoc.shares}" + (f", {limits}" if limits else "")
                      + (f", QOS {','.join(assoc.qos)}" if assoc.qos else ""))
+    if with_keys:
+        unknown = unmodelled_keys(site) + unfollowed_keys(site)
+        lines.append("not modelled (read, not used): " + (", ".join(unknown) if unknown else "nothing"))
+    return lines
+
+
+def unmodelled_keys(site: SlurmSite) -> list[str]:
+    """The keys set in the files that SchedLab has no model of (read, not used), each naming its line."""
+    conf = site.conf
     unknown = [f"{k} (line {line})" for k, (line, _) in conf.unmodelled.items()]
     unknown += [f"SchedulerParameters {k}" for k in conf.scheduler_unknown]
-    if conf.scheduler.get("bf_continue"):
-        unknown.append("SchedulerParameters bf_continue (no effect: a backfill pass takes no simulated time, so "
-                       "there is no lock yield after which it could go on)")
     unknown += [f"QOS {q.name} {k}={v} (qos line {q.line})" for q in site.qos.values() for k, v in q.unmodelled.items()]
     unknown += [f"association {a.account}{'/' + a.user if a.user else ''} {k}={v} (assoc line {a.line})"
                 for a in site.associations for k, v in a.unmodelled.items()]
-    unknown += [f"{what} {key} {value} (of TRES only cpu, mem, node, gres/gpu are followed)"
+    return unknown
+
+
+def unfollowed_keys(site: SlurmSite) -> list[str]:
+    """The scheduling settings that are read and understood but that no rule here follows, each with why
+    (bf_continue, a QOS's GrpWall or UsageFactor, a TRES other than cpu/mem/node/gpu, a QOS flag, an
+    AccountingStorageEnforce flag): the replay differs from the site's Slurm wherever they matter."""
+    conf = site.conf
+    unknown = []
+    if conf.scheduler.get("bf_continue"):
+        unknown.append("SchedulerParameters bf_continue (no effect: Slurm 22.05 reads it only after a backfill pass "
+                       "has yielded its locks, every bf_yield_interval of the pass's own run time, to go on rather "
+                       "than stop when jobs or nodes changed meanwhile (backfill.c _yield_locks); a pass here takes "
+                       "no simulated time, so it never yields)")
+    unknown += [f"{what} {key} {value} (of TRES only cpu, mem, node, gres/gpu are followed; of GrpTRESRunMins and "
+                "GrpTRESMins only cpu)"
                 for what, key, value in untracked_tres(site)]
-    lines.append("not modelled (read, not used): " + (", ".join(unknown) if unknown else "nothing"))
-    return lines
+    unknown += not_followed(site)
+    unknown += [f"QOS {q.name} Flags {flag} (not followed: of the flags only {', '.join(QOS_FLAGS_FOLLOWED)} are)"
+                for q in site.qos.values() for flag in q.flags if flag.lower() not in _FOLLOWED_LOWER]
+    unknown += [f"AccountingStorageEnforce {flag} (not followed: {why})" for flag, why in ENFORCE_NOT_FOLLOWED.items()
+                if flag in conf.enforce]
+    return unknown
 
 
 def _few(names: list[str]) -> str:

@@ -58,19 +58,10 @@ def first_k(values: np.ndarray, jobs: np.ndarray, k: int, out: np.ndarray) -> in
         out[i] = i
     for i in range(m // 2 - 1, -1, -1):
         sift_down(out, values, jobs, i, m)
-    top = out[0]
-    latest, latest_job = values[top], jobs[top]
-    for i in range(m, n):          # before(values, jobs, i, out[0]), the heap's latest kept in locals
-        x = values[i]
-        if latest == latest:
-            if not x <= latest or x == latest and jobs[i] > latest_job:
-                continue
-        elif x != x and jobs[i] > latest_job:
-            continue
-        out[0] = i
-        sift_down(out, values, jobs, 0, m)
-        top = out[0]
-        latest, latest_job = values[top], jobs[top]
+    for i in range(m, n):
+        if before(values, jobs, i, out[0]):          # earlier than the heap's latest: it takes its place
+            out[0] = i
+            sift_down(out, values, jobs, 0, m)
     for end in range(m - 1, 0, -1):     # heapsort: the latest to the end, each in turn
         top = out[0]
         out[0] = out[end]

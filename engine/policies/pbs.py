@@ -21,9 +21,13 @@ What the scheduler does here, per PBS Professional's Administrator's Guide:
   group, project (``[u:PBS_GENERIC=N]``, ``[u:alice=N]``, ``[g:...]``, ``[p:...]``) and overall
   (``[o:PBS_ALL=N]``, or the old plain number): a job that would exceed one waits, with PBS's
   comment (e.g. "User has reached queue workq running job limit"). ``max_queued`` of each queue and
-  of the server (the same forms) counts the entity's jobs queued or running there: a job that would
-  go over it is refused at submission, as qsub refuses it ("would exceed queue workq's per-user
-  limit"), and listed as rejected with that reason.
+  of the server (the same forms) counts the entity's jobs queued or running there,
+  ``max_queued_res.ncpus`` their CPUs; ``queued_jobs_threshold`` and ``queued_jobs_threshold_res.ncpus``
+  count only the jobs in the 'Q' state (a job leaves them when it starts). A job that would go over
+  one is refused at submission, as qsub refuses it (OpenPBS's svr_chkque, in its order: the queue's
+  and then the server's counts, then the queue's and the server's resources), with the server's
+  message ("would exceed queue workq's per-user limit", "would exceed limit on resource ncpus in
+  complex for jobs in 'Q' state"), and listed as rejected with that reason.
 * **Reasons.** At each cycle every waiting job gets what holds it, in PBS's comments' words
   (engine.platform.pbsconf: the queue's or the server's max_run, too few CPUs, strict order behind a
   job that does not fit, a top job's reservation); the run's ``pbs_reason`` column and its summary's
@@ -42,7 +46,10 @@ import math
 from collections import defaultdict
 from typing import Any
 
+import numpy as np
+
 from engine.platform.pbsconf import (
+    FOLLOWED_RESOURCE,
     QUEUE_LIMIT,
     RESOURCES,
     SERVER_LIMIT,
@@ -52,19 +59,20 @@ from engine.platform.pbsconf import (
     PbsQueue,
     PbsServer,
 )
+from engine.platform.pbsrules import SCOPES, Counter, counters, has_run_limits, route, run_limit_hold
 from engine.policies.algorithm import Algorithm
 from engine.policies.base import Param, PolicyError
 from engine.policies.ordering import WaitingQueue
-from engine.policies.reasons import ReasonClock, longest_reason_column, reason_summary
+from engine.policies.reasons import ReasonTable, refused_counts
 from engine.policies.registry import Component, Preset, register, register_algorithm, register_ordering
 from engine.sim.profile import running_jobs_profile
 from engine.sim.simulator import Simulation
 from engine.workload.accounting import parse_duration
 
 FROM_SITE = -1.0
+#: what may hold a waiting job, in PBS's words (the reasons' codes in the run's ReasonTable)
+PBS_REASONS = (QUEUE_LIMIT, SERVER_LIMIT, RESOURCES, STRICT_ORDER, TOP_JOB)
 ENTITY_COLUMNS = {"euser": "user", "egroup": "group", "account_name": "account", "queue": "queue"}
-SCOPES = {"u": "user", "g": "group", "p": "account"}
-SCOPE_WORDS = {"u": "User", "g": "Group", "p": "Project"}
 SCOPE_NOUNS = {"u": "user", "g": "group", "p": "project"}
 DAY = 86_400
 
@@ -83,33 +91,6 @@ def backfill_depth(server: PbsServer) -> int:
 
 def scheduler_iteration(server: PbsServer) -> int:
     return server.scheduler_iteration if server.scheduler_iteration is not None else 600
-
-
-def admits(queue: PbsQueue, walltime: int, ncpus: int) -> bool:
-    """Whether ``queue``'s resources_min / resources_max let in a job of this walltime and ncpus."""
-    for kind, low in (("resources_min", True), ("resources_max", False)):
-        limits = getattr(queue, kind)
-        for resource, value in ((r, v) for r, v in (("walltime", walltime), ("ncpus", ncpus))):
-            text = limits.get(resource)
-            if text is None:
-                continue
-            bound = parse_duration(text) if resource == "walltime" else int(text)
-            if (value < bound) if low else (value > bound):
-                return False
-    return True
-
-
-def route(server: PbsServer, name: str, walltime: int, ncpus: int) -> str:
-    """The execution queue a job submitted to queue ``name`` ends in ("" = the server knows none)."""
-    if name not in server.queues:
-        name = server.default_queue
-    seen: set[str] = set()
-    while name in server.queues and server.queues[name].is_route and name not in seen:
-        seen.add(name)
-        destinations = [d.split("@")[0] for d in server.queues[name].route_destinations]
-        admitted = [d for d in destinations if server.queues[d].enabled and admits(server.queues[d], walltime, ncpus)]
-        name = admitted[0] if admitted else (destinations[0] if destinations else "")
-    return name if name in server.queues else ""
 
 
 class FairShareTree:
@@ -201,19 +182,19 @@ class PbsOrder(WaitingQueue):
         self.charged: dict[int, int] = {}           # running job -> charged until
         self.running: list[int] = []               # started jobs still in the counters below
         #: running jobs and their CPUs per (queue, or None for the server; scope u/g/p/o; entity)
-        self.used: defaultdict[tuple[str | None, str, str], tuple[int, int]] = defaultdict(lambda: (0, 0))
-        self.limited = any(q.max_run.values or any(v.values for v in q.max_run_res.values())
-                           for q in server.queues.values()) or bool(server.max_run.values) or \
-            any(v.values for v in server.max_run_res.values())
+        self.used: defaultdict[Counter, tuple[int, int]] = defaultdict(lambda: (0, 0))
+        self.limited = has_run_limits(server)
         self.origin = int(min(sim.submit)) if n else 0
         self.decayed = 0                             # decay periods applied
-        #: jobs queued or running per (queue, or None for the server; scope; entity), for max_queued
-        self.queued: defaultdict[tuple[str | None, str, str], int] = defaultdict(int)
-        self.queued_limited = bool(server.max_queued.values) or any(q.max_queued.values for q in server.queues.values())
+        #: (jobs, CPUs) per (only those in the 'Q' state?, queue or None for the server, scope, entity):
+        #: queued or running (max_queued, max_queued_res), queued only (queued_jobs_threshold[_res])
+        self.queued: defaultdict[tuple[bool, str | None, str, str], tuple[int, int]] = defaultdict(lambda: (0, 0))
+        targets: list[PbsQueue | PbsServer] = [server, *server.queues.values()]
+        self.queued_limited = any(limits.values for target in targets for limits, _, _ in enqueue_limits(target))
         if self.queued_limited:
             sim.finish_listeners.append(self._left)
         #: what holds each waiting job now (a PBS comment), since when, and the seconds per reason so far
-        self.reasons = ReasonClock(lambda: self.sim.now)
+        self.reasons = ReasonTable(n, PBS_REASONS, lambda: self.sim.now)
 
     # ---------------------------------------------------------------- fair-share usage
 
@@ -245,42 +226,16 @@ class PbsOrder(WaitingQueue):
         return self.hold(job)[0]
 
     def hold(self, job: int) -> tuple[str, str]:
-        """(PBS's comment, QUEUE_LIMIT or SERVER_LIMIT) when a max_run limit holds ``job`` now, else ("", "")."""
+        """(PBS's comment, QUEUE_LIMIT or SERVER_LIMIT) when a max_run limit holds ``job`` now, else ("", "")
+        (engine.platform.pbsrules: the rule the recorded run's estimate follows too)."""
         if not self.limited:
             return "", ""
         self._settle()
-        queue = self.server.queues.get(self.queue_of[job])
-        scopes: list[tuple[str, Limits, Limits | None, str | None]] = []
-        if queue:
-            scopes.append(("queue " + queue.name, queue.max_run, queue.max_run_res.get("ncpus"), queue.name))
-        scopes.append(("server", self.server.max_run, self.server.max_run_res.get("ncpus"), None))
-        for label, jobs_limit, cores_limit, name in scopes:
-            for limits, cores in ((jobs_limit, False), (cores_limit, True)):
-                if limits is None or not limits.values:
-                    continue
-                reason = self._over(job, name, limits, cores, label)
-                if reason:
-                    return reason, SERVER_LIMIT if name is None else QUEUE_LIMIT
-        return "", ""
+        return run_limit_hold(self.server, self.queue_of[job], self.columns, job, int(self.sim.size[job]), self.used)
 
-    def _over(self, job: int, queue: str | None, limits: Limits, cores: bool, label: str) -> str:
-        what = "ncpus" if cores else "running job"
-        for (scope, who), limit in limits.values.items():
-            if scope == "o":
-                used, reason = self.used[(queue, "o", "")], f"{label[0].upper()}{label[1:]} {what} limit has been reached"
-            else:
-                entity = self.columns[SCOPES[scope]][job]
-                if who != "PBS_GENERIC" and who != entity:
-                    continue
-                used, reason = self.used[(queue, scope, entity)], f"{SCOPE_WORDS[scope]} has reached {label} {what} limit"
-            if used[1 if cores else 0] + (self.sim.size[job] if cores else 1) > limit:
-                return reason
-        return ""
-
-    def _counted(self, job: int) -> list[tuple[str | None, str, str]]:
+    def _counted(self, job: int) -> list[Counter]:
         """The running-job counters ``job`` is in: per scope and entity, of its queue and of the server."""
-        return [(queue, scope, self.columns[SCOPES[scope]][job] if scope != "o" else "")
-                for queue in (self.queue_of[job], None) for scope in ("u", "g", "p", "o")]
+        return counters(self.queue_of[job], self.columns, job)
 
     def _settle(self) -> None:
         """Take the jobs that have ended out of the running-job counters."""
@@ -298,34 +253,38 @@ class PbsOrder(WaitingQueue):
         self.running = still
 
     def over_queued(self, job: int) -> tuple[str, str]:
-        """(qsub's message, the limit as print server writes it) when ``job`` would take its queue's
-        or the server's max_queued over (jobs queued or running, counting it), else ("", "")."""
+        """(qsub's message, the limit as print server writes it) when ``job`` would take one of its
+        queue's or the server's limits on queued jobs over (counting it), else ("", "")."""
         queue = self.server.queues.get(self.queue_of[job])
-        for name, limits in ((queue.name if queue else None, queue.max_queued if queue else None),
-                             (None, self.server.max_queued)):
-            if limits is None or not limits.values:
-                continue
-            where = f"queue {name}" if name else "complex"
-            for (scope, who), limit in limits.values.items():
-                entity = "" if scope == "o" else self.columns[SCOPES[scope]][job]
-                if scope != "o" and who not in ("PBS_GENERIC", entity):
-                    continue
-                if self.queued[(name, scope, entity)] + 1 <= limit:
-                    continue
-                owner = f"queue {name}" if name else "server"
-                limit_text = f"{owner} max_queued = [{scope}:{who}={limit}]"
-                if scope == "o":
-                    return f"Maximum number of jobs already in {where}", limit_text
-                if who == "PBS_GENERIC":
-                    possessive = f"queue {name}'s" if name else "complex's"
-                    return f"would exceed {possessive} per-{SCOPE_NOUNS[scope]} limit", limit_text
-                return f"Maximum number of jobs for {SCOPE_NOUNS[scope]} {who} already in {where}", limit_text
+        size = int(self.sim.size[job])
+        for resources in (False, True):            # svr_chkque: counts first, then resources
+            for target in ((queue,) if queue else ()) + (self.server,):
+                name = target.name if isinstance(target, PbsQueue) else None
+                for limits, attribute, q_only in enqueue_limits(target):
+                    if (attribute != "") != resources or not limits.values:
+                        continue
+                    for (scope, who), limit in limits.values.items():
+                        entity = "" if scope == "o" else self.columns[SCOPES[scope]][job]
+                        if scope != "o" and who not in ("PBS_GENERIC", entity):
+                            continue
+                        jobs, cpus = self.queued[(q_only, name, scope, entity)]
+                        if (cpus + size if resources else jobs + 1) <= limit:
+                            continue
+                        owner = f"queue {name}" if name else "server"
+                        kind = ("queued_jobs_threshold" if q_only else "max_queued") + ("_res." + attribute if resources else "")
+                        return (enqueue_message(scope, who, name, attribute, q_only),
+                                f"{owner} {kind} = [{scope}:{who}={limit}]")
         return "", ""
 
     def _left(self, job: int) -> None:
-        """A job ended: out of the max_queued counts."""
+        """A job ended: out of the counts of jobs queued or running."""
+        self._count_queued(job, False, -1)
+
+    def _count_queued(self, job: int, q_only: bool, sign: int) -> None:
+        size = int(self.sim.size[job])
         for key in self._counted(job):
-            self.queued[key] -= 1
+            jobs, cpus = self.queued[(q_only, *key)]
+            self.queued[(q_only, *key)] = (jobs + sign, cpus + sign * size)
 
     # ---------------------------------------------------------------- the queue
 
@@ -336,10 +295,14 @@ class PbsOrder(WaitingQueue):
             if message:
                 self.sim.refuse(job, message, limit)
                 return
-            for key in self._counted(job):
-                self.queued[key] += 1
+            self._count_queued(job, False, 1)
+            self._count_queued(job, True, 1)
         super().add(job)
         self.waiting.add(job)
+
+    def waiting_jobs(self) -> np.ndarray:
+        """The waiting jobs, by number."""
+        return np.array(sorted(self.waiting), dtype=np.int64)
 
     def remove(self, job: int) -> None:
         super().remove(job)
@@ -347,6 +310,8 @@ class PbsOrder(WaitingQueue):
         self.reasons.stop(job)
 
     def started(self, job: int) -> None:
+        if self.queued_limited:         # no longer in the 'Q' state
+            self._count_queued(job, True, -1)
         self.charged[job] = self.sim.now
         self.running.append(job)
         for key in self._counted(job):
@@ -388,6 +353,36 @@ class PbsOrder(WaitingQueue):
 
     def may_start(self, job: int) -> bool:
         return not self.limited or not self.held(job)
+
+
+def enqueue_limits(target: PbsQueue | PbsServer) -> list[tuple[Limits, str, bool]]:
+    """A queue's or the server's limits on the jobs it holds, each (limits, resource or "" for a count
+    of jobs, whether only jobs in the 'Q' state count), the counts first (svr_chkque's order)."""
+    return [(target.max_queued, "", False), (target.queued_jobs_threshold, "", True),
+            (target.max_queued_res.get(FOLLOWED_RESOURCE, Limits()), FOLLOWED_RESOURCE, False),
+            (target.queued_jobs_threshold_res.get(FOLLOWED_RESOURCE, Limits()), FOLLOWED_RESOURCE, True)]
+
+
+def enqueue_message(scope: str, who: str, queue: str | None, resource: str, q_only: bool) -> str:
+    """The server's message when a job would exceed a limit on queued jobs (OpenPBS pbs_messages.c,
+    msg_et_*): of ``queue`` (None: the complex), a count of jobs ("") or a ``resource``'s sum, of
+    jobs queued or running or (``q_only``) in the 'Q' state only."""
+    where = f"queue {queue}" if queue else "complex"
+    noun = SCOPE_NOUNS.get(scope, "")
+    if resource:
+        tail = " for jobs in 'Q' state" if q_only else ""
+        if scope == "o":
+            return f"would exceed limit on resource {resource} in {where}{tail}"
+        if who == "PBS_GENERIC":
+            return f"would exceed per-{noun} limit on resource {resource} in {where}{tail}"
+        return f"would exceed {noun} {who}'s limit on resource {resource} in {where}{tail}"
+    state = " in 'Q' state" if q_only else ""
+    if scope == "o":
+        return f"Maximum number of jobs{state} already in {where}"
+    if who == "PBS_GENERIC":
+        possessive = f"queue {queue}'s" if queue else "complex's"
+        return f"would exceed {possessive} per-{noun} limit" + (" of jobs in 'Q' state" if q_only else "")
+    return f"Maximum number of jobs{state} for {noun} {who} already in {where}"
 
 
 def _column(jobs: Any, name: str, n: int) -> list[str]:
@@ -439,31 +434,31 @@ class PbsCycle(Algorithm):
         for at_job, job in enumerate(order):
             held = queue.hold(job)[1]
             if held:
-                queue.reasons.note(job, held)
+                queue.reasons.note_name(job, held)
                 continue
             if profile is None:
                 if sim.fits(job):
                     self.start(job)
                     continue
-                queue.reasons.note(job, RESOURCES)
+                queue.reasons.note_name(job, RESOURCES)
                 if self.strict:
                     return self._rest(order[at_job + 1:], STRICT_ORDER)
                 continue
             if reserved >= self.depth and not sim.fits(job):
-                queue.reasons.note(job, RESOURCES)
+                queue.reasons.note_name(job, RESOURCES)
                 if not sim.free:
                     return self._rest(order[at_job + 1:], RESOURCES)
                 continue          # no room now and no reservation left to give: nothing to work out
             duration = max(int(estimate[job]), 1)
             at = profile.earliest_start(now, duration, int(size[job]))
             if at is None:
-                queue.reasons.note(job, RESOURCES)
+                queue.reasons.note_name(job, RESOURCES)
                 continue
             if at == now and sim.fits(job):
                 self.start(job)
                 profile.reserve(now, now + duration, int(size[job]))
                 continue
-            queue.reasons.note(job, TOP_JOB if sim.fits(job) else RESOURCES)
+            queue.reasons.note_name(job, TOP_JOB if sim.fits(job) else RESOURCES)
             if reserved < self.depth:
                 profile.reserve(at, at + duration, int(size[job]))
                 reserved += 1
@@ -473,7 +468,7 @@ class PbsCycle(Algorithm):
         queue = self.queue
         assert isinstance(queue, PbsOrder)
         for job in jobs:
-            queue.reasons.note(job, queue.hold(job)[1] or reason)
+            queue.reasons.note_name(job, queue.hold(job)[1] or reason)
 
     # ---------------------------------------------------------------- what the run shows
 
@@ -481,15 +476,14 @@ class PbsCycle(Algorithm):
         """``pbs_reason``: what held each job longest, in PBS's words ("" if it never waited)."""
         queue = self.queue
         assert isinstance(queue, PbsOrder)
-        return {"pbs_reason": longest_reason_column(queue.reasons.totals(queue.waiting), self.sim.n)}
+        return {"pbs_reason": queue.reasons.longest(queue.waiting_jobs())}
 
     def summary(self) -> dict[str, Any]:
         """``pbs_pending``: per reason, the jobs it held and for how many hours; ``pbs_refused``: jobs
         refused at submission (max_queued) per qsub message."""
         queue = self.queue
         assert isinstance(queue, PbsOrder)
-        pending, refused = reason_summary(queue.reasons.totals(queue.waiting), self.sim.refused)
-        return {"pbs_pending": pending, "pbs_refused": refused}
+        return {"pbs_pending": queue.reasons.pending(queue.waiting_jobs()), "pbs_refused": refused_counts(self.sim.refused)}
 
 
 PARAMS = (

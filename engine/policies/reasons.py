@@ -1,71 +1,95 @@
-"""What held each waiting job and for how long, in the site scheduler's own words: a clock per job
-that a policy's passes set (``note``), and the run's column and summary made from it (the ``pbs``
-policy; the ``slurm`` policy keeps its own of the same shape in arrays its compiled walks write,
-engine.policies.slurm, and shares :func:`refused_counts`)."""
+"""What held each waiting job and for how long, in the site scheduler's own words, for the ``slurm``
+and the ``pbs`` policies alike: per job its pending reason now (a code: its index in the policy's
+names), since when, its seconds under each reason so far and the order in which jobs first had
+some, in arrays that the ``slurm`` policy's compiled walks write too
+(engine.policies.slurmkernels.set_reason); the run's column and summary made from them."""
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections.abc import Callable, Sequence
 from typing import Any
-from collections.abc import Callable
+
+import numpy as np
+
+from engine.policies import slurmkernels as kernels
 
 
-class ReasonClock:
-    """Each waiting job's reason now, since when, and its seconds per reason so far."""
+class ReasonTable:
+    """Each waiting job's reason now (-1: none), since when, and its seconds per reason so far."""
 
-    def __init__(self, now: Callable[[], int]) -> None:
+    def __init__(self, n: int, names: Sequence[str], now: Callable[[], int]) -> None:
+        if len(names) > 127:
+            raise ValueError(f"{len(names)} reasons: at most 127 fit the table's codes")
+        self.names = tuple(names)
+        self.code = {name: code for code, name in enumerate(self.names)}
         self.now = now
-        self.reason: dict[int, str] = {}
-        self.since: dict[int, int] = {}
-        self.seconds: defaultdict[int, dict[str, int]] = defaultdict(dict)
+        self.n = n
+        self.reason = np.full(n, -1, dtype=np.int8)
+        self.since = np.zeros(n, dtype=np.int64)
+        self.seconds = np.zeros((n, len(self.names)), dtype=np.int64)
+        self.first = np.full(n, -1, dtype=np.int64)      # the order jobs first had seconds in
+        self.tally = np.zeros(1, dtype=np.int64)
 
-    def note(self, job: int, reason: str) -> None:
-        """``reason`` holds ``job`` from now on; its time so far goes to the reason before."""
-        if self.reason.get(job) != reason:
-            self.close(job)
-            self.reason[job] = reason
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The arrays the compiled walks write (slurmkernels.set_reason's last five arguments)."""
+        return self.reason, self.since, self.seconds, self.first, self.tally
 
-    def close(self, job: int) -> None:
-        """Count the time since the last change under the job's reason now."""
-        now = self.now()
-        current = self.reason.get(job)
-        since = self.since.get(job, now)
-        if current is not None and now > since:
-            seconds = self.seconds[job]
-            seconds[current] = seconds.get(current, 0) + now - since
-        self.since[job] = now
+    def queued(self, job: int, code: int) -> None:
+        """The job waits from now with reason ``code`` (a new job: nothing before it to count)."""
+        self.reason[job] = code
+        self.since[job] = self.now()
+
+    def note(self, job: int, code: int) -> None:
+        """Reason ``code`` holds ``job`` from now on (-1: it no longer waits); its time so far goes
+        to the reason before."""
+        kernels.set_reason(job, code, self.now(), *self.arrays())
+
+    def note_name(self, job: int, name: str) -> None:
+        self.note(job, self.code[name])
 
     def stop(self, job: int) -> None:
-        """The job no longer waits (it started)."""
-        self.close(job)
-        self.reason.pop(job, None)
-        self.since.pop(job, None)
+        """The job no longer waits (it started or left)."""
+        self.note(job, -1)
 
-    def totals(self, waiting: set[int]) -> dict[int, dict[str, int]]:
-        """Seconds each job waited under each reason (the ``waiting`` ones: up to now)."""
-        for job in waiting:
-            self.close(job)
-        return {job: dict(seconds) for job, seconds in self.seconds.items() if seconds}
+    def closed(self, waiting: np.ndarray) -> None:
+        """Count the time of the ``waiting`` jobs under their reason up to now (they keep it)."""
+        now = self.now()
+        for job in np.asarray(waiting, dtype=np.int64).tolist():
+            code = int(self.reason[job])
+            self.note(job, -1)
+            self.reason[job] = code
+            self.since[job] = now
 
+    def table(self, waiting: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The jobs that waited under some reason, in the order they first did, and their seconds
+        per reason (a row per job, a column per code; the ``waiting`` ones: up to now)."""
+        self.closed(waiting)
+        jobs = np.flatnonzero(self.first >= 0)
+        jobs = jobs[np.argsort(self.first[jobs], kind="stable")]
+        return jobs, self.seconds[jobs]
 
-def longest_reason_column(totals: dict[int, dict[str, int]], n: int) -> list[str]:
-    """Per job, the reason that held it longest ("" if it never waited; ties: the first by name)."""
-    column = [""] * n
-    for job, seconds in totals.items():
-        column[job] = max(sorted(seconds), key=lambda r: seconds[r])
-    return column
+    def longest(self, waiting: np.ndarray) -> list[str]:
+        """Per job, the reason that held it longest ("" if it never waited; of equal ones, the
+        first by name)."""
+        jobs, seconds = self.table(waiting)
+        by_name = sorted(range(len(self.names)), key=lambda code: self.names[code])
+        longest = np.asarray(by_name)[np.argmax(seconds[:, by_name], axis=1)] if len(jobs) else np.zeros(0, int)
+        column = np.full(self.n, "", dtype=object)
+        column[jobs] = np.asarray(self.names, dtype=object)[longest]
+        return column.tolist()
 
-
-def reason_summary(totals: dict[int, dict[str, int]], refused: dict[int, tuple[str, str]]) -> tuple[dict, dict]:
-    """(per reason: the jobs it held and the hours, per refusal reason: the jobs refused)."""
-    hours: dict[str, float] = {}
-    jobs: dict[str, int] = {}
-    for seconds in totals.values():
-        for reason, value in seconds.items():
-            hours[reason] = hours.get(reason, 0.0) + value / 3600.0
-            jobs[reason] = jobs.get(reason, 0) + 1
-    pending: dict[str, Any] = {reason: {"jobs": jobs[reason], "hours": round(hours[reason], 3)} for reason in sorted(hours)}
-    return pending, refused_counts(refused)
+    def pending(self, waiting: np.ndarray) -> dict[str, dict[str, Any]]:
+        """Per reason (by name), the jobs it held and for how many hours (summed job after job, in
+        the order they first waited)."""
+        _, seconds = self.table(waiting)
+        pending: dict[str, dict[str, Any]] = {}
+        for code in sorted(range(len(self.names)), key=lambda c: self.names[c]):
+            values = seconds[:, code]
+            values = values[values > 0]
+            if len(values):
+                hours = float(np.cumsum(values / 3600.0)[-1])
+                pending[self.names[code]] = {"jobs": int(len(values)), "hours": round(hours, 3)}
+        return pending
 
 
 def refused_counts(refused: dict[int, tuple[str, str]]) -> dict[str, int]:

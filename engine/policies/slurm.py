@@ -41,7 +41,7 @@ from engine.policies.algorithm import Algorithm
 from engine.policies.backfill import BACKFILL_BOUND, bounded
 from engine.policies.base import Param, PolicyError
 from engine.policies.ordering import WaitingQueue
-from engine.policies.reasons import refused_counts
+from engine.policies.reasons import ReasonTable, refused_counts
 from engine.policies.registry import Component, Preset, register, register_algorithm, register_ordering
 from engine.policies import slurmkernels as kernels
 from engine.policies.slurmkernels import NONE, RESOURCES
@@ -262,7 +262,8 @@ class SlurmPriorityQueue(WaitingQueue):
         self.limits = SiteLimits(site, partitions, self.qos, self.account, self.user,
                                  [int(p) for p in np.asarray(sim.procs).tolist()], nodes_list, limit,
                                  mem_mb=(-(-np.maximum(mem_kb, 0) * np.maximum(nodes, 1) // 1024)).tolist(),  # KB/node -> MB
-                                 gpus=(np.maximum(gpus, 0) * np.maximum(nodes, 1)).tolist())  # per node -> per job
+                                 gpus=(np.maximum(gpus, 0) * np.maximum(nodes, 1)).tolist(),  # per node -> per job
+                                 clock=lambda: self.sim.now)
         sim.finish_listeners.append(self.limits.ended)
         self.tree = association_tree(site.associations)
         self.users = {(u.account, u.user): u for u in users_of(self.tree)}
@@ -295,6 +296,7 @@ class SlurmPriorityQueue(WaitingQueue):
         self.waiting = 0
         self.arrived: list[int] = []        # queued since the last order was made
         self.order = np.zeros(0, dtype=np.int64)   # the last order made (jobs that left included)
+        self.order_priority = np.zeros(0, dtype=np.int64)    # the priorities of its jobs
         self.ordered_after = -1             # the calculation that order was made after
         tiers = sorted(set(self.tier), reverse=True)
         self.tier_rank = np.array([tiers.index(t) for t in self.tier] if len(tiers) < 64 else
@@ -302,11 +304,7 @@ class SlurmPriorityQueue(WaitingQueue):
         self.tiers = max(len(tiers), 1)
         #: pending reasons (codes of REASONS): each job's current one (-1: not waiting) and since when,
         #: the seconds each job waited under each, and the order in which jobs first had some
-        self.reason = np.full(sim.n, -1, dtype=np.int8)
-        self.reason_since = np.zeros(sim.n, dtype=np.int64)
-        self.reason_seconds = np.zeros((sim.n, len(REASONS)), dtype=np.int64)
-        self.reason_first = np.full(sim.n, -1, dtype=np.int64)
-        self.reason_tally = np.zeros(1, dtype=np.int64)
+        self.reasons = ReasonTable(sim.n, REASONS, lambda: self.sim.now)
 
     # ---------------------------------------------------------------- priorities
 
@@ -386,6 +384,7 @@ class SlurmPriorityQueue(WaitingQueue):
         decay then takes too. Without a half-life nothing decays. In arrays: each job's
         CPU-seconds are added to its user's usage in the order the jobs started, as a loop over
         them would (np.add.at adds in index order: the same sums to the last bit)."""
+        self.limits.run_time_until(now)     # the same thread takes the running jobs' time off GrpTRESRunMins
         usage = self.usage
         factor = 1.0 - 0.693 / self.halflife if self.halflife > 0 else 1.0
         previous = self.calculated if self.calculated is not None else now - max(int(self.period), 1)
@@ -410,6 +409,9 @@ class SlurmPriorityQueue(WaitingQueue):
             usage *= factor ** (now - previous)
         for node, value in zip(self.users.values(), usage.tolist()):
             node.usage = value
+        if self.limits.usage_limits and self.limits.usage_updated(dict(zip(self.users, usage.tolist()))):
+            # GrpTRESMins holds jobs until the decay thread lowers the usage: its next run is a pass
+            self.sim.wake_at(now + max(int(self.period), 1))
 
     def ended(self, job: int) -> None:
         """A job's end (a finish listener), for the accrual."""
@@ -417,27 +419,9 @@ class SlurmPriorityQueue(WaitingQueue):
 
     # ---------------------------------------------------------------- pending reasons
 
-    def set_reason(self, job: int, code: int) -> None:
-        """The job's pending reason (a code of REASONS) from now on (the time under the previous one is counted)."""
-        kernels.set_reason(job, code, self.sim.now, self.reason, self.reason_since, self.reason_seconds,
-                           self.reason_first, self.reason_tally)
-
-    def reason_table(self) -> tuple[np.ndarray, np.ndarray]:
-        """The jobs that waited under some reason, in the order they first did, and their seconds
-        per reason (a row per job, a column per code of REASONS; jobs still waiting: up to now)."""
-        self.pending_reasons_closed()
-        jobs = np.flatnonzero(self.reason_first >= 0)
-        jobs = jobs[np.argsort(self.reason_first[jobs], kind="stable")]
-        return jobs, self.reason_seconds[jobs]
-
-    def pending_reasons_closed(self) -> None:
-        """Count the time of the jobs still waiting under their reason up to now."""
-        now = self.sim.now
-        for job in np.flatnonzero(self.member).tolist():
-            code = int(self.reason[job])
-            self.set_reason(job, -1)
-            self.reason[job] = code
-            self.reason_since[job] = now
+    def waiting_jobs(self) -> np.ndarray:
+        """The waiting jobs, by number."""
+        return np.flatnonzero(self.member)
 
     # ---------------------------------------------------------------- the queue
 
@@ -452,15 +436,14 @@ class SlurmPriorityQueue(WaitingQueue):
         self.member[job] = True
         self.waiting += 1
         self.arrived.append(job)
-        self.reason[job] = NONE
-        self.reason_since[job] = self.sim.now
+        self.reasons.queued(job, NONE)
 
     def remove(self, job: int) -> None:
         if not self.member[job]:
             raise SimulationError(f"{self.sim.job_name(job)} is not in the waiting queue")
         self.member[job] = False
         self.waiting -= 1
-        self.set_reason(job, -1)
+        self.reasons.stop(job)
 
     def held(self, job: int) -> str:
         """Slurm's pending reason when a limit holds the job now, else ""."""
@@ -474,16 +457,49 @@ class SlurmPriorityQueue(WaitingQueue):
         calculation every priority is made again, and the last order re-sorted (mostly in order
         already: a stable sort's runs)."""
         self.recalculate_if_due()
-        order = self.order
-        order = order[self.member[order]]
-        if self.arrived or self.ordered_after != self.calculations:
+        kept = self.member[self.order]
+        order, priority = self.order[kept], self.order_priority[kept]
+        if self.arrived and self.ordered_after == self.calculations:
+            arrived = np.asarray(self.arrived, dtype=np.int64)
+            self.arrived = []
+            arrived_priority = self._priorities(arrived, self.sim.now)
+            merged = self._merged(order, priority, arrived, arrived_priority)
+            if merged is None:
+                order, priority = np.concatenate((order, arrived)), np.concatenate((priority, arrived_priority))
+                sorting = self._sorting(order, priority)
+                order, priority = order[sorting], priority[sorting]
+            else:
+                order, priority = merged
+        elif self.arrived or self.ordered_after != self.calculations:
             if self.arrived:
                 order = np.concatenate((order, np.asarray(self.arrived, dtype=np.int64)))
                 self.arrived = []
-            order = order[self._sorting(order, self._priorities(order, self.sim.now))]
+            priority = self._priorities(order, self.sim.now)
+            sorting = self._sorting(order, priority)
+            order, priority = order[sorting], priority[sorting]
             self.ordered_after = self.calculations
-        self.order = order
+        self.order, self.order_priority = order, priority
         return order
+
+    def _merged(self, order: np.ndarray, priority: np.ndarray, arrived: np.ndarray,
+                arrived_priority: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """The last order (``order``, sorted, with its jobs' ``priority``: unchanged since, as no
+        calculation came between) with the ``arrived`` jobs merged in: what :meth:`_sorting` of
+        them all gives when its one int64 key does (None otherwise: then they are sorted)."""
+        both = np.concatenate((priority, arrived_priority))
+        if not len(both):
+            return order, priority
+        low, high = int(both.min()), int(both.max())
+        span, n = high - low + 1, self.sim.n
+        if self.tiers * span * n >= 2 ** 62:
+            return None
+        keys = (self.tier_rank[order] * span + (high - priority)) * n + order
+        if len(keys) > 1 and not bool(np.all(keys[1:] > keys[:-1])):     # (sorted otherwise: the lexsort's ties)
+            return None
+        new_keys = (self.tier_rank[arrived] * span + (high - arrived_priority)) * n + arrived
+        sorting = np.argsort(new_keys)
+        at = np.searchsorted(keys, new_keys[sorting])
+        return np.insert(order, at, arrived[sorting]), np.insert(priority, at, arrived_priority[sorting])
 
     def _priorities(self, jobs: np.ndarray, now: int) -> np.ndarray:
         """The priorities of waiting ``jobs``: those submitted by the last calculation as of it, the
@@ -585,21 +601,25 @@ class SlurmBackfill(Algorithm):
 
     * The main scheduler walks the jobs in priority order and starts each that fits now; when one
       does not fit (reason ``Resources``) its partition's nodes are reserved for it for the rest of
-      the pass: later jobs of that partition wait (``Priority``) and so do those of partitions
-      whose nodes are all within reserved ones (:data:`RESERVED_FOR_HIGHER`). It runs over the
-      whole queue every ``sched_interval`` seconds and, with ``main_at_events``, at each submission
-      and job end over the first ``default_queue_depth`` jobs.
+      the pass: later jobs of that partition wait (``Priority``); the first job of a partition whose
+      nodes are all within reserved ones gets :data:`RESERVED_FOR_HIGHER` and its partition fails
+      too. It runs over the whole queue every ``sched_interval`` seconds and, asked by a submission
+      or a job's end, over the first ``default_queue_depth`` jobs once ``batch_sched_delay`` seconds
+      have passed since it last ran (controller.c); with ``main_at_events`` at every submission and
+      end without that delay. ``sched_interval`` 0: no main scheduler (Slurm's -1).
     * The backfill scheduler runs every ``bf_interval`` seconds (``sched_cycle``) from the first
-      submission: from the running jobs' expected ends (rounded up to ``bf_resolution``), it walks
-      the first ``bf_max_job_test`` jobs in priority order (``backfill_bound`` overrides),
-      at most ``bf_max_job_user`` per user (0: any), skipping those a limit holds; each starts now
-      if it fits now for its whole time limit (rounded up to bf_resolution) without delaying an
-      earlier job's reservation, else is reserved at the earliest time it fits if that is within
-      ``bf_window`` minutes (later: no reservation, it does not hold back later jobs).
-      A reservation takes whole nodes (``whole_node_reservations``): Slurm's backfill keeps the
-      future as node bitmaps, so a later job may not run on a reserved job's nodes during its
-      planned span even where processors would be left. Reservations are rebuilt at every pass
-      (Slurm keeps none between passes).
+      submission: it walks the first ``bf_max_job_test`` jobs in priority order (``backfill_bound``
+      overrides), at most ``bf_max_job_user`` per user (0: any), skipping those a limit holds; each
+      starts now if it fits now and ends before every earlier job's reservation begins (Slurm's
+      table: an entry beginning at or before the job's end overlaps it), else is reserved at its
+      earliest start if that is within ``bf_window`` minutes (later: no reservation, it does not
+      hold back later jobs). The earliest start is the select plugin's will-run test's (the running
+      jobs, those started in the pass included, freed in batches: :class:`WillRun`), or the end of
+      an earlier reservation it would overlap. A reservation runs from the start rounded down to
+      ``bf_resolution`` to start + limit rounded down (at least one bf_resolution) and takes whole
+      nodes (``whole_node_reservations``): Slurm's backfill keeps the future as node bitmaps, so a
+      later job may not run on a reserved job's nodes during its planned span even where processors
+      would be left. Reservations are rebuilt at every pass (Slurm keeps none between passes).
 
     ``bf_continue`` changes nothing here: a pass takes no simulated time, so there are no lock
     yields after which it could go on or start over. Each parameter is the site's value unless
@@ -622,7 +642,14 @@ class SlurmBackfill(Algorithm):
         self.window = setting("bf_window", "bf_window") * 60
         self.max_job_user = setting("bf_max_job_user", "bf_max_job_user")
         self.main_at_events = bool(params.get("main_at_events", False))
+        #: the main scheduler at the controller's requests (controller.c _slurmctld_background,
+        #: queue_job_scheduler): a submission or a job's end (its epilog-complete, agent.c) asks for
+        #: it; the background loop runs it over default_queue_depth jobs once batch_sched_delay
+        #: seconds have passed since it last ran it (its full pass every sched_interval included)
+        self.batch_delay = setting("batch_sched_delay", "batch_sched_delay")
+        self.requested = False
         self.origin = int(min(sim.submit)) if sim.n else 0
+        self.last_sched = self.origin       # the background loop's last run (its timers start at the origin)
         #: jobs one pass tests: backfill_bound when set, else the site's bf_max_job_test
         bound = bounded(params)
         if bound is None and isinstance(site, SlurmSite):
@@ -637,7 +664,6 @@ class SlurmBackfill(Algorithm):
         self.stale_main = self.stale_backfill = True
         self.agent = bool(params.get("backfill_agent", False))
         self.last_backfill: int | None = None
-        self.last_end = -1
         nodesets = site.conf.nodes if isinstance(site, SlurmSite) else []
         whole = bool(params.get("whole_node_reservations", True))
         #: CPUs per node of the site (the smallest node's, if they differ) when reservations take whole nodes
@@ -645,16 +671,18 @@ class SlurmBackfill(Algorithm):
         self.walk = Walk(sim, queue, self.part_nodes)
         self.running = Running(sim.n)
         self.profile = Profile(sim.capacity)
+        self.least = np.zeros(0, dtype=np.int64)     # the backfill walk's scratch: the profile's prefix minima
 
     # ---------------------------------------------------------------- the loop's calls
 
     def on_submit(self, job: int) -> None:
         super().on_submit(job)
         self.event = True
+        self.requested = True
 
     def on_finish(self, job: int) -> None:
         self.event = True
-        self.last_end = self.sim.now
+        self.requested = True
         running = self.running
         kernels.remove_running(running.ends, running.jobs, running.sizes, running.count, self.sim.expected_end(job), job)
         running.count -= 1
@@ -685,9 +713,13 @@ class SlurmBackfill(Algorithm):
                 self.stale_main = self.stale_backfill = True
         started = sim.started
         if self.sched_interval > 0 and self.on_grid(self.sched_interval):
+            self.requested, self.last_sched = False, sim.now     # (the full pass runs, whether stale or not)
             if self.stale_main:
                 self.main_pass(None)
                 self.stale_main = False
+        elif self.requested and self.sched_interval > 0 and sim.now - self.last_ran() >= self.batch_delay:
+            self.requested, self.last_sched = False, sim.now     # (the full pass runs, whether stale or not)
+            self.main_pass(self.queue_depth)
         elif event and self.main_at_events:
             self.main_pass(self.queue_depth)
         if sim.started != started:
@@ -700,6 +732,8 @@ class SlurmBackfill(Algorithm):
             # bf_max_job_user): the next one is not skipped
             self.stale_backfill = sim.started != started
             self.stale_main = self.stale_main or self.stale_backfill
+        if self.requested and self.sched_interval > 0:
+            sim.wake_at(max(self.last_ran() + self.batch_delay, sim.now + 1))
         if self.agent:
             if self.stale_backfill:
                 sim.wake_at(max(self.last_backfill + self.cycle, sim.now + 1) if self.last_backfill is not None
@@ -711,16 +745,21 @@ class SlurmBackfill(Algorithm):
                 if cycle > 0:
                     sim.wake_at(self.next_on_grid(cycle))
 
+    def last_ran(self) -> int:
+        """When the controller's background loop last ran the main scheduler: at a request, or its
+        full pass every sched_interval, which it runs also while nothing waits (and this loop is
+        not asked)."""
+        now = self.sim.now
+        return max(self.last_sched, now - (now - self.origin) % self.sched_interval)
+
     def backfill_due(self) -> bool:
-        """On the bf_interval grid; with ``backfill_agent``, as Slurm's backfill thread does: at
-        least bf_interval after the previous pass, and not in the second a job ended (a completing
-        job defers the pass: it sleeps a second and looks again)."""
+        """On the bf_interval grid; with ``backfill_agent``, as Slurm's backfill thread does
+        (backfill.c backfill_agent): at least bf_interval after the previous pass, then at the first
+        second something changed (_more_work). Its job_is_completing() test defers nothing unless
+        CompleteWait is set (job_scheduler.c), which the replay does not model."""
         if not self.agent:
             return self.on_grid(self.cycle)
-        now = self.sim.now
-        if self.last_backfill is not None and now < self.last_backfill + self.cycle:
-            return False
-        return now != self.last_end
+        return self.last_backfill is None or self.sim.now >= self.last_backfill + self.cycle
 
     # ---------------------------------------------------------------- the passes
 
@@ -763,21 +802,22 @@ class SlurmBackfill(Algorithm):
         """Slurm's backfill scheduler (see the class docstring), its walk compiled
         (slurmkernels.backfill_walk), the starts made here.
 
-        A job starts only with its processors free now, and a pass only takes processors: once
-        fewer are free now than the smallest job left asks for, no later job starts, and the
-        reservations (which only serve to decide later starts; Slurm forgets them) are not made.
-        On a pool of processors counted, sim.free is the profile's free now, and until the first
-        job that does not start the profile never decreases (running jobs only end; the jobs
-        started take [now, now + d)): a job that fits now fits for its whole time, and starts.
-        The profile is built only then: from the running jobs as the pass began, with the
-        reservations of the jobs it started since."""
+        A job starts only with its processors free now. On a pool of processors counted, sim.free
+        is the profile's free now, and until the first job that does not start the profile never
+        decreases (running jobs only end; the jobs started take [now, now + d)): a job that fits
+        now fits for its whole time, and starts. The profile is built only then, and only if a
+        later job could still fit now (see the walk: between two starts a pass only takes
+        processors, so once no job left to test fits now none will start, and the reservations,
+        which only serve to decide later starts and which Slurm forgets, are not made): from the
+        running jobs, those it started included, as the select plugin's will-run test frees them
+        (:class:`WillRun`); a job started once the profile exists moves the others' batched ends
+        with it."""
         sim, walk = self.sim, self.walk
         now = sim.now
         resolution = max(self.resolution, 1)
         order = self._order()
         if not len(order):
             return
-        smallest = np.minimum.accumulate(self.job_size[order][::-1])[::-1]
         parts, union, blocked = walk.fresh()
         per_user = walk.per_user
         if self.max_job_user > 0:
@@ -785,20 +825,22 @@ class SlurmBackfill(Algorithm):
         horizon = now + self.window if self.window > 0 else -1
         state = np.zeros(5, dtype=np.int64)
         profile: Profile | None = None
-        began = self.running.snapshot() if self.pool else None
-        if began is None:
-            profile = self.running_profile(self.running.snapshot(), resolution, len(order))
-        taken: list[tuple[int, int]] = []      # (duration, size) of the jobs started before the profile was built
+        running = WillRun(*self.running.snapshot(), now)
+        if not self.pool:
+            profile = self.running_profile(running, len(order))
         none = np.zeros(1, dtype=np.int64)
         while True:
             if profile is not None:
                 state[2] = profile.length
                 profile.make_room(2 * (len(order) - int(state[0])) + 4)
+                if len(self.least) < len(profile.times):
+                    self.least = np.zeros(len(profile.times), dtype=np.int64)
             status = kernels.backfill_walk(
                 order, state, self.bound, self.max_job_user, per_user, walk.user, self.job_size, walk.estimate,
-                smallest, resolution, sim.free, none if profile is None else profile.times,
+                resolution, sim.free, none if profile is None else profile.times,
                 none if profile is None else profile.free, now, horizon, self.cpus_per_node, sim.capacity,
-                walk.partition, parts, union, walk.atoms, walk.has_nodes, blocked, *walk.limits, *walk.reasons)
+                walk.partition, parts, union, walk.atoms, walk.has_nodes, blocked, *walk.limits, *walk.reasons,
+                walk.ahead_user, self.least)
             if profile is not None:
                 profile.length = int(state[2])
             if status == kernels.DONE:
@@ -806,41 +848,41 @@ class SlurmBackfill(Algorithm):
             i = int(state[0])
             job = int(order[i])
             size = int(self.job_size[job])
-            duration = -(-max(int(walk.estimate[job]), 1) // resolution) * resolution
-            if status == kernels.NEEDS_PROFILE:
-                assert began is not None
-                profile = self.running_profile(began, resolution, len(order))
-                for d, n in taken:
-                    profile.reserve(now, now + d, n)
-                state[3] = 1
-                continue
+            duration = max(int(walk.estimate[job]), 1)
+            if profile is None and status in (kernels.NEEDS_PROFILE, kernels.NEVER_FITS):
+                profile = self.running_profile(running, len(order))
+                if status == kernels.NEEDS_PROFILE:
+                    state[3] = 1
+                    continue
             if status == kernels.NEVER_FITS:
                 assert profile is not None
                 profile.earliest_start(now, duration, size)     # (raises: the job never fits)
             state[0] = i + 1
             if profile is None:
                 self.start(job)
-                taken.append((duration, size))
+                running.add(now + duration, size)
             elif sim.fits(job):
                 self.start(job)
-                profile.reserve(now, now + duration, size)
+                running.started(profile, now + duration, size)
             else:
                 walk.wait(job, int(blocked[walk.partition[job]]) or RESOURCES, now)
                 kernels.block(walk.partition[job], parts, union, walk.atoms, walk.has_nodes, blocked)
                 at = int(state[4])
                 if horizon < 0 or at < horizon:
-                    profile.reserve(at, at + duration, self.reserved_size(size))
+                    begin = at - at % resolution
+                    profile.reserve(begin, max((at + duration) - (at + duration) % resolution, begin + resolution),
+                                    self.reserved_size(size))
 
-    def running_profile(self, running: tuple[np.ndarray, np.ndarray], resolution: int, jobs: int) -> Profile:
-        """The profile of ``running`` (expected ends sorted, processors) with the ends rounded up to
-        ``resolution`` seconds (bf_resolution: the backfill scheduler's time grid; a job past its
-        expected end thought to end in a second), with room for two steps per job of the pass (in
-        the arrays of the pass before, grown when too small: a profile lives for one pass)."""
-        ends, sizes = running
+    def running_profile(self, running: WillRun, jobs: int) -> Profile:
+        """The profile of the ``running`` jobs as the select plugin's will-run test frees them
+        (:class:`WillRun`: exact seconds, not bf_resolution's: the backfill table rounds only the
+        pending jobs' entries), with room for two steps per job of the pass (in the arrays of the
+        pass before, grown when too small: a profile lives for one pass)."""
+        ends, sizes = running.batched(), running.sizes
         profile = self.profile
         profile.length = 0
         profile.make_room(len(ends) + 2 * jobs + 4)
-        profile.length = kernels.running_profile(ends, sizes, len(ends), self.sim.now, resolution, self.sim.capacity,
+        profile.length = kernels.running_profile(ends, sizes, len(ends), self.sim.now, 1, self.sim.capacity,
                                                  profile.times, profile.free)
         return profile
 
@@ -858,12 +900,7 @@ class SlurmBackfill(Algorithm):
         queue = self.queue
         if not isinstance(queue, SlurmPriorityQueue):
             return {}
-        jobs, seconds = queue.reason_table()
-        by_name = sorted(range(len(REASONS)), key=lambda code: REASONS[code])
-        longest = np.asarray(by_name)[np.argmax(seconds[:, by_name], axis=1)] if len(jobs) else np.zeros(0, int)
-        column = np.full(self.sim.n, "", dtype=object)
-        column[jobs] = np.asarray(REASONS, dtype=object)[longest]
-        return {"slurm_reason": column.tolist()}
+        return {"slurm_reason": queue.reasons.longest(queue.waiting_jobs())}
 
     def summary(self) -> dict[str, Any]:
         """``slurm_pending``: per pending reason as Slurm names it, the jobs it held and for how many
@@ -872,15 +909,45 @@ class SlurmBackfill(Algorithm):
         queue = self.queue
         if not isinstance(queue, SlurmPriorityQueue):
             return {}
-        _, seconds = queue.reason_table()
-        pending: dict[str, dict[str, Any]] = {}
-        for code in sorted(range(len(REASONS)), key=lambda c: REASONS[c]):
-            values = seconds[:, code]
-            values = values[values > 0]
-            if len(values):
-                hours = float(np.cumsum(values / 3600.0)[-1])
-                pending[REASONS[code]] = {"jobs": int(len(values)), "hours": round(hours, 3)}
-        return {"slurm_pending": pending, "slurm_refused": refused_counts(self.sim.refused)}
+        return {"slurm_pending": queue.reasons.pending(queue.waiting_jobs()),
+                "slurm_refused": refused_counts(self.sim.refused)}
+
+
+class WillRun:
+    """The running jobs of a backfill pass (those it started included) as the select plugin's
+    will-run test frees them (cons_common/job_test.c _will_run_test): their expected ends sorted,
+    each freeing its processors at its batch's last end (slurmkernels.will_run_ends; a job past its
+    expected end in a second)."""
+
+    def __init__(self, ends: np.ndarray, sizes: np.ndarray, now: int) -> None:
+        self.ends, self.sizes, self.now = ends, sizes, now
+
+    def batched(self) -> np.ndarray:
+        out = np.empty_like(self.ends)
+        kernels.will_run_ends(self.ends, len(self.ends), out)
+        return np.maximum(out, self.now + 1)
+
+    def add(self, end: int, size: int) -> int:
+        """A job started now, running until ``end``; its place in the sorted arrays."""
+        at = int(np.searchsorted(self.ends, end, side="right"))
+        self.ends, self.sizes = np.insert(self.ends, at, end), np.insert(self.sizes, at, size)
+        return at
+
+    def started(self, profile: Profile, end: int, size: int) -> None:
+        """A job started now once ``profile`` (built from these jobs' batched ends) exists: it is
+        taken from now to its batched end, and the other jobs' batches move with it."""
+        before = self.batched()
+        at = self.add(end, size)
+        after = self.batched()
+        others = np.delete(after, at)
+        sizes = np.delete(self.sizes, at)
+        for k in np.flatnonzero(others != before).tolist():
+            old, new, cpus = int(before[k]), int(others[k]), int(sizes[k])
+            if new > old:
+                profile.reserve(old, new, cpus)
+            else:
+                profile.release(new, old, cpus)
+        profile.reserve(self.now, int(after[at]), size)
 
 
 class Running:
@@ -923,19 +990,18 @@ class Walk:
         users = np.unique(np.asarray(sim.user, dtype=np.int64), return_inverse=True)[1] if n else np.zeros(0)
         self.user = np.asarray(users, dtype=np.int64).reshape(-1)
         self.per_user = np.zeros(int(self.user.max()) + 1 if n else 1, dtype=np.int64)
+        self.ahead_user = np.zeros_like(self.per_user)      # the backfill walk's look-ahead's per_user
         self.estimate = np.asarray(sim.estimate, dtype=np.int64)
         if isinstance(queue, SlurmPriorityQueue):
             limits = queue.limits
             self.limits = (limits.running, limits.signature, limits.check_first, limits.check_slot, limits.check_index,
                            limits.check_bound, limits.check_reason, limits.job_counts)
-            self.reasons = (queue.reason, queue.reason_since, queue.reason_seconds, queue.reason_first,
-                            queue.reason_tally)
+            self.reasons = queue.reasons.arrays()
         else:
             empty = np.zeros(0, dtype=np.int64)
             self.limits = (np.zeros((1, 5), dtype=np.int64), np.zeros(n, dtype=np.int32), np.zeros(2, dtype=np.int64),
                            empty, empty, empty, empty, np.ones((n, 5), dtype=np.int64))
-            self.reasons = (np.zeros(n, dtype=np.int8), np.zeros(n, dtype=np.int64), np.zeros((n, 1), dtype=np.int64),
-                            np.zeros(n, dtype=np.int64), np.zeros(1, dtype=np.int64))
+            self.reasons = ReasonTable(n, ("",), lambda: sim.now).arrays()     # (unread)
         self.tracked = isinstance(queue, SlurmPriorityQueue)
 
     def fresh(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -965,13 +1031,15 @@ WHOLE_NODES = Param("whole_node_reservations", "bool", True, "a pending job's ba
                     "nodes, as Slurm's backfill table of node bitmaps does (off: only its processors)",
                     label="whole-node reservations")
 AGENT = Param("backfill_agent", "bool", False, "time backfill passes as Slurm's backfill thread does: at least "
-              "bf_interval after the previous pass, then as soon as something changed and no job ended that "
-              "second (off: every bf_interval from the first submission)", label="backfill thread timing")
+              "bf_interval after the previous pass, then as soon as something changed (off: every bf_interval "
+              "from the first submission)", label="backfill thread timing")
 SLURM_PARAMS = (BACKFILL_BOUND, SCHED_CYCLE, MAIN_AT_EVENTS, WHOLE_NODES, AGENT,
                 _site_param("sched_interval", "main scheduler interval", "seconds between main scheduler passes over the "
-                            "whole queue (0 = none)", "s"),
+                            "whole queue (0 = no main scheduler at all, as Slurm's sched_interval=-1)", "s"),
                 _site_param("default_queue_depth", "main scheduler depth at events", "jobs the main scheduler tests at a "
                             "submission or end", "jobs"),
+                _site_param("batch_sched_delay", "main scheduler delay after submissions", "seconds at least between "
+                            "two main scheduler passes asked for by submissions", "s"),
                 _site_param("bf_resolution", "backfill resolution", "seconds of the backfill scheduler's time grid", "s"),
                 _site_param("bf_window", "backfill window", "minutes ahead the backfill scheduler reserves", "min"),
                 _site_param("bf_max_job_user", "backfill jobs per user", "jobs per user one backfill pass tests (0 = any)",

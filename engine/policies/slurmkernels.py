@@ -23,6 +23,8 @@ NONE, PRIORITY, RESOURCES, RESERVED, HOLD = 0, 1, 2, 3, 3
 #: a job that may start now (the caller starts it or not); in a pool's backfill pass before the
 #: profile, a job that does not fit now (the caller builds the profile); a job that can never fit
 DONE, CANDIDATE, NEEDS_PROFILE, NEVER_FITS = 0, 1, 2, 3
+#: how the backfill walk takes a job that no limit holds (slurmkernels.takes; a limit's hold is its code > 0)
+TAKEN, PASSED, BOUND = 0, -1, -2
 
 
 @njit(cache=True)
@@ -208,7 +210,9 @@ def main_walk(order: np.ndarray, i: int, stop: int, now: int, partition: np.ndar
               reason: np.ndarray, since: np.ndarray, seconds: np.ndarray, first: np.ndarray, tally: np.ndarray) -> int:
     """The main scheduler's walk from ``order[i]``: a job a limit holds, or behind a blocked
     partition, gets that reason; returns the index of the first other job (a candidate: the caller
-    starts it if it fits, else blocks its partition, and walks on from the next), or ``stop``."""
+    starts it if it fits, else blocks its partition, and walks on from the next), or ``stop``. As
+    job_scheduler.c's _schedule(): the first job of a partition whose nodes blocked ones took gets
+    RESERVED and fails its partition (fail_by_part): the partition's later jobs wait with Priority."""
     while i < stop:
         job = order[i]
         code = held_code(job, running, signature, check_first, check_slot, check_index, check_bound, check_reason,
@@ -216,7 +220,10 @@ def main_walk(order: np.ndarray, i: int, stop: int, now: int, partition: np.ndar
         if code:
             set_reason(job, HOLD + code, now, reason, since, seconds, first, tally)
         elif blocked[partition[job]]:
-            set_reason(job, blocked[partition[job]], now, reason, since, seconds, first, tally)
+            code = blocked[partition[job]]
+            set_reason(job, code, now, reason, since, seconds, first, tally)
+            if code == RESERVED:    # its partition fails with it: the jobs after it wait (Priority)
+                blocked[partition[job]] = PRIORITY
         else:
             return i
         i += 1
@@ -225,61 +232,93 @@ def main_walk(order: np.ndarray, i: int, stop: int, now: int, partition: np.ndar
 
 @njit(cache=True)
 def backfill_walk(order: np.ndarray, state: np.ndarray, bound: int, max_job_user: int, per_user: np.ndarray,
-                  user: np.ndarray, size: np.ndarray, estimate: np.ndarray, smallest: np.ndarray, resolution: int,
-                  pool_free: int, times: np.ndarray, free: np.ndarray, now: int, horizon: int, per_node: int,
-                  capacity: int, partition: np.ndarray, parts: np.ndarray, union: np.ndarray, atoms: np.ndarray,
+                  user: np.ndarray, size: np.ndarray, estimate: np.ndarray, resolution: int, pool_free: int,
+                  times: np.ndarray, free: np.ndarray, now: int, horizon: int, per_node: int, capacity: int,
+                  partition: np.ndarray, parts: np.ndarray, union: np.ndarray, atoms: np.ndarray,
                   has_nodes: np.ndarray, blocked: np.ndarray, running: np.ndarray, signature: np.ndarray,
                   check_first: np.ndarray, check_slot: np.ndarray, check_index: np.ndarray, check_bound: np.ndarray,
                   check_reason: np.ndarray, job_counts: np.ndarray, reason: np.ndarray, since: np.ndarray,
-                  seconds: np.ndarray, first: np.ndarray, tally: np.ndarray) -> int:
+                  seconds: np.ndarray, first: np.ndarray, tally: np.ndarray, ahead_user: np.ndarray,
+                  least: np.ndarray) -> int:
     """The backfill scheduler's walk (SlurmBackfill.backfill_pass) from ``order[state[0]]``, with
     ``state`` = (index, jobs tested, profile length (0: no profile yet, ``pool_free`` processors
     free now), 1 to go straight to the profile's test of the job at the index (already counted),
     the job's earliest start). Each job a limit holds gets that reason and does not count; at
-    ``bound`` tested jobs the walk ends; a user's jobs past ``max_job_user`` are passed over. A job
-    tested while fewer processors are free now than the smallest job left asks for waits; else
-    without a profile: CANDIDATE (it fits now: the caller starts it) or NEEDS_PROFILE (the caller
-    builds the profile and resumes with state[3] = 1, for this job's test on it); with the profile
-    (``times``, ``free``, room for two steps per job): its earliest start; now: CANDIDATE (the
-    caller starts it if it fits, then reserves it; else as below), else it waits (blocked or
-    Resources) and is reserved there, whole nodes, if that is before ``horizon`` (-1: any).
-    Returns DONE, CANDIDATE, NEEDS_PROFILE or NEVER_FITS (the caller raises the profile's error)."""
+    ``bound`` tested jobs the walk ends; a user's jobs past ``max_job_user`` are passed over.
+    Without a profile, a tested job that fits now is a CANDIDATE (the caller starts it), one that
+    does not asks for the profile (NEEDS_PROFILE: the caller builds it and resumes with state[3] =
+    1, for this job's test on it); with the profile (``times``, ``free``, room for two steps per
+    job): its earliest start; now: CANDIDATE (the caller starts it if it fits, then reserves it;
+    else as below), else it waits (blocked or Resources) and is reserved there, whole nodes, if
+    that is before ``horizon`` (-1: any). Returns DONE, CANDIDATE, NEEDS_PROFILE or NEVER_FITS
+    (the caller raises the profile's error).
+
+    A pass only takes processors (nothing is added back to the profile during it), and a job's
+    reservation only serves to decide whether a later job of the pass fits now. So once no job
+    left to test fits now (on the profile as it is, or in the processors free without one: see
+    :func:`next_fitting`), none will: the rest of the walk gives the jobs their reasons without
+    the profile (its build, their starts, their reservations), with the same starts and reasons
+    as with it. The first job left that fits now is kept (``witness``) and looked for again only
+    when a reservation takes from its span. ``ahead_user`` (as ``per_user``) and ``least`` (room
+    for the profile's length) are scratch arrays for that look-ahead. A job that can never fit
+    (more processors than the machine) is NEVER_FITS where the profile would have been asked for
+    its start: when no fewer processors are free now than the smallest job left asks for."""
     i = state[0]
     tested = state[1]
     length = state[2]
     straight = state[3] == 1
     state[3] = 0
     stop = len(order)
+    # the look-ahead: the first job from the index that fits now (-1: not looked for yet), and
+    # where its search stopped (the walk's tested count and per-user counts as they will be there)
+    witness = -1
+    ahead, ahead_tested = 0, 0
+    futile = False
     while i < stop:
         job = order[i]
         if not straight:
-            code = held_code(job, running, signature, check_first, check_slot, check_index, check_bound,
-                             check_reason, job_counts)
-            if code:
-                set_reason(job, HOLD + code, now, reason, since, seconds, first, tally)
+            taken = takes(job, tested, bound, max_job_user, per_user, user, running, signature, check_first,
+                          check_slot, check_index, check_bound, check_reason, job_counts)
+            if taken > 0:
+                set_reason(job, HOLD + taken, now, reason, since, seconds, first, tally)
                 i += 1
                 continue
-            if tested >= bound:
+            if taken == BOUND:
                 break
-            if max_job_user > 0 and per_user[user[job]] >= max_job_user:
+            if taken == PASSED:
                 i += 1
                 continue
-            if max_job_user > 0:
-                per_user[user[job]] += 1
             tested += 1
-            free_now = pool_free if length == 0 else free[0]
-            if free_now < smallest[i]:
-                p = partition[job]
-                set_reason(job, blocked[p] if blocked[p] else RESOURCES, now, reason, since, seconds, first, tally)
-                block(p, parts, union, atoms, has_nodes, blocked)
-                i += 1
-                continue
-            if length == 0:
+            if length == 0 and size[job] <= pool_free:
                 state[0], state[1] = i, tested
-                return CANDIDATE if size[job] <= free_now else NEEDS_PROFILE
+                return CANDIDATE
         straight = False
-        duration = -(-max(estimate[job], 1) // resolution) * resolution
-        at = earliest_start(times, free, length, now, duration, size[job], FOREVER, 0, 0, 0)
+        free_now = pool_free if length == 0 else free[0]
+        if not futile and witness < i:
+            # the jobs from this one on as the walk will test them, until one fits now
+            if max_job_user > 0:
+                ahead_user[:] = per_user
+            if length > 0:
+                prefix_least(free, length, least)
+            witness, ahead, ahead_tested = next_fitting(
+                order, i, i, tested, bound, max_job_user, ahead_user, user, size, estimate, free_now,
+                times, length, least, now, running, signature, check_first, check_slot, check_index, check_bound,
+                check_reason, job_counts)
+            futile = witness < 0
+        if not futile and length == 0:
+            state[0], state[1] = i, tested
+            return NEEDS_PROFILE
+        if futile:      # no job left fits now: this one waits (its start and reservation change nothing)
+            if size[job] > capacity and least_size(order, i, size) <= free_now:
+                state[0], state[1], state[2] = i, tested, length
+                return NEVER_FITS
+            p = partition[job]
+            set_reason(job, blocked[p] if blocked[p] else RESOURCES, now, reason, since, seconds, first, tally)
+            block(p, parts, union, atoms, has_nodes, blocked)
+            i += 1
+            continue
+        duration = max(estimate[job], 1)
+        at = earliest_start(times, free, length, now, fit_span(estimate[job]), size[job], FOREVER, 0, 0, 0)
         if at == _NEVER_FITS:
             state[0], state[1], state[2] = i, tested, length
             return NEVER_FITS
@@ -290,10 +329,127 @@ def backfill_walk(order: np.ndarray, state: np.ndarray, bound: int, max_job_user
         set_reason(job, blocked[p] if blocked[p] else RESOURCES, now, reason, since, seconds, first, tally)
         block(p, parts, union, atoms, has_nodes, blocked)
         if at != NEVER and (horizon < 0 or at < horizon):
-            length = add(times, free, length, at, at + duration, -reserved_size(size[job], per_node, capacity))
+            begin = at - at % resolution
+            length = add(times, free, length, begin, max((at + duration) - (at + duration) % resolution,
+                                                          begin + resolution),
+                         -reserved_size(size[job], per_node, capacity))
+            w = order[witness]
+            span = fit_span(estimate[w])
+            if begin < now + span and least_until(times, free, length, now + span) < size[w]:
+                # the reservation took from the witness's span: look on from after it
+                prefix_least(free, length, least)
+                witness, ahead, ahead_tested = next_fitting(
+                    order, ahead + 1, -1, ahead_tested, bound, max_job_user, ahead_user, user, size, estimate,
+                    free[0], times, length, least, now, running, signature, check_first, check_slot,
+                    check_index, check_bound, check_reason, job_counts)
+                futile = witness < 0
         i += 1
     state[0], state[1], state[2] = stop if i >= stop else i, tested, length
     return DONE
+
+
+@njit(cache=True)
+def takes(job: int, tested: int, bound: int, max_job_user: int, per_user: np.ndarray, user: np.ndarray,
+          running: np.ndarray, signature: np.ndarray, check_first: np.ndarray, check_slot: np.ndarray,
+          check_index: np.ndarray, check_bound: np.ndarray, check_reason: np.ndarray, job_counts: np.ndarray) -> int:
+    """How the backfill walk takes ``job`` after ``tested`` jobs: the code of the limit that holds it
+    (> 0: passed over, with that reason), BOUND (the walk ends), PASSED (its user's jobs past
+    ``max_job_user``: passed over) or TAKEN (tested: counted in ``per_user``)."""
+    code = held_code(job, running, signature, check_first, check_slot, check_index, check_bound, check_reason,
+                     job_counts)
+    if code:
+        return code
+    if tested >= bound:
+        return BOUND
+    if max_job_user > 0 and per_user[user[job]] >= max_job_user:
+        return PASSED
+    if max_job_user > 0:
+        per_user[user[job]] += 1
+    return TAKEN
+
+
+@njit(cache=True)
+def fit_span(estimate: int) -> int:
+    """How long from its start a job must fit to start then: its time limit and the second the
+    select plugin's will-run test adds (a time limit of 0 taken as 1 s)."""
+    return max(estimate, 1) + 1
+
+
+@njit(cache=True)
+def least_size(order: np.ndarray, i: int, size: np.ndarray) -> int:
+    """The fewest processors a job from ``order[i]`` on asks for."""
+    low = size[order[i]]
+    for k in range(i + 1, len(order)):
+        if size[order[k]] < low:
+            low = size[order[k]]
+    return low
+
+
+@njit(cache=True)
+def prefix_least(free: np.ndarray, length: int, least: np.ndarray) -> None:
+    """``least[k]``: the fewest processors free on the profile's steps 0 to k."""
+    low = free[0]
+    for k in range(length):
+        if free[k] < low:
+            low = free[k]
+        least[k] = low
+
+
+@njit(cache=True)
+def least_until(times: np.ndarray, free: np.ndarray, length: int, end: int) -> int:
+    """The fewest processors free on the profile from its first step (now) until ``end``."""
+    low = free[0]
+    for k in range(1, length):
+        if times[k] >= end:
+            break
+        if free[k] < low:
+            low = free[k]
+    return low
+
+
+@njit(cache=True)
+def next_fitting(order: np.ndarray, i: int, counted: int, tested: int, bound: int, max_job_user: int,
+                 per_user: np.ndarray, user: np.ndarray, size: np.ndarray, estimate: np.ndarray, free_now: int,
+                 times: np.ndarray, length: int, least: np.ndarray, now: int, running: np.ndarray,
+                 signature: np.ndarray, check_first: np.ndarray, check_slot: np.ndarray, check_index: np.ndarray,
+                 check_bound: np.ndarray, check_reason: np.ndarray, job_counts: np.ndarray) -> tuple[int, int, int]:
+    """The first job from ``order[i]`` on that the backfill walk will test and that fits now on the
+    profile (``least``: its prefix minima, :func:`prefix_least`; without one, ``length`` 0, in the
+    ``free_now`` processors): its index, or -1 if none; with
+    where the search stopped and the tested count there. The jobs are taken as the walk takes them
+    with no job started meanwhile (the limits' counters as they are): those a limit holds passed
+    over, ``bound`` tested at most, a user's jobs past ``max_job_user`` (``per_user``: the counts
+    as the walk will have them at ``order[i]``; counted on here) passed over; the job at
+    ``counted``, if i is there, is already counted."""
+    stop = len(order)
+    while i < stop:
+        job = order[i]
+        if i != counted:
+            taken = takes(job, tested, bound, max_job_user, per_user, user, running, signature, check_first,
+                          check_slot, check_index, check_bound, check_reason, job_counts)
+            if taken == BOUND:
+                break
+            if taken != TAKEN:
+                i += 1
+                continue
+            tested += 1
+        if size[job] > free_now:
+            i += 1
+            continue
+        if length == 0:
+            return i, i, tested
+        end = now + fit_span(estimate[job])
+        lo, hi = 0, length - 1          # the last step that begins before end
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if times[mid] < end:
+                lo = mid
+            else:
+                hi = mid - 1
+        if least[lo] >= size[job]:
+            return i, i, tested
+        i += 1
+    return -1, i, tested
 
 
 @njit(cache=True)
@@ -360,3 +516,33 @@ def remove_running(ends: np.ndarray, jobs: np.ndarray, sizes: np.ndarray, count:
         ends[m] = ends[m + 1]
         jobs[m] = jobs[m + 1]
         sizes[m] = sizes[m + 1]
+
+
+#: the first time window of the select plugin's will-run test (cons_common/job_test.c _will_run_test)
+WILL_RUN_WINDOW = 30
+
+
+@njit(cache=True)
+def will_run_ends(ends: np.ndarray, count: int, out: np.ndarray) -> None:
+    """The running jobs' ends as the select plugin's will-run test frees their resources
+    (cons_common/job_test.c _will_run_test, 22.05), for ``count`` ends sorted: it removes the
+    running jobs in batches and tests the pending job after each; the first batch holds the jobs
+    ending by the first end raised to the next 30-s barrier, plus 30 s; each later one up to that
+    barrier plus a window doubled (60, 120, ...; again while the next end lies beyond it); a job
+    that fits after a batch starts at the batch's last end. So each end becomes its batch's last
+    end (in ``out``)."""
+    if count == 0:
+        return
+    barrier = ends[0] + (WILL_RUN_WINDOW - ends[0] % WILL_RUN_WINDOW)
+    window = WILL_RUN_WINDOW
+    i = 0
+    while i < count:
+        j = i + 1
+        while j < count and ends[j] <= barrier + window:
+            j += 1
+        for k in range(i, j):
+            out[k] = ends[j - 1]
+        window *= 2
+        while j < count and ends[j] > barrier + window:
+            window *= 2
+        i = j

@@ -14,20 +14,39 @@ slurmctld's ``job_reason`` strings as ``squeue -o %r`` prints them):
   could never fit in (MaxTRESPU, GrpTRES). Slurm leaves such a job pending for ever with that
   reason (or, with EnforcePartLimits, refuses it at sbatch): here it is refused at submission, listed
   with the reason, since it never runs either way;
-* limits checked at submission: MaxSubmitPA and MaxSubmitPU of the QOS
-  (``MaxSubmitJobsPerAccount``, ``QOSMaxSubmitJobPerUserLimit``) and MaxSubmit of the association
-  (``AssocMaxSubmitJobLimit``): the account's or user's pending and running jobs already at the
-  limit, sbatch refuses the job;
+* limits checked at submission: GrpSubmit, MaxSubmitPA and MaxSubmitPU of the QOS
+  (``QOSGrpSubmitJobsLimit``, ``MaxSubmitJobsPerAccount``, ``QOSMaxSubmitJobPerUserLimit``),
+  GrpSubmit and MaxSubmit of the association (``AssocGrpSubmitJobsLimit``,
+  ``AssocMaxSubmitJobLimit``): the QOS's, account's or user's pending and running jobs already at
+  the limit, sbatch refuses the job;
+* TRES-minutes (a job's are its TRES x its time limit in whole minutes): MaxTRESMins of the QOS
+  or association above them (cpu, mem, node, gres/gpu) never lets the job run
+  (``QOSMaxCpuMinutesPerJobLimit``, ``AssocMaxCpuMinutesPerJobLimit``, ``QOSMaxMemoryMinutesPerJob``,
+  ...: refused, as above); of cpu: GrpTRESRunMins holds it while the running
+  jobs' CPU-minutes left plus its own exceed it (``QOSGrpCPURunMinutesLimit``,
+  ``AssocGrpCPURunMinutesLimit``; slurmctld's grp_used_tres_run_secs: a job's whole CPUs x time
+  limit at its start, counted down by the decay thread every PriorityCalcPeriod, the rest removed
+  at its end); an association's GrpTRESMins holds its jobs while its decayed CPU-minutes (the
+  fair-share's usage of the user associations below it, as the decay thread last made it) are at or
+  above it (``AssocGrpCPUMinutesLimit``). A QOS's GrpTRESMins and GrpWall (decayed usage per QOS,
+  decayed wall-clock time) are not followed: the fair-share keeps decayed CPU-seconds per user
+  association only;
 * limits that hold a job while others run: QOS GrpJobs, MaxJobsPA (``MaxJobsPerAccount``, as 22.05
   names it: the running jobs of the job's account in that QOS), MaxJobsPU, association GrpJobs and
-  MaxJobs (jobs), then QOS GrpTRES, MaxTRESPU and association GrpTRES (cpu and node), in the order
-  slurmctld's acct_policy checks them (before and after node selection). The first that holds
-  names the reason.
+  MaxJobs (jobs), then QOS GrpTRES, MaxTRESPU and association GrpTRES, in the order slurmctld's
+  acct_policy checks them (before and after node selection), each where the hierarchy below puts
+  it. The first that holds names the reason.
 
-A job's QOS limits are those of its own QOS and of its partition's QOS (``QOS=`` on the
-PartitionName line). Association limits apply along its chain: the (account, user) row, then the
-account's row and its parents' (GrpTRES/GrpJobs of an account count all the jobs below it).
-Association rows for another partition are not used. The TRES followed are cpu, mem (the job's
+The hierarchy (resource_limits.html, slurmctld 22.05.8's acct_policy.c): a job's QOS are its
+partition's (``QOS=`` on the PartitionName line) then its own, or its own first when it has the
+OverPartQOS flag; a limit the first sets (a TRES of a list: TRES by TRES) is not checked on the second
+(:func:`imposed`). Association limits apply along its chain: its own (account, user) row, then the
+account's row and its parents' (GrpTRES/GrpJobs of an account count all the jobs below it); an
+association limit a QOS of the job sets the same way is not checked (:data:`ASSOC_SHADOWED_BY`), and
+the per-job and per-user ones are the own row's, filled in from its parents (:data:`ASSOC_OWN`,
+:func:`applied`). Partition MaxTime/MaxNodes hold whatever the QOS say, unless the job's QOS has
+PartitionTimeLimit/PartitionMaxNodes. Without AccountingStorageEnforce's ``limits`` no association
+or QOS limit is checked. Association rows for another partition are not used. The TRES followed are cpu, mem (the job's
 memory on all its nodes, as sacct's ReqTRES counts it, consumable or not), node and gres/gpu (its
 GPUs on all its nodes); others in a limit (billing, typed gres, licenses) are listed by
 ``engine site`` as not modelled. An association's MaxTRES (per job) applies from its row and its
@@ -37,12 +56,13 @@ accounts' rows.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 
-from engine.platform.slurmconf import Association, Partition, Qos, SlurmSite, shown_time
+from engine.platform.slurmconf import Association, Partition, Qos, SlurmSite, has_flag, shown_time
 from engine.policies import slurmkernels as kernels
 from engine.sim.jit import bind_direct
 
@@ -53,7 +73,8 @@ NEVER_REASONS = ("PartitionDown", PARTITION_NOT_AVAILABLE, "PartitionTimeLimit",
                  "AssocMaxWallDurationPerJobLimit", "QOSMaxCpuPerJobLimit", "QOSMaxNodePerJobLimit",
                  "QOSMaxCpuPerUserLimit", "QOSMaxNodePerUserLimit", "QOSGrpCpuLimit", "QOSGrpNodeLimit",
                  "AssocGrpCpuLimit", "AssocGrpNodeLimit")
-SUBMIT_REASONS = ("MaxSubmitJobsPerAccount", "QOSMaxSubmitJobPerUserLimit", "AssocMaxSubmitJobLimit")
+SUBMIT_REASONS = ("QOSGrpSubmitJobsLimit", "MaxSubmitJobsPerAccount", "QOSMaxSubmitJobPerUserLimit",
+                  "AssocGrpSubmitJobsLimit", "AssocMaxSubmitJobLimit")
 HOLD_REASONS = ("QOSGrpJobsLimit", "MaxJobsPerAccount", "QOSMaxJobsPerUserLimit", "AssocGrpJobsLimit", "AssocMaxJobsLimit",
                 "QOSGrpCpuLimit", "QOSGrpNodeLimit", "QOSMaxCpuPerUserLimit", "QOSMaxNodePerUserLimit",
                 "AssocGrpCpuLimit", "AssocGrpNodeLimit")
@@ -76,6 +97,22 @@ def _tres(limits: dict[str, int], name: str) -> int | None:
 #: when a limit of each kind holds (``qos_grp``: QOS GrpTRES, ``qos_user``: MaxTRESPU, ``qos_job``:
 #: MaxTRES, ``assoc_grp``: association GrpTRES, ``assoc_job``: association MaxTRES)
 TRES_COUNTED = (("cpu", 1), ("mem", 3), ("node", 2), ("gres/gpu", 4))
+#: the running counters' column of the running jobs' CPU-seconds left of their time limits (each
+#: job's counts: its CPUs x its time limit in whole minutes x 60), GrpTRESRunMins' cpu
+RUN_SECONDS = 5
+COUNTERS = 6
+#: the reasons of the TRES-minutes limits (cpu; Slurm 22.05's job_reason strings): ``qos_job``,
+#: ``assoc_job``: MaxTRESMins (per job: CPUs x time limit), ``qos_run``, ``assoc_run``:
+#: GrpTRESRunMins (the running jobs' CPUs x time left, plus the job's CPUs x time limit)
+MINS_REASONS = {"qos_run": "QOSGrpCPURunMinutesLimit", "assoc_run": "AssocGrpCPURunMinutesLimit",
+                "assoc_usage": "AssocGrpCPUMinutesLimit"}
+#: MaxTRESMins (per job: each TRES x time limit in minutes): the reasons by TRES (QOS, association)
+JOB_MINS_REASONS = {
+    "qos_job": {"cpu": "QOSMaxCpuMinutesPerJobLimit", "mem": "QOSMaxMemoryMinutesPerJob",
+                "node": "QOSMaxNodeMinutesPerJob", "gres/gpu": "QOSMaxGRESMinutesPerJob"},
+    "assoc_job": {"cpu": "AssocMaxCpuMinutesPerJobLimit", "mem": "AssocMaxMemMinutesPerJob",
+                  "node": "AssocMaxNodeMinutesPerJob", "gres/gpu": "AssocMaxGRESMinutesPerJob"},
+}
 TRES_REASONS: dict[str, dict[str, str]] = {
     "qos_grp": {"cpu": "QOSGrpCpuLimit", "mem": "QOSGrpMemLimit", "node": "QOSGrpNodeLimit", "gres/gpu": "QOSGrpGRES"},
     "qos_user": {"cpu": "QOSMaxCpuPerUserLimit", "mem": "QOSMaxMemoryPerUser", "node": "QOSMaxNodePerUserLimit",
@@ -91,7 +128,85 @@ TRES_REASONS: dict[str, dict[str, str]] = {
 
 #: every reason a hold check gives, by its code - 1 (SiteLimits.held_code)
 HOLD_CODES = tuple(dict.fromkeys(HOLD_REASONS + tuple(reason for kind in ("qos_grp", "qos_user", "assoc_grp")
-                                                      for reason in TRES_REASONS[kind].values())))
+                                                      for reason in TRES_REASONS[kind].values())
+                                 + (MINS_REASONS["qos_run"], MINS_REASONS["assoc_run"], MINS_REASONS["assoc_usage"])))
+
+
+#: a QOS's limits of one value and its TRES lists: where a job has two QOS (its partition's and its
+#: own), each limit (each TRES of a list) is the first one's where it sets it, else the second's
+#: (acct_policy checks the second QOS's limit only where the first left it INFINITE)
+QOS_SCALARS = ("grp_jobs", "grp_submit", "grp_wall", "max_jobs_per_account", "max_jobs_per_user",
+               "max_submit_per_account", "max_submit_per_user", "max_wall")
+QOS_TRES = ("grp_tres", "grp_tres_mins", "grp_tres_run_mins", "max_tres_mins_per_job", "max_tres_per_job",
+            "max_tres_per_user")
+#: an association's limits each QOS limit shadows (acct_policy.c 22.05: the association's is checked
+#: only where no QOS of the job sets the QOS's; a TRES list TRES by TRES): association limit -> the
+#: QOS limits that override it
+ASSOC_SHADOWED_BY = {"grp_jobs": ("grp_jobs",), "grp_submit": ("grp_submit",), "grp_wall": ("grp_wall",),
+                     "max_jobs": ("max_jobs_per_account", "max_jobs_per_user"),
+                     "max_submit": ("max_submit_per_account", "max_submit_per_user"), "max_wall": ("max_wall",),
+                     "grp_tres": ("grp_tres",), "grp_tres_mins": ("grp_tres_mins",),
+                     "grp_tres_run_mins": ("grp_tres_run_mins",), "max_tres_per_job": ("max_tres_per_job",),
+                     "max_tres_mins_per_job": ("max_tres_mins_per_job",)}
+#: an association's per-job and per-user limits: slurmctld checks them on the job's own association
+#: only, whose values the database fills in from its parents where it sets none ("pre-propagated":
+#: sacctmgr shows them so unless WOPLimits; TRES lists merged TRES by TRES); the Grp* limits apply
+#: at every level
+ASSOC_OWN = ("max_jobs", "max_submit", "max_wall", "max_tres_per_job", "max_tres_mins_per_job")
+
+
+def imposed(ordered: list[Qos]) -> list[Qos]:
+    """The QOS in slurmctld's order, each as the limits it imposes: a limit (a TRES of a list) an
+    earlier one sets is left out of the later ones."""
+    found: list[Qos] = []
+    scalars: set[str] = set()
+    tres: dict[str, set[str]] = {key: set() for key in QOS_TRES}
+    for q in ordered:
+        changes: dict[str, Any] = {}
+        for key in QOS_SCALARS:
+            if getattr(q, key) is not None:
+                if key in scalars:
+                    changes[key] = None
+                scalars.add(key)
+        for key in QOS_TRES:
+            limits: dict[str, int] = getattr(q, key)
+            kept = {name: bound for name, bound in limits.items() if name not in tres[key]}
+            if len(kept) != len(limits):
+                changes[key] = kept
+            tres[key].update(limits)
+        found.append(replace(q, **changes) if changes else q)
+    return found
+
+
+def applied(rows: list[Association], qos: list[Qos]) -> list[Association]:
+    """A job's association rows (its own first, then its accounts' up to root) as the limits
+    slurmctld checks on each: the own row with its per-job limits filled in from its parents, the
+    parents without them, every row without the limits a QOS of the job sets (:data:`ASSOC_SHADOWED_BY`)."""
+    found = []
+    for level, row in enumerate(rows):
+        changes: dict[str, Any] = {}
+        for key in ASSOC_OWN:
+            value = getattr(row, key)
+            if level:
+                changes[key] = {} if isinstance(value, dict) else None
+            elif isinstance(value, dict):
+                merged = dict(value)
+                for parent in rows[1:]:
+                    for name, bound in getattr(parent, key).items():
+                        merged.setdefault(name, bound)
+                changes[key] = merged
+            elif value is None:
+                changes[key] = next((getattr(p, key) for p in rows[1:] if getattr(p, key) is not None), None)
+        for key, by in ASSOC_SHADOWED_BY.items():
+            value = changes.get(key, getattr(row, key))
+            if isinstance(value, dict):
+                value = {name: bound for name, bound in value.items()
+                         if not any(name in getattr(q, limit) for q in qos for limit in by)}
+            elif any(getattr(q, limit) is not None for q in qos for limit in by):
+                value = None
+            changes[key] = value
+        found.append(replace(row, **changes))
+    return found
 
 
 class SiteLimits:
@@ -103,8 +218,9 @@ class SiteLimits:
 
     def __init__(self, site: SlurmSite, partition: list[str], qos: list[str], account: list[str], user: list[str],
                  cpus: list[int], nodes: list[int], time_limit: list[int], *, mem_mb: list[int] | None = None,
-                 gpus: list[int] | None = None) -> None:
+                 gpus: list[int] | None = None, clock: Callable[[], int] = lambda: 0) -> None:
         self.partition, self.qos, self.account, self.user = partition, qos, account, user
+        self.clock = clock      # the simulated time now (a job's start, for GrpTRESRunMins)
         self.cpus, self.nodes, self.time_limit = cpus, nodes, time_limit
         #: each job's memory (MB, all its nodes) and GPUs (all its nodes), as its TRES counts
         self.mem_mb = mem_mb if mem_mb is not None else [0] * len(cpus)
@@ -118,20 +234,38 @@ class SiteLimits:
         self.parent = {a.account: (a.parent or "root") for a in site.associations if not a.user}
         self._chains: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
         self._qos_lists: dict[tuple[str, str], list[Qos]] = {}
+        self._rows: dict[tuple[str, str, str, str], list[tuple[tuple[str, str], Association]]] = {}
+        #: AccountingStorageEnforce has limits: without, slurmctld checks no association or QOS limit
+        self.enforce = site.conf.enforce_limits
         # submitted and not ended (pending + running)
+        self.qos_submitted: defaultdict[str, int] = defaultdict(int)
         self.qos_user_submitted: defaultdict[tuple[str, str], int] = defaultdict(int)
         self.qos_account_submitted: defaultdict[tuple[str, str], int] = defaultdict(int)
         self.assoc_submitted: defaultdict[tuple[str, str], int] = defaultdict(int)
-        self.any_hold = any(self._qos_holds(q) for q in site.qos.values()) or any(
-            a.max_jobs is not None or a.grp_jobs is not None or a.grp_tres for a in site.associations)
+        self.any_hold = self.enforce and (any(self._qos_holds(q) for q in site.qos.values()) or any(
+            a.max_jobs is not None or a.grp_jobs is not None or a.grp_tres or "cpu" in a.grp_tres_run_mins
+            or "cpu" in a.grp_tres_mins for a in site.associations))
+        #: an association's GrpTRESMins cpu (minutes) by (account, user), and the user associations
+        #: whose decayed usage counts in it (its own, or all below an account): :meth:`usage_updated`
+        self.usage_limits = {(a.account, a.user): a.grp_tres_mins["cpu"] for a in site.associations
+                             if self.enforce and "cpu" in a.grp_tres_mins}
+        self.usage_members = {key: self._members(key, site.associations) for key in self.usage_limits}
+        self.used_minutes: dict[tuple[str, str], int] = {}     # their whole minutes used, as of the last update
+        #: GrpTRESRunMins (cpu) set somewhere: the running jobs' time left is followed (:meth:`run_time_until`)
+        self.run_minutes = self.enforce and (any("cpu" in q.grp_tres_run_mins for q in site.qos.values()) or any(
+            "cpu" in a.grp_tres_run_mins for a in site.associations))
+        self.run_since: dict[int, int] = {}        # running job -> its start (with run_minutes)
+        self.run_taken = np.zeros(len(cpus), dtype=np.int64)   # CPU-seconds taken off its run counters so far
         # The running counts (jobs, CPUs, nodes, memory MB, GPUs), in arrays the compiled passes read
         # (engine.policies.slurmkernels): a row of :attr:`running` per counter, ("qos", name),
         # ("qos_user", name, user), ("qos_account", name, account) or ("assoc", account, user). Jobs
         # of one signature (partition, QOS, account, user) share their counters and their checks.
         n = len(cpus)
-        self.job_counts = np.ones((n, 5), dtype=np.int64)      # counts(job) of each job
+        self.job_counts = np.ones((n, COUNTERS), dtype=np.int64)      # counts(job) of each job
         for column, values in ((1, cpus), (2, nodes), (3, self.mem_mb), (4, self.gpus)):
             self.job_counts[:, column] = np.asarray(values, dtype=np.int64).reshape(-1)[:n] if n else 0
+        limit_minutes = -(-np.asarray(time_limit, dtype=np.int64).reshape(-1)[:n] // 60)      # minutes(), per job
+        self.job_counts[:, RUN_SECONDS] = self.job_counts[:, 1] * limit_minutes * 60
         self._slots: dict[tuple[str, ...], int] = {}
         keys: dict[tuple[str, str, str, str], int] = {}
         self.signature = np.array([keys.setdefault(key, len(keys)) for key in zip(partition, qos, account, user)],
@@ -140,7 +274,7 @@ class SiteLimits:
         counters = [self._counters(job) for job in first_job]
         checks = [[(self._slot(key), index, bound, code) for key, index, bound, code in self._key_checks(job)]
                   for job in first_job]
-        self.running = np.zeros((max(len(self._slots), 1), 5), dtype=np.int64)
+        self.running = np.zeros((max(len(self._slots), 1), COUNTERS), dtype=np.int64)
         self.count_first, count_rows = _csr(counters)
         self.count_slot = np.array(count_rows, dtype=np.int64)
         self.check_first, check_rows = _csr(checks)
@@ -158,7 +292,7 @@ class SiteLimits:
     @staticmethod
     def _qos_holds(q: Qos) -> bool:
         return (q.max_jobs_per_user is not None or q.grp_jobs is not None or bool(q.grp_tres)
-                or bool(q.max_tres_per_user) or q.max_jobs_per_account is not None)
+                or bool(q.max_tres_per_user) or q.max_jobs_per_account is not None or "cpu" in q.grp_tres_run_mins)
 
     def counts(self, job: int) -> tuple[int, int, int, int, int]:
         """The job's place in the running counters: (1 job, its CPUs, nodes, memory MB, GPUs)."""
@@ -167,18 +301,39 @@ class SiteLimits:
     # ------------------------------------------------------------------ what applies to a job
 
     def qos_of(self, job: int) -> list[Qos]:
-        """The partition's QOS first (Slurm's default order), then the job's own."""
+        """The job's QOS in the order slurmctld checks them (acct_policy_set_qos_order): its
+        partition's QOS first, then its own, or its own first when that has the OverPartQOS flag;
+        one QOS given twice counts once. Each as the limits it imposes (:func:`imposed`: a limit the
+        first sets is the first's alone). None when AccountingStorageEnforce has no limits."""
         key = (self.partition[job], self.qos[job])
         found = self._qos_lists.get(key)
         if found is None:
             found = []
-            partition = self.partitions.get(key[0])
-            if partition is not None and partition.qos and partition.qos in self.qos_table:
-                found.append(self.qos_table[partition.qos])
-            own = self.qos_table.get(key[1])
-            if own is not None and all(q.name != own.name for q in found):
-                found.append(own)
+            if self.enforce:
+                partition = self.partitions.get(key[0])
+                part = self.qos_table.get(partition.qos) if partition is not None and partition.qos else None
+                own = self.qos_table.get(key[1])
+                order = (own, part) if own is not None and has_flag(own, "OverPartQOS") else (part, own)
+                ordered: list[Qos] = []
+                for q in order:
+                    if q is not None and all(q.name != other.name for other in ordered):
+                        ordered.append(q)
+                found = imposed(ordered)
             self._qos_lists[key] = found
+        return found
+
+    def rows(self, job: int) -> list[tuple[tuple[str, str], Association]]:
+        """The job's association rows as (account, user) and the limits slurmctld checks on each
+        (:func:`applied`): its own row (the user's; the account's where the dump has none), then its
+        accounts' up to root. None when AccountingStorageEnforce has no limits."""
+        key = (self.account[job], self.user[job], self.partition[job], self.qos[job])
+        found = self._rows.get(key)
+        if found is None:
+            found = []
+            if self.enforce:
+                pairs = [(k, row) for k in self.chain(job) if (row := self._row(k, job)) is not None]
+                found = list(zip([k for k, _ in pairs], applied([row for _, row in pairs], self.qos_of(job))))
+            self._rows[key] = found
         return found
 
     def chain(self, job: int) -> list[tuple[str, str]]:
@@ -217,30 +372,45 @@ class SiteLimits:
                 return Refusal("PartitionDown", f"partition {partition.name} State=DOWN")
             if partition.state in ("DRAIN", "INACTIVE"):
                 return Refusal(PARTITION_NOT_AVAILABLE, f"partition {partition.name} State={partition.state}")
-            if partition.max_time is not None and limit > partition.max_time:
+            # the job's own QOS's PartitionTimeLimit / PartitionMaxNodes flags let it past them
+            # (job_mgr.c _part_access_check, job_limits_check), whether limits are enforced or not
+            own = self.qos_table.get(self.qos[job])
+            if partition.max_time is not None and limit > partition.max_time and \
+                    not (own is not None and has_flag(own, "PartitionTimeLimit")):
                 return Refusal("PartitionTimeLimit", f"partition {partition.name} MaxTime {shown_time(partition.max_time)}")
-            if partition.max_nodes is not None and nodes > partition.max_nodes:
+            if partition.max_nodes is not None and nodes > partition.max_nodes and \
+                    not (own is not None and has_flag(own, "PartitionMaxNodes")):
                 return Refusal("PartitionNodeLimit", f"partition {partition.name} MaxNodes {partition.max_nodes}")
         for q in self.qos_of(job):
             if q.max_wall is not None and limit > q.max_wall:
                 return Refusal("QOSMaxWallDurationPerJobLimit", f"QOS {q.name} MaxWall {shown_time(q.max_wall)}")
-        for key in self.chain(job):
-            row = self._row(key, job)
-            if row is not None and row.max_wall is not None and limit > row.max_wall:
+        for key, row in self.rows(job):
+            if row.max_wall is not None and limit > row.max_wall:
                 return Refusal("AssocMaxWallDurationPerJobLimit",
                                f"association {_who(key)} MaxWall {shown_time(row.max_wall)}")
         counts = self.counts(job)
+        cpu_minutes = self.cpus[job] * minutes(limit)       # Slurm's job_tres_time_limit (cpu)
         for q in self.qos_of(job):
+            refusal = self._over_minutes(counts, minutes(limit), q.max_tres_mins_per_job, "qos_job", f"QOS {q.name}")
+            if refusal is not None:
+                return refusal
+            bound = q.grp_tres_run_mins.get("cpu")
+            if bound is not None and cpu_minutes > bound:
+                return Refusal(MINS_REASONS["qos_run"], f"QOS {q.name} GrpTRESRunMins cpu={bound}")
             for kind, title, limits in (("qos_job", "MaxTRES", q.max_tres_per_job), ("qos_user", "MaxTRESPU",
                                         q.max_tres_per_user), ("qos_grp", "GrpTRES", q.grp_tres)):
                 for tres, index in TRES_COUNTED:
                     bound = _tres(limits, tres)
                     if bound is not None and counts[index] > bound:
                         return Refusal(TRES_REASONS[kind][tres], f"QOS {q.name} {title} {tres}={bound}")
-        for key in self.chain(job):
-            row = self._row(key, job)
-            if row is None:
-                continue
+        for key, row in self.rows(job):
+            refusal = self._over_minutes(counts, minutes(limit), row.max_tres_mins_per_job, "assoc_job",
+                                         f"association {_who(key)}")
+            if refusal is not None:
+                return refusal
+            bound = row.grp_tres_run_mins.get("cpu")
+            if bound is not None and cpu_minutes > bound:
+                return Refusal(MINS_REASONS["assoc_run"], f"association {_who(key)} GrpTRESRunMins cpu={bound}")
             for kind, title, limits in (("assoc_job", "MaxTRES", row.max_tres_per_job),
                                         ("assoc_grp", "GrpTRES", row.grp_tres)):
                 for tres, index in TRES_COUNTED:
@@ -249,19 +419,35 @@ class SiteLimits:
                         return Refusal(TRES_REASONS[kind][tres], f"association {_who(key)} {title} {tres}={bound}")
         return None
 
+    @staticmethod
+    def _over_minutes(counts: tuple[int, ...], time_minutes: int, limits: dict[str, int], kind: str,
+                      who: str) -> Refusal | None:
+        """A MaxTRESMins the job's TRES x its time limit (whole minutes) exceed, in TRES order."""
+        for tres, index in TRES_COUNTED:
+            bound = limits.get(tres)
+            if bound is not None and counts[index] * time_minutes > bound:
+                return Refusal(JOB_MINS_REASONS[kind][tres], f"{who} MaxTRESMins {tres}={bound}")
+        return None
+
     def at_submit(self, job: int) -> Refusal | None:
-        """MaxSubmitPA / MaxSubmitPU / MaxSubmit: the account's or user's pending and running jobs
-        already at the limit (per QOS, account first, as acct_policy checks them)."""
+        """GrpSubmit / MaxSubmitPA / MaxSubmitPU of each QOS, then GrpSubmit / MaxSubmit of each
+        association up the chain: the group's, account's or user's pending and running jobs already
+        at the limit, in the order acct_policy_validate checks them (each where the hierarchy first sets it:
+        :meth:`qos_of`, :meth:`rows`)."""
         user, account = self.user[job], self.account[job]
         for q in self.qos_of(job):
+            if q.grp_submit is not None and self.qos_submitted[q.name] >= q.grp_submit:
+                return Refusal("QOSGrpSubmitJobsLimit", f"QOS {q.name} GrpSubmit {q.grp_submit}")
             if q.max_submit_per_account is not None and \
                     self.qos_account_submitted[(q.name, account)] >= q.max_submit_per_account:
                 return Refusal("MaxSubmitJobsPerAccount", f"QOS {q.name} MaxSubmitPA {q.max_submit_per_account}")
             if q.max_submit_per_user is not None and self.qos_user_submitted[(q.name, user)] >= q.max_submit_per_user:
                 return Refusal("QOSMaxSubmitJobPerUserLimit", f"QOS {q.name} MaxSubmitPU {q.max_submit_per_user}")
-        for key in self.chain(job):
-            row = self._row(key, job)
-            if row is not None and row.max_submit is not None and key[1] and \
+        for key, row in self.rows(job):
+            if row.grp_submit is not None and \
+                    self.assoc_submitted[key] >= row.grp_submit:
+                return Refusal("AssocGrpSubmitJobsLimit", f"association {_who(key)} GrpSubmit {row.grp_submit}")
+            if row.max_submit is not None and \
                     self.assoc_submitted[key] >= row.max_submit:
                 return Refusal("AssocMaxSubmitJobLimit", f"association {_who(key)} MaxSubmit {row.max_submit}")
         return None
@@ -301,7 +487,6 @@ class SiteLimits:
         :meth:`_count` updates, so the checks stay valid as jobs start and end."""
         user = self.user[job]
         qos = self.qos_of(job)
-        chain = self.chain(job)
         checks: list[tuple[tuple[str, ...], int, int, int]] = []
         for q in qos:
             if q.grp_jobs is not None:
@@ -311,31 +496,34 @@ class SiteLimits:
                                _hold("MaxJobsPerAccount")))
             if q.max_jobs_per_user is not None:
                 checks.append((("qos_user", q.name, user), 0, q.max_jobs_per_user, _hold("QOSMaxJobsPerUserLimit")))
-        for key in chain:
-            row = self._row(key, job)
-            if row is None:
-                continue
+        for key, row in self.rows(job):
             if row.grp_jobs is not None:
                 checks.append((("assoc", *key), 0, row.grp_jobs, _hold("AssocGrpJobsLimit")))
-            if key[1] and row.max_jobs is not None:
+            if row.max_jobs is not None:
                 checks.append((("assoc", *key), 0, row.max_jobs, _hold("AssocMaxJobsLimit")))
         for q in qos:
             for tres, index in TRES_COUNTED:
                 bound = _tres(q.grp_tres, tres)
                 if bound is not None:
                     checks.append((("qos", q.name), index, bound, _hold(TRES_REASONS["qos_grp"][tres])))
+            if "cpu" in q.grp_tres_run_mins:
+                checks.append((("qos", q.name), RUN_SECONDS, run_bound(q.grp_tres_run_mins["cpu"]),
+                               _hold(MINS_REASONS["qos_run"])))
             for tres, index in TRES_COUNTED:
                 bound = _tres(q.max_tres_per_user, tres)
                 if bound is not None:
                     checks.append((("qos_user", q.name, user), index, bound, _hold(TRES_REASONS["qos_user"][tres])))
-        for key in chain:
-            row = self._row(key, job)
-            if row is None:
-                continue
+        for key, row in self.rows(job):
+            run_minutes = row.grp_tres_run_mins.get("cpu")
+            if "cpu" in row.grp_tres_mins and key in self.usage_limits:     # acct_policy: GrpTRESMins before GrpTRES
+                # its flag: a row of :attr:`running` no job counts in, set by :meth:`usage_updated`
+                checks.append((("usage", *key), 0, 1, _hold(MINS_REASONS["assoc_usage"])))
             for tres, index in TRES_COUNTED:
                 bound = _tres(row.grp_tres, tres)
                 if bound is not None:
                     checks.append((("assoc", *key), index, bound, _hold(TRES_REASONS["assoc_grp"][tres])))
+            if run_minutes is not None:
+                checks.append((("assoc", *key), RUN_SECONDS, run_bound(run_minutes), _hold(MINS_REASONS["assoc_run"])))
         return checks
 
     def held_by_rules(self, job: int) -> str:
@@ -345,7 +533,6 @@ class SiteLimits:
             return ""
         user = self.user[job]
         qos = self.qos_of(job)
-        chain = self.chain(job)
         for q in qos:      # before node selection: job counts
             if q.grp_jobs is not None and self.qos_run[q.name][0] >= q.grp_jobs:
                 return "QOSGrpJobsLimit"
@@ -354,41 +541,45 @@ class SiteLimits:
                 return "MaxJobsPerAccount"
             if q.max_jobs_per_user is not None and self.qos_user_run[(q.name, user)][0] >= q.max_jobs_per_user:
                 return "QOSMaxJobsPerUserLimit"
-        for key in chain:
-            row = self._row(key, job)
-            if row is None:
-                continue
+        for key, row in self.rows(job):
             if row.grp_jobs is not None and self.assoc_run[key][0] >= row.grp_jobs:
                 return "AssocGrpJobsLimit"
-            if key[1] and row.max_jobs is not None and self.assoc_run[key][0] >= row.max_jobs:
+            if row.max_jobs is not None and self.assoc_run[key][0] >= row.max_jobs:
                 return "AssocMaxJobsLimit"
         counts = self.counts(job)
+        cpu_minutes = self.cpus[job] * minutes(self.time_limit[job])
         for q in qos:      # after node selection: TRES
             used = self.qos_run[q.name]
             for tres, index in TRES_COUNTED:
                 bound = _tres(q.grp_tres, tres)
                 if bound is not None and used[index] + counts[index] > bound:
                     return TRES_REASONS["qos_grp"][tres]
+            bound = q.grp_tres_run_mins.get("cpu")     # Slurm: whole minutes left, plus the job's
+            if bound is not None and int(used[RUN_SECONDS]) // 60 + cpu_minutes > bound:
+                return MINS_REASONS["qos_run"]
             mine = self.qos_user_run[(q.name, user)]
             for tres, index in TRES_COUNTED:
                 bound = _tres(q.max_tres_per_user, tres)
                 if bound is not None and mine[index] + counts[index] > bound:
                     return TRES_REASONS["qos_user"][tres]
-        for key in chain:
-            row = self._row(key, job)
-            if row is None:
-                continue
+        for key, row in self.rows(job):
+            run_minutes = row.grp_tres_run_mins.get("cpu")
+            if "cpu" in row.grp_tres_mins and key in self.usage_limits and self.used_minutes.get(key, 0) >= self.usage_limits[key]:
+                return MINS_REASONS["assoc_usage"]
             used = self.assoc_run[key]
             for tres, index in TRES_COUNTED:
                 bound = _tres(row.grp_tres, tres)
                 if bound is not None and used[index] + counts[index] > bound:
                     return TRES_REASONS["assoc_grp"][tres]
+            if run_minutes is not None and int(used[RUN_SECONDS]) // 60 + cpu_minutes > run_minutes:
+                return MINS_REASONS["assoc_run"]
         return ""
 
     # ------------------------------------------------------------------ the counts
 
     def submitted(self, job: int) -> None:
         for q in self.qos_of(job):
+            self.qos_submitted[q.name] += 1
             self.qos_user_submitted[(q.name, self.user[job])] += 1
             self.qos_account_submitted[(q.name, self.account[job])] += 1
         for key in self.chain(job):
@@ -396,18 +587,84 @@ class SiteLimits:
 
     def started(self, job: int) -> None:
         self._count(job, 1)
+        if self.run_minutes:
+            self.run_since[job] = self.clock()
 
     def ended(self, job: int) -> None:
         self._count(job, -1)
+        if self.run_minutes and self.run_since.pop(job, None) is not None and self.run_taken[job]:
+            # its counts left with it in full; what the decay ticks took off them comes back
+            self._add_run_seconds(job, int(self.run_taken[job]))
+            self.run_taken[job] = 0
         for q in self.qos_of(job):
+            self.qos_submitted[q.name] -= 1
             self.qos_user_submitted[(q.name, self.user[job])] -= 1
             self.qos_account_submitted[(q.name, self.account[job])] -= 1
         for key in self.chain(job):
             self.assoc_submitted[key] -= 1
 
+    def run_time_until(self, tick: int) -> None:
+        """slurmctld's decay thread at ``tick`` (every PriorityCalcPeriod): each running job's
+        CPU-seconds of its time limit used by then (up to its limit's end) come off its run counters
+        (grp_used_tres_run_secs; GrpTRESRunMins reads them in whole minutes)."""
+        if not self.run_since:
+            return
+        for job, start in self.run_since.items():
+            used = max(0, min(tick, start + minutes(self.time_limit[job]) * 60) - start) * self.cpus[job]
+            delta = used - int(self.run_taken[job])
+            if delta > 0:
+                self._add_run_seconds(job, -delta)
+                self.run_taken[job] = used
+
+    def usage_updated(self, usage: dict[tuple[str, str], float]) -> bool:
+        """The decay thread's new usage (CPU-seconds, decayed, per user association: the
+        fair-share's): each association with a GrpTRESMins cpu holds its jobs while its whole
+        minutes of usage are at or above it (acct_policy: ``usage_mins >= limit``). Whether any does."""
+        over = False
+        for key, limit in self.usage_limits.items():
+            minutes_used = int(sum(usage.get(member, 0.0) for member in self.usage_members[key]) / 60.0)
+            self.used_minutes[key] = minutes_used
+            slot = self._slots.get(("usage", *key))
+            if slot is not None:
+                self.running[slot, 0] = int(minutes_used >= limit)
+            over = over or minutes_used >= limit
+        return over
+
+    def _members(self, key: tuple[str, str], associations: list[Association]) -> list[tuple[str, str]]:
+        """The user associations whose usage counts in ``key``'s: itself (a user's row) or every user
+        row of the account and of the accounts below it."""
+        if key[1]:
+            return [key]
+        below = {key[0]}
+        changed = True
+        while changed:
+            changed = False
+            for account, parent in self.parent.items():
+                if parent in below and account not in below:
+                    below.add(account)
+                    changed = True
+        return [(a.account, a.user) for a in associations if a.user and a.account in below]
+
+    def _add_run_seconds(self, job: int, amount: int) -> None:
+        sig = self.signature[job]
+        for k in range(int(self.count_first[sig]), int(self.count_first[sig + 1])):
+            self.running[self.count_slot[k], RUN_SECONDS] += amount
+
     def _count(self, job: int, sign: int) -> None:
         """Add sign x the job's counts to each of its counters (slurmkernels.count)."""
         self._count_kernel(self.running, self.count_first, self.count_slot, self.signature, self.job_counts, job, sign)
+
+
+def minutes(seconds: int) -> int:
+    """A time limit in Slurm's whole minutes (a limit of seconds rounded up)."""
+    return -(-int(seconds) // 60)
+
+
+def run_bound(limit_minutes: int) -> int:
+    """The threshold of a GrpTRESRunMins check on CPU-seconds: Slurm holds a job when the running
+    jobs' whole minutes left plus its own exceed the limit, floor(R / 60) + m > L, that is
+    R > 60 L + 59 - 60 m (the check's form: counter > bound - the job's count)."""
+    return 60 * int(limit_minutes) + 59
 
 
 class Counters:
@@ -419,7 +676,7 @@ class Counters:
 
     def __getitem__(self, key: str | tuple[str, str]) -> np.ndarray:
         slot = self.limits._slots.get((self.kind, *((key,) if isinstance(key, str) else key)))
-        return self.limits.running[slot] if slot is not None else np.zeros(5, dtype=np.int64)
+        return self.limits.running[slot] if slot is not None else np.zeros(COUNTERS, dtype=np.int64)
 
 
 def _hold(reason: str) -> int:

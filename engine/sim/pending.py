@@ -57,10 +57,10 @@ END, SUBMIT, START = 0, 1, 2
 
 @dataclass
 class Sweep:
-    """What the sweep reads: per job its group and where it ran; per group its class, queue, pair and
-    cores; per class its shape and clusters; per cluster its nodes; the limits."""
+    """What the sweep reads: per job its request class and where it ran; per request class its shape
+    and clusters; per cluster its nodes; the limits."""
 
-    group: np.ndarray             # per job
+    job_class: np.ndarray         # per job: its request class
     cluster: np.ndarray           # per job (-1: never ran)
     first: np.ndarray             # per job: where its nodes are in pick/take
     count: np.ndarray             # per job: how many nodes
@@ -70,10 +70,6 @@ class Sweep:
     queue: np.ndarray             # per job (0 without limits)
     pair: np.ndarray              # per job (0 without limits)
     cores: np.ndarray             # per job: cores the limits count
-    group_class: np.ndarray
-    group_queue: np.ndarray
-    group_pair: np.ndarray
-    group_cores: np.ndarray
     class_shape: np.ndarray       # per class: nodes, ppn, procs, exclusive
     class_start: np.ndarray       # clusters it may use: class_list[class_start[k]:class_start[k + 1]]
     class_list: np.ndarray
@@ -100,7 +96,7 @@ def held_times(submit: np.ndarray, start: np.ndarray, end: np.ndarray, sweep: Sw
     order = np.argsort((times - low) * 3 + kinds, kind="stable")      # by time, then ends, submits, starts
     info = sweep.cluster_info
     classes, shape, lists = _sweep_classes(sweep)
-    group, group_class, group_queue, group_pair, group_cores = _merged_groups(sweep, classes)
+    group, group_class, group_queue, group_pair, group_cores = _groups(sweep, classes)
     watch = _watchers(shape, lists, info)
     limit_of, limit_start, limit_threshold, limit_owner = _limit_watchers(sweep, group_queue, group_cores)
     node_free = np.zeros(max(int((info[:, 0] + info[:, 1]).max()) if len(info) else 1, 1), dtype=np.int64)
@@ -166,16 +162,14 @@ def _sweep_classes(sweep: Sweep) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarr
     return classes, shape[first], (*sub(sweep.class_start, sweep.class_list), *sub(sweep.open_start, sweep.open_list))
 
 
-def _merged_groups(sweep: Sweep, classes: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Each job's group of equal jobs for the sweep, and per group its sweep class, queue, pair, cores."""
-    old = sweep.group_class.shape[0]
-    columns = [classes[sweep.group_class[:old]]]
-    if sweep.limited:
-        columns += [sweep.group_queue[:old], sweep.group_pair[:old], sweep.group_cores[:old]]
-    merged = _numbered(columns)
-    first = np.unique(merged, return_index=True)[1]
-    return (merged[sweep.group], columns[0][first], sweep.group_queue[first], sweep.group_pair[first],
-            sweep.group_cores[first])
+def _groups(sweep: Sweep, classes: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Each job's group of equal jobs for the sweep (same sweep class, and with limits same pair:
+    a pair is of one queue, and the cores the limits count follow from the class's shape), and per
+    group its sweep class, queue, pair, cores."""
+    job_class = classes[sweep.job_class]
+    group = _numbered([job_class, sweep.pair] if sweep.limited else [job_class])
+    first = np.flatnonzero(np.diff(np.maximum.accumulate(group), prepend=-1) > 0)   # numbered as first seen
+    return group, job_class[first], sweep.queue[first], sweep.pair[first], sweep.cores[first]
 
 
 def _watchers(shape: np.ndarray, lists: tuple[np.ndarray, ...], info: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -507,16 +501,15 @@ def _flat_lists(lists: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
 
 def pool_sweep(size: np.ndarray, capacity: int) -> Sweep:
     """One pool of ``capacity`` processors: each job a request of ``size`` processors anywhere."""
-    sizes, group = np.unique(np.asarray(size, dtype=np.int64), return_inverse=True)
+    sizes, size_of = np.unique(np.asarray(size, dtype=np.int64), return_inverse=True)
     n, k = len(size), len(sizes)
     zeros = np.zeros(n, dtype=np.int64)
     shape = np.zeros((max(k, 1), 4), dtype=np.int64)
     shape[:k, 2] = sizes
     class_start = np.arange(k + 1, dtype=np.int64) if k else np.zeros(2, np.int64)
-    return Sweep(np.asarray(group, np.int64).reshape(-1), zeros, zeros, zeros, np.zeros(1, np.int64),
-                 np.zeros(1, np.int64), np.asarray(size, np.int64), zeros, zeros, zeros,
-                 np.arange(k, dtype=np.int64), np.zeros(k, np.int64), np.zeros(k, np.int64), np.zeros(k, np.int64),
-                 shape, class_start, np.zeros(max(k, 1), np.int64), class_start, np.zeros(max(k, 1), np.int64),
+    return Sweep(np.asarray(size_of, np.int64).reshape(-1), zeros, zeros, zeros, np.zeros(1, np.int64),
+                 np.zeros(1, np.int64), np.asarray(size, np.int64), zeros, zeros, zeros, shape, class_start,
+                 np.zeros(max(k, 1), np.int64), class_start, np.zeros(max(k, 1), np.int64),
                  np.array([[0, 1, capacity, -NO_LIMIT, NO_LIMIT]], dtype=np.int64), np.zeros(1, np.int64),
                  np.zeros(1, np.int64), np.zeros(1, np.int64), False)
 
@@ -564,27 +557,15 @@ def node_sweep(allocator: NodeAllocator) -> Sweep:
         pair_queue[pair] = queue
         pair_jobs = np.array([_limit(config[q].user_max_jobs) for q in pair_queue.tolist()], dtype=np.int64)
         pair_cores = np.array([_limit(config[q].user_max_cores) for q in pair_queue.tolist()], dtype=np.int64)
-        group, first_of = _groups(class_of, pair)
     else:
         queue = pair = cores = np.zeros(n, dtype=np.int64)
         queue_limit = pair_jobs = pair_cores = np.zeros(1, dtype=np.int64)
-        group, first_of = _groups(class_of, np.zeros(n, dtype=np.int64))
-    return Sweep(group, cluster_of, first, count, pick if total else np.zeros(1, np.int64),
+    return Sweep(class_of, cluster_of, first, count, pick if total else np.zeros(1, np.int64),
                  take if total else np.zeros(1, np.int64), held, queue, pair, cores,
-                 class_of[first_of], queue[first_of], pair[first_of], cores[first_of] if limited else
-                 np.zeros(len(first_of), np.int64), shape if len(shape) else np.zeros((1, 4), np.int64),
+                 shape if len(shape) else np.zeros((1, 4), np.int64),
                  class_start, class_list if len(class_list) else np.zeros(1, np.int64), open_start,
                  open_list if len(open_list) else np.zeros(1, np.int64), info, queue_limit, pair_jobs, pair_cores,
                  limited)
-
-
-def _groups(class_of: np.ndarray, pair: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each job's group (same class and pair) and each group's first job."""
-    if not len(class_of):
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    key = class_of * (int(pair.max()) + 1) + pair
-    _, first, codes = np.unique(key, return_index=True, return_inverse=True)
-    return np.asarray(codes, dtype=np.int64).reshape(-1), np.asarray(first, dtype=np.int64)
 
 
 def _limit(value: float | None) -> int:

@@ -89,6 +89,12 @@ def classify(buf, starts, ends, whitespace):
             continue
         if e - s < 23 or buf[s + 19] != 59 or buf[s + 2] != 47 or buf[s + 5] != 47 or buf[s + 21] != 59:
             continue
+        # the date field must hold no ';' (it is exactly 19 characters before the first ';')
+        clean = True
+        for j in range(s, s + 19):
+            if buf[j] == 59:
+                clean = False
+                break
         code = buf[s + 20]
         if code == 81:
             k = QUEUED
@@ -103,22 +109,11 @@ def classify(buf, starts, ends, whitespace):
                 if buf[j] == 59:
                     semicolons = 1
                     break
-            clean = True
-            for j in range(s, s + 19):
-                if buf[j] == 59:
-                    clean = False
-                    break
             if semicolons and clean:
                 kind[line] = READ_PAST
             continue
         else:
             continue
-        # the date field must hold no ';' (it is exactly 19 characters before the first ';')
-        clean = True
-        for j in range(s, s + 19):
-            if buf[j] == 59:
-                clean = False
-                break
         if not clean:
             continue
         j = s + 22

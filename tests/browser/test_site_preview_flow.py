@@ -1,6 +1,7 @@
 """An admin's path in Chromium with the real Slurm's files (tests/data/slurm_replay): upload the sacct
 dump, start a preview on slurm.conf and the sacctmgr dumps, double PriorityWeightFairshare in the form,
-run it, and read the diff, the waits per partition, account and user, and the pending reasons."""
+run it, and read the diff, the waits per partition, account and user, and the pending reasons; sweep a
+key; download the page and its tables; calibrate the baseline and apply the closest candidate."""
 
 from __future__ import annotations
 
@@ -27,20 +28,26 @@ def admin_with_the_sacct_dump(page, base: str, users) -> None:  # noqa: ANN001
     page.wait_for_selector('#trace-status[data-status="ready"]', timeout=RESULTS)
 
 
+def fill_the_site_form(page, name: str) -> None:  # noqa: ANN001
+    """On the new site preview's form: its name, the sacct dump and the real Slurm's three files."""
+    page.fill("#id_name", name)
+    page.select_option("#id_trace", label="our sacct")
+    page.set_input_files("#id_slurm_conf", str(SLURM / "slurm.conf"))
+    page.set_input_files("#id_qos", str(SLURM / "qos.txt"))
+    page.set_input_files("#id_assoc", str(SLURM / "assoc.txt"))
+
+
 def test_an_admin_doubles_the_fairshare_weight(page, live_server, celery_worker, django_user_model):  # noqa: ANN001
     base = live_server.url
     admin_with_the_sacct_dump(page, base, django_user_model)
 
     page.goto(base + "/preview/")
     page.click("#new-site-preview")
-    page.fill("#id_name", "our cluster")
-    page.select_option("#id_trace", label="our sacct")
-    page.set_input_files("#id_slurm_conf", str(SLURM / "slurm.conf"))
-    page.set_input_files("#id_qos", str(SLURM / "qos.txt"))
-    page.set_input_files("#id_assoc", str(SLURM / "assoc.txt"))
+    fill_the_site_form(page, "our cluster")
     page.click("main form button[type=submit]")
     page.wait_for_selector('#site-results[data-done="yes"]', timeout=RESULTS)
     assert "short" in page.inner_text("#waits-partition") and "QOSMaxJobsPerUserLimit" in page.inner_text("#pending-reasons")
+    assert page.is_visible("#site-read") and "QOS normal: priority 0, max_jobs_per_user 4" in page.inner_text("#site-read")
 
     field = page.get_by_label("PriorityWeightFairshare", exact=True)
     assert field.input_value() == "10000"
@@ -89,11 +96,7 @@ def test_an_admin_sweeps_the_backfill_bound_of_their_site(page, live_server, cel
     base = live_server.url
     admin_with_the_sacct_dump(page, base, django_user_model)
     page.goto(base + "/preview/site/new/")
-    page.fill("#id_name", "backfill bound")
-    page.select_option("#id_trace", label="our sacct")
-    page.set_input_files("#id_slurm_conf", str(SLURM / "slurm.conf"))
-    page.set_input_files("#id_qos", str(SLURM / "qos.txt"))
-    page.set_input_files("#id_assoc", str(SLURM / "assoc.txt"))
+    fill_the_site_form(page, "backfill bound")
     page.fill("#id_sweep_key", "bf_max_job_test")
     page.fill("#id_sweep_values", "10, 100")
     page.click("main form button[type=submit]")
@@ -120,4 +123,75 @@ def test_an_admin_sweeps_the_backfill_bound_of_their_site(page, live_server, cel
     assert page.input_value("#sweep-value select") == "1"
     assert "at bf_max_job_test = 100" in page.inner_text("#site-results")
     assert "proposed" in page.inner_text("#waits-partition")
+    assert not page.watch.errors and not page.watch.external, (page.watch.errors, page.watch.external)
+
+
+def wait_for_every_run(page) -> None:  # noqa: ANN001
+    """Every run of the page ended (the page reloads itself when its last one ends; the server then
+    says so), and the shown value's tables are drawn."""
+    page.wait_for_selector('#site-results[data-runs-final="yes"][data-done="yes"]', timeout=RESULTS)
+
+
+def test_an_admin_downloads_calibrates_applies_and_sweeps_from_the_page(page, live_server, celery_worker,  # noqa: ANN001
+                                                                       django_user_model, tmp_path):
+    """After the preview is made: its page as one HTML file and its tables and jobs as CSV; the
+    baseline calibrated in the background (progress, then the candidates' table and the trust per
+    partition) and the closest candidate's --set applied to both sides; then a sweep of
+    bf_max_job_test asked from the page."""
+    import csv
+
+    base = live_server.url
+    admin_with_the_sacct_dump(page, base, django_user_model)
+    page.goto(base + "/preview/site/new/")
+    fill_the_site_form(page, "our cluster")
+    page.click("main form button[type=submit]")
+    wait_for_every_run(page)
+
+    # the downloads: the page (BokehJS inline, nothing from elsewhere) and the tables
+    with page.expect_download() as download:
+        page.click("#download-html")
+    html = (tmp_path / "page.html")
+    download.value.save_as(html)
+    text = html.read_text()
+    assert "waits-partition" in text and "cdn.bokeh.org" not in text and "<script src=" not in text
+    with page.expect_download() as download:
+        page.click("#download-tables")
+    tables = tmp_path / "tables.csv"
+    download.value.save_as(tables)
+    rows = list(csv.DictReader(tables.open()))
+    assert {"long", "short"} <= {row["name"] for row in rows if row["table"] == "mean wait per partition (minutes)"}
+    assert all(row["recorded"] and row["current"] for row in rows if row["table"].startswith("mean wait"))
+
+    # calibrate: progress while it runs, then its table; apply the closest
+    page.click("#calibrate")
+    page.wait_for_selector("#calibration-progress")
+    page.wait_for_selector('#calibration[data-status="done"] #calibration-table', timeout=RESULTS)
+    closest = page.locator("#calibration-table tr.chosen").get_attribute("data-candidate")
+    assert page.locator("#calibration-table tbody tr").count() >= 10
+    assert "long" in page.inner_text("#calibration-trust") and "short" in page.inner_text("#calibration-trust")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "site-preview-calibration.png"), full_page=True)
+    applied = page.locator("#calibration-table tr.chosen button.apply-best")
+    if applied.count() == 0:     # the closest changes the limits (or is the site as configured): the next one
+        row = page.locator("#calibration-table tbody tr:has(button)").first
+        closest = row.get_attribute("data-candidate")
+        applied = row.locator("button")
+    applied.click()
+    page.wait_for_selector("#calibrated")
+    wait_for_every_run(page)
+    assert closest in page.inner_text("#calibrated")
+    assert "current" in page.inner_text("#waits-partition")
+
+    # a sweep from the page: both values of bf_max_job_test, current (calibrated) once per value
+    page.fill("#id_sweep_key", "bf_max_job_test")
+    page.fill("#id_sweep_values", "10, 100")
+    page.click("#run-sweep")
+    page.wait_for_selector("#sweep")
+    wait_for_every_run(page)
+    wait_for_sweep(page, lines=1)
+    for value in ("10", "100"):
+        cells = sweep_cells(page, value)
+        assert cells[0].startswith(value) and cells[3] not in ("–", ""), cells
+    assert closest in page.inner_text("#calibrated")        # the sweep's runs replay calibrated too
+    page.screenshot(path=str(ARTIFACTS / "site-preview-after.png"), full_page=True)
     assert not page.watch.errors and not page.watch.external, (page.watch.errors, page.watch.external)

@@ -108,6 +108,13 @@ URLS: dict[str, tuple] = {
     "preview:site_detail": ("site_preview", "GET", "view"),
     "preview:site_propose": ("site_preview", "POST", "change"),
     "preview:site_delete": ("site_preview", "POST", "change"),
+    "preview:site_sweep": ("site_preview", "POST", "change"),
+    "preview:site_download": ("site_preview", "GET", "view"),
+    "preview:site_tables_csv": ("site_preview", "GET", "view"),
+    "preview:site_jobs_csv": ("site_preview", "GET", "view"),
+    "preview:site_calibrate": ("site_preview", "POST", "change"),
+    "preview:site_calibration_progress": ("site_preview", "GET", "view"),
+    "preview:site_calibration_apply": ("site_preview", "POST", "change"),
     "experiments:run_rejected_csv": ("run", "GET", "view"),
     "preview:machine_new": (None, "GET", "view"),
     "preview:machine_detail": ("machine_file", "GET", "view"),
@@ -212,9 +219,10 @@ def still_there(objects: dict) -> bool:  # noqa: ANN001
 
 
 #: posts of a form, which answer an empty post with its errors
-FORM_POSTS = ("preview:propose", "preview:site_propose")
+FORM_POSTS = ("preview:propose", "preview:site_propose", "preview:site_sweep")
 #: what a preview shows only once it is done (409 before)
-DONE_PREVIEW_URLS = ("preview:download", "preview:tables_csv")
+DONE_PREVIEW_URLS = ("preview:download", "preview:tables_csv", "preview:site_download", "preview:site_tables_csv",
+                     "preview:site_jobs_csv")
 
 
 def share(obj) -> None:  # noqa: ANN001
@@ -255,7 +263,7 @@ def test_a_shared_object_is_visible_to_others(name, objects, bob):
                  "site_preview"):
         share(objects[kind])
     if name in DONE_PREVIEW_URLS:
-        compute(objects["preview"])
+        compute(objects[URLS[name][0]])
     response = request(login(bob), name, url_for(name, objects), bob)
     assert response.status_code == 200, f"{name}: {response.status_code}"
 
@@ -266,7 +274,7 @@ def test_a_shared_object_is_visible_to_others(name, objects, bob):
 def test_the_owner_and_staff_get_through(name, role, objects, request_user):
     user = request_user(role)
     if name in DONE_PREVIEW_URLS:
-        compute(objects["preview"])
+        compute(objects[URLS[name][0]])
     response = request(login(user), name, url_for(name, objects), user)
     through = (200, 302, 400) if name in FORM_POSTS else (200, 302)   # 400: the form's answer to an empty post
     assert response.status_code in through, f"{name} as {role}: {response.status_code}"

@@ -12,6 +12,7 @@ from engine.api import WorkloadError, error_line
 from webapp.allocations.forms import AllocationSetForm, ScenarioForm
 from webapp.allocations.models import AllocationSet
 from webapp.allocations.services import create_scenario
+from webapp.core.formpage import form_page
 from webapp.core.permissions import can_change, get_owned_or_404, get_visible_or_404, visible_to
 
 
@@ -23,16 +24,8 @@ def allocation_list(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def allocation_new(request: HttpRequest) -> HttpResponse:
-    form = AllocationSetForm(request.POST or None, request.FILES or None)
-    if request.method == "POST":
-        if form.is_valid():
-            allocation_set = form.save(commit=False)
-            allocation_set.owner = request.user
-            allocation_set.save()
-            messages.success(request, f"Saved the allocations “{allocation_set.name}”.")
-            return redirect(allocation_set)
-        return render(request, "allocations/form.html", {"form": form}, status=400)
-    return render(request, "allocations/form.html", {"form": form})
+    return form_page(request, AllocationSetForm(request.POST or None, request.FILES or None), "allocations/form.html",
+                     {}, lambda saved: f"Saved the allocations “{saved.name}”.", owned=True)
 
 
 def _rows(allocation_set: AllocationSet) -> tuple[list[dict], str]:
@@ -60,13 +53,8 @@ def allocation_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def allocation_edit(request: HttpRequest, pk: int) -> HttpResponse:
     allocation_set = get_owned_or_404(AllocationSet, request.user, pk)
     form = AllocationSetForm(request.POST or None, request.FILES or None, instance=allocation_set)
-    if request.method == "POST":
-        if form.is_valid():
-            form.save()
-            messages.success(request, "Saved. Experiments already started keep the allocations they ran with.")
-            return redirect(allocation_set)
-        return render(request, "allocations/form.html", {"form": form, "set": allocation_set}, status=400)
-    return render(request, "allocations/form.html", {"form": form, "set": allocation_set})
+    return form_page(request, form, "allocations/form.html", {"set": allocation_set},
+                     "Saved. Experiments already started keep the allocations they ran with.")
 
 
 @require_POST

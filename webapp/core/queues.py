@@ -25,6 +25,7 @@ QUEUES = (QUICK, SIMULATION)
 #: tasks that simulate (long, CPU-bound): everything else is quick
 SIMULATION_TASKS = frozenset({
     "webapp.experiments.tasks.run_simulation",
+    "webapp.preview.tasks.calibrate_site_preview",   # a site preview's calibration: some 80 short replays
 })
 
 

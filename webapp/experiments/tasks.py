@@ -249,7 +249,8 @@ def simulate(run: Run, reporter: Reporter) -> None:
         rows = policy_pending(summary)
         if rows is None:
             held = pending_reasons(result.schedule, workload.jobs, own or site.site(CURRENT), experiment.procs,
-                                   workload.metadata.get("user_names", {}))
+                                   workload.metadata.get("user_names", {}),
+                                   workload.metadata.get("group_names", {}))
             rows = held_by_reason(held, result.schedule)
         summary["site_pending"] = rows
     per_share = deadlines_per_share(run, scenario, result)

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from engine import api
 from webapp.allocations.services import attach
+from webapp.core.formpage import form_page
 from webapp.core.permissions import Viewer, can_change, get_owned_or_404, get_visible_or_404, visible_to
 from webapp.experiments.forms import ExperimentEditForm, ExperimentForm
 from webapp.experiments.models import Experiment, Run
@@ -215,12 +216,8 @@ def replicates_retry(request: HttpRequest, pk: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def experiment_edit(request: HttpRequest, pk: int) -> HttpResponse:
     experiment = get_owned_or_404(Experiment, request.user, pk)
-    form = ExperimentEditForm(request.POST or None, instance=experiment)
-    if request.method == "POST" and form.is_valid():
-        form.save()
-        messages.success(request, "Saved.")
-        return redirect(experiment)
-    return render(request, "experiments/edit.html", {"form": form, "experiment": experiment})
+    return form_page(request, ExperimentEditForm(request.POST or None, instance=experiment), "experiments/edit.html",
+                     {"experiment": experiment}, "Saved.", invalid_status=200)
 
 
 @require_POST

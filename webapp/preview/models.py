@@ -159,9 +159,17 @@ class SitePreview(OnExperiment):
     current = models.JSONField(default=dict)
     proposed = models.JSONField(default=dict, blank=True)
     proposed_name = models.CharField(max_length=200, blank=True)
+    #: the calibration applied to both sides (issue 24 §3): {"name": the candidate, "params": its --set
+    #: policy parameters}; empty: the site as configured
+    calibrated = models.JSONField(default=dict, blank=True)
 
     def get_absolute_url(self) -> str:
         return reverse("preview:site_detail", args=[self.pk])
+
+    def policy(self) -> dict[str, Any]:
+        """The policy every current and proposed run takes: the site's scheduler, with the applied
+        calibration's parameters."""
+        return {"preset": self.kind, "params": dict(self.calibrated.get("params") or {})}
 
     def texts(self, side: str, value: Any = None) -> dict[str, str]:
         """The ``current`` or ``proposed`` files; at a swept ``value``, with the swept key set to it."""
@@ -172,9 +180,42 @@ class SitePreview(OnExperiment):
     def swept_key(self) -> SiteKey | None:
         """The key the sweep sets (None without a sweep), found by its label in the current files."""
         label = self.experiment.sweep_param
-        return sweep_key(site_from_texts(self.kind, self.current), label) if label else None
+        return sweep_key(self.site(CURRENT), label) if label else None
 
     def site(self, side: str, value: Any = None) -> Any:
         """The SlurmSite or PbsServer of the ``current`` or ``proposed`` files (at a swept ``value``)
-        (WorkloadError if they do not read; they were checked when stored)."""
-        return site_from_texts(self.kind, self.texts(side, value))
+        (WorkloadError if they do not read; they were checked when stored). Each distinct set of texts
+        is read once per instance (a page, a download or a swept run asks for the same files several
+        times); the cache is keyed by the texts themselves, so a changed proposal is read afresh."""
+        texts = self.texts(side, value)
+        read: dict[tuple[tuple[str, str], ...], Any] = self.__dict__.setdefault("_read_sites", {})
+        key = tuple(sorted(texts.items()))
+        if key not in read:
+            read[key] = site_from_texts(self.kind, texts)
+        return read[key]
+
+
+class SiteCalibration(models.Model):
+    """The calibration of a Slurm site preview's baseline (engine.api.calibrate_site on its trace and
+    current files), run in the background (webapp.preview.tasks.calibrate_site_preview) with progress;
+    ``report`` is the engine's JSON report once done, ``error`` one line when it failed. One per site
+    preview: asking again replaces it."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    site_preview = models.OneToOneField(SitePreview, models.CASCADE, related_name="calibration")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    progress = models.FloatField(default=0.0)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    report = models.JSONField(null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    @property
+    def is_final(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.FAILED)

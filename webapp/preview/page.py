@@ -13,6 +13,7 @@ from bokeh.layouts import column
 from bokeh.models import Div, LayoutDOM
 from bokeh.resources import INLINE
 from django.http import Http404, HttpRequest
+from django.utils.html import escape
 from django.template.loader import render_to_string
 
 from engine.api import QueueConfig, WorkloadError, error_line, metric_label, metric_text, safe_cells, walltime_text
@@ -256,17 +257,28 @@ def download_html(preview: Preview, value: Any = None) -> str | None:
     parts = {"preview": preview, "experiment": preview.experiment, **context}
     tables = render_to_string("preview/_results.html", parts)
     title = f"SchedLab preview: {preview.name} ({preview.experiment.trace.name})"
-    shown: list[LayoutDOM] = []
-    if sweep is not None:   # every swept value first, then the tables and figures of the chosen one
-        shown.append(Div(text=render_to_string("preview/_sweep.html", {**parts, "download": True}),
-                         sizing_mode="stretch_width"))
-        if sweep["figure"] is not None:
-            shown.append(sweep["figure"])
-        if context.get("value") is not None:
-            tables = f"<h2>{sweep['label']} = {value_text(context['value'])}</h2>{tables}"
-    head = Div(text=f"<style>{table_css()}</style><h1>{title}</h1>", sizing_mode="stretch_width")
-    body = Div(text=tables, sizing_mode="stretch_width")
-    return file_html(column(head, *shown, body, *([layout] if layout is not None else [])), INLINE, title=title)
+    shown = sweep_parts(sweep, parts)
+    if sweep is not None and context.get("value") is not None:
+        tables = f"<h2>{escape(sweep['label'])} = {escape(value_text(context['value']))}</h2>{tables}"
+    return report_html(title, [*shown, tables, *([layout] if layout is not None else [])])
+
+
+def sweep_parts(sweep: dict[str, Any] | None, context: dict[str, Any]) -> list[str | LayoutDOM]:
+    """A download's sweep: every swept value's table, then the figure across the values (nothing without a sweep)."""
+    if sweep is None:
+        return []
+    table = render_to_string("preview/_sweep.html", {**context, "sweep": sweep, "download": True})
+    return [table, *([sweep["figure"]] if sweep["figure"] is not None else [])]
+
+
+def report_html(title: str, parts: list[str | LayoutDOM]) -> str:
+    """One self-contained HTML file (a preview's or a site preview's download): ``title`` as its
+    heading, then each part (HTML text, or a Bokeh figure), the tables styled as on the site and
+    BokehJS inline (bokeh.resources.INLINE: the installed package's own files, no CDN), so it works
+    offline."""
+    head = Div(text=f"<style>{table_css()}</style><h1>{escape(title)}</h1>", sizing_mode="stretch_width")
+    shown = [Div(text=part, sizing_mode="stretch_width") if isinstance(part, str) else part for part in parts]
+    return file_html(column(head, *shown), INLINE, title=title)
 
 
 def tables_csv(preview: Preview, value: Any = None) -> str | None:
@@ -290,8 +302,13 @@ def tables_csv(preview: Preview, value: Any = None) -> str | None:
                 wait = _hours(queue.get("mean_wait"))
                 waits = [wait, ""] if side == CURRENT else ["", wait]
                 rows.append([f"{side} configuration's queue", row["queue"], queue.get("jobs"), "", *waits, ""])
+    return csv_text(rows)
+
+
+def csv_text(rows: list[list[Any]]) -> str:
+    """``rows`` as CSV text, each cell made inert for spreadsheets (names come from uploads)."""
     text = io.StringIO()
-    csv.writer(text).writerows(safe_cells(row) for row in rows)   # queue and user names come from uploads
+    csv.writer(text).writerows(safe_cells(row) for row in rows)
     return text.getvalue()
 
 

@@ -22,6 +22,31 @@ UPLOADS = {
 }
 
 
+def sweep_fields(required: bool) -> dict[str, forms.Field]:
+    """The two fields that ask a sweep: the key's label and its values (the upload's, optional; and
+    the site preview page's, to sweep after creation)."""
+    return {
+        "sweep_key": forms.CharField(
+            required=required, max_length=100, label="Sweep a key" + ("" if required else " (optional)"),
+            help_text="A key as the proposal form names it: bf_max_job_test, PriorityWeightFairshare, long MaxTime "
+                      "(a partition's), normal MaxJobsPU (a QOS's); PBS: backfill_depth, workq max_run (a queue's). "
+                      "Current and proposed then run once per value."),
+        "sweep_values": forms.CharField(
+            required=required, max_length=1000, label="Sweep values",
+            help_text="As the file writes them, separated by commas: 100, 500, 1000 or 1-00:00:00, 2-00:00:00 or "
+                      "[u:PBS_GENERIC=1], [u:PBS_GENERIC=2]."),
+    }
+
+
+class SiteSweepForm(forms.Form):
+    """A sweep added to an existing site preview (replacing its current and proposed runs, and any
+    earlier sweep, by one per value)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields.update(sweep_fields(required=True))
+
+
 class SiteUploadForm(forms.Form):
     name = forms.CharField(max_length=190, initial="My site as configured")
     trace = forms.ModelChoiceField(queryset=None, help_text="The site's accounting log (sacct dump or PBS "
@@ -36,15 +61,7 @@ class SiteUploadForm(forms.Form):
         self.fields["trace"].queryset = traces
         for field, (_, _, label, help_text) in UPLOADS.items():
             self.fields[field] = forms.FileField(required=False, label=label, help_text=help_text)
-        self.fields["sweep_key"] = forms.CharField(
-            required=False, max_length=100, label="Sweep a key (optional)",
-            help_text="A key as the proposal form names it: bf_max_job_test, PriorityWeightFairshare, long MaxTime "
-                      "(a partition's), normal MaxJobsPU (a QOS's); PBS: backfill_depth, workq max_run (a queue's). "
-                      "Current and proposed then run once per value.")
-        self.fields["sweep_values"] = forms.CharField(
-            required=False, max_length=1000, label="Sweep values",
-            help_text="As the file writes them, separated by commas: 100, 500, 1000 or 1-00:00:00, 2-00:00:00 or "
-                      "[u:PBS_GENERIC=1], [u:PBS_GENERIC=2].")
+        self.fields.update(sweep_fields(required=False))
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()

@@ -32,6 +32,7 @@ from engine.api import (
     common_keys,
     error_line,
     site_from_texts,
+    site_reading,
     split_values,
     sweep_key,
     with_change,
@@ -45,7 +46,7 @@ from webapp.experiments.services import (
     rerun,
     with_recorded_run,
 )
-from webapp.experiments.tasks import dispatch_later
+from webapp.experiments.tasks import dispatch_later, remove_results
 from webapp.preview.models import SitePreview
 from webapp.preview.services import RECORDED, PreviewError, idle_proposed_runs
 
@@ -161,7 +162,7 @@ def propose(preview: SitePreview, name: str, texts: dict[str, str]) -> int:
         preview.proposed, preview.proposed_name = texts, name
         if runs:
             for run in runs:
-                Run.objects.filter(pk=run.pk).update(label=run_label(f"proposed: {name}", key, run.sweep_value))
+                Run.objects.filter(pk=run.pk).update(label=run_label(side_label(preview, PROPOSED), key, run.sweep_value))
             return sum(rerun(run) for run in runs)
         try:
             checked_room(experiment.owner, len(values) or 1)
@@ -169,11 +170,59 @@ def propose(preview: SitePreview, name: str, texts: dict[str, str]) -> int:
             raise PreviewError(str(error)) from None
         last = experiment.runs.count()
         Run.objects.bulk_create(
-            Run(experiment=experiment, position=last + index, label=run_label(f"proposed: {name}", key, value),
-                policy={"preset": preview.kind, "params": {}}, sweep_value=value, queues=PROPOSED)
+            Run(experiment=experiment, position=last + index, label=run_label(side_label(preview, PROPOSED), key, value),
+                policy=preview.policy(), sweep_value=value, queues=PROPOSED)
             for index, value in enumerate(values or [None]))
         dispatch_later()
     return len(values) or 1
+
+
+def side_label(preview: SitePreview, side: str) -> str:
+    """A side's run label before the swept value: "current: slurm as configured", "proposed: NAME",
+    with ", calibrated" while a calibration is applied."""
+    label = f"current: {preview.kind} as configured" if side == CURRENT else f"proposed: {preview.proposed_name}"
+    return label + (", calibrated" if preview.calibrated else "")
+
+
+def add_sweep(preview: SitePreview, sweep: Sweep) -> int:
+    """Sweep a key of an existing site preview: its current and proposed runs (and those of an earlier
+    sweep) are replaced by one per value of each side, queued; the recorded run stays. The key and every
+    value must read in both sides' files; refused while a current or proposed run is unfinished (they
+    would be replaced under it). Raises PreviewError (one line); nothing changes then. Returns how many
+    runs were queued."""
+    experiment = preview.experiment
+    site = checked_site(preview.kind, preview.current)
+    key, values = swept(preview.kind, site, sweep)
+    if key is None:
+        raise PreviewError("sweep: name the key to sweep (e.g. bf_max_job_test) and its values")
+    checked_values(preview.kind, preview.current, key, values)
+    if preview.proposed:
+        try:
+            checked_values(preview.kind, preview.proposed, key, values)
+        except PreviewError as error:
+            raise PreviewError(f"the proposal: {error}") from None
+    old = [run for run in experiment.runs.all() if run.queues]
+    busy = [run.label for run in old if not run.is_final]
+    if busy:
+        raise PreviewError(f"{busy[0]} is still running: wait for it or cancel it first")
+    sides = [(side, side_label(preview, side)) for side in (CURRENT, PROPOSED) if side == CURRENT or preview.proposed]
+    with transaction.atomic():
+        Run.objects.filter(pk__in=[run.pk for run in old]).delete()
+        try:
+            checked_room(experiment.owner, len(sides) * len(values))
+        except ExperimentError as error:     # the deletion is rolled back with the transaction
+            raise PreviewError(str(error)) from None
+        Experiment.objects.filter(pk=experiment.pk).update(sweep_param=key.label, sweep_values=values)
+        experiment.sweep_param, experiment.sweep_values = key.label, values
+        last = max((run.position for run in experiment.runs.all()), default=-1) + 1
+        Run.objects.bulk_create(
+            Run(experiment=experiment, position=last + index, label=run_label(label, key, value),
+                policy=preview.policy(), sweep_value=value, queues=side)
+            for index, (side, label, value) in enumerate((side, label, value) for side, label in sides
+                                                         for value in values))
+        transaction.on_commit(lambda: [remove_results(run) for run in old])
+        dispatch_later()
+    return len(sides) * len(values)
 
 
 # -- the proposal: the form's keys and the texts ------------------------------------------------------
@@ -220,6 +269,58 @@ def changed_keys(current: Any, proposed: Any) -> list[Change]:
     return [Change(key, before.get(ident, "—"), key.value) for ident, key in after.items() if before.get(ident) != key.value]
 
 
+# -- what SchedLab read of the files ----------------------------------------------------------------
+
+
+def site_readings(preview: SitePreview) -> dict[str, Any]:
+    """The page's "What SchedLab read from your files" (engine.api.site_reading) per side: the current files,
+    and the proposal when SchedLab reads it differently (then only its lines that differ, and those of the
+    current files it no longer has). Each side: its description as groups (a line and the lines indented
+    under it), whether QOS and association limits hold, the settings read but not followed as (setting,
+    why) and the keys outside the model; ``warned``: whether the side has its own warning box at the top
+    (the proposal's only when its warnings differ from the current files'). ``readings_error`` when
+    stored files no longer read."""
+    sides = [(CURRENT, "your files")] + ([(PROPOSED, f"the proposal “{preview.proposed_name}”")] if preview.proposed else [])
+    readings: list[dict[str, Any]] = []
+    for side, title in sides:
+        try:
+            reading = site_reading(preview.site(side))
+        except WorkloadError as error:
+            return {"readings": readings, "readings_error": f"{title}: {error_line(error)}"}
+        first = readings[0]["reading"] if readings else None
+        if first is not None and reading == first:
+            continue                                   # the proposal reads as the current files do
+        groups = _grouped(reading.lines)
+        if first is not None:      # the proposal's lines that differ, each under its heading line
+            before = {line.strip() for line in first.lines}
+            groups = [(line, [sub for sub in subs if sub not in before]) for line, subs in groups
+                      if line not in before or any(sub not in before for sub in subs)]
+        warned = first is None or (reading.limits_enforced, reading.unfollowed) != (first.limits_enforced, first.unfollowed)
+        readings.append({"side": side, "title": title, "reading": reading, "groups": groups,
+                         "gone": [] if first is None else [line.strip() for line in first.lines if line not in reading.lines],
+                         "unfollowed": [_setting_and_why(item) for item in reading.unfollowed], "warned": warned})
+    if len(readings) == 2 and not readings[1]["warned"]:
+        readings[0]["title"] = f"your files and {readings[1]['title']}"
+    return {"readings": readings}
+
+
+def _grouped(lines: list[str]) -> list[tuple[str, list[str]]]:
+    """describe_site's lines as (line, the lines indented under it)."""
+    groups: list[tuple[str, list[str]]] = []
+    for line in lines:
+        if line.startswith("  ") and groups:
+            groups[-1][1].append(line.strip())
+        else:
+            groups.append((line.strip(), []))
+    return groups
+
+
+def _setting_and_why(item: str) -> tuple[str, str]:
+    """ "SchedulerParameters bf_continue (no effect: ...)" -> ("SchedulerParameters bf_continue", "no effect: ...")."""
+    setting, _, why = item.partition(" (")
+    return setting, why[:-1] if why.endswith(")") else why
+
+
 # -- reading it back ----------------------------------------------------------------------------------
 
 
@@ -263,6 +364,25 @@ def wait_tables(preview: SitePreview, runs: dict[str, Run]) -> dict[str, list[di
             rows.append(row)
         tables[heading] = rows
     return tables
+
+
+def site_results(preview: SitePreview, runs: dict[str, Run]) -> dict[str, Any]:
+    """What the page and its downloads show of ``runs`` (side_runs'): the sides there are, whether
+    every run is done, and once some is, the waits per partition, account and user and the pending
+    reasons, each row's ``values`` in the order of ``sides`` (``missing``: a stored schedule is gone)."""
+    sides = [side for side in (RECORDED, CURRENT, PROPOSED) if side in runs]
+    done = [run for run in runs.values() if run.status == Run.Status.DONE]
+    context: dict[str, Any] = {"sides": sides, "all_done": len(done) == len(runs)}
+    if not done:
+        return context
+    try:
+        context["tables"] = [(heading, [{**row, "values": [row.get(side) for side in sides]} for row in rows])
+                             for heading, rows in wait_tables(preview, runs).items()]
+    except OSError:
+        context["missing"] = True
+    context["pending"] = [{"reason": row["reason"], "values": [row.get(side) for side in sides]}
+                          for row in pending_table(runs)]
+    return context
 
 
 def pending_table(runs: dict[str, Run]) -> list[dict[str, Any]]:

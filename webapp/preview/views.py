@@ -12,6 +12,7 @@ from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from engine.api import SHIPPED_QUEUE_CONFIGS, WorkloadError, error_line, shipped_queue_text
+from webapp.core.formpage import form_page
 from webapp.core.responses import attachment
 from webapp.core.permissions import (
     can_change,
@@ -71,15 +72,8 @@ KINDS = {"machine": (MachineFile, MachineFileForm, "machine description"),
 def _new(request: HttpRequest, kind: str, initial: dict | None = None) -> HttpResponse:
     model, form_class, label = KINDS[kind]
     form = form_class(request.POST or None, request.FILES or None, initial=initial)
-    if request.method == "POST":
-        if form.is_valid():
-            obj = form.save(commit=False)
-            obj.owner = request.user
-            obj.save()
-            messages.success(request, f"Saved the {label} “{obj.name}”.")
-            return redirect(obj)
-        return render(request, "preview/form.html", {"form": form, "label": label}, status=400)
-    return render(request, "preview/form.html", {"form": form, "label": label})
+    return form_page(request, form, "preview/form.html", {"label": label},
+                     lambda saved: f"Saved the {label} “{saved.name}”.", owned=True)
 
 
 def _detail(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
@@ -98,13 +92,8 @@ def _edit(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
     model, form_class, label = KINDS[kind]
     obj = get_owned_or_404(model, request.user, pk)
     form = form_class(request.POST or None, request.FILES or None, instance=obj)
-    if request.method == "POST":
-        if form.is_valid():
-            form.save()
-            messages.success(request, "Saved. Previews already made keep the text they ran with.")
-            return redirect(obj)
-        return render(request, "preview/form.html", {"form": form, "label": label, "obj": obj}, status=400)
-    return render(request, "preview/form.html", {"form": form, "label": label, "obj": obj})
+    return form_page(request, form, "preview/form.html", {"label": label, "obj": obj},
+                     "Saved. Previews already made keep the text they ran with.")
 
 
 def _delete(request: HttpRequest, kind: str, pk: int) -> HttpResponse:

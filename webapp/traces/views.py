@@ -9,6 +9,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from engine.api import duration_text, number_text, swf_text
+from webapp.core.formpage import form_page
 from webapp.core.permissions import can_change, get_owned_or_404, get_visible_or_404, visible_to
 from webapp.traces.flurries import flurry_listing
 from webapp.traces.forms import MachineForm, TraceEditForm, TraceUploadForm
@@ -126,12 +127,8 @@ def trace_download_swf(request: HttpRequest, pk: int, kind: str) -> HttpResponse
 @require_http_methods(["GET", "POST"])
 def trace_edit(request: HttpRequest, pk: int) -> HttpResponse:
     trace = get_owned_or_404(Trace, request.user, pk)
-    form = TraceEditForm(request.POST or None, instance=trace)
-    if request.method == "POST" and form.is_valid():
-        form.save()
-        messages.success(request, "Saved.")
-        return redirect(trace)
-    return render(request, "traces/edit.html", {"form": form, "trace": trace})
+    return form_page(request, TraceEditForm(request.POST or None, instance=trace), "traces/edit.html",
+                     {"trace": trace}, "Saved.", invalid_status=200)
 
 
 @require_POST

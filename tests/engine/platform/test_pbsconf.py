@@ -144,3 +144,26 @@ def test_the_site_command_prints_a_pbs_site(tmp_path, capsys):
     assert out.index("  workq:") < out.index("  long (stopped):")         # by priority
     assert "max_run [o:PBS_ALL=500] [u:PBS_GENERIC=40]" in out and "backfill_depth 10" in out
     assert "not modelled (read, not used): scheduling (line 35), log_events (line 39), sched_config preempt_queue_prio" in out
+
+
+def test_limits_on_queued_jobs_and_their_resources_are_read(tmp_path):
+    # max_queued_res, queued_jobs_threshold and queued_jobs_threshold_res of a queue and of the
+    # server; a resource other than ncpus in one is listed as not followed
+    text = ("create queue workq\nset queue workq queue_type = Execution\n"
+            "set queue workq max_queued_res.ncpus = [u:PBS_GENERIC=8]\n"
+            "set queue workq queued_jobs_threshold = \"[u:PBS_GENERIC=3],[o:PBS_ALL=20]\"\n"
+            "set queue workq queued_jobs_threshold_res.mem = [o:PBS_ALL=100gb]\n"
+            "set server queued_jobs_threshold_res.ncpus = [o:PBS_ALL=64]\n")
+    with pytest.raises(WorkloadError) as error:      # (a size is not a count: named, file and line)
+        read_print_server(write(tmp_path, "bad.txt", text))
+    assert "line 5" in str(error.value) and "queued_jobs_threshold_res.mem" in str(error.value)
+    server = read_print_server(write(tmp_path, "server.txt", text.replace("100gb", "100")))
+    workq = server.queues["workq"]
+    assert workq.max_queued_res["ncpus"].values == {("u", "PBS_GENERIC"): 8}
+    assert workq.queued_jobs_threshold.values == {("u", "PBS_GENERIC"): 3, ("o", "PBS_ALL"): 20}
+    assert server.queued_jobs_threshold_res["ncpus"].overall() == 64
+    assert not workq.unmodelled and not server.unmodelled
+    from engine.platform.pbsconf import describe_pbs_site
+    text = "\n".join(describe_pbs_site(server))
+    assert "max_queued_res.ncpus [u:PBS_GENERIC=8]" in text and "queued_jobs_threshold_res.ncpus [o:PBS_ALL=64]" in text
+    assert "queue workq queued_jobs_threshold_res.mem (of resources only ncpus is followed)" in text.split("not modelled")[1]

@@ -37,6 +37,18 @@ def test_the_common_keys_carry_the_sites_values():
     assert found["normal MaxJobsPU"].value == "4" and found["bulk MaxJobsPU"].value == "2"
     assert found["PriorityWeightFairshare"].value == "10000" and found["bf_max_job_test"].value == "100"
     assert found["bf_continue"].value == "yes" and found["normal MaxWall"].value == ""
+    assert found["normal GrpSubmit"].value == ""
+
+
+def test_a_qos_grp_submit_and_a_queues_max_queued_are_form_keys():
+    changed = with_change(SLURM, keys(SLURM)["bulk GrpSubmit"], "30")
+    (before, after), = changed_lines(SLURM["qos"], changed["qos"])
+    assert before.startswith("bulk|") and site_from_texts("slurm", changed).qos["bulk"].grp_submit == 30
+    queue = next(label for label in keys(PBS, "pbs") if label.endswith(" max_queued"))
+    changed = with_change(PBS, keys(PBS, "pbs")[queue], "[u:PBS_GENERIC=20]")
+    server = site_from_texts("pbs", changed)
+    assert server.queues[queue.split()[0]].max_queued.generic_user() == 20
+    assert keys(changed, "pbs")[queue].value == "[u:PBS_GENERIC=20]"
 
 
 @pytest.mark.parametrize("label, value, line", [
@@ -107,7 +119,7 @@ def test_pending_reasons_on_a_hand_worked_schedule():
     #   job 2 holds all 4 CPUs 100-150: Resources again -> 130 s Resources
     # 4 ann submitted 20, 1 CPU, asks 20 min on short: PartitionTimeLimit its whole wait 20-160
     # 5 cid submitted 150, 1 CPU, starts 160 with 3 CPUs free (job 3 holds one): Priority 10 s
-    texts = {"slurm.conf": "NodeName=n CPUs=4\nPartitionName=short Nodes=n MaxTime=10 Default=YES\n",
+    texts = {"slurm.conf": "NodeName=n CPUs=4\nAccountingStorageEnforce=limits\nPartitionName=short Nodes=n MaxTime=10 Default=YES\n",
              "qos": "Name|MaxJobsPU\nnormal|1\n"}
     site = site_from_texts("slurm", texts)
     schedule = pd.DataFrame({"job_id": [1, 2, 3, 4, 5], "submit": [0, 10, 20, 20, 150], "start": [0, 100, 150, 160, 160],
@@ -128,12 +140,25 @@ def test_pending_reasons_on_a_hand_worked_schedule():
 
 def test_a_qos_user_limit_holds_a_second_job():
     # MaxJobsPU 1: ann's second 1-CPU job waits 0-50 while her first runs on a machine with 3 CPUs free
-    site = site_from_texts("slurm", {"slurm.conf": "NodeName=n CPUs=4\nPartitionName=p Nodes=n Default=YES\n",
+    site = site_from_texts("slurm", {"slurm.conf": "NodeName=n CPUs=4\nAccountingStorageEnforce=limits\n"
+                                                    "PartitionName=p Nodes=n Default=YES\n",
                                      "qos": "Name|MaxJobsPU\nnormal|1\n"})
     schedule = pd.DataFrame({"job_id": [1, 2], "submit": [0, 0], "start": [0, 50], "end": [50, 60], "procs": [1, 1]})
     jobs = pd.DataFrame({"job_id": [1, 2], "user": [1, 1]})
     held = pending_reasons(schedule, jobs, site, 4)
     assert held.set_index("job_id").loc[2, "QOSMaxJobsPerUserLimit"] == 50
+
+
+def test_without_accounting_storage_enforce_limits_the_qos_holds_nothing():
+    # the same MaxJobsPU 1 (and a MaxWall of 1 min) on a site whose slurm.conf does not enforce
+    # limits (Slurm's default): ann's second job, 3 CPUs free, waits under Priority, no QOS reason
+    site = site_from_texts("slurm", {"slurm.conf": "NodeName=n CPUs=4\nPartitionName=p Nodes=n Default=YES\n",
+                                     "qos": "Name|MaxJobsPU|MaxWall\nnormal|1|1\n"})
+    schedule = pd.DataFrame({"job_id": [1, 2], "submit": [0, 0], "start": [0, 50], "end": [50, 60], "procs": [1, 1]})
+    jobs = pd.DataFrame({"job_id": [1, 2], "user": [1, 1], "requested_time": [600, 600]})
+    held = pending_reasons(schedule, jobs, site, 4).set_index("job_id")
+    assert held.loc[2].to_dict() == {"PartitionTimeLimit": 0, "QOSMaxWallDurationPerJobLimit": 0,
+                                     "QOSMaxJobsPerUserLimit": 0, "Resources": 0, "Priority": 50}
 
 
 def test_only_the_top_waiting_job_of_a_partition_is_held_by_resources():

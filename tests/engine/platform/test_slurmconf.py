@@ -145,9 +145,10 @@ def test_qos_limits_by_header_name(tmp_path):
 
 
 def test_qos_and_association_columns_no_rule_follows_are_listed_not_dropped(tmp_path):
-    # MaxJobsPA and MaxSubmitPA are read; GrpTRESMins, Preempt and an association's Priority are
-    # not modelled and say so, as do TRES other than cpu, mem, node and gres/gpu in a limit
-    # (billing, a typed gres); the defaults sacctmgr prints (GraceTime 00:00:00, PreemptMode
+    # MaxJobsPA and MaxSubmitPA are read; Preempt and an association's Priority are not modelled
+    # and say so, GrpTRESMins is read and not followed (the usage it needs is not kept) and says
+    # why, as do TRES other than cpu, mem, node and gres/gpu in a limit (billing, a typed gres);
+    # the defaults sacctmgr prints (GraceTime 00:00:00, PreemptMode
     # cluster) are not listed
     qos = tmp_path / "qos.txt"
     qos.write_text("Name|GraceTime|Preempt|PreemptMode|GrpTRESMins|MaxTRESPU|MaxJobsPA|MaxSubmitPA\n"
@@ -160,11 +161,12 @@ def test_qos_and_association_columns_no_rule_follows_are_listed_not_dropped(tmp_
     site = read_slurm_site(conf, qos=qos, assoc=assoc)
     normal = site.qos["normal"]
     assert (normal.max_jobs_per_account, normal.max_submit_per_account) == (3, 10)
-    assert normal.unmodelled == {"Preempt": "scavenger", "GrpTRESMins": "cpu=1000"}
+    assert normal.unmodelled == {"Preempt": "scavenger"}
+    assert normal.grp_tres_mins == {"cpu": 1000}       # read, listed as not followed (with why)
     assert site.qos["scavenger"].unmodelled == {}
     assert [a.unmodelled for a in site.associations] == [{}, {"Priority": "5"}]
     text = "\n".join(describe_site(site))
-    for listed in ("QOS normal Preempt=scavenger (qos line 2)", "QOS normal GrpTRESMins=cpu=1000 (qos line 2)",
+    for listed in ("QOS normal Preempt=scavenger (qos line 2)", "QOS normal GrpTRESMins=cpu=1000 (not followed: the QOS's decayed",
                    "association acct/u1 Priority=5 (assoc line 3)", "QOS normal MaxTRESPU billing=9",
                    "association acct GrpTRES gres/gpu:a100=4", "SchedulerParameters bf_continue (no effect"):
         assert listed in text
@@ -268,7 +270,8 @@ def test_the_real_slurm_sites_files_read_as_they_ran():
     assert site.qos["normal"].max_jobs_per_user == 4 and site.qos["bulk"].max_jobs_per_user == 2
     shares = {(a.account, a.user): a.shares for a in site.associations}
     assert shares[("physics", "")] == 60 and shares[("chemistry", "")] == 30 and shares[("teaching", "")] == 10
-    assert set(conf.unmodelled) >= {"AccountingStorageEnforce", "OverTimeLimit"}   # listed, not dropped
+    assert "OverTimeLimit" in conf.unmodelled      # listed, not dropped
+    assert conf.enforce == {"associations", "limits", "qos"} and conf.enforce_limits
 
 
 def test_the_real_slurm_run_reads_whole():
@@ -277,3 +280,76 @@ def test_the_real_slurm_run_reads_whole():
     workload = read_trace(REAL / "sacct.txt", procs=16)
     assert len(workload) == 330 and workload.jobs["user"].nunique() == 5
     assert workload.report.total_rejected == 0
+
+
+def test_grp_submit_tres_minutes_and_grp_wall_columns_are_read_by_their_titles(tmp_path):
+    # sacctmgr 22.05's titles (QOS: MaxTRESMins; long forms too); GrpWall, and a QOS's GrpTRESMins,
+    # are read and named as not followed, as are MaxTRESMins of a TRES not followed (billing) and
+    # GrpTRESRunMins/GrpTRESMins of one other than cpu
+    qos = tmp_path / "qos.txt"
+    qos.write_text("Name|GrpSubmit|MaxTRESMins|GrpTRESRunMins|GrpTRESMins|GrpWall|UsageFactor\n"
+                   "normal|5|cpu=600,mem=100,billing=5|cpu=6000,mem=9|cpu=90000|2-00:00:00|0.5\n"
+                   "low|||||2-00:00:00|1.000000\n")
+    assoc = tmp_path / "assoc.txt"
+    assoc.write_text("Account|User|Share|GrpSubmitJobs|MaxTRESMinsPerJob|GrpTRESRunMins|GrpWall|GrpTRESMins\n"
+                     "acct||1|7|cpu=60|cpu=120|30|cpu=500,node=9\n")
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\n")
+    site = read_slurm_site(conf, qos=qos, assoc=assoc)
+    normal, acct = site.qos["normal"], site.associations[0]
+    assert (normal.grp_submit, normal.max_tres_mins_per_job, normal.grp_tres_run_mins) == \
+        (5, {"cpu": 600, "mem": 100, "billing": 5}, {"cpu": 6000, "mem": 9})
+    assert (normal.grp_tres_mins, normal.grp_wall) == ({"cpu": 90000}, 2 * 86400)
+    assert (acct.grp_submit, acct.max_tres_mins_per_job, acct.grp_tres_run_mins, acct.grp_wall) == \
+        (7, {"cpu": 60}, {"cpu": 120}, 1800)
+    text = "\n".join(describe_site(site))
+    unfollowed = text.split("not modelled")[1]
+    for listed in ("QOS normal GrpWall=2-00:00:00 (not followed", "association acct GrpWall=00:30:00 (not followed",
+                   "QOS normal GrpTRESMins=cpu=90000 (not followed", "QOS normal MaxTRESMins billing=5",
+                   "QOS normal GrpTRESRunMins mem=9", "QOS normal UsageFactor=0.5 (not followed"):
+        assert listed in unfollowed
+    assert "association acct GrpTRESMins node=9" in unfollowed      # (its cpu is followed)
+    assert "QOS low UsageFactor" not in unfollowed                  # (1: nothing to follow)
+    for followed in ("GrpSubmit", "MaxTRESMins cpu", "MaxTRESMins mem", "GrpTRESRunMins cpu", "GrpTRESMins cpu",
+                     "acct GrpTRESMins=cpu"):
+        assert followed not in unfollowed
+    assert "grp_submit 5, max_tres_mins_per_job cpu=600,mem=100,billing=5, grp_tres_run_mins cpu=6000,mem=9" in text
+    bad = tmp_path / "bad.txt"
+    bad.write_text("Name|GrpTRESRunMins\nnormal|cpu=lots\n")
+    with pytest.raises(WorkloadError) as error:
+        read_qos(bad)
+    assert "line 2" in str(error.value) and "GrpTRESRunMins" in str(error.value)
+
+
+@pytest.mark.parametrize("value, flags", [
+    ("", set()), ("associations", {"associations"}), ("limits", {"associations", "limits"}),
+    ("qos,limits", {"associations", "limits", "qos"}), ("safe", {"associations", "limits", "safe"}),
+    ("all", {"associations", "limits", "safe", "wckeys", "qos"}), ("2,nojobs", {"associations", "limits", "nojobs", "nosteps"}),
+])
+def test_accounting_storage_enforce_sets_the_flags_read_config_sets(value, flags):
+    # read_config.c: limits and safe imply associations, safe implies limits, all is every flag but nojobs/nosteps
+    text = "NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\n" + (f"AccountingStorageEnforce={value}\n" if value else "")
+    conf = parse_slurm_conf(text, "t.conf")
+    assert conf.enforce == flags and conf.enforce_limits == ("limits" in flags)
+    assert "AccountingStorageEnforce" not in conf.unmodelled
+
+
+def test_accounting_storage_enforce_in_the_site_description(tmp_path):
+    qos = tmp_path / "qos.txt"
+    qos.write_text("Name|MaxJobsPU|Flags\nnormal|2|OverPartQOS,DenyOnLimit\n")
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\nAccountingStorageEnforce=safe,qos\n")
+    text = "\n".join(describe_site(read_slurm_site(conf, qos=qos)))
+    assert "AccountingStorageEnforce associations,limits,qos,safe: association and QOS limits enforced" in text
+    unfollowed = text.split("not modelled")[1]
+    for listed in ("AccountingStorageEnforce safe (not followed", "AccountingStorageEnforce qos (not followed",
+                   "AccountingStorageEnforce associations (not followed", "QOS normal Flags DenyOnLimit (not followed"):
+        assert listed in unfollowed
+    assert "Flags OverPartQOS" not in unfollowed and "flags OverPartQOS,DenyOnLimit" in text
+    conf.write_text("NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\n")
+    assert "AccountingStorageEnforce not set: association and QOS limits NOT enforced" in \
+        "\n".join(describe_site(read_slurm_site(conf, qos=qos)))
+    conf.write_text("NodeName=n1 CPUs=4\nAccountingStorageEnforce=limits,strict\n")
+    with pytest.raises(WorkloadError) as error:
+        parse_slurm_conf(conf.read_text(), str(conf))
+    assert "strict" in str(error.value) and "line 2" in str(error.value)

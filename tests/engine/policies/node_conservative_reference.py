@@ -6,7 +6,7 @@ not started at its reservation on a cluster whose availability window has closed
 now, it would not end in the window) is placed again over its clusters instead of waiting there for
 ever; :func:`reference_conservative` makes the
 registry build it instead for ``conservative`` on clusters of nodes, so a test runs the same
-simulation both ways and compares the schedules job by job.
+simulation both ways (:func:`both`) and compares the schedules job by job (:func:`assert_same`).
 """
 
 from __future__ import annotations
@@ -16,11 +16,14 @@ from contextlib import contextmanager
 from heapq import heappop, heappush
 from itertools import islice
 
+import pandas as pd
+
 from engine.policies.algorithm import Algorithm
 from engine.policies.backfill import BACKFILL_BOUND, bounded
 from engine.policies.heterogeneous import node_allocator
 from engine.policies.ordering import WaitingQueue
 from engine.policies.registry import MACHINE_ALGORITHMS, Component
+from engine.run import simulate
 from engine.sim.profile import Profile
 from engine.sim.simulator import Simulation
 
@@ -183,3 +186,28 @@ def reference_conservative() -> Iterator[None]:
         yield
     finally:
         MACHINE_ALGORITHMS[key] = saved
+
+
+def outcome(workload, policy, **options) -> pd.DataFrame | str:
+    """The schedule, or the error the run ended with (main's code may leave a job waiting on an idle
+    machine; the fast path must then fail the same way)."""
+    try:
+        return simulate(workload, None, policy, **options).schedule
+    except Exception as error:    # noqa: BLE001 - compared, not hidden: both paths must agree
+        return f"{type(error).__name__}: {error}"
+
+
+def both(workload, policy, **options) -> tuple[pd.DataFrame | str, pd.DataFrame | str]:
+    """The run's outcome with the fast NodeConservative and with the reference (:func:`outcome`)."""
+    fast = outcome(workload, policy, **options)
+    with reference_conservative():
+        plain = outcome(workload, policy, **options)
+    return fast, plain
+
+
+def assert_same(fast: pd.DataFrame | str, plain: pd.DataFrame | str) -> None:
+    """The same schedule job by job, or the same error."""
+    if isinstance(fast, str) or isinstance(plain, str):
+        assert fast == plain
+    else:
+        pd.testing.assert_frame_equal(fast, plain)

@@ -11,8 +11,7 @@ import pytest
 from engine.platform.machines import Cluster, Machine
 from engine.platform.queues import parse_queue_config
 from engine.run import simulate
-from tests.engine.policies.node_conservative_reference import reference_conservative
-from tests.engine.policies.test_node_conservative_speed import assert_same, both
+from tests.engine.policies.node_conservative_reference import assert_same, both, reference_conservative
 from tests.engine.sim.node_workloads import QUEUES, bursty_node_workload, node_workload, windowed_machine
 
 ONE_JOB_PER_USER = parse_queue_config("queues:\n  - {name: q, walltime: 1h, user_max_jobs: 1}\n")

@@ -27,7 +27,7 @@ from engine.sim.profile import FOREVER, Profile
 from engine.sim.profileset import ProfileSet, duration_on, earliest_over
 from engine.workload import load_workload
 from engine.workload.window import select_days
-from tests.engine.policies.node_conservative_reference import reference_conservative
+from tests.engine.policies.node_conservative_reference import assert_same, both, reference_conservative
 from tests.engine.sim.test_node_speedups import LIMITS, random_multi_cluster
 from tests.shared_data import SHARED_DATA
 
@@ -35,29 +35,6 @@ META = SHARED_DATA / "metacentrum"
 BENCHMARKS = Path(__file__).resolve().parents[3] / "benchmarks"
 EXACT = "mrfs-conservative"
 BOUND_3 = {"preset": "mrfs-conservative", "params": {"backfill_bound": 3}}
-
-
-def outcome(workload, policy, **options) -> pd.DataFrame | str:
-    """The schedule, or the error the run ended with (main's code may leave a job waiting on an idle
-    machine; the fast path must then fail the same way)."""
-    try:
-        return simulate(workload, None, policy, **options).schedule
-    except Exception as error:    # noqa: BLE001 - compared, not hidden: both paths must agree
-        return f"{type(error).__name__}: {error}"
-
-
-def both(workload, policy, **options) -> tuple[pd.DataFrame | str, pd.DataFrame | str]:
-    fast = outcome(workload, policy, **options)
-    with reference_conservative():
-        plain = outcome(workload, policy, **options)
-    return fast, plain
-
-
-def assert_same(fast: pd.DataFrame | str, plain: pd.DataFrame | str) -> None:
-    if isinstance(fast, str) or isinstance(plain, str):
-        assert fast == plain
-    else:
-        pd.testing.assert_frame_equal(fast, plain)
 
 
 def with_windows_and_speeds(machine: Machine) -> Machine:

@@ -249,3 +249,57 @@ def test_the_openpbs_log_replayed_from_the_site_files(tmp_path):
     overall = json.loads(out)["overall"]
     assert overall["mean_wait_ratio"] == pytest.approx(1.0416, abs=0.002)
     assert overall["wait_rank_correlation"] >= 0.98
+
+
+def test_max_queued_res_ncpus_counts_the_users_cpus_queued_or_running(site, workload):
+    # four cores; workq max_queued_res.ncpus [u:PBS_GENERIC=4]: ann's 2-CPU jobs at 0 and 10 run
+    # (4 CPUs of hers in workq), her 1-CPU job at 20 would make 5: refused with the server's
+    # message; bob's at 20 is let in and waits for a core (job 2 ends at 60). At 100 job 1 ends
+    # (ends before submissions of the same second): ann has none, her 3-CPU job is let in
+    server = site(QUEUES + "set queue workq max_queued_res.ncpus = [u:PBS_GENERIC=4]\n")
+    rows = [(0, 100, 100, 2), (10, 50, 50, 2), (20, 10, 10, 1), (20, 10, 10, 1), (100, 10, 10, 3)]
+    result = replayed(workload(rows), server, capacity=4, queues=["workq"] * 5, users=[1, 1, 1, 2, 1])
+    assert dict(zip(result.schedule["job_id"], result.schedule["start"])) == {1: 0, 2: 10, 4: 60, 5: 100}
+    assert result.rejected_jobs["job_id"].tolist() == [3]
+    assert result.rejected_jobs["reason"].tolist() == ["would exceed per-user limit on resource ncpus in queue workq"]
+    assert result.rejected_jobs["limit"].tolist() == ["queue workq max_queued_res.ncpus = [u:PBS_GENERIC=4]"]
+
+
+def test_queued_jobs_threshold_counts_only_jobs_not_yet_running(site, workload):
+    # one core; workq queued_jobs_threshold [u:PBS_GENERIC=1]: ann's job 1 runs at 0 (no longer
+    # in the 'Q' state), so her job 2 at 10 is let in (max_queued 1 would refuse it); her job 3
+    # at 20 would be her second queued one: refused. Job 2 starts at 100, so her job 4 at 101 is
+    # let in and runs after it (150)
+    rows = [(0, 100, 100, 1), (10, 50, 50, 1), (20, 5, 5, 1), (101, 10, 10, 1)]
+    server = site(QUEUES + "set queue workq queued_jobs_threshold = [u:PBS_GENERIC=1]\n")
+    result = replayed(workload(rows), server, capacity=1, queues=["workq"] * 4, users=[1] * 4)
+    assert dict(zip(result.schedule["job_id"], result.schedule["start"])) == {1: 0, 2: 100, 4: 150}
+    assert result.rejected_jobs["job_id"].tolist() == [3]
+    assert result.rejected_jobs["reason"].tolist() == ["would exceed queue workq's per-user limit of jobs in 'Q' state"]
+    assert result.rejected_jobs["limit"].tolist() == ["queue workq queued_jobs_threshold = [u:PBS_GENERIC=1]"]
+    counted = replayed(workload(rows), site(QUEUES + "set queue workq max_queued = [u:PBS_GENERIC=1]\n"),
+                       capacity=1, queues=["workq"] * 4, users=[1] * 4)
+    assert counted.rejected_jobs["job_id"].tolist() == [2, 3]       # running jobs count for max_queued
+
+
+def test_the_servers_queued_jobs_threshold_res_counts_queued_cpus_of_all(site, workload):
+    # two cores; the server's queued_jobs_threshold_res.ncpus [o:PBS_ALL=3]: job 1 (2 CPUs) runs,
+    # job 2 (2) waits: 2 queued CPUs; job 3 (2) would make 4: refused; job 4 (1) makes 3: let in.
+    # First fit: job 2 at 100, job 4 when it ends (110)
+    server = site(QUEUES + "set server queued_jobs_threshold_res.ncpus = [o:PBS_ALL=3]\n")
+    rows = [(0, 100, 100, 2), (1, 10, 10, 2), (2, 10, 10, 2), (3, 10, 10, 1)]
+    result = replayed(workload(rows), server, capacity=2, users=[1, 2, 3, 1])
+    assert dict(zip(result.schedule["job_id"], result.schedule["start"])) == {1: 0, 2: 100, 4: 110}
+    assert result.rejected_jobs["reason"].tolist() == ["would exceed limit on resource ncpus in complex for jobs in 'Q' state"]
+    assert result.rejected_jobs["limit"].tolist() == ["server queued_jobs_threshold_res.ncpus = [o:PBS_ALL=3]"]
+
+
+def test_the_messages_on_queued_jobs_are_the_servers():
+    from engine.policies.pbs import enqueue_message
+    # OpenPBS src/lib/Liblog/pbs_messages.c, msg_et_*
+    assert enqueue_message("g", "PBS_GENERIC", None, "", True) == "would exceed complex's per-group limit of jobs in 'Q' state"
+    assert enqueue_message("p", "proj", "workq", "", True) == "Maximum number of jobs in 'Q' state for project proj already in queue workq"
+    assert enqueue_message("o", "PBS_ALL", "workq", "", True) == "Maximum number of jobs in 'Q' state already in queue workq"
+    assert enqueue_message("u", "bob", "workq", "ncpus", False) == "would exceed user bob's limit on resource ncpus in queue workq"
+    assert enqueue_message("g", "PBS_GENERIC", None, "ncpus", True) == \
+        "would exceed per-group limit on resource ncpus in complex for jobs in 'Q' state"

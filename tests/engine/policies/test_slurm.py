@@ -69,7 +69,7 @@ def test_classic_fairshare_is_two_to_the_minus_usage_over_shares():
 
 def site(extra: str = "", max_jobs: int | None = 2) -> SlurmSite:
     conf = parse_slurm_conf("NodeName=n1 CPUs=16\nPriorityType=priority/multifactor\nPriorityWeightAge=1000\nPriorityWeightPartition=2000\n"
-                            "PriorityMaxAge=00:20:00\nPriorityCalcPeriod=1\n"
+                            "PriorityMaxAge=00:20:00\nPriorityCalcPeriod=1\nAccountingStorageEnforce=limits\n"
                             "SchedulerParameters=bf_interval=5\n"
                             "PartitionName=short Nodes=n1 Default=YES PriorityJobFactor=2\n"
                             "PartitionName=long Nodes=n1 PriorityJobFactor=1\n" + extra, "t.conf")
@@ -108,10 +108,15 @@ def test_partition_factor_orders_the_queue_and_backfill_reserves(workload):
     assert starts == [0, 150, 100]
 
 
-def test_passes_run_only_at_the_backfill_cycle(workload):
-    # bf_interval=5 from the first submission (t=0): a job submitted at 7 starts at 10
+def test_a_submission_asks_for_the_main_scheduler_else_backfill_passes_run_on_their_cycle(workload):
+    # the submission at 7 asks for the main scheduler, which the controller runs at once (its
+    # last run, at 0, is batch_sched_delay = 3 s back): the job starts at 7. Without the main
+    # scheduler (sched_interval=0, as Slurm's -1) it waits for the backfill pass of 10
+    # (bf_interval=5 from the first submission)
     w = workload([(0, 3, 10, 1), (7, 3, 10, 1)])
     result = run(w, site(), ["short", "short"], [1, 2])
+    assert result.schedule.sort_values("job_id")["start"].tolist() == [0, 7]
+    result = run(w, site(), ["short", "short"], [1, 2], sched_interval=0)
     assert result.schedule.sort_values("job_id")["start"].tolist() == [0, 10]
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +37,7 @@ REPLAY = ROOT / "tests" / "data" / "slurm_replay"
 PINNED = ROOT / "tests" / "data" / "slurm_pinned" / "starts.json"
 
 CONF = """NodeName=n[1-8] CPUs=8
+AccountingStorageEnforce=associations,limits,qos
 PriorityType=priority/multifactor
 PriorityWeightAge=1000
 PriorityWeightFairshare=10000
@@ -151,7 +153,7 @@ def test_a_jobs_compiled_limit_checks_hold_as_the_rules_read():
     from engine.platform.slurmconf import Association, Qos
     from engine.policies.slurmlimits import SiteLimits
 
-    conf = parse_slurm_conf("NodeName=n[1-4] CPUs=8\nPartitionName=a Nodes=ALL Default=YES QOS=part\n"
+    conf = parse_slurm_conf("NodeName=n[1-4] CPUs=8\nAccountingStorageEnforce=limits\nPartitionName=a Nodes=ALL Default=YES QOS=part\n"
                             "PartitionName=b Nodes=ALL\n", "t.conf")
     qos = {"normal": Qos("normal", max_jobs_per_user=3, max_tres_per_user={"cpu": 12, "mem": 9000}),
            "bulk": Qos("bulk", grp_jobs=4, grp_tres={"cpu": 16, "node": 3}),
@@ -168,12 +170,68 @@ def test_a_jobs_compiled_limit_checks_hold_as_the_rules_read():
                         rng.choice(["normal", "bulk", "gone"], n).tolist(), accounts, users,
                         rng.integers(1, 9, n).tolist(), rng.integers(1, 3, n).tolist(), [60] * n,
                         mem_mb=rng.integers(0, 4000, n).tolist(), gpus=rng.integers(0, 3, n).tolist())
+    reasons = _start_and_end_at_random(limits, rng, n, 400)
+    assert len(reasons) >= 6          # (most kinds of hold were met)
+
+
+def test_compiled_limit_checks_follow_the_hierarchy_as_the_rules_read():
+    """The same with both kinds of QOS (partition QOS, job QOS, one with OverPartQOS) setting some of
+    the same limits, and association limits the QOS shadow or leave; an association reason is met
+    only for a limit no QOS of the job sets (resource_limits.html's hierarchy, acct_policy.c's pairs)."""
+    from engine.platform.slurmconf import Association, Qos
+    from engine.policies.slurmlimits import SiteLimits
+
+    conf = parse_slurm_conf("NodeName=n[1-4] CPUs=8\nAccountingStorageEnforce=limits\n"
+                            "PartitionName=a Nodes=ALL Default=YES QOS=part\nPartitionName=b Nodes=ALL\n", "t.conf")
+    qos = {"normal": Qos("normal", max_jobs_per_user=1, grp_tres={"cpu": 7}),
+           "over": Qos("over", max_jobs_per_user=3, grp_jobs=5, flags=["OverPartQOS"]),
+           "part": Qos("part", max_jobs_per_user=2, grp_tres={"node": 4}, max_tres_per_user={"cpu": 10})}
+    assoc = [Association("c", "x", shares=1, grp_jobs=3, grp_tres={"cpu": 12, "node": 3}, max_jobs=2),
+             Association("c", "x", "u1"), Association("c", "x", "u2", max_jobs=4), Association("c", "x", "u3")]
+    rng = np.random.default_rng(11)
+    n = 240
+    users = [f"u{u}" for u in rng.integers(1, 4, n).tolist()]
+    limits = SiteLimits(SlurmSite(conf, qos=qos, associations=assoc), rng.choice(["a", "b"], n).tolist(),
+                        rng.choice(["normal", "over", "none"], n).tolist(), ["x"] * n, users,
+                        rng.integers(1, 7, n).tolist(), rng.integers(1, 3, n).tolist(), [60] * n)
+    shadow = {"AssocMaxJobsLimit": ("max_jobs_per_user", "max_jobs_per_account"), "AssocGrpJobsLimit": ("grp_jobs",)}
+    met: set[str] = set()
+
+    def check(job: int) -> None:
+        reason = limits.held_by_rules(job)
+        met.add(reason)
+        own = [q for q in (qos.get(limits.qos[job]), qos["part"] if limits.partition[job] == "a" else None) if q]
+        for key in shadow.get(reason, ()):
+            assert all(getattr(q, key) is None for q in own), (job, reason)
+        if reason in ("AssocGrpCpuLimit", "AssocGrpNodeLimit"):
+            assert all(reason[8:-5].lower() not in q.grp_tres for q in own), (job, reason)
+        if reason == "QOSMaxJobsPerUserLimit":     # the first QOS's MaxJobsPU is the one in force
+            first = own[0] if len(own) == 1 or limits.qos[job] == "over" else own[1]
+            assert limits.qos_user_run[(first.name, limits.user[job])][0] >= first.max_jobs_per_user
+
+    reasons = _start_and_end_at_random(limits, rng, n, 300, check=check)
+    assert reasons >= {"", "QOSMaxJobsPerUserLimit", "AssocMaxJobsLimit", "AssocGrpJobsLimit", "QOSGrpCpuLimit",
+                       "AssocGrpCpuLimit", "QOSGrpNodeLimit"}
+
+
+def _start_and_end_at_random(limits, rng, n: int, rounds: int, clock: list[int] | None = None,
+                             check: Callable[[int], None] | None = None) -> set[str]:
+    """Jobs started (among those no rule holds) and ended at random, ``held`` checked against
+    ``held_by_rules`` for every job at each step; with ``clock``, time passes at random, the decay
+    thread takes the running jobs' time off (GrpTRESRunMins) and sets the user associations'
+    usage at random (GrpTRESMins). The reasons met."""
     running: list[int] = []
     reasons = set()
-    for _ in range(400):
+    for _ in range(rounds):
         for job in range(n):
             assert limits.held(job) == limits.held_by_rules(job), job
             reasons.add(limits.held(job))
+            if check is not None:
+                check(job)
+        if clock is not None:
+            clock[0] += int(rng.integers(0, 120))
+            limits.run_time_until(clock[0] - int(rng.integers(0, 30)))
+            limits.usage_updated({("x", "u1"): float(rng.integers(0, 4000)), ("x", "u2"): float(rng.integers(0, 4000))})
         if running and rng.random() < 0.45:
             limits.ended(running.pop(int(rng.integers(len(running)))))
         else:
@@ -183,4 +241,29 @@ def test_a_jobs_compiled_limit_checks_hold_as_the_rules_read():
                 limits.submitted(job)
                 limits.started(job)
                 running.append(job)
-    assert len(reasons) >= 6          # (most kinds of hold were met)
+    if clock is not None:
+        for job in running:
+            limits.ended(job)
+        assert not limits.running[:, 5].any()        # every job's time left went with it
+    return reasons
+
+
+def test_compiled_run_minutes_checks_hold_as_the_rules_read():
+    """The same with GrpTRESRunMins (cpu) on a QOS and an account, and GrpTRESMins (cpu) on a user's
+    association and the account, as time passes."""
+    from engine.platform.slurmconf import Association, Qos
+    from engine.policies.slurmlimits import SiteLimits
+
+    conf = parse_slurm_conf("NodeName=n[1-4] CPUs=8\nAccountingStorageEnforce=limits\nPartitionName=a Nodes=ALL Default=YES\n", "t.conf")
+    qos = {"normal": Qos("normal", grp_tres_run_mins={"cpu": 300}), "bulk": Qos("bulk", grp_submit=50)}
+    assoc = [Association("c", "x", shares=1, grp_tres_run_mins={"cpu": 200}, grp_tres_mins={"cpu": 110}),
+             Association("c", "x", "u1", grp_tres_mins={"cpu": 40}), Association("c", "x", "u2")]
+    rng = np.random.default_rng(3)
+    n = 200
+    clock = [0]
+    limits = SiteLimits(SlurmSite(conf, qos=qos, associations=assoc), ["a"] * n,
+                        rng.choice(["normal", "bulk"], n).tolist(), ["x"] * n, rng.choice(["u1", "u2"], n).tolist(),
+                        rng.integers(1, 9, n).tolist(), [1] * n, rng.choice([60, 300, 900, 1799], n).tolist(),
+                        clock=lambda: clock[0])
+    reasons = _start_and_end_at_random(limits, rng, n, 300, clock)
+    assert reasons >= {"", "QOSGrpCPURunMinutesLimit", "AssocGrpCPURunMinutesLimit", "AssocGrpCPUMinutesLimit"}

@@ -1,9 +1,9 @@
 """Replaying a real Slurm 22.05 run (tests/data/slurm_replay, README there) from the site's own
 files with the ``slurm`` policy, and how far the replay is from the recording (issue 24 §3).
 
-The figures are pinned (the replay is deterministic). Of the issue's targets (mean wait within
-10 %, rank correlation >= 0.9, per-partition means within 20 %) only the per-partition means are
-met: the test says which, and asserts the replay is closer to the recording than plain EASY."""
+The figures are pinned (the replay is deterministic). None of the issue's targets (mean wait
+within 10 %, rank correlation >= 0.9, per-partition means within 20 %) is met at this phase of the
+timers: the test says so, and where the replay is closer to the recording than plain EASY."""
 
 from __future__ import annotations
 
@@ -41,30 +41,33 @@ def test_the_replay_from_the_sites_files_is_pinned(figures):
     overall = slurm["overall"]
     assert slurm["jobs"]["matched"] == 330
     assert overall["recorded"]["mean_wait"] == pytest.approx(424.17, abs=0.01)
-    assert overall["simulated"]["mean_wait"] == pytest.approx(358.0, abs=1)
-    assert overall["wait_rank_correlation"] == pytest.approx(0.851, abs=0.002)
+    assert overall["simulated"]["mean_wait"] == pytest.approx(313.2, abs=1)
+    assert overall["wait_rank_correlation"] == pytest.approx(0.820, abs=0.002)
     per = {name: part["simulated"]["mean_wait"] for name, part in slurm["per_queue"].items()}
-    assert per["long"] == pytest.approx(790.5, abs=1)      # recorded 920.0
-    assert per["short"] == pytest.approx(175.4, abs=1)     # recorded 214.7
-    # against the targets of issue 24: each partition's mean within 20 % (long -14.1 %, short
-    # -18.3 %); the overall mean (-15.6 %) is not within 10 % and the rank correlation of waits
-    # (0.851) is short of 0.9. Before Slurm's usage accrual, Fair Tree tie rules and a new job's
-    # age 0 (each checked against sprio: tests/engine/policies/test_slurm.py) this phase gave
-    # 414 s and 0.896 by chance: the priority cycle's phase alone moves the replay over 303-398 s
-    # and 0.75-0.87 (tests/engine/test_calibrate.py)
+    assert per["long"] == pytest.approx(651.5, abs=1)      # recorded 920.0
+    assert per["short"] == pytest.approx(170.3, abs=1)     # recorded 214.7
+    # against the targets of issue 24: the overall mean (-26.2 %), each partition's (long -29.2 %,
+    # short -20.7 %) and the rank correlation of waits (0.820) all miss them. The rules of
+    # slurmctld 22.05.8 this replay follows were each read from its source and checked on a real
+    # run's debug log (the main scheduler at submissions and ends batch_sched_delay apart, the
+    # backfill table's times, the will-run test's batches: tests/engine/policies/test_slurm_rules.py);
+    # before them this phase gave 358 s and 0.851, and over six phases of the priority cycle
+    # 343 s and 0.819, against 342 s and 0.822 now: the phase alone moves the replay over
+    # 313-425 s and 0.76-0.86 (tests/engine/test_calibrate.py)
     for name in ("long", "short"):
-        assert abs(per[name] / slurm["per_queue"][name]["recorded"]["mean_wait"] - 1) <= 0.20
+        assert abs(per[name] / slurm["per_queue"][name]["recorded"]["mean_wait"] - 1) > 0.20
     assert abs(overall["simulated"]["mean_wait"] / overall["recorded"]["mean_wait"] - 1) > 0.10
     assert overall["wait_rank_correlation"] < 0.9
 
 
-def test_the_replay_is_closer_to_the_recording_than_easy(figures):
-    """Closer in the overall mean, in the order of the waits (by more than 0.15) and in each
-    partition's mean (EASY: 338 s overall, short 261 s, long 520 s, rank correlation 0.68)."""
+def test_where_the_replay_is_closer_to_the_recording_than_easy(figures):
+    """Closer in the order of the waits (by more than 0.1) and in each partition's mean (EASY:
+    338 s overall, short 261 s, long 520 s, rank correlation 0.68); not in the overall mean at
+    this phase (313 s; 342 s over six phases of the priority cycle)."""
     easy, slurm = figures
     recorded = slurm["overall"]["recorded"]["mean_wait"]
-    assert abs(slurm["overall"]["simulated"]["mean_wait"] - recorded) < abs(easy["overall"]["simulated"]["mean_wait"] - recorded)
-    assert slurm["overall"]["wait_rank_correlation"] > easy["overall"]["wait_rank_correlation"] + 0.15
+    assert abs(slurm["overall"]["simulated"]["mean_wait"] - recorded) > abs(easy["overall"]["simulated"]["mean_wait"] - recorded)
+    assert slurm["overall"]["wait_rank_correlation"] > easy["overall"]["wait_rank_correlation"] + 0.1
     for name in ("long", "short"):
         rec = slurm["per_queue"][name]["recorded"]["mean_wait"]
         assert abs(slurm["per_queue"][name]["simulated"]["mean_wait"] - rec) < abs(

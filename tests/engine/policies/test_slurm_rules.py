@@ -5,6 +5,7 @@ reason, and when each job starts."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from engine.platform.slurmconf import Association, Qos, SlurmSite, parse_slurm_conf
@@ -12,7 +13,7 @@ from engine.policies.slurm import RESERVED_FOR_HIGHER
 from engine.policies.slurmlimits import PARTITION_NOT_AVAILABLE
 from engine.run import simulate
 
-BASE = ("NodeName=n1 CPUs=16\nPriorityType=priority/multifactor\nPriorityWeightAge=1000\n"
+BASE = ("NodeName=n1 CPUs=16\nAccountingStorageEnforce=associations,limits\nPriorityType=priority/multifactor\nPriorityWeightAge=1000\n"
         "PriorityWeightPartition=2000\nPriorityMaxAge=00:20:00\nPriorityCalcPeriod=1\n")
 PARTITIONS = ("PartitionName=short Nodes=n1 Default=YES MaxTime=00:05:00 PriorityJobFactor=2\n"
               "PartitionName=long Nodes=n1 MaxTime=00:20:00 PriorityJobFactor=1\n")
@@ -215,15 +216,41 @@ def test_a_drained_or_inactive_partition_refuses_new_jobs(workload, state):
 # ----------------------------------------------------------------------------- the schedulers
 
 
-def test_bf_resolution_rounds_the_backfill_tables_times_up(workload):
-    # A (8 CPUs, limit 95) runs; B (16 CPUs) is reserved at A's end; C (8 CPUs, limit 94) ends
-    # at 95 exactly if started at 1: with a 1 s resolution it fits before B's reservation; with
-    # 10 s, B's reservation starts at 100 but C's 94 s count as 100 (end 101): it waits for B
-    rows = [(0, 95, 95, 8), (1, 50, 50, 16), (1, 94, 94, 8)]
-    exact = run(workload, rows, site("bf_resolution=1"), sched_cycle=0, sched_interval=0)
-    assert starts(exact) == {1: 0, 2: 95, 3: 1}
-    coarse = run(workload, rows, site("bf_resolution=10"), sched_cycle=0, sched_interval=0)
-    assert starts(coarse) == {1: 0, 2: 95, 3: 145}
+def test_backfill_reservations_start_on_bf_resolutions_grid_and_a_job_ending_at_one_overlaps_it(workload):
+    # backfill.c (_attempt_backfill, 22.05): a pending job's reservation in the backfill table runs
+    # from its start rounded down to bf_resolution to its start + limit rounded down; a job to
+    # start now overlaps a table entry that begins at or before its end (``begin_time <=
+    # end_time``); the running jobs' ends are exact (cons_common's will-run test: end_time).
+    # A (8 CPUs, limit 95) runs; B (16 CPUs) is reserved at A's end, 95; C (8 CPUs) asks at 1.
+    def c_starts(limit: int, resolution: int) -> int:
+        rows = [(0, 95, 95, 8), (1, 50, 50, 16), (1, limit, limit, 8)]
+        result = run(workload, rows, site(f"bf_resolution={resolution}"), sched_cycle=0, sched_interval=0)
+        assert starts(result)[2] == 95
+        return starts(result)[3]
+
+    assert c_starts(93, 1) == 1         # ends at 94, before B's entry [95, 145)
+    assert c_starts(94, 1) == 145       # ends at 95: overlaps B's entry, waits for B (95 + 50)
+    assert c_starts(93, 10) == 145      # B's entry begins at 90: C's end 94 overlaps it
+    assert c_starts(89, 10) == 145      # ends at 90: overlaps it
+    assert c_starts(88, 10) == 1        # ends at 89
+
+
+def test_the_main_scheduler_runs_at_submissions_and_ends_batch_sched_delay_apart(workload):
+    # controller.c _slurmctld_background: a submission or a job's end (epilog complete, agent.c)
+    # calls queue_job_scheduler(); the background loop then runs schedule() once batch_sched_delay
+    # seconds have passed since it last did (its full pass every sched_interval included).
+    # sched_interval 1000 (full passes at 0 and 1000), no backfill pass but the first.
+    # A (16 CPUs) starts at 0; B (16) submitted at 1: the pass at 3 (0 + 3) finds no room; C (16)
+    # at 9: a pass at 9; A ends at 10: 9 + 3 -> the pass at 12 starts B; B ends at 17: C at 17.
+    rows = [(0, 10, 10, 16), (1, 5, 5, 16), (9, 5, 5, 16)]
+    conf = "bf_interval=1000,sched_interval=1000"
+    assert starts(run(workload, rows, site(conf))) == {1: 0, 2: 12, 3: 17}
+    # without the delay, at each end: B at 10, C at 15
+    assert starts(run(workload, rows, site(conf + ",batch_sched_delay=0"))) == {1: 0, 2: 10, 3: 15}
+    # the full pass every sched_interval runs while nothing waits too: with sched_interval 10, a job
+    # submitted at 11 waits for 13 (the pass of 10, + 3)
+    rows = [(0, 5, 5, 1), (11, 5, 5, 1)]
+    assert starts(run(workload, rows, site("bf_interval=1000,sched_interval=10"))) == {1: 0, 2: 13}
 
 
 def test_bf_window_bounds_how_far_ahead_backfill_reserves(workload):
@@ -250,11 +277,13 @@ def test_bf_continue_changes_nothing_as_a_pass_takes_no_simulated_time(workload)
 
 
 def test_sched_interval_runs_the_main_scheduler_between_backfill_passes(workload):
-    # backfill only every 1000 s: a job submitted at 3 on a free node starts at the main
-    # scheduler's next full pass (every sched_interval=10 s from the first submission), or at the
-    # backfill pass of 1000 without main passes
+    # backfill only every 1000 s: a job submitted at 3 on a free node starts at the main pass its
+    # submission asks for (at 3: batch_sched_delay=3 after the full pass of 0); with a longer
+    # batch_sched_delay at the main scheduler's next full pass (every sched_interval=10 s from the
+    # first submission); at the backfill pass of 1000 without a main scheduler
     rows = [(0, 10, 100, 1), (3, 10, 100, 1)]
-    assert starts(run(workload, rows, site("bf_interval=1000,sched_interval=10"))) == {1: 0, 2: 10}
+    assert starts(run(workload, rows, site("bf_interval=1000,sched_interval=10"))) == {1: 0, 2: 3}
+    assert starts(run(workload, rows, site("bf_interval=1000,sched_interval=10,batch_sched_delay=60"))) == {1: 0, 2: 10}
     assert starts(run(workload, rows, site("bf_interval=1000"), sched_interval=0)) == {1: 0, 2: 1000}
 
 
@@ -279,6 +308,18 @@ def test_a_lower_tier_partition_sharing_the_nodes_waits_behind_a_blocked_higher_
                  sched_interval=0, main_at_events=True)
     assert starts(result) == {1: 0, 2: 100, 3: 150}
     assert reasons(result) == {1: "", 2: "Resources", 3: RESERVED_FOR_HIGHER}
+
+
+def test_only_the_first_job_of_a_partition_whose_nodes_were_taken_shows_the_reserved_text(workload):
+    # job_scheduler.c _schedule(): B (high, 16 CPUs) does not fit and takes the node; C, the first
+    # low job, finds no node left: Resources with the text "Nodes required ... reserved for jobs in
+    # higher priority partitions", and fails its partition (fail_by_part); D, behind it, waits with
+    # Priority (_failed_partition). Neither fits in front of B's backfill reservation
+    rows = [(0, 100, 100, 8), (1, 50, 50, 16), (1, 200, 200, 4), (1, 200, 200, 4)]
+    result = run(workload, rows, site("bf_interval=1000", conf=BASE + TIERS), partitions=["high", "high", "low", "low"],
+                 sched_interval=0, main_at_events=True)
+    assert starts(result) == {1: 0, 2: 100, 3: 150, 4: 150}
+    assert reasons(result) == {1: "", 2: "Resources", 3: RESERVED_FOR_HIGHER, 4: "Priority"}
     # the low partition with a node of its own is not blocked: C starts at once
     conf = BASE.replace("NodeName=n1 CPUs=16", "NodeName=n[1-2] CPUs=16") + \
         "PartitionName=high Nodes=n1 PriorityTier=2\nPartitionName=low Nodes=n[1-2] Default=YES PriorityTier=1\n"
@@ -299,8 +340,9 @@ def test_backfill_reservations_take_whole_nodes(workload):
     # 200 s) would fit beside B in CPUs, but Slurm's backfill reserves B the whole node: C may not
     # run into it and starts beside B when B starts; counting only processors it starts at once
     rows = [(0, 100, 100, 8), (1, 50, 50, 12), (1, 200, 200, 4)]
-    assert starts(run(workload, rows, site(), sched_cycle=0, sched_interval=0)) == {1: 0, 2: 100, 3: 100}
-    assert starts(run(workload, rows, site(), sched_cycle=0, sched_interval=0,
+    exact = site("bf_interval=5,bf_resolution=1")
+    assert starts(run(workload, rows, exact, sched_cycle=0, sched_interval=0)) == {1: 0, 2: 100, 3: 100}
+    assert starts(run(workload, rows, exact, sched_cycle=0, sched_interval=0,
                       whole_node_reservations=False)) == {1: 0, 2: 100, 3: 1}
 
 
@@ -337,10 +379,361 @@ def test_an_associations_max_jobs_and_max_submit(workload):
 
 def test_the_backfill_threads_timing(workload):
     # bf_interval=5. On the grid from the first submission: B (submitted at 2) starts at 5, C (13)
-    # at 15, E (20, when A ends) at 20. As Slurm's backfill thread: a pass at least 5 s after the
-    # previous one, then at once when something changed (C at 13), but not in the second a job
-    # ended (A ends at 20: E at 21)
+    # at 15, E (20, when A ends) at 20. As Slurm's backfill thread (backfill.c backfill_agent): a
+    # pass at least 5 s after the previous one, then at once when something changed (C at 13;
+    # E at 20: 7 s after; the job ending that second defers nothing: job_is_completing() looks
+    # only with CompleteWait set)
     rows = [(0, 20, 20, 1), (2, 10, 10, 1), (13, 10, 10, 1), (20, 10, 10, 1)]
     assert starts(run(workload, rows, site("bf_interval=5"), sched_interval=0)) == {1: 0, 2: 5, 3: 15, 4: 20}
     assert starts(run(workload, rows, site("bf_interval=5"), sched_interval=0, backfill_agent=True)) == \
-        {1: 0, 2: 5, 3: 13, 4: 21}
+        {1: 0, 2: 5, 3: 13, 4: 20}
+
+
+def will_run_start(now: int, size: int, running: list[tuple[int, int, int]], cpus: int) -> int:
+    """cons_common's will-run test (_will_run_test) on one node: now if ``size`` CPUs are free;
+    else the running jobs leave in batches by expected end, the first up to the first end raised
+    to the next multiple of 30, plus 30 s; each later window doubled (and doubled again while the
+    next end lies beyond it); the job starts at the last end of the batch after which it fits."""
+    ends = sorted((e, c) for _, e, c in running)
+    free = cpus - sum(c for _, c in ends)
+    if free >= size:
+        return now
+    barrier, window, k = ends[0][0] + (30 - ends[0][0] % 30), 30, 0
+    while True:
+        free += ends[k][1]
+        k += 1
+        while k < len(ends) and ends[k][0] <= barrier + window:
+            free += ends[k][1]
+            k += 1
+        if free >= size:
+            return max(ends[k - 1][0], now + 1)
+        window *= 2
+        while ends[k][0] > barrier + window:
+            window *= 2
+
+
+def slurm_backfill_reference(rows: list[tuple[int, int, int, int]], resolution: int, cpus: int = 16) -> dict[int, int]:
+    """Slurm 22.05's backfill pass on one node, written out naively from backfill.c
+    (_attempt_backfill, _add_reservation) and cons_common's will-run test, run at every
+    submission and job end: jobs in submission order (their priority order here); a job may start
+    at its will-run start (:func:`will_run_start`) or later at the end of a backfill table entry
+    (TRY_LATER), the first of these where no entry [begin, end) has begin <= start + limit and
+    end > start (``begin_time <= end_time``); it starts if that is now, else its entry takes the
+    node from its start to its start + limit, both rounded down to bf_resolution, at least one
+    bf_resolution long."""
+    jobs = [(s, r, lim, c, k + 1) for k, (s, r, lim, c) in enumerate(rows)]
+    pending: list[tuple[int, int, int, int, int]] = []
+    running: list[tuple[int, int, int]] = []          # (end, expected end, cpus)
+    start: dict[int, int] = {}
+    times = sorted({s for s, *_ in jobs})
+    while times:
+        now = times.pop(0)
+        running = [r for r in running if r[0] > now]
+        pending += [j for j in jobs if j[0] == now]
+        table: list[tuple[int, int]] = []
+        for job in list(pending):
+            _, runtime, limit, size, number = job
+            first = will_run_start(now, size, running, cpus)
+            for at in sorted({first, *(e for _, e in table if e > first)}):
+                if not any(b <= at + limit and e > at for b, e in table):
+                    break
+            if at == now:
+                start[number] = now
+                pending.remove(job)
+                running.append((now + runtime, now + limit, size))
+                times = sorted(set(times) | {now + runtime})
+            else:
+                begin = at - at % resolution
+                table.append((begin, max((at + limit) - (at + limit) % resolution, begin + resolution)))
+    return start
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_backfill_pass_starts_what_slurms_rules_written_out_start(workload, seed):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for _ in range(int(rng.integers(8, 30))):
+        limit = int(rng.integers(5, 120))
+        rows.append((int(rng.integers(0, 300)), int(rng.integers(1, limit + 1)), limit,
+                     int(rng.choice([1, 2, 4, 8, 12, 16]))))
+    rows.sort(key=lambda row: row[0])
+    resolution = int(rng.choice([1, 10, 30]))
+    result = run(workload, rows, site(f"bf_interval=5,bf_resolution={resolution}"), sched_cycle=0, sched_interval=0)
+    assert starts(result) == slurm_backfill_reference(rows, resolution)
+
+
+# ----------------------------------------------------------------------------- GrpSubmit, TRES-minutes
+
+
+def test_qos_grp_submit_refuses_at_submission_counting_the_qos_pending_and_running_jobs(workload):
+    # GrpSubmit 2 on the QOS, whoever submits: u1's 8-CPU job runs (0-100), u2's 16-CPU job waits
+    # for it; u2's job at 2 would be the QOS's third: sbatch refuses it (QOSGrpSubmitJobsLimit).
+    # At 150 job 1 has ended (one in the QOS): u1's job is accepted, and waits for job 2 (100-200)
+    rows = [(0, 100, 100, 8), (1, 100, 100, 16), (2, 10, 100, 1), (150, 10, 100, 1)]
+    result = run(workload, rows, site(qos=Qos("normal", grp_submit=2)), users=[1, 2, 2, 1], sched_cycle=0)
+    assert starts(result) == {1: 0, 2: 100, 4: 200}
+    assert result.rejected_jobs["job_id"].tolist() == [3]
+    assert result.rejected_jobs["reason"].tolist() == ["QOSGrpSubmitJobsLimit"]
+    assert result.rejected_jobs["limit"].tolist() == ["QOS normal GrpSubmit 2"]
+    assert result.meta["summary"]["slurm_refused"] == {"QOSGrpSubmitJobsLimit": 1}
+
+
+def test_an_accounts_grp_submit_counts_all_its_users_jobs_unless_a_qos_grp_submit_overrides_it(workload):
+    # GrpSubmit 2 on account acct (u1 and u2 under it): the same three jobs as above, the third
+    # refused with AssocGrpSubmitJobsLimit. With a GrpSubmit on the job's QOS (3) the association's
+    # is not checked (acct_policy_validate: the QOS's limit overrides it) and the third is accepted;
+    # its 100 s would run into job 2's reservation at 100, so it starts after job 2 (200)
+    rows = [(0, 100, 100, 8), (1, 100, 100, 16), (2, 10, 100, 1)]
+    assoc = [Association("c", "acct", shares=1, grp_submit=2), Association("c", "acct", "u1"),
+             Association("c", "acct", "u2")]
+    result = run(workload, rows, site(assoc=assoc), users=[1, 2, 2], sched_cycle=0)
+    assert result.rejected_jobs["reason"].tolist() == ["AssocGrpSubmitJobsLimit"]
+    assert result.rejected_jobs["limit"].tolist() == ["association acct GrpSubmit 2"]
+    overridden = run(workload, rows, site(assoc=assoc, qos=Qos("normal", grp_submit=3)), users=[1, 2, 2],
+                     sched_cycle=0)
+    assert overridden.rejected_jobs.empty
+    assert starts(overridden) == {1: 0, 2: 100, 3: 200}
+
+
+def test_max_tres_mins_per_job_refuses_a_job_whose_cpus_times_its_time_limit_exceed_it(workload):
+    # MaxTRESMins cpu=20 (CPU-minutes of CPUs x time limit, the limit in whole minutes): 2 CPUs x
+    # 10 min = 20 runs; 3 x 10 = 30 does not (Slurm: pending for ever, QOSMaxCpuMinutesPerJobLimit);
+    # 10 CPUs x 61 s = 10 x 2 min = 20 runs; 10 x 121 s = 30 does not
+    rows = [(0, 10, 600, 2), (0, 10, 600, 3), (0, 10, 61, 10), (0, 10, 121, 10)]
+    result = run(workload, rows, site(qos=Qos("normal", max_tres_mins_per_job={"cpu": 20})), sched_cycle=0,
+                 partitions=["long"] * 4)
+    assert set(starts(result)) == {1, 3}
+    assert result.rejected_jobs["job_id"].tolist() == [2, 4]
+    assert result.rejected_jobs["reason"].tolist() == ["QOSMaxCpuMinutesPerJobLimit"] * 2
+    assert result.rejected_jobs["limit"].tolist() == ["QOS normal MaxTRESMins cpu=20"] * 2
+    assoc = [Association("c", "acct", shares=1), Association("c", "acct", "u1", max_tres_mins_per_job={"cpu": 20}),
+             Association("c", "acct", "u2")]
+    result = run(workload, rows, site(assoc=assoc), sched_cycle=0, partitions=["long"] * 4, users=[1, 1, 2, 1])
+    assert set(starts(result)) == {1, 3}          # u2's 30 CPU-minutes are not u1's association's
+    assert result.rejected_jobs["job_id"].tolist() == [2, 4]
+    assert result.rejected_jobs["reason"].tolist() == ["AssocMaxCpuMinutesPerJobLimit"] * 2
+    # a MaxTRESMins cpu=40 on the job's QOS wins over the association's 20: none is refused (30 <=
+    # 40); a QOS limit of memory only leaves the association's of cpu in force
+    result = run(workload, rows, site(assoc=assoc, qos=Qos("normal", max_tres_mins_per_job={"cpu": 40})),
+                 sched_cycle=0, partitions=["long"] * 4, users=[1, 1, 2, 1])
+    assert result.rejected_jobs.empty
+    result = run(workload, rows, site(assoc=assoc, qos=Qos("normal", max_tres_mins_per_job={"mem": 10 ** 6})),
+                 sched_cycle=0, partitions=["long"] * 4, users=[1, 1, 2, 1])
+    assert result.rejected_jobs["job_id"].tolist() == [2, 4]
+
+
+def test_max_tres_mins_per_job_of_memory_and_gpus(workload):
+    # MaxTRESMins mem=1000 (MB-minutes), gres/gpu=20 (GPU-minutes): 100 MB x 10 min = 1000 runs, 200 MB x
+    # 10 min does not (QOSMaxMemoryMinutesPerJob); 2 GPUs x 10 min = 20 runs, 3 x 10 does not
+    # (QOSMaxGRESMinutesPerJob); the job without GPUs or memory is not concerned
+    rows = [(0, 10, 600, 1)] * 5
+    result = run(workload, rows, site(qos=Qos("normal", max_tres_mins_per_job={"mem": 1000, "gres/gpu": 20})),
+                 sched_cycle=0, partitions=["long"] * 5, mem_mb=[100, 200, 0, 0, 0], gpus=[0, 0, 2, 3, 0])
+    assert set(starts(result)) == {1, 3, 5}
+    assert result.rejected_jobs["reason"].tolist() == ["QOSMaxMemoryMinutesPerJob", "QOSMaxGRESMinutesPerJob"]
+    assert result.rejected_jobs["limit"].tolist() == ["QOS normal MaxTRESMins mem=1000", "QOS normal MaxTRESMins gres/gpu=20"]
+
+
+def test_grp_tres_run_mins_holds_a_job_until_the_running_jobs_minutes_left_make_room(workload):
+    # GrpTRESRunMins cpu=100 on the QOS; the decay thread takes the running jobs' time off every
+    # PriorityCalcPeriod (1 = one minute: at 0, 60, 120, ...). A: 10 CPUs x 10 min = 100 CPU-minutes
+    # from 0; B asks 1 x 2 min: held while floor(R / 60) + 2 > 100, R = 10 x (600 - t) CPU-seconds
+    # left as of the tick t: 102 at t=0, 92 at t=60 -> B starts at 60 (QOSGrpCPURunMinutesLimit).
+    # C asks 6 x 20 min = 120 > 100: never, refused. A ends at 300 and its whole time limit leaves
+    # the counter (what the ticks took off comes back). E: 4 x 20 min = 80 from 400; F asks 5 x 5
+    # = 25 at 401: R = 4 x (1200 - (t - 400)): 78 + 25 = 103 at the tick 420, 74 + 25 = 99 at 480:
+    # F starts at 480. Were A's time not given back whole, the counter would be 3000 too low and F
+    # would start at the first pass after 401
+    rows = [(0, 300, 600, 10), (0, 10, 120, 1), (0, 10, 1200, 6), (400, 500, 1200, 4), (401, 10, 300, 5)]
+    result = run(workload, rows, site(qos=Qos("normal", grp_tres_run_mins={"cpu": 100})), partitions=["long"] * 5,
+                 users=[1, 2, 1, 1, 2])
+    assert starts(result) == {1: 0, 2: 60, 4: 400, 5: 480}
+    assert result.rejected_jobs["job_id"].tolist() == [3]
+    assert result.rejected_jobs["reason"].tolist() == ["QOSGrpCPURunMinutesLimit"]
+    assert reasons(result)[2] == reasons(result)[5] == "QOSGrpCPURunMinutesLimit"
+    assert result.meta["summary"]["slurm_pending"]["QOSGrpCPURunMinutesLimit"]["jobs"] == 2
+
+
+def test_an_accounts_grp_tres_run_mins_counts_its_users_running_jobs(workload):
+    # the same A and B as above, u1 and u2 under account acct with GrpTRESRunMins cpu=100: B
+    # (u2's) waits for the tick at 60 behind A (u1's)
+    assoc = [Association("c", "acct", shares=1, grp_tres_run_mins={"cpu": 100}), Association("c", "acct", "u1"),
+             Association("c", "acct", "u2")]
+    result = run(workload, [(0, 300, 600, 10), (0, 10, 120, 1)], site(assoc=assoc), partitions=["long"] * 2,
+                 users=[1, 2])
+    assert starts(result) == {1: 0, 2: 60}
+    assert reasons(result)[2] == "AssocGrpCPURunMinutesLimit"
+    # a GrpTRESRunMins cpu on the job's QOS (1000) overrides the association's (acct_policy checks
+    # an association's only for TRES no QOS of the job limits): B starts at once
+    result = run(workload, [(0, 300, 600, 10), (0, 10, 120, 1)],
+                 site(assoc=assoc, qos=Qos("normal", grp_tres_run_mins={"cpu": 1000})), partitions=["long"] * 2,
+                 users=[1, 2])
+    assert starts(result) == {1: 0, 2: 0}
+
+
+
+@pytest.mark.parametrize("on_account", [False, True])
+def test_an_associations_grp_tres_mins_holds_its_jobs_until_the_decayed_usage_falls_below_it(workload, on_account):
+    # GrpTRESMins cpu=10 on u1's association (or on account acct: u2's jobs count and are held
+    # too). Usage is the fair-share's decayed CPU-seconds, as the decay thread keeps it every
+    # PriorityCalcPeriod (1 = a minute: ticks at 0, 60, 120, ...), half-life 5 minutes: d = 1 -
+    # 0.693 / 300 per second. A (u1, 8 CPUs, 0-120): 480 d^60 CPU-seconds at the tick 60, then
+    # (480 d^60 + 480 d^60) d^60 = 727 (12.1 minutes) at 120: over 10, B (u1, at 130) is held with
+    # AssocGrpCPUMinutesLimit; 10.6 minutes at 180, 9.2 at 240: B starts at 240 (a pass is asked for
+    # at each tick while the usage holds jobs, though nothing runs)
+    d = 1 - 0.693 / 300
+    usage, tick = 2 * 480 * d ** 60 * d ** 60, 120          # the reference: the usage after A's end
+    while int(usage / 60) >= 10:
+        usage, tick = usage * d ** 60, tick + 60
+    assert tick == 240
+    conf = BASE.replace("PriorityCalcPeriod=1", "PriorityCalcPeriod=1\nPriorityDecayHalfLife=5") + PARTITIONS
+    limit = {"cpu": 10}
+    assoc = [Association("c", "acct", shares=1, grp_tres_mins=limit if on_account else {}),
+             Association("c", "acct", "u1", grp_tres_mins={} if on_account else limit), Association("c", "acct", "u2")]
+    rows = [(0, 120, 120, 8), (130, 10, 60, 1), (130, 10, 60, 1)]
+    result = run(workload, rows, site(conf=conf, assoc=assoc), users=[1, 1, 2])
+    assert starts(result) == {1: 0, 2: tick, 3: tick if on_account else 130}
+    assert reasons(result)[2] == "AssocGrpCPUMinutesLimit"
+    assert result.meta["summary"]["slurm_pending"]["AssocGrpCPUMinutesLimit"]["jobs"] == (2 if on_account else 1)
+
+
+# ----------------------------------------------------------------------------- the limit hierarchy
+# resource_limits.html: a limit is taken from the first of partition QOS, job QOS (the other way
+# round with OverPartQOS), user association, its accounts up to root, partition, where it is set;
+# which QOS limit shadows which association limit is slurmctld 22.05.8's acct_policy.c.
+
+HIERARCHY = BASE + "PartitionName=short Nodes=n1 Default=YES\nPartitionName=long Nodes=n1 QOS=longq\n"
+
+
+@pytest.mark.parametrize("over_part, expected", [(False, {1: 0, 2: 0, 3: 100}), (True, {1: 0, 2: 100, 3: 200})])
+def test_the_partitions_qos_limit_wins_over_the_jobs_qos_unless_over_part_qos(workload, over_part, expected):
+    # long's QOS longq: MaxJobsPU 2; the jobs' QOS normal: MaxJobsPU 1. Three jobs of u1 (100 s
+    # each) in long: longq's 2 is the limit (normal's is not checked: the first QOS sets it), so two
+    # run at once and the third waits for one (100). With OverPartQOS on normal, normal's 1 is the
+    # limit (longq's not checked): one at a time, 0, 100, 200.
+    s = site(conf=HIERARCHY, qos=Qos("normal", max_jobs_per_user=1, flags=["OverPartQOS"] if over_part else []))
+    s.qos["longq"] = Qos("longq", max_jobs_per_user=2)
+    result = run(workload, [(0, 100, 600, 1)] * 3, s, partitions=["long"] * 3, sched_cycle=0)
+    assert starts(result) == expected
+    assert reasons(result)[3] == "QOSMaxJobsPerUserLimit"
+
+
+def test_the_second_qos_limits_what_the_first_leaves_unset(workload):
+    # longq (first) sets MaxJobsPU 2 only; normal sets GrpTRES cpu=4 and MaxJobsPU 1 (shadowed by
+    # longq's). u1's two 2-CPU jobs start at once (normal's MaxJobsPU 1 is not checked) and fill
+    # normal's 4 CPUs: u2's 2-CPU job waits for them (100, QOSGrpCpuLimit), a limit longq leaves unset
+    s = site(conf=HIERARCHY, qos=Qos("normal", max_jobs_per_user=1, grp_tres={"cpu": 4}))
+    s.qos["longq"] = Qos("longq", max_jobs_per_user=2)
+    result = run(workload, [(0, 100, 600, 2)] * 2 + [(0, 50, 600, 2)], s, partitions=["long"] * 3, users=[1, 1, 2],
+                 sched_cycle=0)
+    assert starts(result) == {1: 0, 2: 0, 3: 100}
+    assert reasons(result)[3] == "QOSGrpCpuLimit"
+
+
+@pytest.mark.parametrize("qos, expected, reason", [
+    (Qos("normal"), {1: 0, 2: 100, 3: 200}, "AssocMaxJobsLimit"),
+    (Qos("normal", max_jobs_per_user=2), {1: 0, 2: 0, 3: 100}, "QOSMaxJobsPerUserLimit"),
+    (Qos("normal", max_jobs_per_account=2), {1: 0, 2: 0, 3: 100}, "MaxJobsPerAccount"),
+])
+def test_a_qos_max_jobs_per_user_or_account_overrides_the_associations_max_jobs(workload, qos, expected, reason):
+    # u1's association MaxJobs 1: alone it runs u1's three 100 s jobs one after the other; a QOS
+    # MaxJobsPU or MaxJobsPA 2 takes its place (acct_policy checks MaxJobs only where the QOS sets
+    # neither): two at once
+    assoc = [Association("c", "acct", shares=1), Association("c", "acct", "u1", max_jobs=1)]
+    result = run(workload, [(0, 100, 100, 1)] * 3, site(qos=qos, assoc=assoc), sched_cycle=0)
+    assert starts(result) == expected
+    assert reasons(result)[3] == reason
+
+
+@pytest.mark.parametrize("qos, expected, reason", [
+    (Qos("normal"), {1: 0, 2: 100, 3: 200}, "AssocGrpCpuLimit"),
+    (Qos("normal", grp_tres={"cpu": 8}), {1: 0, 2: 0, 3: 100}, "QOSGrpCpuLimit"),
+    (Qos("normal", grp_tres={"mem": 10 ** 6}), {1: 0, 2: 100, 3: 200}, "AssocGrpCpuLimit"),
+])
+def test_a_qos_grp_tres_overrides_the_accounts_grp_tres_tres_by_tres(workload, qos, expected, reason):
+    # account acct GrpTRES cpu=4; three 4-CPU jobs: alone, one at a time. The QOS's GrpTRES cpu=8
+    # takes the place of the account's cpu (two at once); a QOS GrpTRES of mem only leaves the
+    # account's cpu limit in force
+    assoc = [Association("c", "acct", shares=1, grp_tres={"cpu": 4}), Association("c", "acct", "u1")]
+    result = run(workload, [(0, 100, 100, 4)] * 3, site(qos=qos, assoc=assoc), sched_cycle=0)
+    assert starts(result) == expected
+    assert reasons(result)[3] == reason
+
+
+def test_a_qos_grp_jobs_overrides_every_associations_grp_jobs(workload):
+    # the account's GrpJobs 1 would run u1's and u2's jobs one at a time; the QOS's GrpJobs 2
+    # replaces it at every level of the tree: two at once
+    assoc = [Association("c", "acct", shares=1, grp_jobs=1), Association("c", "acct", "u1"),
+             Association("c", "acct", "u2")]
+    alone = run(workload, [(0, 100, 100, 1)] * 3, site(assoc=assoc), users=[1, 2, 1], sched_cycle=0)
+    assert starts(alone) == {1: 0, 2: 100, 3: 200} and reasons(alone)[3] == "AssocGrpJobsLimit"
+    shadowed = run(workload, [(0, 100, 100, 1)] * 3, site(qos=Qos("normal", grp_jobs=2), assoc=assoc), users=[1, 2, 1],
+                   sched_cycle=0)
+    assert starts(shadowed) == {1: 0, 2: 0, 3: 100} and reasons(shadowed)[3] == "QOSGrpJobsLimit"
+
+
+@pytest.mark.parametrize("qos, refused", [
+    (Qos("normal"), "AssocMaxCpuPerJobLimit"),
+    (Qos("normal", max_tres_per_job={"cpu": 8}), None),
+    (Qos("normal", max_tres_per_user={"cpu": 8}), "AssocMaxCpuPerJobLimit"),   # MaxTRESPU is another limit
+])
+def test_an_associations_max_tres_yields_to_the_qos_max_tres_only(workload, qos, refused):
+    # u1's association MaxTRES cpu=2; a 4-CPU job: refused, unless a QOS MaxTRES cpu sets the per-job
+    # limit instead (acct_policy passes the QOS's max_tres_pj as already imposed, not MaxTRESPU)
+    assoc = [Association("c", "acct", shares=1), Association("c", "acct", "u1", max_tres_per_job={"cpu": 2})]
+    result = run(workload, [(0, 100, 100, 4)], site(qos=qos, assoc=assoc), sched_cycle=0)
+    assert result.rejected_jobs["reason"].tolist() == ([refused] if refused else [])
+    assert len(result.schedule) == (0 if refused else 1)
+
+
+@pytest.mark.parametrize("qos, refused", [(Qos("normal"), "AssocMaxWallDurationPerJobLimit"),
+                                          (Qos("normal", max_wall=600), None)])
+def test_an_associations_max_wall_yields_to_the_qos_max_wall(workload, qos, refused):
+    # u1's association MaxWall 2 min; a 5-minute job in long: refused, unless the QOS's MaxWall
+    # (10 min) is the limit
+    assoc = [Association("c", "acct", shares=1), Association("c", "acct", "u1", max_wall=120)]
+    result = run(workload, [(0, 100, 300, 1)], site(qos=qos, assoc=assoc), partitions=["long"], sched_cycle=0)
+    assert result.rejected_jobs["reason"].tolist() == ([refused] if refused else [])
+
+
+@pytest.mark.parametrize("own, expected", [(None, {1: 0, 2: 100, 3: 0}), (2, {1: 0, 2: 0, 3: 0})])
+def test_an_accounts_max_jobs_applies_to_each_of_its_users_unless_the_users_own_says_otherwise(workload, own,
+                                                                                            expected):
+    # MaxJobs 1 on the account's row: each user's association inherits it (the database fills it in
+    # below), counted per user: u1's second job waits for its first, u2's runs at once. u1's own
+    # MaxJobs 2 is the first one the hierarchy meets: both of u1's run.
+    assoc = [Association("c", "acct", shares=1, max_jobs=1), Association("c", "acct", "u1", max_jobs=own),
+             Association("c", "acct", "u2")]
+    result = run(workload, [(0, 100, 100, 1)] * 3, site(assoc=assoc), users=[1, 1, 2], sched_cycle=0)
+    assert starts(result) == expected
+    if own is None:
+        assert reasons(result)[2] == "AssocMaxJobsLimit"
+
+
+def test_a_qos_max_submit_per_user_overrides_the_associations_max_submit(workload):
+    # u1's MaxSubmit 1 would refuse its second and third jobs; with the QOS's MaxSubmitPU 2, only the third
+    assoc = [Association("c", "acct", shares=1), Association("c", "acct", "u1", max_submit=1)]
+    alone = run(workload, [(0, 100, 100, 1)] * 3, site(assoc=assoc), sched_cycle=0)
+    assert alone.rejected_jobs["reason"].tolist() == ["AssocMaxSubmitJobLimit"] * 2
+    shadowed = run(workload, [(0, 100, 100, 1)] * 3, site(qos=Qos("normal", max_submit_per_user=2), assoc=assoc),
+                   sched_cycle=0)
+    assert shadowed.rejected_jobs["reason"].tolist() == ["QOSMaxSubmitJobPerUserLimit"]
+
+
+@pytest.mark.parametrize("flags, refused", [([], "PartitionTimeLimit"), (["PartitionTimeLimit"], None)])
+def test_the_qos_flag_partition_time_limit_lets_a_job_past_its_partitions_max_time(workload, flags, refused):
+    # short's MaxTime is 5 min; a 10-minute job of QOS normal (MaxWall 30 min): refused by the
+    # partition, unless normal has Flags=PartitionTimeLimit (then MaxWall bounds it)
+    result = run(workload, [(0, 100, 600, 1)], site(qos=Qos("normal", max_wall=1800, flags=flags)), sched_cycle=0)
+    assert result.rejected_jobs["reason"].tolist() == ([refused] if refused else [])
+
+
+@pytest.mark.parametrize("enforce, expected", [("", {1: 0, 2: 0}), ("AccountingStorageEnforce=associations\n", {1: 0, 2: 0}),
+                                               ("AccountingStorageEnforce=qos,limits\n", {1: 0, 2: 100}),
+                                               ("AccountingStorageEnforce=safe\n", {1: 0, 2: 100})])
+def test_association_and_qos_limits_hold_only_with_accounting_storage_enforce_limits(workload, enforce, expected):
+    # QOS MaxJobsPU 1: followed only when AccountingStorageEnforce has limits (safe implies it);
+    # Slurm's default (unset) and associations alone check no limit
+    conf = BASE.replace("AccountingStorageEnforce=associations,limits\n", enforce) + PARTITIONS
+    result = run(workload, [(0, 100, 100, 1)] * 2, site(qos=Qos("normal", max_jobs_per_user=1), conf=conf), sched_cycle=0)
+    assert starts(result) == expected

@@ -188,7 +188,7 @@ def naive_held(submit: np.ndarray, start: np.ndarray, end: np.ndarray, sweep) ->
         for j in ran:
             if not submit[j] <= t < start[j]:
                 continue
-            k = sweep.group_class[sweep.group[j]]
+            k = sweep.job_class[j]
             q, p, cores = sweep.queue[j], sweep.pair[j], sweep.cores[j]
             if sweep.limited and q_used.get(q, 0) + cores > sweep.queue_limit[q]:
                 reason = "queue_limit"

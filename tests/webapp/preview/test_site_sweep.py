@@ -6,6 +6,9 @@ nothing."""
 
 from __future__ import annotations
 
+import csv
+import io
+
 import pandas as pd
 import pytest
 from django.urls import reverse
@@ -148,3 +151,104 @@ def test_a_pbs_sweep_of_a_queues_max_run(alice):
         assert held["Queue max_run limit reached"]["jobs"] > 0
     page = client.get(preview.get_absolute_url()).content.decode()
     assert 'data-value="[u:PBS_GENERIC=1]"' in page and "Across the sweep of workq max_run" in page
+
+
+def sweep_post(client, preview: SitePreview, key: str, values: str):  # noqa: ANN001, ANN201
+    return client.post(reverse("preview:site_sweep", args=[preview.pk]), {"sweep_key": key, "sweep_values": values})
+
+
+@pytest.mark.django_db
+def test_a_sweep_added_from_the_page_replaces_both_sides_runs_by_one_per_value(alice, sacct_trace):
+    """A preview made without a sweep, with a proposal run: sweeping short MaxTime from its page queues
+    one current and one proposed run per value (the proposal's copy of the files too), keeps the
+    recorded run, and the page then shows the table across the values as a sweep asked at creation."""
+    client = login(alice)
+    post_site(client, sacct_trace, **slurm_files())
+    preview = SitePreview.objects.get()
+    client.post(reverse("preview:site_propose", args=[preview.pk]), proposal_post(preview, PriorityWeightFairshare="20000"))
+    compute(preview)
+    recorded = preview.experiment.runs.get(queues="")
+    page = client.get(preview.get_absolute_url()).content.decode()
+    assert 'id="sweep-form"' in page and 'id="sweep"' not in page
+    response = sweep_post(client, preview, "short MaxTime", "00:05:00, 00:02:00")
+    assert response.status_code == 302
+    preview = SitePreview.objects.get()
+    assert (preview.experiment.sweep_param, preview.experiment.sweep_values) == ("short MaxTime", ["00:05:00", "00:02:00"])
+    runs = runs_by(preview)
+    assert set(runs) == {("recorded", None), ("current", "00:05:00"), ("current", "00:02:00"),
+                         ("proposed", "00:05:00"), ("proposed", "00:02:00")}
+    assert runs[("recorded", None)].pk == recorded.pk and runs[("recorded", None)].status == "done"
+    assert runs[("proposed", "00:02:00")].label == "proposed: my change (short MaxTime=00:02:00)"
+    assert all(run.status == "queued" for key, run in runs.items() if key[0] != "recorded")
+    compute(preview)
+    runs = runs_by(preview)
+    assert all(run.status == "done" for run in runs.values()), [run.error for run in runs.values()]
+    jobs = sacct_trace.workload().jobs
+    over = int(((jobs["queue_name"] == "short") & (jobs["requested_time"] > 120)).sum())
+    assert over > 0
+    for side in ("current", "proposed"):
+        assert runs[(side, "00:02:00")].summary["rejected_total"] == over
+        assert runs[(side, "00:05:00")].summary["rejected_total"] == 0
+    assert preview.site("proposed", "00:02:00").conf.weights["fairshare"] == 20000
+    page = client.get(preview.get_absolute_url()).content.decode()
+    assert "Across the sweep of short MaxTime" in page and 'data-value="00:02:00"' in page
+    assert 'data-bokeh-item="sweep-plot-item"' in page and "Sweep another key" in page
+    # the downloads are of the value shown: ?value=1's tables count the refusals, the first value's none
+    url = reverse("preview:site_tables_csv", args=[preview.pk])
+    held = {value: {row[1]: row for row in csv.reader(io.StringIO(client.get(url + query).content.decode()))
+                    if row[0] == "pending reason: jobs held"} for value, query in (("00:05:00", ""), ("00:02:00", "?value=1"))}
+    assert REFUSED not in held["00:05:00"] and held["00:02:00"][REFUSED][4:6] == [str(over), str(over)]
+    assert f'href="{url}?value=1"' in client.get(preview.get_absolute_url() + "?value=1").content.decode()
+    # sweeping another key replaces this sweep: two values of bf_max_job_test, each side
+    assert sweep_post(client, preview, "bf_max_job_test", "10, 100").status_code == 302
+    assert set(runs_by(SitePreview.objects.get())) == {("recorded", None), ("current", "10"), ("current", "100"),
+                                                       ("proposed", "10"), ("proposed", "100")}
+
+
+@pytest.mark.django_db
+def test_a_bad_sweep_from_the_page_answers_one_line_and_changes_nothing(alice, sacct_trace):
+    client = login(alice)
+    post_site(client, sacct_trace, **slurm_files())
+    preview = SitePreview.objects.get()
+    before = sorted(preview.experiment.runs.values_list("pk", "status"))
+    # a run still queued: the sweep would replace it under the worker
+    page = sweep_post(client, preview, "bf_max_job_test", "10").content.decode()
+    assert "current: slurm as configured is still running: wait for it or cancel it first" in page
+    compute(preview)
+    before = sorted(preview.experiment.runs.values_list("pk", "status"))
+    page = sweep_post(client, preview, "bf_max_jobs", "10").content.decode()
+    assert "no key &#x27;bf_max_jobs&#x27; to sweep; the site&#x27;s are:" in page
+    response = sweep_post(client, preview, "short MaxTime", "00:02:00, soon")
+    assert response.status_code == 400
+    line = next(n for n, text in enumerate(preview.current["slurm.conf"].splitlines(), 1)
+                if text.startswith("PartitionName=short"))
+    assert f"sweep value soon: slurm.conf, line {line}" in response.content.decode()
+    assert sweep_post(client, preview, "bf_max_job_test", "").status_code == 400
+    preview = SitePreview.objects.get()
+    assert preview.experiment.sweep_param == "" and preview.experiment.sweep_values in ([], None)
+    assert sorted(preview.experiment.runs.values_list("pk", "status")) == before
+
+
+@pytest.mark.django_db
+def test_the_page_reads_its_runs_once_and_each_set_of_files_once(alice, sacct_trace, monkeypatch):
+    """A swept preview with a proposal, every run done: the page asks the database for the runs once,
+    and reads the current and the proposed files once each (not once per swept run or per use)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from webapp.preview import models
+
+    client = login(alice)
+    post_site(client, sacct_trace, **slurm_files(), sweep_key="bf_max_job_test", sweep_values="10, 100")
+    preview = SitePreview.objects.get()
+    client.post(reverse("preview:site_propose", args=[preview.pk]), proposal_post(preview, PriorityWeightFairshare="20000"))
+    compute(preview)
+    read: list[dict] = []
+    real = models.site_from_texts
+    monkeypatch.setattr(models, "site_from_texts", lambda kind, texts: read.append(dict(texts)) or real(kind, texts))
+    with CaptureQueriesContext(connection) as queries:
+        page = client.get(preview.get_absolute_url() + "?value=1").content.decode()
+    assert "at bf_max_job_test = 100" in page and 'id="changed-keys"' in page
+    assert sum('FROM "experiments_run"' in query["sql"] for query in queries.captured_queries) == 1
+    preview.refresh_from_db()
+    assert len(read) == 2 and preview.current in read and preview.proposed in read, [sorted(r) for r in read]

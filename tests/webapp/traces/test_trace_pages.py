@@ -42,3 +42,26 @@ def test_a_trace_in_use_is_removed_but_its_experiments_stay(alice, alice_client,
     response = alice_client.post(reverse("traces:delete", args=[demo_trace.pk]), follow=True)
     assert "keep their results" in response.content.decode() and not demo_trace.path.exists()
     assert "removed by its owner" in alice_client.get(experiment.get_absolute_url()).content.decode()
+
+
+def test_an_edit_the_form_refuses_shows_the_form_again_and_saves_nothing(alice_client, demo_trace):
+    # (webapp.core.formpage: these edit pages answer 200 with the form's errors; a valid edit is saved)
+    url = reverse("traces:edit", args=[demo_trace.pk])
+    response = alice_client.post(url, {"name": "demo", "description": "", "time_zone": "Mars/Olympus"})
+    assert response.status_code == 200 and response.context["form"].errors["time_zone"]
+    demo_trace.refresh_from_db()
+    assert demo_trace.time_zone != "Mars/Olympus"
+    response = alice_client.post(url, {"name": "renamed", "description": "", "time_zone": ""}, follow=True)
+    assert response.redirect_chain[-1][0] == demo_trace.get_absolute_url()
+    assert "Saved." in [str(m) for m in response.context["messages"]]
+    demo_trace.refresh_from_db()
+    assert demo_trace.name == "renamed"
+
+
+def test_an_experiment_edit_is_saved_by_its_owner(alice, alice_client, demo_trace):
+    experiment = make_experiment(alice, demo_trace, run=False)
+    url = reverse("experiments:edit", args=[experiment.pk])
+    response = alice_client.post(url, {"name": "renamed", "description": "", "shared": "on"}, follow=True)
+    assert response.redirect_chain[-1][0] == experiment.get_absolute_url()
+    experiment.refresh_from_db()
+    assert experiment.name == "renamed" and experiment.shared

@@ -12,7 +12,8 @@ from bokeh.models import ColumnDataSource, FactorRange, HoverTool, LayoutDOM, Le
 from bokeh.transform import dodge
 
 from .labels import FULL_PLOT_PX, LEGEND_PX, fit_category_axis
-from .style import DURATION_TICKS, PLOT_WIDTH, PanelRows, duration_tick_text, new_figure, note, policy_colours
+from .style import (DURATION_TICKS, PLOT_WIDTH, PanelRows, duration_tick_text, log_tick_values, new_figure, note,
+                    policy_colours)
 
 TOP_USERS = 25
 
@@ -93,9 +94,8 @@ class LogScale:
 
     def ticks(self, candidates: Sequence[float] | None, text: Callable[[float], str]) -> dict[float, str]:
         """Round values inside the scale (``candidates``, else powers of ten) at their place."""
-        values = candidates or [10.0 ** k for k in range(int(np.floor(self.low)), int(np.ceil(self.high)) + 1)]
-        return {float(self.place(np.array([v]))[0]): text(v) for v in values
-                if self.low - 1e-9 <= np.log10(v) <= self.high + 1e-9}
+        return {float(self.place(np.array([v]))[0]): text(v)
+                for v in log_tick_values(10.0 ** self.low, 10.0 ** self.high, candidates)}
 
 
 def _log_scale(values: list[np.ndarray]) -> LogScale:

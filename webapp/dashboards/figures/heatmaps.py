@@ -13,7 +13,7 @@ from bokeh.models import (ColorBar, ColumnDataSource, FixedTicker, HoverTool, La
 from bokeh.palettes import RdBu11, Viridis256
 
 from .style import (DURATION_TICKS, bin_index, count_axis, duration_axis, duration_formatter, duration_tick_text,
-                    log_edges, new_figure, note)
+                    log_edges, log_tick_values, new_figure, note)
 
 BINS = 15
 RATIO_OFFSET_SECONDS = 1.0
@@ -141,9 +141,7 @@ PANEL_GAP = 0.12
 
 def _log_ticks(edges: np.ndarray, offset: float, text, candidates=None) -> dict[float, str]:  # noqa: ANN001
     """Round values inside ``edges`` (powers of ten, or ``candidates``) at log10(value) + offset."""
-    lo, hi = float(edges[0]), float(edges[-1])
-    values = candidates or [10.0 ** k for k in range(int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi))) + 1)]
-    return {float(np.log10(v)) + offset: text(v) for v in values if lo <= v <= hi}
+    return {float(np.log10(v)) + offset: text(v) for v in log_tick_values(float(edges[0]), float(edges[-1]), candidates)}
 
 
 def ratio_heatmap(a_label: str, a: WaitGrid, b_label: str, b: WaitGrid) -> LayoutDOM:

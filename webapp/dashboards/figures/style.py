@@ -99,6 +99,12 @@ def count_axis(axis: Axis | list) -> None:
     axis.formatter = NumeralTickFormatter(format="0,0")
 
 
+def log_tick_values(low: float, high: float, candidates: Sequence[float] | None = None) -> list[float]:
+    """Round values from ``low`` to ``high`` for the ticks of a log axis: ``candidates``, else powers of ten."""
+    values = candidates or [10.0 ** k for k in range(int(np.floor(np.log10(low))), int(np.ceil(np.log10(high))) + 1)]
+    return [v for v in values if low <= v <= high]
+
+
 def heading(text: str, *, width: int = PLOT_WIDTH) -> Div:
     return Div(text=f"<h3 style='margin:8px 0 2px 0'>{_escape(text)}</h3>", width=width)
 
