@@ -31,8 +31,10 @@ main at 4478f51 unless said):
   (before the queue order's merge, 59fe7d1); 190 s CPU, 373 s wall, 1,131 MiB, load 3.4, with a
   seven-month run beside it. Mean wait 4.31 h.
 * grid, 500,000 jobs over seven months: 390 s CPU, 605 s wall, 1,143 MiB, load 3.2 (59fe7d1,
-  with the month's run beside it); mean wait 29.1 h (28.0 h under the rules before the backfill
-  table's and will-run's of 2026-11-27, when 477 s CPU were measured at load 6-8). Target MISSED.
+  with the month's run beside it); 407 s CPU, 591 s wall, 1,134 MiB (4478f51, the month's run
+  beside it for most of it; the same schedule: the order's merge gains nothing measurable here).
+  Mean wait 29.1 h (28.0 h under the rules before the backfill table's and will-run's of
+  2026-11-27, when 477 s CPU were measured at load 6-8). Target MISSED.
   What is left (py-spy, before those rules): the main scheduler's walk over the whole queue every
   sched_interval (a third), the queue's order made for each pass (a quarter), the backfill walk.
 
