@@ -298,6 +298,12 @@ class SlurmPriorityQueue(WaitingQueue):
         self.order = np.zeros(0, dtype=np.int64)   # the last order made (jobs that left included)
         self.order_priority = np.zeros(0, dtype=np.int64)    # the priorities of its jobs
         self.ordered_after = -1             # the calculation that order was made after
+        self.left = False                   # a job left the queue since the order was last filtered
+        #: the order's jobs' int64 keys (tier rank, highest priority first, job number) in a key space
+        #: fixed for the run (priorities within [0, key_high]), or None when the order is not strictly
+        #: increasing by them: then an arrival's merge goes the long way (_merged)
+        self.key_high = int(sum(max(w, 0.0) for w in self.weights.values())) + 1
+        self.order_keys: np.ndarray | None = np.zeros(0, dtype=np.int64)
         tiers = sorted(set(self.tier), reverse=True)
         self.tier_rank = np.array([tiers.index(t) for t in self.tier] if len(tiers) < 64 else
                                   [{t: r for r, t in enumerate(tiers)}[t] for t in self.tier], dtype=np.int64)
@@ -442,6 +448,7 @@ class SlurmPriorityQueue(WaitingQueue):
         if not self.member[job]:
             raise SimulationError(f"{self.sim.job_name(job)} is not in the waiting queue")
         self.member[job] = False
+        self.left = True
         self.waiting -= 1
         self.reasons.stop(job)
 
@@ -457,12 +464,20 @@ class SlurmPriorityQueue(WaitingQueue):
         calculation every priority is made again, and the last order re-sorted (mostly in order
         already: a stable sort's runs)."""
         self.recalculate_if_due()
-        kept = self.member[self.order]
-        order, priority = self.order[kept], self.order_priority[kept]
+        order, priority, keys = self.order, self.order_priority, self.order_keys
+        if self.left:       # (else every job of the order still waits: the filter would keep them all)
+            self.left = False
+            kept = self.member[order]
+            order, priority = order[kept], priority[kept]
+            keys = keys[kept] if keys is not None else None
         if self.arrived and self.ordered_after == self.calculations:
             arrived = np.asarray(self.arrived, dtype=np.int64)
             self.arrived = []
             arrived_priority = self._priorities(arrived, self.sim.now)
+            inserted = self._inserted(order, priority, keys, arrived, arrived_priority)
+            if inserted is not None:
+                self.order, self.order_priority, self.order_keys = inserted
+                return self.order
             merged = self._merged(order, priority, arrived, arrived_priority)
             if merged is None:
                 order, priority = np.concatenate((order, arrived)), np.concatenate((priority, arrived_priority))
@@ -470,6 +485,7 @@ class SlurmPriorityQueue(WaitingQueue):
                 order, priority = order[sorting], priority[sorting]
             else:
                 order, priority = merged
+            keys = self._keyed(order, priority)
         elif self.arrived or self.ordered_after != self.calculations:
             if self.arrived:
                 order = np.concatenate((order, np.asarray(self.arrived, dtype=np.int64)))
@@ -478,8 +494,44 @@ class SlurmPriorityQueue(WaitingQueue):
             sorting = self._sorting(order, priority)
             order, priority = order[sorting], priority[sorting]
             self.ordered_after = self.calculations
-        self.order, self.order_priority = order, priority
+            keys = self._keyed(order, priority)
+        self.order, self.order_priority, self.order_keys = order, priority, keys
         return order
+
+    def _keyed(self, order: np.ndarray, priority: np.ndarray) -> np.ndarray | None:
+        """The int64 keys of ``order``'s jobs in the run's fixed key space (see ``order_keys``), or
+        None if a priority is outside it, the keys would not fit, or the order is not strictly
+        increasing by them (a lexsort's order whose ties the submission broke)."""
+        high = self.key_high
+        n = self.sim.n
+        if self.tiers * (high + 1) * n >= 2 ** 62 or (len(priority) and (int(priority.min()) < 0 or
+                                                                          int(priority.max()) > high)):
+            return None
+        keys = (self.tier_rank[order] * (high + 1) + (high - priority)) * n + order
+        if len(keys) > 1 and not bool(np.all(keys[1:] > keys[:-1])):
+            return None
+        return keys
+
+    def _inserted(self, order: np.ndarray, priority: np.ndarray, keys: np.ndarray | None, arrived: np.ndarray,
+                  arrived_priority: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """:meth:`_merged`'s result without remaking the order's keys: the order is kept with its
+        keys (``keys``, strictly increasing) in a key space fixed for the run, which orders jobs as
+        :meth:`_merged`'s does (tier rank, then higher priority, then job number); None when the order
+        has no keys or an arrived job's priority falls outside the space (then :meth:`_merged`)."""
+        if keys is None:
+            return None
+        high = self.key_high
+        if int(arrived_priority.min()) < 0 or int(arrived_priority.max()) > high:
+            return None
+        new_keys = (self.tier_rank[arrived] * (high + 1) + (high - arrived_priority)) * self.sim.n + arrived
+        sorting = np.argsort(new_keys)
+        new_keys = new_keys[sorting]
+        at = np.searchsorted(keys, new_keys)
+        inside = at < len(keys)
+        if bool(np.any(keys[at[inside]] == new_keys[inside])) or bool(np.any(new_keys[1:] == new_keys[:-1])):
+            return None     # a job twice (queued again before the order was made): _merged's way
+        return (np.insert(order, at, arrived[sorting]), np.insert(priority, at, arrived_priority[sorting]),
+                np.insert(keys, at, new_keys))
 
     def _merged(self, order: np.ndarray, priority: np.ndarray, arrived: np.ndarray,
                 arrived_priority: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
