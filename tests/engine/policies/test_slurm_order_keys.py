@@ -1,0 +1,121 @@
+"""The ``slurm`` queue's order kept with its int64 keys (SlurmPriorityQueue._inserted): an arrival's
+merge gives the order the long way (_merged, or a full sort) gives, on random queues full of ties,
+and a whole run gives the same schedule and pending reasons with and without it."""
+
+from __future__ import annotations
+
+import random
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from engine.platform.slurmconf import Association, Qos, SlurmSite, parse_slurm_conf
+from engine.policies.slurm import SlurmPriorityQueue
+from engine.run import simulate
+
+
+def bare_queue(n: int, tiers: list[int], high: int) -> SlurmPriorityQueue:
+    """A queue with only what the order's sorting and merging read."""
+    queue = SlurmPriorityQueue.__new__(SlurmPriorityQueue)
+    queue.sim = SimpleNamespace(n=n)     # type: ignore[assignment]
+    ranks = sorted(set(tiers), reverse=True)
+    queue.tier_rank = np.array([ranks.index(t) for t in tiers], dtype=np.int64)
+    queue.tiers = len(ranks)
+    queue.key_high = high
+    queue.submit = np.arange(n, dtype=np.int64)
+    return queue
+
+
+def naive(jobs: list[int], priority: dict[int, int], rank: np.ndarray) -> list[int]:
+    return sorted(jobs, key=lambda j: (int(rank[j]), -priority[j], j))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_an_arrivals_insert_is_the_merge_and_the_naive_sort(seed):
+    rng = random.Random(seed)
+    n = rng.randint(1, 300)
+    high = rng.choice([3, 10, 100_000])
+    tiers = [rng.choice([1, 1, 1, 5, 9]) for _ in range(n)]
+    queue = bare_queue(n, tiers, high)
+    values = [rng.randint(0, high) for _ in range(4)]       # few distinct priorities: many ties
+    priority = {j: rng.choice(values + [rng.randint(0, high)]) for j in range(n)}
+    jobs = list(range(n))
+    rng.shuffle(jobs)
+    cut = rng.randint(0, n - 1)
+    waiting, arrived = jobs[:cut], jobs[cut:]
+    order = np.array(naive(waiting, priority, queue.tier_rank), dtype=np.int64)
+    order_priority = np.array([priority[j] for j in order.tolist()], dtype=np.int64)
+    keys = queue._keyed(order, order_priority)
+    assert keys is not None
+    new = np.array(arrived, dtype=np.int64)
+    new_priority = np.array([priority[j] for j in arrived], dtype=np.int64)
+    inserted = queue._inserted(order, order_priority, keys, new, new_priority)
+    merged = queue._merged(order, order_priority, new, new_priority)
+    assert inserted is not None and merged is not None
+    assert inserted[0].tolist() == merged[0].tolist() == naive(jobs, priority, queue.tier_rank)
+    assert inserted[1].tolist() == merged[1].tolist()
+    expected_keys = queue._keyed(inserted[0], inserted[1])
+    assert expected_keys is not None and inserted[2].tolist() == expected_keys.tolist()
+
+
+def test_the_insert_gives_way_outside_its_key_space_or_for_a_job_twice():
+    queue = bare_queue(6, [1] * 6, 10)
+    order, priority = np.array([0, 1, 2], dtype=np.int64), np.array([9, 5, 5], dtype=np.int64)
+    keys = queue._keyed(order, priority)
+    assert keys is not None
+    assert queue._inserted(order, priority, keys, np.array([3]), np.array([11])) is None     # above key_high
+    assert queue._inserted(order, priority, keys, np.array([3]), np.array([-1])) is None     # below 0
+    assert queue._inserted(order, priority, keys, np.array([1]), np.array([5])) is None      # job 1 twice
+    assert queue._inserted(order, priority, keys, np.array([4, 4]), np.array([5, 5])) is None
+    assert queue._inserted(order, priority, None, np.array([4]), np.array([5])) is None       # no keys
+    assert queue._keyed(order, np.array([9, 5, 11])) is None
+    assert queue._keyed(np.array([1, 0]), np.array([5, 5])) is None     # not by job number within a tie
+
+
+def site() -> SlurmSite:
+    conf = parse_slurm_conf("NodeName=n[1-2] CPUs=8\nPriorityType=priority/multifactor\nPriorityWeightAge=1000\n"
+                            "PriorityWeightPartition=2000\nPriorityWeightFairshare=3000\nPriorityMaxAge=00:10:00\n"
+                            "PriorityCalcPeriod=60\nAccountingStorageEnforce=limits\n"
+                            "SchedulerParameters=bf_interval=30,sched_interval=20,bf_max_job_test=7\n"
+                            "PartitionName=short Nodes=n1 Default=YES PriorityJobFactor=2\n"
+                            "PartitionName=long Nodes=n[1-2] PriorityJobFactor=1\n"
+                            "PartitionName=top Nodes=n2 PriorityJobFactor=1 PriorityTier=2\n", "t.conf")
+    return SlurmSite(conf, qos={"normal": Qos("normal", max_jobs_per_user=4)},
+                     associations=[Association("c", "acct", shares=1)] +
+                                  [Association("c", "acct", f"u{u}") for u in range(1, 5)])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_run_with_the_insert_is_the_run_without_it(workload, monkeypatch, seed):
+    rng = random.Random(seed)
+    rows = [(rng.choice([0, 5, 5, 40, 41, 90]) + 13 * (i // 6), rng.randint(1, 200), 200, rng.choice([1, 2, 4, 8]))
+            for i in range(90)]
+    calls = {"inserted": 0}
+    plain_insert = SlurmPriorityQueue._inserted
+
+    def counted(self, *args):
+        result = plain_insert(self, *args)
+        calls["inserted"] += result is not None
+        return result
+
+    def schedule() -> pd.DataFrame:
+        w = workload(rows)
+        w.jobs["queue_name"] = parts
+        w.jobs["account"] = "acct"
+        w.jobs["user"] = users
+        w.metadata["user_names"] = {str(u): f"u{u}" for u in range(1, 5)}
+        result = simulate(w, 16, {"preset": "slurm", "params": {}}, context={"slurm_site": site()})
+        assert result.meta["summary"]["validation"]["ok"]
+        return result.schedule
+
+    parts = [rng.choice(["short", "long", "top"]) for _ in rows]
+    users = [rng.randint(1, 4) for _ in rows]
+    monkeypatch.setattr(SlurmPriorityQueue, "_inserted", counted)
+    fast = schedule()
+    assert calls["inserted"] > 0        # the insert did the merges of this run
+    monkeypatch.setattr(SlurmPriorityQueue, "_inserted", lambda self, *args: None)
+    plain = schedule()
+    assert "slurm_reason" in fast.columns
+    pd.testing.assert_frame_equal(fast, plain)
