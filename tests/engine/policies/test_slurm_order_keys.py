@@ -119,3 +119,26 @@ def test_a_run_with_the_insert_is_the_run_without_it(workload, monkeypatch, seed
     plain = schedule()
     assert "slurm_reason" in fast.columns
     pd.testing.assert_frame_equal(fast, plain)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_few_jobs_priorities_job_by_job_are_the_arrays(seed):
+    rng = np.random.default_rng(seed)
+    n = 50
+    queue = SlurmPriorityQueue.__new__(SlurmPriorityQueue)
+    weights = rng.choice([0.0, 1.0, 1000.0, 12345.678, 1e6, 3e9], size=5)
+    queue.weights = dict(zip(("age", "fairshare", "jobsize", "partition", "qos"), weights.tolist()))
+    queue.max_age = float(rng.choice([0, 600, 604800, 7.5]))
+    queue.submit = rng.integers(0, 10_000, n)
+    queue.static_factors = tuple(rng.random(n) for _ in range(3))
+    queue.pair_index = rng.integers(0, 7, n)
+    queue.pair_fairshare = rng.random(7)
+    queue.factors_due = False
+    queue.calculated = int(rng.integers(0, 10_000)) if seed % 4 else None
+    queue.sim = SimpleNamespace(now=10_000)     # type: ignore[assignment]
+    for size in range(1, 9):
+        jobs = rng.choice(n, size=size, replace=False).astype(np.int64)
+        at = queue.calculated if queue.calculated is not None else 10_000
+        arrays = queue.computed(jobs, np.where(queue.submit[jobs] > at, queue.submit[jobs], at))
+        few = queue._priorities(jobs, 10_000)
+        assert few.dtype == np.int64 and few.tolist() == arrays.tolist()
