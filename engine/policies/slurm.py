@@ -301,6 +301,7 @@ class SlurmPriorityQueue(WaitingQueue):
         self.order_priority = np.zeros(0, dtype=np.int64)    # the priorities of its jobs
         self.ordered_after = -1             # the calculation that order was made after
         self.left = False                   # a job left the queue since the order was last filtered
+        self.queued = np.zeros(sim.n, dtype=bool)   # a job was ever queued
         #: the order's jobs' int64 keys (tier rank, highest priority first, job number) in a key space
         #: fixed for the run (priorities within [0, key_high]), or None when the order is not strictly
         #: increasing by them: then an arrival's merge goes the long way (_merged)
@@ -441,6 +442,9 @@ class SlurmPriorityQueue(WaitingQueue):
             self.sim.refuse(job, refusal.reason, refusal.limit)
             return
         self.limits.submitted(job)
+        if self.queued[job]:        # queued again: the order may hold it twice, merged the long way
+            self.order_keys = None
+        self.queued[job] = True
         self.member[job] = True
         self.waiting += 1
         self.arrived.append(job)
@@ -519,7 +523,8 @@ class SlurmPriorityQueue(WaitingQueue):
         """:meth:`_merged`'s result without remaking the order's keys: the order is kept with its
         keys (``keys``, strictly increasing) in a key space fixed for the run, which orders jobs as
         :meth:`_merged`'s does (tier rank, then higher priority, then job number); None when the order
-        has no keys or an arrived job's priority falls outside the space (then :meth:`_merged`)."""
+        has no keys (a job queued twice among them, see :meth:`add`) or an arrived job's priority
+        falls outside the space (then :meth:`_merged`)."""
         if keys is None:
             return None
         high = self.key_high
@@ -529,9 +534,6 @@ class SlurmPriorityQueue(WaitingQueue):
         sorting = np.argsort(new_keys)
         new_keys = new_keys[sorting]
         at = np.searchsorted(keys, new_keys)
-        inside = at < len(keys)
-        if bool(np.any(keys[at[inside]] == new_keys[inside])) or bool(np.any(new_keys[1:] == new_keys[:-1])):
-            return None     # a job twice (queued again before the order was made): _merged's way
         return (np.insert(order, at, arrived[sorting]), np.insert(priority, at, arrived_priority[sorting]),
                 np.insert(keys, at, new_keys))
 

@@ -60,15 +60,13 @@ def test_an_arrivals_insert_is_the_merge_and_the_naive_sort(seed):
     assert expected_keys is not None and inserted[2].tolist() == expected_keys.tolist()
 
 
-def test_the_insert_gives_way_outside_its_key_space_or_for_a_job_twice():
+def test_the_insert_gives_way_outside_its_key_space_or_without_keys():
     queue = bare_queue(6, [1] * 6, 10)
     order, priority = np.array([0, 1, 2], dtype=np.int64), np.array([9, 5, 5], dtype=np.int64)
     keys = queue._keyed(order, priority)
     assert keys is not None
     assert queue._inserted(order, priority, keys, np.array([3]), np.array([11])) is None     # above key_high
     assert queue._inserted(order, priority, keys, np.array([3]), np.array([-1])) is None     # below 0
-    assert queue._inserted(order, priority, keys, np.array([1]), np.array([5])) is None      # job 1 twice
-    assert queue._inserted(order, priority, keys, np.array([4, 4]), np.array([5, 5])) is None
     assert queue._inserted(order, priority, None, np.array([4]), np.array([5])) is None       # no keys
     assert queue._keyed(order, np.array([9, 5, 11])) is None
     assert queue._keyed(np.array([1, 0]), np.array([5, 5])) is None     # not by job number within a tie
@@ -142,3 +140,17 @@ def test_a_few_jobs_priorities_job_by_job_are_the_arrays(seed):
         arrays = queue.computed(jobs, np.where(queue.submit[jobs] > at, queue.submit[jobs], at))
         few = queue._priorities(jobs, 10_000)
         assert few.dtype == np.int64 and few.tolist() == arrays.tolist()
+
+
+def test_a_job_queued_again_drops_the_keys():
+    queue = bare_queue(6, [1] * 6, 10)
+    queue.limits = SimpleNamespace(never=lambda j: None, at_submit=lambda j: None,     # type: ignore[assignment]
+                                   submitted=lambda j: None)
+    queue.reasons = SimpleNamespace(queued=lambda j, code: None)     # type: ignore[assignment]
+    queue.member, queue.queued, queue.waiting, queue.arrived = np.zeros(6, bool), np.zeros(6, bool), 0, []
+    keys = queue._keyed(np.array([0, 1]), np.array([5, 5]))
+    queue.order_keys = keys
+    queue.add(3)
+    assert queue.order_keys is keys and queue.arrived == [3]
+    queue.add(3)
+    assert queue.order_keys is None
