@@ -26,25 +26,6 @@ from webapp.preview.sites import run_label, side_label
 log = logging.getLogger(__name__)
 
 
-def start_calibration(preview: SitePreview) -> SiteCalibration:
-    """Queue the calibration of ``preview`` (replacing an earlier one); PreviewError (one line) when it
-    cannot be: not a Slurm site, a trace without start times, or one already under way."""
-    if preview.kind != "slurm":
-        raise PreviewError("calibration replays a Slurm site's scheduler: a PBS site has none to calibrate yet")
-    if not (preview.experiment.trace.summary or {}).get("recorded_starts"):
-        raise PreviewError("the trace records no start times: there is no recorded schedule to calibrate against")
-    earlier = settled(SiteCalibration.objects.filter(site_preview=preview).first())
-    if earlier is not None and earlier.status == SiteCalibration.Status.RUNNING:
-        raise PreviewError("the baseline is being calibrated already: wait for it to end")
-    from webapp.preview.tasks import calibrate_site_preview
-
-    with transaction.atomic():
-        SiteCalibration.objects.filter(site_preview=preview).delete()
-        calibration = SiteCalibration.objects.create(site_preview=preview)
-        transaction.on_commit(lambda: calibrate_site_preview.delay(calibration.pk))
-    return calibration
-
-
 def stale(calibration: SiteCalibration) -> bool:
     """Whether a running calibration's worker is gone (no heartbeat for the runs' stale limit). A queued
     one waits for a worker as long as the simulation queue is busy; asking again replaces it (its

@@ -16,7 +16,8 @@ from webapp.core.permissions import get_owned_or_404, get_visible_or_404, visibl
 from webapp.core.responses import attachment
 from webapp.experiments.models import CURRENT, PROPOSED
 from webapp.experiments.services import delete_experiment
-from webapp.preview.calibration import apply_candidate, calibration_table, settled, start_calibration
+from webapp.preview.calibration import apply_candidate, calibration_table, settled
+from webapp.preview.tasks import start_calibration
 from webapp.preview.models import SiteCalibration, SitePreview
 from webapp.preview.page import chosen_value, embedded, page_context
 from webapp.preview.services import PreviewError
