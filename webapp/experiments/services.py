@@ -237,16 +237,17 @@ def with_load(label: str, load_factor: float) -> str:
     return label if load_factor == 1.0 else f"{label} @ load ×{load_factor:g}"
 
 
-def cancel_run(run: Run) -> None:
+def cancel_run(run: Run) -> str:
     """A queued run is cancelled at once; a running one's task is revoked (webapp.experiments.stopping),
-    or stops at its next should_stop check where the worker's pool cannot end it."""
+    or stops at its next should_stop check where the worker's pool cannot end it.
+    Returns what happened: "cancelled", "stopping", or "ended" (it had already ended)."""
     if Run.objects.filter(pk=run.pk, status=Run.Status.QUEUED).update(
         status=Run.Status.CANCELLED, cancel_requested=True, finished_at=timezone.now(), error="cancelled before it started"
     ):
         if run.dispatched_at is not None:
             dispatch_later()  # it held a slot
-    else:
-        stop_running(Run.objects.filter(pk=run.pk))
+        return "cancelled"
+    return "stopping" if stop_running(Run.objects.filter(pk=run.pk)) else "ended"
 
 
 def rerun(run: Run) -> bool:

@@ -223,13 +223,25 @@ def experiment_edit(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def experiment_cancel(request: HttpRequest, pk: int) -> HttpResponse:
     experiment = get_owned_or_404(Experiment, request.user, pk)
-    for run in experiment.runs.exclude(status__in=Run.FINAL):
-        cancel_run(run)
+    outcomes = [cancel_run(run) for run in experiment.runs.exclude(status__in=Run.FINAL)]
     replicates = replicate_set(experiment)
     if replicates is not None:
         cancel_replicates(replicates)
-    messages.info(request, "Cancelling the unfinished runs.")
+    messages.info(request, cancel_message(outcomes.count("cancelled"), outcomes.count("stopping")))
     return redirect(experiment)
+
+
+def cancel_message(cancelled: int, stopping: int) -> str:
+    """What "Cancel unfinished" did, counted: the page's runs may all have ended before the click arrived."""
+    if not cancelled and not stopping:
+        return "Every run had already ended: nothing to cancel."
+    parts = []
+    if cancelled:
+        parts.append(f"Cancelled {cancelled} queued run{'s' if cancelled != 1 else ''}")
+    if stopping:
+        parts.append(f"asked {stopping} running run{'s' if stopping != 1 else ''} to stop")
+    text = "; ".join(parts)
+    return text[0].upper() + text[1:] + "."
 
 
 @require_POST

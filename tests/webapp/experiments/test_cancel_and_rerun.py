@@ -21,9 +21,21 @@ def test_cancelling_a_queued_run_is_immediate(alice_client, alice, demo_trace):
 def test_cancelling_a_running_run_asks_the_worker(alice_client, alice, demo_trace):
     run = make_experiment(alice, demo_trace, ["fcfs"], run=False).runs.get()
     Run.objects.filter(pk=run.pk).update(status="running")
-    alice_client.post(reverse("experiments:cancel", args=[run.experiment_id]))
+    response = alice_client.post(reverse("experiments:cancel", args=[run.experiment_id]), follow=True)
     run.refresh_from_db()
     assert run.status == "running" and run.cancel_requested
+    assert "Asked 1 running run to stop." in response.content.decode()
+
+
+def test_cancel_unfinished_says_how_many_runs_it_cancelled(alice_client, alice, demo_trace):
+    experiment = make_experiment(alice, demo_trace, ["fcfs", "easy", "conservative"], run=False)
+    first = experiment.runs.order_by("pk").first()
+    Run.objects.filter(pk=first.pk).update(status="done")
+    response = alice_client.post(reverse("experiments:cancel", args=[experiment.pk]), follow=True)
+    assert "Cancelled 2 queued runs." in response.content.decode()
+    assert sorted(experiment.runs.values_list("status", flat=True)) == ["cancelled", "cancelled", "done"]
+    again = alice_client.post(reverse("experiments:cancel", args=[experiment.pk]), follow=True)
+    assert "Every run had already ended: nothing to cancel." in again.content.decode()
 
 
 def test_rerun_starts_a_finished_run_from_scratch(alice_client, done_run, monkeypatch, django_capture_on_commit_callbacks):
