@@ -1,0 +1,92 @@
+"""The ``slurm`` replay of both real Slurm 22.05.8 recordings over the priority cycle's phases (issue 24 §3).
+
+One replay's figures move with the phase of the timers alone (rec1: 288-425 s), so a change of
+rule is judged by the averages over 20 phases (priority_phase 0, 3, ..., 57 s) of the mean wait and
+of the rank correlation of waits, on both recordings (tests/data/slurm_replay: rec1;
+tests/data/slurm_replay_debug: rec2, the same site and workload run again).
+
+    .venv/bin/python benchmarks/slurm_fidelity_sweep.py [--phases 20] [--set NAME=VALUE ...] [--json OUT]
+
+``--set`` adds policy parameters to every replay (e.g. ``--set backfill_agent=1``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from engine.metrics.fidelity import fidelity  # noqa: E402
+from engine.platform.slurmconf import SlurmSite, read_slurm_site  # noqa: E402
+from engine.run import simulate  # noqa: E402
+from engine.workload import Workload, load_workload  # noqa: E402
+
+DATA = ROOT / "tests" / "data"
+RECORDINGS = {"rec1": DATA / "slurm_replay", "rec2": DATA / "slurm_replay_debug"}
+CAPACITY = 16
+
+
+def recording(folder: Path) -> tuple[Workload, SlurmSite]:
+    """The recording's workload (its sacct.txt) and site (slurm.conf, qos.txt, assoc.txt)."""
+    site = read_slurm_site(folder / "slurm.conf", qos=folder / "qos.txt", assoc=folder / "assoc.txt")
+    return load_workload(folder / "sacct.txt", procs=CAPACITY), site
+
+
+def sweep(folder: Path, phases: list[int], params: dict[str, Any]) -> dict[str, Any]:
+    """Mean wait and rank correlation of the replay at each phase, and their averages."""
+    workload, site = recording(folder)
+    recorded = simulate(workload, CAPACITY, "recorded").schedule
+    rows = []
+    for phase in phases:
+        result = simulate(workload, CAPACITY, {"preset": "slurm", "params": {**params, "priority_phase": phase}},
+                          context={"slurm_site": site})
+        overall = fidelity(recorded, result.schedule, capacity=CAPACITY)["overall"]
+        rows.append({"phase": phase, "mean_wait": overall["simulated"]["mean_wait"],
+                     "rank": overall["wait_rank_correlation"]})
+        recorded_mean = overall["recorded"]["mean_wait"]
+    waits = [r["mean_wait"] for r in rows]
+    return {"recorded_mean_wait": recorded_mean, "mean_wait": float(np.mean(waits)),
+            "rank": float(np.mean([r["rank"] for r in rows])), "low": min(waits), "high": max(waits), "runs": rows}
+
+
+def parsed(pairs: list[str]) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for pair in pairs:
+        name, _, value = pair.partition("=")
+        params[name] = json.loads(value) if value[:1] in "-0123456789tf[{" else value
+    return params
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--phases", type=int, default=20)
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--only", choices=sorted(RECORDINGS))
+    parser.add_argument("--json")
+    args = parser.parse_args()
+    params = parsed(args.set)
+    phases = [3 * k for k in range(args.phases)]
+    out = {}
+    for name, folder in RECORDINGS.items():
+        if args.only and name != args.only:
+            continue
+        began = time.perf_counter()
+        out[name] = figures = sweep(folder, phases, params)
+        print(f"{name}: recorded {figures['recorded_mean_wait']:.1f} s; replay mean wait {figures['mean_wait']:.1f} s "
+              f"({figures['mean_wait'] / figures['recorded_mean_wait'] - 1:+.1%}, phases {figures['low']:.0f}-"
+              f"{figures['high']:.0f}), rank {figures['rank']:.3f} over {len(phases)} phases "
+              f"({time.perf_counter() - began:.0f} s)", flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps({"params": params, **out}, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
