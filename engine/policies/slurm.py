@@ -76,11 +76,14 @@ RESERVED_FOR_HIGHER = "Nodes required for job are DOWN, DRAINED or reserved for 
 REASONS = ("None", "Priority", "Resources", RESERVED_FOR_HIGHER, *HOLD_CODES)
 
 
-def age_factor(age: float, max_age: float | None) -> float:
-    """min(age / PriorityMaxAge, 1); with no maximum age (0) the factor is 1 as soon as eligible."""
+def age_factor(age: Any, max_age: float | None) -> Any:
+    """min(max(age, 0) / PriorityMaxAge, 1) of one age (a number) or of an array of ages (an array:
+    the same values elementwise); with no maximum age (0) the factor is 1 as soon as eligible."""
     if not max_age:
         return 1.0
-    return min(max(age, 0.0) / max_age, 1.0)
+    if isinstance(age, np.ndarray):
+        return np.minimum(np.maximum(age, 0) / max_age, 1.0)
+    return min(max(age, 0) / max_age, 1.0)
 
 
 def job_size_factor(cpus: int, nodes: int, total_cpus: int, total_nodes: int, favor_small: bool) -> float:
@@ -91,9 +94,15 @@ def job_size_factor(cpus: int, nodes: int, total_cpus: int, total_nodes: int, fa
     return (nodes / total_nodes + cpus / total_cpus) / 2.0
 
 
-def multifactor(weights: dict[str, float], factors: dict[str, float]) -> int:
-    """The weighted sum of the factors (keys of WEIGHT_KEYS' values), truncated as slurmctld does."""
-    return int(sum(weights[name] * factors.get(name, 0.0) for name in weights))
+def multifactor(weights: dict[str, float], factors: dict[str, Any], start: Any = 0.0) -> Any:
+    """The weighted sum of the factors (keys of WEIGHT_KEYS' values), added in the weights' order
+    from ``start``: of one job's factors (floats, start 0.0) or of many jobs' (arrays, start their
+    zeros), the same IEEE operations in the same order, so the same values either way. Not yet
+    truncated: slurmctld truncates (the caller's int() or astype(int64))."""
+    total = start
+    for name, weight in weights.items():
+        total = total + weight * factors.get(name, 0.0)
+    return total
 
 
 @dataclass
@@ -319,24 +328,16 @@ class SlurmPriorityQueue(WaitingQueue):
 
     def computed(self, jobs: np.ndarray, at: np.ndarray | int | None) -> np.ndarray:
         """The priorities of ``jobs`` with their ages taken at ``at`` (a time per job, or one for
-        all; None: age 0, as at submission), the fair-share factors as of the last calculation: :func:`multifactor`'s sums in the
-        same order (the weights' order, from 0), truncated as int() does."""
+        all; None: age 0, as at submission), the fair-share factors as of the last calculation: :func:`multifactor`
+        over arrays, truncated as int() does."""
         index = np.asarray(jobs, dtype=np.int64)
         if not len(index):
             return np.zeros(0, dtype=np.int64)
-        w = self.weights
         age = (at - self.submit[index]) if at is not None else np.zeros(len(index), dtype=np.int64)
-        if self.max_age:
-            age_f = np.minimum(np.maximum(age, 0) / self.max_age, 1.0)
-        else:
-            age_f = np.ones(len(index))
         size_f, partition_f, qos_f = (f[index] for f in self.static_factors)
-        factors = {"age": age_f, "fairshare": self.fairshare_factors()[self.pair_index[index]], "jobsize": size_f,
-                   "partition": partition_f, "qos": qos_f}
-        total = np.zeros(len(index))
-        for name in w:
-            total = total + w[name] * factors[name]
-        return total.astype(np.int64)
+        factors = {"age": age_factor(age, self.max_age), "fairshare": self.fairshare_factors()[self.pair_index[index]],
+                   "jobsize": size_f, "partition": partition_f, "qos": qos_f}
+        return multifactor(self.weights, factors, np.zeros(len(index))).astype(np.int64)
 
     def priorities(self) -> dict[int, int]:
         """Each waiting job's priority now (as the last order has them; for tests and squeue-like views)."""
@@ -568,21 +569,18 @@ class SlurmPriorityQueue(WaitingQueue):
 
     def _few(self, jobs: np.ndarray, at: int) -> np.ndarray:
         """:meth:`computed`'s priorities of a few ``jobs`` (ages taken at ``at``, or at submission
-        if later), job by job in Python floats: the same IEEE operations in the same order, so the
-        same values, without numpy's costs per call (most passes merge one or two new jobs)."""
+        if later), job by job in Python floats: the same formula as the arrays' (:func:`age_factor`,
+        :func:`multifactor`) over floats, so the same values, without numpy's costs per call (most
+        passes merge one or two new jobs)."""
         fairshare = self.fairshare_factors()
         size_f, partition_f, qos_f = self.static_factors
-        max_age = self.max_age
+        max_age, weights = self.max_age, self.weights
         out = []
         for job, submit, pair in zip(jobs.tolist(), self.submit[jobs].tolist(), self.pair_index[jobs].tolist()):
-            age = (submit if submit > at else at) - submit
-            factors = {"age": min(max(age, 0) / max_age, 1.0) if max_age else 1.0,
+            factors = {"age": age_factor((submit if submit > at else at) - submit, max_age),
                        "fairshare": float(fairshare[pair]), "jobsize": float(size_f[job]),
                        "partition": float(partition_f[job]), "qos": float(qos_f[job])}
-            total = 0.0
-            for name, weight in self.weights.items():
-                total = total + weight * factors[name]
-            out.append(int(total))
+            out.append(int(multifactor(weights, factors)))
         return np.array(out, dtype=np.int64)
 
     def _sorting(self, jobs: np.ndarray, priority: np.ndarray) -> np.ndarray:
