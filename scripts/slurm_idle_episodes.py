@@ -70,7 +70,7 @@ def replay_passes(folder: Path, phase: int) -> tuple[dict[str, dict], list[dict]
     from engine.workload import load_workload
 
     site = read_slurm_site(folder / "slurm.conf", qos=folder / "qos.txt", assoc=folder / "assoc.txt")
-    workload = load_workload(folder / "sacct.txt", procs=CAPACITY)
+    workload = load_workload(folder / "sacct.txt", procs=CAPACITY, overrun="run")   # as benchmarks/slurm_fidelity_sweep.py
     real = read_sacct(folder / "sacct.txt")
     native = [str(x) for x in workload.jobs["jobid"].tolist()]
     passes: list[dict] = []
@@ -188,6 +188,8 @@ def log_passes(log: Path) -> tuple[list[dict], dict[str, list[tuple[float, str]]
     for t, kind, g in events:
         if kind == "main_job":
             reasons[g[0]].append((t, g[1]))
+        elif kind == "alloc":
+            reasons["__alloc__"].append((t, g[0]))     # the main scheduler's starts
     return facts.backfill_passes(events), reasons
 
 
@@ -313,6 +315,8 @@ def main() -> None:
     seconds: list = []
     eps = episodes(real, seconds)
     passes, reasons = log_passes(Path(args.log))
+    n_bf = sum(len(p["started"]) for p in passes)
+    n_main = sum(1 for _ in reasons.get("__alloc__", []))
     classify(eps, real, passes, reasons)
     table(eps, real, "real (its log)")
     idle_seconds(seconds, real, passes, "real")
@@ -320,9 +324,11 @@ def main() -> None:
     rep, rep_passes = replay_passes(folder, args.phase)
     rep_seconds: list = []
     reps = episodes(rep, rep_seconds)
-    classify(reps, rep, rep_passes)
+    classify(reps, rep, rep_passes[:-1])
     table(reps, rep, f"replay (priority_phase {args.phase})")
-    idle_seconds(rep_seconds, rep, rep_passes, "replay")
+    idle_seconds(rep_seconds, rep, rep_passes[:-1], "replay")
+    print(f"\nstarts: real main scheduler {n_main}, backfill {n_bf}; replay main scheduler "
+          f"{len(rep_passes[-1]['main_started'])}, backfill {sum(len(p['started']) for p in rep_passes[:-1])}")
     listing(reps, rep, args.list)
 
 
