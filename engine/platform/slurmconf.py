@@ -43,7 +43,6 @@ ENFORCE_WORDS = {"1": ("associations",), "associations": ("associations",), "2":
                  "nosteps": ("nosteps",)}
 #: the flags no rule here follows, with why (``engine site`` names those set)
 ENFORCE_NOT_FOLLOWED = {
-    "associations": "a job of a user/account with no association is refused at submission; the recorded jobs ran",
     "qos": "a job's QOS must be one its association may use; the recorded jobs ran with theirs",
     "safe": "an association's GrpTRESMins holds a job while its usage reaches the limit, not while its usage plus "
             "the running jobs' and its own CPU-minutes would (a QOS's GrpTRESMins and GrpWall are not followed)",
@@ -431,6 +430,9 @@ class Qos:
     max_submit_per_user: int | None = None    # MaxSubmitPU
     max_tres_per_user: dict[str, int] = field(default_factory=dict)   # MaxTRESPU
     max_tres_per_job: dict[str, int] = field(default_factory=dict)    # MaxTRES
+    max_tres_per_account: dict[str, int] = field(default_factory=dict)   # MaxTRESPA: running jobs of one account
+    max_tres_per_node: dict[str, int] = field(default_factory=dict)   # MaxTRESPerNode: a job's TRES / its nodes
+    min_tres_per_job: dict[str, int] = field(default_factory=dict)    # MinTRES
     grp_tres: dict[str, int] = field(default_factory=dict)            # GrpTRES
     grp_jobs: int | None = None
     grp_submit: int | None = None             # GrpSubmit: pending + running jobs of the QOS
@@ -457,6 +459,7 @@ class Association:
     max_submit: int | None = None
     max_wall: int | None = None
     max_tres_per_job: dict[str, int] = field(default_factory=dict)
+    max_tres_per_node: dict[str, int] = field(default_factory=dict)   # MaxTRESPerNode
     grp_tres: dict[str, int] = field(default_factory=dict)
     grp_jobs: int | None = None
     grp_submit: int | None = None             # GrpSubmit: pending + running jobs of the association and below
@@ -481,7 +484,9 @@ _QOS_COLUMNS = {"name": "name", "priority": "priority", "maxwall": "max_wall", "
                 "maxsubmitpa": "max_submit_per_account", "maxsubmitjobsperaccount": "max_submit_per_account",
                 "grpsubmit": "grp_submit", "grpsubmitjobs": "grp_submit", "maxtresmins": "max_tres_mins_per_job",
                 "maxtresminsperjob": "max_tres_mins_per_job", "grptresrunmins": "grp_tres_run_mins",
-                "grptresmins": "grp_tres_mins", "grpwall": "grp_wall"}
+                "grptresmins": "grp_tres_mins", "grpwall": "grp_wall", "maxtrespa": "max_tres_per_account",
+                "maxtresperaccount": "max_tres_per_account", "maxtrespernode": "max_tres_per_node",
+                "maxtrespn": "max_tres_per_node", "mintres": "min_tres_per_job", "mintresperjob": "min_tres_per_job"}
 _ASSOC_COLUMNS = {"cluster": "cluster", "account": "account", "user": "user", "partition": "partition",
                   "parentname": "parent", "par name": "parent", "share": "shares", "fairshare": "shares",
                   "maxjobs": "max_jobs", "maxsubmit": "max_submit", "maxsubmitjobs": "max_submit",
@@ -489,7 +494,8 @@ _ASSOC_COLUMNS = {"cluster": "cluster", "account": "account", "user": "user", "p
                   "grptres": "grp_tres", "grpjobs": "grp_jobs", "qos": "qos", "def qos": "default_qos",
                   "defaultqos": "default_qos", "grpsubmit": "grp_submit", "grpsubmitjobs": "grp_submit",
                   "maxtresmins": "max_tres_mins_per_job", "maxtresminsperjob": "max_tres_mins_per_job",
-                  "grptresrunmins": "grp_tres_run_mins", "grptresmins": "grp_tres_mins", "grpwall": "grp_wall"}
+                  "grptresrunmins": "grp_tres_run_mins", "grptresmins": "grp_tres_mins", "grpwall": "grp_wall",
+                  "maxtrespernode": "max_tres_per_node", "maxtrespn": "max_tres_per_node"}
 #: columns of ``sacctmgr show qos`` / ``show assoc`` that say nothing a rule could follow (ids,
 #: descriptions), and the values that are Slurm's defaults: not listed as unmodelled
 _INERT_COLUMNS = {"id", "description", "descr", "lft", "rgt", "parentid"}
@@ -498,13 +504,16 @@ _DEFAULT_VALUES = {"gracetime": "00:00:00", "preemptmode": "cluster", "preemptex
 TRACKED_TRES = ("cpu", "mem", "node", "gres/gpu")
 #: the limits written as TRES lists, and sacctmgr's title of each field
 TRES_LIMITS = ("max_tres_per_user", "max_tres_per_job", "grp_tres", "max_tres_mins_per_job", "grp_tres_run_mins",
-               "grp_tres_mins")
+               "grp_tres_mins", "max_tres_per_account", "max_tres_per_node", "min_tres_per_job")
 _TITLES = {"max_tres_per_user": "MaxTRESPU", "max_tres_per_job": "MaxTRES", "grp_tres": "GrpTRES",
            "max_tres_mins_per_job": "MaxTRESMins", "grp_tres_run_mins": "GrpTRESRunMins", "grp_tres_mins": "GrpTRESMins",
-           "max_wall": "MaxWall", "grp_wall": "GrpWall", "usage_factor": "UsageFactor"}
+           "max_wall": "MaxWall", "grp_wall": "GrpWall", "usage_factor": "UsageFactor", "max_tres_per_account": "MaxTRESPA",
+           "max_tres_per_node": "MaxTRESPerNode", "min_tres_per_job": "MinTRES"}
 #: the TRES the group TRES-minutes limits follow (GrpTRESRunMins, an association's GrpTRESMins):
 #: cpu only (MaxTRESMins, per job, follows all of TRACKED_TRES)
 TRACKED_TRES_MINS = ("cpu",)
+#: the TRES MaxTRESPerNode follows (a job's TRES / its nodes; node per node has no reason in Slurm 22.05)
+TRACKED_TRES_PER_NODE = ("cpu", "mem", "gres/gpu")
 TRES_MINS_LIMITS = ("grp_tres_run_mins", "grp_tres_mins")
 #: the QOS flags the limits follow (sacctmgr's spelling): OverPartQOS puts the job's QOS before its
 #: partition's, PartitionTimeLimit and PartitionMaxNodes let its jobs past their partition's MaxTime
@@ -542,12 +551,15 @@ def untracked_tres(site: SlurmSite) -> list[tuple[str, str, str]]:
     found = []
     items: list[tuple[str, Any, tuple[str, ...]]] = [
         (f"QOS {q.name}", q, ("max_tres_per_user", "max_tres_per_job", "grp_tres", "max_tres_mins_per_job",
-                              "grp_tres_run_mins")) for q in site.qos.values()]
+                              "grp_tres_run_mins", "max_tres_per_account", "max_tres_per_node", "min_tres_per_job"))
+        for q in site.qos.values()]
     items += [(f"association {a.account}{'/' + a.user if a.user else ''}", a,
-               ("max_tres_per_job", "grp_tres", "max_tres_mins_per_job", *TRES_MINS_LIMITS)) for a in site.associations]
+               ("max_tres_per_job", "grp_tres", "max_tres_mins_per_job", *TRES_MINS_LIMITS, "max_tres_per_node"))
+              for a in site.associations]
     for who, item, keys in items:
         for key in keys:
-            tracked = TRACKED_TRES_MINS if key in TRES_MINS_LIMITS else TRACKED_TRES
+            tracked = (TRACKED_TRES_MINS if key in TRES_MINS_LIMITS else TRACKED_TRES_PER_NODE if key == "max_tres_per_node"
+                       else TRACKED_TRES)
             for tres, count in getattr(item, key).items():
                 if tres not in tracked:
                     found.append((who, _TITLES[key], f"{tres}={count}"))
@@ -752,13 +764,15 @@ def describe_site(site: SlurmSite, *, with_keys: bool = True) -> list[str]:
     for qos in site.qos.values():
         limits = _limits(qos, ("max_wall", "max_jobs_per_user", "max_submit_per_user", "max_jobs_per_account",
                                "max_submit_per_account", "max_tres_per_user", "max_tres_per_job", "grp_tres",
-                               "grp_jobs", "grp_submit", "max_tres_mins_per_job", "grp_tres_run_mins"))
+                               "grp_jobs", "grp_submit", "max_tres_mins_per_job", "grp_tres_run_mins",
+                               "max_tres_per_account", "max_tres_per_node", "min_tres_per_job"))
         lines.append(f"  QOS {qos.name}: priority {qos.priority}" + (f", {limits}" if limits else "")
                      + (f", flags {','.join(qos.flags)}" if qos.flags else ""))
     for assoc in site.associations:
         who = f"{assoc.account}/{assoc.user}" if assoc.user else assoc.account
         limits = _limits(assoc, ("max_jobs", "max_submit", "max_wall", "max_tres_per_job", "grp_tres", "grp_jobs",
-                                 "grp_submit", "max_tres_mins_per_job", "grp_tres_run_mins", "grp_tres_mins"))
+                                 "grp_submit", "max_tres_mins_per_job", "grp_tres_run_mins", "grp_tres_mins",
+                                 "max_tres_per_node"))
         lines.append(f"  association {who}{'@' + assoc.partition if assoc.partition else ''}: "
                      f"shares {'parent' if assoc.shares < 0 else assoc.shares}" + (f", {limits}" if limits else "")
                      + (f", QOS {','.join(assoc.qos)}" if assoc.qos else ""))
@@ -791,7 +805,7 @@ def unfollowed_keys(site: SlurmSite) -> list[str]:
                        "than stop when jobs or nodes changed meanwhile (backfill.c _yield_locks); a pass here takes "
                        "no simulated time, so it never yields)")
     unknown += [f"{what} {key} {value} (of TRES only cpu, mem, node, gres/gpu are followed; of GrpTRESRunMins and "
-                "GrpTRESMins only cpu)"
+                "GrpTRESMins only cpu; of MaxTRESPerNode cpu, mem, gres/gpu)"
                 for what, key, value in untracked_tres(site)]
     unknown += not_followed(site)
     unknown += [f"QOS {q.name} Flags {flag} (not followed: of the flags only {', '.join(QOS_FLAGS_FOLLOWED)} are)"

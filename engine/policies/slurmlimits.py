@@ -6,12 +6,17 @@ slurmctld's ``job_reason`` strings as ``squeue -o %r`` prints them):
 * a partition's State (slurm.conf(5)): DOWN queues jobs and starts none (``PartitionDown``; here
   refused at submission, as below, since the job never runs); DRAIN and INACTIVE refuse new jobs
   (sbatch's "Required partition not available (inactive or drain)");
+* with AccountingStorageEnforce's ``associations`` (implied by limits and safe), a job whose user has no
+  association row under its account is refused by sbatch ("Invalid account or account/partition
+  combination specified"; a job naming no account: the user's default, any of its rows);
 * limits a job can never satisfy: its time limit above its partition's MaxTime
   (``PartitionTimeLimit``), its nodes above MaxNodes (``PartitionNodeLimit``), its time above its
   QOS's or association's MaxWall (``QOSMaxWallDurationPerJobLimit``,
   ``AssocMaxWallDurationPerJobLimit``), its CPUs or nodes above a per-job MaxTRES
-  (``QOSMaxCpuPerJobLimit``, ``QOSMaxNodePerJobLimit``), or above a per-user or group total it
-  could never fit in (MaxTRESPU, GrpTRES). Slurm leaves such a job pending for ever with that
+  (``QOSMaxCpuPerJobLimit``, ``QOSMaxNodePerJobLimit``), its TRES per node above a MaxTRESPerNode
+  (``QOSMaxCpuPerNode``, ``AssocMaxMemPerNode``, ...), below the QOS's MinTRES
+  (``QOSMinCpuNotSatisfied``, ``QOSMinMemory``, ...), or above a per-user, per-account or group
+  total it could never fit in (MaxTRESPU, MaxTRESPA, GrpTRES). Slurm leaves such a job pending for ever with that
   reason (or, with EnforcePartLimits, refuses it at sbatch): here it is refused at submission, listed
   with the reason, since it never runs either way;
 * limits checked at submission: GrpSubmit, MaxSubmitPA and MaxSubmitPU of the QOS
@@ -33,7 +38,8 @@ slurmctld's ``job_reason`` strings as ``squeue -o %r`` prints them):
   association only;
 * limits that hold a job while others run: QOS GrpJobs, MaxJobsPA (``MaxJobsPerAccount``, as 22.05
   names it: the running jobs of the job's account in that QOS), MaxJobsPU, association GrpJobs and
-  MaxJobs (jobs), then QOS GrpTRES, MaxTRESPU and association GrpTRES, in the order slurmctld's
+  MaxJobs (jobs), then QOS GrpTRES, MaxTRESPA (``MaxCpuPerAccount``, ...: the running jobs of the
+  job's account in the QOS), MaxTRESPU and association GrpTRES, in the order slurmctld's
   acct_policy checks them (before and after node selection), each where the hierarchy below puts
   it. The first that holds names the reason.
 
@@ -69,7 +75,10 @@ from engine.sim.jit import bind_direct
 #: the reasons of a job's refusal at submission (Slurm: pending for ever, or refused by sbatch)
 #: sbatch's refusal of a job for a DRAIN or INACTIVE partition (ESLURM_PARTITION_NOT_AVAIL)
 PARTITION_NOT_AVAILABLE = "Required partition not available (inactive or drain)"
-NEVER_REASONS = ("PartitionDown", PARTITION_NOT_AVAILABLE, "PartitionTimeLimit", "PartitionNodeLimit", "QOSMaxWallDurationPerJobLimit",
+#: sbatch's refusal of a job whose user has no association with its account (ESLURM_INVALID_ACCOUNT)
+INVALID_ACCOUNT = "Invalid account or account/partition combination specified"
+NEVER_REASONS = ("PartitionDown", PARTITION_NOT_AVAILABLE, INVALID_ACCOUNT,
+                 "PartitionTimeLimit", "PartitionNodeLimit", "QOSMaxWallDurationPerJobLimit",
                  "AssocMaxWallDurationPerJobLimit", "QOSMaxCpuPerJobLimit", "QOSMaxNodePerJobLimit",
                  "QOSMaxCpuPerUserLimit", "QOSMaxNodePerUserLimit", "QOSGrpCpuLimit", "QOSGrpNodeLimit",
                  "AssocGrpCpuLimit", "AssocGrpNodeLimit")
@@ -123,11 +132,18 @@ TRES_REASONS: dict[str, dict[str, str]] = {
                   "gres/gpu": "AssocGrpGRES"},
     "assoc_job": {"cpu": "AssocMaxCpuPerJobLimit", "mem": "AssocMaxMemPerJob", "node": "AssocMaxNodePerJobLimit",
                   "gres/gpu": "AssocMaxGRESPerJob"},
+    # MaxTRESPA: the running jobs of the job's account in the QOS (held)
+    "qos_account": {"cpu": "MaxCpuPerAccount", "mem": "MaxMemoryPerAccount", "node": "MaxNodePerAccount",
+                    "gres/gpu": "MaxGRESPerAccount"},
+    # MaxTRESPerNode (the job's TRES / its nodes) and MinTRES: per job (refused); no node per node
+    "qos_node": {"cpu": "QOSMaxCpuPerNode", "mem": "QOSMaxMemoryPerNode", "gres/gpu": "QOSMaxGRESPerNode"},
+    "qos_min": {"cpu": "QOSMinCpuNotSatisfied", "mem": "QOSMinMemory", "node": "QOSMinNode", "gres/gpu": "QOSMinGRES"},
+    "assoc_node": {"cpu": "AssocMaxCpuPerNode", "mem": "AssocMaxMemPerNode", "gres/gpu": "AssocMaxGRESPerNode"},
 }
 
 
 #: every reason a hold check gives, by its code - 1 (SiteLimits.held_code)
-HOLD_CODES = tuple(dict.fromkeys(HOLD_REASONS + tuple(reason for kind in ("qos_grp", "qos_user", "assoc_grp")
+HOLD_CODES = tuple(dict.fromkeys(HOLD_REASONS + tuple(reason for kind in ("qos_grp", "qos_account", "qos_user", "assoc_grp")
                                                       for reason in TRES_REASONS[kind].values())
                                  + (MINS_REASONS["qos_run"], MINS_REASONS["assoc_run"], MINS_REASONS["assoc_usage"])))
 
@@ -138,7 +154,7 @@ HOLD_CODES = tuple(dict.fromkeys(HOLD_REASONS + tuple(reason for kind in ("qos_g
 QOS_SCALARS = ("grp_jobs", "grp_submit", "grp_wall", "max_jobs_per_account", "max_jobs_per_user",
                "max_submit_per_account", "max_submit_per_user", "max_wall")
 QOS_TRES = ("grp_tres", "grp_tres_mins", "grp_tres_run_mins", "max_tres_mins_per_job", "max_tres_per_job",
-            "max_tres_per_user")
+            "max_tres_per_user", "max_tres_per_account", "max_tres_per_node", "min_tres_per_job")
 #: an association's limits each QOS limit shadows (acct_policy.c 22.05: the association's is checked
 #: only where no QOS of the job sets the QOS's; a TRES list TRES by TRES): association limit -> the
 #: QOS limits that override it
@@ -147,12 +163,12 @@ ASSOC_SHADOWED_BY = {"grp_jobs": ("grp_jobs",), "grp_submit": ("grp_submit",), "
                      "max_submit": ("max_submit_per_account", "max_submit_per_user"), "max_wall": ("max_wall",),
                      "grp_tres": ("grp_tres",), "grp_tres_mins": ("grp_tres_mins",),
                      "grp_tres_run_mins": ("grp_tres_run_mins",), "max_tres_per_job": ("max_tres_per_job",),
-                     "max_tres_mins_per_job": ("max_tres_mins_per_job",)}
+                     "max_tres_mins_per_job": ("max_tres_mins_per_job",), "max_tres_per_node": ("max_tres_per_node",)}
 #: an association's per-job and per-user limits: slurmctld checks them on the job's own association
 #: only, whose values the database fills in from its parents where it sets none ("pre-propagated":
 #: sacctmgr shows them so unless WOPLimits; TRES lists merged TRES by TRES); the Grp* limits apply
 #: at every level
-ASSOC_OWN = ("max_jobs", "max_submit", "max_wall", "max_tres_per_job", "max_tres_mins_per_job")
+ASSOC_OWN = ("max_jobs", "max_submit", "max_wall", "max_tres_per_job", "max_tres_mins_per_job", "max_tres_per_node")
 
 
 def imposed(ordered: list[Qos]) -> list[Qos]:
@@ -237,6 +253,13 @@ class SiteLimits:
         self._rows: dict[tuple[str, str, str, str], list[tuple[tuple[str, str], Association]]] = {}
         #: AccountingStorageEnforce has limits: without, slurmctld checks no association or QOS limit
         self.enforce = site.conf.enforce_limits
+        #: AccountingStorageEnforce has associations and the dump has rows: a job whose user has no
+        #: row under its account (any of the user's rows where the job names no account) is refused
+        self.check_assoc = "associations" in site.conf.enforce and bool(site.associations)
+        self.user_accounts: defaultdict[str, set[str]] = defaultdict(set)
+        for a in site.associations:
+            if a.user:
+                self.user_accounts[a.user].add(a.account)
         # submitted and not ended (pending + running)
         self.qos_submitted: defaultdict[str, int] = defaultdict(int)
         self.qos_user_submitted: defaultdict[tuple[str, str], int] = defaultdict(int)
@@ -292,7 +315,8 @@ class SiteLimits:
     @staticmethod
     def _qos_holds(q: Qos) -> bool:
         return (q.max_jobs_per_user is not None or q.grp_jobs is not None or bool(q.grp_tres)
-                or bool(q.max_tres_per_user) or q.max_jobs_per_account is not None or "cpu" in q.grp_tres_run_mins)
+                or bool(q.max_tres_per_user) or q.max_jobs_per_account is not None or "cpu" in q.grp_tres_run_mins
+                or bool(q.max_tres_per_account))
 
     def counts(self, job: int) -> tuple[int, int, int, int, int]:
         """The job's place in the running counters: (1 job, its CPUs, nodes, memory MB, GPUs)."""
@@ -365,6 +389,9 @@ class SiteLimits:
 
     def never(self, job: int) -> Refusal | None:
         """The limit the job can never satisfy, or None."""
+        if self.check_assoc and not self.has_association(job):
+            return Refusal(INVALID_ACCOUNT, f"no association of user {self.user[job]} "
+                           + (f"with account {self.account[job]}" if self.account[job] else "in the association dump"))
         partition = self.partitions.get(self.partition[job])
         limit, nodes = self.time_limit[job], self.nodes[job]
         if partition is not None:
@@ -397,12 +424,14 @@ class SiteLimits:
             bound = q.grp_tres_run_mins.get("cpu")
             if bound is not None and cpu_minutes > bound:
                 return Refusal(MINS_REASONS["qos_run"], f"QOS {q.name} GrpTRESRunMins cpu={bound}")
-            for kind, title, limits in (("qos_job", "MaxTRES", q.max_tres_per_job), ("qos_user", "MaxTRESPU",
-                                        q.max_tres_per_user), ("qos_grp", "GrpTRES", q.grp_tres)):
-                for tres, index in TRES_COUNTED:
-                    bound = _tres(limits, tres)
-                    if bound is not None and counts[index] > bound:
-                        return Refusal(TRES_REASONS[kind][tres], f"QOS {q.name} {title} {tres}={bound}")
+            for kind, title, limits in (("qos_job", "MaxTRES", q.max_tres_per_job),
+                                        ("qos_node", "MaxTRESPerNode", q.max_tres_per_node),
+                                        ("qos_min", "MinTRES", q.min_tres_per_job),
+                                        ("qos_account", "MaxTRESPA", q.max_tres_per_account),
+                                        ("qos_user", "MaxTRESPU", q.max_tres_per_user), ("qos_grp", "GrpTRES", q.grp_tres)):
+                refusal = _over_tres(counts, limits, kind, f"QOS {q.name} {title}")
+                if refusal is not None:
+                    return refusal
         for key, row in self.rows(job):
             refusal = self._over_minutes(counts, minutes(limit), row.max_tres_mins_per_job, "assoc_job",
                                          f"association {_who(key)}")
@@ -412,12 +441,20 @@ class SiteLimits:
             if bound is not None and cpu_minutes > bound:
                 return Refusal(MINS_REASONS["assoc_run"], f"association {_who(key)} GrpTRESRunMins cpu={bound}")
             for kind, title, limits in (("assoc_job", "MaxTRES", row.max_tres_per_job),
+                                        ("assoc_node", "MaxTRESPerNode", row.max_tres_per_node),
                                         ("assoc_grp", "GrpTRES", row.grp_tres)):
-                for tres, index in TRES_COUNTED:
-                    bound = _tres(limits, tres)
-                    if bound is not None and counts[index] > bound:
-                        return Refusal(TRES_REASONS[kind][tres], f"association {_who(key)} {title} {tres}={bound}")
+                refusal = _over_tres(counts, limits, kind, f"association {_who(key)} {title}")
+                if refusal is not None:
+                    return refusal
         return None
+
+    def has_association(self, job: int) -> bool:
+        """Whether the job's user has an association row with its account (for its partition or
+        for all), or any row where the job names no account (Slurm takes the user's default)."""
+        user, account, partition = self.user[job], self.account[job], self.partition[job]
+        if not account:
+            return bool(self.user_accounts.get(user))
+        return (account, user, partition) in self.assoc or (account, user, "") in self.assoc
 
     @staticmethod
     def _over_minutes(counts: tuple[int, ...], time_minutes: int, limits: dict[str, int], kind: str,
@@ -509,10 +546,12 @@ class SiteLimits:
             if "cpu" in q.grp_tres_run_mins:
                 checks.append((("qos", q.name), RUN_SECONDS, run_bound(q.grp_tres_run_mins["cpu"]),
                                _hold(MINS_REASONS["qos_run"])))
-            for tres, index in TRES_COUNTED:
-                bound = _tres(q.max_tres_per_user, tres)
-                if bound is not None:
-                    checks.append((("qos_user", q.name, user), index, bound, _hold(TRES_REASONS["qos_user"][tres])))
+            for kind, who, limits in (("qos_account", ("qos_account", q.name, self.account[job]), q.max_tres_per_account),
+                                      ("qos_user", ("qos_user", q.name, user), q.max_tres_per_user)):
+                for tres, index in TRES_COUNTED:
+                    bound = _tres(limits, tres)
+                    if bound is not None:
+                        checks.append((who, index, bound, _hold(TRES_REASONS[kind][tres])))
         for key, row in self.rows(job):
             run_minutes = row.grp_tres_run_mins.get("cpu")
             if "cpu" in row.grp_tres_mins and key in self.usage_limits:     # acct_policy: GrpTRESMins before GrpTRES
@@ -557,11 +596,13 @@ class SiteLimits:
             bound = q.grp_tres_run_mins.get("cpu")     # Slurm: whole minutes left, plus the job's
             if bound is not None and int(used[RUN_SECONDS]) // 60 + cpu_minutes > bound:
                 return MINS_REASONS["qos_run"]
-            mine = self.qos_user_run[(q.name, user)]
-            for tres, index in TRES_COUNTED:
-                bound = _tres(q.max_tres_per_user, tres)
-                if bound is not None and mine[index] + counts[index] > bound:
-                    return TRES_REASONS["qos_user"][tres]
+            for kind, mine, limits in (("qos_account", self.qos_account_run[(q.name, self.account[job])],
+                                        q.max_tres_per_account),
+                                       ("qos_user", self.qos_user_run[(q.name, user)], q.max_tres_per_user)):
+                for tres, index in TRES_COUNTED:
+                    bound = _tres(limits, tres)
+                    if bound is not None and mine[index] + counts[index] > bound:
+                        return TRES_REASONS[kind][tres]
         for key, row in self.rows(job):
             run_minutes = row.grp_tres_run_mins.get("cpu")
             if "cpu" in row.grp_tres_mins and key in self.usage_limits and self.used_minutes.get(key, 0) >= self.usage_limits[key]:
@@ -677,6 +718,21 @@ class Counters:
     def __getitem__(self, key: str | tuple[str, str]) -> np.ndarray:
         slot = self.limits._slots.get((self.kind, *((key,) if isinstance(key, str) else key)))
         return self.limits.running[slot] if slot is not None else np.zeros(COUNTERS, dtype=np.int64)
+
+
+def _over_tres(counts: tuple[int, ...], limits: dict[str, int], kind: str, who: str) -> Refusal | None:
+    """The first TRES (in slurmctld's order) of a per-job limit the job alone breaks: above a maximum,
+    above a per-node maximum with its TRES spread over its nodes (``qos_node``, ``assoc_node``: Slurm's
+    integer division), below a MinTRES (``qos_min``)."""
+    for tres, index in TRES_COUNTED:
+        bound = limits.get(tres)
+        reason = TRES_REASONS[kind].get(tres)
+        if bound is None or reason is None:
+            continue
+        asked = counts[index] // max(counts[2], 1) if kind.endswith("_node") else counts[index]
+        if (asked < bound) if kind == "qos_min" else (asked > bound):
+            return Refusal(reason, f"{who} {tres}={bound}")
+    return None
 
 
 def _hold(reason: str) -> int:

@@ -343,8 +343,9 @@ def test_accounting_storage_enforce_in_the_site_description(tmp_path):
     assert "AccountingStorageEnforce associations,limits,qos,safe: association and QOS limits enforced" in text
     unfollowed = text.split("not modelled")[1]
     for listed in ("AccountingStorageEnforce safe (not followed", "AccountingStorageEnforce qos (not followed",
-                   "AccountingStorageEnforce associations (not followed", "QOS normal Flags DenyOnLimit (not followed"):
+                   "QOS normal Flags DenyOnLimit (not followed"):
         assert listed in unfollowed
+    assert "AccountingStorageEnforce associations" not in unfollowed      # (a user without a row is refused)
     assert "Flags OverPartQOS" not in unfollowed and "flags OverPartQOS,DenyOnLimit" in text
     conf.write_text("NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\n")
     assert "AccountingStorageEnforce not set: association and QOS limits NOT enforced" in \
@@ -353,3 +354,26 @@ def test_accounting_storage_enforce_in_the_site_description(tmp_path):
     with pytest.raises(WorkloadError) as error:
         parse_slurm_conf(conf.read_text(), str(conf))
     assert "strict" in str(error.value) and "line 2" in str(error.value)
+
+
+def test_max_tres_per_account_per_node_and_min_tres_are_read_and_followed(tmp_path):
+    # sacctmgr's MaxTRESPA, MaxTRESPerNode and MinTRES (QOS; MaxTRESPerNode of an association too)
+    # are read into the limits, listed with the QOS, not as unmodelled; a TRES the rules do not
+    # follow in them (billing; node per node, which Slurm 22.05 gives no reason) is named as such
+    qos = tmp_path / "qos.txt"
+    qos.write_text("Name|MaxTRESPA|MaxTRESPerNode|MinTRES\nnormal|cpu=64,billing=9|cpu=4,node=1|cpu=2,mem=1G\n")
+    assoc = tmp_path / "assoc.txt"
+    assoc.write_text("Account|User|Share|MaxTRESPerNode\nacct||1|gres/gpu=2\n")
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\nAccountingStorageEnforce=limits\n")
+    site = read_slurm_site(conf, qos=qos, assoc=assoc)
+    normal, acct = site.qos["normal"], site.associations[0]
+    assert (normal.max_tres_per_account, normal.max_tres_per_node, normal.min_tres_per_job) == (
+        {"cpu": 64, "billing": 9}, {"cpu": 4, "node": 1}, {"cpu": 2, "mem": 1024})
+    assert acct.max_tres_per_node == {"gres/gpu": 2} and normal.unmodelled == {} and acct.unmodelled == {}
+    text = "\n".join(describe_site(site))
+    unfollowed = text.split("not modelled")[1]
+    assert "QOS normal MaxTRESPA billing=9" in unfollowed and "QOS normal MaxTRESPerNode node=1" in unfollowed
+    for followed in ("MaxTRESPA cpu=64", "MaxTRESPerNode cpu=4", "MinTRES", "gres/gpu=2"):
+        assert followed not in unfollowed
+    assert "max_tres_per_account cpu=64,billing=9, max_tres_per_node cpu=4,node=1, min_tres_per_job cpu=2,mem=1024" in text

@@ -10,7 +10,7 @@ import pytest
 
 from engine.platform.slurmconf import Association, Qos, SlurmSite, parse_slurm_conf
 from engine.policies.slurm import RESERVED_FOR_HIGHER
-from engine.policies.slurmlimits import PARTITION_NOT_AVAILABLE
+from engine.policies.slurmlimits import INVALID_ACCOUNT, PARTITION_NOT_AVAILABLE
 from engine.run import simulate
 
 BASE = ("NodeName=n1 CPUs=16\nAccountingStorageEnforce=associations,limits\nPriorityType=priority/multifactor\nPriorityWeightAge=1000\n"
@@ -41,7 +41,7 @@ def run(workload, rows, site_: SlurmSite, *, users=None, partitions=None, nodes=
     w.jobs["user"] = users or [1] * len(rows)
     if nodes is not None:
         w.jobs["nodes"] = nodes
-    w.metadata["user_names"] = {"1": "u1", "2": "u2"}
+    w.metadata["user_names"] = {"1": "u1", "2": "u2", "3": "u3"}
     result = simulate(w, capacity, {"preset": "slurm", "params": params}, context={"slurm_site": site_})
     assert result.meta["summary"]["validation"]["ok"]
     return result
@@ -737,3 +737,53 @@ def test_association_and_qos_limits_hold_only_with_accounting_storage_enforce_li
     conf = BASE.replace("AccountingStorageEnforce=associations,limits\n", enforce) + PARTITIONS
     result = run(workload, [(0, 100, 100, 1)] * 2, site(qos=Qos("normal", max_jobs_per_user=1), conf=conf), sched_cycle=0)
     assert starts(result) == expected
+
+
+@pytest.mark.parametrize("enforce, refused", [("AccountingStorageEnforce=associations\n", [2, 3]), ("", [])])
+def test_a_job_without_an_association_is_refused_at_submission_when_associations_are_enforced(workload, enforce, refused):
+    # rows: acct, acct/u1, acct/u2. Job 1 (u1, acct) has its row; job 2 (u3: no row at all) and job 3
+    # (u1 under account other: no acct other/u1 row) are refused by sbatch with
+    # ESLURM_INVALID_ACCOUNT's text, named per job; job 4 (u2, no account named: the user's default)
+    # runs. Without AccountingStorageEnforce associations all four run at 0 (16 CPUs free)
+    conf = BASE.replace("AccountingStorageEnforce=associations,limits\n", enforce) + PARTITIONS
+    rows = [(0, 10, 100, 1)] * 4
+    result = run(workload, rows, site(conf=conf), users=[1, 3, 1, 2], accounts=["acct", "acct", "other", ""])
+    assert result.rejected_jobs["job_id"].tolist() == refused
+    assert result.rejected_jobs["reason"].tolist() == [INVALID_ACCOUNT] * len(refused)
+    assert starts(result) == {job: 0 for job in (1, 2, 3, 4) if job not in refused}
+    assert result.meta["summary"]["slurm_refused"] == ({INVALID_ACCOUNT: 2} if refused else {})
+
+
+def test_qos_max_tres_per_account_holds_the_accounts_running_cpus_together(workload):
+    # MaxTRESPA cpu=8 on QOS normal: A (u1, acct, 6 CPUs) runs 0-100; B (u2, acct, 4 CPUs, at 1):
+    # 6 + 4 > 8, held with MaxCpuPerAccount until A ends (100), though 10 CPUs are free; C (u3,
+    # account other, 4 CPUs, at 1) is not held; D (u1, 10 CPUs) is above the limit alone: never
+    # runs, refused with the same reason
+    assoc = [Association("c", "acct", shares=1), Association("c", "acct", "u1"), Association("c", "acct", "u2"),
+             Association("c", "other", shares=1), Association("c", "other", "u3")]
+    rows = [(0, 100, 100, 6), (1, 10, 100, 4), (1, 10, 100, 4), (2, 10, 100, 10)]
+    s = site(qos=Qos("normal", max_tres_per_account={"cpu": 8}), assoc=assoc)
+    result = run(workload, rows, s, users=[1, 2, 3, 1], accounts=["acct", "acct", "other", "acct"], sched_cycle=0)
+    assert starts(result) == {1: 0, 2: 100, 3: 1}
+    assert reasons(result)[2] == "MaxCpuPerAccount"
+    assert result.rejected_jobs["reason"].tolist() == ["MaxCpuPerAccount"]
+
+
+def test_qos_max_tres_per_node_and_min_tres_refuse_at_submission(workload):
+    # two 8-CPU nodes; QOS normal MaxTRESPerNode cpu=4, MinTRES cpu=2. A: 8 CPUs on 1 node (8 per
+    # node > 4): QOSMaxCpuPerNode; B: 8 CPUs on 2 nodes (4 per node) runs; C: 1 CPU < 2:
+    # QOSMinCpuNotSatisfied; D: 3 CPUs on 1 node runs. Both refused as Slurm leaves them pending
+    # for ever (sbatch refuses them only with the DenyOnLimit flag)
+    conf = (BASE.replace("NodeName=n1 CPUs=16", "NodeName=n[1-2] CPUs=8")
+            + PARTITIONS.replace("Nodes=n1", "Nodes=n[1-2]"))
+    s = site(qos=Qos("normal", max_tres_per_node={"cpu": 4}, min_tres_per_job={"cpu": 2}), conf=conf)
+    rows = [(0, 10, 100, 8), (0, 10, 100, 8), (0, 10, 100, 1), (0, 10, 100, 3)]
+    result = run(workload, rows, s, nodes=[1, 2, 1, 1])
+    assert result.rejected_jobs["job_id"].tolist() == [1, 3]
+    assert result.rejected_jobs["reason"].tolist() == ["QOSMaxCpuPerNode", "QOSMinCpuNotSatisfied"]
+    assert set(starts(result)) == {2, 4}
+    # an association's MaxTRESPerNode mem=1G: 2 GB on one node is refused (AssocMaxMemPerNode)
+    assoc = [Association("c", "acct", shares=1, max_tres_per_node={"mem": 1024}), Association("c", "acct", "u1"),
+             Association("c", "acct", "u2")]
+    result = run(workload, [(0, 10, 100, 1)] * 2, site(assoc=assoc, conf=conf), mem_mb=[1024, 2048])
+    assert result.rejected_jobs["reason"].tolist() == ["AssocMaxMemPerNode"]
