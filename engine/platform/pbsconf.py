@@ -47,7 +47,8 @@ class Limits:
         return self.values.get(("o", "PBS_ALL"))
 
     def text(self) -> str:
-        return " ".join(f"[{scope}:{who}={n}]" for (scope, who), n in self.values.items())
+        """As a ``set`` line writes it: ``[u:PBS_GENERIC=10],[u:alice=5]``."""
+        return ",".join(f"[{scope}:{who}={n}]" for (scope, who), n in self.values.items())
 
 
 @dataclass
@@ -90,6 +91,7 @@ class PbsServer:
     max_queued_res: dict[str, Limits] = field(default_factory=dict)
     queued_jobs_threshold: Limits = field(default_factory=Limits)
     queued_jobs_threshold_res: dict[str, Limits] = field(default_factory=dict)
+    resources_max: dict[str, str] = field(default_factory=dict)      # a job's bound where its queue sets none
     backfill_depth: int | None = None
     scheduler_iteration: int | None = None
     unmodelled: dict[str, tuple[int, str]] = field(default_factory=dict)
@@ -175,7 +177,7 @@ def _queue_attribute(queue: PbsQueue, text: str, line: int, source: str) -> None
         kind, resource = lower.split(".", 1)
         _check_resource(resource, value, line, source, name)
         getattr(queue, kind)[resource] = value
-    elif not _limit_attribute(queue, lower, value, line, source, name):
+    elif not _limit_attribute(queue, lower, op, value, line, source, name):
         queue.unmodelled[name] = (line, value)
 
 
@@ -184,7 +186,11 @@ def _server_attribute(server: PbsServer, text: str, line: int, source: str) -> N
     lower = name.lower()
     if lower == "default_queue":
         server.default_queue = value
-    elif _limit_attribute(server, lower, value, line, source, name):
+    elif lower.startswith("resources_max."):
+        resource = lower.split(".", 1)[1]
+        _check_resource(resource, value, line, source, name)
+        server.resources_max[resource] = value
+    elif _limit_attribute(server, lower, op, value, line, source, name):
         pass
     elif lower in ("backfill_depth", "scheduler_iteration"):
         setattr(server, lower, _integer(value, line, source, name))
@@ -199,16 +205,29 @@ RESOURCE_LIMITS = ("max_run_res", "max_queued_res", "queued_jobs_threshold_res")
 FOLLOWED_RESOURCE = "ncpus"
 
 
-def _limit_attribute(target: PbsQueue | PbsServer, lower: str, value: str, line: int, source: str, name: str) -> bool:
-    """Read a limit attribute of a queue or the server; False if ``lower`` is none."""
-    if lower in COUNT_LIMITS:
-        setattr(target, lower, _limits(value, line, source, name))
-        return True
+def _limit_attribute(target: PbsQueue | PbsServer, lower: str, op: str, value: str, line: int, source: str,
+                     name: str) -> bool:
+    """Read a limit attribute of a queue or the server; False if ``lower`` is none. ``+=`` adds entries
+    to the limits already set and ``-=`` takes them off: print server writes a limit of several entries
+    as ``max_run = [u:PBS_GENERIC=10]`` then ``max_run += [u:alice=5]`` (qmgr.c splits the value at
+    its commas)."""
     kind, _, resource = lower.partition(".")
-    if kind in RESOURCE_LIMITS and resource:
-        getattr(target, kind)[resource] = _limits(value, line, source, name)
-        return True
-    return False
+    if lower in COUNT_LIMITS:
+        before = getattr(target, lower)
+    elif kind in RESOURCE_LIMITS and resource:
+        before = getattr(target, kind).get(resource, Limits())
+    else:
+        return False
+    given = _limits(value, line, source, name)
+    if op == "+=":
+        given = Limits({**before.values, **given.values})
+    elif op == "-=":
+        given = Limits({k: v for k, v in before.values.items() if k not in given.values})
+    if lower in COUNT_LIMITS:
+        setattr(target, lower, given)
+    else:
+        getattr(target, kind)[resource] = given
+    return True
 
 
 def _limit_texts(target: PbsQueue | PbsServer) -> list[str]:
@@ -347,7 +366,7 @@ def describe_pbs_site(server: PbsServer, *, with_keys: bool = True) -> list[str]
         parts += _limit_texts(queue)
         state = "" if queue.enabled and queue.started else " (disabled)" if not queue.enabled else " (stopped)"
         lines.append(f"  {queue.name}{state}: " + ", ".join(parts))
-    server_limits = _limit_texts(server)
+    server_limits = [f"max {k} {v}" for k, v in server.resources_max.items()] + _limit_texts(server)
     server_limits += [f"backfill_depth {server.backfill_depth}"] if server.backfill_depth is not None else []
     lines.append("server: " + (", ".join(server_limits) or "no limits"))
     if server.sched:

@@ -142,7 +142,7 @@ def test_the_site_command_prints_a_pbs_site(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "3 queues, default routeq" in out and "routeq (route) -> workq, long" in out
     assert out.index("  workq:") < out.index("  long (stopped):")         # by priority
-    assert "max_run [o:PBS_ALL=500] [u:PBS_GENERIC=40]" in out and "backfill_depth 10" in out
+    assert "max_run [o:PBS_ALL=500],[u:PBS_GENERIC=40]" in out and "backfill_depth 10" in out
     assert "not modelled (read, not used): scheduling (line 35), log_events (line 39), sched_config preempt_queue_prio" in out
 
 
@@ -167,3 +167,30 @@ def test_limits_on_queued_jobs_and_their_resources_are_read(tmp_path):
     text = "\n".join(describe_pbs_site(server))
     assert "max_queued_res.ncpus [u:PBS_GENERIC=8]" in text and "queued_jobs_threshold_res.ncpus [o:PBS_ALL=64]" in text
     assert "queue workq queued_jobs_threshold_res.mem (of resources only ncpus is followed)" in text.split("not modelled")[1]
+
+
+def test_print_servers_plus_equals_adds_entries_to_a_limit(tmp_path):
+    # print server writes "[u:PBS_GENERIC=10],[u:alice=5]" as two lines (qmgr.c splits the value at its
+    # commas): the second adds to the first; -= takes an entry off
+    server = read_print_server(write(tmp_path, "server.txt", """create queue workq
+set queue workq max_run = [u:PBS_GENERIC=10]
+set queue workq max_run += [u:alice=5]
+set queue workq max_run_res.ncpus = [o:PBS_ALL=64]
+set queue workq max_run_res.ncpus += [u:bob=8]
+set queue workq max_run_res.ncpus -= [o:PBS_ALL=64]
+set server max_queued = [u:PBS_GENERIC=100]
+set server max_queued += [g:physics=500]
+set server resources_max.walltime = 48:00:00
+"""))
+    workq = server.queues["workq"]
+    assert workq.max_run.values == {("u", "PBS_GENERIC"): 10, ("u", "alice"): 5}
+    assert workq.max_run_res["ncpus"].values == {("u", "bob"): 8}
+    assert server.max_queued.values == {("u", "PBS_GENERIC"): 100, ("g", "physics"): 500}
+    assert server.resources_max == {"walltime": "48:00:00"} and not server.unmodelled
+
+
+def test_a_bad_server_resources_max_names_file_line_and_key(tmp_path):
+    with pytest.raises(WorkloadError) as caught:
+        read_print_server(write(tmp_path, "server.txt", "create queue q\nset server resources_max.walltime = soon\n"))
+    assert str(caught.value) == (f"{tmp_path / 'server.txt'}, line 2: field resources_max.walltime: expected a "
+                                 "duration like 01:30:00 or 2-00:00:00, got 'soon'")
