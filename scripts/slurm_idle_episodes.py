@@ -1,16 +1,26 @@
 """Idle CPUs while a small job waits: the episodes and what slurmctld's log says about them (issue 24 §3).
 
-    python3 scripts/slurm_idle_episodes.py [--sacct tests/data/slurm_replay_debug/sacct.txt]
-        [--log tests/data/slurm_replay_debug/slurmctld_sched.log.gz] [--replay S.csv] [--list N]
+    python3 scripts/slurm_idle_episodes.py [--recording tests/data/slurm_replay_debug]
+        [--log .../slurmctld_sched.log.gz] [--phase 44] [--list N]
 
 An episode: a waiting job of 1-8 CPUs, not held by its QOS MaxJobsPU, whose CPUs are idle on the
-node for more than 10 s in a row (the schedule's second resolution), and that does not start then.
-With the log (the real run), each episode is classified by what the backfill passes in it said about
-the job: not tested (beyond bf_max_job_test), tested and blocked by a reservation (a higher-priority
-job's planned start before the job's end if started now), or tested and "fits" (nothing in the log
-stops it). With --replay (a `python -m engine simulate` CSV of the same jobs) the replay's episodes are
-classified by the schedule alone: the blocking reservation recomputed from running jobs' start +
-time limit. CPU-seconds: the job's CPUs x the episode's length.
+node for more than 10 s in a row (the schedule's second resolution), and that does not start then;
+its CPU-seconds: the job's CPUs x the episode's length (episodes of jobs waiting together overlap).
+Each is classified by what the backfill passes in it did with the job: not tested, started, blocked
+by a reservation (real: a job tested before it is planned, in the log, to start before it would
+end; replay: the pass's own profile, running jobs and every reservation it made, has no room for
+it), or tested and fits but not started. Then the idle CPU-seconds while such a job waits, each
+second once, by what the last pass did with the first fitting job of its order. The real run is
+the recording's sacct.txt and log; the replay is the ``slurm`` policy's on the same files at
+``--phase`` (as benchmarks/slurm_fidelity_sweep.py, overruns kept), its passes recorded as it runs.
+
+What it showed (rec2, replay at its own phase 44): real 444 episodes, 438 blocked by a reservation
+(66,637 CPU-s), 6 fitting (423); replay 448, 442 reservation (64,719), 6 before any pass. Idle
+CPU-s while a job fits: real 15,853 (6,411 > 30 s after a job end) vs replay 15,375 (7,678);
+reservation 14,138 vs 14,607, fits-but-not-started (all within 30 s of a job end: when the passes
+run) 1,322 vs 600, not tested 393 vs 168. The first reservation the log prints follows from the
+running jobs' start + time limit through the will-run test's batches (slurmkernels.will_run_ends)
+in 740 of 763 passes. Main-scheduler starts: real 80, replay 114-129 (backfill 250 vs 201-216).
 """
 
 from __future__ import annotations
@@ -82,8 +92,11 @@ def replay_passes(folder: Path, phase: int) -> tuple[dict[str, dict], list[dict]
         order = [native[int(j)] for j in self._order()[: self.bound]]
         state["pass"] = {"t": float(self.sim.now), "tested": [(j, "") for j in order], "started": set(), "planned": {}}
         passes.append(state["pass"])
+        self.profile.length = 0         # (a pass that builds its profile sets it)
         try:
             orig_pass(self)
+            if self.profile.length:
+                state["pass"]["profile"] = self.profile.steps()
         finally:
             state["pass"] = None
 
@@ -106,6 +119,8 @@ def replay_passes(folder: Path, phase: int) -> tuple[dict[str, dict], list[dict]
         jobs[base["id"]] = {**base, "Start": int(row.start), "End": int(row.end)}
     for p in passes:
         p["planned"] = first_reservation(jobs, int(p["t"]), [j for j, _ in p["tested"]], p["started"])
+        if "profile" not in p:
+            p["profile"] = None         # no profile: nothing blocked, no reservation
     passes.append({"t": float("inf"), "tested": [], "started": set(), "planned": {}, "main_started": by_main})
     return jobs, passes
 
@@ -205,21 +220,13 @@ def classify(eps: list[dict], jobs: dict[str, dict], passes: list[dict],
         causes = []
         e["detail"] = []
         for p in inside:
+            cause = cause_at(p, e["job"], j["limit"], j["cpus"])
+            causes.append(cause)
             order = [jid for jid, _ in p["tested"]]
-            if e["job"] not in order:
-                causes.append("not tested" + (" (>=100 tested)" if len(order) >= 100 else ""))
-                continue
-            pos = order.index(e["job"])
-            before = [p["planned"][x] for x in order[:pos] if x in p["planned"]]
-            first = min(before) if before else None
-            if e["job"] in p["started"]:
-                causes.append("started by backfill")
-            elif first is not None and int(p["t"]) + j["limit"] > first:
-                causes.append("reservation")
-                e["detail"].append((round(p["t"] - e["a"]), pos, first - int(p["t"]), p["planned"].get(e["job"])))
-            else:
-                causes.append("tested, fits, not started")
-                e["detail"].append((round(p["t"] - e["a"]), pos, None if first is None else first - int(p["t"]), "FITS"))
+            if cause in ("reservation", "tested, fits, not started"):
+                pos = order.index(e["job"])
+                before = [p["planned"][x] for x in order[:pos] if x in p["planned"]]
+                e["detail"].append((round(p["t"] - e["a"]), pos, min(before) - int(p["t"]) if before else None))
         e["causes"] = causes
         e["main"] = sorted({r for t, r in (reasons or {}).get(e["job"], []) if e["a"] <= t < e["b"]})
         e["cause"] = _dominant(causes)
@@ -233,18 +240,32 @@ def _dominant(causes: list[str]) -> str:
     return max(set(causes), key=causes.count)
 
 
-def cause_at(p: dict, jid: str, limit: int) -> str:
-    """What the pass ``p`` did with the waiting job ``jid`` (of time limit ``limit``)."""
+def cause_at(p: dict, jid: str, limit: int, cpus: int) -> str:
+    """What the pass ``p`` did with the waiting job ``jid`` (of time limit ``limit``, ``cpus``):
+    from the log, blocked when a job tested before it is planned to start before it would end;
+    in the replay (``profile``), when the pass's profile has no room for it."""
     order = [x for x, _ in p["tested"]]
     if jid not in order:
         return "not tested"
     if jid in p["started"]:
         return "started by backfill"
+    if "profile" in p:
+        return "reservation" if _blocked_in(p["profile"], int(p["t"]), limit, cpus) else "tested, fits, not started"
     pos = order.index(jid)
     before = [p["planned"][x] for x in order[:pos] if x in p["planned"]]
     if before and int(p["t"]) + limit > min(before):
         return "reservation"
     return "tested, fits, not started"
+
+
+def _blocked_in(profile: list[tuple[int, int]] | None, now: int, limit: int, cpus: int) -> bool:
+    """Whether the replay's pass profile (running jobs and every reservation it made: its steps)
+    leaves fewer than ``cpus`` free somewhere in [now, now + limit)."""
+    if profile is None:
+        return False
+    free = [f for k, (t, f) in enumerate(profile)
+            if t < now + limit and (k + 1 == len(profile) or profile[k + 1][0] > now)]
+    return min(free, default=CAPACITY) < cpus
 
 
 def idle_seconds(seconds: list, jobs: dict[str, dict], passes: list[dict], title: str) -> None:
@@ -261,8 +282,8 @@ def idle_seconds(seconds: list, jobs: dict[str, dict], passes: list[dict], title
             p = passes[k]
             order = [x for x, _ in p["tested"]]
             first = min(fit, key=lambda x: order.index(x) if x in order else 10**6)
-            cause = cause_at(p, first, jobs[first]["limit"])
-            if cause == "reservation":
+            cause = cause_at(p, first, jobs[first]["limit"], jobs[first]["cpus"])
+            if cause == "reservation" and "profile" not in p:
                 pos = order.index(first)
                 gaps["reservation"].append(min(p["planned"][x] for x in order[:pos] if x in p["planned"]) - int(p["t"]))
         by[cause][0] += idle
@@ -299,7 +320,7 @@ def listing(eps: list[dict], jobs: dict[str, dict], n: int) -> None:
         j = jobs[e["job"]]
         print(f"  job {e['job']:>4s} {j['part']:5s} {j['cpus']:2d} CPU limit {j['limit']:5d} s  idle wait "
               f"t={e['a'] - t0}..{e['b'] - t0} ({e['b'] - e['a']} s, {e['since_end']} s after an end) "
-              f"-> {e['cause']}; main: {e['main']}; passes (dt, pos, first reservation in, own plan): {e['detail'][:4]}")
+              f"-> {e['cause']}; main: {e['main']}; passes (dt, position, first reservation in): {e['detail'][:4]}")
 
 
 def main() -> None:
