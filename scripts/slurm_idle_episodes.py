@@ -18,9 +18,10 @@ What it showed (rec2, replay at its own phase 44): real 444 episodes, 438 blocke
 (66,637 CPU-s), 6 fitting (423); replay 448, 442 reservation (64,719), 6 before any pass. Idle
 CPU-s while a job fits: real 15,853 (6,411 > 30 s after a job end) vs replay 15,375 (7,678);
 reservation 14,138 vs 14,607, fits-but-not-started (all within 30 s of a job end: when the passes
-run) 1,322 vs 600, not tested 393 vs 168. The first reservation the log prints follows from the
-running jobs' start + time limit through the will-run test's batches (slurmkernels.will_run_ends)
-in 740 of 763 passes. Main-scheduler starts: real 80, replay 114-129 (backfill 250 vs 201-216).
+run) 1,322 vs 600, not in the last pass (submitted after it or held at its turn: sacct's seconds)
+393 vs 168. The first reservation the log prints follows from the running jobs' start + time limit
+through the will-run test's batches (slurmkernels.will_run_ends) in 740 of 763 passes.
+Main-scheduler starts: real 80, replay 114-129 (backfill 250 vs 201-216).
 """
 
 from __future__ import annotations
@@ -246,7 +247,7 @@ def cause_at(p: dict, jid: str, limit: int, cpus: int) -> str:
     in the replay (``profile``), when the pass's profile has no room for it."""
     order = [x for x, _ in p["tested"]]
     if jid not in order:
-        return "not tested"
+        return "not in the pass (submitted after it, or held)"
     if jid in p["started"]:
         return "started by backfill"
     if "profile" in p:
