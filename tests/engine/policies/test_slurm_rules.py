@@ -868,3 +868,18 @@ def test_safe_starts_a_job_only_if_it_can_run_to_its_time_limit_within_grp_tres_
     assert result.rejected_jobs["job_id"].tolist() == refused
     if enforce == "safe":
         assert reasons(result)[2] == result.rejected_jobs["reason"].tolist()[0] == "AssocGrpCPUMinutesLimit"
+
+
+def test_a_job_past_its_time_limit_holds_its_cpus_and_backfill_expects_it_to_end_any_second(workload):
+    # slurmctld kills a job over its time limit only at its next time-limit check (every
+    # PERIODIC_TIMEOUT = 30 s: controller.c _slurmctld_background, job_mgr.c job_time_limit), so a
+    # recorded runtime past the limit is kept (--overrun run). A (15 CPUs, limit 60) runs 75 s;
+    # B (16 CPUs) waits for all of it; C (1 CPU, 30 s), submitted at 50, fits the free CPU but would
+    # run into B's reservation: first at A's limit (60), then, A being overdue, at the will-run
+    # test's guess of its end, a second from now (cons_common/job_test.c _guess_job_end: end_time +
+    # KillWait, at least now + 1): C never starts beside the overdue A; B starts when A really ends
+    rows = [(0, 75, 60, 15), (1, 10, 100, 16), (50, 5, 30, 1)]
+    result = run(workload, rows, site("bf_interval=5,bf_resolution=1"))
+    assert starts(result) == {1: 0, 2: 75, 3: 85}
+    # were A expected to run a whole time limit more once overdue, C would start in the overrun
+    assert dict(zip(result.schedule["job_id"], result.schedule["end"]))[1] == 75

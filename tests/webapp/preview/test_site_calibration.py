@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import escape
 
+from tests.engine.test_calibrate import EVERY_EVENT
 from tests.webapp.conftest import compute, login, make_trace
 from tests.webapp.preview.test_site_preview import post_pbs_site, post_site, proposal_post, slurm_files
 from webapp.preview.models import SiteCalibration, SitePreview
@@ -72,7 +73,7 @@ def test_calibrate_the_baseline_and_apply_a_candidate_to_both_sides(alice, sacct
     assert "&lt;table" in html and "&lt;button" not in html and "&lt;form" not in html   # no buttons to press in a file
     # apply a candidate that is parameters alone: both sides run again with its --set
     chosen = report["best"] if rows[report["best"]]["params"] and not rows[report["best"]]["inferred_limits"] \
-        and not rows[report["best"]]["without_limits"] else "a pass at every submission and end"
+        and not rows[report["best"]]["without_limits"] else EVERY_EVENT
     response = client.post(reverse("preview:site_calibration_apply", args=[preview.pk]), {"candidate": chosen})
     assert response.status_code == 302
     preview.refresh_from_db()

@@ -204,6 +204,34 @@ def test_a_pbs_site_with_the_openpbs_log(alice):
 
 
 @pytest.mark.django_db
+def test_a_pbs_queues_shorter_walltime_bound_refuses_and_names_the_jobs_asking_more(alice):
+    # the OpenPBS log's 200 jobs each ask ncpus 1-3 and walltime 02:00:00: a resources_max.ncpus of 2
+    # on workq refuses the 45 asking 3 at submission, as PBS's server does (svr_chkque), named on the
+    # page with the server's message and the setting; the current run refuses none
+    from tests.shared_data import SHARED_DATA
+
+    trace = make_trace(alice, SHARED_DATA / "metacentrum" / "fairsharesim" / "OpenPBS.log", name="openpbs", format="pbs")
+    client = login(alice)
+    post_pbs_site(client, trace)
+    preview = SitePreview.objects.get()
+    data = proposal_post(preview)
+    data["text0"] = preview.current["print server"] + "set queue workq resources_max.ncpus = 2\n"
+    assert client.post(reverse("preview:site_propose", args=[preview.pk]), data).status_code == 302
+    compute(preview)
+    runs = {r.queues or "recorded": r for r in preview.experiment.runs.all()}
+    message = "Job violates queue and/or server resource limits"
+    assert runs["current"].load_rejected() is None or not len(runs["current"].load_rejected())
+    rejected = runs["proposed"].load_rejected()
+    assert len(rejected) == 45 and set(rejected["procs"]) == {3} and set(rejected["reason"]) == {message}
+    held = {row["reason"]: row for row in runs["proposed"].summary["site_pending"]}
+    assert held[f"{message} (refused at submission)"]["jobs"] == 45
+    page = client.get(preview.get_absolute_url()).content.decode()
+    assert 'id="refused-jobs"' in page and "proposed: 45 jobs" in page and "<h3>Per queue</h3>" in page
+    assert f"<td>{message}</td><td>queue workq resources_max.ncpus = 2</td>" in page
+    assert rejected["native_id"].iloc[0] in page
+
+
+@pytest.mark.django_db
 def test_the_site_files_count_in_the_owners_disk_use(alice, sacct_trace):
     from webapp.preview.services import disk_bytes_of
 
