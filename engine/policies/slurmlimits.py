@@ -491,38 +491,20 @@ class SiteLimits:
             if row.max_wall is not None and limit > row.max_wall:
                 return Refusal("AssocMaxWallDurationPerJobLimit",
                                f"association {_who(key)} MaxWall {shown_time(row.max_wall)}")
-        counts = self.counts(job)
+        counts, time_minutes = self.counts(job), minutes(limit)
         for q in self.qos_of(job):
-            refusal = self._over_minutes(counts, minutes(limit), q.max_tres_mins_per_job, "qos_job", f"QOS {q.name}")
+            refusal = self._alone_over(counts, time_minutes, q, "qos", f"QOS {q.name}", (
+                ("qos_job", "MaxTRES", q.max_tres_per_job), ("qos_node", "MaxTRESPerNode", q.max_tres_per_node),
+                ("qos_min", "MinTRES", q.min_tres_per_job), ("qos_account", "MaxTRESPA", q.max_tres_per_account),
+                ("qos_user", "MaxTRESPU", q.max_tres_per_user), ("qos_grp", "GrpTRES", q.grp_tres)))
             if refusal is not None:
                 return refusal
-            refusal = self._over_group_minutes(counts, minutes(limit), q.grp_tres_run_mins, q.grp_tres_mins,
-                                               q.grp_wall, "qos", f"QOS {q.name}")
-            if refusal is not None:
-                return refusal
-            for kind, title, limits in (("qos_job", "MaxTRES", q.max_tres_per_job),
-                                        ("qos_node", "MaxTRESPerNode", q.max_tres_per_node),
-                                        ("qos_min", "MinTRES", q.min_tres_per_job),
-                                        ("qos_account", "MaxTRESPA", q.max_tres_per_account),
-                                        ("qos_user", "MaxTRESPU", q.max_tres_per_user), ("qos_grp", "GrpTRES", q.grp_tres)):
-                refusal = _over_tres(counts, limits, kind, f"QOS {q.name} {title}")
-                if refusal is not None:
-                    return refusal
         for key, row in self.rows(job):
-            refusal = self._over_minutes(counts, minutes(limit), row.max_tres_mins_per_job, "assoc_job",
-                                         f"association {_who(key)}")
+            refusal = self._alone_over(counts, time_minutes, row, "assoc", f"association {_who(key)}", (
+                ("assoc_job", "MaxTRES", row.max_tres_per_job), ("assoc_node", "MaxTRESPerNode", row.max_tres_per_node),
+                ("assoc_grp", "GrpTRES", row.grp_tres)))
             if refusal is not None:
                 return refusal
-            refusal = self._over_group_minutes(counts, minutes(limit), row.grp_tres_run_mins, row.grp_tres_mins,
-                                               row.grp_wall, "assoc", f"association {_who(key)}")
-            if refusal is not None:
-                return refusal
-            for kind, title, limits in (("assoc_job", "MaxTRES", row.max_tres_per_job),
-                                        ("assoc_node", "MaxTRESPerNode", row.max_tres_per_node),
-                                        ("assoc_grp", "GrpTRES", row.grp_tres)):
-                refusal = _over_tres(counts, limits, kind, f"association {_who(key)} {title}")
-                if refusal is not None:
-                    return refusal
         return None
 
     def has_association(self, job: int) -> bool:
@@ -532,6 +514,18 @@ class SiteLimits:
         if not account:
             return bool(self.user_accounts.get(user))
         return (account, user, partition) in self.assoc or (account, user, "") in self.assoc
+
+    def _alone_over(self, counts: tuple[int, ...], time_minutes: int, item: Qos | Association, kind: str, who: str,
+                    lists: tuple[tuple[str, str, dict[str, int]], ...]) -> Refusal | None:
+        """The first limit of one QOS or association row the job alone breaks: MaxTRESMins, the group
+        TRES-minutes (:meth:`_over_group_minutes`), then each TRES list of ``lists`` (kind, title,
+        limits: :func:`_over_tres`)."""
+        refusal = self._over_minutes(counts, time_minutes, item.max_tres_mins_per_job, f"{kind}_job", who) or \
+            self._over_group_minutes(counts, time_minutes, item.grp_tres_run_mins, item.grp_tres_mins, item.grp_wall,
+                                     kind, who)
+        for tres_kind, title, limits in lists:
+            refusal = refusal or _over_tres(counts, limits, tres_kind, f"{who} {title}")
+        return refusal
 
     def _over_group_minutes(self, counts: tuple[int, ...], time_minutes: int, run_limits: dict[str, int],
                             usage_limits: dict[str, int], wall: int | None, kind: str, who: str) -> Refusal | None:

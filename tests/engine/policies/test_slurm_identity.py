@@ -254,24 +254,34 @@ def _start_and_end_at_random(limits, rng, n: int, rounds: int, clock: list[int] 
     return reasons
 
 
+def _timed_limits(enforce: str, qos: dict, assoc: list, seed: int, n: int, **tres: bool):  # noqa: ANN202
+    """SiteLimits of n random jobs of users u1, u2 under account x on a 4 x 8-CPU site, with a clock;
+    ``nodes``, ``mem``, ``gpus``: random counts of those too (else 1 node, none). (limits, rng, clock)"""
+    from engine.policies.slurmlimits import SiteLimits
+
+    conf = parse_slurm_conf(f"NodeName=n[1-4] CPUs=8\nAccountingStorageEnforce={enforce}\n"
+                            "PartitionName=a Nodes=ALL Default=YES\n", "t.conf")
+    rng = np.random.default_rng(seed)
+    clock = [0]
+    limits = SiteLimits(SlurmSite(conf, qos=qos, associations=assoc), ["a"] * n,
+                        rng.choice(list(qos), n).tolist(), ["x"] * n, rng.choice(["u1", "u2"], n).tolist(),
+                        rng.integers(1, 9, n).tolist(), rng.integers(1, 3, n).tolist() if tres.get("nodes") else [1] * n,
+                        rng.choice([60, 300, 900, 1799], n).tolist(),
+                        mem_mb=rng.choice([0, 1000, 4000], n).tolist() if tres.get("mem") else None,
+                        gpus=rng.choice([0, 0, 1, 2], n).tolist() if tres.get("gpus") else None, clock=lambda: clock[0])
+    return limits, rng, clock
+
+
 def test_compiled_run_minutes_checks_hold_as_the_rules_read():
     """The same with GrpTRESRunMins (cpu) on a QOS and an account, and GrpTRESMins (cpu) on a user's
     association and the account, as time passes."""
     from engine.platform.slurmconf import Association, Qos
-    from engine.policies.slurmlimits import SiteLimits
 
-    conf = parse_slurm_conf("NodeName=n[1-4] CPUs=8\nAccountingStorageEnforce=limits\nPartitionName=a Nodes=ALL Default=YES\n", "t.conf")
     qos = {"normal": Qos("normal", grp_tres_run_mins={"cpu": 300}), "bulk": Qos("bulk", grp_submit=50)}
     assoc = [Association("c", "x", shares=1, grp_tres_run_mins={"cpu": 200}, grp_tres_mins={"cpu": 110}),
              Association("c", "x", "u1", grp_tres_mins={"cpu": 40}), Association("c", "x", "u2")]
-    rng = np.random.default_rng(3)
-    n = 200
-    clock = [0]
-    limits = SiteLimits(SlurmSite(conf, qos=qos, associations=assoc), ["a"] * n,
-                        rng.choice(["normal", "bulk"], n).tolist(), ["x"] * n, rng.choice(["u1", "u2"], n).tolist(),
-                        rng.integers(1, 9, n).tolist(), [1] * n, rng.choice([60, 300, 900, 1799], n).tolist(),
-                        clock=lambda: clock[0])
-    reasons = _start_and_end_at_random(limits, rng, n, 300, clock)
+    limits, rng, clock = _timed_limits("limits", qos, assoc, 3, 200)
+    reasons = _start_and_end_at_random(limits, rng, 200, 300, clock)
     assert reasons >= {"", "QOSGrpCPURunMinutesLimit", "AssocGrpCPURunMinutesLimit", "AssocGrpCPUMinutesLimit"}
 
 
@@ -282,24 +292,14 @@ def test_compiled_usage_and_run_minutes_checks_of_every_tres_hold_as_the_rules_r
     GPUs; with AccountingStorageEnforce safe (the usage plus the running jobs' minutes left plus the
     job's own) or without (the usage alone)."""
     from engine.platform.slurmconf import Association, Qos
-    from engine.policies.slurmlimits import SiteLimits
 
-    enforce = "safe" if safe else "limits"
-    conf = parse_slurm_conf(f"NodeName=n[1-4] CPUs=8\nAccountingStorageEnforce={enforce}\n"
-                            "PartitionName=a Nodes=ALL Default=YES\n", "t.conf")
     qos = {"normal": Qos("normal", grp_tres_mins={"cpu": 900, "mem": 90000, "gres/gpu": 300}, grp_wall=3000,
                          grp_tres_run_mins={"mem": 60000, "gres/gpu": 200}),
            "bulk": Qos("bulk", grp_tres_mins={"cpu": 600})}
     assoc = [Association("c", "x", shares=1, grp_tres_run_mins={"node": 100}, grp_wall=2400),
              Association("c", "x", "u1", grp_tres_mins={"node": 150}), Association("c", "x", "u2")]
-    rng = np.random.default_rng(5)
     n = 160
-    clock = [0]
-    limits = SiteLimits(SlurmSite(conf, qos=qos, associations=assoc), ["a"] * n,
-                        rng.choice(["normal", "bulk"], n).tolist(), ["x"] * n, rng.choice(["u1", "u2"], n).tolist(),
-                        rng.integers(1, 9, n).tolist(), rng.integers(1, 3, n).tolist(),
-                        rng.choice([60, 300, 900, 1799], n).tolist(), mem_mb=rng.choice([0, 1000, 4000], n).tolist(),
-                        gpus=rng.choice([0, 0, 1, 2], n).tolist(), clock=lambda: clock[0])
+    limits, rng, clock = _timed_limits("safe" if safe else "limits", qos, assoc, 5, n, nodes=True, mem=True, gpus=True)
     reasons = _start_and_end_at_random(limits, rng, n, 250, clock)
     assert reasons >= {"", "QOSGrpCPUMinutesLimit", "QOSGrpMemoryMinutes", "QOSGrpGRESMinutes", "QOSGrpWallLimit",
                        "AssocGrpWallLimit", "AssocGrpNodeMinutes", "AssocGrpNodeRunMinutes"}
