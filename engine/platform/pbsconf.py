@@ -31,7 +31,7 @@ RESOURCES, STRICT_ORDER = "Insufficient amount of resource: ncpus", "Job would b
 TOP_JOB = "Job would conflict with reservation or top job"
 
 #: A limit's scope: user, group, project, overall; "PBS_GENERIC" = each one, "PBS_ALL" = all together.
-_LIMIT = re.compile(r"\[\s*([ugpo]):([^=\]\s]+)\s*=\s*(\d{1,15})\s*\]")
+_LIMIT = re.compile(r"\[\s*([ugpo]):([^=\]\s]+)\s*=\s*(\d{1,15})([kmgtp]?[bw])?\s*\]", re.IGNORECASE)
 
 
 @dataclass
@@ -39,6 +39,8 @@ class Limits:
     """A limit by scope and entity: {("u", "PBS_GENERIC"): 10, ("u", "alice"): 5, ("o", "PBS_ALL"): 100}."""
 
     values: dict[tuple[str, str], int] = field(default_factory=dict)
+    #: a size's unit as written ("gb" of [u:PBS_GENERIC=8gb]: a limit on mem, read and listed, not followed)
+    units: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def generic_user(self) -> int | None:
         return self.values.get(("u", "PBS_GENERIC"))
@@ -48,7 +50,7 @@ class Limits:
 
     def text(self) -> str:
         """As a ``set`` line writes it: ``[u:PBS_GENERIC=10],[u:alice=5]``."""
-        return ",".join(f"[{scope}:{who}={n}]" for (scope, who), n in self.values.items())
+        return ",".join(f"[{scope}:{who}={n}{self.units.get((scope, who), '')}]" for (scope, who), n in self.values.items())
 
 
 @dataclass
@@ -218,11 +220,12 @@ def _limit_attribute(target: PbsQueue | PbsServer, lower: str, op: str, value: s
         before = getattr(target, kind).get(resource, Limits())
     else:
         return False
-    given = _limits(value, line, source, name)
+    given = _limits(value, line, source, name, sized=bool(resource) and resource != FOLLOWED_RESOURCE)
     if op == "+=":
-        given = Limits({**before.values, **given.values})
+        given = Limits({**before.values, **given.values}, {**before.units, **given.units})
     elif op == "-=":
-        given = Limits({k: v for k, v in before.values.items() if k not in given.values})
+        given = Limits({k: v for k, v in before.values.items() if k not in given.values},
+                       {k: v for k, v in before.units.items() if k not in given.values})
     if lower in COUNT_LIMITS:
         setattr(target, lower, given)
     else:
@@ -237,16 +240,18 @@ def _limit_texts(target: PbsQueue | PbsServer) -> list[str]:
                     for resource, limits in getattr(target, kind).items()]
 
 
-def _limits(value: str, line: int, source: str, name: str) -> Limits:
-    """``[u:PBS_GENERIC=10],[u:alice=5]`` (the new form) or a plain number (the old, a server-wide cap)."""
+def _limits(value: str, line: int, source: str, name: str, *, sized: bool = False) -> Limits:
+    """``[u:PBS_GENERIC=10],[u:alice=5]`` (the new form) or a plain number (the old, a server-wide cap);
+    ``sized``: a limit on a resource with units (mem: ``[u:PBS_GENERIC=8gb]``)."""
     if re.fullmatch(r"\d{1,15}", value):
         return Limits({("o", "PBS_ALL"): int(value)})
     found = _LIMIT.findall(value)
     rest = _LIMIT.sub("", value).replace(",", "").strip()
-    if not found or rest:
-        raise WorkloadError(f"expected a limit like [u:PBS_GENERIC=10], got {shown(value)}", file=source, line=line,
-                            field=name)
-    return Limits({(scope, who): int(n) for scope, who, n in found})
+    if not found or rest or (not sized and any(unit for *_, unit in found)):
+        example = "[u:PBS_GENERIC=8gb]" if sized else "[u:PBS_GENERIC=10]"
+        raise WorkloadError(f"expected a limit like {example}, got {shown(value)}", file=source, line=line, field=name)
+    return Limits({(scope, who): int(n) for scope, who, n, _ in found},
+                  {(scope, who): unit.lower() for scope, who, _, unit in found if unit})
 
 
 def _check_resource(resource: str, value: str, line: int, source: str, name: str) -> None:
@@ -387,8 +392,47 @@ def pbs_unmodelled_keys(server: PbsServer) -> list[str]:
     return unknown
 
 
+#: a job's resources the admission checks (engine.platform.pbsrules.refusal) and the policy replays
+CHECKED_RESOURCES = ("walltime", "ncpus")
+#: fairshare_usage_res values the policy's processor-seconds stand for (cput: a log's jobs as if busy)
+FAIRSHARE_USAGE = ("cput", "ncpus*walltime", "walltime*ncpus")
+
+
+def sched_true(server: PbsServer, key: str, default: bool) -> bool:
+    """A sched_config switch (``default`` when the file does not set it)."""
+    value = server.sched.get(key)
+    return default if value is None else value.strip().lower() in ("true", "t", "1", "yes", "y")
+
+
 def pbs_unfollowed_keys(server: PbsServer) -> list[str]:
-    """The limits read and understood that no rule here follows: those on a resource other than ncpus."""
-    return [f"{'queue ' + target.name if isinstance(target, PbsQueue) else 'server'} {kind}.{resource} (of "
-            f"resources only {FOLLOWED_RESOURCE} is followed)" for target in (*server.queues.values(), server)
-            for kind in RESOURCE_LIMITS for resource in getattr(target, kind) if resource != FOLLOWED_RESOURCE]
+    """The settings read and understood that no rule here follows, each with why: limits on a resource
+    other than ncpus, bounds on resources other than walltime and ncpus, a queue's resources_default
+    and started = False, and sched_config's help_starving_jobs, backfill_prime, sort_queues and a
+    fairshare_usage_res other than processor time."""
+    targets: list[PbsQueue | PbsServer] = [*server.queues.values(), server]
+    found = [f"{_owner(target)} {kind}.{resource} (of resources only {FOLLOWED_RESOURCE} is followed)"
+             for target in targets for kind in RESOURCE_LIMITS for resource in getattr(target, kind)
+             if resource != FOLLOWED_RESOURCE]
+    found += [f"{_owner(target)} {kind}.{resource} (a job's {' and '.join(CHECKED_RESOURCES)} are checked against the "
+              f"bounds, not its {resource})" for target in targets
+              for kind in ("resources_min", "resources_max") for resource in getattr(target, kind, {})
+              if resource not in CHECKED_RESOURCES]
+    found += [f"queue {q.name} resources_default.{resource} (the log's Resource_List already has the default the "
+              "server gave; a changed default changes no job here)" for q in server.queues.values()
+              for resource in q.resources_default]
+    found += [f"queue {q.name} started = False (its jobs run here)" for q in server.queues.values()
+              if not q.started and not q.is_route]
+    sched = server.sched
+    if sched_true(server, "help_starving_jobs", False):
+        found.append(f"sched_config help_starving_jobs true (a job waiting over max_starve "
+                     f"{sched.get('max_starve', '24:00:00')} is not put first here)")
+    found += [f"sched_config {key} {sched[key]} (not followed)" for key in ("backfill_prime", "sort_queues") if key in sched]
+    usage = sched.get("fairshare_usage_res", "cput").replace(" ", "").lower()
+    if usage not in FAIRSHARE_USAGE:
+        found.append(f"sched_config fairshare_usage_res {sched['fairshare_usage_res']} (usage here is processor time: "
+                     "ncpus x walltime)")
+    return found
+
+
+def _owner(target: PbsQueue | PbsServer) -> str:
+    return f"queue {target.name}" if isinstance(target, PbsQueue) else "server"

@@ -63,6 +63,7 @@ from engine.platform.pbsconf import (
     Limits,
     PbsQueue,
     PbsServer,
+    sched_true,
 )
 from engine.platform.pbsrules import (
     NOT_ENABLED_MESSAGE,
@@ -90,11 +91,6 @@ PBS_REASONS = (QUEUE_LIMIT, SERVER_LIMIT, RESOURCES, STRICT_ORDER, TOP_JOB)
 ENTITY_COLUMNS = {"euser": "user", "egroup": "group", "account_name": "account", "queue": "queue"}
 SCOPE_NOUNS = {"u": "user", "g": "group", "p": "project"}
 DAY = 86_400
-
-
-def sched_true(server: PbsServer, key: str, default: bool) -> bool:
-    value = server.sched.get(key)
-    return default if value is None else value.strip().lower() in ("true", "t", "1", "yes", "y")
 
 
 def backfill_depth(server: PbsServer) -> int:
