@@ -272,6 +272,8 @@ def test_the_real_slurm_sites_files_read_as_they_ran():
     assert shares[("physics", "")] == 60 and shares[("chemistry", "")] == 30 and shares[("teaching", "")] == 10
     assert "OverTimeLimit" in conf.unmodelled      # listed, not dropped
     assert conf.enforce == {"associations", "limits", "qos"} and conf.enforce_limits
+    text = "\n".join(describe_site(site))
+    assert "a job of a user without an association under its account is refused" in text and "safe:" not in text
 
 
 def test_the_real_slurm_run_reads_whole():
@@ -338,6 +340,8 @@ def test_accounting_storage_enforce_in_the_site_description(tmp_path):
     conf.write_text("NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\nAccountingStorageEnforce=safe,qos\n")
     text = "\n".join(describe_site(read_slurm_site(conf, qos=qos)))
     assert "AccountingStorageEnforce associations,limits,qos,safe: association and QOS limits enforced" in text
+    assert "safe: a job starts only if it can run to its time limit within GrpTRESMins and GrpWall" in text
+    assert "without an association" not in text        # (no association dump: nothing to check against)
     unfollowed = text.split("not modelled")[1]
     for listed in ("AccountingStorageEnforce qos (not followed", "QOS normal Flags DenyOnLimit (not followed"):
         assert listed in unfollowed
