@@ -139,6 +139,8 @@ class SlurmConf:
     calc_period: int = 300
     favor_small: bool = False
     priority_flags: list[str] = field(default_factory=list)
+    #: PriorityUsageResetPeriod (NONE, NOW, DAILY, WEEKLY, MONTHLY, QUARTERLY, YEARLY), with its line
+    usage_reset: tuple[str, int] = ("NONE", 0)
     scheduler_type: str = "sched/backfill"
     scheduler: dict[str, int | bool] = field(default_factory=lambda: dict(SCHEDULER_DEFAULTS))
     scheduler_unknown: dict[str, str] = field(default_factory=dict)
@@ -337,6 +339,8 @@ def _global(conf: SlurmConf, key: str, value: str, line: int, source: str) -> No
         conf.favor_small = value.upper() in ("YES", "TRUE", "1")
     elif lower == "priorityflags":
         conf.priority_flags = [f.strip().upper() for f in value.split(",") if f.strip()]
+    elif lower == "priorityusageresetperiod":
+        conf.usage_reset = (value.strip().upper() or "NONE", line)
     elif lower == "schedulertype":
         conf.scheduler_type = value
     elif lower == "schedulerparameters":
@@ -804,6 +808,9 @@ def unfollowed_keys(site: SlurmSite) -> list[str]:
                 "MaxTRESPerNode cpu, mem, gres/gpu)"
                 for what, key, value in untracked_tres(site)]
     unknown += not_followed(site)
+    if conf.usage_reset[0] != "NONE":
+        unknown.append(f"PriorityUsageResetPeriod {conf.usage_reset[0]} (line {conf.usage_reset[1]}; not followed: the "
+                       "fair-share's usage and the GrpTRESMins/GrpWall usages are never reset, they only decay)")
     unknown += [f"QOS {q.name} Flags {flag} (not followed: of the flags only {', '.join(QOS_FLAGS_FOLLOWED)} are)"
                 for q in site.qos.values() for flag in q.flags if flag.lower() not in _FOLLOWED_LOWER]
     unknown += [f"AccountingStorageEnforce {flag} (not followed: {why})" for flag, why in ENFORCE_NOT_FOLLOWED.items()

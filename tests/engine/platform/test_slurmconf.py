@@ -378,3 +378,15 @@ def test_max_tres_per_account_per_node_and_min_tres_are_read_and_followed(tmp_pa
     for followed in ("MaxTRESPA cpu=64", "MaxTRESPerNode cpu=4", "MinTRES", "gres/gpu=2"):
         assert followed not in unfollowed
     assert "max_tres_per_account cpu=64,billing=9, max_tres_per_node cpu=4,node=1, min_tres_per_job cpu=2,mem=1024" in text
+
+
+@pytest.mark.parametrize("value, listed", [("MONTHLY", True), ("NONE", False), (None, False)])
+def test_a_usage_reset_period_is_named_as_not_followed(tmp_path, value, listed):
+    # PriorityUsageResetPeriod is read; a period other than NONE (the default) is not followed (the
+    # usages only decay): engine site names it with its line
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\n"
+                    + (f"PriorityUsageResetPeriod={value}\n" if value else ""))
+    unfollowed = "\n".join(describe_site(read_slurm_site(conf))).split("not modelled")[1]
+    assert ("PriorityUsageResetPeriod MONTHLY (line 3; not followed" in unfollowed) == listed
+    assert "PriorityUsageResetPeriod" not in unfollowed.replace("PriorityUsageResetPeriod MONTHLY", "")
