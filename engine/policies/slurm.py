@@ -415,12 +415,14 @@ class SlurmPriorityQueue(WaitingQueue):
             np.add.at(usage, users[running], cpu_seconds[running])
             self.since[jobs] = np.maximum(until, since)
             self.accruing = jobs[~ended]
+            spent = (jobs, np.maximum(seconds, 0.0), ended)
         else:
             usage *= factor ** (now - previous)
+            spent = (jobs, np.zeros(0), np.zeros(0, dtype=bool))
         for node, value in zip(self.users.values(), usage.tolist()):
             node.usage = value
-        if self.limits.usage_limits and self.limits.usage_updated(dict(zip(self.users, usage.tolist()))):
-            # GrpTRESMins holds jobs until the decay thread lowers the usage: its next run is a pass
+        if self.limits.usage and self.limits.accrue_usage(*spent, factor, now - previous):
+            # GrpTRESMins / GrpWall hold jobs until the decay thread lowers the usage: its next run is a pass
             self.sim.wake_at(now + max(int(self.period), 1))
 
     def ended(self, job: int) -> None:
