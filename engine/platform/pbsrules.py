@@ -14,8 +14,11 @@ user to N, ``[u:alice=N]`` alice alone, ``[o:PBS_ALL=N]`` all jobs together; the
 (``g``) and projects (``p``); an entity's own limit replaces the generic one (alice with ``[u:alice=20]``
 is not held by ``[u:PBS_GENERIC=10]``: OpenPBS's limits.cpp "ignore a generic limit", and the server's
 check_single_entity_ct). A job is held when starting it would take a counter over its limit.
-Checked in this order: the queue's max_run, its max_run_res.ncpus, the server's, the server's
-max_run_res.ncpus (the first that holds names the comment).
+Checked in the scheduler's order (OpenPBS limits.cpp, check_limits' limfuncs table): the queue's
+max_run, the server's max_run, the queue's max_run_res.ncpus, the server's max_run_res.ncpus, each
+by group, project, overall, then user (the first that holds names the comment). At submission the
+server checks its max_queued limits overall, user, group, project (svr_func.c
+check_entity_ct_limit_max; engine.policies.pbs).
 """
 
 from __future__ import annotations
@@ -131,8 +134,9 @@ def run_limit_hold(server: PbsServer, queue: str, columns: Mapping[str, Sequence
     if target:
         scopes.append(("queue " + target.name, target.max_run, target.max_run_res.get("ncpus"), target.name))
     scopes.append(("server", server.max_run, server.max_run_res.get("ncpus"), None))
-    for label, jobs_limit, cores_limit, name in scopes:
-        for limits, cores in ((jobs_limit, False), (cores_limit, True)):
+    for cores in (False, True):         # limfuncs: every max_run (queue, server), then every max_run_res
+        for label, jobs_limit, cores_limit, name in scopes:
+            limits = cores_limit if cores else jobs_limit
             if limits is None or not limits.values:
                 continue
             comment = _over(columns, job, size, used, name, limits, cores, label)
@@ -157,7 +161,7 @@ def applicable(limits: Limits, scope: str, entity: str) -> tuple[str, int] | Non
 def _over(columns: Mapping[str, Sequence[str]], job: int, size: int, used: Mapping[Counter, tuple[int, int]],
           queue: str | None, limits: Limits, cores: bool, label: str) -> str:
     what = "ncpus" if cores else "running job"
-    for scope in ("o", "u", "g", "p"):           # OpenPBS's order: overall, then user, group, project
+    for scope in ("g", "p", "o", "u"):           # limfuncs: group, project, overall, then user
         entity = columns[SCOPES[scope]][job] if scope != "o" else ""
         found = applicable(limits, scope, entity)
         if found is None:

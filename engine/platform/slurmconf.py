@@ -22,6 +22,7 @@ Times are written as Slurm writes them: ``MM``, ``MM:SS``, ``HH:MM:SS``, ``D-HH`
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,6 +61,29 @@ SCHEDULER_DEFAULTS: dict[str, int | bool] = {
 }
 
 MAX_NODES_DEFINED = 200_000
+
+
+#: PriorityUsageResetPeriod's calendar periods (priority_multifactor.c _next_reset); NONE and NOW
+#: (once at slurmctld's start: nothing to reset in a replay that starts with no usage) reset nothing
+USAGE_RESET_PERIODS = ("DAILY", "WEEKLY", "MONTHLY", "QUARTERLY", "YEARLY")
+
+
+def next_usage_reset(period: str, last: int) -> int | None:
+    """The Unix time of the usage reset after ``last`` (a reset, or the start), as slurmctld's
+    _next_reset computes it from the day of ``last`` (UTC here; slurmctld uses its local time): the
+    next midnight, Sunday midnight, first of the next month, of the next quarter (January, April,
+    July, October), of the next year. None for a period that resets nothing."""
+    day = datetime.fromtimestamp(last, tz=UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    if period == "DAILY":
+        found = day + timedelta(days=1)
+    elif period == "WEEKLY":
+        found = day + timedelta(days=7 - (day.isoweekday() % 7))      # (tm_wday: Sunday 0)
+    elif period in ("MONTHLY", "QUARTERLY", "YEARLY"):
+        month = {"MONTHLY": day.month + 1, "QUARTERLY": 3 * ((day.month - 1) // 3 + 1) + 1, "YEARLY": 13}[period]
+        found = day.replace(year=day.year + (month - 1) // 12, month=(month - 1) % 12 + 1, day=1)
+    else:
+        return None
+    return int(found.timestamp())
 
 
 def slurm_time(text: str) -> int | None:
@@ -139,6 +163,8 @@ class SlurmConf:
     calc_period: int = 300
     favor_small: bool = False
     priority_flags: list[str] = field(default_factory=list)
+    #: PriorityUsageResetPeriod (NONE, NOW, DAILY, WEEKLY, MONTHLY, QUARTERLY, YEARLY), with its line
+    usage_reset: tuple[str, int] = ("NONE", 0)
     scheduler_type: str = "sched/backfill"
     scheduler: dict[str, int | bool] = field(default_factory=lambda: dict(SCHEDULER_DEFAULTS))
     scheduler_unknown: dict[str, str] = field(default_factory=dict)
@@ -337,6 +363,8 @@ def _global(conf: SlurmConf, key: str, value: str, line: int, source: str) -> No
         conf.favor_small = value.upper() in ("YES", "TRUE", "1")
     elif lower == "priorityflags":
         conf.priority_flags = [f.strip().upper() for f in value.split(",") if f.strip()]
+    elif lower == "priorityusageresetperiod":
+        conf.usage_reset = (value.strip().upper() or "NONE", line)
     elif lower == "schedulertype":
         conf.scheduler_type = value
     elif lower == "schedulerparameters":
@@ -742,7 +770,9 @@ def describe_site(site: SlurmSite, *, with_keys: bool = True) -> list[str]:
                  + f"; half-life {shown_time(conf.decay_half_life)}, max age {shown_time(conf.max_age)}, "
                  f"recalculated every {shown_time(conf.calc_period)}; favor small {'yes' if conf.favor_small else 'no'}; "
                  f"fair-share {'Fair Tree' if conf.fair_tree else 'classic'}"
-                 + (f"; flags {','.join(conf.priority_flags)}" if conf.priority_flags else ""))
+                 + (f"; flags {','.join(conf.priority_flags)}" if conf.priority_flags else "")
+                 + (f"; usage reset {conf.usage_reset[0]} (UTC, from the trace's dates)"
+                    if conf.usage_reset[0] in USAGE_RESET_PERIODS else ""))
     params = ", ".join(f"{k}={v}" for k, v in conf.scheduler.items() if v != SCHEDULER_DEFAULTS.get(k))
     lines.append(f"scheduler: {conf.scheduler_type} ({params or 'defaults'}); {conf.select_type} "
                  f"{','.join(conf.select_parameters) or ''}; memory {'is' if conf.memory_consumable else 'is not'} consumable")
@@ -804,6 +834,9 @@ def unfollowed_keys(site: SlurmSite) -> list[str]:
                 "MaxTRESPerNode cpu, mem, gres/gpu)"
                 for what, key, value in untracked_tres(site)]
     unknown += not_followed(site)
+    if conf.usage_reset[0] not in (*USAGE_RESET_PERIODS, "NONE", "NOW"):
+        unknown.append(f"PriorityUsageResetPeriod {conf.usage_reset[0]} (line {conf.usage_reset[1]}; not followed: "
+                       f"not one of NONE, NOW, {', '.join(USAGE_RESET_PERIODS)})")
     unknown += [f"QOS {q.name} Flags {flag} (not followed: of the flags only {', '.join(QOS_FLAGS_FOLLOWED)} are)"
                 for q in site.qos.values() for flag in q.flags if flag.lower() not in _FOLLOWED_LOWER]
     unknown += [f"AccountingStorageEnforce {flag} (not followed: {why})" for flag, why in ENFORCE_NOT_FOLLOWED.items()

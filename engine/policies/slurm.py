@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.platform.slurmconf import SCHEDULER_DEFAULTS, Association, SlurmSite
+from engine.platform.slurmconf import SCHEDULER_DEFAULTS, Association, SlurmSite, next_usage_reset
 from engine.policies.algorithm import Algorithm
 from engine.policies.backfill import BACKFILL_BOUND, bounded
 from engine.policies.base import Param, PolicyError
@@ -49,6 +49,7 @@ from engine.policies.slurmlimits import HOLD_CODES, SiteLimits
 from engine.sim.allocation import CountAllocator
 from engine.sim.profile import Profile
 from engine.sim.simulator import Simulation, SimulationError
+from engine.workload.timebase import epoch_origin
 
 #: the site's priority weights a policy parameter may override (``--set PriorityWeightFairshare=20000``)
 WEIGHT_KEYS = {"PriorityWeightAge": "age", "PriorityWeightFairshare": "fairshare", "PriorityWeightJobSize": "jobsize",
@@ -302,6 +303,11 @@ class SlurmPriorityQueue(WaitingQueue):
         self.factors_due = False        # usage accrued since the fair-share factors were last made
         self.calculations = 0
         self.origin = (int(min(sim.submit)) if sim.n else 0) + int(float(params.get("priority_phase", 0.0)))
+        #: PriorityUsageResetPeriod: the Unix time of the trace's time 0 (None: the trace has no
+        #: calendar, nothing is reset) and the simulated time of the next reset (from the first submit)
+        self.epoch = epoch_origin(sim.workload.metadata, float(min(sim.submit)) if sim.n else None)
+        self.reset_period = conf.usage_reset[0]
+        self.reset_at = self._next_reset(int(min(sim.submit)) if sim.n else 0)
         # the waiting jobs: a flag per job, their count, and (possibly with jobs that left) by number
         self.member = np.zeros(sim.n, dtype=bool)
         self.waiting = 0
@@ -391,10 +397,15 @@ class SlurmPriorityQueue(WaitingQueue):
         ``run_delta * pow(decay_factor, run_delta)``: a period's new usage is itself decayed). A
         job that ended since the previous calculation added its CPU-seconds x d^t at its end
         (t: from the previous calculation or its start to its end), which this calculation's
-        decay then takes too. Without a half-life nothing decays. In arrays: each job's
+        decay then takes too. Without a half-life nothing decays. At a PriorityUsageResetPeriod
+        reset (the first calculation at or past it) the usage is zeroed before the decay, with the
+        usage of the jobs that ended since the previous one. In arrays: each job's
         CPU-seconds are added to its user's usage in the order the jobs started, as a loop over
         them would (np.add.at adds in index order: the same sums to the last bit)."""
         self.limits.run_time_until(now)     # the same thread takes the running jobs' time off GrpTRESRunMins
+        reset = self.reset_at is not None and now >= self.reset_at       # (before the decay and the new usage)
+        if reset:
+            self.reset_at = self._next_reset(int(self.reset_at or 0))
         usage = self.usage
         factor = 1.0 - 0.693 / self.halflife if self.halflife > 0 else 1.0
         previous = self.calculated if self.calculated is not None else now - max(int(self.period), 1)
@@ -410,6 +421,8 @@ class SlurmPriorityQueue(WaitingQueue):
             cpu_seconds = self.job_size[jobs] * seconds * factor ** seconds
             done = (users >= 0) & (until > since) & ended        # added at their ends, decayed below
             np.add.at(usage, users[done], cpu_seconds[done])
+            if reset:
+                usage[:] = 0.0
             usage *= factor ** (now - previous)
             running = (users >= 0) & (until > since) & ~ended
             np.add.at(usage, users[running], cpu_seconds[running])
@@ -417,13 +430,23 @@ class SlurmPriorityQueue(WaitingQueue):
             self.accruing = jobs[~ended]
             spent = (jobs, np.maximum(seconds, 0.0), ended)
         else:
+            if reset:
+                usage[:] = 0.0
             usage *= factor ** (now - previous)
             spent = (jobs, np.zeros(0), np.zeros(0, dtype=bool))
         for node, value in zip(self.users.values(), usage.tolist()):
             node.usage = value
-        if self.limits.usage and self.limits.accrue_usage(*spent, factor, now - previous):
+        if self.limits.usage and self.limits.accrue_usage(*spent, factor, now - previous, reset=reset):
             # GrpTRESMins / GrpWall hold jobs until the decay thread lowers the usage: its next run is a pass
             self.sim.wake_at(now + max(int(self.period), 1))
+
+    def _next_reset(self, after: int) -> int | None:
+        """The simulated time of the usage reset after simulated time ``after`` (a reset, or the start;
+        slurm.conf's PriorityUsageResetPeriod, engine.platform.slurmconf.next_usage_reset), None if none."""
+        if self.epoch is None:
+            return None
+        found = next_usage_reset(self.reset_period, self.epoch + after)
+        return None if found is None else found - self.epoch
 
     def ended(self, job: int) -> None:
         """A job's end (a finish listener), for the accrual."""

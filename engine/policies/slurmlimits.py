@@ -817,16 +817,17 @@ class SiteLimits:
                 self.run_taken[job] = used
 
     def accrue_usage(self, jobs: np.ndarray, seconds: np.ndarray, ended: np.ndarray, factor: float,
-                     elapsed: int) -> bool:
+                     elapsed: int, *, reset: bool = False) -> bool:
         """The decay thread's new usage, as the fair-share's (engine.policies.slurm accrue): each
         listed job ran ``seconds`` since it was last accounted, adding seconds x factor^seconds (x
         its count of the TRES; wall: x 1) to each usage it counts in; those that ended add theirs
-        before the usage decays by factor^elapsed, the running ones after. Then :meth:`usage_updated`."""
+        before the usage decays by factor^elapsed (or, at a PriorityUsageResetPeriod's reset, is
+        zeroed), the running ones after. Then :meth:`usage_updated`."""
         decayed = seconds * factor ** seconds
         for usage in self.usage.values():
             member = usage.members[jobs] & (seconds > 0)
             weighted = decayed if usage.tres == "wall" else decayed * self.job_counts[jobs, dict(TRES_COUNTED)[usage.tres]]
-            usage.raw = (usage.raw + float(weighted[member & ended].sum())) * factor ** elapsed
+            usage.raw = 0.0 if reset else (usage.raw + float(weighted[member & ended].sum())) * factor ** elapsed
             usage.raw += float(weighted[member & ~ended].sum())
         return self.usage_updated()
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from engine.cli import main
-from engine.platform.slurmconf import (describe_site, parse_slurm_conf, read_associations, read_qos, read_slurm_site,
-                                       shown_time, slurm_time, tres_counts)
+from engine.platform.slurmconf import (describe_site, parse_slurm_conf, next_usage_reset, read_associations, read_qos,
+                                       read_slurm_site, shown_time, slurm_time, tres_counts)
 from engine.workload.errors import WorkloadError
 
 SITE_CONF = """\
@@ -272,6 +272,8 @@ def test_the_real_slurm_sites_files_read_as_they_ran():
     assert shares[("physics", "")] == 60 and shares[("chemistry", "")] == 30 and shares[("teaching", "")] == 10
     assert "OverTimeLimit" in conf.unmodelled      # listed, not dropped
     assert conf.enforce == {"associations", "limits", "qos"} and conf.enforce_limits
+    text = "\n".join(describe_site(site))
+    assert "a job of a user without an association under its account is refused" in text and "safe:" not in text
 
 
 def test_the_real_slurm_run_reads_whole():
@@ -338,6 +340,8 @@ def test_accounting_storage_enforce_in_the_site_description(tmp_path):
     conf.write_text("NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\nAccountingStorageEnforce=safe,qos\n")
     text = "\n".join(describe_site(read_slurm_site(conf, qos=qos)))
     assert "AccountingStorageEnforce associations,limits,qos,safe: association and QOS limits enforced" in text
+    assert "safe: a job starts only if it can run to its time limit within GrpTRESMins and GrpWall" in text
+    assert "without an association" not in text        # (no association dump: nothing to check against)
     unfollowed = text.split("not modelled")[1]
     for listed in ("AccountingStorageEnforce qos (not followed", "QOS normal Flags DenyOnLimit (not followed"):
         assert listed in unfollowed
@@ -374,3 +378,33 @@ def test_max_tres_per_account_per_node_and_min_tres_are_read_and_followed(tmp_pa
     for followed in ("MaxTRESPA cpu=64", "MaxTRESPerNode cpu=4", "MinTRES", "gres/gpu=2"):
         assert followed not in unfollowed
     assert "max_tres_per_account cpu=64,billing=9, max_tres_per_node cpu=4,node=1, min_tres_per_job cpu=2,mem=1024" in text
+
+
+@pytest.mark.parametrize("value, listed, shown", [("MONTHLY", False, True), ("NONE", False, False), (None, False, False),
+                                                 ("FORTNIGHTLY", True, False)])
+def test_a_usage_reset_period_is_followed_and_a_word_slurm_lacks_named(tmp_path, value, listed, shown):
+    # PriorityUsageResetPeriod's periods are followed (shown with the priority settings); a word
+    # Slurm does not have is named as not followed with its line
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\n"
+                    + (f"PriorityUsageResetPeriod={value}\n" if value else ""))
+    text = "\n".join(describe_site(read_slurm_site(conf)))
+    assert ("PriorityUsageResetPeriod FORTNIGHTLY (line 3; not followed" in text.split("not modelled")[1]) == listed
+    assert ("usage reset MONTHLY (UTC, from the trace's dates)" in text) == shown
+
+
+def test_usage_resets_fall_as_slurmctlds_next_reset_computes_them():
+    # from Wednesday 2023-11-15 13:20 UTC: the next midnight, Sunday 11-19, 12-01, 2024-01-01 (the
+    # next quarter), 2024-01-01; from 2023-12-31: 2024-01-01 for MONTHLY; NONE and NOW: none
+    from datetime import UTC, datetime
+
+    def at(*date: int) -> int:
+        return int(datetime(*date, tzinfo=UTC).timestamp())
+
+    last = at(2023, 11, 15, 13, 20)
+    assert [next_usage_reset(p, last) for p in ("DAILY", "WEEKLY", "MONTHLY", "QUARTERLY", "YEARLY")] == [
+        at(2023, 11, 16), at(2023, 11, 19), at(2023, 12, 1), at(2024, 1, 1), at(2024, 1, 1)]
+    assert next_usage_reset("MONTHLY", at(2023, 12, 31, 23)) == at(2024, 1, 1)
+    assert next_usage_reset("QUARTERLY", at(2023, 2, 1)) == at(2023, 4, 1)
+    assert next_usage_reset("WEEKLY", at(2023, 11, 19)) == at(2023, 11, 26)      # a Sunday: the next one
+    assert next_usage_reset("NONE", last) is None and next_usage_reset("NOW", last) is None

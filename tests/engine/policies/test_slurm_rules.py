@@ -883,3 +883,24 @@ def test_a_job_past_its_time_limit_holds_its_cpus_and_backfill_expects_it_to_end
     assert starts(result) == {1: 0, 2: 75, 3: 85}
     # were A expected to run a whole time limit more once overdue, C would start in the overrun
     assert dict(zip(result.schedule["job_id"], result.schedule["end"]))[1] == 75
+
+
+def test_a_daily_usage_reset_lets_the_jobs_a_grp_tres_mins_held_run_from_midnight(workload):
+    # no decay (PriorityDecayHalfLife=0), PriorityUsageResetPeriod=DAILY, the trace starting at
+    # 23:50 UTC: A (u1, 8 CPUs, 0-120) leaves 960 CPU-seconds = 16 minutes of usage, over u1's
+    # GrpTRESMins cpu=10: B (u1, at 130) is held (AssocGrpCPUMinutesLimit) until the calculation at
+    # midnight (600 s) resets the usage; with MONTHLY the reset is weeks away: B is still held at 900
+    conf = BASE.replace("PriorityCalcPeriod=1", "PriorityCalcPeriod=1\nPriorityDecayHalfLife=0\n"
+                        "PriorityUsageResetPeriod=DAILY") + PARTITIONS
+    assoc = [Association("c", "acct", shares=1), Association("c", "acct", "u1", grp_tres_mins={"cpu": 10}),
+             Association("c", "acct", "u2")]
+    starts_of = {}
+    for period in ("DAILY", "MONTHLY"):
+        w = workload([(0, 120, 120, 8), (130, 10, 60, 1), (900, 10, 60, 1)])
+        w.metadata["UnixStartTime"] = "1700005800"
+        assert (1700005800 + 600) % 86400 == 0         # (2023-11-15 00:00 UTC)
+        result = run(lambda rows, w=w: w, [None] * 3, site(conf=conf.replace("DAILY", period), assoc=assoc),
+                     users=[1, 1, 2])
+        starts_of[period] = starts(result)
+    assert starts_of["DAILY"] == {1: 0, 2: 600, 3: 900}
+    assert 2 not in starts_of["MONTHLY"] or starts_of["MONTHLY"][2] > 900
