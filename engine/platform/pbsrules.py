@@ -14,8 +14,11 @@ user to N, ``[u:alice=N]`` alice alone, ``[o:PBS_ALL=N]`` all jobs together; the
 (``g``) and projects (``p``); an entity's own limit replaces the generic one (alice with ``[u:alice=20]``
 is not held by ``[u:PBS_GENERIC=10]``: OpenPBS's limits.cpp "ignore a generic limit", and the server's
 check_single_entity_ct). A job is held when starting it would take a counter over its limit.
-Checked in this order: the queue's max_run, its max_run_res.ncpus, the server's, the server's
-max_run_res.ncpus (the first that holds names the comment).
+Checked in the scheduler's order (OpenPBS limits.cpp, check_limits' limfuncs table): the queue's
+max_run, the server's max_run, the queue's max_run_res.ncpus, the server's max_run_res.ncpus, each
+by group, project, overall, then user (the first that holds names the comment). At submission the
+server checks its max_queued limits overall, user, group, project (svr_func.c
+check_entity_ct_limit_max; engine.policies.pbs).
 """
 
 from __future__ import annotations
@@ -64,8 +67,8 @@ def _violated(low: Mapping[str, str], high: Mapping[str, str], server_high: Mapp
 def refusal(server: PbsServer, name: str, walltime: int, ncpus: int) -> tuple[str, str]:
     """(the server's message, the setting) when it refuses at submission a job submitted to queue
     ``name`` (unknown: the default queue) with this walltime and ncpus, else ("", ""). As OpenPBS's
-    svr_chkque: an execution queue refuses it when disabled or when the job breaks its resources_min /
-    resources_max (or the server's resources_max); a route queue when the job breaks its own, or when
+    svr_chkque: any queue, route or execution, refuses it when disabled, or when the job breaks its
+    resources_min / resources_max (or the server's resources_max); a route queue also when
     every destination refuses it for good (job_route's default_router: a destination's resource
     limits refuse for good; a disabled one only for now, so the job would wait in the route queue:
     taken here as refused too). The job-count limits (max_queued, ...) are the policy's, checked
@@ -77,7 +80,7 @@ def _refusal(server: PbsServer, name: str, walltime: int, ncpus: int, seen: set[
     queue = server.queues.get(name)
     if queue is None:
         return "", ""
-    if not queue.is_route and not queue.enabled:
+    if not queue.enabled:              # (svr_chkque checks every queue type's enabled)
         return NOT_ENABLED_MESSAGE, f"queue {name} enabled = False"
     broken = _violated(queue.resources_min, queue.resources_max, server.resources_max, walltime, ncpus)
     if broken:
@@ -148,8 +151,9 @@ def _held_by(server: PbsServer, queue: str, columns: Mapping[str, Sequence[str]]
     if target:
         scopes.append(("queue " + target.name, target.max_run, target.max_run_res.get("ncpus"), target.name))
     scopes.append(("server", server.max_run, server.max_run_res.get("ncpus"), None))
-    for label, jobs_limit, cores_limit, name in scopes:
-        for limits, cores in ((jobs_limit, False), (cores_limit, True)):
+    for cores in (False, True):         # limfuncs: every max_run (queue, server), then every max_run_res
+        for label, jobs_limit, cores_limit, name in scopes:
+            limits = cores_limit if cores else jobs_limit
             if limits is None or not limits.values:
                 continue
             comment, limit = _over(columns, job, size, used, name, limits, cores, label)
@@ -176,7 +180,7 @@ def _over(columns: Mapping[str, Sequence[str]], job: int, size: int, used: Mappi
           queue: str | None, limits: Limits, cores: bool, label: str) -> tuple[str, str]:
     """(PBS's comment, the entry "[u:PBS_GENERIC=2]") of the first entry of ``limits`` that holds ``job``."""
     what = "ncpus" if cores else "running job"
-    for scope in ("o", "u", "g", "p"):           # OpenPBS's order: overall, then user, group, project
+    for scope in ("g", "p", "o", "u"):           # limfuncs: group, project, overall, then user
         entity = columns[SCOPES[scope]][job] if scope != "o" else ""
         found = applicable(limits, scope, entity)
         if found is None:

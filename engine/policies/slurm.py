@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.platform.slurmconf import SCHEDULER_DEFAULTS, Association, SlurmSite
+from engine.platform.slurmconf import SCHEDULER_DEFAULTS, Association, SlurmSite, next_usage_reset
 from engine.policies.algorithm import Algorithm
 from engine.policies.backfill import BACKFILL_BOUND, bounded
 from engine.policies.base import Param, PolicyError
@@ -49,6 +49,7 @@ from engine.policies.slurmlimits import HOLD_CODES, SiteLimits
 from engine.sim.allocation import CountAllocator
 from engine.sim.profile import Profile
 from engine.sim.simulator import Simulation, SimulationError
+from engine.workload.timebase import epoch_origin
 
 #: the site's priority weights a policy parameter may override (``--set PriorityWeightFairshare=20000``)
 WEIGHT_KEYS = {"PriorityWeightAge": "age", "PriorityWeightFairshare": "fairshare", "PriorityWeightJobSize": "jobsize",
@@ -302,6 +303,11 @@ class SlurmPriorityQueue(WaitingQueue):
         self.factors_due = False        # usage accrued since the fair-share factors were last made
         self.calculations = 0
         self.origin = (int(min(sim.submit)) if sim.n else 0) + int(float(params.get("priority_phase", 0.0)))
+        #: PriorityUsageResetPeriod: the Unix time of the trace's time 0 (None: the trace has no
+        #: calendar, nothing is reset) and the simulated time of the next reset (from the first submit)
+        self.epoch = epoch_origin(sim.workload.metadata, float(min(sim.submit)) if sim.n else None)
+        self.reset_period = conf.usage_reset[0]
+        self.reset_at = self._next_reset(int(min(sim.submit)) if sim.n else 0)
         # the waiting jobs: a flag per job, their count, and (possibly with jobs that left) by number
         self.member = np.zeros(sim.n, dtype=bool)
         self.waiting = 0
@@ -391,10 +397,15 @@ class SlurmPriorityQueue(WaitingQueue):
         ``run_delta * pow(decay_factor, run_delta)``: a period's new usage is itself decayed). A
         job that ended since the previous calculation added its CPU-seconds x d^t at its end
         (t: from the previous calculation or its start to its end), which this calculation's
-        decay then takes too. Without a half-life nothing decays. In arrays: each job's
+        decay then takes too. Without a half-life nothing decays. At a PriorityUsageResetPeriod
+        reset (the first calculation at or past it) the usage is zeroed before the decay, with the
+        usage of the jobs that ended since the previous one. In arrays: each job's
         CPU-seconds are added to its user's usage in the order the jobs started, as a loop over
         them would (np.add.at adds in index order: the same sums to the last bit)."""
         self.limits.run_time_until(now)     # the same thread takes the running jobs' time off GrpTRESRunMins
+        reset = self.reset_at is not None and now >= self.reset_at       # (before the decay and the new usage)
+        if reset:
+            self.reset_at = self._next_reset(int(self.reset_at or 0))
         usage = self.usage
         factor = 1.0 - 0.693 / self.halflife if self.halflife > 0 else 1.0
         previous = self.calculated if self.calculated is not None else now - max(int(self.period), 1)
@@ -410,18 +421,32 @@ class SlurmPriorityQueue(WaitingQueue):
             cpu_seconds = self.job_size[jobs] * seconds * factor ** seconds
             done = (users >= 0) & (until > since) & ended        # added at their ends, decayed below
             np.add.at(usage, users[done], cpu_seconds[done])
+            if reset:
+                usage[:] = 0.0
             usage *= factor ** (now - previous)
             running = (users >= 0) & (until > since) & ~ended
             np.add.at(usage, users[running], cpu_seconds[running])
             self.since[jobs] = np.maximum(until, since)
             self.accruing = jobs[~ended]
+            spent = (jobs, np.maximum(seconds, 0.0), ended)
         else:
+            if reset:
+                usage[:] = 0.0
             usage *= factor ** (now - previous)
+            spent = (jobs, np.zeros(0), np.zeros(0, dtype=bool))
         for node, value in zip(self.users.values(), usage.tolist()):
             node.usage = value
-        if self.limits.usage_limits and self.limits.usage_updated(dict(zip(self.users, usage.tolist()))):
-            # GrpTRESMins holds jobs until the decay thread lowers the usage: its next run is a pass
+        if self.limits.usage and self.limits.accrue_usage(*spent, factor, now - previous, reset=reset):
+            # GrpTRESMins / GrpWall hold jobs until the decay thread lowers the usage: its next run is a pass
             self.sim.wake_at(now + max(int(self.period), 1))
+
+    def _next_reset(self, after: int) -> int | None:
+        """The simulated time of the usage reset after simulated time ``after`` (a reset, or the start;
+        slurm.conf's PriorityUsageResetPeriod, engine.platform.slurmconf.next_usage_reset), None if none."""
+        if self.epoch is None:
+            return None
+        found = next_usage_reset(self.reset_period, self.epoch + after)
+        return None if found is None else found - self.epoch
 
     def ended(self, job: int) -> None:
         """A job's end (a finish listener), for the accrual."""
@@ -744,6 +769,10 @@ class SlurmBackfill(Algorithm):
         #: CPUs per node of the site (the smallest node's, if they differ) when reservations take whole nodes
         self.cpus_per_node = min((n.cpus for n in nodesets), default=1) if whole else 1
         self.walk = Walk(sim, queue, self.part_nodes)
+        #: a backfill pass on its timer does not see the jobs that ended in its own second (see backfill_pass)
+        self.ends_after_backfill = bool(params.get("ends_after_backfill", True)) and self.pool and self.cycle > 0
+        self.ended_at = -1
+        self.ended: list[int] = []
         self.running = Running(sim.n)
         self.profile = Profile(sim.capacity)
         self.least = np.zeros(0, dtype=np.int64)     # the backfill walk's scratch: the profile's prefix minima
@@ -761,6 +790,9 @@ class SlurmBackfill(Algorithm):
         running = self.running
         kernels.remove_running(running.ends, running.jobs, running.sizes, running.count, self.sim.expected_end(job), job)
         running.count -= 1
+        if self.ended_at != self.sim.now:
+            self.ended_at, self.ended = self.sim.now, []
+        self.ended.append(job)
 
     def on_grid(self, cycle: int) -> bool:
         """Whether a pass of this cycle (every ``cycle`` seconds from the first submission) falls now."""
@@ -874,6 +906,42 @@ class SlurmBackfill(Algorithm):
             i += 1
 
     def backfill_pass(self) -> None:
+        """A backfill pass (:meth:`backfill_walk`) on the state before this second's job ends.
+
+        The replay's seconds are sacct's; within one, slurmctld's backfill pass comes before the
+        job ends in 91 of the 108 seconds its debug log shares between the two (rec2): the backfill
+        thread sleeps bf_interval after each pass (backfill.c backfill_agent), so passes keep their
+        phase in the second (drifting a few ms a pass), while a job it started, running a whole
+        number of seconds, ends some 50 ms later in its second (slurmd's launch and its completion
+        message: job 150, sleep 5: started 14:55:12.667, ended 14:55:17.724), after the pass that
+        many seconds on. So the jobs that ended this second stay running for the pass (with their
+        expected ends, as the select plugin still has them), and the next pass, bf_interval later,
+        sees them; the main scheduler's runs at their ends are not changed. With a pool of
+        processors counted and passes on their timer (``ends_after_backfill``, on by default; not
+        with ``sched_cycle`` 0, where a pass is made at each end)."""
+        hidden = self.ended if self.ends_after_backfill and self.ended_at == self.sim.now else []
+        if not hidden:
+            self.backfill_walk()
+            return
+        sim, running = self.sim, self.running
+        held = int(sum(int(sim.size[job]) for job in hidden))
+        for job in hidden:
+            kernels.insert_running(running.ends, running.jobs, running.sizes, running.count, sim.expected_end(job), job,
+                                   sim.size[job])
+            running.count += 1
+        sim.allocator.free -= held
+        try:
+            self.backfill_walk()
+        finally:
+            sim.allocator.free += held
+            for job in hidden:
+                kernels.remove_running(running.ends, running.jobs, running.sizes, running.count, sim.expected_end(job),
+                                       job)
+                running.count -= 1
+        self.event = True               # the next pass is not skipped as if nothing had changed
+        sim.wake_at(sim.now + 1)
+
+    def backfill_walk(self) -> None:
         """Slurm's backfill scheduler (see the class docstring), its walk compiled
         (slurmkernels.backfill_walk), the starts made here.
 
@@ -1105,10 +1173,13 @@ MAIN_AT_EVENTS = Param("main_at_events", "bool", False, "also run Slurm's main s
 WHOLE_NODES = Param("whole_node_reservations", "bool", True, "a pending job's backfill reservation takes whole "
                     "nodes, as Slurm's backfill table of node bitmaps does (off: only its processors)",
                     label="whole-node reservations")
+ENDS_AFTER = Param("ends_after_backfill", "bool", True, "a backfill pass does not see the jobs that ended in "
+                   "its own second (slurmctld's pass comes first: its log, 91 of 108 such seconds); the next "
+                   "pass does (off: every pass sees them)", label="job ends after the backfill pass")
 AGENT = Param("backfill_agent", "bool", False, "time backfill passes as Slurm's backfill thread does: at least "
               "bf_interval after the previous pass, then as soon as something changed (off: every bf_interval "
               "from the first submission)", label="backfill thread timing")
-SLURM_PARAMS = (BACKFILL_BOUND, SCHED_CYCLE, MAIN_AT_EVENTS, WHOLE_NODES, AGENT,
+SLURM_PARAMS = (BACKFILL_BOUND, SCHED_CYCLE, MAIN_AT_EVENTS, WHOLE_NODES, AGENT, ENDS_AFTER,
                 _site_param("sched_interval", "main scheduler interval", "seconds between main scheduler passes over the "
                             "whole queue (0 = no main scheduler at all, as Slurm's sched_interval=-1)", "s"),
                 _site_param("default_queue_depth", "main scheduler depth at events", "jobs the main scheduler tests at a "

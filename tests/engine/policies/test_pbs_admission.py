@@ -112,6 +112,18 @@ def test_the_command_line_says_how_many_jobs_were_refused_and_why(capsys):
     assert capsys.readouterr().err == ""
 
 
+def test_a_disabled_route_queue_refuses_new_jobs_as_an_execution_queue_does(site, workload):
+    # svr_chkque checks enabled before anything else whatever the queue's type: qsub to a disabled
+    # route queue is refused ("Queue is not enabled") though its destination would take the job;
+    # submitted to the destination itself, the job runs
+    server = site(QUEUES + "create queue route\nset queue route queue_type = Route\n"
+                  "set queue route route_destinations = workq\nset queue route enabled = False\n")
+    assert refusal(server, "route", 60, 1) == ("Queue is not enabled", "queue route enabled = False")
+    result = replayed(workload([(0, 10, 60, 1), (0, 10, 60, 1)]), server, queues=["route", "workq"], users=[1, 1])
+    assert refused(result) == {1: ("Queue is not enabled", "queue route enabled = False")}
+    assert result.schedule["job_id"].tolist() == [2]
+
+
 def test_a_job_a_limit_holds_even_alone_is_listed_as_never_running(site, workload):
     # max_run_res.ncpus [u:PBS_GENERIC=2]: ann's 3-CPU job could never start (PBS keeps it queued for
     # ever; before, the replay's 600-s cycles went on for ever); it is listed with the refused jobs,
