@@ -20,9 +20,10 @@ DATA = Path(__file__).resolve().parents[2] / "data" / "slurm_replay"
 SITE_ARGS = ["--slurm-conf", str(DATA / "slurm.conf"), "--qos", str(DATA / "qos.txt"), "--assoc", str(DATA / "assoc.txt")]
 
 
-def schedule(tmp_path: Path, name: str, *args: str) -> pd.DataFrame:
+def schedule(tmp_path: Path, name: str, *args: str, data: Path = DATA) -> pd.DataFrame:
+    """The schedule ``python -m engine simulate`` makes of the recording in ``data`` (its sacct.txt)."""
     out = tmp_path / f"{name}.csv"
-    assert main(["simulate", str(DATA / "sacct.txt"), *args, "--out", str(out), "--no-parse-cache",
+    assert main(["simulate", str(data / "sacct.txt"), *args, "--out", str(out), "--no-parse-cache",
                  "--no-progress"]) == 0
     return pd.read_csv(out)
 
