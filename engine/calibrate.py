@@ -4,13 +4,17 @@ The replay of a site from its files (the ``slurm`` policy) is compared with the 
 records. Where they differ, the candidate explanations the data allows are each tried alone on top
 of the site as configured, and the one that brings the replay closest is named:
 
-* the scheduler's cycle: passes every sched_interval instead of every bf_interval; a pass at every
-  submission and end; backfill timed as Slurm's backfill thread does (bf_interval after the
-  previous pass, then as soon as something changed), at bf_interval or sched_interval (on the
-  real recording of tests/data/slurm_replay the latter is the closest on average, but a real
-  run's log shows the thread every bf_interval: a calibration, not Slurm's rule);
-* a pass per job end: Slurm's main scheduler at every submission and end without
-  batch_sched_delay (the site as configured runs it at them, batch_sched_delay apart);
+* the scheduler's cycle: backfill timed as Slurm's backfill thread does (bf_interval after the
+  previous pass, then as soon as something changed). Three more are calibrations, not Slurm's rules,
+  and their labels ("Slurm's log: ...") say what slurmctld's own debug log shows instead
+  (tests/data/slurm_replay_debug: the backfill thread every bf_interval, 5.0 s in 778 of 793 gaps
+  while jobs wait): backfill every 2 x bf_interval on the grid or timed as the thread (fewer backfill
+  chances; on the real recording of tests/data/slurm_replay the latter is the closest on average),
+  and backfill at every submission and end ("every event");
+* a pass per job end: Slurm's main scheduler at once at every submission and end, without
+  batch_sched_delay (the site as configured runs it at the background loop's next tick once
+  batch_sched_delay has passed since its last run, as the log shows; only a job end slurmd reports
+  with MESSAGE_EPILOG_COMPLETE runs it at once: 25 of 327 ends there, 8 %, as the label says);
 * the bound on backfill work: bf_max_job_test lowered (a pass that runs out of time tests fewer
   jobs), or bf_resolution 1 s instead of the site's grid;
 * how backfill reserves: only the reserved job's processors instead of whole nodes;
@@ -53,7 +57,7 @@ import numpy as np
 import pandas as pd
 
 from engine.metrics.fidelity import fidelity
-from engine.platform.slurmconf import Qos, SlurmSite
+from engine.platform.slurmconf import SCHEDULER_DEFAULTS, Qos, SlurmSite
 from engine.run import simulate
 from engine.workload.errors import WorkloadError
 from engine.workload.model import Workload
@@ -77,16 +81,17 @@ class Candidate:
 def candidates(site: SlurmSite) -> list[Candidate]:
     """The candidates for this site (values relative to its own SchedulerParameters)."""
     sched = site.conf.scheduler
-    interval = int(sched.get("sched_interval", 60))
+    bf = int(sched.get("bf_interval", SCHEDULER_DEFAULTS["bf_interval"]))
     bound = int(sched.get("bf_max_job_test", 500))
+    log = f"Slurm's log: every {bf} s"      # what slurmctld's debug log shows instead (the module's docstring)
     found = [Candidate("as configured", "the site's files"),
-             Candidate(f"backfill every sched_interval ({interval} s)", "the scheduler's cycle",
-                       {"sched_cycle": interval}),
-             Candidate("a pass at every submission and end", "the scheduler's cycle", {"sched_cycle": 0}),
-             Candidate("main scheduler at each submission and end", "a pass per job end", {"main_at_events": True}),
              Candidate("Slurm's backfill thread timing", "the scheduler's cycle", {"backfill_agent": True}),
-             Candidate(f"Slurm's backfill thread, {interval} s apart", "the scheduler's cycle",
-                       {"backfill_agent": True, "sched_cycle": interval})]
+             Candidate(f"backfill every {2 * bf} s ({log})", "the scheduler's cycle", {"sched_cycle": 2 * bf}),
+             Candidate(f"Slurm's backfill thread, {2 * bf} s apart (Slurm's log: {bf} s)", "the scheduler's cycle",
+                       {"backfill_agent": True, "sched_cycle": 2 * bf}),
+             Candidate(f"backfill at every event ({log})", "the scheduler's cycle", {"sched_cycle": 0}),
+             Candidate("main scheduler at once at every event (Slurm's log: 8 % of ends)", "a pass per job end",
+                       {"main_at_events": True})]
     for smaller in sorted({max(bound // 2, 1), max(bound // 10, 1)} - {bound}, reverse=True):
         found.append(Candidate(f"bf_max_job_test {smaller}", "the bound on backfill work", {"backfill_bound": smaller}))
     if int(sched.get("bf_resolution", 60)) > 1:
@@ -343,14 +348,15 @@ def calibration_lines(report: dict[str, Any]) -> list[str]:
              + ", ".join(f"{name} {rows[0]['per_partition'][name]['recorded']:,.0f} s" for name in partitions)
              + (f"; each replay's figures are the means over {report['averaged_over_phases']} phases of the priority cycle"
                 if report.get("averaged_over_phases", 1) > 1 else "")]
-    head = f"{'candidate':46} {'explains':28} {'mean wait':>14} {'rank':>6} " + " ".join(
+    width = max([len("candidate"), *(len(r["name"]) for r in rows)])
+    head = f"{'candidate':{width}} {'explains':28} {'mean wait':>14} {'rank':>6} " + " ".join(
         f"{name[:16]:>18}" for name in partitions) + f" {'distance':>9}"
     lines += [head, "-" * len(head)]
     for r in rows:
         parts = " ".join(f"{r['per_partition'][n]['simulated']:7,.0f} ({r['per_partition'][n]['error']:+6.1%})"
                          if n in r["per_partition"] else f"{'-':>18}" for n in partitions)
         mark = " *" if r["name"] == report["best"] else ""
-        lines.append(f"{r['name'][:46]:46} {r['explanation'][:28]:28} {r['mean_wait']:5,.0f} ({r['error']:+6.1%}) "
+        lines.append(f"{r['name']:{width}} {r['explanation'][:28]:28} {r['mean_wait']:5,.0f} ({r['error']:+6.1%}) "
                      f"{r['rank_correlation']:6.3f} {parts} {r['distance']:9.3f}{mark}")
     best = next(r for r in rows if r["name"] == report["best"])
     verdict = "meets every target" if best["meets_all"] else (

@@ -332,6 +332,17 @@ def chosen_policy(args: argparse.Namespace) -> str:
     return names[0]
 
 
+def refused_note(rejected: pd.DataFrame | None, written_to: str | None) -> None:
+    """One line on stderr when jobs were refused at submission (they are not in the schedule): how many
+    and why, and where they are listed."""
+    if rejected is None or not len(rejected):
+        return
+    counts = rejected["reason"].astype(str).value_counts()
+    why = "; ".join(f"{n} {reason}" for reason, n in counts.items())
+    where = f"listed in {written_to}" if written_to else "--rejected-out FILE lists them"
+    print(f"{len(rejected)} jobs refused at submission, not in the schedule ({why}): {where}", file=sys.stderr)
+
+
 def run_simulate(args: argparse.Namespace) -> int:
     policy = policy_with_settings(chosen_policy(args), args.set)
     began = time.perf_counter()
@@ -357,6 +368,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     result.to_csv(args.out)
     if args.rejected_out and result.rejected_jobs is not None:
         result.rejected_jobs.to_csv(args.rejected_out, index=False)
+    refused_note(result.rejected_jobs, args.rejected_out)
     if args.summary:
         summary = api.summarize(result, parse_seconds=parse_seconds, trace=args.trace, days=args.days,
                                 load_factor=args.load)

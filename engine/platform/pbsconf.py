@@ -31,7 +31,7 @@ RESOURCES, STRICT_ORDER = "Insufficient amount of resource: ncpus", "Job would b
 TOP_JOB = "Job would conflict with reservation or top job"
 
 #: A limit's scope: user, group, project, overall; "PBS_GENERIC" = each one, "PBS_ALL" = all together.
-_LIMIT = re.compile(r"\[\s*([ugpo]):([^=\]\s]+)\s*=\s*(\d{1,15})\s*\]")
+_LIMIT = re.compile(r"\[\s*([ugpo]):([^=\]\s]+)\s*=\s*(\d{1,15})([kmgtp]?[bw])?\s*\]", re.IGNORECASE)
 
 
 @dataclass
@@ -39,6 +39,8 @@ class Limits:
     """A limit by scope and entity: {("u", "PBS_GENERIC"): 10, ("u", "alice"): 5, ("o", "PBS_ALL"): 100}."""
 
     values: dict[tuple[str, str], int] = field(default_factory=dict)
+    #: a size's unit as written ("gb" of [u:PBS_GENERIC=8gb]: a limit on mem, read and listed, not followed)
+    units: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def generic_user(self) -> int | None:
         return self.values.get(("u", "PBS_GENERIC"))
@@ -47,7 +49,8 @@ class Limits:
         return self.values.get(("o", "PBS_ALL"))
 
     def text(self) -> str:
-        return " ".join(f"[{scope}:{who}={n}]" for (scope, who), n in self.values.items())
+        """As a ``set`` line writes it: ``[u:PBS_GENERIC=10],[u:alice=5]``."""
+        return ",".join(f"[{scope}:{who}={n}{self.units.get((scope, who), '')}]" for (scope, who), n in self.values.items())
 
 
 @dataclass
@@ -90,6 +93,7 @@ class PbsServer:
     max_queued_res: dict[str, Limits] = field(default_factory=dict)
     queued_jobs_threshold: Limits = field(default_factory=Limits)
     queued_jobs_threshold_res: dict[str, Limits] = field(default_factory=dict)
+    resources_max: dict[str, str] = field(default_factory=dict)      # a job's bound where its queue sets none
     backfill_depth: int | None = None
     scheduler_iteration: int | None = None
     unmodelled: dict[str, tuple[int, str]] = field(default_factory=dict)
@@ -175,7 +179,7 @@ def _queue_attribute(queue: PbsQueue, text: str, line: int, source: str) -> None
         kind, resource = lower.split(".", 1)
         _check_resource(resource, value, line, source, name)
         getattr(queue, kind)[resource] = value
-    elif not _limit_attribute(queue, lower, value, line, source, name):
+    elif not _limit_attribute(queue, lower, op, value, line, source, name):
         queue.unmodelled[name] = (line, value)
 
 
@@ -184,7 +188,11 @@ def _server_attribute(server: PbsServer, text: str, line: int, source: str) -> N
     lower = name.lower()
     if lower == "default_queue":
         server.default_queue = value
-    elif _limit_attribute(server, lower, value, line, source, name):
+    elif lower.startswith("resources_max."):
+        resource = lower.split(".", 1)[1]
+        _check_resource(resource, value, line, source, name)
+        server.resources_max[resource] = value
+    elif _limit_attribute(server, lower, op, value, line, source, name):
         pass
     elif lower in ("backfill_depth", "scheduler_iteration"):
         setattr(server, lower, _integer(value, line, source, name))
@@ -199,16 +207,30 @@ RESOURCE_LIMITS = ("max_run_res", "max_queued_res", "queued_jobs_threshold_res")
 FOLLOWED_RESOURCE = "ncpus"
 
 
-def _limit_attribute(target: PbsQueue | PbsServer, lower: str, value: str, line: int, source: str, name: str) -> bool:
-    """Read a limit attribute of a queue or the server; False if ``lower`` is none."""
-    if lower in COUNT_LIMITS:
-        setattr(target, lower, _limits(value, line, source, name))
-        return True
+def _limit_attribute(target: PbsQueue | PbsServer, lower: str, op: str, value: str, line: int, source: str,
+                     name: str) -> bool:
+    """Read a limit attribute of a queue or the server; False if ``lower`` is none. ``+=`` adds entries
+    to the limits already set and ``-=`` takes them off: print server writes a limit of several entries
+    as ``max_run = [u:PBS_GENERIC=10]`` then ``max_run += [u:alice=5]`` (qmgr.c splits the value at
+    its commas)."""
     kind, _, resource = lower.partition(".")
-    if kind in RESOURCE_LIMITS and resource:
-        getattr(target, kind)[resource] = _limits(value, line, source, name)
-        return True
-    return False
+    if lower in COUNT_LIMITS:
+        before = getattr(target, lower)
+    elif kind in RESOURCE_LIMITS and resource:
+        before = getattr(target, kind).get(resource, Limits())
+    else:
+        return False
+    given = _limits(value, line, source, name, sized=bool(resource) and resource != FOLLOWED_RESOURCE)
+    if op == "+=":
+        given = Limits({**before.values, **given.values}, {**before.units, **given.units})
+    elif op == "-=":
+        given = Limits({k: v for k, v in before.values.items() if k not in given.values},
+                       {k: v for k, v in before.units.items() if k not in given.values})
+    if lower in COUNT_LIMITS:
+        setattr(target, lower, given)
+    else:
+        getattr(target, kind)[resource] = given
+    return True
 
 
 def _limit_texts(target: PbsQueue | PbsServer) -> list[str]:
@@ -218,16 +240,18 @@ def _limit_texts(target: PbsQueue | PbsServer) -> list[str]:
                     for resource, limits in getattr(target, kind).items()]
 
 
-def _limits(value: str, line: int, source: str, name: str) -> Limits:
-    """``[u:PBS_GENERIC=10],[u:alice=5]`` (the new form) or a plain number (the old, a server-wide cap)."""
+def _limits(value: str, line: int, source: str, name: str, *, sized: bool = False) -> Limits:
+    """``[u:PBS_GENERIC=10],[u:alice=5]`` (the new form) or a plain number (the old, a server-wide cap);
+    ``sized``: a limit on a resource with units (mem: ``[u:PBS_GENERIC=8gb]``)."""
     if re.fullmatch(r"\d{1,15}", value):
         return Limits({("o", "PBS_ALL"): int(value)})
     found = _LIMIT.findall(value)
     rest = _LIMIT.sub("", value).replace(",", "").strip()
-    if not found or rest:
-        raise WorkloadError(f"expected a limit like [u:PBS_GENERIC=10], got {shown(value)}", file=source, line=line,
-                            field=name)
-    return Limits({(scope, who): int(n) for scope, who, n in found})
+    if not found or rest or (not sized and any(unit for *_, unit in found)):
+        example = "[u:PBS_GENERIC=8gb]" if sized else "[u:PBS_GENERIC=10]"
+        raise WorkloadError(f"expected a limit like {example}, got {shown(value)}", file=source, line=line, field=name)
+    return Limits({(scope, who): int(n) for scope, who, n, _ in found},
+                  {(scope, who): unit.lower() for scope, who, _, unit in found if unit})
 
 
 def _check_resource(resource: str, value: str, line: int, source: str, name: str) -> None:
@@ -347,7 +371,7 @@ def describe_pbs_site(server: PbsServer, *, with_keys: bool = True) -> list[str]
         parts += _limit_texts(queue)
         state = "" if queue.enabled and queue.started else " (disabled)" if not queue.enabled else " (stopped)"
         lines.append(f"  {queue.name}{state}: " + ", ".join(parts))
-    server_limits = _limit_texts(server)
+    server_limits = [f"max {k} {v}" for k, v in server.resources_max.items()] + _limit_texts(server)
     server_limits += [f"backfill_depth {server.backfill_depth}"] if server.backfill_depth is not None else []
     lines.append("server: " + (", ".join(server_limits) or "no limits"))
     if server.sched:
@@ -368,8 +392,47 @@ def pbs_unmodelled_keys(server: PbsServer) -> list[str]:
     return unknown
 
 
+#: a job's resources the admission checks (engine.platform.pbsrules.refusal) and the policy replays
+CHECKED_RESOURCES = ("walltime", "ncpus")
+#: fairshare_usage_res values the policy's processor-seconds stand for (cput: a log's jobs as if busy)
+FAIRSHARE_USAGE = ("cput", "ncpus*walltime", "walltime*ncpus")
+
+
+def sched_true(server: PbsServer, key: str, default: bool) -> bool:
+    """A sched_config switch (``default`` when the file does not set it)."""
+    value = server.sched.get(key)
+    return default if value is None else value.strip().lower() in ("true", "t", "1", "yes", "y")
+
+
 def pbs_unfollowed_keys(server: PbsServer) -> list[str]:
-    """The limits read and understood that no rule here follows: those on a resource other than ncpus."""
-    return [f"{'queue ' + target.name if isinstance(target, PbsQueue) else 'server'} {kind}.{resource} (of "
-            f"resources only {FOLLOWED_RESOURCE} is followed)" for target in (*server.queues.values(), server)
-            for kind in RESOURCE_LIMITS for resource in getattr(target, kind) if resource != FOLLOWED_RESOURCE]
+    """The settings read and understood that no rule here follows, each with why: limits on a resource
+    other than ncpus, bounds on resources other than walltime and ncpus, a queue's resources_default
+    and started = False, and sched_config's help_starving_jobs, backfill_prime, sort_queues and a
+    fairshare_usage_res other than processor time."""
+    targets: list[PbsQueue | PbsServer] = [*server.queues.values(), server]
+    found = [f"{_owner(target)} {kind}.{resource} (of resources only {FOLLOWED_RESOURCE} is followed)"
+             for target in targets for kind in RESOURCE_LIMITS for resource in getattr(target, kind)
+             if resource != FOLLOWED_RESOURCE]
+    found += [f"{_owner(target)} {kind}.{resource} (a job's {' and '.join(CHECKED_RESOURCES)} are checked against the "
+              f"bounds, not its {resource})" for target in targets
+              for kind in ("resources_min", "resources_max") for resource in getattr(target, kind, {})
+              if resource not in CHECKED_RESOURCES]
+    found += [f"queue {q.name} resources_default.{resource} (the log's Resource_List already has the default the "
+              "server gave; a changed default changes no job here)" for q in server.queues.values()
+              for resource in q.resources_default]
+    found += [f"queue {q.name} started = False (its jobs run here)" for q in server.queues.values()
+              if not q.started and not q.is_route]
+    sched = server.sched
+    if sched_true(server, "help_starving_jobs", False):
+        found.append(f"sched_config help_starving_jobs true (a job waiting over max_starve "
+                     f"{sched.get('max_starve', '24:00:00')} is not put first here)")
+    found += [f"sched_config {key} {sched[key]} (not followed)" for key in ("backfill_prime", "sort_queues") if key in sched]
+    usage = sched.get("fairshare_usage_res", "cput").replace(" ", "").lower()
+    if usage not in FAIRSHARE_USAGE:
+        found.append(f"sched_config fairshare_usage_res {sched['fairshare_usage_res']} (usage here is processor time: "
+                     "ncpus x walltime)")
+    return found
+
+
+def _owner(target: PbsQueue | PbsServer) -> str:
+    return f"queue {target.name}" if isinstance(target, PbsQueue) else "server"

@@ -290,9 +290,14 @@ def _set_cell(text: str, file: str, name: str, column: str, value: str) -> str:
 
 
 def _set_qmgr(text: str, queue: str, attribute: str, value: str) -> str:
+    """``set queue|server ... ATTR = value`` in place of its ``=`` line; its ``+=`` / ``-=`` lines go (print
+    server writes a limit of several entries as ``= [u:PBS_GENERIC=10]`` then ``+= [u:alice=5]``; the
+    form's value is the whole limit)."""
     lines = _lines(text)
     target = f"queue {queue}" if queue else "server"
-    pattern = re.compile(rf"\s*set\s+{re.escape(target)}\s+{re.escape(attribute)}\s*=")
+    head = rf"\s*set\s+{re.escape(target)}\s+{re.escape(attribute)}\s*"
+    pattern, adding = re.compile(head + "="), re.compile(head + "[+-]=")
+    lines = [line for line in lines if not adding.match(line)]
     last = None
     for i, line in enumerate(lines):
         if pattern.match(line):

@@ -22,6 +22,7 @@ Times are written as Slurm writes them: ``MM``, ``MM:SS``, ``HH:MM:SS``, ``D-HH`
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,10 +44,7 @@ ENFORCE_WORDS = {"1": ("associations",), "associations": ("associations",), "2":
                  "nosteps": ("nosteps",)}
 #: the flags no rule here follows, with why (``engine site`` names those set)
 ENFORCE_NOT_FOLLOWED = {
-    "associations": "a job of a user/account with no association is refused at submission; the recorded jobs ran",
     "qos": "a job's QOS must be one its association may use; the recorded jobs ran with theirs",
-    "safe": "an association's GrpTRESMins holds a job while its usage reaches the limit, not while its usage plus "
-            "the running jobs' and its own CPU-minutes would (a QOS's GrpTRESMins and GrpWall are not followed)",
     "wckeys": "workload characterization keys are not read",
 }
 
@@ -63,6 +61,29 @@ SCHEDULER_DEFAULTS: dict[str, int | bool] = {
 }
 
 MAX_NODES_DEFINED = 200_000
+
+
+#: PriorityUsageResetPeriod's calendar periods (priority_multifactor.c _next_reset); NONE and NOW
+#: (once at slurmctld's start: nothing to reset in a replay that starts with no usage) reset nothing
+USAGE_RESET_PERIODS = ("DAILY", "WEEKLY", "MONTHLY", "QUARTERLY", "YEARLY")
+
+
+def next_usage_reset(period: str, last: int) -> int | None:
+    """The Unix time of the usage reset after ``last`` (a reset, or the start), as slurmctld's
+    _next_reset computes it from the day of ``last`` (UTC here; slurmctld uses its local time): the
+    next midnight, Sunday midnight, first of the next month, of the next quarter (January, April,
+    July, October), of the next year. None for a period that resets nothing."""
+    day = datetime.fromtimestamp(last, tz=UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    if period == "DAILY":
+        found = day + timedelta(days=1)
+    elif period == "WEEKLY":
+        found = day + timedelta(days=7 - (day.isoweekday() % 7))      # (tm_wday: Sunday 0)
+    elif period in ("MONTHLY", "QUARTERLY", "YEARLY"):
+        month = {"MONTHLY": day.month + 1, "QUARTERLY": 3 * ((day.month - 1) // 3 + 1) + 1, "YEARLY": 13}[period]
+        found = day.replace(year=day.year + (month - 1) // 12, month=(month - 1) % 12 + 1, day=1)
+    else:
+        return None
+    return int(found.timestamp())
 
 
 def slurm_time(text: str) -> int | None:
@@ -142,6 +163,8 @@ class SlurmConf:
     calc_period: int = 300
     favor_small: bool = False
     priority_flags: list[str] = field(default_factory=list)
+    #: PriorityUsageResetPeriod (NONE, NOW, DAILY, WEEKLY, MONTHLY, QUARTERLY, YEARLY), with its line
+    usage_reset: tuple[str, int] = ("NONE", 0)
     scheduler_type: str = "sched/backfill"
     scheduler: dict[str, int | bool] = field(default_factory=lambda: dict(SCHEDULER_DEFAULTS))
     scheduler_unknown: dict[str, str] = field(default_factory=dict)
@@ -340,6 +363,8 @@ def _global(conf: SlurmConf, key: str, value: str, line: int, source: str) -> No
         conf.favor_small = value.upper() in ("YES", "TRUE", "1")
     elif lower == "priorityflags":
         conf.priority_flags = [f.strip().upper() for f in value.split(",") if f.strip()]
+    elif lower == "priorityusageresetperiod":
+        conf.usage_reset = (value.strip().upper() or "NONE", line)
     elif lower == "schedulertype":
         conf.scheduler_type = value
     elif lower == "schedulerparameters":
@@ -431,13 +456,16 @@ class Qos:
     max_submit_per_user: int | None = None    # MaxSubmitPU
     max_tres_per_user: dict[str, int] = field(default_factory=dict)   # MaxTRESPU
     max_tres_per_job: dict[str, int] = field(default_factory=dict)    # MaxTRES
+    max_tres_per_account: dict[str, int] = field(default_factory=dict)   # MaxTRESPA: running jobs of one account
+    max_tres_per_node: dict[str, int] = field(default_factory=dict)   # MaxTRESPerNode: a job's TRES / its nodes
+    min_tres_per_job: dict[str, int] = field(default_factory=dict)    # MinTRES
     grp_tres: dict[str, int] = field(default_factory=dict)            # GrpTRES
     grp_jobs: int | None = None
     grp_submit: int | None = None             # GrpSubmit: pending + running jobs of the QOS
     max_tres_mins_per_job: dict[str, int] = field(default_factory=dict)   # MaxTRESMins: TRES x time limit (min)
     grp_tres_run_mins: dict[str, int] = field(default_factory=dict)       # GrpTRESRunMins: running jobs' TRES x time left
-    grp_tres_mins: dict[str, int] = field(default_factory=dict)           # GrpTRESMins: decayed usage (not followed)
-    grp_wall: int | None = None               # GrpWall: decayed wall-clock usage (not followed)
+    grp_tres_mins: dict[str, int] = field(default_factory=dict)           # GrpTRESMins: decayed usage
+    grp_wall: int | None = None               # GrpWall: decayed wall-clock usage
     usage_factor: float = 1.0
     flags: list[str] = field(default_factory=list)
     line: int = 0
@@ -457,13 +485,14 @@ class Association:
     max_submit: int | None = None
     max_wall: int | None = None
     max_tres_per_job: dict[str, int] = field(default_factory=dict)
+    max_tres_per_node: dict[str, int] = field(default_factory=dict)   # MaxTRESPerNode
     grp_tres: dict[str, int] = field(default_factory=dict)
     grp_jobs: int | None = None
     grp_submit: int | None = None             # GrpSubmit: pending + running jobs of the association and below
     max_tres_mins_per_job: dict[str, int] = field(default_factory=dict)   # MaxTRESMins
     grp_tres_run_mins: dict[str, int] = field(default_factory=dict)       # GrpTRESRunMins
-    grp_tres_mins: dict[str, int] = field(default_factory=dict)           # GrpTRESMins: decayed usage (cpu)
-    grp_wall: int | None = None               # GrpWall (not followed)
+    grp_tres_mins: dict[str, int] = field(default_factory=dict)           # GrpTRESMins: decayed usage
+    grp_wall: int | None = None               # GrpWall: decayed wall-clock usage
     qos: list[str] = field(default_factory=list)
     default_qos: str = ""
     line: int = 0
@@ -481,7 +510,9 @@ _QOS_COLUMNS = {"name": "name", "priority": "priority", "maxwall": "max_wall", "
                 "maxsubmitpa": "max_submit_per_account", "maxsubmitjobsperaccount": "max_submit_per_account",
                 "grpsubmit": "grp_submit", "grpsubmitjobs": "grp_submit", "maxtresmins": "max_tres_mins_per_job",
                 "maxtresminsperjob": "max_tres_mins_per_job", "grptresrunmins": "grp_tres_run_mins",
-                "grptresmins": "grp_tres_mins", "grpwall": "grp_wall"}
+                "grptresmins": "grp_tres_mins", "grpwall": "grp_wall", "maxtrespa": "max_tres_per_account",
+                "maxtresperaccount": "max_tres_per_account", "maxtrespernode": "max_tres_per_node",
+                "maxtrespn": "max_tres_per_node", "mintres": "min_tres_per_job", "mintresperjob": "min_tres_per_job"}
 _ASSOC_COLUMNS = {"cluster": "cluster", "account": "account", "user": "user", "partition": "partition",
                   "parentname": "parent", "par name": "parent", "share": "shares", "fairshare": "shares",
                   "maxjobs": "max_jobs", "maxsubmit": "max_submit", "maxsubmitjobs": "max_submit",
@@ -489,7 +520,8 @@ _ASSOC_COLUMNS = {"cluster": "cluster", "account": "account", "user": "user", "p
                   "grptres": "grp_tres", "grpjobs": "grp_jobs", "qos": "qos", "def qos": "default_qos",
                   "defaultqos": "default_qos", "grpsubmit": "grp_submit", "grpsubmitjobs": "grp_submit",
                   "maxtresmins": "max_tres_mins_per_job", "maxtresminsperjob": "max_tres_mins_per_job",
-                  "grptresrunmins": "grp_tres_run_mins", "grptresmins": "grp_tres_mins", "grpwall": "grp_wall"}
+                  "grptresrunmins": "grp_tres_run_mins", "grptresmins": "grp_tres_mins", "grpwall": "grp_wall",
+                  "maxtrespernode": "max_tres_per_node", "maxtrespn": "max_tres_per_node"}
 #: columns of ``sacctmgr show qos`` / ``show assoc`` that say nothing a rule could follow (ids,
 #: descriptions), and the values that are Slurm's defaults: not listed as unmodelled
 _INERT_COLUMNS = {"id", "description", "descr", "lft", "rgt", "parentid"}
@@ -498,14 +530,13 @@ _DEFAULT_VALUES = {"gracetime": "00:00:00", "preemptmode": "cluster", "preemptex
 TRACKED_TRES = ("cpu", "mem", "node", "gres/gpu")
 #: the limits written as TRES lists, and sacctmgr's title of each field
 TRES_LIMITS = ("max_tres_per_user", "max_tres_per_job", "grp_tres", "max_tres_mins_per_job", "grp_tres_run_mins",
-               "grp_tres_mins")
+               "grp_tres_mins", "max_tres_per_account", "max_tres_per_node", "min_tres_per_job")
 _TITLES = {"max_tres_per_user": "MaxTRESPU", "max_tres_per_job": "MaxTRES", "grp_tres": "GrpTRES",
            "max_tres_mins_per_job": "MaxTRESMins", "grp_tres_run_mins": "GrpTRESRunMins", "grp_tres_mins": "GrpTRESMins",
-           "max_wall": "MaxWall", "grp_wall": "GrpWall", "usage_factor": "UsageFactor"}
-#: the TRES the group TRES-minutes limits follow (GrpTRESRunMins, an association's GrpTRESMins):
-#: cpu only (MaxTRESMins, per job, follows all of TRACKED_TRES)
-TRACKED_TRES_MINS = ("cpu",)
-TRES_MINS_LIMITS = ("grp_tres_run_mins", "grp_tres_mins")
+           "max_wall": "MaxWall", "grp_wall": "GrpWall", "usage_factor": "UsageFactor", "max_tres_per_account": "MaxTRESPA",
+           "max_tres_per_node": "MaxTRESPerNode", "min_tres_per_job": "MinTRES"}
+#: the TRES MaxTRESPerNode follows (a job's TRES / its nodes; node per node has no reason in Slurm 22.05)
+TRACKED_TRES_PER_NODE = ("cpu", "mem", "gres/gpu")
 #: the QOS flags the limits follow (sacctmgr's spelling): OverPartQOS puts the job's QOS before its
 #: partition's, PartitionTimeLimit and PartitionMaxNodes let its jobs past their partition's MaxTime
 #: and MaxNodes (acct_policy_set_qos_order, job_mgr.c _part_access_check)
@@ -519,15 +550,11 @@ def has_flag(qos: Qos, flag: str) -> bool:
 
 
 #: limits read but not followed, with why (``engine site`` lists them when set), of a QOS and of
-#: an association: slurmctld keeps decayed usage per QOS and per association, of every TRES and of
-#: wall-clock time; the fair-share here keeps decayed CPU-seconds per user association (an
-#: association's GrpTRESMins cpu is followed from them, summed up the tree)
-_NO_USAGE = "which the fair-share here does not keep (it keeps decayed CPU-seconds per user association)"
-NOT_FOLLOWED = {
-    "QOS": {"grp_tres_mins": f"the QOS's decayed TRES usage, {_NO_USAGE}",
-            "grp_wall": f"the QOS's decayed wall-clock usage, {_NO_USAGE}",
-            "usage_factor": "the fair-share's usage and the TRES-minutes limits count each job's usage once"},
-    "association": {"grp_wall": f"the association's decayed wall-clock usage, {_NO_USAGE}"},
+#: an association (GrpTRESMins and GrpWall are: engine.policies.slurmlimits keeps the decayed usage
+#: per QOS and association, of each TRES followed and of wall-clock time)
+NOT_FOLLOWED: dict[str, dict[str, str]] = {
+    "QOS": {"usage_factor": "the fair-share's usage and the TRES-minutes limits count each job's usage once"},
+    "association": {},
 }
 
 
@@ -542,12 +569,16 @@ def untracked_tres(site: SlurmSite) -> list[tuple[str, str, str]]:
     found = []
     items: list[tuple[str, Any, tuple[str, ...]]] = [
         (f"QOS {q.name}", q, ("max_tres_per_user", "max_tres_per_job", "grp_tres", "max_tres_mins_per_job",
-                              "grp_tres_run_mins")) for q in site.qos.values()]
+                              "grp_tres_run_mins", "grp_tres_mins", "max_tres_per_account", "max_tres_per_node",
+                              "min_tres_per_job"))
+        for q in site.qos.values()]
     items += [(f"association {a.account}{'/' + a.user if a.user else ''}", a,
-               ("max_tres_per_job", "grp_tres", "max_tres_mins_per_job", *TRES_MINS_LIMITS)) for a in site.associations]
+               ("max_tres_per_job", "grp_tres", "max_tres_mins_per_job", "grp_tres_run_mins", "grp_tres_mins",
+                "max_tres_per_node"))
+              for a in site.associations]
     for who, item, keys in items:
         for key in keys:
-            tracked = TRACKED_TRES_MINS if key in TRES_MINS_LIMITS else TRACKED_TRES
+            tracked = TRACKED_TRES_PER_NODE if key == "max_tres_per_node" else TRACKED_TRES
             for tres, count in getattr(item, key).items():
                 if tres not in tracked:
                     found.append((who, _TITLES[key], f"{tres}={count}"))
@@ -739,7 +770,9 @@ def describe_site(site: SlurmSite, *, with_keys: bool = True) -> list[str]:
                  + f"; half-life {shown_time(conf.decay_half_life)}, max age {shown_time(conf.max_age)}, "
                  f"recalculated every {shown_time(conf.calc_period)}; favor small {'yes' if conf.favor_small else 'no'}; "
                  f"fair-share {'Fair Tree' if conf.fair_tree else 'classic'}"
-                 + (f"; flags {','.join(conf.priority_flags)}" if conf.priority_flags else ""))
+                 + (f"; flags {','.join(conf.priority_flags)}" if conf.priority_flags else "")
+                 + (f"; usage reset {conf.usage_reset[0]} (UTC, from the trace's dates)"
+                    if conf.usage_reset[0] in USAGE_RESET_PERIODS else ""))
     params = ", ".join(f"{k}={v}" for k, v in conf.scheduler.items() if v != SCHEDULER_DEFAULTS.get(k))
     lines.append(f"scheduler: {conf.scheduler_type} ({params or 'defaults'}); {conf.select_type} "
                  f"{','.join(conf.select_parameters) or ''}; memory {'is' if conf.memory_consumable else 'is not'} consumable")
@@ -748,17 +781,24 @@ def describe_site(site: SlurmSite, *, with_keys: bool = True) -> list[str]:
                  + ("enforced, each where the hierarchy first sets it (partition QOS, job QOS — the other way "
                     "round with OverPartQOS —, the user's association, its accounts up to root), partition "
                     "MaxTime/MaxNodes besides" if conf.enforce_limits else
-                    "NOT enforced (without limits, safe or all Slurm checks none; partition MaxTime/MaxNodes are)"))
+                    "NOT enforced (without limits, safe or all Slurm checks none; partition MaxTime/MaxNodes are)")
+                 + ("; safe: a job starts only if it can run to its time limit within GrpTRESMins and GrpWall"
+                    if "safe" in conf.enforce else "")
+                 + ("; a job of a user without an association under its account is refused"
+                    if "associations" in conf.enforce and site.associations else ""))
     for qos in site.qos.values():
         limits = _limits(qos, ("max_wall", "max_jobs_per_user", "max_submit_per_user", "max_jobs_per_account",
                                "max_submit_per_account", "max_tres_per_user", "max_tres_per_job", "grp_tres",
-                               "grp_jobs", "grp_submit", "max_tres_mins_per_job", "grp_tres_run_mins"))
+                               "grp_jobs", "grp_submit", "max_tres_mins_per_job", "grp_tres_run_mins",
+                               "grp_tres_mins", "grp_wall", "max_tres_per_account", "max_tres_per_node",
+                               "min_tres_per_job"))
         lines.append(f"  QOS {qos.name}: priority {qos.priority}" + (f", {limits}" if limits else "")
                      + (f", flags {','.join(qos.flags)}" if qos.flags else ""))
     for assoc in site.associations:
         who = f"{assoc.account}/{assoc.user}" if assoc.user else assoc.account
         limits = _limits(assoc, ("max_jobs", "max_submit", "max_wall", "max_tres_per_job", "grp_tres", "grp_jobs",
-                                 "grp_submit", "max_tres_mins_per_job", "grp_tres_run_mins", "grp_tres_mins"))
+                                 "grp_submit", "max_tres_mins_per_job", "grp_tres_run_mins", "grp_tres_mins",
+                                 "grp_wall", "max_tres_per_node"))
         lines.append(f"  association {who}{'@' + assoc.partition if assoc.partition else ''}: "
                      f"shares {'parent' if assoc.shares < 0 else assoc.shares}" + (f", {limits}" if limits else "")
                      + (f", QOS {','.join(assoc.qos)}" if assoc.qos else ""))
@@ -781,7 +821,7 @@ def unmodelled_keys(site: SlurmSite) -> list[str]:
 
 def unfollowed_keys(site: SlurmSite) -> list[str]:
     """The scheduling settings that are read and understood but that no rule here follows, each with why
-    (bf_continue, a QOS's GrpWall or UsageFactor, a TRES other than cpu/mem/node/gpu, a QOS flag, an
+    (bf_continue, a QOS's UsageFactor, a TRES other than cpu/mem/node/gpu, a QOS flag, an
     AccountingStorageEnforce flag): the replay differs from the site's Slurm wherever they matter."""
     conf = site.conf
     unknown = []
@@ -790,10 +830,13 @@ def unfollowed_keys(site: SlurmSite) -> list[str]:
                        "has yielded its locks, every bf_yield_interval of the pass's own run time, to go on rather "
                        "than stop when jobs or nodes changed meanwhile (backfill.c _yield_locks); a pass here takes "
                        "no simulated time, so it never yields)")
-    unknown += [f"{what} {key} {value} (of TRES only cpu, mem, node, gres/gpu are followed; of GrpTRESRunMins and "
-                "GrpTRESMins only cpu)"
+    unknown += [f"{what} {key} {value} (of TRES only cpu, mem, node, gres/gpu are followed; of "
+                "MaxTRESPerNode cpu, mem, gres/gpu)"
                 for what, key, value in untracked_tres(site)]
     unknown += not_followed(site)
+    if conf.usage_reset[0] not in (*USAGE_RESET_PERIODS, "NONE", "NOW"):
+        unknown.append(f"PriorityUsageResetPeriod {conf.usage_reset[0]} (line {conf.usage_reset[1]}; not followed: "
+                       f"not one of NONE, NOW, {', '.join(USAGE_RESET_PERIODS)})")
     unknown += [f"QOS {q.name} Flags {flag} (not followed: of the flags only {', '.join(QOS_FLAGS_FOLLOWED)} are)"
                 for q in site.qos.values() for flag in q.flags if flag.lower() not in _FOLLOWED_LOWER]
     unknown += [f"AccountingStorageEnforce {flag} (not followed: {why})" for flag, why in ENFORCE_NOT_FOLLOWED.items()
@@ -811,7 +854,7 @@ def _limits(item: Any, keys: tuple[str, ...]) -> str:
         value = getattr(item, key)
         if value in (None, {}, []):
             continue
-        text = shown_time(value) if key == "max_wall" else (",".join(f"{k}={v}" for k, v in value.items())
+        text = shown_time(value) if key in ("max_wall", "grp_wall") else (",".join(f"{k}={v}" for k, v in value.items())
                                                             if isinstance(value, dict) else str(value))
         parts.append(f"{key} {text}")
     return ", ".join(parts)

@@ -5,8 +5,13 @@ What the scheduler does here, per PBS Professional's Administrator's Guide:
 
 * **Routing.** A job submitted to a route queue (or to no queue the server knows: the server's
   ``default_queue``) goes to the first of its ``route_destinations`` whose ``resources_min`` /
-  ``resources_max`` (walltime, ncpus) admit it, following route queues on; a job no destination
-  admits stays in the first one (PBS would reject it at submission; a replay has to run it).
+  ``resources_max`` (walltime, ncpus) admit it, following route queues on.
+* **Admission** (engine.platform.pbsrules.refusal). A job is refused at submission, named in the
+  run's rejected jobs with the server's message and the setting, when its queue is disabled
+  ("Queue is not enabled"), when its walltime or ncpus is outside its queue's ``resources_min`` /
+  ``resources_max`` or the server's ``resources_max`` ("Job violates queue and/or server resource
+  limits"), or when no destination of its route queue takes it ("Job rejected by all possible
+  destinations").
 * **Order.** ``by_queue`` (the default): queues by ``priority``, higher first; ``round_robin``:
   the queues take turns (the first job of each, then the second, ...). Within a queue, with
   ``fair_share``, the entity (``fairshare_entity``: euser, egroup, Account_Name or queue) whose path
@@ -58,8 +63,19 @@ from engine.platform.pbsconf import (
     Limits,
     PbsQueue,
     PbsServer,
+    sched_true,
 )
-from engine.platform.pbsrules import SCOPES, Counter, counters, has_run_limits, route, run_limit_hold
+from engine.platform.pbsrules import (
+    NOT_ENABLED_MESSAGE,
+    SCOPES,
+    Counter,
+    applicable,
+    counters,
+    has_run_limits,
+    refusal,
+    route,
+    run_limit_hold,
+)
 from engine.policies.algorithm import Algorithm
 from engine.policies.base import Param, PolicyError
 from engine.policies.ordering import WaitingQueue
@@ -75,11 +91,6 @@ PBS_REASONS = (QUEUE_LIMIT, SERVER_LIMIT, RESOURCES, STRICT_ORDER, TOP_JOB)
 ENTITY_COLUMNS = {"euser": "user", "egroup": "group", "account_name": "account", "queue": "queue"}
 SCOPE_NOUNS = {"u": "user", "g": "group", "p": "project"}
 DAY = 86_400
-
-
-def sched_true(server: PbsServer, key: str, default: bool) -> bool:
-    value = server.sched.get(key)
-    return default if value is None else value.strip().lower() in ("true", "t", "1", "yes", "y")
 
 
 def backfill_depth(server: PbsServer) -> int:
@@ -167,6 +178,10 @@ class PbsOrder(WaitingQueue):
                         "account": _column(jobs, "account", n)}
         given = _column(jobs, "queue_name", n)
         self.queue_of = [route(server, q, int(sim.estimate[j]), int(sim.size[j])) for j, q in enumerate(given)]
+        #: (the server's message, the setting) for each job the server refuses at submission whatever the
+        #: other jobs (its queue disabled, its resources outside the queue's or server's bounds)
+        self.refused_at_submission = {j: found for j, q in enumerate(given)
+                                      if (found := refusal(server, q, int(sim.estimate[j]), int(sim.size[j])))[0]}
         self.columns["queue"] = self.queue_of
         entity = server.sched.get("fairshare_entity", "euser").strip().lower()
         self.entity = self.columns[ENTITY_COLUMNS.get(entity, "user")]
@@ -263,10 +278,12 @@ class PbsOrder(WaitingQueue):
                 for limits, attribute, q_only in enqueue_limits(target):
                     if (attribute != "") != resources or not limits.values:
                         continue
-                    for (scope, who), limit in limits.values.items():
+                    for scope in ("o", "u", "g", "p"):      # check_entity_ct_limit_max's order
                         entity = "" if scope == "o" else self.columns[SCOPES[scope]][job]
-                        if scope != "o" and who not in ("PBS_GENERIC", entity):
+                        found = applicable(limits, scope, entity)
+                        if found is None:
                             continue
+                        who, limit = found
                         jobs, cpus = self.queued[(q_only, name, scope, entity)]
                         if (cpus + size if resources else jobs + 1) <= limit:
                             continue
@@ -289,12 +306,15 @@ class PbsOrder(WaitingQueue):
     # ---------------------------------------------------------------- the queue
 
     def add(self, job: int) -> None:
-        """A submission: refused when it would go over a max_queued limit (qsub's message), else queued."""
+        """A submission: refused when its queue is disabled, when it would go over a max_queued limit, or
+        when its resources are outside its queue's bounds (svr_chkque's order; qsub's message), else queued."""
+        fixed = self.refused_at_submission.get(job, ("", ""))
+        counted = self.over_queued(job) if self.queued_limited and fixed[0] != NOT_ENABLED_MESSAGE else ("", "")
+        message, limit = counted if counted[0] else fixed
+        if message:
+            self.sim.refuse(job, message, limit)
+            return
         if self.queued_limited:
-            message, limit = self.over_queued(job)
-            if message:
-                self.sim.refuse(job, message, limit)
-                return
             self._count_queued(job, False, 1)
             self._count_queued(job, True, 1)
         super().add(job)

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.platform.slurmconf import SCHEDULER_DEFAULTS, Association, SlurmSite
+from engine.platform.slurmconf import SCHEDULER_DEFAULTS, Association, SlurmSite, next_usage_reset
 from engine.policies.algorithm import Algorithm
 from engine.policies.backfill import BACKFILL_BOUND, bounded
 from engine.policies.base import Param, PolicyError
@@ -49,6 +49,7 @@ from engine.policies.slurmlimits import HOLD_CODES, SiteLimits
 from engine.sim.allocation import CountAllocator
 from engine.sim.profile import Profile
 from engine.sim.simulator import Simulation, SimulationError
+from engine.workload.timebase import epoch_origin
 
 #: the site's priority weights a policy parameter may override (``--set PriorityWeightFairshare=20000``)
 WEIGHT_KEYS = {"PriorityWeightAge": "age", "PriorityWeightFairshare": "fairshare", "PriorityWeightJobSize": "jobsize",
@@ -76,11 +77,14 @@ RESERVED_FOR_HIGHER = "Nodes required for job are DOWN, DRAINED or reserved for 
 REASONS = ("None", "Priority", "Resources", RESERVED_FOR_HIGHER, *HOLD_CODES)
 
 
-def age_factor(age: float, max_age: float | None) -> float:
-    """min(age / PriorityMaxAge, 1); with no maximum age (0) the factor is 1 as soon as eligible."""
+def age_factor(age: Any, max_age: float | None) -> Any:
+    """min(max(age, 0) / PriorityMaxAge, 1) of one age (a number) or of an array of ages (an array:
+    the same values elementwise); with no maximum age (0) the factor is 1 as soon as eligible."""
     if not max_age:
         return 1.0
-    return min(max(age, 0.0) / max_age, 1.0)
+    if isinstance(age, np.ndarray):
+        return np.minimum(np.maximum(age, 0) / max_age, 1.0)
+    return min(max(age, 0) / max_age, 1.0)
 
 
 def job_size_factor(cpus: int, nodes: int, total_cpus: int, total_nodes: int, favor_small: bool) -> float:
@@ -91,9 +95,15 @@ def job_size_factor(cpus: int, nodes: int, total_cpus: int, total_nodes: int, fa
     return (nodes / total_nodes + cpus / total_cpus) / 2.0
 
 
-def multifactor(weights: dict[str, float], factors: dict[str, float]) -> int:
-    """The weighted sum of the factors (keys of WEIGHT_KEYS' values), truncated as slurmctld does."""
-    return int(sum(weights[name] * factors.get(name, 0.0) for name in weights))
+def multifactor(weights: dict[str, float], factors: dict[str, Any], start: Any = 0.0) -> Any:
+    """The weighted sum of the factors (keys of WEIGHT_KEYS' values), added in the weights' order
+    from ``start``: of one job's factors (floats, start 0.0) or of many jobs' (arrays, start their
+    zeros), the same IEEE operations in the same order, so the same values either way. Not yet
+    truncated: slurmctld truncates (the caller's int() or astype(int64))."""
+    total = start
+    for name, weight in weights.items():
+        total = total + weight * factors.get(name, 0.0)
+    return total
 
 
 @dataclass
@@ -293,6 +303,11 @@ class SlurmPriorityQueue(WaitingQueue):
         self.factors_due = False        # usage accrued since the fair-share factors were last made
         self.calculations = 0
         self.origin = (int(min(sim.submit)) if sim.n else 0) + int(float(params.get("priority_phase", 0.0)))
+        #: PriorityUsageResetPeriod: the Unix time of the trace's time 0 (None: the trace has no
+        #: calendar, nothing is reset) and the simulated time of the next reset (from the first submit)
+        self.epoch = epoch_origin(sim.workload.metadata, float(min(sim.submit)) if sim.n else None)
+        self.reset_period = conf.usage_reset[0]
+        self.reset_at = self._next_reset(int(min(sim.submit)) if sim.n else 0)
         # the waiting jobs: a flag per job, their count, and (possibly with jobs that left) by number
         self.member = np.zeros(sim.n, dtype=bool)
         self.waiting = 0
@@ -319,24 +334,16 @@ class SlurmPriorityQueue(WaitingQueue):
 
     def computed(self, jobs: np.ndarray, at: np.ndarray | int | None) -> np.ndarray:
         """The priorities of ``jobs`` with their ages taken at ``at`` (a time per job, or one for
-        all; None: age 0, as at submission), the fair-share factors as of the last calculation: :func:`multifactor`'s sums in the
-        same order (the weights' order, from 0), truncated as int() does."""
+        all; None: age 0, as at submission), the fair-share factors as of the last calculation: :func:`multifactor`
+        over arrays, truncated as int() does."""
         index = np.asarray(jobs, dtype=np.int64)
         if not len(index):
             return np.zeros(0, dtype=np.int64)
-        w = self.weights
         age = (at - self.submit[index]) if at is not None else np.zeros(len(index), dtype=np.int64)
-        if self.max_age:
-            age_f = np.minimum(np.maximum(age, 0) / self.max_age, 1.0)
-        else:
-            age_f = np.ones(len(index))
         size_f, partition_f, qos_f = (f[index] for f in self.static_factors)
-        factors = {"age": age_f, "fairshare": self.fairshare_factors()[self.pair_index[index]], "jobsize": size_f,
-                   "partition": partition_f, "qos": qos_f}
-        total = np.zeros(len(index))
-        for name in w:
-            total = total + w[name] * factors[name]
-        return total.astype(np.int64)
+        factors = {"age": age_factor(age, self.max_age), "fairshare": self.fairshare_factors()[self.pair_index[index]],
+                   "jobsize": size_f, "partition": partition_f, "qos": qos_f}
+        return multifactor(self.weights, factors, np.zeros(len(index))).astype(np.int64)
 
     def priorities(self) -> dict[int, int]:
         """Each waiting job's priority now (as the last order has them; for tests and squeue-like views)."""
@@ -390,10 +397,15 @@ class SlurmPriorityQueue(WaitingQueue):
         ``run_delta * pow(decay_factor, run_delta)``: a period's new usage is itself decayed). A
         job that ended since the previous calculation added its CPU-seconds x d^t at its end
         (t: from the previous calculation or its start to its end), which this calculation's
-        decay then takes too. Without a half-life nothing decays. In arrays: each job's
+        decay then takes too. Without a half-life nothing decays. At a PriorityUsageResetPeriod
+        reset (the first calculation at or past it) the usage is zeroed before the decay, with the
+        usage of the jobs that ended since the previous one. In arrays: each job's
         CPU-seconds are added to its user's usage in the order the jobs started, as a loop over
         them would (np.add.at adds in index order: the same sums to the last bit)."""
         self.limits.run_time_until(now)     # the same thread takes the running jobs' time off GrpTRESRunMins
+        reset = self.reset_at is not None and now >= self.reset_at       # (before the decay and the new usage)
+        if reset:
+            self.reset_at = self._next_reset(int(self.reset_at or 0))
         usage = self.usage
         factor = 1.0 - 0.693 / self.halflife if self.halflife > 0 else 1.0
         previous = self.calculated if self.calculated is not None else now - max(int(self.period), 1)
@@ -409,18 +421,32 @@ class SlurmPriorityQueue(WaitingQueue):
             cpu_seconds = self.job_size[jobs] * seconds * factor ** seconds
             done = (users >= 0) & (until > since) & ended        # added at their ends, decayed below
             np.add.at(usage, users[done], cpu_seconds[done])
+            if reset:
+                usage[:] = 0.0
             usage *= factor ** (now - previous)
             running = (users >= 0) & (until > since) & ~ended
             np.add.at(usage, users[running], cpu_seconds[running])
             self.since[jobs] = np.maximum(until, since)
             self.accruing = jobs[~ended]
+            spent = (jobs, np.maximum(seconds, 0.0), ended)
         else:
+            if reset:
+                usage[:] = 0.0
             usage *= factor ** (now - previous)
+            spent = (jobs, np.zeros(0), np.zeros(0, dtype=bool))
         for node, value in zip(self.users.values(), usage.tolist()):
             node.usage = value
-        if self.limits.usage_limits and self.limits.usage_updated(dict(zip(self.users, usage.tolist()))):
-            # GrpTRESMins holds jobs until the decay thread lowers the usage: its next run is a pass
+        if self.limits.usage and self.limits.accrue_usage(*spent, factor, now - previous, reset=reset):
+            # GrpTRESMins / GrpWall hold jobs until the decay thread lowers the usage: its next run is a pass
             self.sim.wake_at(now + max(int(self.period), 1))
+
+    def _next_reset(self, after: int) -> int | None:
+        """The simulated time of the usage reset after simulated time ``after`` (a reset, or the start;
+        slurm.conf's PriorityUsageResetPeriod, engine.platform.slurmconf.next_usage_reset), None if none."""
+        if self.epoch is None:
+            return None
+        found = next_usage_reset(self.reset_period, self.epoch + after)
+        return None if found is None else found - self.epoch
 
     def ended(self, job: int) -> None:
         """A job's end (a finish listener), for the accrual."""
@@ -568,21 +594,18 @@ class SlurmPriorityQueue(WaitingQueue):
 
     def _few(self, jobs: np.ndarray, at: int) -> np.ndarray:
         """:meth:`computed`'s priorities of a few ``jobs`` (ages taken at ``at``, or at submission
-        if later), job by job in Python floats: the same IEEE operations in the same order, so the
-        same values, without numpy's costs per call (most passes merge one or two new jobs)."""
+        if later), job by job in Python floats: the same formula as the arrays' (:func:`age_factor`,
+        :func:`multifactor`) over floats, so the same values, without numpy's costs per call (most
+        passes merge one or two new jobs)."""
         fairshare = self.fairshare_factors()
         size_f, partition_f, qos_f = self.static_factors
-        max_age = self.max_age
+        max_age, weights = self.max_age, self.weights
         out = []
         for job, submit, pair in zip(jobs.tolist(), self.submit[jobs].tolist(), self.pair_index[jobs].tolist()):
-            age = (submit if submit > at else at) - submit
-            factors = {"age": min(max(age, 0) / max_age, 1.0) if max_age else 1.0,
+            factors = {"age": age_factor((submit if submit > at else at) - submit, max_age),
                        "fairshare": float(fairshare[pair]), "jobsize": float(size_f[job]),
                        "partition": float(partition_f[job]), "qos": float(qos_f[job])}
-            total = 0.0
-            for name, weight in self.weights.items():
-                total = total + weight * factors[name]
-            out.append(int(total))
+            out.append(int(multifactor(weights, factors)))
         return np.array(out, dtype=np.int64)
 
     def _sorting(self, jobs: np.ndarray, priority: np.ndarray) -> np.ndarray:

@@ -6,12 +6,17 @@ slurmctld's ``job_reason`` strings as ``squeue -o %r`` prints them):
 * a partition's State (slurm.conf(5)): DOWN queues jobs and starts none (``PartitionDown``; here
   refused at submission, as below, since the job never runs); DRAIN and INACTIVE refuse new jobs
   (sbatch's "Required partition not available (inactive or drain)");
+* with AccountingStorageEnforce's ``associations`` (implied by limits and safe), a job whose user has no
+  association row under its account is refused by sbatch ("Invalid account or account/partition
+  combination specified"; a job naming no account: the user's default, any of its rows);
 * limits a job can never satisfy: its time limit above its partition's MaxTime
   (``PartitionTimeLimit``), its nodes above MaxNodes (``PartitionNodeLimit``), its time above its
   QOS's or association's MaxWall (``QOSMaxWallDurationPerJobLimit``,
   ``AssocMaxWallDurationPerJobLimit``), its CPUs or nodes above a per-job MaxTRES
-  (``QOSMaxCpuPerJobLimit``, ``QOSMaxNodePerJobLimit``), or above a per-user or group total it
-  could never fit in (MaxTRESPU, GrpTRES). Slurm leaves such a job pending for ever with that
+  (``QOSMaxCpuPerJobLimit``, ``QOSMaxNodePerJobLimit``), its TRES per node above a MaxTRESPerNode
+  (``QOSMaxCpuPerNode``, ``AssocMaxMemPerNode``, ...), below the QOS's MinTRES
+  (``QOSMinCpuNotSatisfied``, ``QOSMinMemory``, ...), or above a per-user, per-account or group
+  total it could never fit in (MaxTRESPU, MaxTRESPA, GrpTRES). Slurm leaves such a job pending for ever with that
   reason (or, with EnforcePartLimits, refuses it at sbatch): here it is refused at submission, listed
   with the reason, since it never runs either way;
 * limits checked at submission: GrpSubmit, MaxSubmitPA and MaxSubmitPU of the QOS
@@ -22,18 +27,21 @@ slurmctld's ``job_reason`` strings as ``squeue -o %r`` prints them):
 * TRES-minutes (a job's are its TRES x its time limit in whole minutes): MaxTRESMins of the QOS
   or association above them (cpu, mem, node, gres/gpu) never lets the job run
   (``QOSMaxCpuMinutesPerJobLimit``, ``AssocMaxCpuMinutesPerJobLimit``, ``QOSMaxMemoryMinutesPerJob``,
-  ...: refused, as above); of cpu: GrpTRESRunMins holds it while the running
-  jobs' CPU-minutes left plus its own exceed it (``QOSGrpCPURunMinutesLimit``,
-  ``AssocGrpCPURunMinutesLimit``; slurmctld's grp_used_tres_run_secs: a job's whole CPUs x time
-  limit at its start, counted down by the decay thread every PriorityCalcPeriod, the rest removed
-  at its end); an association's GrpTRESMins holds its jobs while its decayed CPU-minutes (the
-  fair-share's usage of the user associations below it, as the decay thread last made it) are at or
-  above it (``AssocGrpCPUMinutesLimit``). A QOS's GrpTRESMins and GrpWall (decayed usage per QOS,
-  decayed wall-clock time) are not followed: the fair-share keeps decayed CPU-seconds per user
-  association only;
+  ...: refused, as above); GrpTRESRunMins holds it while the running jobs' TRES-minutes left plus
+  its own exceed it (``QOSGrpCPURunMinutesLimit``, ``AssocGrpMemRunMinutes``, ...; slurmctld's
+  grp_used_tres_run_secs: a job's whole TRES x time limit at its start, counted down by the decay
+  thread every PriorityCalcPeriod, the rest removed at its end); GrpTRESMins and GrpWall of a QOS or
+  association hold its jobs while its decayed usage of the TRES (usage_tres_raw), or its jobs'
+  decayed wall-clock time (grp_used_wall), in whole minutes reach the limit (``QOSGrpCPUMinutesLimit``,
+  ``AssocGrpNodeMinutes``, ``QOSGrpWallLimit``, ...; kept as the decay thread keeps them: a job's
+  usage counts in its QOS, its partition's QOS and its association and those above); a TRES the job
+  does not ask never holds it. With AccountingStorageEnforce's ``safe``, a job starts only if the usage
+  plus the running jobs' minutes left plus its own TRES x time limit stay within GrpTRESMins (and
+  the wall-clock usage plus its time limit within GrpWall); one above them alone is refused;
 * limits that hold a job while others run: QOS GrpJobs, MaxJobsPA (``MaxJobsPerAccount``, as 22.05
   names it: the running jobs of the job's account in that QOS), MaxJobsPU, association GrpJobs and
-  MaxJobs (jobs), then QOS GrpTRES, MaxTRESPU and association GrpTRES, in the order slurmctld's
+  MaxJobs (jobs), then QOS GrpTRES, MaxTRESPA (``MaxCpuPerAccount``, ...: the running jobs of the
+  job's account in the QOS), MaxTRESPU and association GrpTRES, in the order slurmctld's
   acct_policy checks them (before and after node selection), each where the hierarchy below puts
   it. The first that holds names the reason.
 
@@ -69,7 +77,10 @@ from engine.sim.jit import bind_direct
 #: the reasons of a job's refusal at submission (Slurm: pending for ever, or refused by sbatch)
 #: sbatch's refusal of a job for a DRAIN or INACTIVE partition (ESLURM_PARTITION_NOT_AVAIL)
 PARTITION_NOT_AVAILABLE = "Required partition not available (inactive or drain)"
-NEVER_REASONS = ("PartitionDown", PARTITION_NOT_AVAILABLE, "PartitionTimeLimit", "PartitionNodeLimit", "QOSMaxWallDurationPerJobLimit",
+#: sbatch's refusal of a job whose user has no association with its account (ESLURM_INVALID_ACCOUNT)
+INVALID_ACCOUNT = "Invalid account or account/partition combination specified"
+NEVER_REASONS = ("PartitionDown", PARTITION_NOT_AVAILABLE, INVALID_ACCOUNT,
+                 "PartitionTimeLimit", "PartitionNodeLimit", "QOSMaxWallDurationPerJobLimit",
                  "AssocMaxWallDurationPerJobLimit", "QOSMaxCpuPerJobLimit", "QOSMaxNodePerJobLimit",
                  "QOSMaxCpuPerUserLimit", "QOSMaxNodePerUserLimit", "QOSGrpCpuLimit", "QOSGrpNodeLimit",
                  "AssocGrpCpuLimit", "AssocGrpNodeLimit")
@@ -78,6 +89,25 @@ SUBMIT_REASONS = ("QOSGrpSubmitJobsLimit", "MaxSubmitJobsPerAccount", "QOSMaxSub
 HOLD_REASONS = ("QOSGrpJobsLimit", "MaxJobsPerAccount", "QOSMaxJobsPerUserLimit", "AssocGrpJobsLimit", "AssocMaxJobsLimit",
                 "QOSGrpCpuLimit", "QOSGrpNodeLimit", "QOSMaxCpuPerUserLimit", "QOSMaxNodePerUserLimit",
                 "AssocGrpCpuLimit", "AssocGrpNodeLimit")
+
+
+@dataclass
+class Usage:
+    """A decayed usage a GrpTRESMins (of one TRES) or GrpWall limit is checked against: slurmctld's
+    usage_tres_raw (TRES-seconds) or grp_used_wall (seconds of its jobs) of a QOS or association,
+    decayed by the decay thread as the fair-share's usage is (:meth:`SiteLimits.accrue_usage`)."""
+
+    kind: str                   # "qos_usage" or "assoc_usage" (MINS_REASONS)
+    who: tuple[str, ...]        # (QOS name,) or (account, user)
+    tres: str                   # a TRES of TRES_COUNTED, or "wall"
+    limit: int                  # minutes
+    members: np.ndarray         # per job: whether its usage counts in it
+    raw: float = 0.0            # decayed seconds (of the TRES x its count; wall: of the jobs)
+    minutes: int = 0            # whole minutes, as of the last update
+
+    def title(self) -> str:
+        return f"{'QOS' if self.kind == 'qos_usage' else 'association'} {_who(self.who)} " + (
+            f"GrpWall {self.limit} min" if self.tres == "wall" else f"GrpTRESMins {self.tres}={self.limit}")
 
 
 @dataclass(frozen=True)
@@ -97,15 +127,30 @@ def _tres(limits: dict[str, int], name: str) -> int | None:
 #: when a limit of each kind holds (``qos_grp``: QOS GrpTRES, ``qos_user``: MaxTRESPU, ``qos_job``:
 #: MaxTRES, ``assoc_grp``: association GrpTRES, ``assoc_job``: association MaxTRES)
 TRES_COUNTED = (("cpu", 1), ("mem", 3), ("node", 2), ("gres/gpu", 4))
-#: the running counters' column of the running jobs' CPU-seconds left of their time limits (each
-#: job's counts: its CPUs x its time limit in whole minutes x 60), GrpTRESRunMins' cpu
-RUN_SECONDS = 5
-COUNTERS = 6
-#: the reasons of the TRES-minutes limits (cpu; Slurm 22.05's job_reason strings): ``qos_job``,
-#: ``assoc_job``: MaxTRESMins (per job: CPUs x time limit), ``qos_run``, ``assoc_run``:
-#: GrpTRESRunMins (the running jobs' CPUs x time left, plus the job's CPUs x time limit)
-MINS_REASONS = {"qos_run": "QOSGrpCPURunMinutesLimit", "assoc_run": "AssocGrpCPURunMinutesLimit",
-                "assoc_usage": "AssocGrpCPUMinutesLimit"}
+#: the running counters' columns of the running jobs' TRES-seconds left of their time limits (each
+#: job's counts: its TRES x its time limit in whole minutes x 60), GrpTRESRunMins' (slurmctld's
+#: grp_used_tres_run_secs), by TRES; cpu's always, the others' only where a limit needs them
+RUN_COLUMN = {"cpu": 5, "mem": 6, "node": 7, "gres/gpu": 8}
+#: the column of a job's time limit in seconds (whole minutes x 60): the safe GrpWall check's
+LIMIT_SECONDS = 9
+COUNTERS = 6            # the counters' columns without the wide ones (jobs, 4 TRES, cpu's run seconds)
+WIDE_COUNTERS = 10      # with every TRES's run seconds and the time limit
+#: a usage flag's value (held while set): above any count a job could add
+FLAG = 1 << 50
+#: the reasons of the group TRES-minutes limits by TRES (Slurm 22.05's job_reason strings):
+#: ``qos_run``, ``assoc_run``: GrpTRESRunMins (the running jobs' TRES x time left, plus the job's
+#: TRES x time limit); ``qos_usage``, ``assoc_usage``: GrpTRESMins (the decayed usage) and, as
+#: ``wall``, GrpWall (the decayed wall-clock time of the jobs)
+MINS_REASONS = {
+    "qos_run": {"cpu": "QOSGrpCPURunMinutesLimit", "mem": "QOSGrpMemoryRunMinutes", "node": "QOSGrpNodeRunMinutes",
+                "gres/gpu": "QOSGrpGRESRunMinutes"},
+    "assoc_run": {"cpu": "AssocGrpCPURunMinutesLimit", "mem": "AssocGrpMemRunMinutes",
+                  "node": "AssocGrpNodeRunMinutes", "gres/gpu": "AssocGrpGRESRunMinutes"},
+    "qos_usage": {"cpu": "QOSGrpCPUMinutesLimit", "mem": "QOSGrpMemoryMinutes", "node": "QOSGrpNodeMinutes",
+                  "gres/gpu": "QOSGrpGRESMinutes", "wall": "QOSGrpWallLimit"},
+    "assoc_usage": {"cpu": "AssocGrpCPUMinutesLimit", "mem": "AssocGrpMemMinutes", "node": "AssocGrpNodeMinutes",
+                    "gres/gpu": "AssocGrpGRESMinutes", "wall": "AssocGrpWallLimit"},
+}
 #: MaxTRESMins (per job: each TRES x time limit in minutes): the reasons by TRES (QOS, association)
 JOB_MINS_REASONS = {
     "qos_job": {"cpu": "QOSMaxCpuMinutesPerJobLimit", "mem": "QOSMaxMemoryMinutesPerJob",
@@ -123,13 +168,20 @@ TRES_REASONS: dict[str, dict[str, str]] = {
                   "gres/gpu": "AssocGrpGRES"},
     "assoc_job": {"cpu": "AssocMaxCpuPerJobLimit", "mem": "AssocMaxMemPerJob", "node": "AssocMaxNodePerJobLimit",
                   "gres/gpu": "AssocMaxGRESPerJob"},
+    # MaxTRESPA: the running jobs of the job's account in the QOS (held)
+    "qos_account": {"cpu": "MaxCpuPerAccount", "mem": "MaxMemoryPerAccount", "node": "MaxNodePerAccount",
+                    "gres/gpu": "MaxGRESPerAccount"},
+    # MaxTRESPerNode (the job's TRES / its nodes) and MinTRES: per job (refused); no node per node
+    "qos_node": {"cpu": "QOSMaxCpuPerNode", "mem": "QOSMaxMemoryPerNode", "gres/gpu": "QOSMaxGRESPerNode"},
+    "qos_min": {"cpu": "QOSMinCpuNotSatisfied", "mem": "QOSMinMemory", "node": "QOSMinNode", "gres/gpu": "QOSMinGRES"},
+    "assoc_node": {"cpu": "AssocMaxCpuPerNode", "mem": "AssocMaxMemPerNode", "gres/gpu": "AssocMaxGRESPerNode"},
 }
 
 
 #: every reason a hold check gives, by its code - 1 (SiteLimits.held_code)
-HOLD_CODES = tuple(dict.fromkeys(HOLD_REASONS + tuple(reason for kind in ("qos_grp", "qos_user", "assoc_grp")
+HOLD_CODES = tuple(dict.fromkeys(HOLD_REASONS + tuple(reason for kind in ("qos_grp", "qos_account", "qos_user", "assoc_grp")
                                                       for reason in TRES_REASONS[kind].values())
-                                 + (MINS_REASONS["qos_run"], MINS_REASONS["assoc_run"], MINS_REASONS["assoc_usage"])))
+                                 + tuple(reason for kind in MINS_REASONS.values() for reason in kind.values())))
 
 
 #: a QOS's limits of one value and its TRES lists: where a job has two QOS (its partition's and its
@@ -138,7 +190,7 @@ HOLD_CODES = tuple(dict.fromkeys(HOLD_REASONS + tuple(reason for kind in ("qos_g
 QOS_SCALARS = ("grp_jobs", "grp_submit", "grp_wall", "max_jobs_per_account", "max_jobs_per_user",
                "max_submit_per_account", "max_submit_per_user", "max_wall")
 QOS_TRES = ("grp_tres", "grp_tres_mins", "grp_tres_run_mins", "max_tres_mins_per_job", "max_tres_per_job",
-            "max_tres_per_user")
+            "max_tres_per_user", "max_tres_per_account", "max_tres_per_node", "min_tres_per_job")
 #: an association's limits each QOS limit shadows (acct_policy.c 22.05: the association's is checked
 #: only where no QOS of the job sets the QOS's; a TRES list TRES by TRES): association limit -> the
 #: QOS limits that override it
@@ -147,12 +199,12 @@ ASSOC_SHADOWED_BY = {"grp_jobs": ("grp_jobs",), "grp_submit": ("grp_submit",), "
                      "max_submit": ("max_submit_per_account", "max_submit_per_user"), "max_wall": ("max_wall",),
                      "grp_tres": ("grp_tres",), "grp_tres_mins": ("grp_tres_mins",),
                      "grp_tres_run_mins": ("grp_tres_run_mins",), "max_tres_per_job": ("max_tres_per_job",),
-                     "max_tres_mins_per_job": ("max_tres_mins_per_job",)}
+                     "max_tres_mins_per_job": ("max_tres_mins_per_job",), "max_tres_per_node": ("max_tres_per_node",)}
 #: an association's per-job and per-user limits: slurmctld checks them on the job's own association
 #: only, whose values the database fills in from its parents where it sets none ("pre-propagated":
 #: sacctmgr shows them so unless WOPLimits; TRES lists merged TRES by TRES); the Grp* limits apply
 #: at every level
-ASSOC_OWN = ("max_jobs", "max_submit", "max_wall", "max_tres_per_job", "max_tres_mins_per_job")
+ASSOC_OWN = ("max_jobs", "max_submit", "max_wall", "max_tres_per_job", "max_tres_mins_per_job", "max_tres_per_node")
 
 
 def imposed(ordered: list[Qos]) -> list[Qos]:
@@ -237,44 +289,62 @@ class SiteLimits:
         self._rows: dict[tuple[str, str, str, str], list[tuple[tuple[str, str], Association]]] = {}
         #: AccountingStorageEnforce has limits: without, slurmctld checks no association or QOS limit
         self.enforce = site.conf.enforce_limits
+        #: AccountingStorageEnforce has associations and the dump has rows: a job whose user has no
+        #: row under its account (any of the user's rows where the job names no account) is refused
+        self.check_assoc = "associations" in site.conf.enforce and bool(site.associations)
+        self.user_accounts: defaultdict[str, set[str]] = defaultdict(set)
+        for a in site.associations:
+            if a.user:
+                self.user_accounts[a.user].add(a.account)
         # submitted and not ended (pending + running)
         self.qos_submitted: defaultdict[str, int] = defaultdict(int)
         self.qos_user_submitted: defaultdict[tuple[str, str], int] = defaultdict(int)
         self.qos_account_submitted: defaultdict[tuple[str, str], int] = defaultdict(int)
         self.assoc_submitted: defaultdict[tuple[str, str], int] = defaultdict(int)
+        #: AccountingStorageEnforce has safe: a job starts only if it can run to its time limit within
+        #: GrpTRESMins and GrpWall (acct_policy.c's safe_limits)
+        self.safe = self.enforce and "safe" in site.conf.enforce
+        #: the decayed usages GrpTRESMins and GrpWall limits are checked against (:class:`Usage`)
+        self.usage = self._usages(site) if self.enforce else {}
+        limited: list[Any] = [*site.qos.values(), *site.associations]
+        run_mins = any(tres in RUN_COLUMN for item in limited for tres in item.grp_tres_run_mins)
         self.any_hold = self.enforce and (any(self._qos_holds(q) for q in site.qos.values()) or any(
-            a.max_jobs is not None or a.grp_jobs is not None or a.grp_tres or "cpu" in a.grp_tres_run_mins
-            or "cpu" in a.grp_tres_mins for a in site.associations))
-        #: an association's GrpTRESMins cpu (minutes) by (account, user), and the user associations
-        #: whose decayed usage counts in it (its own, or all below an account): :meth:`usage_updated`
-        self.usage_limits = {(a.account, a.user): a.grp_tres_mins["cpu"] for a in site.associations
-                             if self.enforce and "cpu" in a.grp_tres_mins}
-        self.usage_members = {key: self._members(key, site.associations) for key in self.usage_limits}
-        self.used_minutes: dict[tuple[str, str], int] = {}     # their whole minutes used, as of the last update
-        #: GrpTRESRunMins (cpu) set somewhere: the running jobs' time left is followed (:meth:`run_time_until`)
-        self.run_minutes = self.enforce and (any("cpu" in q.grp_tres_run_mins for q in site.qos.values()) or any(
-            "cpu" in a.grp_tres_run_mins for a in site.associations))
+            a.max_jobs is not None or a.grp_jobs is not None or a.grp_tres for a in site.associations)
+            or run_mins or bool(self.usage))
+        #: GrpTRESRunMins set somewhere (or safe usage limits, which count the running jobs' time
+        #: left too): the running jobs' time left is followed (:meth:`run_time_until`)
+        self.run_minutes = self.enforce and (run_mins or self.safe and any(u.tres != "wall" for u in self.usage.values()))
         self.run_since: dict[int, int] = {}        # running job -> its start (with run_minutes)
-        self.run_taken = np.zeros(len(cpus), dtype=np.int64)   # CPU-seconds taken off its run counters so far
-        # The running counts (jobs, CPUs, nodes, memory MB, GPUs), in arrays the compiled passes read
-        # (engine.policies.slurmkernels): a row of :attr:`running` per counter, ("qos", name),
-        # ("qos_user", name, user), ("qos_account", name, account) or ("assoc", account, user). Jobs
-        # of one signature (partition, QOS, account, user) share their counters and their checks.
+        self.run_taken = np.zeros(len(cpus), dtype=np.int64)   # seconds of its time taken off its run counters so far
+        # The running counts (jobs, CPUs, nodes, memory MB, GPUs, CPU-seconds left; with a limit on
+        # another TRES's run minutes or a usage limit, each TRES's seconds left and the time limit too),
+        # in arrays the compiled passes read (engine.policies.slurmkernels): a row of :attr:`running`
+        # per counter, ("qos", name), ("qos_user", name, user), ("qos_account", name, account) or
+        # ("assoc", account, user). Jobs of one signature (partition, QOS, account, user; with safe
+        # usage limits, whether it asks memory and GPUs) share their counters and their checks.
         n = len(cpus)
-        self.job_counts = np.ones((n, COUNTERS), dtype=np.int64)      # counts(job) of each job
+        wide = self.enforce and (bool(self.usage) or any(tres in RUN_COLUMN and tres != "cpu" for item in limited
+                                                         for tres in item.grp_tres_run_mins))
+        self.run_columns = [(RUN_COLUMN[tres], index) for tres, index in TRES_COUNTED if wide or tres == "cpu"]
+        self.job_counts = np.ones((n, WIDE_COUNTERS if wide else COUNTERS), dtype=np.int64)      # counts(job)
         for column, values in ((1, cpus), (2, nodes), (3, self.mem_mb), (4, self.gpus)):
             self.job_counts[:, column] = np.asarray(values, dtype=np.int64).reshape(-1)[:n] if n else 0
         limit_minutes = -(-np.asarray(time_limit, dtype=np.int64).reshape(-1)[:n] // 60)      # minutes(), per job
-        self.job_counts[:, RUN_SECONDS] = self.job_counts[:, 1] * limit_minutes * 60
+        for column, index in self.run_columns:
+            self.job_counts[:, column] = self.job_counts[:, index] * limit_minutes * 60
+        if wide:
+            self.job_counts[:, LIMIT_SECONDS] = limit_minutes * 60
         self._slots: dict[tuple[str, ...], int] = {}
-        keys: dict[tuple[str, str, str, str], int] = {}
-        self.signature = np.array([keys.setdefault(key, len(keys)) for key in zip(partition, qos, account, user)],
+        keys: dict[tuple[Any, ...], int] = {}
+        asks = ((self.job_counts[:, 3] > 0).tolist(), (self.job_counts[:, 4] > 0).tolist()) if self.safe and self.usage \
+            else ([True] * n, [True] * n)
+        self.signature = np.array([keys.setdefault(key, len(keys)) for key in zip(partition, qos, account, user, *asks)],
                                   dtype=np.int32)      # (small per-job arrays: a pass reads them in random order)
         first_job = np.unique(self.signature, return_index=True)[1].tolist() if n else []
         counters = [self._counters(job) for job in first_job]
         checks = [[(self._slot(key), index, bound, code) for key, index, bound, code in self._key_checks(job)]
                   for job in first_job]
-        self.running = np.zeros((max(len(self._slots), 1), COUNTERS), dtype=np.int64)
+        self.running = np.zeros((max(len(self._slots), 1), self.job_counts.shape[1]), dtype=np.int64)
         self.count_first, count_rows = _csr(counters)
         self.count_slot = np.array(count_rows, dtype=np.int64)
         self.check_first, check_rows = _csr(checks)
@@ -292,7 +362,37 @@ class SiteLimits:
     @staticmethod
     def _qos_holds(q: Qos) -> bool:
         return (q.max_jobs_per_user is not None or q.grp_jobs is not None or bool(q.grp_tres)
-                or bool(q.max_tres_per_user) or q.max_jobs_per_account is not None or "cpu" in q.grp_tres_run_mins)
+                or bool(q.max_tres_per_user) or q.max_jobs_per_account is not None or bool(q.max_tres_per_account))
+
+    def _usages(self, site: SlurmSite) -> dict[tuple[str, ...], Usage]:
+        """A :class:`Usage` per GrpTRESMins TRES (of TRES_COUNTED) and GrpWall of each QOS and
+        association, keyed as its row of :attr:`running` (("usage", kind, who..., TRES)), with the jobs
+        whose usage counts in it: a QOS's, its jobs' and its partitions' jobs' (slurmctld 22.05 adds a
+        job's usage to its QOS and to its partition's QOS); an association's, the jobs of it and of the
+        associations below it."""
+        found: dict[tuple[str, ...], Usage] = {}
+        n = len(self.cpus)
+        own = np.array(self.qos, dtype=object)
+        part = np.array([p.qos if (p := self.partitions.get(name)) is not None else "" for name in self.partition],
+                        dtype=object)
+        chains: list[list[tuple[str, str]]] | None = None
+        items: list[tuple[str, tuple[str, ...], Any]] = [("qos_usage", (q.name,), q) for q in site.qos.values()]
+        items += [("assoc_usage", (a.account, a.user), a) for a in site.associations]
+        for kind, who, item in items:
+            limits = {tres: bound for tres, bound in item.grp_tres_mins.items() if tres in RUN_COLUMN}
+            if item.grp_wall is not None:
+                limits["wall"] = item.grp_wall // 60        # (read in seconds; Slurm's are minutes)
+            if not limits:
+                continue
+            if kind == "qos_usage":
+                members = (own == who[0]) | (part == who[0]) if n else np.zeros(0, dtype=bool)
+            else:
+                if chains is None:
+                    chains = [self.chain(job) for job in range(n)]
+                members = np.array([who in chain for chain in chains], dtype=bool)
+            for tres, bound in limits.items():
+                found[("usage", kind, *who, tres)] = Usage(kind, who, tres, int(bound), members)
+        return found
 
     def counts(self, job: int) -> tuple[int, int, int, int, int]:
         """The job's place in the running counters: (1 job, its CPUs, nodes, memory MB, GPUs)."""
@@ -365,6 +465,9 @@ class SiteLimits:
 
     def never(self, job: int) -> Refusal | None:
         """The limit the job can never satisfy, or None."""
+        if self.check_assoc and not self.has_association(job):
+            return Refusal(INVALID_ACCOUNT, f"no association of user {self.user[job]} "
+                           + (f"with account {self.account[job]}" if self.account[job] else "in the association dump"))
         partition = self.partitions.get(self.partition[job])
         limit, nodes = self.time_limit[job], self.nodes[job]
         if partition is not None:
@@ -388,35 +491,57 @@ class SiteLimits:
             if row.max_wall is not None and limit > row.max_wall:
                 return Refusal("AssocMaxWallDurationPerJobLimit",
                                f"association {_who(key)} MaxWall {shown_time(row.max_wall)}")
-        counts = self.counts(job)
-        cpu_minutes = self.cpus[job] * minutes(limit)       # Slurm's job_tres_time_limit (cpu)
+        counts, time_minutes = self.counts(job), minutes(limit)
         for q in self.qos_of(job):
-            refusal = self._over_minutes(counts, minutes(limit), q.max_tres_mins_per_job, "qos_job", f"QOS {q.name}")
+            refusal = self._alone_over(counts, time_minutes, q, "qos", f"QOS {q.name}", (
+                ("qos_job", "MaxTRES", q.max_tres_per_job), ("qos_node", "MaxTRESPerNode", q.max_tres_per_node),
+                ("qos_min", "MinTRES", q.min_tres_per_job), ("qos_account", "MaxTRESPA", q.max_tres_per_account),
+                ("qos_user", "MaxTRESPU", q.max_tres_per_user), ("qos_grp", "GrpTRES", q.grp_tres)))
             if refusal is not None:
                 return refusal
-            bound = q.grp_tres_run_mins.get("cpu")
-            if bound is not None and cpu_minutes > bound:
-                return Refusal(MINS_REASONS["qos_run"], f"QOS {q.name} GrpTRESRunMins cpu={bound}")
-            for kind, title, limits in (("qos_job", "MaxTRES", q.max_tres_per_job), ("qos_user", "MaxTRESPU",
-                                        q.max_tres_per_user), ("qos_grp", "GrpTRES", q.grp_tres)):
-                for tres, index in TRES_COUNTED:
-                    bound = _tres(limits, tres)
-                    if bound is not None and counts[index] > bound:
-                        return Refusal(TRES_REASONS[kind][tres], f"QOS {q.name} {title} {tres}={bound}")
         for key, row in self.rows(job):
-            refusal = self._over_minutes(counts, minutes(limit), row.max_tres_mins_per_job, "assoc_job",
-                                         f"association {_who(key)}")
+            refusal = self._alone_over(counts, time_minutes, row, "assoc", f"association {_who(key)}", (
+                ("assoc_job", "MaxTRES", row.max_tres_per_job), ("assoc_node", "MaxTRESPerNode", row.max_tres_per_node),
+                ("assoc_grp", "GrpTRES", row.grp_tres)))
             if refusal is not None:
                 return refusal
-            bound = row.grp_tres_run_mins.get("cpu")
-            if bound is not None and cpu_minutes > bound:
-                return Refusal(MINS_REASONS["assoc_run"], f"association {_who(key)} GrpTRESRunMins cpu={bound}")
-            for kind, title, limits in (("assoc_job", "MaxTRES", row.max_tres_per_job),
-                                        ("assoc_grp", "GrpTRES", row.grp_tres)):
-                for tres, index in TRES_COUNTED:
-                    bound = _tres(limits, tres)
-                    if bound is not None and counts[index] > bound:
-                        return Refusal(TRES_REASONS[kind][tres], f"association {_who(key)} {title} {tres}={bound}")
+        return None
+
+    def has_association(self, job: int) -> bool:
+        """Whether the job's user has an association row with its account (for its partition or
+        for all), or any row where the job names no account (Slurm takes the user's default)."""
+        user, account, partition = self.user[job], self.account[job], self.partition[job]
+        if not account:
+            return bool(self.user_accounts.get(user))
+        return (account, user, partition) in self.assoc or (account, user, "") in self.assoc
+
+    def _alone_over(self, counts: tuple[int, ...], time_minutes: int, item: Qos | Association, kind: str, who: str,
+                    lists: tuple[tuple[str, str, dict[str, int]], ...]) -> Refusal | None:
+        """The first limit of one QOS or association row the job alone breaks: MaxTRESMins, the group
+        TRES-minutes (:meth:`_over_group_minutes`), then each TRES list of ``lists`` (kind, title,
+        limits: :func:`_over_tres`)."""
+        refusal = self._over_minutes(counts, time_minutes, item.max_tres_mins_per_job, f"{kind}_job", who) or \
+            self._over_group_minutes(counts, time_minutes, item.grp_tres_run_mins, item.grp_tres_mins, item.grp_wall,
+                                     kind, who)
+        for tres_kind, title, limits in lists:
+            refusal = refusal or _over_tres(counts, limits, tres_kind, f"{who} {title}")
+        return refusal
+
+    def _over_group_minutes(self, counts: tuple[int, ...], time_minutes: int, run_limits: dict[str, int],
+                            usage_limits: dict[str, int], wall: int | None, kind: str, who: str) -> Refusal | None:
+        """A group limit the job's own TRES x time limit (minutes) exceed: GrpTRESRunMins; with safe
+        also GrpWall (its time limit) and GrpTRESMins (acct_policy's TRES_USAGE_REQ_EXCEEDS_LIMIT):
+        it would wait for ever."""
+        if self.safe and wall is not None and time_minutes > wall // 60:
+            return Refusal(MINS_REASONS[f"{kind}_usage"]["wall"], f"{who} GrpWall {shown_time(wall)}")
+        for tres, index in TRES_COUNTED:
+            bound = usage_limits.get(tres)
+            if self.safe and bound is not None and counts[index] * time_minutes > bound:
+                return Refusal(MINS_REASONS[f"{kind}_usage"][tres], f"{who} GrpTRESMins {tres}={bound}")
+        for tres, index in TRES_COUNTED:
+            bound = run_limits.get(tres)
+            if bound is not None and counts[index] * time_minutes > bound:
+                return Refusal(MINS_REASONS[f"{kind}_run"][tres], f"{who} GrpTRESRunMins {tres}={bound}")
         return None
 
     @staticmethod
@@ -476,9 +601,40 @@ class SiteLimits:
             slots.append(self._slot(("qos", q.name)))
             slots.append(self._slot(("qos_user", q.name, user)))
             slots.append(self._slot(("qos_account", q.name, account)))
+            slots += [self._slot(("safe", *key[1:])) for key in self._usage_keys("qos_usage", (q.name,)) if self.safe]
         for key in self.chain(job):
             slots.append(self._slot(("assoc", *key)))
+            slots += [self._slot(("safe", *k[1:])) for k in self._usage_keys("assoc_usage", key) if self.safe]
         return slots
+
+    def _usage_keys(self, kind: str, who: tuple[str, ...]) -> list[tuple[str, ...]]:
+        """The keys of the TRES usages (not the wall's) of a QOS or association (safe rows count its
+        jobs' run seconds: the check's R)."""
+        return [key for key, usage in self.usage.items() if usage.kind == kind and usage.who == who
+                and usage.tres != "wall"]
+
+    def _usage_check(self, job: int, kind: str, who: tuple[str, ...], limits: dict[str, int],
+                     wall: int | None) -> list[tuple[tuple[str, ...], int, int, int]]:
+        """The GrpTRESMins checks (TRES by TRES) or, with ``wall`` alone, the GrpWall check of a QOS or
+        association on the job: without safe, its usage flag (:data:`FLAG`, set while the whole
+        minutes reach the limit; a TRES the job does not ask never holds it); with safe, the usage
+        plus the running jobs' minutes left plus the job's own above the limit (TRES: in the safe
+        row, R + 60 U > 60 L + 59 - the job's TRES-seconds; wall: 60 W > 60 G - its time limit)."""
+        checks: list[tuple[tuple[str, ...], int, int, int]] = []
+        items = [("wall", wall)] if wall is not None else [(tres, limits.get(tres)) for tres, _ in TRES_COUNTED]
+        for tres, given in items:       # (set where the hierarchy has this row impose it; its minutes: the usage's)
+            key = ("usage", kind, *who, tres)
+            if given is None or key not in self.usage:
+                continue
+            bound = self.usage[key].limit
+            code = _hold(MINS_REASONS[kind][tres])
+            if tres == "wall":
+                checks.append((key, LIMIT_SECONDS, 60 * bound, code) if self.safe else (key, 0, FLAG, code))
+            elif not self.safe:
+                checks.append((key, dict(TRES_COUNTED)[tres], FLAG, code))
+            elif self.job_counts[job, dict(TRES_COUNTED)[tres]] > 0:       # Slurm skips a TRES the job does not ask
+                checks.append((("safe", *key[1:]), RUN_COLUMN[tres], run_bound(bound), code))
+        return checks
 
     def _key_checks(self, job: int) -> list[tuple[tuple[str, ...], int, int, int]]:
         """The job's hold checks (the same for its signature) in :meth:`held_by_rules`' order, each (running counter, index in
@@ -491,6 +647,7 @@ class SiteLimits:
         for q in qos:
             if q.grp_jobs is not None:
                 checks.append((("qos", q.name), 0, q.grp_jobs, _hold("QOSGrpJobsLimit")))
+            checks += self._usage_check(job, "qos_usage", (q.name,), {}, q.grp_wall)
             if q.max_jobs_per_account is not None:
                 checks.append((("qos_account", q.name, self.account[job]), 0, q.max_jobs_per_account,
                                _hold("MaxJobsPerAccount")))
@@ -499,32 +656,36 @@ class SiteLimits:
         for key, row in self.rows(job):
             if row.grp_jobs is not None:
                 checks.append((("assoc", *key), 0, row.grp_jobs, _hold("AssocGrpJobsLimit")))
+            checks += self._usage_check(job, "assoc_usage", key, {}, row.grp_wall)
             if row.max_jobs is not None:
                 checks.append((("assoc", *key), 0, row.max_jobs, _hold("AssocMaxJobsLimit")))
         for q in qos:
+            checks += self._usage_check(job, "qos_usage", (q.name,), q.grp_tres_mins, None)
             for tres, index in TRES_COUNTED:
                 bound = _tres(q.grp_tres, tres)
                 if bound is not None:
                     checks.append((("qos", q.name), index, bound, _hold(TRES_REASONS["qos_grp"][tres])))
-            if "cpu" in q.grp_tres_run_mins:
-                checks.append((("qos", q.name), RUN_SECONDS, run_bound(q.grp_tres_run_mins["cpu"]),
-                               _hold(MINS_REASONS["qos_run"])))
-            for tres, index in TRES_COUNTED:
-                bound = _tres(q.max_tres_per_user, tres)
-                if bound is not None:
-                    checks.append((("qos_user", q.name, user), index, bound, _hold(TRES_REASONS["qos_user"][tres])))
+            checks += self._run_checks(("qos", q.name), q.grp_tres_run_mins, "qos_run")
+            for kind, who, limits in (("qos_account", ("qos_account", q.name, self.account[job]), q.max_tres_per_account),
+                                      ("qos_user", ("qos_user", q.name, user), q.max_tres_per_user)):
+                for tres, index in TRES_COUNTED:
+                    bound = _tres(limits, tres)
+                    if bound is not None:
+                        checks.append((who, index, bound, _hold(TRES_REASONS[kind][tres])))
         for key, row in self.rows(job):
-            run_minutes = row.grp_tres_run_mins.get("cpu")
-            if "cpu" in row.grp_tres_mins and key in self.usage_limits:     # acct_policy: GrpTRESMins before GrpTRES
-                # its flag: a row of :attr:`running` no job counts in, set by :meth:`usage_updated`
-                checks.append((("usage", *key), 0, 1, _hold(MINS_REASONS["assoc_usage"])))
+            checks += self._usage_check(job, "assoc_usage", key, row.grp_tres_mins, None)   # before GrpTRES
             for tres, index in TRES_COUNTED:
                 bound = _tres(row.grp_tres, tres)
                 if bound is not None:
                     checks.append((("assoc", *key), index, bound, _hold(TRES_REASONS["assoc_grp"][tres])))
-            if run_minutes is not None:
-                checks.append((("assoc", *key), RUN_SECONDS, run_bound(run_minutes), _hold(MINS_REASONS["assoc_run"])))
+            checks += self._run_checks(("assoc", *key), row.grp_tres_run_mins, "assoc_run")
         return checks
+
+    def _run_checks(self, counter: tuple[str, ...], limits: dict[str, int],
+                    kind: str) -> list[tuple[tuple[str, ...], int, int, int]]:
+        """GrpTRESRunMins TRES by TRES on ``counter``'s run seconds (:func:`run_bound`)."""
+        return [(counter, RUN_COLUMN[tres], run_bound(limits[tres]), _hold(MINS_REASONS[kind][tres]))
+                for tres, _ in TRES_COUNTED if tres in limits]
 
     def held_by_rules(self, job: int) -> str:
         """:meth:`held` as the rules read, one limit after the other (the reference its checks
@@ -536,6 +697,8 @@ class SiteLimits:
         for q in qos:      # before node selection: job counts
             if q.grp_jobs is not None and self.qos_run[q.name][0] >= q.grp_jobs:
                 return "QOSGrpJobsLimit"
+            if self._over_usage(job, "qos_usage", (q.name,), "wall", q.grp_wall):
+                return MINS_REASONS["qos_usage"]["wall"]
             if q.max_jobs_per_account is not None and \
                     self.qos_account_run[(q.name, self.account[job])][0] >= q.max_jobs_per_account:
                 return "MaxJobsPerAccount"
@@ -544,36 +707,73 @@ class SiteLimits:
         for key, row in self.rows(job):
             if row.grp_jobs is not None and self.assoc_run[key][0] >= row.grp_jobs:
                 return "AssocGrpJobsLimit"
+            if self._over_usage(job, "assoc_usage", key, "wall", row.grp_wall):
+                return MINS_REASONS["assoc_usage"]["wall"]
             if row.max_jobs is not None and self.assoc_run[key][0] >= row.max_jobs:
                 return "AssocMaxJobsLimit"
         counts = self.counts(job)
-        cpu_minutes = self.cpus[job] * minutes(self.time_limit[job])
         for q in qos:      # after node selection: TRES
             used = self.qos_run[q.name]
+            for tres, _ in TRES_COUNTED:
+                if self._over_usage(job, "qos_usage", (q.name,), tres, q.grp_tres_mins.get(tres)):
+                    return MINS_REASONS["qos_usage"][tres]
             for tres, index in TRES_COUNTED:
                 bound = _tres(q.grp_tres, tres)
                 if bound is not None and used[index] + counts[index] > bound:
                     return TRES_REASONS["qos_grp"][tres]
-            bound = q.grp_tres_run_mins.get("cpu")     # Slurm: whole minutes left, plus the job's
-            if bound is not None and int(used[RUN_SECONDS]) // 60 + cpu_minutes > bound:
-                return MINS_REASONS["qos_run"]
-            mine = self.qos_user_run[(q.name, user)]
-            for tres, index in TRES_COUNTED:
-                bound = _tres(q.max_tres_per_user, tres)
-                if bound is not None and mine[index] + counts[index] > bound:
-                    return TRES_REASONS["qos_user"][tres]
+            reason = self._over_run(job, used, q.grp_tres_run_mins, "qos_run")
+            if reason:
+                return reason
+            for kind, mine, limits in (("qos_account", self.qos_account_run[(q.name, self.account[job])],
+                                        q.max_tres_per_account),
+                                       ("qos_user", self.qos_user_run[(q.name, user)], q.max_tres_per_user)):
+                for tres, index in TRES_COUNTED:
+                    bound = _tres(limits, tres)
+                    if bound is not None and mine[index] + counts[index] > bound:
+                        return TRES_REASONS[kind][tres]
         for key, row in self.rows(job):
-            run_minutes = row.grp_tres_run_mins.get("cpu")
-            if "cpu" in row.grp_tres_mins and key in self.usage_limits and self.used_minutes.get(key, 0) >= self.usage_limits[key]:
-                return MINS_REASONS["assoc_usage"]
+            for tres, _ in TRES_COUNTED:
+                if self._over_usage(job, "assoc_usage", key, tres, row.grp_tres_mins.get(tres)):
+                    return MINS_REASONS["assoc_usage"][tres]
             used = self.assoc_run[key]
             for tres, index in TRES_COUNTED:
                 bound = _tres(row.grp_tres, tres)
                 if bound is not None and used[index] + counts[index] > bound:
                     return TRES_REASONS["assoc_grp"][tres]
-            if run_minutes is not None and int(used[RUN_SECONDS]) // 60 + cpu_minutes > run_minutes:
-                return MINS_REASONS["assoc_run"]
+            reason = self._over_run(job, used, row.grp_tres_run_mins, "assoc_run")
+            if reason:
+                return reason
         return ""
+
+    def _over_run(self, job: int, used: np.ndarray, limits: dict[str, int], kind: str) -> str:
+        """GrpTRESRunMins as Slurm reads it: the running jobs' whole minutes left of a TRES plus the
+        job's TRES x its time limit (minutes) above the limit; the reason, else ""."""
+        counts = self.counts(job)
+        for tres, index in TRES_COUNTED:
+            bound = limits.get(tres)
+            if bound is not None and int(used[RUN_COLUMN[tres]]) // 60 + counts[index] * minutes(self.time_limit[job]) > bound:
+                return MINS_REASONS[kind][tres]
+        return ""
+
+    def _over_usage(self, job: int, kind: str, who: tuple[str, ...], tres: str, bound: int | None) -> bool:
+        """GrpTRESMins (a TRES) or GrpWall (``wall``) as acct_policy reads it: the job asks the TRES
+        and the usage's whole minutes reach the limit; with safe, they plus the running jobs' whole
+        minutes left (TRES: ``grp_used_tres_run_secs``) plus the job's own (its TRES, or 1, x its
+        time limit in minutes) exceed it."""
+        usage = self.usage.get(("usage", kind, *who, tres))
+        if bound is None or usage is None:
+            return False
+        bound = usage.limit         # (minutes; a GrpWall is read in seconds)
+        time_minutes = minutes(self.time_limit[job])
+        if tres == "wall":
+            return usage.minutes + time_minutes > bound if self.safe else usage.minutes >= bound
+        asked = self.counts(job)[dict(TRES_COUNTED)[tres]]
+        if not asked:
+            return False
+        if not self.safe:
+            return usage.minutes >= bound
+        run = (self.qos_run[who[0]] if kind == "qos_usage" else self.assoc_run[who])[RUN_COLUMN[tres]]
+        return usage.minutes + int(run) // 60 + asked * time_minutes > bound
 
     # ------------------------------------------------------------------ the counts
 
@@ -605,50 +805,62 @@ class SiteLimits:
 
     def run_time_until(self, tick: int) -> None:
         """slurmctld's decay thread at ``tick`` (every PriorityCalcPeriod): each running job's
-        CPU-seconds of its time limit used by then (up to its limit's end) come off its run counters
+        TRES-seconds of its time limit used by then (up to its limit's end) come off its run counters
         (grp_used_tres_run_secs; GrpTRESRunMins reads them in whole minutes)."""
         if not self.run_since:
             return
         for job, start in self.run_since.items():
-            used = max(0, min(tick, start + minutes(self.time_limit[job]) * 60) - start) * self.cpus[job]
+            used = max(0, min(tick, start + minutes(self.time_limit[job]) * 60) - start)
             delta = used - int(self.run_taken[job])
             if delta > 0:
                 self._add_run_seconds(job, -delta)
                 self.run_taken[job] = used
 
-    def usage_updated(self, usage: dict[tuple[str, str], float]) -> bool:
-        """The decay thread's new usage (CPU-seconds, decayed, per user association: the
-        fair-share's): each association with a GrpTRESMins cpu holds its jobs while its whole
-        minutes of usage are at or above it (acct_policy: ``usage_mins >= limit``). Whether any does."""
-        over = False
-        for key, limit in self.usage_limits.items():
-            minutes_used = int(sum(usage.get(member, 0.0) for member in self.usage_members[key]) / 60.0)
-            self.used_minutes[key] = minutes_used
-            slot = self._slots.get(("usage", *key))
-            if slot is not None:
-                self.running[slot, 0] = int(minutes_used >= limit)
-            over = over or minutes_used >= limit
-        return over
+    def accrue_usage(self, jobs: np.ndarray, seconds: np.ndarray, ended: np.ndarray, factor: float,
+                     elapsed: int, *, reset: bool = False) -> bool:
+        """The decay thread's new usage, as the fair-share's (engine.policies.slurm accrue): each
+        listed job ran ``seconds`` since it was last accounted, adding seconds x factor^seconds (x
+        its count of the TRES; wall: x 1) to each usage it counts in; those that ended add theirs
+        before the usage decays by factor^elapsed (or, at a PriorityUsageResetPeriod's reset, is
+        zeroed), the running ones after. Then :meth:`usage_updated`."""
+        decayed = seconds * factor ** seconds
+        for usage in self.usage.values():
+            member = usage.members[jobs] & (seconds > 0)
+            weighted = decayed if usage.tres == "wall" else decayed * self.job_counts[jobs, dict(TRES_COUNTED)[usage.tres]]
+            usage.raw = 0.0 if reset else (usage.raw + float(weighted[member & ended].sum())) * factor ** elapsed
+            usage.raw += float(weighted[member & ~ended].sum())
+        return self.usage_updated()
 
-    def _members(self, key: tuple[str, str], associations: list[Association]) -> list[tuple[str, str]]:
-        """The user associations whose usage counts in ``key``'s: itself (a user's row) or every user
-        row of the account and of the accounts below it."""
-        if key[1]:
-            return [key]
-        below = {key[0]}
-        changed = True
-        while changed:
-            changed = False
-            for account, parent in self.parent.items():
-                if parent in below and account not in below:
-                    below.add(account)
-                    changed = True
-        return [(a.account, a.user) for a in associations if a.user and a.account in below]
+    def usage_updated(self) -> bool:
+        """Each usage's whole minutes into the counters its checks read (:meth:`_usage_check`):
+        without safe its flag, set while they reach the limit (acct_policy: ``usage_mins >= limit``);
+        with safe 60 x them, added to the safe row's run seconds (TRES) or as the wall's count.
+        Whether a job may be held by one (a pass is then due at the next update)."""
+        held = False
+        for key, usage in self.usage.items():
+            now = int(usage.raw / 60.0)
+            before, usage.minutes = usage.minutes, now
+            held = held or (now > 0 if self.safe else now >= usage.limit)
+            slot = self._slots.get(("safe", *key[1:]) if self.safe and usage.tres != "wall" else key)
+            if slot is None:
+                continue
+            if usage.tres == "wall":
+                if self.safe:
+                    self.running[slot, LIMIT_SECONDS] = 60 * now
+                else:
+                    self.running[slot, 0] = FLAG if now >= usage.limit else 0
+            elif self.safe:
+                self.running[slot, RUN_COLUMN[usage.tres]] += 60 * (now - before)
+            else:
+                self.running[slot, dict(TRES_COUNTED)[usage.tres]] = FLAG if now >= usage.limit else 0
+        return held
 
     def _add_run_seconds(self, job: int, amount: int) -> None:
+        """``amount`` seconds of the job's time x each of its TRES counts into its run counters."""
         sig = self.signature[job]
         for k in range(int(self.count_first[sig]), int(self.count_first[sig + 1])):
-            self.running[self.count_slot[k], RUN_SECONDS] += amount
+            for column, index in self.run_columns:
+                self.running[self.count_slot[k], column] += amount * int(self.job_counts[job, index])
 
     def _count(self, job: int, sign: int) -> None:
         """Add sign x the job's counts to each of its counters (slurmkernels.count)."""
@@ -674,9 +886,25 @@ class Counters:
     def __init__(self, limits: SiteLimits, kind: str) -> None:
         self.limits, self.kind = limits, kind
 
-    def __getitem__(self, key: str | tuple[str, str]) -> np.ndarray:
+    def __getitem__(self, key: str | tuple[str, ...]) -> np.ndarray:
         slot = self.limits._slots.get((self.kind, *((key,) if isinstance(key, str) else key)))
-        return self.limits.running[slot] if slot is not None else np.zeros(COUNTERS, dtype=np.int64)
+        running = self.limits.running
+        return running[slot] if slot is not None else np.zeros(running.shape[1], dtype=np.int64)
+
+
+def _over_tres(counts: tuple[int, ...], limits: dict[str, int], kind: str, who: str) -> Refusal | None:
+    """The first TRES (in slurmctld's order) of a per-job limit the job alone breaks: above a maximum,
+    above a per-node maximum with its TRES spread over its nodes (``qos_node``, ``assoc_node``: Slurm's
+    integer division), below a MinTRES (``qos_min``)."""
+    for tres, index in TRES_COUNTED:
+        bound = limits.get(tres)
+        reason = TRES_REASONS[kind].get(tres)
+        if bound is None or reason is None:
+            continue
+        asked = counts[index] // max(counts[2], 1) if kind.endswith("_node") else counts[index]
+        if (asked < bound) if kind == "qos_min" else (asked > bound):
+            return Refusal(reason, f"{who} {tres}={bound}")
+    return None
 
 
 def _hold(reason: str) -> int:
@@ -694,8 +922,8 @@ def _csr(rows: list[list[Any]]) -> tuple[np.ndarray, list[Any]]:
     return first, items
 
 
-def _who(key: tuple[str, str]) -> str:
-    return f"{key[0]}/{key[1]}" if key[1] else key[0]
+def _who(key: tuple[str, ...]) -> str:
+    return f"{key[0]}/{key[1]}" if len(key) > 1 and key[1] else key[0]
 
 
 def describe(refusals: dict[int, Refusal]) -> dict[str, Any]:

@@ -14,7 +14,7 @@
     }
     if (bar) bar.value = data.progress;
     if (percent) percent.textContent = (100 * data.progress).toFixed(1) + " %";
-    if (status) SchedLab.showStatus(status, data.status);
+    if (status) SchedLab.showStatus(status, data.status, data.shown);
     return true;
   }, 2000);
 })();

@@ -1,7 +1,8 @@
 """An admin's path in Chromium with the real Slurm's files (tests/data/slurm_replay): upload the sacct
 dump, start a preview on slurm.conf and the sacctmgr dumps, double PriorityWeightFairshare in the form,
 run it, and read the diff, the waits per partition, account and user, and the pending reasons; sweep a
-key; download the page and its tables; calibrate the baseline and apply the closest candidate."""
+key; download the page and its tables (the file says what SchedLab read from the files); calibrate the
+baseline, cancel it, calibrate it again and apply the closest candidate."""
 
 from __future__ import annotations
 
@@ -154,6 +155,17 @@ def test_an_admin_downloads_calibrates_applies_and_sweeps_from_the_page(page, li
     download.value.save_as(html)
     text = html.read_text()
     assert "waits-partition" in text and "cdn.bokeh.org" not in text and "<script src=" not in text
+    # the file, opened offline, says what SchedLab read from the files and warns as the page does
+    on_page = page.inner_text("#site-read")
+    report = page.context.new_page()
+    report.goto(html.as_uri())
+    report.wait_for_selector("#site-read", timeout=RESULTS)
+    assert "What SchedLab read from your files" in report.inner_text("#site-read")
+    line = "QOS normal: priority 0, max_jobs_per_user 4"
+    assert line in report.inner_text("#site-read") and line in on_page
+    assert report.locator(".site-warning").count() == page.locator(".site-warning").count() >= 1
+    report.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+    report.close()
     with page.expect_download() as download:
         page.click("#download-tables")
     tables = tmp_path / "tables.csv"
@@ -161,6 +173,15 @@ def test_an_admin_downloads_calibrates_applies_and_sweeps_from_the_page(page, li
     rows = list(csv.DictReader(tables.open()))
     assert {"long", "short"} <= {row["name"] for row in rows if row["table"] == "mean wait per partition (minutes)"}
     assert all(row["recorded"] and row["current"] for row in rows if row["table"].startswith("mean wait"))
+
+    # calibrate, and cancel it while it waits or runs: the page says "cancelled" and it can be run again
+    page.click("#calibrate")
+    page.wait_for_selector("#calibration-progress")
+    page.click("#cancel-calibration")
+    page.wait_for_selector('#calibration[data-status="cancelled"] #calibration-cancelled', timeout=RESULTS)
+    assert "cancelled" in page.inner_text("#calibration-cancelled")
+    assert page.locator("#calibration-table").count() == 0 and page.locator("#cancel-calibration").count() == 0
+    assert page.inner_text("#calibrate") == "Calibrate again"
 
     # calibrate: progress while it runs, then its table; apply the closest
     page.click("#calibrate")

@@ -115,6 +115,7 @@ URLS: dict[str, tuple] = {
     "preview:site_calibrate": ("site_preview", "POST", "change"),
     "preview:site_calibration_progress": ("site_preview", "GET", "view"),
     "preview:site_calibration_apply": ("site_preview", "POST", "change"),
+    "preview:site_calibration_cancel": ("site_preview", "POST", "change"),
     "experiments:run_rejected_csv": ("run", "GET", "view"),
     "preview:machine_new": (None, "GET", "view"),
     "preview:machine_detail": ("machine_file", "GET", "view"),

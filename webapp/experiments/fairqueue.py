@@ -14,6 +14,11 @@ A user holds at most SCHEDLAB_SLOTS_PER_USER slots (default: all but one), so a 
 at once instead of after someone's long run. A study or sweep of 66 points is 66 runs of one user:
 it takes its turns like 66 single runs, never all the slots ahead of everyone else.
 
+Other apps' simulation work that is not a run (a site preview's calibration: some 80 replays) takes
+its turn by the same rules: the app registers a :class:`Work` (:func:`register_work`), whose waiting
+items join their owner's queue (keyed ``(kind, pk)``, runs by their pk) and whose items holding a
+slot count as the owner's, so such work neither jumps the queue nor hides the slots it holds.
+
 :class:`Turns` makes the choice; the dispatcher and the page's estimate (:func:`estimates`) both use it,
 so the place shown is the place the dispatcher will give.
 """
@@ -24,11 +29,12 @@ import heapq
 import math
 import statistics
 from collections import defaultdict, deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Max, Q, QuerySet
 from django.utils import timezone
 
 from engine.api import time_left
@@ -39,12 +45,43 @@ DEFAULT_RUN_SECONDS = 60.0  # a run's expected length before the server has fini
 RECENT = 20  # finished runs a user's (or the server's) typical run length is taken from
 
 
+#: what waits for a slot: a run (its pk) or another app's work (its kind and pk, see :class:`Work`)
+Item = int | tuple[str, int]
+
+
+@dataclass(frozen=True)
+class Work:
+    """Another app's simulation work that takes a slot like a run and waits for its owner's turn.
+
+    ``waiting()``: the items waiting for a slot, as (pk, owner, place) where place orders them among
+    the owner's runs, whose place is (experiment, position, pk); ``holding()``: those holding one, as
+    dicts with the keys of holding_runs().values(...) below (status, progress, started_at,
+    experiment__owner_id); ``dispatched()``: (owner, when) of those ever sent, for the round robin;
+    ``claim(pk, now)``: mark it sent (inside the dispatcher's transaction), False when it no longer
+    waits; ``send(pk)``: its message to the simulation queue (after the commit)."""
+
+    kind: str
+    waiting: Callable[[], Iterable[tuple[int, int, tuple]]]
+    holding: Callable[[], Iterable[dict[str, Any]]]
+    dispatched: Callable[[list[int]], Iterable[tuple[int, datetime]]]
+    claim: Callable[[int, datetime], bool]
+    send: Callable[[int], None]
+
+
+WORK: dict[str, Work] = {}
+
+
+def register_work(work: Work) -> None:
+    """Let ``work`` take its turns in the fair queue (an app's ready())."""
+    WORK[work.kind] = work
+
+
 @dataclass
 class Turns:
     """Who is waiting (each user's runs in order), how many slots each holds, and when each was last
-    served; :meth:`next_run` takes the next run by turn."""
+    served; :meth:`next_run` takes the next run (or other work, an :data:`Item`) by turn."""
 
-    waiting: dict[int, deque[int]]
+    waiting: dict[int, deque[Any]]
     holding: dict[int, int] = field(default_factory=lambda: defaultdict(int))
     last_served: dict[int, float] = field(default_factory=dict)
     per_user: int = 1
@@ -77,24 +114,42 @@ def holding_runs() -> QuerySet[Run]:
                               Q(status=Run.Status.QUEUED, dispatched_at__isnull=False, cancel_requested=False))
 
 
+HOLDING_FIELDS = ("status", "progress", "started_at", "experiment__owner_id")
+
+
+def holding_items() -> list[dict[str, Any]]:
+    """Everything holding a slot (runs and the registered work), as holding_runs().values(*HOLDING_FIELDS)."""
+    return [*holding_runs().values(*HOLDING_FIELDS), *(row for work in WORK.values() for row in work.holding())]
+
+
 def current_turns() -> tuple[Turns, int]:
-    """The queue as the database holds it now, and how many slots are free."""
-    waiting: dict[int, deque[int]] = defaultdict(deque)
-    for pk, user in waiting_runs().values_list("pk", "experiment__owner_id"):
-        waiting[user].append(pk)
+    """The queue as the database holds it now (runs and the registered work), and how many slots are free."""
+    places: dict[int, list[tuple[tuple, Item]]] = defaultdict(list)
+    for pk, user, experiment, position in waiting_runs().values_list("pk", "experiment__owner_id", "experiment_id",
+                                                                     "position"):
+        places[user].append(((experiment, position, pk), pk))
+    for work in WORK.values():
+        for pk, user, place in work.waiting():
+            places[user].append((place, (work.kind, pk)))
+    waiting: dict[int, deque[Item]] = defaultdict(deque)
+    for user, items in places.items():
+        waiting[user] = deque(item for _, item in sorted(items, key=lambda entry: entry[0]))
     holding: dict[int, int] = defaultdict(int)
-    for row in holding_runs().values("experiment__owner_id").annotate(n=Count("pk")):
-        holding[row["experiment__owner_id"]] = row["n"]
+    for row in holding_items():
+        holding[row["experiment__owner_id"]] += 1
     last = (Run.objects.filter(experiment__owner_id__in=list(waiting), dispatched_at__isnull=False)
             .values("experiment__owner_id").annotate(last=Max("dispatched_at")))
     last_served = {row["experiment__owner_id"]: row["last"].timestamp() for row in last}
+    for work in WORK.values():
+        for user, when in work.dispatched(list(waiting)):
+            last_served[user] = max(last_served.get(user, -math.inf), when.timestamp())
     slots = simulation_slots()
     turns = Turns(waiting, holding, last_served, per_user=slots_per_user(slots))
     return turns, max(0, slots - sum(holding.values()))
 
 
-def choose(turns: Turns, free: int, now: datetime) -> list[int]:
-    """The runs to send now: up to `free`, by turn."""
+def choose(turns: Turns, free: int, now: datetime) -> list[Item]:
+    """The runs (and other work) to send now: up to `free`, by turn."""
     chosen = []
     for i in range(free):
         picked = turns.next_run(now.timestamp() + i * 1e-6)
@@ -127,7 +182,7 @@ def estimates(wanted: Iterable[int]) -> dict[int, Estimate]:
     now = timezone.now()
     typical = TypicalLength()
     ends: list[tuple[float, int]] = []  # (seconds from now, user) of every slot's current run
-    for run in holding_runs().values("status", "progress", "started_at", "experiment__owner_id"):
+    for run in holding_items():
         user = run["experiment__owner_id"]
         heapq.heappush(ends, (remaining(run, now, typical.of(user)), user))
     found: dict[int, Estimate] = {}

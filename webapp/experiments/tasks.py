@@ -33,7 +33,7 @@ from webapp.core.broker import resend_lost as resend_lost_messages
 from webapp.core.files import replace_dir
 from webapp.core.limits import limit_message, memory_limit
 from webapp.core.progress import Reporter as ProgressReporter
-from webapp.experiments.fairqueue import choose, current_turns
+from webapp.experiments.fairqueue import WORK, choose, current_turns
 from webapp.experiments.models import AT_SWEEP_VALUES, CURRENT, Experiment, Run, save_frame
 from webapp.experiments.replicate_runs import execute_replicate, replicate_set_of, settle
 from webapp.experiments.signals import experiment_finished
@@ -126,19 +126,23 @@ def settle_quietly(run_id: int) -> None:
 
 
 def dispatch() -> int:
-    """Send waiting runs to the simulation queue while slots are free, each time the run of the user
-    whose turn it is (webapp.experiments.fairqueue). Called when runs are queued, when one ends and
+    """Send waiting runs (and the work other apps registered: webapp.experiments.fairqueue.Work) to the
+    simulation queue while slots are free, each time the run of the user whose turn it is
+    (webapp.experiments.fairqueue). Called when runs are queued, when one ends and
     every few seconds; calls never overlap (a lock), so the slots are never oversubscribed.
     Returns how many runs were sent."""
     with transaction.atomic():
         lock_dispatcher()
         turns, free = current_turns()
         now = timezone.now()
-        sent = [pk for pk in choose(turns, free, now)
-                if Run.objects.filter(pk=pk, status=Run.Status.QUEUED, dispatched_at__isnull=True)
+        chosen = choose(turns, free, now)
+        sent = [pk for pk in chosen if isinstance(pk, int)
+                and Run.objects.filter(pk=pk, status=Run.Status.QUEUED, dispatched_at__isnull=True)
                 .update(dispatched_at=now, queued_at=now)]
-        transaction.on_commit(lambda: [run_simulation.delay(pk) for pk in sent])
-    return len(sent)
+        other = [(WORK[kind], pk) for kind, pk in (item for item in chosen if not isinstance(item, int))
+                 if WORK[kind].claim(pk, now)]
+        transaction.on_commit(lambda: [run_simulation.delay(pk) for pk in sent] + [work.send(pk) for work, pk in other])
+    return len(sent) + len(other)
 
 
 def dispatch_in_worker() -> None:

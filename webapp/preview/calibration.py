@@ -14,7 +14,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from engine.api import INPUT_ERRORS, calibrate_site, error_line
+from engine.api import INPUT_ERRORS, Cancelled, calibrate_site, error_line
 from webapp.core.limits import LIMIT_ERRORS, limit_message, memory_limit
 from webapp.core.progress import Reporter
 from webapp.experiments.models import CURRENT, Run
@@ -36,30 +36,43 @@ def stale(calibration: SiteCalibration) -> bool:
 
 
 def settled(calibration: SiteCalibration | None) -> SiteCalibration | None:
-    """``calibration`` as the page shows it: one whose worker is gone is marked failed, to be asked again."""
+    """``calibration`` as the page shows it: one whose worker is gone is marked failed, to be asked again
+    (cancelled if that was asked)."""
     if calibration is not None and stale(calibration):
+        lost = "the worker running it was lost (restarted?): calibrate again"
         SiteCalibration.objects.filter(pk=calibration.pk, status=calibration.status).update(
-            status=SiteCalibration.Status.FAILED, finished_at=timezone.now(),
-            error="the worker running it was lost (restarted?): calibrate again")
+            status=SiteCalibration.Status.CANCELLED if calibration.cancel_requested else SiteCalibration.Status.FAILED,
+            finished_at=timezone.now(), error="cancelled (worker lost)" if calibration.cancel_requested else lost)
         calibration.refresh_from_db()
     return calibration
 
 
 def run_calibration(calibration_id: int) -> None:
     """The task's work: replay the candidates with progress and a lease, store the report or one
-    line saying why it failed (an input the engine refuses, a limit, or an internal error)."""
-    started = SiteCalibration.objects.filter(pk=calibration_id, status=SiteCalibration.Status.QUEUED).update(
-        status=SiteCalibration.Status.RUNNING, heartbeat_at=timezone.now(), progress=0.0, error="")
-    if not started:      # replaced, deleted, or a duplicate delivery
+    line saying why it failed (an input the engine refuses, a limit, or an internal error); cancelled
+    (webapp.preview.tasks.cancel_calibration) it stops at its next progress check."""
+    now = timezone.now()
+    started = SiteCalibration.objects.filter(pk=calibration_id, status=SiteCalibration.Status.QUEUED,
+                                             cancel_requested=False).update(
+        status=SiteCalibration.Status.RUNNING, heartbeat_at=now, started_at=now, progress=0.0, error="")
+    if not started:      # replaced, deleted, cancelled, or a duplicate delivery
         return
     row = SiteCalibration.objects.filter(pk=calibration_id, status=SiteCalibration.Status.RUNNING)
-    reporter = Reporter(row)
+    reporter = Reporter(row, row.filter(cancel_requested=False))
     preview = SitePreview.objects.select_related("experiment__trace").get(calibration__pk=calibration_id)
+
+    def progress(fraction: float) -> None:
+        reporter.progress(fraction)
+        if reporter.should_stop():
+            raise Cancelled("the calibration was cancelled")
+
     try:
         with reporter.lease(), memory_limit(settings.SCHEDLAB_TASK_MEMORY_BYTES):
             report = calibrate_site(preview.experiment.trace.workload(), preview.site(CURRENT),
                                     capacity=preview.experiment.procs, phases=settings.SCHEDLAB_CALIBRATION_PHASES,
-                                    progress=reporter.progress)
+                                    progress=progress)
+    except Cancelled:
+        row.update(status=SiteCalibration.Status.CANCELLED, error="cancelled", finished_at=timezone.now())
     except INPUT_ERRORS as error:
         row.update(status=SiteCalibration.Status.FAILED, error=error_line(error), finished_at=timezone.now())
     except LIMIT_ERRORS as error:

@@ -199,13 +199,16 @@ class SiteCalibration(models.Model):
     """The calibration of a Slurm site preview's baseline (engine.api.calibrate_site on its trace and
     current files), run in the background (webapp.preview.tasks.calibrate_site_preview) with progress;
     ``report`` is the engine's JSON report once done, ``error`` one line when it failed. One per site
-    preview: asking again replaces it."""
+    preview: asking again replaces it. It waits for its owner's turn in the server's fair queue of
+    runs (webapp.experiments.fairqueue; ``dispatched_at``: sent to the simulation queue) and can be
+    cancelled (``cancel_requested``: a running one stops at its next progress check)."""
 
     class Status(models.TextChoices):
         QUEUED = "queued"
         RUNNING = "running"
         DONE = "done"
         FAILED = "failed"
+        CANCELLED = "cancelled"
 
     site_preview = models.OneToOneField(SitePreview, models.CASCADE, related_name="calibration")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
@@ -214,8 +217,18 @@ class SiteCalibration(models.Model):
     error = models.TextField(blank=True)
     report = models.JSONField(null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)
+    dispatched_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    cancel_requested = models.BooleanField(default=False)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     @property
     def is_final(self) -> bool:
-        return self.status in (self.Status.DONE, self.Status.FAILED)
+        return self.status in (self.Status.DONE, self.Status.FAILED, self.Status.CANCELLED)
+
+    @property
+    def shown_status(self) -> str:
+        """The status as the page words it: "waiting for its turn" (queued), "cancelling" (asked to stop)."""
+        if self.cancel_requested and not self.is_final:
+            return "cancelling"
+        return "waiting for its turn" if self.status == self.Status.QUEUED else str(self.status)

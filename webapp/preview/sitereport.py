@@ -19,7 +19,7 @@ from webapp.preview.calibration import calibration_table
 from webapp.preview.models import SiteCalibration, SitePreview
 from webapp.preview.page import csv_text, report_html, sweep_overview, sweep_parts, value_text
 from webapp.preview.services import RECORDED
-from webapp.preview.sites import changed_keys, side_runs, site_results, text_diff
+from webapp.preview.sites import changed_keys, side_runs, site_readings, site_results, text_diff
 
 #: the sides in the downloads' column order
 SIDES = (RECORDED, CURRENT, PROPOSED)
@@ -52,24 +52,28 @@ def changes_context(preview: SitePreview) -> dict[str, Any]:
 
 
 def download_html(preview: SitePreview, value: Any = None) -> str | None:
-    """The page (setup, calibration, the proposal's changes, the sweep, the tables) as one HTML file
-    with BokehJS inline; None until the runs of ``value`` are done."""
+    """The page (its warnings, setup, the proposal's changes, what SchedLab read from the files, the
+    sweep, the tables, the calibration) in the page's order and from the page's builders, as one HTML
+    file with BokehJS inline; None until the runs of ``value`` are done."""
     every = list(preview.experiment.runs.all())
     runs = ready_runs(preview, value, every)
     if runs is None:
         return None
     experiment = preview.experiment
     context: dict[str, Any] = {"preview": preview, "experiment": experiment, "files": SITE_FILES[preview.kind],
-                               "value": value, **changes_context(preview), **site_results(preview, runs)}
+                               "value": value, **changes_context(preview), **site_results(preview, runs),
+                               **site_readings(preview)}
     if context.get("missing"):
         return None
+    warnings = render_to_string("preview/_site_warnings.html", context)
     setup = render_to_string("preview/_site_setup.html", context)
+    read = render_to_string("preview/_site_read.html", context)
     changes = render_to_string("preview/_site_changes.html", context)
     tables = render_to_string("preview/_site_tables.html", context)
     if experiment.sweep_param:
         tables = f"<h2>{escape(experiment.sweep_param)} = {escape(value_text(value))}</h2>{tables}"
     title = f"SchedLab site preview: {preview.name} ({experiment.trace.name})"
-    return report_html(title, [setup, changes, *sweep_parts(sweep_of(preview, value, every), context), tables,
+    return report_html(title, [warnings, setup, changes, read, *sweep_parts(sweep_of(preview, value, every), context), tables,
                                *calibration_part(preview, context)])
 
 

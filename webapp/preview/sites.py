@@ -382,7 +382,25 @@ def site_results(preview: SitePreview, runs: dict[str, Run]) -> dict[str, Any]:
         context["missing"] = True
     context["pending"] = [{"reason": row["reason"], "values": [row.get(side) for side in sides]}
                           for row in pending_table(runs)]
+    context["refused"] = refused_jobs(runs)
     return context
+
+
+#: jobs refused at submission named on the page per side (all of them in the run's rejected CSV)
+LISTED_REFUSED = 50
+
+
+def refused_jobs(runs: dict[str, Run]) -> list[dict[str, Any]]:
+    """Per replayed side that refused jobs at submission: how many, and the first LISTED_REFUSED named
+    (id, user, queue, what they asked, the scheduler's message and the setting)."""
+    parts = []
+    for side in (CURRENT, PROPOSED):
+        run = runs.get(side)
+        rejected = run.load_rejected() if run is not None and run.status == Run.Status.DONE else None
+        if rejected is not None and len(rejected):
+            parts.append({"side": side, "run": run, "count": len(rejected),
+                          "jobs": rejected.head(LISTED_REFUSED).to_dict("records")})
+    return parts
 
 
 def pending_table(runs: dict[str, Run]) -> list[dict[str, Any]]:

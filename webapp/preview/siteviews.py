@@ -17,7 +17,7 @@ from webapp.core.responses import attachment
 from webapp.experiments.models import CURRENT, PROPOSED
 from webapp.experiments.services import delete_experiment
 from webapp.preview.calibration import apply_candidate, calibration_table, settled
-from webapp.preview.tasks import start_calibration
+from webapp.preview.tasks import cancel_calibration, start_calibration
 from webapp.preview.models import SiteCalibration, SitePreview
 from webapp.preview.page import chosen_value, embedded, page_context
 from webapp.preview.services import PreviewError
@@ -191,7 +191,7 @@ def site_calibration_progress(request: HttpRequest, pk: int) -> JsonResponse:
     calibration = settled(getattr(preview, "calibration", None))
     if calibration is None:
         return JsonResponse({"status": "none", "progress": 0.0, "finished": True})
-    return JsonResponse({"status": calibration.status, "progress": calibration.progress,
+    return JsonResponse({"status": calibration.status, "shown": calibration.shown_status, "progress": calibration.progress,
                          "finished": calibration.is_final, "error": calibration.error})
 
 
@@ -207,6 +207,20 @@ def site_calibration_apply(request: HttpRequest, pk: int) -> HttpResponse:
         messages.success(request, f"Replaying both sides with {preview.calibrated.get('name') or 'the site as configured'}: "
                                   f"{queued} run(s) queued.")
     return redirect(preview)
+
+
+#: what cancelling said, by cancel_calibration's answer
+CANCELLED_TEXT = {"cancelled": "Calibration cancelled before it started.",
+                  "stopping": "Cancelling the calibration: it stops at its next progress check.",
+                  "ended": "The calibration had already ended: nothing to cancel."}
+
+
+@require_POST
+def site_calibration_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    """Cancel the calibration (a queued one at once, a running one at its next progress check)."""
+    preview = get_owned_or_404(SITES, request.user, pk)
+    messages.info(request, CANCELLED_TEXT[cancel_calibration(preview)])
+    return redirect(preview.get_absolute_url() + "#calibration")
 
 
 @require_POST

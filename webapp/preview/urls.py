@@ -22,6 +22,7 @@ urlpatterns = [
     path("site/<int:pk>/calibrate/", siteviews.site_calibrate, name="site_calibrate"),
     path("site/<int:pk>/calibration/", siteviews.site_calibration_progress, name="site_calibration_progress"),
     path("site/<int:pk>/calibration/apply/", siteviews.site_calibration_apply, name="site_calibration_apply"),
+    path("site/<int:pk>/calibration/cancel/", siteviews.site_calibration_cancel, name="site_calibration_cancel"),
     path("site/<int:pk>/delete/", siteviews.site_delete, name="site_delete"),
     path("machines/new/", views.machine_new, name="machine_new"),
     path("machines/<int:pk>/", views.machine_detail, name="machine_detail"),

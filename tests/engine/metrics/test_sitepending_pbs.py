@@ -58,7 +58,9 @@ def test_group_project_and_ncpus_limits_hold_the_recorded_runs_jobs():
 
 def test_a_users_ncpus_limit_on_the_queue_and_an_overall_job_limit_on_the_server():
     # workq: ann at most 2 CPUs running; the server: 2 jobs running in all. 8 CPUs.
-    # 1 ann 0-100 2 CPUs; 2 ann submitted 0, 1 CPU, starts 100: 2 + 1 > 2 -> Queue limit 100 s
+    # 1 ann 0-100 2 CPUs; 2 ann submitted 0, 1 CPU, starts 100: 2 + 1 > 2 (queue ncpus) 0-100, and
+    # two jobs run (1 and 3, then 1 and 4) 0-60: the scheduler checks every max_run before any
+    # max_run_res (limits.cpp limfuncs) -> Server limit 0-60, Queue limit 60-100
     # 3 bob 0-50 1 CPU; 4 bob submitted 10, starts 50: two jobs run (1, 3) -> Server limit 40 s
     site = site_from_texts("pbs", {"print server": "create queue workq\nset server default_queue = workq\n"
                                                    "set queue workq max_run_res.ncpus = [u:ann=2]\n"
@@ -67,7 +69,7 @@ def test_a_users_ncpus_limit_on_the_queue_and_an_overall_job_limit_on_the_server
                              "end": [100, 150, 50, 60], "procs": [2, 1, 1, 1]})
     jobs = pd.DataFrame({"job_id": [1, 2, 3, 4], "user": [1, 1, 2, 2], "queue_name": ["workq"] * 4})
     held = pending_reasons(schedule, jobs, site, 8, {"1": "ann", "2": "bob"}).set_index("job_id")
-    assert held.loc[2, QUEUE_LIMIT] == 100 and held.loc[2].sum() == 100
+    assert held.loc[2, SERVER_LIMIT] == 60 and held.loc[2, QUEUE_LIMIT] == 40 and held.loc[2].sum() == 100
     assert held.loc[4, SERVER_LIMIT] == 40 and held.loc[4].sum() == 40
 
 

@@ -142,7 +142,7 @@ def test_the_site_command_prints_a_pbs_site(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "3 queues, default routeq" in out and "routeq (route) -> workq, long" in out
     assert out.index("  workq:") < out.index("  long (stopped):")         # by priority
-    assert "max_run [o:PBS_ALL=500] [u:PBS_GENERIC=40]" in out and "backfill_depth 10" in out
+    assert "max_run [o:PBS_ALL=500],[u:PBS_GENERIC=40]" in out and "backfill_depth 10" in out
     assert "not modelled (read, not used): scheduling (line 35), log_events (line 39), sched_config preempt_queue_prio" in out
 
 
@@ -154,11 +154,14 @@ def test_limits_on_queued_jobs_and_their_resources_are_read(tmp_path):
             "set queue workq queued_jobs_threshold = \"[u:PBS_GENERIC=3],[o:PBS_ALL=20]\"\n"
             "set queue workq queued_jobs_threshold_res.mem = [o:PBS_ALL=100gb]\n"
             "set server queued_jobs_threshold_res.ncpus = [o:PBS_ALL=64]\n")
-    with pytest.raises(WorkloadError) as error:      # (a size is not a count: named, file and line)
-        read_print_server(write(tmp_path, "bad.txt", text))
-    assert "line 5" in str(error.value) and "queued_jobs_threshold_res.mem" in str(error.value)
-    server = read_print_server(write(tmp_path, "server.txt", text.replace("100gb", "100")))
+    # a size is not a count: on ncpus or a count of jobs it is refused (file, line and field named);
+    # on mem it is PBS's own form (read with its unit, listed as not followed)
+    with pytest.raises(WorkloadError) as error:
+        read_print_server(write(tmp_path, "bad.txt", text.replace("ncpus = [u:PBS_GENERIC=8]", "ncpus = [u:PBS_GENERIC=8gb]")))
+    assert "bad.txt, line 3: field max_queued_res.ncpus: expected a limit like [u:PBS_GENERIC=10]" in str(error.value)
+    server = read_print_server(write(tmp_path, "server.txt", text))
     workq = server.queues["workq"]
+    assert workq.queued_jobs_threshold_res["mem"].text() == "[o:PBS_ALL=100gb]"
     assert workq.max_queued_res["ncpus"].values == {("u", "PBS_GENERIC"): 8}
     assert workq.queued_jobs_threshold.values == {("u", "PBS_GENERIC"): 3, ("o", "PBS_ALL"): 20}
     assert server.queued_jobs_threshold_res["ncpus"].overall() == 64
@@ -167,3 +170,57 @@ def test_limits_on_queued_jobs_and_their_resources_are_read(tmp_path):
     text = "\n".join(describe_pbs_site(server))
     assert "max_queued_res.ncpus [u:PBS_GENERIC=8]" in text and "queued_jobs_threshold_res.ncpus [o:PBS_ALL=64]" in text
     assert "queue workq queued_jobs_threshold_res.mem (of resources only ncpus is followed)" in text.split("not modelled")[1]
+
+
+def test_print_servers_plus_equals_adds_entries_to_a_limit(tmp_path):
+    # print server writes "[u:PBS_GENERIC=10],[u:alice=5]" as two lines (qmgr.c splits the value at its
+    # commas): the second adds to the first; -= takes an entry off
+    server = read_print_server(write(tmp_path, "server.txt", """create queue workq
+set queue workq max_run = [u:PBS_GENERIC=10]
+set queue workq max_run += [u:alice=5]
+set queue workq max_run_res.ncpus = [o:PBS_ALL=64]
+set queue workq max_run_res.ncpus += [u:bob=8]
+set queue workq max_run_res.ncpus -= [o:PBS_ALL=64]
+set server max_queued = [u:PBS_GENERIC=100]
+set server max_queued += [g:physics=500]
+set server resources_max.walltime = 48:00:00
+"""))
+    workq = server.queues["workq"]
+    assert workq.max_run.values == {("u", "PBS_GENERIC"): 10, ("u", "alice"): 5}
+    assert workq.max_run_res["ncpus"].values == {("u", "bob"): 8}
+    assert server.max_queued.values == {("u", "PBS_GENERIC"): 100, ("g", "physics"): 500}
+    assert server.resources_max == {"walltime": "48:00:00"} and not server.unmodelled
+
+
+def test_a_bad_server_resources_max_names_file_line_and_key(tmp_path):
+    with pytest.raises(WorkloadError) as caught:
+        read_print_server(write(tmp_path, "server.txt", "create queue q\nset server resources_max.walltime = soon\n"))
+    assert str(caught.value) == (f"{tmp_path / 'server.txt'}, line 2: field resources_max.walltime: expected a "
+                                 "duration like 01:30:00 or 2-00:00:00, got 'soon'")
+
+
+def test_settings_read_but_not_followed_are_listed_with_why(tmp_path):
+    from engine.platform.pbsconf import pbs_unfollowed_keys
+    server = read_pbs_site(write(tmp_path, "server.txt", """create queue workq
+set queue workq resources_max.walltime = 24:00:00
+set queue workq resources_max.mem = 4gb
+set queue workq resources_default.walltime = 01:00:00
+set queue workq started = False
+set queue workq max_run_res.ncpus = [u:PBS_GENERIC=8]
+set queue workq max_run_res.mem = [u:PBS_GENERIC=8gb]
+set server resources_max.ncpus = 64
+"""), sched_config=write(tmp_path, "sched_config", "help_starving_jobs: true ALL\nmax_starve: 12:00:00\n"
+                                                      "fairshare_usage_res: mem\nbackfill_prime: false ALL\n"))
+    assert pbs_unfollowed_keys(server) == [
+        "queue workq max_run_res.mem (of resources only ncpus is followed)",
+        "queue workq resources_max.mem (a job's walltime and ncpus are checked against the bounds, not its mem)",
+        "queue workq resources_default.walltime (the log's Resource_List already has the default the server gave; "
+        "a changed default changes no job here)",
+        "queue workq started = False (its jobs run here)",
+        "sched_config help_starving_jobs true (a job waiting over max_starve 12:00:00 is not put first here)",
+        "sched_config backfill_prime false (not followed)",
+        "sched_config fairshare_usage_res mem (usage here is processor time: ncpus x walltime)"]
+    quiet = read_pbs_site(write(tmp_path, "quiet.txt", "create queue workq\nset queue workq resources_max.walltime = 1:00:00\n"),
+                          sched_config=write(tmp_path, "quiet_sched", "help_starving_jobs: false ALL\n"
+                                                                      "fairshare_usage_res: cput\n"))
+    assert pbs_unfollowed_keys(quiet) == []

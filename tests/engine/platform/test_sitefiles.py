@@ -111,6 +111,19 @@ def test_pbs_keys_and_changes():
     assert keys(by_queue, "pbs")["by_queue"].value == "false"
 
 
+def test_a_limit_print_server_writes_over_two_lines_is_one_key_and_one_line_when_changed():
+    # qmgr's print server splits a limit of two entries at its comma: "=" then "+=" (qmgr.c). The
+    # form shows the whole limit; setting it replaces both lines with one, so a dropped entry goes
+    texts = {"print server": "create queue workq\nset queue workq max_run = [u:PBS_GENERIC=10]\n"
+                             "set queue workq max_run += [u:alice=5]\nset queue workq priority = 1\n"}
+    found = keys(texts, "pbs")
+    assert found["workq max_run"].value == "[u:PBS_GENERIC=10],[u:alice=5]"
+    changed = with_change(texts, found["workq max_run"], "[u:PBS_GENERIC=3]")
+    assert changed["print server"].splitlines() == ["create queue workq", "set queue workq max_run = [u:PBS_GENERIC=3]",
+                                                    "set queue workq priority = 1"]
+    assert site_from_texts("pbs", changed).queues["workq"].max_run.values == {("u", "PBS_GENERIC"): 3}
+
+
 def test_pending_reasons_on_a_hand_worked_schedule():
     # 4 CPUs, QOS normal MaxJobsPU 1, partition short MaxTime 10 min. Jobs (submit, start, end, procs):
     # 1 ann 0-100 4 CPUs; 2 ann submitted 10, starts 100: ann runs job 1 in QOS normal, so the QOS

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from engine.cli import main
-from engine.platform.slurmconf import (describe_site, parse_slurm_conf, read_associations, read_qos, read_slurm_site,
-                                       shown_time, slurm_time, tres_counts)
+from engine.platform.slurmconf import (describe_site, parse_slurm_conf, next_usage_reset, read_associations, read_qos,
+                                       read_slurm_site, shown_time, slurm_time, tres_counts)
 from engine.workload.errors import WorkloadError
 
 SITE_CONF = """\
@@ -146,8 +146,8 @@ def test_qos_limits_by_header_name(tmp_path):
 
 def test_qos_and_association_columns_no_rule_follows_are_listed_not_dropped(tmp_path):
     # MaxJobsPA and MaxSubmitPA are read; Preempt and an association's Priority are not modelled
-    # and say so, GrpTRESMins is read and not followed (the usage it needs is not kept) and says
-    # why, as do TRES other than cpu, mem, node and gres/gpu in a limit (billing, a typed gres);
+    # and say so, GrpTRESMins is read and followed, TRES other than cpu, mem, node and gres/gpu in a
+    # limit (billing, a typed gres) are named as not followed;
     # the defaults sacctmgr prints (GraceTime 00:00:00, PreemptMode
     # cluster) are not listed
     qos = tmp_path / "qos.txt"
@@ -162,15 +162,15 @@ def test_qos_and_association_columns_no_rule_follows_are_listed_not_dropped(tmp_
     normal = site.qos["normal"]
     assert (normal.max_jobs_per_account, normal.max_submit_per_account) == (3, 10)
     assert normal.unmodelled == {"Preempt": "scavenger"}
-    assert normal.grp_tres_mins == {"cpu": 1000}       # read, listed as not followed (with why)
+    assert normal.grp_tres_mins == {"cpu": 1000}       # read and followed
     assert site.qos["scavenger"].unmodelled == {}
     assert [a.unmodelled for a in site.associations] == [{}, {"Priority": "5"}]
     text = "\n".join(describe_site(site))
-    for listed in ("QOS normal Preempt=scavenger (qos line 2)", "QOS normal GrpTRESMins=cpu=1000 (not followed: the QOS's decayed",
-                   "association acct/u1 Priority=5 (assoc line 3)", "QOS normal MaxTRESPU billing=9",
-                   "association acct GrpTRES gres/gpu:a100=4", "SchedulerParameters bf_continue (no effect"):
+    for listed in ("QOS normal Preempt=scavenger (qos line 2)", "association acct/u1 Priority=5 (assoc line 3)",
+                   "QOS normal MaxTRESPU billing=9", "association acct GrpTRES gres/gpu:a100=4",
+                   "SchedulerParameters bf_continue (no effect"):
         assert listed in text
-    for followed in ("MaxTRESPU cpu=8", "MaxTRESPU mem=4096", "MaxTRESPU gres/gpu=2 ", "GrpTRES mem=65536"):
+    for followed in ("MaxTRESPU cpu=8", "MaxTRESPU mem=4096", "MaxTRESPU gres/gpu=2 ", "GrpTRES mem=65536", "GrpTRESMins"):
         assert followed not in text.split("not modelled")[1]
     assert "max_jobs_per_account 3, max_submit_per_account 10" in text
 
@@ -272,6 +272,8 @@ def test_the_real_slurm_sites_files_read_as_they_ran():
     assert shares[("physics", "")] == 60 and shares[("chemistry", "")] == 30 and shares[("teaching", "")] == 10
     assert "OverTimeLimit" in conf.unmodelled      # listed, not dropped
     assert conf.enforce == {"associations", "limits", "qos"} and conf.enforce_limits
+    text = "\n".join(describe_site(site))
+    assert "a job of a user without an association under its account is refused" in text and "safe:" not in text
 
 
 def test_the_real_slurm_run_reads_whole():
@@ -283,9 +285,9 @@ def test_the_real_slurm_run_reads_whole():
 
 
 def test_grp_submit_tres_minutes_and_grp_wall_columns_are_read_by_their_titles(tmp_path):
-    # sacctmgr 22.05's titles (QOS: MaxTRESMins; long forms too); GrpWall, and a QOS's GrpTRESMins,
-    # are read and named as not followed, as are MaxTRESMins of a TRES not followed (billing) and
-    # GrpTRESRunMins/GrpTRESMins of one other than cpu
+    # sacctmgr 22.05's titles (QOS: MaxTRESMins; long forms too); GrpWall and GrpTRESMins (of a QOS
+    # and an association, every TRES followed) and GrpTRESRunMins of mem and node are read and
+    # followed; MaxTRESMins of a TRES not followed (billing) and UsageFactor are named as not followed
     qos = tmp_path / "qos.txt"
     qos.write_text("Name|GrpSubmit|MaxTRESMins|GrpTRESRunMins|GrpTRESMins|GrpWall|UsageFactor\n"
                    "normal|5|cpu=600,mem=100,billing=5|cpu=6000,mem=9|cpu=90000|2-00:00:00|0.5\n"
@@ -304,15 +306,12 @@ def test_grp_submit_tres_minutes_and_grp_wall_columns_are_read_by_their_titles(t
         (7, {"cpu": 60}, {"cpu": 120}, 1800)
     text = "\n".join(describe_site(site))
     unfollowed = text.split("not modelled")[1]
-    for listed in ("QOS normal GrpWall=2-00:00:00 (not followed", "association acct GrpWall=00:30:00 (not followed",
-                   "QOS normal GrpTRESMins=cpu=90000 (not followed", "QOS normal MaxTRESMins billing=5",
-                   "QOS normal GrpTRESRunMins mem=9", "QOS normal UsageFactor=0.5 (not followed"):
+    for listed in ("QOS normal MaxTRESMins billing=5", "QOS normal UsageFactor=0.5 (not followed"):
         assert listed in unfollowed
-    assert "association acct GrpTRESMins node=9" in unfollowed      # (its cpu is followed)
     assert "QOS low UsageFactor" not in unfollowed                  # (1: nothing to follow)
-    for followed in ("GrpSubmit", "MaxTRESMins cpu", "MaxTRESMins mem", "GrpTRESRunMins cpu", "GrpTRESMins cpu",
-                     "acct GrpTRESMins=cpu"):
+    for followed in ("GrpSubmit", "MaxTRESMins cpu", "MaxTRESMins mem", "GrpTRESRunMins", "GrpTRESMins", "GrpWall"):
         assert followed not in unfollowed
+    assert "grp_tres_mins cpu=90000, grp_wall 2-00:00:00" in text and "grp_wall 00:30:00" in text
     assert "grp_submit 5, max_tres_mins_per_job cpu=600,mem=100,billing=5, grp_tres_run_mins cpu=6000,mem=9" in text
     bad = tmp_path / "bad.txt"
     bad.write_text("Name|GrpTRESRunMins\nnormal|cpu=lots\n")
@@ -341,10 +340,13 @@ def test_accounting_storage_enforce_in_the_site_description(tmp_path):
     conf.write_text("NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\nAccountingStorageEnforce=safe,qos\n")
     text = "\n".join(describe_site(read_slurm_site(conf, qos=qos)))
     assert "AccountingStorageEnforce associations,limits,qos,safe: association and QOS limits enforced" in text
+    assert "safe: a job starts only if it can run to its time limit within GrpTRESMins and GrpWall" in text
+    assert "without an association" not in text        # (no association dump: nothing to check against)
     unfollowed = text.split("not modelled")[1]
-    for listed in ("AccountingStorageEnforce safe (not followed", "AccountingStorageEnforce qos (not followed",
-                   "AccountingStorageEnforce associations (not followed", "QOS normal Flags DenyOnLimit (not followed"):
+    for listed in ("AccountingStorageEnforce qos (not followed", "QOS normal Flags DenyOnLimit (not followed"):
         assert listed in unfollowed
+    for followed in ("associations", "safe"):       # (a user without a row refused; safe's stricter start)
+        assert f"AccountingStorageEnforce {followed}" not in unfollowed
     assert "Flags OverPartQOS" not in unfollowed and "flags OverPartQOS,DenyOnLimit" in text
     conf.write_text("NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\n")
     assert "AccountingStorageEnforce not set: association and QOS limits NOT enforced" in \
@@ -353,3 +355,56 @@ def test_accounting_storage_enforce_in_the_site_description(tmp_path):
     with pytest.raises(WorkloadError) as error:
         parse_slurm_conf(conf.read_text(), str(conf))
     assert "strict" in str(error.value) and "line 2" in str(error.value)
+
+
+def test_max_tres_per_account_per_node_and_min_tres_are_read_and_followed(tmp_path):
+    # sacctmgr's MaxTRESPA, MaxTRESPerNode and MinTRES (QOS; MaxTRESPerNode of an association too)
+    # are read into the limits, listed with the QOS, not as unmodelled; a TRES the rules do not
+    # follow in them (billing; node per node, which Slurm 22.05 gives no reason) is named as such
+    qos = tmp_path / "qos.txt"
+    qos.write_text("Name|MaxTRESPA|MaxTRESPerNode|MinTRES\nnormal|cpu=64,billing=9|cpu=4,node=1|cpu=2,mem=1G\n")
+    assoc = tmp_path / "assoc.txt"
+    assoc.write_text("Account|User|Share|MaxTRESPerNode\nacct||1|gres/gpu=2\n")
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\nAccountingStorageEnforce=limits\n")
+    site = read_slurm_site(conf, qos=qos, assoc=assoc)
+    normal, acct = site.qos["normal"], site.associations[0]
+    assert (normal.max_tres_per_account, normal.max_tres_per_node, normal.min_tres_per_job) == (
+        {"cpu": 64, "billing": 9}, {"cpu": 4, "node": 1}, {"cpu": 2, "mem": 1024})
+    assert acct.max_tres_per_node == {"gres/gpu": 2} and normal.unmodelled == {} and acct.unmodelled == {}
+    text = "\n".join(describe_site(site))
+    unfollowed = text.split("not modelled")[1]
+    assert "QOS normal MaxTRESPA billing=9" in unfollowed and "QOS normal MaxTRESPerNode node=1" in unfollowed
+    for followed in ("MaxTRESPA cpu=64", "MaxTRESPerNode cpu=4", "MinTRES", "gres/gpu=2"):
+        assert followed not in unfollowed
+    assert "max_tres_per_account cpu=64,billing=9, max_tres_per_node cpu=4,node=1, min_tres_per_job cpu=2,mem=1024" in text
+
+
+@pytest.mark.parametrize("value, listed, shown", [("MONTHLY", False, True), ("NONE", False, False), (None, False, False),
+                                                 ("FORTNIGHTLY", True, False)])
+def test_a_usage_reset_period_is_followed_and_a_word_slurm_lacks_named(tmp_path, value, listed, shown):
+    # PriorityUsageResetPeriod's periods are followed (shown with the priority settings); a word
+    # Slurm does not have is named as not followed with its line
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\n"
+                    + (f"PriorityUsageResetPeriod={value}\n" if value else ""))
+    text = "\n".join(describe_site(read_slurm_site(conf)))
+    assert ("PriorityUsageResetPeriod FORTNIGHTLY (line 3; not followed" in text.split("not modelled")[1]) == listed
+    assert ("usage reset MONTHLY (UTC, from the trace's dates)" in text) == shown
+
+
+def test_usage_resets_fall_as_slurmctlds_next_reset_computes_them():
+    # from Wednesday 2023-11-15 13:20 UTC: the next midnight, Sunday 11-19, 12-01, 2024-01-01 (the
+    # next quarter), 2024-01-01; from 2023-12-31: 2024-01-01 for MONTHLY; NONE and NOW: none
+    from datetime import UTC, datetime
+
+    def at(*date: int) -> int:
+        return int(datetime(*date, tzinfo=UTC).timestamp())
+
+    last = at(2023, 11, 15, 13, 20)
+    assert [next_usage_reset(p, last) for p in ("DAILY", "WEEKLY", "MONTHLY", "QUARTERLY", "YEARLY")] == [
+        at(2023, 11, 16), at(2023, 11, 19), at(2023, 12, 1), at(2024, 1, 1), at(2024, 1, 1)]
+    assert next_usage_reset("MONTHLY", at(2023, 12, 31, 23)) == at(2024, 1, 1)
+    assert next_usage_reset("QUARTERLY", at(2023, 2, 1)) == at(2023, 4, 1)
+    assert next_usage_reset("WEEKLY", at(2023, 11, 19)) == at(2023, 11, 26)      # a Sunday: the next one
+    assert next_usage_reset("NONE", last) is None and next_usage_reset("NOW", last) is None

@@ -21,6 +21,7 @@ from engine.platform.pbsconf import (
     PbsServer,
     read_pbs_site,
 )
+from engine.platform.pbsrules import run_limit_hold
 from engine.policies.pbs import FairShareTree, route
 from engine.run import simulate
 from tests.shared_data import SHARED_DATA
@@ -303,3 +304,25 @@ def test_the_messages_on_queued_jobs_are_the_servers():
     assert enqueue_message("u", "bob", "workq", "ncpus", False) == "would exceed user bob's limit on resource ncpus in queue workq"
     assert enqueue_message("g", "PBS_GENERIC", None, "ncpus", True) == \
         "would exceed per-group limit on resource ncpus in complex for jobs in 'Q' state"
+
+
+def test_run_limits_are_checked_in_the_schedulers_order(site):
+    # OpenPBS's scheduler (limits.cpp, check_limits' limfuncs): every max_run (the queue's, then the
+    # server's) before any max_run_res, each by group, project, overall, then user; the first that
+    # holds names the comment. ann (group staff) has 1 job of 2 CPUs running in workq, the only
+    # running job. Her next job (1 CPU): the queue's [u:ann=1] and [g:staff=1] both hold: the
+    # group's comment; with the server's max_run [o:PBS_ALL=1] and the queue's max_run_res.ncpus
+    # [u:ann=2] both holding (and nothing else), the server's max_run comes first
+    columns = {"user": ["ann", "ann"], "group": ["staff", "staff"], "account": ["", ""]}
+    used = {(where, scope, entity): (1, 2) for where in ("workq", None)
+            for scope, entity in (("u", "ann"), ("g", "staff"), ("p", ""), ("o", ""))}
+    server = site(QUEUES + "set queue workq max_run = [u:ann=1]\nset queue workq max_run += [g:staff=1]\n")
+    assert run_limit_hold(server, "workq", columns, 1, 1, used) == (
+        "Group has reached queue workq running job limit", QUEUE_LIMIT)
+    server = site(QUEUES + "set queue workq max_run_res.ncpus = [u:ann=2]\nset server max_run = [o:PBS_ALL=1]\n")
+    assert run_limit_hold(server, "workq", columns, 1, 1, used) == (
+        "Server running job limit has been reached", SERVER_LIMIT)
+    # either alone holds with its own comment
+    server = site(QUEUES + "set queue workq max_run_res.ncpus = [u:ann=2]\n")
+    assert run_limit_hold(server, "workq", columns, 1, 1, used) == (
+        "User has reached queue workq ncpus limit", QUEUE_LIMIT)

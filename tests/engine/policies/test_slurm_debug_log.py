@@ -160,3 +160,26 @@ def test_backfill_starts_as_the_policys_whole_node_reservations_decide(log, site
     assert agree > 20000 and disagree == 0
     _, disagree_cpus = _decisions(log, jobs, conf.total_cpus, site["bf_resolution"], 1)
     assert disagree_cpus > 100
+
+
+def test_jobs_over_their_time_limit_are_killed_at_the_next_30_s_check_not_at_the_limit(log):
+    """slurmctld's background loop tests time limits every PERIODIC_TIMEOUT = 30 s (controller.c
+    _slurmctld_background: ``difftime(now, last_timelimit_time) >= PERIODIC_TIMEOUT``, its clock
+    set when the loop starts) and kills a job whose end_time has passed (job_mgr.c job_time_limit,
+    OverTimeLimit 0: "Time limit exhausted"). So the 4 jobs of this run that reached their limit
+    held their CPUs 9-19 s past it (sacct's Elapsed), killed on one 30-s grid, in phase with the
+    priority calculations (slurmctld's start + k x 60 s, 44 s after the first submission): the
+    replays keep those runtimes (--overrun run) instead of cutting them at the limit."""
+    with (DATA / "sacct.txt").open() as f:
+        rows = {r["JobIDRaw"]: r for r in csv.DictReader(f, delimiter="|")}
+    kills = [(t, g[0]) for t, kind, g in log if kind == "timeout"]
+    assert sorted(j for _, j in kills) == sorted(j for j, r in rows.items() if r["State"] == "TIMEOUT")
+    first = min(t for t, kind, _ in log if kind == "submit")
+    overruns = []
+    for t, job in kills:
+        r = rows[job]
+        h, m, s = (int(x) for x in r["Timelimit"].split(":"))
+        h2, m2, s2 = (int(x) for x in r["Elapsed"].split(":"))
+        overruns.append((h2 * 3600 + m2 * 60 + s2) - (h * 3600 + m * 60 + s))
+        assert (t - first - 44) % 30 == pytest.approx(0, abs=1) or (t - first - 44) % 30 == pytest.approx(30, abs=1)
+    assert sorted(overruns) == [9, 17, 19, 19]        # each less than the 30 s between two checks

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
 if __name__ == "__main__":
@@ -218,8 +219,8 @@ def _start_and_end_at_random(limits, rng, n: int, rounds: int, clock: list[int] 
                              check: Callable[[int], None] | None = None) -> set[str]:
     """Jobs started (among those no rule holds) and ended at random, ``held`` checked against
     ``held_by_rules`` for every job at each step; with ``clock``, time passes at random, the decay
-    thread takes the running jobs' time off (GrpTRESRunMins) and sets the user associations'
-    usage at random (GrpTRESMins). The reasons met."""
+    thread takes the running jobs' time off (GrpTRESRunMins) and sets each usage at random, about
+    its limit (GrpTRESMins, GrpWall). The reasons met."""
     running: list[int] = []
     reasons = set()
     for _ in range(rounds):
@@ -231,7 +232,9 @@ def _start_and_end_at_random(limits, rng, n: int, rounds: int, clock: list[int] 
         if clock is not None:
             clock[0] += int(rng.integers(0, 120))
             limits.run_time_until(clock[0] - int(rng.integers(0, 30)))
-            limits.usage_updated({("x", "u1"): float(rng.integers(0, 4000)), ("x", "u2"): float(rng.integers(0, 4000))})
+            for usage in limits.usage.values():
+                usage.raw = float(rng.integers(0, 120 * usage.limit + 1))
+            limits.usage_updated()
         if running and rng.random() < 0.45:
             limits.ended(running.pop(int(rng.integers(len(running)))))
         else:
@@ -244,26 +247,59 @@ def _start_and_end_at_random(limits, rng, n: int, rounds: int, clock: list[int] 
     if clock is not None:
         for job in running:
             limits.ended(job)
-        assert not limits.running[:, 5].any()        # every job's time left went with it
+        for usage in limits.usage.values():
+            usage.raw = 0.0
+        limits.usage_updated()
+        assert not limits.running[:, 5:9].any()        # every job's time left went with it
     return reasons
+
+
+def _timed_limits(enforce: str, qos: dict, assoc: list, seed: int, n: int, **tres: bool):  # noqa: ANN202
+    """SiteLimits of n random jobs of users u1, u2 under account x on a 4 x 8-CPU site, with a clock;
+    ``nodes``, ``mem``, ``gpus``: random counts of those too (else 1 node, none). (limits, rng, clock)"""
+    from engine.policies.slurmlimits import SiteLimits
+
+    conf = parse_slurm_conf(f"NodeName=n[1-4] CPUs=8\nAccountingStorageEnforce={enforce}\n"
+                            "PartitionName=a Nodes=ALL Default=YES\n", "t.conf")
+    rng = np.random.default_rng(seed)
+    clock = [0]
+    limits = SiteLimits(SlurmSite(conf, qos=qos, associations=assoc), ["a"] * n,
+                        rng.choice(list(qos), n).tolist(), ["x"] * n, rng.choice(["u1", "u2"], n).tolist(),
+                        rng.integers(1, 9, n).tolist(), rng.integers(1, 3, n).tolist() if tres.get("nodes") else [1] * n,
+                        rng.choice([60, 300, 900, 1799], n).tolist(),
+                        mem_mb=rng.choice([0, 1000, 4000], n).tolist() if tres.get("mem") else None,
+                        gpus=rng.choice([0, 0, 1, 2], n).tolist() if tres.get("gpus") else None, clock=lambda: clock[0])
+    return limits, rng, clock
 
 
 def test_compiled_run_minutes_checks_hold_as_the_rules_read():
     """The same with GrpTRESRunMins (cpu) on a QOS and an account, and GrpTRESMins (cpu) on a user's
     association and the account, as time passes."""
     from engine.platform.slurmconf import Association, Qos
-    from engine.policies.slurmlimits import SiteLimits
 
-    conf = parse_slurm_conf("NodeName=n[1-4] CPUs=8\nAccountingStorageEnforce=limits\nPartitionName=a Nodes=ALL Default=YES\n", "t.conf")
     qos = {"normal": Qos("normal", grp_tres_run_mins={"cpu": 300}), "bulk": Qos("bulk", grp_submit=50)}
     assoc = [Association("c", "x", shares=1, grp_tres_run_mins={"cpu": 200}, grp_tres_mins={"cpu": 110}),
              Association("c", "x", "u1", grp_tres_mins={"cpu": 40}), Association("c", "x", "u2")]
-    rng = np.random.default_rng(3)
-    n = 200
-    clock = [0]
-    limits = SiteLimits(SlurmSite(conf, qos=qos, associations=assoc), ["a"] * n,
-                        rng.choice(["normal", "bulk"], n).tolist(), ["x"] * n, rng.choice(["u1", "u2"], n).tolist(),
-                        rng.integers(1, 9, n).tolist(), [1] * n, rng.choice([60, 300, 900, 1799], n).tolist(),
-                        clock=lambda: clock[0])
-    reasons = _start_and_end_at_random(limits, rng, n, 300, clock)
+    limits, rng, clock = _timed_limits("limits", qos, assoc, 3, 200)
+    reasons = _start_and_end_at_random(limits, rng, 200, 300, clock)
     assert reasons >= {"", "QOSGrpCPURunMinutesLimit", "AssocGrpCPURunMinutesLimit", "AssocGrpCPUMinutesLimit"}
+
+
+@pytest.mark.parametrize("safe", [False, True])
+def test_compiled_usage_and_run_minutes_checks_of_every_tres_hold_as_the_rules_read(safe):
+    """The same with a QOS's GrpTRESMins (cpu, mem, gres/gpu) and GrpWall, an association's GrpWall
+    and GrpTRESMins node, GrpTRESRunMins of mem, node and gres/gpu; jobs with and without memory and
+    GPUs; with AccountingStorageEnforce safe (the usage plus the running jobs' minutes left plus the
+    job's own) or without (the usage alone)."""
+    from engine.platform.slurmconf import Association, Qos
+
+    qos = {"normal": Qos("normal", grp_tres_mins={"cpu": 900, "mem": 90000, "gres/gpu": 300}, grp_wall=3000,
+                         grp_tres_run_mins={"mem": 60000, "gres/gpu": 200}),
+           "bulk": Qos("bulk", grp_tres_mins={"cpu": 600})}
+    assoc = [Association("c", "x", shares=1, grp_tres_run_mins={"node": 100}, grp_wall=2400),
+             Association("c", "x", "u1", grp_tres_mins={"node": 150}), Association("c", "x", "u2")]
+    n = 160
+    limits, rng, clock = _timed_limits("safe" if safe else "limits", qos, assoc, 5, n, nodes=True, mem=True, gpus=True)
+    reasons = _start_and_end_at_random(limits, rng, n, 250, clock)
+    assert reasons >= {"", "QOSGrpCPUMinutesLimit", "QOSGrpMemoryMinutes", "QOSGrpGRESMinutes", "QOSGrpWallLimit",
+                       "AssocGrpWallLimit", "AssocGrpNodeMinutes", "AssocGrpNodeRunMinutes"}

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from engine.platform.slurmconf import Association, Qos, SlurmSite, parse_slurm_conf
+from engine.policies import slurm
 from engine.policies.slurm import SlurmPriorityQueue
 from engine.run import simulate
 
@@ -140,6 +141,46 @@ def test_a_few_jobs_priorities_job_by_job_are_the_arrays(seed):
         arrays = queue.computed(jobs, np.where(queue.submit[jobs] > at, queue.submit[jobs], at))
         few = queue._priorities(jobs, 10_000)
         assert few.dtype == np.int64 and few.tolist() == arrays.tolist()
+
+
+def hand_queue() -> SlurmPriorityQueue:
+    """Three jobs, submitted at 0, 100 and 700; PriorityMaxAge 600 s; weights age 1000, fair-share 10000,
+    job size 100, partition 10, QOS 1."""
+    queue = SlurmPriorityQueue.__new__(SlurmPriorityQueue)
+    queue.weights = {"age": 1000.0, "fairshare": 10000.0, "jobsize": 100.0, "partition": 10.0, "qos": 1.0}
+    queue.max_age = 600.0
+    queue.submit = np.array([0, 100, 700], dtype=np.int64)
+    queue.static_factors = (np.array([0.5, 0.25, 1.0]), np.array([1.0, 0.5, 0.0]), np.array([1.0, 0.0, 0.0]))
+    queue.pair_index = np.array([0, 1, 1], dtype=np.int64)
+    queue.pair_fairshare = np.array([0.25, 0.125])
+    queue.factors_due = False
+    return queue
+
+
+def test_the_priority_formula_by_hand_job_by_job_and_in_arrays():
+    """At 400: job 0 is 400 s old (age 1000 x 400/600 = 666.67), fair-share 10000 x 0.25 = 2500, size 50,
+    partition 10, QOS 1: 3227.67 -> 3227; job 1 (300 s: 500) + 1250 + 25 + 5 = 1780; job 2 submitted
+    after 400: age 0, 1250 + 100 = 1350."""
+    queue = hand_queue()
+    jobs = np.array([0, 1, 2], dtype=np.int64)
+    assert queue._few(jobs, 400).tolist() == [3227, 1780, 1350]
+    assert queue.computed(jobs, np.array([400, 400, 700])).tolist() == [3227, 1780, 1350]
+    assert queue.computed(jobs, None).tolist() == [2561, 1280, 1350]    # no age
+
+
+def test_one_definition_of_the_formula_serves_both_ways(monkeypatch):
+    """The job-by-job prices and the arrays' both go through slurm.multifactor and slurm.age_factor:
+    a change of the formula there changes both (here: the age weighed twice)."""
+    formula = slurm.multifactor
+
+    def doubled_age(weights, factors, start=0.0):
+        return formula(weights, {**factors, "age": factors["age"] * 2}, start)
+
+    monkeypatch.setattr(slurm, "multifactor", doubled_age)
+    queue = hand_queue()
+    jobs = np.array([0, 1], dtype=np.int64)
+    assert queue._few(jobs, 400).tolist() == [3894, 2280]
+    assert queue.computed(jobs, np.array([400, 400])).tolist() == [3894, 2280]
 
 
 def test_a_job_queued_again_drops_the_keys():

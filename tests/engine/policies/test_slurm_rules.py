@@ -10,7 +10,7 @@ import pytest
 
 from engine.platform.slurmconf import Association, Qos, SlurmSite, parse_slurm_conf
 from engine.policies.slurm import RESERVED_FOR_HIGHER
-from engine.policies.slurmlimits import PARTITION_NOT_AVAILABLE
+from engine.policies.slurmlimits import INVALID_ACCOUNT, PARTITION_NOT_AVAILABLE
 from engine.run import simulate
 
 BASE = ("NodeName=n1 CPUs=16\nAccountingStorageEnforce=associations,limits\nPriorityType=priority/multifactor\nPriorityWeightAge=1000\n"
@@ -28,7 +28,7 @@ def site(scheduler: str = "bf_interval=5", *, qos: Qos | None = None, assoc: lis
 
 
 def run(workload, rows, site_: SlurmSite, *, users=None, partitions=None, nodes=None, accounts=None, capacity=16,
-        mem_mb=None, gpus=None, **params):
+        mem_mb=None, gpus=None, qos=None, **params):
     """Jobs of (submit, runtime, requested_time, procs); users 1 (u1) and account acct unless given;
     ``mem_mb`` and ``gpus``: each job's memory (MB) and GPUs on its one node."""
     w = workload(rows)
@@ -41,7 +41,9 @@ def run(workload, rows, site_: SlurmSite, *, users=None, partitions=None, nodes=
     w.jobs["user"] = users or [1] * len(rows)
     if nodes is not None:
         w.jobs["nodes"] = nodes
-    w.metadata["user_names"] = {"1": "u1", "2": "u2"}
+    if qos is not None:
+        w.jobs["qos"] = qos
+    w.metadata["user_names"] = {"1": "u1", "2": "u2", "3": "u3"}
     result = simulate(w, capacity, {"preset": "slurm", "params": params}, context={"slurm_site": site_})
     assert result.meta["summary"]["validation"]["ok"]
     return result
@@ -737,3 +739,168 @@ def test_association_and_qos_limits_hold_only_with_accounting_storage_enforce_li
     conf = BASE.replace("AccountingStorageEnforce=associations,limits\n", enforce) + PARTITIONS
     result = run(workload, [(0, 100, 100, 1)] * 2, site(qos=Qos("normal", max_jobs_per_user=1), conf=conf), sched_cycle=0)
     assert starts(result) == expected
+
+
+@pytest.mark.parametrize("enforce, refused", [("AccountingStorageEnforce=associations\n", [2, 3]), ("", [])])
+def test_a_job_without_an_association_is_refused_at_submission_when_associations_are_enforced(workload, enforce, refused):
+    # rows: acct, acct/u1, acct/u2. Job 1 (u1, acct) has its row; job 2 (u3: no row at all) and job 3
+    # (u1 under account other: no acct other/u1 row) are refused by sbatch with
+    # ESLURM_INVALID_ACCOUNT's text, named per job; job 4 (u2, no account named: the user's default)
+    # runs. Without AccountingStorageEnforce associations all four run at 0 (16 CPUs free)
+    conf = BASE.replace("AccountingStorageEnforce=associations,limits\n", enforce) + PARTITIONS
+    rows = [(0, 10, 100, 1)] * 4
+    result = run(workload, rows, site(conf=conf), users=[1, 3, 1, 2], accounts=["acct", "acct", "other", ""])
+    assert result.rejected_jobs["job_id"].tolist() == refused
+    assert result.rejected_jobs["reason"].tolist() == [INVALID_ACCOUNT] * len(refused)
+    assert starts(result) == {job: 0 for job in (1, 2, 3, 4) if job not in refused}
+    assert result.meta["summary"]["slurm_refused"] == ({INVALID_ACCOUNT: 2} if refused else {})
+
+
+def test_qos_max_tres_per_account_holds_the_accounts_running_cpus_together(workload):
+    # MaxTRESPA cpu=8 on QOS normal: A (u1, acct, 6 CPUs) runs 0-100; B (u2, acct, 4 CPUs, at 1):
+    # 6 + 4 > 8, held with MaxCpuPerAccount until A ends (100), though 10 CPUs are free; C (u3,
+    # account other, 4 CPUs, at 1) is not held; D (u1, 10 CPUs) is above the limit alone: never
+    # runs, refused with the same reason
+    assoc = [Association("c", "acct", shares=1), Association("c", "acct", "u1"), Association("c", "acct", "u2"),
+             Association("c", "other", shares=1), Association("c", "other", "u3")]
+    rows = [(0, 100, 100, 6), (1, 10, 100, 4), (1, 10, 100, 4), (2, 10, 100, 10)]
+    s = site(qos=Qos("normal", max_tres_per_account={"cpu": 8}), assoc=assoc)
+    result = run(workload, rows, s, users=[1, 2, 3, 1], accounts=["acct", "acct", "other", "acct"], sched_cycle=0)
+    assert starts(result) == {1: 0, 2: 100, 3: 1}
+    assert reasons(result)[2] == "MaxCpuPerAccount"
+    assert result.rejected_jobs["reason"].tolist() == ["MaxCpuPerAccount"]
+
+
+def test_qos_max_tres_per_node_and_min_tres_refuse_at_submission(workload):
+    # two 8-CPU nodes; QOS normal MaxTRESPerNode cpu=4, MinTRES cpu=2. A: 8 CPUs on 1 node (8 per
+    # node > 4): QOSMaxCpuPerNode; B: 8 CPUs on 2 nodes (4 per node) runs; C: 1 CPU < 2:
+    # QOSMinCpuNotSatisfied; D: 3 CPUs on 1 node runs. Both refused as Slurm leaves them pending
+    # for ever (sbatch refuses them only with the DenyOnLimit flag)
+    conf = (BASE.replace("NodeName=n1 CPUs=16", "NodeName=n[1-2] CPUs=8")
+            + PARTITIONS.replace("Nodes=n1", "Nodes=n[1-2]"))
+    s = site(qos=Qos("normal", max_tres_per_node={"cpu": 4}, min_tres_per_job={"cpu": 2}), conf=conf)
+    rows = [(0, 10, 100, 8), (0, 10, 100, 8), (0, 10, 100, 1), (0, 10, 100, 3)]
+    result = run(workload, rows, s, nodes=[1, 2, 1, 1])
+    assert result.rejected_jobs["job_id"].tolist() == [1, 3]
+    assert result.rejected_jobs["reason"].tolist() == ["QOSMaxCpuPerNode", "QOSMinCpuNotSatisfied"]
+    assert set(starts(result)) == {2, 4}
+    # an association's MaxTRESPerNode mem=1G: 2 GB on one node is refused (AssocMaxMemPerNode)
+    assoc = [Association("c", "acct", shares=1, max_tres_per_node={"mem": 1024}), Association("c", "acct", "u1"),
+             Association("c", "acct", "u2")]
+    result = run(workload, [(0, 10, 100, 1)] * 2, site(assoc=assoc, conf=conf), mem_mb=[1024, 2048])
+    assert result.rejected_jobs["reason"].tolist() == ["AssocMaxMemPerNode"]
+
+
+DECAYING = BASE.replace("PriorityCalcPeriod=1", "PriorityCalcPeriod=1\nPriorityDecayHalfLife=5") + PARTITIONS
+
+
+def test_a_qos_grp_tres_mins_holds_its_jobs_until_the_qos_decayed_usage_falls_below_it(workload):
+    # the association case above on QOS normal (GrpTRESMins cpu=10): slurmctld keeps the QOS's own
+    # decayed usage (usage_tres_raw), the same sums: A (u1, 8 CPUs, 0-120) makes it 727 CPU-seconds
+    # (12.1 minutes) at the tick 120; B (u1) and C (u2, the same QOS) at 130 wait with
+    # QOSGrpCPUMinutesLimit until the tick 240 (9.2 minutes); D (u2) at 130 in QOS other is not held
+    d = 1 - 0.693 / 300
+    usage, tick = 2 * 480 * d ** 60 * d ** 60, 120
+    while int(usage / 60) >= 10:
+        usage, tick = usage * d ** 60, tick + 60
+    assert tick == 240
+    s = site(conf=DECAYING, qos=Qos("normal", grp_tres_mins={"cpu": 10}))
+    s.qos["other"] = Qos("other")
+    rows = [(0, 120, 120, 8), (130, 10, 60, 1), (130, 10, 60, 1), (130, 10, 60, 1)]
+    result = run(workload, rows, s, users=[1, 1, 2, 2], qos=["normal", "normal", "normal", "other"])
+    assert starts(result) == {1: 0, 2: 240, 3: 240, 4: 130}
+    assert reasons(result)[2] == reasons(result)[3] == "QOSGrpCPUMinutesLimit"
+
+
+def test_a_qos_grp_wall_holds_its_jobs_until_the_decayed_wall_clock_time_falls_below_it(workload):
+    # GrpWall 2 minutes on QOS normal: the decayed seconds its jobs ran, each job once whatever its
+    # CPUs (grp_used_wall), ticks every minute, half-life 5 minutes. A (1 CPU, 0-180) and A' (4
+    # CPUs, 0-60): at the tick 60 W = 60 d^60 d^60 + 60 d^60 (A' ended at 60: added, then decayed
+    # with the rest; A's minute added after), then W d^60 + 60 d^60 at 120, (W + 60 d^60) d^60 at
+    # 180 (A ended): 2.7 minutes; B at 190 waits with QOSGrpWallLimit while the whole minutes are 2
+    # or more: until the tick 360
+    d = 1 - 0.693 / 300
+    wall = 60 * d ** 60 * d ** 60 + 60 * d ** 60          # the tick 60
+    wall = wall * d ** 60 + 60 * d ** 60          # 120
+    wall, tick = (wall + 60 * d ** 60) * d ** 60, 180
+    assert int(wall / 60) >= 2
+    while int(wall / 60) >= 2:
+        wall, tick = wall * d ** 60, tick + 60
+    assert tick == 360
+    s = site(conf=DECAYING, qos=Qos("normal", grp_wall=120))
+    result = run(workload, [(0, 180, 180, 1), (0, 60, 60, 4), (190, 10, 60, 1)], s, partitions=["long"] * 3)
+    assert starts(result) == {1: 0, 2: 0, 3: tick}
+    assert reasons(result)[3] == "QOSGrpWallLimit"
+
+
+def test_grp_tres_run_mins_of_memory_holds_only_jobs_asking_memory(workload):
+    # QOS GrpTRESRunMins mem=1000 (MB-minutes): A asks 100 MB x 10 minutes = 1000 from 0; B asks
+    # 10 MB x 2 minutes: floor(R / 60) + 20 > 1000 while R = 100 x (600 - t) MB-seconds as of the
+    # tick t: held at 0 (1020), starts at the tick 60 (920) with QOSGrpMemoryRunMinutes; C asks no
+    # memory (Slurm skips a TRES the job does not ask): starts at 0. D asks 200 x 10 = 2000: never
+    s = site(qos=Qos("normal", grp_tres_run_mins={"mem": 1000}))
+    rows = [(0, 300, 600, 1), (0, 10, 120, 1), (0, 10, 120, 1), (0, 10, 600, 1)]
+    result = run(workload, rows, s, partitions=["long"] * 4, mem_mb=[100, 10, 0, 200], users=[1, 2, 2, 1])
+    assert starts(result) == {1: 0, 2: 60, 3: 0}
+    assert reasons(result)[2] == "QOSGrpMemoryRunMinutes"
+    assert result.rejected_jobs["reason"].tolist() == ["QOSGrpMemoryRunMinutes"]
+
+
+@pytest.mark.parametrize("enforce, expected, refused", [("limits", {1: 0, 2: 0, 3: 0}, []),
+                                                        ("safe", {1: 0, 2: 120}, [3])])
+def test_safe_starts_a_job_only_if_it_can_run_to_its_time_limit_within_grp_tres_mins(workload, enforce, expected,
+                                                                                    refused):
+    # u1's association: GrpTRESMins cpu=17; ticks every minute, half-life 5 minutes. A (8 CPUs,
+    # time limit 2 minutes: 16 CPU-minutes) starts at 0 either way. B (4 CPUs x 1 minute) at 0: the
+    # usage (0) is below 17, it starts at 0 with limits; with safe the usage plus the running jobs'
+    # whole minutes left (A: 16) plus its own 4 make 20 > 17: held (AssocGrpCPUMinutesLimit); at the
+    # tick 60 the usage is int(480 d^60 / 60) = 6, A's minutes left 8: 18 > 17, held; A ends at 120
+    # (usage 12 after the tick, 6 before; nothing left running): B starts at 120. C (1 CPU x 20
+    # minutes = 20 > 17, at 0) runs with limits; with safe it never could: refused, the same reason
+    d = 1 - 0.693 / 300
+    assert (int(480 * d ** 60 / 60), int(2 * 480 * d ** 120 / 60)) == (6, 12)
+    conf = DECAYING.replace("associations,limits", enforce)
+    assoc = [Association("c", "acct", shares=1), Association("c", "acct", "u1", grp_tres_mins={"cpu": 17}),
+             Association("c", "acct", "u2")]
+    result = run(workload, [(0, 120, 120, 8), (0, 60, 60, 4), (0, 10, 1200, 1)], site(conf=conf, assoc=assoc),
+                 partitions=["short", "short", "long"])
+    assert starts(result) == expected
+    assert result.rejected_jobs["job_id"].tolist() == refused
+    if enforce == "safe":
+        assert reasons(result)[2] == result.rejected_jobs["reason"].tolist()[0] == "AssocGrpCPUMinutesLimit"
+
+
+def test_a_job_past_its_time_limit_holds_its_cpus_and_backfill_expects_it_to_end_any_second(workload):
+    # slurmctld kills a job over its time limit only at its next time-limit check (every
+    # PERIODIC_TIMEOUT = 30 s: controller.c _slurmctld_background, job_mgr.c job_time_limit), so a
+    # recorded runtime past the limit is kept (--overrun run). A (15 CPUs, limit 60) runs 75 s;
+    # B (16 CPUs) waits for all of it; C (1 CPU, 30 s), submitted at 50, fits the free CPU but would
+    # run into B's reservation: first at A's limit (60), then, A being overdue, at the will-run
+    # test's guess of its end, a second from now (cons_common/job_test.c _guess_job_end: end_time +
+    # KillWait, at least now + 1): C never starts beside the overdue A; B starts when A really ends
+    rows = [(0, 75, 60, 15), (1, 10, 100, 16), (50, 5, 30, 1)]
+    result = run(workload, rows, site("bf_interval=5,bf_resolution=1"))
+    assert starts(result) == {1: 0, 2: 75, 3: 85}
+    # were A expected to run a whole time limit more once overdue, C would start in the overrun
+    assert dict(zip(result.schedule["job_id"], result.schedule["end"]))[1] == 75
+
+
+def test_a_daily_usage_reset_lets_the_jobs_a_grp_tres_mins_held_run_from_midnight(workload):
+    # no decay (PriorityDecayHalfLife=0), PriorityUsageResetPeriod=DAILY, the trace starting at
+    # 23:50 UTC: A (u1, 8 CPUs, 0-120) leaves 960 CPU-seconds = 16 minutes of usage, over u1's
+    # GrpTRESMins cpu=10: B (u1, at 130) is held (AssocGrpCPUMinutesLimit) until the calculation at
+    # midnight (600 s) resets the usage; with MONTHLY the reset is weeks away: B is still held at 900
+    conf = BASE.replace("PriorityCalcPeriod=1", "PriorityCalcPeriod=1\nPriorityDecayHalfLife=0\n"
+                        "PriorityUsageResetPeriod=DAILY") + PARTITIONS
+    assoc = [Association("c", "acct", shares=1), Association("c", "acct", "u1", grp_tres_mins={"cpu": 10}),
+             Association("c", "acct", "u2")]
+    starts_of = {}
+    for period in ("DAILY", "MONTHLY"):
+        w = workload([(0, 120, 120, 8), (130, 10, 60, 1), (900, 10, 60, 1)])
+        w.metadata["UnixStartTime"] = "1700005800"
+        assert (1700005800 + 600) % 86400 == 0         # (2023-11-15 00:00 UTC)
+        result = run(lambda rows, w=w: w, [None] * 3, site(conf=conf.replace("DAILY", period), assoc=assoc),
+                     users=[1, 1, 2])
+        starts_of[period] = starts(result)
+    assert starts_of["DAILY"] == {1: 0, 2: 600, 3: 900}
+    assert 2 not in starts_of["MONTHLY"] or starts_of["MONTHLY"][2] > 900

@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import escape
 
+from tests.engine.test_calibrate import EVERY_EVENT
 from tests.webapp.conftest import compute, login, make_trace
 from tests.webapp.preview.test_site_preview import post_pbs_site, post_site, proposal_post, slurm_files
 from webapp.preview.models import SiteCalibration, SitePreview
@@ -48,7 +49,7 @@ def test_calibrate_the_baseline_and_apply_a_candidate_to_both_sides(alice, sacct
     calibration = calibrate(client, preview)
     assert calibration.status == "done" and calibration.progress == 1.0, calibration.error
     assert client.get(reverse("preview:site_calibration_progress", args=[preview.pk])).json() == {
-        "status": "done", "progress": 1.0, "finished": True, "error": ""}
+        "status": "done", "shown": "done", "progress": 1.0, "finished": True, "error": ""}
     report = calibration.report
     runs = {run.queues or "recorded": run for run in preview.experiment.runs.all()}
     # the recording is the recorded run's; "as configured" at the first phase is the current run itself
@@ -72,7 +73,7 @@ def test_calibrate_the_baseline_and_apply_a_candidate_to_both_sides(alice, sacct
     assert "&lt;table" in html and "&lt;button" not in html and "&lt;form" not in html   # no buttons to press in a file
     # apply a candidate that is parameters alone: both sides run again with its --set
     chosen = report["best"] if rows[report["best"]]["params"] and not rows[report["best"]]["inferred_limits"] \
-        and not rows[report["best"]]["without_limits"] else "a pass at every submission and end"
+        and not rows[report["best"]]["without_limits"] else EVERY_EVENT
     response = client.post(reverse("preview:site_calibration_apply", args=[preview.pk]), {"candidate": chosen})
     assert response.status_code == 302
     preview.refresh_from_db()
@@ -153,7 +154,7 @@ def test_asked_twice_lost_or_on_a_pbs_site_the_calibration_answers_one_line(alic
     # while a worker runs it, asking again waits for it; the page shows its progress
     SiteCalibration.objects.filter(pk=second.pk).update(status="running", progress=0.4, heartbeat_at=timezone.now())
     page = client.post(url, follow=True).content.decode()
-    assert "the baseline is being calibrated already: wait for it to end" in page
+    assert "the baseline is being calibrated already: wait for it to end or cancel it" in page
     assert SiteCalibration.objects.get().pk == second.pk
     assert 'data-progress-url="' in page and 'id="calibration-progress"' in page and "40.0" in page
     # its worker lost (no heartbeat for the runs' stale limit): failed, saying so, and asked again

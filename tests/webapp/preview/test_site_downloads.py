@@ -7,7 +7,9 @@ from the runs' stored schedules, not pinned (the engine's Slurm rules move)."""
 from __future__ import annotations
 
 import csv
+import html
 import io
+import json
 import re
 
 import pytest
@@ -15,6 +17,7 @@ from django.urls import reverse
 
 from tests.webapp.conftest import compute, login
 from tests.webapp.preview.test_site_preview import post_site, proposal_post, slurm_files
+from tests.webapp.preview.test_site_reading import ENFORCE, NOT_ENFORCED, SLURM, page_of, warnings
 from webapp.preview.models import SitePreview
 
 REFUSED = "PartitionTimeLimit (refused at submission)"
@@ -22,6 +25,25 @@ REFUSED = "PartitionTimeLimit (refused at submission)"
 
 def rows_of(text: str) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(text)))
+
+
+def div_texts(page: str) -> list[str]:
+    """The HTML of each part of a downloaded page, in order (Bokeh Divs' texts in the file's document JSON)."""
+    found: list[str] = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            if node.get("name") == "Div" and isinstance(node.get("attributes", {}).get("text"), str):
+                found.append(node["attributes"]["text"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    for script in re.findall(r'<script type="application/json"[^>]*>(.*?)</script>', page, re.S):
+        walk(json.loads(script))
+    return found
 
 
 @pytest.fixture
@@ -160,3 +182,25 @@ def test_a_pbs_sites_jobs_carry_the_pbs_schedulers_own_comments(alice):
         reasons = run.load_schedule().set_index("job_id")["pbs_reason"].astype(str)
         assert [row[f"{side}_reason"] for row in rows] == [reasons.get(int(row["job_id"]), "") for row in rows]
     assert sum(row["proposed_reason"] == "Queue max_run limit reached" for row in rows) > 0
+
+
+@pytest.mark.django_db
+def test_the_html_file_says_what_schedlab_read_and_warns_as_the_page_does(alice, sacct_trace):
+    """The downloaded page carries the page's own "What SchedLab read from your files" and its warnings
+    (the same builder: the same HTML), in the page's order: warnings first, the tables after."""
+    client = login(alice)
+    post_site(client, sacct_trace, **slurm_files((SLURM / "slurm.conf").read_text().replace(ENFORCE, "")))
+    preview = SitePreview.objects.get()
+    compute(preview)
+    page = page_of(client, preview)
+    report = html.unescape(html.unescape("".join(div_texts(   # (the file's JSON escapes the parts once more)
+        client.get(reverse("preview:site_download", args=[preview.pk])).content.decode()))))
+    box = warnings(page)
+    assert NOT_ENFORCED in box and box == warnings(report)
+
+    def read(text: str) -> str:
+        return re.search(r'<section id="site-read">.*?</section>', text, re.S).group(0)
+
+    assert "What SchedLab read from your files" in read(report) and read(report) == read(page)
+    assert "short (default): 1 nodes, MaxTime 00:05:00" in read(report)
+    assert report.index(NOT_ENFORCED) < report.index('id="site-read"') < report.index('id="waits-partition"')

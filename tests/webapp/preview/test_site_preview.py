@@ -32,9 +32,10 @@ def post_site(client, trace, **files):  # noqa: ANN001, ANN201
 
 def post_pbs_site(client, trace, **fields):  # noqa: ANN001, ANN201
     """The OpenPBS test server's site files (tests/data/pbs_site) posted with ``trace`` on its 4 CPUs."""
-    return post_site(client, trace, cpus=4, pbs_server=upload("print_server.txt", PBS / "print_server.txt"),
-                     sched_config=upload("sched_config", PBS / "sched_config"),
-                     resource_group=upload("resource_group", PBS / "resource_group"), **fields)
+    files = {"pbs_server": upload("print_server.txt", PBS / "print_server.txt"),
+             "sched_config": upload("sched_config", PBS / "sched_config"),
+             "resource_group": upload("resource_group", PBS / "resource_group")}
+    return post_site(client, trace, cpus=4, **{**files, **fields})
 
 
 def slurm_files(conf: str | None = None) -> dict:
@@ -201,6 +202,55 @@ def test_a_pbs_site_with_the_openpbs_log(alice):
     assert held["Queue max_run limit reached"]["jobs"] > 0         # the replay's own reasons, at each cycle
     page = client.get(preview.get_absolute_url()).content.decode()
     assert "+set queue workq max_run = [u:PBS_GENERIC=1]" in page and "<td>workq</td>" in page
+
+
+@pytest.mark.django_db
+def test_a_pbs_queues_shorter_walltime_bound_refuses_and_names_the_jobs_asking_more(alice):
+    # the OpenPBS log's 200 jobs each ask ncpus 1-3 and walltime 02:00:00: a resources_max.ncpus of 2
+    # on workq refuses the 45 asking 3 at submission, as PBS's server does (svr_chkque), named on the
+    # page with the server's message and the setting; the current run refuses none
+    from tests.shared_data import SHARED_DATA
+
+    trace = make_trace(alice, SHARED_DATA / "metacentrum" / "fairsharesim" / "OpenPBS.log", name="openpbs", format="pbs")
+    client = login(alice)
+    post_pbs_site(client, trace)
+    preview = SitePreview.objects.get()
+    data = proposal_post(preview)
+    data["text0"] = preview.current["print server"] + "set queue workq resources_max.ncpus = 2\n"
+    assert client.post(reverse("preview:site_propose", args=[preview.pk]), data).status_code == 302
+    compute(preview)
+    runs = {r.queues or "recorded": r for r in preview.experiment.runs.all()}
+    message = "Job violates queue and/or server resource limits"
+    assert runs["current"].load_rejected() is None or not len(runs["current"].load_rejected())
+    rejected = runs["proposed"].load_rejected()
+    assert len(rejected) == 45 and set(rejected["procs"]) == {3} and set(rejected["reason"]) == {message}
+    held = {row["reason"]: row for row in runs["proposed"].summary["site_pending"]}
+    assert held[f"{message} (refused at submission)"]["jobs"] == 45
+    page = client.get(preview.get_absolute_url()).content.decode()
+    assert 'id="refused-jobs"' in page and "proposed: 45 jobs" in page and "<h3>Per queue</h3>" in page
+    assert f"<td>{message}</td><td>queue workq resources_max.ncpus = 2</td>" in page
+    assert rejected["native_id"].iloc[0] in page
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("field", "name", "text", "where"), [
+    ("pbs_server", "print_server.txt", "create queue workq\nset queue workq max_run = [u:PBS_GENERIC=ten]\n",
+     "print server, line 2: field max_run: expected a limit like [u:PBS_GENERIC=10]"),
+    ("pbs_server", "print_server.txt", "create queue workq\nset queue workq resources_max.walltime = soon\n",
+     "print server, line 2: field resources_max.walltime"),
+    ("sched_config", "sched_config", "fair_share: true ALL\nfairshare_decay_factor: 2\n",
+     "sched_config, line 2: field fairshare_decay_factor: expected a number between 0 and 1"),
+    ("resource_group", "resource_group", "meta 10 root 100\nann 11 physics 5\n",
+     "resource_group, line 2: field parent: parent physics is not defined above this line"),
+])
+def test_a_bad_pbs_file_names_file_line_and_key_and_stores_nothing(alice, field, name, text, where):
+    from tests.shared_data import SHARED_DATA
+
+    trace = make_trace(alice, SHARED_DATA / "metacentrum" / "fairsharesim" / "OpenPBS.log", name="openpbs", format="pbs")
+    response = post_pbs_site(login(alice), trace, **{field: upload(name, PBS / "print_server.txt", text)})
+    assert response.status_code == 400
+    assert where in response.content.decode()
+    assert not Experiment.objects.exists() and not SitePreview.objects.exists()
 
 
 @pytest.mark.django_db

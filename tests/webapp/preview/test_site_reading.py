@@ -41,9 +41,9 @@ def section(page: str, side: str) -> str:
     return text(found.group(0)) if found else ""
 
 
-def qos_with(column: str, value: str) -> str:
-    """qos.txt with ``column`` of QOS normal set to ``value``."""
-    lines = (SLURM / "qos.txt").read_text().splitlines()
+def qos_with(column: str, value: str, base: str | None = None) -> str:
+    """qos.txt (or ``base``, its text) with ``column`` of QOS normal set to ``value``."""
+    lines = (base if base is not None else (SLURM / "qos.txt").read_text()).splitlines()
     index = lines[0].split("|").index(column)
     cells = lines[1].split("|")
     cells[index] = value
@@ -86,12 +86,14 @@ def test_a_slurm_conf_without_accounting_storage_enforce_warns_that_no_limit_is_
 
 
 @pytest.mark.django_db
-def test_a_qos_grpwall_is_shown_as_not_followed(alice, sacct_trace):
+def test_a_qos_usage_factor_is_shown_as_not_followed_and_a_grpwall_is_not(alice, sacct_trace):
+    # UsageFactor is read and not followed: named in the warnings; a GrpWall is followed: not named
     client = login(alice)
-    post_site(client, sacct_trace, **{**slurm_files(), "qos": upload("qos.txt", SLURM / "qos.txt",
-                                                                    qos_with("GrpWall", "10:00:00"))})
+    qos = qos_with("GrpWall", "10:00:00", qos_with("UsageFactor", "0.5"))
+    post_site(client, sacct_trace, **{**slurm_files(), "qos": upload("qos.txt", SLURM / "qos.txt", qos)})
     box = text(warnings(page_of(client, SitePreview.objects.get())))
-    assert "QOS normal GrpWall=10:00:00 (not followed:" in box and NOT_ENFORCED not in box
+    assert "QOS normal UsageFactor=0.5 (not followed:" in box and NOT_ENFORCED not in box
+    assert "GrpWall" not in box
 
 
 def page_with_proposal(alice, sacct_trace, conf: str | None = None, **changes: str) -> str:  # noqa: ANN001
