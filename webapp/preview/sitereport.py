@@ -48,6 +48,9 @@ def changes_context(preview: SitePreview) -> dict[str, Any]:
         context["changes"] = changed_keys(preview.site(CURRENT), preview.site(PROPOSED))
     except WorkloadError as error:
         context["changes_error"] = error_line(error)
+    swept = preview.experiment.sweep_param
+    context["swept_only"] = bool(swept and context.get("changes")) and all(
+        change.key.label == swept for change in context["changes"])
     return context
 
 

@@ -204,3 +204,15 @@ def test_the_html_file_says_what_schedlab_read_and_warns_as_the_page_does(alice,
     assert "What SchedLab read from your files" in read(report) and read(report) == read(page)
     assert "short (default): 1 nodes, MaxTime 00:05:00" in read(report)
     assert report.index(NOT_ENFORCED) < report.index('id="site-read"') < report.index('id="waits-partition"')
+
+
+@pytest.mark.django_db
+def test_the_means_say_they_leave_out_the_jobs_a_side_refused(alice, proposed):
+    """Found in the browser: MaxTime 1 min on short refuses jobs at submission, and the proposed means
+    (over the jobs it queued) then look far better; the tables say which side left out how many."""
+    refused = len(by_side(proposed)["proposed"].load_rejected())
+    assert refused > 0
+    page = login(alice).get(proposed.get_absolute_url()).content.decode()
+    note = re.search(r'<p class="muted" id="means-refused">(.*?)</p>', page, re.S).group(1)
+    assert f"proposed refused {refused} jobs at submission" in note and "current refused" not in note
+    assert page.index('id="means-refused"') < page.index('id="waits-partition"')

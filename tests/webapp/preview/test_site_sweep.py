@@ -252,3 +252,22 @@ def test_the_page_reads_its_runs_once_and_each_set_of_files_once(alice, sacct_tr
     assert sum('FROM "experiments_run"' in query["sql"] for query in queries.captured_queries) == 1
     preview.refresh_from_db()
     assert len(read) == 2 and preview.current in read and preview.proposed in read, [sorted(r) for r in read]
+
+
+@pytest.mark.django_db
+def test_sweeping_the_only_key_the_proposal_changes_says_both_sides_then_match(alice, sacct_trace):
+    """Found in the browser: a proposal that doubles PriorityWeightFairshare, then a sweep of
+    PriorityWeightFairshare: each value sets it on both sides, so current and proposed are the same
+    files (±0 s everywhere); the page says why. A sweep of another key does not say it."""
+    client = login(alice)
+    post_site(client, sacct_trace, **slurm_files())
+    preview = SitePreview.objects.get()
+    client.post(reverse("preview:site_propose", args=[preview.pk]), proposal_post(preview, PriorityWeightFairshare="20000"))
+    compute(preview)
+    assert sweep_post(client, preview, "bf_max_job_test", "10, 100").status_code == 302
+    assert 'id="swept-only"' not in client.get(preview.get_absolute_url()).content.decode()
+    compute(preview)
+    assert sweep_post(client, preview, "PriorityWeightFairshare", "10000, 40000").status_code == 302
+    assert SitePreview.objects.get().experiment.sweep_param == "PriorityWeightFairshare"
+    page = client.get(preview.get_absolute_url()).content.decode()
+    assert 'id="swept-only"' in page and "changes no form key but PriorityWeightFairshare, the swept key" in page
