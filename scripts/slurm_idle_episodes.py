@@ -15,13 +15,17 @@ the recording's sacct.txt and log; the replay is the ``slurm`` policy's on the s
 ``--phase`` (as benchmarks/slurm_fidelity_sweep.py, overruns kept), its passes recorded as it runs.
 
 What it showed (rec2, replay at its own phase 44): real 444 episodes, 438 blocked by a reservation
-(66,637 CPU-s), 6 fitting (423); replay 448, 442 reservation (64,719), 6 before any pass. Idle
-CPU-s while a job fits: real 15,853 (6,411 > 30 s after a job end) vs replay 15,375 (7,678);
-reservation 14,138 vs 14,607, fits-but-not-started (all within 30 s of a job end: when the passes
-run) 1,322 vs 600, not in the last pass (submitted after it or held at its turn: sacct's seconds)
-393 vs 168. The first reservation the log prints follows from the running jobs' start + time limit
-through the will-run test's batches (slurmkernels.will_run_ends) in 740 of 763 passes.
-Main-scheduler starts: real 80, replay 114-129 (backfill 250 vs 201-216).
+(66,637 CPU-s), 6 fitting (423). Idle CPU-s while a job fits: real 15,853 (6,411 > 30 s after a job
+end): reservation 14,138, fits-but-not-started (all within 30 s of a job end: when the passes run)
+1,322, not in the last pass (submitted after it or held at its turn: sacct's seconds) 393. The first
+reservation the log prints follows from the running jobs' start + time limit through the will-run
+test's batches (slurmkernels.will_run_ends) in 740 of 763 passes: no missing rule in what a pass
+decides. The replay, before a backfill pass stopped seeing the job ends of its own second: 448
+episodes, 442 reservation (64,719 CPU-s); idle CPU-s 15,375: reservation 14,607, fits 600, not in
+the pass 168; after: 692 episodes, 642 reservation (99,174), 49 fitting (2,418); idle CPU-s 18,195:
+reservation 16,889, fits 1,138, not in the pass 168. Main-scheduler starts: real 80, replay 115-129
+(backfill 250 vs 201-215): its main runs at an end come in the end's second, Slurm's at the
+background loop's next tick (median 1.0 s after the end).
 """
 
 from __future__ import annotations

@@ -67,8 +67,8 @@ def _violated(low: Mapping[str, str], high: Mapping[str, str], server_high: Mapp
 def refusal(server: PbsServer, name: str, walltime: int, ncpus: int) -> tuple[str, str]:
     """(the server's message, the setting) when it refuses at submission a job submitted to queue
     ``name`` (unknown: the default queue) with this walltime and ncpus, else ("", ""). As OpenPBS's
-    svr_chkque: an execution queue refuses it when disabled or when the job breaks its resources_min /
-    resources_max (or the server's resources_max); a route queue when the job breaks its own, or when
+    svr_chkque: any queue, route or execution, refuses it when disabled, or when the job breaks its
+    resources_min / resources_max (or the server's resources_max); a route queue also when
     every destination refuses it for good (job_route's default_router: a destination's resource
     limits refuse for good; a disabled one only for now, so the job would wait in the route queue:
     taken here as refused too). The job-count limits (max_queued, ...) are the policy's, checked
@@ -80,7 +80,7 @@ def _refusal(server: PbsServer, name: str, walltime: int, ncpus: int, seen: set[
     queue = server.queues.get(name)
     if queue is None:
         return "", ""
-    if not queue.is_route and not queue.enabled:
+    if not queue.enabled:              # (svr_chkque checks every queue type's enabled)
         return NOT_ENABLED_MESSAGE, f"queue {name} enabled = False"
     broken = _violated(queue.resources_min, queue.resources_max, server.resources_max, walltime, ncpus)
     if broken:

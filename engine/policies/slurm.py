@@ -769,6 +769,10 @@ class SlurmBackfill(Algorithm):
         #: CPUs per node of the site (the smallest node's, if they differ) when reservations take whole nodes
         self.cpus_per_node = min((n.cpus for n in nodesets), default=1) if whole else 1
         self.walk = Walk(sim, queue, self.part_nodes)
+        #: a backfill pass on its timer does not see the jobs that ended in its own second (see backfill_pass)
+        self.ends_after_backfill = bool(params.get("ends_after_backfill", True)) and self.pool and self.cycle > 0
+        self.ended_at = -1
+        self.ended: list[int] = []
         self.running = Running(sim.n)
         self.profile = Profile(sim.capacity)
         self.least = np.zeros(0, dtype=np.int64)     # the backfill walk's scratch: the profile's prefix minima
@@ -786,6 +790,9 @@ class SlurmBackfill(Algorithm):
         running = self.running
         kernels.remove_running(running.ends, running.jobs, running.sizes, running.count, self.sim.expected_end(job), job)
         running.count -= 1
+        if self.ended_at != self.sim.now:
+            self.ended_at, self.ended = self.sim.now, []
+        self.ended.append(job)
 
     def on_grid(self, cycle: int) -> bool:
         """Whether a pass of this cycle (every ``cycle`` seconds from the first submission) falls now."""
@@ -899,6 +906,42 @@ class SlurmBackfill(Algorithm):
             i += 1
 
     def backfill_pass(self) -> None:
+        """A backfill pass (:meth:`backfill_walk`) on the state before this second's job ends.
+
+        The replay's seconds are sacct's; within one, slurmctld's backfill pass comes before the
+        job ends in 91 of the 108 seconds its debug log shares between the two (rec2): the backfill
+        thread sleeps bf_interval after each pass (backfill.c backfill_agent), so passes keep their
+        phase in the second (drifting a few ms a pass), while a job it started, running a whole
+        number of seconds, ends some 50 ms later in its second (slurmd's launch and its completion
+        message: job 150, sleep 5: started 14:55:12.667, ended 14:55:17.724), after the pass that
+        many seconds on. So the jobs that ended this second stay running for the pass (with their
+        expected ends, as the select plugin still has them), and the next pass, bf_interval later,
+        sees them; the main scheduler's runs at their ends are not changed. With a pool of
+        processors counted and passes on their timer (``ends_after_backfill``, on by default; not
+        with ``sched_cycle`` 0, where a pass is made at each end)."""
+        hidden = self.ended if self.ends_after_backfill and self.ended_at == self.sim.now else []
+        if not hidden:
+            self.backfill_walk()
+            return
+        sim, running = self.sim, self.running
+        held = int(sum(int(sim.size[job]) for job in hidden))
+        for job in hidden:
+            kernels.insert_running(running.ends, running.jobs, running.sizes, running.count, sim.expected_end(job), job,
+                                   sim.size[job])
+            running.count += 1
+        sim.allocator.free -= held
+        try:
+            self.backfill_walk()
+        finally:
+            sim.allocator.free += held
+            for job in hidden:
+                kernels.remove_running(running.ends, running.jobs, running.sizes, running.count, sim.expected_end(job),
+                                       job)
+                running.count -= 1
+        self.event = True               # the next pass is not skipped as if nothing had changed
+        sim.wake_at(sim.now + 1)
+
+    def backfill_walk(self) -> None:
         """Slurm's backfill scheduler (see the class docstring), its walk compiled
         (slurmkernels.backfill_walk), the starts made here.
 
@@ -1130,10 +1173,13 @@ MAIN_AT_EVENTS = Param("main_at_events", "bool", False, "also run Slurm's main s
 WHOLE_NODES = Param("whole_node_reservations", "bool", True, "a pending job's backfill reservation takes whole "
                     "nodes, as Slurm's backfill table of node bitmaps does (off: only its processors)",
                     label="whole-node reservations")
+ENDS_AFTER = Param("ends_after_backfill", "bool", True, "a backfill pass does not see the jobs that ended in "
+                   "its own second (slurmctld's pass comes first: its log, 91 of 108 such seconds); the next "
+                   "pass does (off: every pass sees them)", label="job ends after the backfill pass")
 AGENT = Param("backfill_agent", "bool", False, "time backfill passes as Slurm's backfill thread does: at least "
               "bf_interval after the previous pass, then as soon as something changed (off: every bf_interval "
               "from the first submission)", label="backfill thread timing")
-SLURM_PARAMS = (BACKFILL_BOUND, SCHED_CYCLE, MAIN_AT_EVENTS, WHOLE_NODES, AGENT,
+SLURM_PARAMS = (BACKFILL_BOUND, SCHED_CYCLE, MAIN_AT_EVENTS, WHOLE_NODES, AGENT, ENDS_AFTER,
                 _site_param("sched_interval", "main scheduler interval", "seconds between main scheduler passes over the "
                             "whole queue (0 = no main scheduler at all, as Slurm's sched_interval=-1)", "s"),
                 _site_param("default_queue_depth", "main scheduler depth at events", "jobs the main scheduler tests at a "

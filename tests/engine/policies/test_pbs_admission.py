@@ -110,3 +110,15 @@ def test_the_command_line_says_how_many_jobs_were_refused_and_why(capsys):
                                        "1 Queue is not enabled): --rejected-out FILE lists them\n")
     refused_note(rejected.iloc[:0], None)
     assert capsys.readouterr().err == ""
+
+
+def test_a_disabled_route_queue_refuses_new_jobs_as_an_execution_queue_does(site, workload):
+    # svr_chkque checks enabled before anything else whatever the queue's type: qsub to a disabled
+    # route queue is refused ("Queue is not enabled") though its destination would take the job;
+    # submitted to the destination itself, the job runs
+    server = site(QUEUES + "create queue route\nset queue route queue_type = Route\n"
+                  "set queue route route_destinations = workq\nset queue route enabled = False\n")
+    assert refusal(server, "route", 60, 1) == ("Queue is not enabled", "queue route enabled = False")
+    result = replayed(workload([(0, 10, 60, 1), (0, 10, 60, 1)]), server, queues=["route", "workq"], users=[1, 1])
+    assert refused(result) == {1: ("Queue is not enabled", "queue route enabled = False")}
+    assert result.schedule["job_id"].tolist() == [2]

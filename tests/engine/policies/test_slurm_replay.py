@@ -25,13 +25,14 @@ SITE_ARGS = ["--slurm-conf", str(DATA / "slurm.conf"), "--qos", str(DATA / "qos.
 #: job_mgr.c job_time_limit), so they held their CPUs 6-17 s past it
 #: (tests/engine/policies/test_slurm_debug_log.py); cut at the limit, this phase gave 313.2 s,
 #: 0.818, long 651.5, short 170.3, and the 20-phase averages (benchmarks/slurm_fidelity_sweep.py)
-#: were rec1 330.7 s / 0.824, rec2 322.1 s / 0.825, against 338.7 s / 0.844 and 356.9 s / 0.888 now
+#: were rec1 330.7 s / 0.824, rec2 322.1 s / 0.825, against 338.7 s / 0.844 and 356.9 s / 0.888 kept
 OVERRUN = ("--overrun", "run")
 
 
-def schedule(tmp_path: Path, name: str, *args: str) -> pd.DataFrame:
+def schedule(tmp_path: Path, name: str, *args: str, data: Path = DATA) -> pd.DataFrame:
+    """The schedule ``python -m engine simulate`` makes of the recording in ``data`` (its sacct.txt)."""
     out = tmp_path / f"{name}.csv"
-    assert main(["simulate", str(DATA / "sacct.txt"), *args, "--out", str(out), "--no-parse-cache",
+    assert main(["simulate", str(data / "sacct.txt"), *args, "--out", str(out), "--no-parse-cache",
                  "--no-progress"]) == 0
     return pd.read_csv(out)
 
@@ -50,33 +51,35 @@ def test_the_replay_from_the_sites_files_is_pinned(figures):
     overall = slurm["overall"]
     assert slurm["jobs"]["matched"] == 330
     assert overall["recorded"]["mean_wait"] == pytest.approx(424.17, abs=0.01)
-    assert overall["simulated"]["mean_wait"] == pytest.approx(305.1, abs=1)
-    assert overall["wait_rank_correlation"] == pytest.approx(0.835, abs=0.002)
+    assert overall["simulated"]["mean_wait"] == pytest.approx(406.4, abs=1)
+    assert overall["wait_rank_correlation"] == pytest.approx(0.867, abs=0.002)
     per = {name: part["simulated"]["mean_wait"] for name, part in slurm["per_queue"].items()}
-    assert per["long"] == pytest.approx(622.8, abs=1)      # recorded 920.0
-    assert per["short"] == pytest.approx(170.9, abs=1)     # recorded 214.7
-    # against the targets of issue 24: the overall mean (-28.1 %), each partition's (long -32.3 %,
-    # short -20.4 %) and the rank correlation of waits (0.835) all miss them at this phase (the
-    # overruns kept, OVERRUN: this phase's mean moved away, the 20-phase averages closer). The rules of
+    assert per["long"] == pytest.approx(869.5, abs=1)      # recorded 920.0
+    assert per["short"] == pytest.approx(210.7, abs=1)     # recorded 214.7
+    # against the targets of issue 24 at this phase: the overall mean (-4.2 %) and each
+    # partition's (long -5.5 %, short -1.9 %) meet them, the rank correlation of waits (0.867)
+    # does not. A backfill pass does not see the jobs that ended in its own second (slurmctld's
+    # log: the pass comes first in 91 of 108 such seconds; SlurmBackfill.backfill_pass): before,
+    # 305.1 s, 0.835, long 622.8, short 170.9, and over 20 phases (benchmarks/slurm_fidelity_sweep.py)
+    # rec1 338.7 s / 0.844, rec2 356.9 s / 0.888, against 398.2 s / 0.883 and 402.2 s / 0.878 now
+    # (recorded 424.2 and 378.2 s). The rules of
     # slurmctld 22.05.8 this replay follows were each read from its source and checked on a real
     # run's debug log (the main scheduler at submissions and ends batch_sched_delay apart, the
     # backfill table's times, the will-run test's batches: tests/engine/policies/test_slurm_rules.py);
-    # before them this phase gave 358 s and 0.851, and over six phases of the priority cycle
-    # 343 s and 0.819, against 342 s and 0.822 now: the phase alone moves the replay over
-    # 313-425 s and 0.76-0.86 (tests/engine/test_calibrate.py)
+    # the phase alone moves the replay over 341-502 s (tests/engine/test_calibrate.py)
     for name in ("long", "short"):
-        assert abs(per[name] / slurm["per_queue"][name]["recorded"]["mean_wait"] - 1) > 0.20
-    assert abs(overall["simulated"]["mean_wait"] / overall["recorded"]["mean_wait"] - 1) > 0.10
+        assert abs(per[name] / slurm["per_queue"][name]["recorded"]["mean_wait"] - 1) < 0.20
+    assert abs(overall["simulated"]["mean_wait"] / overall["recorded"]["mean_wait"] - 1) < 0.10
     assert overall["wait_rank_correlation"] < 0.9
 
 
 def test_where_the_replay_is_closer_to_the_recording_than_easy(figures):
-    """Closer in the order of the waits (by more than 0.1) and in each partition's mean (EASY on
-    the same jobs: 348.5 s overall, short 269.0 s, long 536.7 s, rank correlation 0.667); not in
-    the overall mean at this phase (305.1 s; 338.7 s over 20 phases of the priority cycle)."""
+    """Closer in the order of the waits (by more than 0.1), in the overall mean and in each
+    partition's mean (EASY on the same jobs: 348.5 s overall, short 269.0 s, long 536.7 s, rank
+    correlation 0.667; the replay 406.4 s, recorded 424.2 s)."""
     easy, slurm = figures
     recorded = slurm["overall"]["recorded"]["mean_wait"]
-    assert abs(slurm["overall"]["simulated"]["mean_wait"] - recorded) > abs(easy["overall"]["simulated"]["mean_wait"] - recorded)
+    assert abs(slurm["overall"]["simulated"]["mean_wait"] - recorded) < abs(easy["overall"]["simulated"]["mean_wait"] - recorded)
     assert slurm["overall"]["wait_rank_correlation"] > easy["overall"]["wait_rank_correlation"] + 0.1
     for name in ("long", "short"):
         rec = slurm["per_queue"][name]["recorded"]["mean_wait"]

@@ -885,6 +885,24 @@ def test_a_job_past_its_time_limit_holds_its_cpus_and_backfill_expects_it_to_end
     assert dict(zip(result.schedule["job_id"], result.schedule["end"]))[1] == 75
 
 
+@pytest.mark.parametrize("runtime, params, b_starts", [
+    (10, {}, 15),                                  # A ends in the second of a pass: the next pass starts B
+    (10, {"ends_after_backfill": False}, 10),      # every pass sees the ends of its second
+    (10, {"sched_cycle": 0}, 10),                  # a pass made at the end itself sees it
+    (12, {}, 15),                                  # an end between two passes: no change
+])
+def test_a_backfill_pass_does_not_see_the_jobs_that_ended_in_its_own_second(workload, runtime, params, b_starts):
+    # slurmctld's backfill thread sleeps bf_interval after each pass (backfill.c backfill_agent), so
+    # its passes keep their phase in the second, while a job it started ends its runtime plus some
+    # 50 ms later (slurmd's launch and completion message): in the second of the pass that many
+    # seconds on, but after it (rec2's debug log: the pass first in 91 of 108 shared seconds).
+    # Backfill only (no main scheduler), passes every 5 s from 0: A (16 CPUs) runs 0..runtime,
+    # B (16 CPUs) waits for it
+    rows = [(0, runtime, runtime, 16), (1, 5, 20, 16)]
+    result = run(workload, rows, site("bf_interval=5,bf_resolution=1"), sched_interval=0, **params)
+    assert starts(result) == {1: 0, 2: b_starts}
+
+
 def test_a_daily_usage_reset_lets_the_jobs_a_grp_tres_mins_held_run_from_midnight(workload):
     # no decay (PriorityDecayHalfLife=0), PriorityUsageResetPeriod=DAILY, the trace starting at
     # 23:50 UTC: A (u1, 8 CPUs, 0-120) leaves 960 CPU-seconds = 16 minutes of usage, over u1's
