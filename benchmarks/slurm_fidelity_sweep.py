@@ -1,9 +1,11 @@
-"""The ``slurm`` replay of both real Slurm 22.05.8 recordings over the priority cycle's phases (issue 24 §3).
+"""The ``slurm`` replay of the real Slurm 22.05.8 recordings over the priority cycle's phases (issue 24 §3).
 
 One replay's figures move with the phase of the timers alone (rec1: 288-425 s), so a change of
 rule is judged by the averages over 20 phases (priority_phase 0, 3, ..., 57 s) of the mean wait and
-of the rank correlation of waits, on both recordings (tests/data/slurm_replay: rec1;
-tests/data/slurm_replay_debug: rec2, the same site and workload run again).
+of the rank correlation of waits, on both recordings of the site the rules were checked on
+(tests/data/slurm_replay: rec1; tests/data/slurm_replay_debug: rec2, the same site and workload run
+again) and on a recording of another site they were not tuned on (tests/data/slurm_replay_site2: rec3,
+12 CPUs, three partitions on two tiers, other backfill parameters, weights and QOS limits).
 
     .venv/bin/python benchmarks/slurm_fidelity_sweep.py [--phases 20] [--set NAME=VALUE ...] [--json OUT]
 
@@ -40,31 +42,37 @@ from engine.run import simulate  # noqa: E402
 from engine.workload import Workload, load_workload  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
-RECORDINGS = {"rec1": DATA / "slurm_replay", "rec2": DATA / "slurm_replay_debug"}
-CAPACITY = 16
+RECORDINGS = {"rec1": DATA / "slurm_replay", "rec2": DATA / "slurm_replay_debug", "rec3": DATA / "slurm_replay_site2"}
 
 
-def recording(folder: Path, overrun: str = "run") -> tuple[Workload, SlurmSite]:
-    """The recording's workload (its sacct.txt) and site (slurm.conf, qos.txt, assoc.txt)."""
+def recording(folder: Path, overrun: str = "run") -> tuple[Workload, SlurmSite, int]:
+    """The recording's workload (its sacct.txt), site (slurm.conf, qos.txt, assoc.txt) and CPUs."""
     site = read_slurm_site(folder / "slurm.conf", qos=folder / "qos.txt", assoc=folder / "assoc.txt")
-    return load_workload(folder / "sacct.txt", procs=CAPACITY, overrun=overrun), site
+    capacity = site.conf.total_cpus
+    return load_workload(folder / "sacct.txt", procs=capacity, overrun=overrun), site, capacity
 
 
 def sweep(folder: Path, phases: list[int], params: dict[str, Any], overrun: str = "run") -> dict[str, Any]:
     """Mean wait and rank correlation of the replay at each phase, and their averages."""
-    workload, site = recording(folder, overrun)
-    recorded = simulate(workload, CAPACITY, "recorded").schedule
+    workload, site, capacity = recording(folder, overrun)
+    recorded = simulate(workload, capacity, "recorded").schedule
     rows = []
     for phase in phases:
-        result = simulate(workload, CAPACITY, {"preset": "slurm", "params": {**params, "priority_phase": phase}},
+        result = simulate(workload, capacity, {"preset": "slurm", "params": {**params, "priority_phase": phase}},
                           context={"slurm_site": site})
-        overall = fidelity(recorded, result.schedule, capacity=CAPACITY)["overall"]
+        report = fidelity(recorded, result.schedule, capacity=capacity)
+        overall = report["overall"]
         rows.append({"phase": phase, "mean_wait": overall["simulated"]["mean_wait"],
-                     "rank": overall["wait_rank_correlation"]})
+                     "rank": overall["wait_rank_correlation"],
+                     "partitions": {name: part["simulated"]["mean_wait"] for name, part in report["per_queue"].items()}})
         recorded_mean = overall["recorded"]["mean_wait"]
+        recorded_parts = {name: part["recorded"]["mean_wait"] for name, part in report["per_queue"].items()}
     waits = [r["mean_wait"] for r in rows]
+    partitions = {name: {"recorded": recorded, "mean_wait": float(np.mean([r["partitions"][name] for r in rows]))}
+                  for name, recorded in recorded_parts.items()}
     return {"recorded_mean_wait": recorded_mean, "mean_wait": float(np.mean(waits)),
-            "rank": float(np.mean([r["rank"] for r in rows])), "low": min(waits), "high": max(waits), "runs": rows}
+            "rank": float(np.mean([r["rank"] for r in rows])), "low": min(waits), "high": max(waits),
+            "partitions": partitions, "runs": rows}
 
 
 def parsed(pairs: list[str]) -> dict[str, Any]:
@@ -98,7 +106,9 @@ def main() -> None:
         print(f"{name}: recorded {figures['recorded_mean_wait']:.1f} s; replay mean wait {figures['mean_wait']:.1f} s "
               f"({figures['mean_wait'] / figures['recorded_mean_wait'] - 1:+.1%}, phases {figures['low']:.0f}-"
               f"{figures['high']:.0f}), rank {figures['rank']:.3f} over {len(phases)} phases "
-              f"(overrun={args.overrun}; {time.perf_counter() - began:.0f} s)", flush=True)
+              f"(overrun={args.overrun}; {time.perf_counter() - began:.0f} s); " + ", ".join(
+                  f"{name} {part['mean_wait']:.0f} vs {part['recorded']:.0f} s ({part['mean_wait'] / part['recorded'] - 1:+.1%})"
+                  for name, part in figures["partitions"].items()), flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps({"params": params, **out}, indent=1) + "\n", encoding="utf-8")
 

@@ -29,9 +29,10 @@ SITE_ARGS = ["--slurm-conf", str(DATA / "slurm.conf"), "--qos", str(DATA / "qos.
 OVERRUN = ("--overrun", "run")
 
 
-def schedule(tmp_path: Path, name: str, *args: str) -> pd.DataFrame:
+def schedule(tmp_path: Path, name: str, *args: str, data: Path = DATA) -> pd.DataFrame:
+    """The schedule ``python -m engine simulate`` makes of the recording in ``data`` (its sacct.txt)."""
     out = tmp_path / f"{name}.csv"
-    assert main(["simulate", str(DATA / "sacct.txt"), *args, "--out", str(out), "--no-parse-cache",
+    assert main(["simulate", str(data / "sacct.txt"), *args, "--out", str(out), "--no-parse-cache",
                  "--no-progress"]) == 0
     return pd.read_csv(out)
 
