@@ -129,6 +129,23 @@ def run_limit_hold(server: PbsServer, queue: str, columns: Mapping[str, Sequence
     """(PBS's comment, QUEUE_LIMIT or SERVER_LIMIT) when a max_run or max_run_res.ncpus of ``job``'s
     queue or of the server holds it (``size`` CPUs; ``used``: (jobs, CPUs) running per counter, a
     missing counter is none), else ("", "")."""
+    comment, category, _ = _held_by(server, queue, columns, job, size, used)
+    return comment, category
+
+
+def never_runs(server: PbsServer, queue: str, columns: Mapping[str, Sequence[str]], job: int,
+               size: int) -> tuple[str, str]:
+    """(PBS's comment, the limit as print server writes it) when a max_run or max_run_res.ncpus holds
+    ``job`` even with nothing else running (a limit of 0 jobs, or of fewer CPUs than it asks): PBS
+    keeps such a job queued for ever; else ("", "")."""
+    comment, _, setting = _held_by(server, queue, columns, job, size, {})
+    return comment, setting
+
+
+def _held_by(server: PbsServer, queue: str, columns: Mapping[str, Sequence[str]], job: int, size: int,
+             used: Mapping[Counter, tuple[int, int]]) -> tuple[str, str, str]:
+    """(comment, QUEUE_LIMIT or SERVER_LIMIT, the limit as print server writes it) of the first limit
+    that holds ``job``, else ("", "", "")."""
     target = server.queues.get(queue)
     scopes: list[tuple[str, Limits, Limits | None, str | None]] = []
     if target:
@@ -139,10 +156,11 @@ def run_limit_hold(server: PbsServer, queue: str, columns: Mapping[str, Sequence
             limits = cores_limit if cores else jobs_limit
             if limits is None or not limits.values:
                 continue
-            comment = _over(columns, job, size, used, name, limits, cores, label)
+            comment, limit = _over(columns, job, size, used, name, limits, cores, label)
             if comment:
-                return comment, SERVER_LIMIT if name is None else QUEUE_LIMIT
-    return "", ""
+                setting = f"{label} {'max_run_res.ncpus' if cores else 'max_run'} = {limit}"
+                return comment, SERVER_LIMIT if name is None else QUEUE_LIMIT, setting
+    return "", "", ""
 
 
 def applicable(limits: Limits, scope: str, entity: str) -> tuple[str, int] | None:
@@ -159,7 +177,8 @@ def applicable(limits: Limits, scope: str, entity: str) -> tuple[str, int] | Non
 
 
 def _over(columns: Mapping[str, Sequence[str]], job: int, size: int, used: Mapping[Counter, tuple[int, int]],
-          queue: str | None, limits: Limits, cores: bool, label: str) -> str:
+          queue: str | None, limits: Limits, cores: bool, label: str) -> tuple[str, str]:
+    """(PBS's comment, the entry "[u:PBS_GENERIC=2]") of the first entry of ``limits`` that holds ``job``."""
     what = "ncpus" if cores else "running job"
     for scope in ("g", "p", "o", "u"):           # limfuncs: group, project, overall, then user
         entity = columns[SCOPES[scope]][job] if scope != "o" else ""
@@ -172,5 +191,5 @@ def _over(columns: Mapping[str, Sequence[str]], job: int, size: int, used: Mappi
             comment = f"{SCOPE_WORDS[scope]} has reached {label} {what} limit"
         count = used.get((queue, scope, entity), (0, 0))
         if count[1 if cores else 0] + (size if cores else 1) > found[1]:
-            return comment
-    return ""
+            return comment, f"[{scope}:{found[0]}={found[1]}]"
+    return "", ""

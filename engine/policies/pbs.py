@@ -72,6 +72,7 @@ from engine.platform.pbsrules import (
     applicable,
     counters,
     has_run_limits,
+    never_runs,
     refusal,
     route,
     run_limit_hold,
@@ -86,6 +87,9 @@ from engine.sim.simulator import Simulation
 from engine.workload.accounting import parse_duration
 
 FROM_SITE = -1.0
+#: a job a max_run limit holds even alone: PBS queues it and never runs it; a replay, which has to end,
+#: lists it with the refused jobs under this
+NEVER_RUNS = "Never runs (PBS keeps it queued)"
 #: what may hold a waiting job, in PBS's words (the reasons' codes in the run's ReasonTable)
 PBS_REASONS = (QUEUE_LIMIT, SERVER_LIMIT, RESOURCES, STRICT_ORDER, TOP_JOB)
 ENTITY_COLUMNS = {"euser": "user", "egroup": "group", "account_name": "account", "queue": "queue"}
@@ -311,6 +315,9 @@ class PbsOrder(WaitingQueue):
         fixed = self.refused_at_submission.get(job, ("", ""))
         counted = self.over_queued(job) if self.queued_limited and fixed[0] != NOT_ENABLED_MESSAGE else ("", "")
         message, limit = counted if counted[0] else fixed
+        if not message and self.limited:
+            comment, limit = never_runs(self.server, self.queue_of[job], self.columns, job, int(self.sim.size[job]))
+            message = f"{NEVER_RUNS}: {comment}" if comment else ""
         if message:
             self.sim.refuse(job, message, limit)
             return
@@ -445,7 +452,7 @@ class PbsCycle(Algorithm):
         assert isinstance(queue, PbsOrder)
         if not queue.waiting:
             return
-        if self.cycle > 0:
+        if self.cycle > 0 and sim.started > sim.finished:     # with nothing running a later cycle starts nothing
             sim.wake_at(sim.now - (sim.now - self.origin) % self.cycle + self.cycle)
         order = queue.order()
         now, size, estimate = sim.now, sim.size, sim.estimate

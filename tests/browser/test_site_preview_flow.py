@@ -174,10 +174,12 @@ def test_an_admin_downloads_calibrates_applies_and_sweeps_from_the_page(page, li
     assert {"long", "short"} <= {row["name"] for row in rows if row["table"] == "mean wait per partition (minutes)"}
     assert all(row["recorded"] and row["current"] for row in rows if row["table"].startswith("mean wait"))
 
-    # calibrate, and cancel it while it waits or runs: the page says "cancelled" and it can be run again
+    # calibrate, and cancel it while it runs: it stops at its next progress check, the page says
+    # "cancelled", and it can be run again
     page.click("#calibrate")
-    page.wait_for_selector("#calibration-progress")
+    page.wait_for_selector("#calibration-progress .status-running", timeout=RESULTS)    # (the page's poll)
     page.click("#cancel-calibration")
+    page.wait_for_selector("#calibration-cancelling, #calibration-cancelled", timeout=RESULTS)
     page.wait_for_selector('#calibration[data-status="cancelled"] #calibration-cancelled', timeout=RESULTS)
     assert "cancelled" in page.inner_text("#calibration-cancelled")
     assert page.locator("#calibration-table").count() == 0 and page.locator("#cancel-calibration").count() == 0

@@ -122,3 +122,25 @@ def test_a_disabled_route_queue_refuses_new_jobs_as_an_execution_queue_does(site
     result = replayed(workload([(0, 10, 60, 1), (0, 10, 60, 1)]), server, queues=["route", "workq"], users=[1, 1])
     assert refused(result) == {1: ("Queue is not enabled", "queue route enabled = False")}
     assert result.schedule["job_id"].tolist() == [2]
+
+
+def test_a_job_a_limit_holds_even_alone_is_listed_as_never_running(site, workload):
+    # max_run_res.ncpus [u:PBS_GENERIC=2]: ann's 3-CPU job could never start (PBS keeps it queued for
+    # ever; before, the replay's 600-s cycles went on for ever); it is listed with the refused jobs,
+    # the limit named. Her 2-CPU jobs run one at a time (0, then 10); bob's beside them
+    server = site(QUEUES + "set queue workq max_run_res.ncpus = [u:PBS_GENERIC=2]\nset server scheduler_iteration = 600\n")
+    rows = [(0, 10, 10, 2), (0, 10, 10, 2), (0, 10, 10, 3), (0, 10, 10, 2)]
+    result = simulate_site(workload(rows), server, users=[1, 1, 1, 2])
+    assert refused(result) == {3: ("Never runs (PBS keeps it queued): User has reached queue workq ncpus limit",
+                                   "queue workq max_run_res.ncpus = [u:PBS_GENERIC=2]")}
+    assert dict(zip(result.schedule["job_id"], result.schedule["start"])) == {1: 0, 2: 10, 4: 0}
+
+
+def simulate_site(w, server, *, users):  # noqa: ANN001, ANN201
+    """The pbs policy with the server's own scheduler_iteration (replayed() sets no cycle)."""
+    from engine.run import simulate
+
+    w.jobs["queue_name"] = ["workq"] * len(w.jobs)
+    w.jobs["user"] = users
+    w.metadata["user_names"] = {"1": "ann", "2": "bob"}
+    return simulate(w, 4, {"preset": "pbs", "params": {}}, context={"pbs_site": server})
