@@ -95,15 +95,20 @@ def job_size_factor(cpus: int, nodes: int, total_cpus: int, total_nodes: int, fa
     return (nodes / total_nodes + cpus / total_cpus) / 2.0
 
 
-def multifactor(weights: dict[str, float], factors: dict[str, Any], start: Any = 0.0) -> Any:
+def weighted_sum(weights: dict[str, float], factors: dict[str, Any], start: Any = 0.0) -> Any:
     """The weighted sum of the factors (keys of WEIGHT_KEYS' values), added in the weights' order
     from ``start``: of one job's factors (floats, start 0.0) or of many jobs' (arrays, start their
     zeros), the same IEEE operations in the same order, so the same values either way. Not yet
-    truncated: slurmctld truncates (the caller's int() or astype(int64))."""
+    truncated: slurmctld truncates (:func:`multifactor`, or the caller's astype(int64))."""
     total = start
     for name, weight in weights.items():
         total = total + weight * factors.get(name, 0.0)
     return total
+
+
+def multifactor(weights: dict[str, float], factors: dict[str, float]) -> int:
+    """One job's priority: the weighted sum of its factors, truncated as slurmctld does."""
+    return int(weighted_sum(weights, factors))
 
 
 @dataclass
@@ -343,7 +348,7 @@ class SlurmPriorityQueue(WaitingQueue):
         size_f, partition_f, qos_f = (f[index] for f in self.static_factors)
         factors = {"age": age_factor(age, self.max_age), "fairshare": self.fairshare_factors()[self.pair_index[index]],
                    "jobsize": size_f, "partition": partition_f, "qos": qos_f}
-        return multifactor(self.weights, factors, np.zeros(len(index))).astype(np.int64)
+        return weighted_sum(self.weights, factors, np.zeros(len(index))).astype(np.int64)
 
     def priorities(self) -> dict[int, int]:
         """Each waiting job's priority now (as the last order has them; for tests and squeue-like views)."""
@@ -605,7 +610,7 @@ class SlurmPriorityQueue(WaitingQueue):
             factors = {"age": age_factor((submit if submit > at else at) - submit, max_age),
                        "fairshare": float(fairshare[pair]), "jobsize": float(size_f[job]),
                        "partition": float(partition_f[job]), "qos": float(qos_f[job])}
-            out.append(int(multifactor(weights, factors)))
+            out.append(multifactor(weights, factors))
         return np.array(out, dtype=np.int64)
 
     def _sorting(self, jobs: np.ndarray, priority: np.ndarray) -> np.ndarray:

@@ -169,14 +169,14 @@ def test_the_priority_formula_by_hand_job_by_job_and_in_arrays():
 
 
 def test_one_definition_of_the_formula_serves_both_ways(monkeypatch):
-    """The job-by-job prices and the arrays' both go through slurm.multifactor and slurm.age_factor:
+    """The job-by-job prices and the arrays' both go through slurm.weighted_sum and slurm.age_factor:
     a change of the formula there changes both (here: the age weighed twice)."""
-    formula = slurm.multifactor
+    formula = slurm.weighted_sum
 
     def doubled_age(weights, factors, start=0.0):
         return formula(weights, {**factors, "age": factors["age"] * 2}, start)
 
-    monkeypatch.setattr(slurm, "multifactor", doubled_age)
+    monkeypatch.setattr(slurm, "weighted_sum", doubled_age)
     queue = hand_queue()
     jobs = np.array([0, 1], dtype=np.int64)
     assert queue._few(jobs, 400).tolist() == [3894, 2280]
