@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.platform.pbsconf import (
+    PbsQueue,
     PbsServer,
     describe_pbs_site,
     pbs_unfollowed_keys,
@@ -47,7 +48,7 @@ SCHEDULER = ("bf_interval", "bf_max_job_test", "bf_window", "bf_resolution", "bf
 #: QOS limits the form offers: sacctmgr's column -> the Qos attribute
 QOS_LIMITS = {"MaxJobsPU": "max_jobs_per_user", "MaxSubmitPU": "max_submit_per_user", "GrpSubmit": "grp_submit",
               "MaxWall": "max_wall"}
-PBS_QUEUE = ("resources_max.walltime", "max_run", "max_queued", "priority")
+PBS_QUEUE = ("resources_max.walltime", "max_run", "max_run_res.ncpus", "max_queued", "priority")
 PBS_SCHED = ("fair_share", "strict_ordering", "round_robin", "by_queue")
 #: the form's keys a preview may sweep: those that take a number, a time or a limit (not yes/no)
 SWEEPABLE = frozenset(("MaxTime", *QOS_LIMITS, *WEIGHTS, *(name for name in SCHEDULER if name != "bf_continue"),
@@ -139,11 +140,20 @@ def common_keys(site: SlurmSite | PbsServer) -> list[Key]:
             continue
         keys += [Key("print server", queue.name, "resources_max.walltime", queue.resources_max.get("walltime", "")),
                  Key("print server", queue.name, "max_run", queue.max_run.text()),
+                 Key("print server", queue.name, "max_run_res.ncpus", _ncpus_limit(queue)),
                  Key("print server", queue.name, "max_queued", queue.max_queued.text()),
                  Key("print server", queue.name, "priority", str(queue.priority))]
+    keys += [Key("print server", "", "max_run", site.max_run.text()),         # the server's, beside backfill_depth
+             Key("print server", "", "max_run_res.ncpus", _ncpus_limit(site))]
     keys.append(Key("print server", "", "backfill_depth", "" if site.backfill_depth is None else str(site.backfill_depth)))
     keys += [Key("sched_config", "", name, site.sched.get(name, "")) for name in PBS_SCHED]
     return keys
+
+
+def _ncpus_limit(target: PbsQueue | PbsServer) -> str:
+    """A queue's or the server's max_run_res.ncpus as a set line writes it ("" = not set)."""
+    limits = target.max_run_res.get("ncpus")
+    return limits.text() if limits is not None else ""
 
 
 def sweepable_keys(site: SlurmSite | PbsServer) -> list[Key]:

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from engine.metrics.sitepending import held_by_reason, pending_reasons
-from engine.platform.sitefiles import Key, common_keys, site_from_texts, with_change
+from engine.platform.sitefiles import Key, common_keys, site_from_texts, sweepable_keys, with_change
 from engine.workload.errors import WorkloadError
 
 DATA = Path(__file__).resolve().parents[2] / "data"
@@ -122,6 +122,23 @@ def test_a_limit_print_server_writes_over_two_lines_is_one_key_and_one_line_when
     assert changed["print server"].splitlines() == ["create queue workq", "set queue workq max_run = [u:PBS_GENERIC=3]",
                                                     "set queue workq priority = 1"]
     assert site_from_texts("pbs", changed).queues["workq"].max_run.values == {("u", "PBS_GENERIC"): 3}
+
+
+def test_max_run_res_ncpus_of_a_queue_and_the_servers_limits_are_form_keys():
+    texts = {"print server": "create queue workq\nset queue workq max_run_res.ncpus = [u:PBS_GENERIC=8]\n"
+                             "set server max_run = [o:PBS_ALL=100]\n"}
+    found = keys(texts, "pbs")
+    assert found["workq max_run_res.ncpus"].value == "[u:PBS_GENERIC=8]"
+    assert found["max_run"].value == "[o:PBS_ALL=100]" and found["max_run_res.ncpus"].value == ""
+    changed = with_change(texts, found["max_run_res.ncpus"], "[u:PBS_GENERIC=16]")
+    changed = with_change(changed, found["workq max_run_res.ncpus"], "[u:PBS_GENERIC=4],[u:alice=8]")
+    assert changed["print server"].splitlines() == [
+        "create queue workq", "set queue workq max_run_res.ncpus = [u:PBS_GENERIC=4],[u:alice=8]",
+        "set server max_run = [o:PBS_ALL=100]", "set server max_run_res.ncpus = [u:PBS_GENERIC=16]"]
+    site = site_from_texts("pbs", changed)
+    assert site.max_run_res["ncpus"].generic_user() == 16
+    assert site.queues["workq"].max_run_res["ncpus"].values == {("u", "PBS_GENERIC"): 4, ("u", "alice"): 8}
+    assert {"workq max_run_res.ncpus", "max_run", "max_run_res.ncpus"} <= {k.label for k in sweepable_keys(site)}
 
 
 def test_pending_reasons_on_a_hand_worked_schedule():
