@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from benchmarks.slurm_fidelity_sweep import CAPACITY, RECORDINGS, parsed, recording  # noqa: E402
+from benchmarks.slurm_fidelity_sweep import RECORDINGS, parsed, recording  # noqa: E402
 from engine.policies.slurm import SlurmBackfill  # noqa: E402
 from engine.run import simulate  # noqa: E402
 from slurm_log_facts import _gaps, _hist, read_events  # noqa: E402
@@ -97,9 +97,9 @@ def real_timeline() -> dict[str, Any]:
 
 def replay_timeline(params: dict[str, Any]) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame]:
     """The replay's passes and starts (job ids as Slurm's), its schedule, and the recorded one."""
-    workload, site = recording(RECORDINGS["rec2"])
+    workload, site, capacity = recording(RECORDINGS["rec2"])
     with traced() as passes:
-        result = simulate(workload, CAPACITY, {"preset": "slurm", "params": params}, context={"slurm_site": site})
+        result = simulate(workload, capacity, {"preset": "slurm", "params": params}, context={"slurm_site": site})
     schedule = result.schedule
     native = dict(zip(schedule["job_id"].astype(int), schedule["native_id"].astype(int)))
     starts: dict[str, list[tuple[float, int]]] = {"main": [], "backfill": []}
@@ -107,7 +107,7 @@ def replay_timeline(params: dict[str, Any]) -> tuple[dict[str, Any], pd.DataFram
         starts["backfill" if kind == "backfill" else "main"] += [(float(t), native[j]) for j in jobs]
     timeline = {kind: [float(t) for t, k, _ in passes if k == kind] for kind in ("full", "event", "backfill", "thread")}
     timeline |= {"starts": starts, "ends": sorted(schedule["end"].astype(float).tolist())}
-    return timeline, schedule, simulate(workload, CAPACITY, "recorded").schedule
+    return timeline, schedule, simulate(workload, capacity, "recorded").schedule
 
 
 def end_to_next_start(ends: list[float], starts: list[float]) -> list[float]:
@@ -117,7 +117,7 @@ def end_to_next_start(ends: list[float], starts: list[float]) -> list[float]:
     return [starts[i] - e for e, i in zip(ends, idx) if i < len(starts)]
 
 
-def fit_delays(schedule: pd.DataFrame, qos: pd.Series, limits: dict[str, int | None]) -> pd.Series:
+def fit_delays(schedule: pd.DataFrame, qos: pd.Series, limits: dict[str, int | None], capacity: int) -> pd.Series:
     """Per job (by Slurm's id), its start minus the first second from its submission at which its CPUs
     were free and its user ran fewer than its QOS's MaxJobsPU jobs of that QOS, in ``schedule``."""
     frame = schedule.assign(qos=qos.to_numpy())
@@ -131,7 +131,7 @@ def fit_delays(schedule: pd.DataFrame, qos: pd.Series, limits: dict[str, int | N
         same = ((frame["user"] == row.user) & (frame["qos"] == row.qos)).to_numpy().copy()
         same[i] = False
         limit = limits.get(row.qos) or 1 << 30
-        ok = (CAPACITY - busy + row.procs * running[i] >= row.procs) & (running[same].sum(axis=0) < limit)
+        ok = (capacity - busy + row.procs * running[i] >= row.procs) & (running[same].sum(axis=0) < limit)
         window = (times >= row.submit) & (times <= row.start)
         first = times[window & ok]
         delays[int(row.native_id)] = row.start - (first[0] if len(first) else row.start)
@@ -167,11 +167,11 @@ def main() -> None:
         timeline["next"] = end_to_next_start(timeline["ends"], [t for s in timeline["starts"].values() for t, _ in s])
     row("job end -> next start (s)", summary(real["next"]), summary(replay["next"]))
     print(f"  real:   {_hist(real['next'], DELAYS)}\n  replay: {_hist(replay['next'], DELAYS)}")
-    workload, site = recording(RECORDINGS["rec2"])
+    workload, site, capacity = recording(RECORDINGS["rec2"])
     limits = {name: q.max_jobs_per_user for name, q in site.qos.items()}
     qos = workload.jobs["qos"].astype(str)
-    real_fit = fit_delays(recorded, qos, limits)
-    replay_fit = fit_delays(schedule, qos, limits)
+    real_fit = fit_delays(recorded, qos, limits, capacity)
+    replay_fit = fit_delays(schedule, qos, limits, capacity)
     row("job could start -> started (s, all jobs)", summary(real_fit.tolist()), summary(replay_fit.tolist()))
     procs = dict(zip(schedule["native_id"].astype(int), schedule["procs"].astype(int)))
     for name, sizes in (("1-8 CPUs", range(1, 9)), ("9-16 CPUs", range(9, 17))):
