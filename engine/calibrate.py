@@ -4,8 +4,9 @@ The replay of a site from its files (the ``slurm`` policy) is compared with the 
 records. Where they differ, the candidate explanations the data allows are each tried alone on top
 of the site as configured, and the one that brings the replay closest is named:
 
-* the scheduler's cycle: backfill timed as Slurm's backfill thread does (bf_interval after the
-  previous pass, then as soon as something changed). Three more are calibrations, not Slurm's rules,
+* the scheduler's cycle: backfill on a grid every bf_interval from the first submission (the site
+  as configured times it as Slurm's backfill thread does: bf_interval after the previous pass while
+  jobs wait, else at the first change after). Three more are calibrations, not Slurm's rules,
   and their labels ("Slurm's log: ...") say what slurmctld's own debug log shows instead
   (tests/data/slurm_replay_debug: the backfill thread every bf_interval, 5.0 s in 778 of 793 gaps
   while jobs wait): backfill every 2 x bf_interval on the grid or timed as the thread (fewer backfill
@@ -85,8 +86,10 @@ def candidates(site: SlurmSite) -> list[Candidate]:
     bound = int(sched.get("bf_max_job_test", 500))
     log = f"Slurm's log: every {bf} s"      # what slurmctld's debug log shows instead (the module's docstring)
     found = [Candidate("as configured", "the site's files"),
-             Candidate("Slurm's backfill thread timing", "the scheduler's cycle", {"backfill_agent": True}),
-             Candidate(f"backfill every {2 * bf} s ({log})", "the scheduler's cycle", {"sched_cycle": 2 * bf}),
+             Candidate(f"backfill on a grid every {bf} s from the first submission", "the scheduler's cycle",
+                       {"backfill_agent": False}),
+             Candidate(f"backfill every {2 * bf} s ({log})", "the scheduler's cycle",
+                       {"sched_cycle": 2 * bf, "backfill_agent": False}),
              Candidate(f"Slurm's backfill thread, {2 * bf} s apart (Slurm's log: {bf} s)", "the scheduler's cycle",
                        {"backfill_agent": True, "sched_cycle": 2 * bf}),
              Candidate(f"backfill at every event ({log})", "the scheduler's cycle", {"sched_cycle": 0}),

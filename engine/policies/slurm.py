@@ -709,11 +709,15 @@ class SlurmBackfill(Algorithm):
       the pass: later jobs of that partition wait (``Priority``); the first job of a partition whose
       nodes are all within reserved ones gets :data:`RESERVED_FOR_HIGHER` and its partition fails
       too. It runs over the whole queue every ``sched_interval`` seconds and, asked by a submission
-      or a job's end, over the first ``default_queue_depth`` jobs once ``batch_sched_delay`` seconds
-      have passed since it last ran (controller.c); with ``main_at_events`` at every submission and
-      end without that delay. ``sched_interval`` 0: no main scheduler (Slurm's -1).
-    * The backfill scheduler runs every ``bf_interval`` seconds (``sched_cycle``) from the first
-      submission: it walks the first ``bf_max_job_test`` jobs in priority order (``backfill_bound``
+      or a job's end, over the first ``default_queue_depth`` jobs at the controller's background
+      loop's next check (within a second: ``request_delay``) once ``batch_sched_delay`` seconds have
+      passed since it last ran (controller.c); with ``main_at_events`` at every submission and end
+      without that delay. ``sched_interval`` 0: no main scheduler (Slurm's -1).
+    * The backfill scheduler runs as Slurm's backfill thread does (backfill.c backfill_agent):
+      ``bf_interval`` seconds (``sched_cycle``) after its previous pass if a job was updated since
+      (a pass that tested jobs did: so every bf_interval while jobs wait), else at the first
+      submission, end or start after that (``backfill_agent`` off: every bf_interval from the first
+      submission). It walks the first ``bf_max_job_test`` jobs in priority order (``backfill_bound``
       overrides), at most ``bf_max_job_user`` per user (0: any), skipping those a limit holds; each
       starts now if it fits now and ends before every earlier job's reservation begins (Slurm's
       table: an entry beginning at or before the job's end overlaps it), else is reserved at its
@@ -752,7 +756,14 @@ class SlurmBackfill(Algorithm):
         #: it; the background loop runs it over default_queue_depth jobs once batch_sched_delay
         #: seconds have passed since it last ran it (its full pass every sched_interval included)
         self.batch_delay = setting("batch_sched_delay", "batch_sched_delay")
+        #: a request is seen at the loop's next check: it sleeps ten times 100 ms between its checks
+        #: of job_sched_cnt (controller.c _slurmctld_background), so 0-1 s after the submission or
+        #: end (rec2's log: uniform over 0.05-1.0 s); in whole seconds the same second or the next
+        #: about equally often. 0 (the default): the same second; 1: the next (it moved the
+        #: 20-phase averages away from both recordings: benchmarks/slurm_fidelity_sweep.py)
+        self.tick = int(float(params.get("request_delay", 0)))
         self.requested = False
+        self.requested_at = 0
         self.origin = int(min(sim.submit)) if sim.n else 0
         self.last_sched = self.origin       # the background loop's last run (its timers start at the origin)
         #: jobs one pass tests: backfill_bound when set, else the site's bf_max_job_test
@@ -767,8 +778,12 @@ class SlurmBackfill(Algorithm):
         self.part_nodes = {name: frozenset(p.nodes) for name, p in partitions.items()}
         self.event = False
         self.stale_main = self.stale_backfill = True
-        self.agent = bool(params.get("backfill_agent", False))
-        self.last_backfill: int | None = None
+        self.agent = bool(params.get("backfill_agent", True))
+        self.last_backfill: int | None = None     # (backfill.c's last_backfill_time)
+        #: backfill.c _more_work(): a job updated since the last pass (that pass tested jobs: it set
+        #: last_job_update in its own second; or a submission, end or start since)
+        self.more_work = True
+        self.had_waiting = False    # jobs waited since the last call (the queue changes only at calls)
         nodesets = site.conf.nodes if isinstance(site, SlurmSite) else []
         whole = bool(params.get("whole_node_reservations", True))
         #: CPUs per node of the site (the smallest node's, if they differ) when reservations take whole nodes
@@ -787,17 +802,22 @@ class SlurmBackfill(Algorithm):
     def on_submit(self, job: int) -> None:
         super().on_submit(job)
         self.event = True
-        self.requested = True
+        self.request()
 
     def on_finish(self, job: int) -> None:
         self.event = True
-        self.requested = True
+        self.request()
         running = self.running
         kernels.remove_running(running.ends, running.jobs, running.sizes, running.count, self.sim.expected_end(job), job)
         running.count -= 1
         if self.ended_at != self.sim.now:
             self.ended_at, self.ended = self.sim.now, []
         self.ended.append(job)
+
+    def request(self) -> None:
+        """queue_job_scheduler() (controller.c): the first request since the main scheduler last ran dates it."""
+        if not self.requested:
+            self.requested, self.requested_at = True, self.sim.now
 
     def on_grid(self, cycle: int) -> bool:
         """Whether a pass of this cycle (every ``cycle`` seconds from the first submission) falls now."""
@@ -816,7 +836,14 @@ class SlurmBackfill(Algorithm):
         queue, sim = self.queue, self.sim
         if event:
             self.stale_main = self.stale_backfill = True
+        if self.agent:
+            self.settle_backfill()
+            self.more_work = self.more_work or event
         if not (queue.waiting if isinstance(queue, SlurmPriorityQueue) else len(queue)):
+            self.requested = False      # (the background loop's run for it finds nothing to start)
+            if self.agent and self.backfill_due():     # (a pass with no job to test: it updates none)
+                self.last_backfill, self.more_work = sim.now, False
+            self.had_waiting = False
             return
         calculations = queue.calculations if isinstance(queue, SlurmPriorityQueue) else 0
         if isinstance(queue, SlurmPriorityQueue):
@@ -829,25 +856,28 @@ class SlurmBackfill(Algorithm):
             if self.stale_main:
                 self.main_pass(None)
                 self.stale_main = False
-        elif self.requested and self.sched_interval > 0 and sim.now - self.last_ran() >= self.batch_delay:
+        elif self.requested and self.sched_interval > 0 and sim.now >= self.request_due():
             self.requested, self.last_sched = False, sim.now     # (the full pass runs, whether stale or not)
             self.main_pass(self.queue_depth)
         elif event and self.main_at_events:
             self.main_pass(self.queue_depth)
         if sim.started != started:
-            self.stale_backfill = True
-        if self.backfill_due() and self.stale_backfill:
-            started = sim.started
-            self.backfill_pass()
-            self.last_backfill = sim.now
-            # a pass that started jobs may have left others it did not test (bf_max_job_test,
-            # bf_max_job_user): the next one is not skipped
-            self.stale_backfill = sim.started != started
-            self.stale_main = self.stale_main or self.stale_backfill
-        if self.requested and self.sched_interval > 0:
-            sim.wake_at(max(self.last_ran() + self.batch_delay, sim.now + 1))
-        if self.agent:
+            self.stale_backfill = self.more_work = True
+        if self.backfill_due():
             if self.stale_backfill:
+                started = sim.started
+                self.backfill_pass()
+                # a pass that started jobs may have left others it did not test (bf_max_job_test,
+                # bf_max_job_user): the next one is not skipped
+                self.stale_backfill = sim.started != started
+                self.stale_main = self.stale_main or self.stale_backfill
+            # (a pass skipped as it could start nothing still ran in Slurm: it tested the jobs)
+            self.last_backfill, self.more_work = sim.now, True
+        self.had_waiting = bool(queue.waiting if isinstance(queue, SlurmPriorityQueue) else len(queue))
+        if self.requested and self.sched_interval > 0:
+            sim.wake_at(max(self.request_due(), sim.now + 1))
+        if self.agent:
+            if self.stale_backfill and self.more_work:
                 sim.wake_at(max(self.last_backfill + self.cycle, sim.now + 1) if self.last_backfill is not None
                             else sim.now + 1)
             if self.sched_interval > 0 and (sim.running_ends or self.stale_main):
@@ -857,6 +887,11 @@ class SlurmBackfill(Algorithm):
                 if cycle > 0:
                     sim.wake_at(self.next_on_grid(cycle))
 
+    def request_due(self) -> int:
+        """When the background loop runs the main scheduler a submission or end asked for: at its
+        first tick after the request once batch_sched_delay has passed since it last ran it."""
+        return max(self.requested_at + self.tick, self.last_ran() + self.batch_delay)
+
     def last_ran(self) -> int:
         """When the controller's background loop last ran the main scheduler: at a request, or its
         full pass every sched_interval, which it runs also while nothing waits (and this loop is
@@ -865,13 +900,29 @@ class SlurmBackfill(Algorithm):
         return max(self.last_sched, now - (now - self.origin) % self.sched_interval)
 
     def backfill_due(self) -> bool:
-        """On the bf_interval grid; with ``backfill_agent``, as Slurm's backfill thread does
-        (backfill.c backfill_agent): at least bf_interval after the previous pass, then at the first
-        second something changed (_more_work). Its job_is_completing() test defers nothing unless
-        CompleteWait is set (job_scheduler.c), which the replay does not model."""
+        """With ``backfill_agent``, as Slurm's backfill thread does (backfill.c backfill_agent): it
+        sleeps bf_interval after a pass, then runs if _more_work() (last_job_update >=
+        last_backfill_time), else looks again every second. A pass that tests jobs updates them in
+        its own second (_start_job; a planned start moved), so while jobs wait the passes come every
+        bf_interval (767 of the 770 passes that tested jobs in tests/data/slurm_replay_debug's log);
+        after one with no job to test, at the first submission, end or start. Its
+        job_is_completing() test defers nothing unless CompleteWait is set (job_scheduler.c), which
+        the replay does not model. Off: on the bf_interval grid from the first submission."""
         if not self.agent:
             return self.on_grid(self.cycle)
-        return self.last_backfill is None or self.sim.now >= self.last_backfill + self.cycle
+        return self.last_backfill is None or (self.more_work and self.sim.now >= self.last_backfill + self.cycle)
+
+    def settle_backfill(self) -> None:
+        """The backfill thread's passes since the last call, none of which could start a job
+        (nothing changed; with a change the loop is woken for the pass): while each found more work
+        (backfill_agent: it sleeps bf_interval, then runs if _more_work()), one every bf_interval;
+        a pass more work since each tested the jobs waiting (the queue as the last call left it)."""
+        last, cycle = self.last_backfill, self.cycle
+        if last is None or cycle <= 0 or not self.more_work or last + cycle >= self.sim.now:
+            return
+        # the first pass; with jobs waiting, each found more work: the last one before now
+        steps = (self.sim.now - 1 - last) // cycle if self.had_waiting else 1
+        self.last_backfill, self.more_work = last + steps * cycle, self.had_waiting
 
     # ---------------------------------------------------------------- the passes
 
@@ -1181,9 +1232,10 @@ WHOLE_NODES = Param("whole_node_reservations", "bool", True, "a pending job's ba
 ENDS_AFTER = Param("ends_after_backfill", "bool", True, "a backfill pass does not see the jobs that ended in "
                    "its own second (slurmctld's pass comes first: its log, 91 of 108 such seconds); the next "
                    "pass does (off: every pass sees them)", label="job ends after the backfill pass")
-AGENT = Param("backfill_agent", "bool", False, "time backfill passes as Slurm's backfill thread does: at least "
-              "bf_interval after the previous pass, then as soon as something changed (off: every bf_interval "
-              "from the first submission)", label="backfill thread timing")
+AGENT = Param("backfill_agent", "bool", True, "time backfill passes as Slurm's backfill thread does: "
+              "bf_interval after the previous pass if a job was updated since (every bf_interval while jobs "
+              "wait), else at the first change after (off: every bf_interval from the first submission)",
+              label="backfill thread timing")
 SLURM_PARAMS = (BACKFILL_BOUND, SCHED_CYCLE, MAIN_AT_EVENTS, WHOLE_NODES, AGENT, ENDS_AFTER,
                 _site_param("sched_interval", "main scheduler interval", "seconds between main scheduler passes over the "
                             "whole queue (0 = no main scheduler at all, as Slurm's sched_interval=-1)", "s"),
@@ -1191,6 +1243,9 @@ SLURM_PARAMS = (BACKFILL_BOUND, SCHED_CYCLE, MAIN_AT_EVENTS, WHOLE_NODES, AGENT,
                             "submission or end", "jobs"),
                 _site_param("batch_sched_delay", "main scheduler delay after submissions", "seconds at least between "
                             "two main scheduler passes asked for by submissions", "s"),
+                Param("request_delay", "float", 0.0, "seconds from a submission or job end until the "
+                      "controller's background loop (checking every second) runs the main scheduler it asks "
+                      "for (0 = in the same second)", minimum=0.0, label="main scheduler request delay", unit="s"),
                 _site_param("bf_resolution", "backfill resolution", "seconds of the backfill scheduler's time grid", "s"),
                 _site_param("bf_window", "backfill window", "minutes ahead the backfill scheduler reserves", "min"),
                 _site_param("bf_max_job_user", "backfill jobs per user", "jobs per user one backfill pass tests (0 = any)",

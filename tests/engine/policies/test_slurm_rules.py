@@ -238,9 +238,12 @@ def test_backfill_reservations_start_on_bf_resolutions_grid_and_a_job_ending_at_
 
 
 def test_the_main_scheduler_runs_at_submissions_and_ends_batch_sched_delay_apart(workload):
-    # controller.c _slurmctld_background: a submission or a job's end (epilog complete, agent.c)
-    # calls queue_job_scheduler(); the background loop then runs schedule() once batch_sched_delay
-    # seconds have passed since it last did (its full pass every sched_interval included).
+    # controller.c _slurmctld_background: a submission (proc_req.c _slurm_rpc_submit_batch_job) or
+    # a job's end (the terminate agent's reply, agent.c) calls queue_job_scheduler(), which only
+    # counts the request (job_sched_cnt++); the background loop, which sleeps 10 x 100 ms between
+    # its checks, runs schedule() at its next check once batch_sched_delay seconds have passed since
+    # it last did (its full pass every sched_interval included): 0-1 s after the request, in whole
+    # seconds the same one by default, the next with request_delay=1.
     # sched_interval 1000 (full passes at 0 and 1000), no backfill pass but the first.
     # A (16 CPUs) starts at 0; B (16) submitted at 1: the pass at 3 (0 + 3) finds no room; C (16)
     # at 9: a pass at 9; A ends at 10: 9 + 3 -> the pass at 12 starts B; B ends at 17: C at 17.
@@ -249,6 +252,9 @@ def test_the_main_scheduler_runs_at_submissions_and_ends_batch_sched_delay_apart
     assert starts(run(workload, rows, site(conf))) == {1: 0, 2: 12, 3: 17}
     # without the delay, at each end: B at 10, C at 15
     assert starts(run(workload, rows, site(conf + ",batch_sched_delay=0"))) == {1: 0, 2: 10, 3: 15}
+    # each request run a second later: C's at 10 (9 + 1; 3 + 3 passed), after A's end at 10: B
+    # starts at 10; B's end at 15 asks: C at 16
+    assert starts(run(workload, rows, site(conf), request_delay=1)) == {1: 0, 2: 10, 3: 16}
     # the full pass every sched_interval runs while nothing waits too: with sched_interval 10, a job
     # submitted at 11 waits for 13 (the pass of 10, + 3)
     rows = [(0, 5, 5, 1), (11, 5, 5, 1)]
@@ -280,11 +286,13 @@ def test_bf_continue_changes_nothing_as_a_pass_takes_no_simulated_time(workload)
 
 def test_sched_interval_runs_the_main_scheduler_between_backfill_passes(workload):
     # backfill only every 1000 s: a job submitted at 3 on a free node starts at the main pass its
-    # submission asks for (at 3: batch_sched_delay=3 after the full pass of 0); with a longer
+    # submission asks for (at 3: batch_sched_delay=3 after the full pass of 0; at 4 with
+    # request_delay=1, the background loop's next check); with a longer
     # batch_sched_delay at the main scheduler's next full pass (every sched_interval=10 s from the
     # first submission); at the backfill pass of 1000 without a main scheduler
     rows = [(0, 10, 100, 1), (3, 10, 100, 1)]
     assert starts(run(workload, rows, site("bf_interval=1000,sched_interval=10"))) == {1: 0, 2: 3}
+    assert starts(run(workload, rows, site("bf_interval=1000,sched_interval=10"), request_delay=1)) == {1: 0, 2: 4}
     assert starts(run(workload, rows, site("bf_interval=1000,sched_interval=10,batch_sched_delay=60"))) == {1: 0, 2: 10}
     assert starts(run(workload, rows, site("bf_interval=1000"), sched_interval=0)) == {1: 0, 2: 1000}
 
@@ -380,15 +388,25 @@ def test_an_associations_max_jobs_and_max_submit(workload):
 
 
 def test_the_backfill_threads_timing(workload):
-    # bf_interval=5. On the grid from the first submission: B (submitted at 2) starts at 5, C (13)
-    # at 15, E (20, when A ends) at 20. As Slurm's backfill thread (backfill.c backfill_agent): a
-    # pass at least 5 s after the previous one, then at once when something changed (C at 13;
-    # E at 20: 7 s after; the job ending that second defers nothing: job_is_completing() looks
-    # only with CompleteWait set)
-    rows = [(0, 20, 20, 1), (2, 10, 10, 1), (13, 10, 10, 1), (20, 10, 10, 1)]
-    assert starts(run(workload, rows, site("bf_interval=5"), sched_interval=0)) == {1: 0, 2: 5, 3: 15, 4: 20}
-    assert starts(run(workload, rows, site("bf_interval=5"), sched_interval=0, backfill_agent=True)) == \
-        {1: 0, 2: 5, 3: 13, 4: 20}
+    # bf_interval=5, no main scheduler. Slurm's backfill thread (backfill.c backfill_agent) sleeps
+    # bf_interval after a pass, then runs the next if _more_work(): a job updated since the last
+    # pass (last_job_update >= last_backfill_time, whole seconds); else it looks again every
+    # second. A pass that tests a job updates it in its own second (_start_job; a planned start
+    # moved), so while jobs wait the passes come every bf_interval (767 of the 770 passes that
+    # tested jobs in tests/data/slurm_replay_debug's log); one with no job to test updates none.
+    # The pass at 0 starts A; B (submitted at 2) at the pass of 5, which started a job: a pass at
+    # 10, with no job to test; B's end at 8 came before it: nothing more. C (17) at once, 7 s after
+    # the pass of 10; D (19) at 22 (17 + 5). The job that ends in a pass's second defers nothing:
+    # job_is_completing() looks only with CompleteWait set. On the grid of bf_interval from the
+    # first submission (backfill_agent off): C and D at 20
+    rows = [(0, 20, 20, 1), (2, 3, 10, 1), (17, 10, 10, 1), (19, 10, 10, 1)]
+    assert starts(run(workload, rows, site("bf_interval=5"), sched_interval=0)) == {1: 0, 2: 5, 3: 17, 4: 22}
+    assert starts(run(workload, rows, site("bf_interval=5"), sched_interval=0, backfill_agent=False)) == \
+        {1: 0, 2: 5, 3: 20, 4: 20}
+    # while a job waits every pass tests it: one every 5 s (0, 5, ..., 30, 35); A's end at 32 is
+    # seen by the pass of 35, not at once
+    rows = [(0, 32, 40, 16), (1, 10, 10, 16)]
+    assert starts(run(workload, rows, site("bf_interval=5"), sched_interval=0)) == {1: 0, 2: 35}
 
 
 def will_run_start(now: int, size: int, running: list[tuple[int, int, int]], cpus: int) -> int:
