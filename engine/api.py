@@ -71,7 +71,7 @@ from engine.errors import WorkloadError
 from engine.policies.base import PolicyError
 
 if TYPE_CHECKING:   # the same names as _LAZY below, for mypy (a test checks the two agree)
-    from engine.platform.pbsconf import PbsServer, describe_pbs_site, read_pbs_site
+    from engine.platform.pbsconf import PbsServer, describe_pbs_site, print_server_text, read_pbs_site
     from engine.platform.slurmconf import SlurmSite, describe_site, read_slurm_site, slurm_time
     from engine.platform.sitefiles import FILES as SITE_FILES
     from engine.platform.sitefiles import Key as SiteKey
@@ -201,6 +201,7 @@ __all__ = [
     "Flurry", "FlurryRule", "find_flurries", "without_flurries", "week_edges", "equal_edges",
     # a Slurm site as configured (issue 24): slurm.conf + sacctmgr dumps
     "SlurmSite", "read_slurm_site", "describe_site", "slurm_time", "PbsServer", "read_pbs_site", "describe_pbs_site",
+    "print_server_text",
     "SITE_FILES", "SiteKey", "common_keys", "site_from_texts", "with_change", "held_by_reason", "pending_reasons",
     "split_values", "sweep_key", "sweepable_keys", "SiteReading", "site_reading",
     "policy_pending", "calibrate_site", "calibration_lines", "__version__",
@@ -223,7 +224,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     **{name: ("engine.metrics.fairness", name) for name in ("jain_index", "per_user")},
     **{name: ("engine.metrics.fidelity", name) for name in ("fidelity", "recording_check")},
     **{name: ("engine.platform.slurmconf", name) for name in ("SlurmSite", "read_slurm_site", "describe_site", "slurm_time")},
-    **{name: ("engine.platform.pbsconf", name) for name in ("PbsServer", "read_pbs_site", "describe_pbs_site")},
+    **{name: ("engine.platform.pbsconf", name) for name in ("PbsServer", "read_pbs_site", "describe_pbs_site",
+                                                                  "print_server_text")},
     **{name: ("engine.platform.sitefiles", name) for name in ("common_keys", "site_from_texts", "with_change",
                                                               "split_values", "sweep_key", "sweepable_keys",
                                                               "SiteReading", "site_reading")},

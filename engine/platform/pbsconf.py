@@ -108,12 +108,56 @@ SCHED_KEYS = ("fair_share", "strict_ordering", "backfill", "backfill_prime", "fa
               "round_robin", "by_queue", "help_starving_jobs", "max_starve", "sort_queues", "unknown_shares")
 
 
+#: what ``qstat -Qf`` / ``qstat -Bf`` show that is a state, not a setting (skipped when reading them)
+QSTAT_STATE = ("total_jobs", "state_count", "hasnodes", "server_state", "server_host", "pbs_version",
+               "license_count", "FLicenses", "resources_assigned.")
+
+
+def qmgr_commands(text: str) -> list[tuple[int, str]]:
+    """The file's lines as qmgr commands, one per line (numbered as in the file): ``print server``'s
+    as they are, or the same read from ``qstat -Qf`` (and ``qstat -Bf``) output: ``Queue: NAME`` then
+    indented ``attr = value`` lines; a value wrapped onto lines starting with a tab is joined back (the
+    tab lines become empty), states such as total_jobs become comments."""
+    lines = text.splitlines()
+    if not _is_qstat(lines):
+        return [(n, line.strip()) for n, line in enumerate(lines, start=1)]
+    commands: list[tuple[int, str]] = []
+    target, last = "", -1          # the queue or server of the lines; the last command a wrapped value goes on
+    for n, line in enumerate(lines, start=1):
+        body = line.strip()
+        head = re.match(r"(Queue|Server):\s*(\S+)$", body)
+        if line.startswith("\t") and last >= 0:
+            commands[last] = (commands[last][0], commands[last][1] + body)
+            body = ""
+        elif head:
+            target = f"queue {head.group(2)}" if head.group(1) == "Queue" else "server"
+            body = f"create queue {head.group(2)}" if head.group(1) == "Queue" else f"# {body}"
+        elif body and target and not body.startswith("#"):
+            body = f"# {body}" if body.startswith(QSTAT_STATE) else f"set {target} {body}"
+        last = len(commands) if body.startswith("set ") else last if not body else -1
+        commands.append((n, body))
+    return commands
+
+
+def _is_qstat(lines: list[str]) -> bool:
+    """Whether the file is ``qstat -Qf`` / ``-Bf`` output (its first line ``Queue: NAME`` or ``Server: NAME``)."""
+    first = next((line.strip() for line in lines if line.strip() and not line.strip().startswith("#")), "")
+    return first.startswith(("Queue:", "Server:"))
+
+
+def print_server_text(text: str) -> str:
+    """The file as ``print server`` writes it, line for line: ``qstat -Qf`` output translated (see
+    :func:`qmgr_commands`), a print server's text unchanged."""
+    if not _is_qstat(text.splitlines()):
+        return text
+    return "\n".join(command for _, command in qmgr_commands(text)) + "\n"
+
+
 def read_print_server(path: str | Path, *, name: str | None = None) -> PbsServer:
-    """``qmgr -c 'print server'`` (or the same commands typed by hand)."""
+    """``qmgr -c 'print server'`` (or the same commands typed by hand), or ``qstat -Qf`` [+ ``qstat -Bf``]."""
     source = name or str(path)
     server = PbsServer(source)
-    for lineno, raw in enumerate(_text(path, source).splitlines(), start=1):
-        body = raw.strip()
+    for lineno, body in qmgr_commands(_text(path, source)):
         if not body or body.startswith("#"):
             continue
         words = body.split(None, 3)

@@ -8,7 +8,7 @@ from typing import Any
 
 from django import forms
 
-from engine.api import SITE_FILES, SiteKey
+from engine.api import SITE_FILES, SiteKey, print_server_text
 from webapp.preview.sites import MAX_FILE_CHARS
 
 #: the upload's file fields: field name -> (site kind, file name, label, help)
@@ -82,6 +82,8 @@ class SiteUploadForm(forms.Form):
             if len(raw) > MAX_FILE_CHARS:
                 raise forms.ValidationError(f"{name}: more than {MAX_FILE_CHARS:,} bytes")
             texts[name] = raw.decode("utf-8", errors="replace")
+            if name == "print server":       # qstat -Qf output is taken too: stored as print server writes it
+                texts[name] = print_server_text(texts[name])
         data["kind"], data["texts"] = kind, texts
         return data
 

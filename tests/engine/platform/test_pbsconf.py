@@ -224,3 +224,52 @@ set server resources_max.ncpus = 64
                           sched_config=write(tmp_path, "quiet_sched", "help_starving_jobs: false ALL\n"
                                                                       "fairshare_usage_res: cput\n"))
     assert pbs_unfollowed_keys(quiet) == []
+
+
+QSTAT_QF = """Queue: workq
+    queue_type = Execution
+    total_jobs = 3
+    state_count = Transit:0 Queued:2 Held:0 Waiting:0 Running:1 Exiting:0 Begun:0
+    resources_max.walltime = 24:00:00
+    max_run = [u:PBS_GENERIC=10],[u:alice=5],[u:bob=7],[u:carol=8],[u:dave=9],[u:f
+\tred=2]
+    resources_assigned.ncpus = 2
+    hasnodes = True
+    enabled = True
+
+Queue: routeq
+    queue_type = Route
+    route_destinations = workq
+    priority = high
+
+Server: pbs01
+    server_state = Active
+    default_queue = routeq
+    backfill_depth = 3
+"""
+
+
+def test_qstat_qf_output_reads_as_the_print_server(tmp_path):
+    # qstat -Qf (and -Bf): "Queue: NAME" then its attributes; a value wrapped onto a tab line is
+    # joined back; states (total_jobs, state_count, resources_assigned.*, hasnodes, server_state) skipped
+    server = read_print_server(write(tmp_path, "qstat.txt", QSTAT_QF.replace("high", "10")))
+    workq = server.queues["workq"]
+    assert workq.max_walltime() == 86400 and workq.max_run.values[("u", "fred")] == 2
+    assert len(workq.max_run.values) == 6 and server.queues["routeq"].route_destinations == ["workq"]
+    assert server.default_queue == "routeq" and server.backfill_depth == 3
+    assert not workq.unmodelled and not server.unmodelled
+    # a bad value names the file's own line
+    with pytest.raises(WorkloadError) as caught:
+        read_print_server(write(tmp_path, "bad.txt", QSTAT_QF))
+    assert "bad.txt, line 15: field priority: expected a whole number, got 'high'" in str(caught.value)
+
+
+def test_print_server_text_translates_qstat_line_for_line():
+    from engine.platform.pbsconf import print_server_text
+    text = print_server_text(QSTAT_QF)
+    assert len(text.splitlines()) == len(QSTAT_QF.splitlines())
+    lines = text.splitlines()
+    assert lines[0] == "create queue workq" and lines[1] == "set queue workq queue_type = Execution"
+    assert lines[2] == "# total_jobs = 3" and lines[6] == ""
+    assert lines[5].endswith("[u:fred=2]") and lines[16] == "# Server: pbs01" and lines[18] == "set server default_queue = routeq"
+    assert print_server_text("create queue q\n") == "create queue q\n"      # a print server: unchanged

@@ -254,6 +254,29 @@ def test_a_bad_pbs_file_names_file_line_and_key_and_stores_nothing(alice, field,
 
 
 @pytest.mark.django_db
+def test_qstat_qf_output_is_taken_as_the_print_server_and_its_keys_edit_as_qmgr_lines(alice):
+    # qstat -Qf instead of print server: stored translated line for line, so the form's keys and the
+    # diff work on qmgr lines
+    from tests.shared_data import SHARED_DATA
+
+    trace = make_trace(alice, SHARED_DATA / "metacentrum" / "fairsharesim" / "OpenPBS.log", name="openpbs", format="pbs")
+    qstat = ("Queue: workq\n    queue_type = Execution\n    total_jobs = 0\n    max_run = [u:PBS_GENERIC=2]\n"
+             "    enabled = True\n    started = True\n\nServer: pbs\n    server_state = Active\n"
+             "    default_queue = workq\n")
+    client = login(alice)
+    response = post_pbs_site(client, trace, pbs_server=upload("qstat.txt", PBS / "print_server.txt", qstat))
+    assert response.status_code == 302
+    preview = SitePreview.objects.get()
+    assert preview.current["print server"].splitlines()[:4] == [
+        "create queue workq", "set queue workq queue_type = Execution", "# total_jobs = 0",
+        "set queue workq max_run = [u:PBS_GENERIC=2]"]
+    assert client.post(reverse("preview:site_propose", args=[preview.pk]),
+                       proposal_post(preview, **{"workq max_run": "[u:PBS_GENERIC=1]"})).status_code == 302
+    preview.refresh_from_db()
+    assert preview.site("proposed").queues["workq"].max_run.generic_user() == 1
+
+
+@pytest.mark.django_db
 def test_the_site_files_count_in_the_owners_disk_use(alice, sacct_trace):
     from webapp.preview.services import disk_bytes_of
 
