@@ -27,6 +27,8 @@ PATTERNS = {
     "bf_test": r"BACKFILL: test for JobId=(\d+) Prio=(\d+) Partition=(\w+)",
     "bf_plan": r"_dump_job_sched: JobId=(\d+) to start at (\S+), end at (\S+) on nodes \S+ in partition (\w+)",
     "bf_break": r"BACKFILL: (system state changed, breaking out.*|bf_max_job_test.*|reached end of job queue)",
+    "bf_skip": r"BACKFILL: have already checked \d+ jobs for user \d+; skipping JobId=(\d+)",
+    "held": r"JobId=(\d+) being held, (.*)",
     "main": r"sched: Running job scheduler for (full queue|default depth)",
     "main_skip": r"sched: schedule\(\) returning, (.*)",
     "main_break": r"sched: (already tested \d+ jobs, breaking out|loop taking too long.*|sched_max_job_start.*)",
@@ -75,16 +77,19 @@ def write_excerpt(path: Path, out: Path) -> int:
 
 def backfill_passes(events: list[tuple[float, str, tuple[str, ...]]]) -> list[dict]:
     """Each backfill pass: its start ``t``, the jobs it tested in order (``tested``: job id,
-    partition), those it started (``started``) and the planned start of those it did not
-    (``planned``: job id -> epoch s, the start _dump_job_sched logged)."""
+    partition), those it started (``started``), the planned start of those it did not
+    (``planned``: job id -> epoch s, the start _dump_job_sched logged) and those it passed over
+    after all (``passed``: bf_max_job_user's "skipping", a limit's "being held" after select)."""
     passes: list[dict] = []
     current: dict | None = None
     for t, kind, g in events:
         if kind == "bf_begin":
-            current = {"t": t, "tested": [], "started": set(), "planned": {}}
+            current = {"t": t, "tested": [], "started": set(), "planned": {}, "passed": set()}
             passes.append(current)
         elif current is not None and kind == "bf_test":
             current["tested"].append((g[0], g[2]))
+        elif current is not None and kind in ("bf_skip", "held"):
+            current["passed"].add(g[0])
         elif current is not None and kind == "bf_start":
             current["started"].add(g[0])
         elif current is not None and kind == "bf_plan":

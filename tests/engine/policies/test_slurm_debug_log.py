@@ -133,6 +133,8 @@ def _decisions(log, jobs, capacity, resolution, per_node):
                    if start[j] < t and end.get(j, float("inf")) > t and j not in p["started"]]
         reserved: list[tuple[int, int, int]] = []
         for j, _ in p["tested"]:
+            if j in p["passed"]:        # bf_max_job_user or a limit: not a decision of the table
+                continue
             cpus, limit = jobs[j]
             points = [now] + [begin for begin, _, _ in reserved if now < begin < now + limit]
             fits = all(_free(at, now, running, reserved, capacity) >= cpus for at in points)
