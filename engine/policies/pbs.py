@@ -21,7 +21,10 @@ What the scheduler does here, per PBS Professional's Administrator's Guide:
   as the same for the jobs a log shows), charged while jobs run, multiplied by
   ``fairshare_decay_factor`` every ``fairshare_decay_time``. Entities the tree does not name share
   the ``unknown`` group's ``unknown_shares``; with no tree at all every entity has one share.
-  Then ``job_sort_key`` (ncpus / walltime HIGH|LOW), then submission.
+  Then ``job_sort_key`` (ncpus / walltime HIGH|LOW), then submission. Within a cycle a started job's
+  request (``fairshare_usage_res`` ncpus*walltime, ncpus or walltime; a cput request is none) counts
+  at once for its entity and the jobs not yet looked at are sorted again (OpenPBS's
+  update_usage_on_run and re-sort).
 * **Limits.** ``max_run`` and ``max_run_res.ncpus`` of each queue and of the server, by user,
   group, project (``[u:PBS_GENERIC=N]``, ``[u:alice=N]``, ``[g:...]``, ``[p:...]``) and overall
   (``[o:PBS_ALL=N]``, or the old plain number): a job that would exceed one waits, with PBS's
@@ -145,13 +148,14 @@ class FairShareTree:
         for entity in self.usage:
             self.usage[entity] *= factor
 
-    def keys(self) -> dict[str, tuple[float, ...]]:
+    def keys(self, extra: dict[str, float] | None = None) -> dict[str, tuple[float, ...]]:
         """entity -> (ratio at the top level, ratio one level down, ...): usage fraction over share
-        fraction among the siblings; no shares -> infinite (last), no usage at all -> 0."""
+        fraction among the siblings; no shares -> infinite (last), no usage at all -> 0. ``extra``:
+        usage by entity on top of the charged one (the cycle's started jobs, see PbsCycle)."""
         used: dict[str, float] = defaultdict(float)
         for entity, path in self.paths.items():
             for node in path:
-                used[node] += self.usage.get(entity, 0.0)
+                used[node] += self.usage.get(entity, 0.0) + (extra or {}).get(entity, 0.0)
         usage_sum = {up: sum(used[child] for child in kids) for up, kids in self.children.items()}
         keys = {}
         for entity, path in self.paths.items():
@@ -190,6 +194,11 @@ class PbsOrder(WaitingQueue):
         entity = server.sched.get("fairshare_entity", "euser").strip().lower()
         self.entity = self.columns[ENTITY_COLUMNS.get(entity, "user")]
         self.fair_share = sched_true(server, "fair_share", False)
+        #: the usage a started job adds at once within its cycle, by fairshare_usage_res evaluated on its
+        #: request (OpenPBS update_usage_on_run): ncpus*walltime, ncpus or walltime; cput and others:
+        #: nothing (a request names no cput); and that usage by entity in the cycle under way
+        self.usage_on_run = _usage_on_run(server.sched.get("fairshare_usage_res", "cput"))
+        self.cycle_usage: dict[str, float] = defaultdict(float)
         self.tree = FairShareTree(server, set(self.entity))
         self.decay_time = parse_duration(server.sched["fairshare_decay_time"]) if "fairshare_decay_time" in server.sched else DAY
         self.decay_factor = float(server.sched.get("fairshare_decay_factor", "0.5"))
@@ -345,11 +354,11 @@ class PbsOrder(WaitingQueue):
             jobs, cores = self.used[key]
             self.used[key] = (jobs + 1, cores + self.sim.size[job])
 
-    def order(self) -> list[int]:
-        """Every waiting job in PBS's order (held ones included)."""
+    def order(self, among: list[int] | None = None) -> list[int]:
+        """Every waiting job (or those of ``among``) in PBS's order (held ones included)."""
         self.accrue()
         sim = self.sim
-        fair = self.tree.keys() if self.fair_share else {}
+        fair = self.tree.keys(self.cycle_usage) if self.fair_share else {}
         none: tuple[float, ...] = ()
 
         def within(j: int) -> tuple:
@@ -357,10 +366,11 @@ class PbsOrder(WaitingQueue):
                           for v in ((sim.size[j] if column == "ncpus" else sim.estimate[j]),))
             return (fair.get(self.entity[j], none), extra, sim.submit[j], j)
 
+        jobs = self.waiting if among is None else among
         if not self.by_queue and not self.round_robin:
-            return sorted(self.waiting, key=within)
+            return sorted(jobs, key=within)
         by_queue: dict[str, list[int]] = defaultdict(list)
-        for j in self.waiting:
+        for j in jobs:
             by_queue[self.queue_of[j]].append(j)
         names = sorted(by_queue, key=lambda q: (-self.queue_priority.get(q, 0), q))
         lists = [sorted(by_queue[q], key=within) for q in names]
@@ -420,6 +430,14 @@ def _names(jobs: Any, name: str, names: dict[str, str], n: int) -> list[str]:
     return [names.get(v, v) for v in _column(jobs, name, n)]
 
 
+def _usage_on_run(text: str) -> tuple[bool, bool]:
+    """fairshare_usage_res -> (counts ncpus, counts walltime) of a job's request; (False, False): none."""
+    words = set(text.replace(" ", "").strip('"').lower().split("*"))
+    if not words <= {"ncpus", "walltime"}:
+        return False, False
+    return "ncpus" in words, "walltime" in words
+
+
 def _sort_keys(text: str) -> list[tuple[str, bool]]:
     """job_sort_key lines ("ncpus HIGH; walltime LOW") -> [(resource, high first)] for ncpus and walltime."""
     keys = []
@@ -452,6 +470,7 @@ class PbsCycle(Algorithm):
         assert isinstance(queue, PbsOrder)
         if not queue.waiting:
             return
+        queue.cycle_usage.clear()
         if self.cycle > 0 and sim.started > sim.finished:     # with nothing running a later cycle starts nothing
             sim.wake_at(sim.now - (sim.now - self.origin) % self.cycle + self.cycle)
         order = queue.order()
@@ -466,6 +485,7 @@ class PbsCycle(Algorithm):
             if profile is None:
                 if sim.fits(job):
                     self.start(job)
+                    self._resort(order, at_job, job)
                     continue
                 queue.reasons.note_name(job, RESOURCES)
                 if self.strict:
@@ -484,11 +504,25 @@ class PbsCycle(Algorithm):
             if at == now and sim.fits(job):
                 self.start(job)
                 profile.reserve(now, now + duration, int(size[job]))
+                self._resort(order, at_job, job)
                 continue
             queue.reasons.note_name(job, TOP_JOB if sim.fits(job) else RESOURCES)
             if reserved < self.depth:
                 profile.reserve(at, at + duration, int(size[job]))
                 reserved += 1
+
+    def _resort(self, order: list[int], at_job: int, job: int) -> None:
+        """With fair-share, a started job's usage counts at once for the rest of its cycle and the jobs
+        not yet looked at are sorted again (OpenPBS: update_usage_on_run, then next_job's re-sort,
+        MAY_RESORT_JOBS), so one entity's jobs do not take every free CPU in turn."""
+        queue = self.queue
+        assert isinstance(queue, PbsOrder)
+        ncpus, walltime = queue.usage_on_run
+        if not queue.fair_share or not (ncpus or walltime):
+            return
+        sim = self.sim
+        queue.cycle_usage[queue.entity[job]] += (sim.size[job] if ncpus else 1) * (sim.estimate[job] if walltime else 1)
+        order[at_job + 1:] = queue.order(order[at_job + 1:])
 
     def _rest(self, jobs: list[int], reason: str) -> None:
         """The jobs a cycle did not reach: held by a limit, or by ``reason`` (what stopped the cycle)."""

@@ -20,6 +20,19 @@ LOG = SHARED_DATA / "metacentrum" / "fairsharesim" / "OpenPBS.log"
 RESULTS = 300_000
 
 
+def run_the_proposal(page, name: str) -> None:  # noqa: ANN001
+    """Name the proposal, run it, wait for its results; its page's text and a screenshot go to the
+    folder $PBS_DUMP when set (to read what an admin sees)."""
+    page.fill("#id_name", name)
+    page.click("#run-proposal")
+    page.wait_for_selector("#site-diff")
+    page.wait_for_selector('#site-results[data-done="yes"]', timeout=RESULTS)
+    dump = os.environ.get("PBS_DUMP")
+    if dump:
+        Path(dump, f"{name}.txt").write_text(page.inner_text("main"))
+        page.screenshot(path=str(Path(dump, f"{name}.png")), full_page=True)
+
+
 def test_a_pbs_admin_limits_each_user_to_one_running_job(page, live_server, celery_worker, django_user_model):  # noqa: ANN001
     base = live_server.url
     django_user_model.objects.create_user("admin", password="admin-password-1")
@@ -39,18 +52,8 @@ def test_a_pbs_admin_limits_each_user_to_one_running_job(page, live_server, cele
     page.set_input_files("#id_resource_group", str(SITE / "resource_group"))
     page.click("main form button[type=submit]")
     page.wait_for_selector('#site-results[data-done="yes"]', timeout=RESULTS)
-    dump = os.environ.get("PBS_DUMP")
-    if dump:
-        Path(dump, "current.txt").write_text(page.inner_text("main"))
-        page.screenshot(path=str(Path(dump, "current.png")), full_page=True)
     page.get_by_label("workq max_run", exact=True).fill("[u:PBS_GENERIC=1]")
-    page.fill("#id_name", "one job per user")
-    page.click("#run-proposal")
-    page.wait_for_selector("#site-diff")
-    page.wait_for_selector('#site-results[data-done="yes"]', timeout=RESULTS)
-    if dump:
-        Path(dump, "proposed.txt").write_text(page.inner_text("main"))
-        page.screenshot(path=str(Path(dump, "proposed.png")), full_page=True)
+    run_the_proposal(page, "one job per user")
     diff = page.inner_text("#site-diff")
     assert "+set queue workq max_run = [u:PBS_GENERIC=1]" in diff
     assert "Per queue" in page.inner_text("#site-results")
@@ -62,13 +65,7 @@ def test_a_pbs_admin_limits_each_user_to_one_running_job(page, live_server, cele
 
     page.get_by_label("workq max_run", exact=True).fill("")
     page.get_by_label("workq resources_max.walltime", exact=True).fill("01:30:00")
-    page.fill("#id_name", "walltime 1.5 h")
-    page.click("#run-proposal")
-    page.wait_for_selector("#site-diff")
-    page.wait_for_selector('#site-results[data-done="yes"]', timeout=RESULTS)
-    if dump:
-        Path(dump, "walltime.txt").write_text(page.inner_text("main"))
-        page.screenshot(path=str(Path(dump, "walltime.png")), full_page=True)
+    run_the_proposal(page, "walltime 1.5 h")
     # every job asks 02:00:00: all 200 refused at submission, as PBS's server would, and named
     assert "+set queue workq resources_max.walltime = 01:30:00" in page.inner_text("#site-diff")
     refused = page.inner_text("#site-results")

@@ -144,3 +144,18 @@ def simulate_site(w, server, *, users):  # noqa: ANN001, ANN201
     w.jobs["user"] = users
     w.metadata["user_names"] = {"1": "ann", "2": "bob"}
     return simulate(w, 4, {"preset": "pbs", "params": {}}, context={"pbs_site": server})
+
+
+def test_a_started_jobs_usage_counts_at_once_within_its_cycle(site, workload):
+    # fair-share on ncpus*walltime; bob's 4-CPU job ran 0-100 (usage 400). At 100 ann (usage 0) is
+    # first: her job 2 starts and adds its request at once, 2 CPUs x 300 s = 600 > bob's 400, so the
+    # jobs left are sorted again and bob's job 4 takes the other 2 CPUs (OpenPBS: update_usage_on_run,
+    # then the re-sort); her job 3 waits to 200. With cput (a request names none) nothing is added and
+    # ann's two jobs start together, as before
+    groups = "ann 1 root 1\nbob 2 root 1\n"
+    rows = [(0, 100, 100, 4), (1, 100, 300, 2), (1, 100, 300, 2), (2, 100, 100, 2)]
+    users = [2, 1, 1, 2]
+    by_request = site(sched="fair_share: true ALL\nfairshare_usage_res: ncpus*walltime\n", groups=groups)
+    assert starts(workload(rows), by_request, users=users) == [0, 100, 200, 100]
+    by_cput = site(sched="fair_share: true ALL\nfairshare_usage_res: cput\n", groups=groups)
+    assert starts(workload(rows), by_cput, users=users) == [0, 100, 100, 200]

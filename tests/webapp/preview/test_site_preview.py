@@ -38,6 +38,13 @@ def post_pbs_site(client, trace, **fields):  # noqa: ANN001, ANN201
     return post_site(client, trace, cpus=4, **{**files, **fields})
 
 
+def openpbs_trace(owner):  # noqa: ANN001, ANN201
+    """The OpenPBS test server's accounting log (shared data: fairsharesim/OpenPBS.log) as ``owner``'s trace."""
+    from tests.shared_data import SHARED_DATA
+
+    return make_trace(owner, SHARED_DATA / "metacentrum" / "fairsharesim" / "OpenPBS.log", name="openpbs", format="pbs")
+
+
 def slurm_files(conf: str | None = None) -> dict:
     return {"slurm_conf": upload("slurm.conf", SLURM / "slurm.conf", conf), "qos": upload("qos.txt", SLURM / "qos.txt"),
             "assoc": upload("assoc.txt", SLURM / "assoc.txt")}
@@ -184,9 +191,7 @@ def test_an_edited_text_is_the_proposal_too(alice, sacct_trace):
 
 @pytest.mark.django_db
 def test_a_pbs_site_with_the_openpbs_log(alice):
-    from tests.shared_data import SHARED_DATA
-
-    trace = make_trace(alice, SHARED_DATA / "metacentrum" / "fairsharesim" / "OpenPBS.log", name="openpbs", format="pbs")
+    trace = openpbs_trace(alice)
     client = login(alice)
     response = post_pbs_site(client, trace)
     assert response.status_code == 302
@@ -209,9 +214,7 @@ def test_a_pbs_queues_shorter_walltime_bound_refuses_and_names_the_jobs_asking_m
     # the OpenPBS log's 200 jobs each ask ncpus 1-3 and walltime 02:00:00: a resources_max.ncpus of 2
     # on workq refuses the 45 asking 3 at submission, as PBS's server does (svr_chkque), named on the
     # page with the server's message and the setting; the current run refuses none
-    from tests.shared_data import SHARED_DATA
-
-    trace = make_trace(alice, SHARED_DATA / "metacentrum" / "fairsharesim" / "OpenPBS.log", name="openpbs", format="pbs")
+    trace = openpbs_trace(alice)
     client = login(alice)
     post_pbs_site(client, trace)
     preview = SitePreview.objects.get()
@@ -244,9 +247,7 @@ def test_a_pbs_queues_shorter_walltime_bound_refuses_and_names_the_jobs_asking_m
      "resource_group, line 2: field parent: parent physics is not defined above this line"),
 ])
 def test_a_bad_pbs_file_names_file_line_and_key_and_stores_nothing(alice, field, name, text, where):
-    from tests.shared_data import SHARED_DATA
-
-    trace = make_trace(alice, SHARED_DATA / "metacentrum" / "fairsharesim" / "OpenPBS.log", name="openpbs", format="pbs")
+    trace = openpbs_trace(alice)
     response = post_pbs_site(login(alice), trace, **{field: upload(name, PBS / "print_server.txt", text)})
     assert response.status_code == 400
     assert where in response.content.decode()
@@ -257,9 +258,7 @@ def test_a_bad_pbs_file_names_file_line_and_key_and_stores_nothing(alice, field,
 def test_qstat_qf_output_is_taken_as_the_print_server_and_its_keys_edit_as_qmgr_lines(alice):
     # qstat -Qf instead of print server: stored translated line for line, so the form's keys and the
     # diff work on qmgr lines
-    from tests.shared_data import SHARED_DATA
-
-    trace = make_trace(alice, SHARED_DATA / "metacentrum" / "fairsharesim" / "OpenPBS.log", name="openpbs", format="pbs")
+    trace = openpbs_trace(alice)
     qstat = ("Queue: workq\n    queue_type = Execution\n    total_jobs = 0\n    max_run = [u:PBS_GENERIC=2]\n"
              "    enabled = True\n    started = True\n\nServer: pbs\n    server_state = Active\n"
              "    default_queue = workq\n")
