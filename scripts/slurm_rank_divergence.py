@@ -33,7 +33,10 @@ so within every partition and user (short 0.811 vs 0.829, 0.801 vs 0.809; long 0
 vs real (0.921). What keeps one replay below 0.9 is its own sensitivity to the timers' phase (a phase
 moves the replay's order more than a whole re-run moves Slurm's, 0.921), not a rule that orders jobs
 wrongly: for a single run against a single run the ceiling is about sqrt(0.921 x 0.899) = 0.91 (rec1),
-sqrt(0.921 x 0.873) = 0.90 (rec2).
+sqrt(0.921 x 0.873) = 0.90 (rec2). Phases 3 s apart already agree only 0.936 / 0.927 / 0.933 (about a
+real re-run), 12 s or more apart 0.89 / 0.86 / 0.92 (rec1's pairs >= 12 s apart: 5th-95th percentile
+0.83-0.94, 22 % of them >= 0.921; rec2's 0.80-0.91, none): a 3-s shift of the priority recalculation
+reorders the replay's waits about as much as a whole re-run reorders Slurm's.
 """
 
 from __future__ import annotations
@@ -135,9 +138,12 @@ def within(jobs: pd.DataFrame, key: str, reference: np.ndarray, runs: np.ndarray
     return out
 
 
-def self_agreement(runs: np.ndarray) -> float:
-    """Mean rank correlation of waits between every two of the runs (phases x jobs)."""
-    pairs = [spearman(runs[i], runs[j]) for i in range(len(runs)) for j in range(i + 1, len(runs))]
+def self_agreement(runs: np.ndarray, apart: int | None = None) -> float:
+    """Mean rank correlation of waits between every two of the runs (phases x jobs); with ``apart``, only of
+    the pairs that many phases apart on the cycle of phases."""
+    n = len(runs)
+    pairs = [spearman(runs[i], runs[j]) for i in range(n) for j in range(i + 1, n)
+             if apart is None or min(j - i, n - (j - i)) == apart]
     return float(np.mean([p for p in pairs if p is not None]))
 
 
@@ -213,6 +219,8 @@ def main() -> None:
         tables[name], diffs[name] = report(f"{name}: replay vs recorded", jobs, jobs["wait"].to_numpy(), runs, args.top)
         print(f"  the replay against itself, phase to phase: rank correlation {self_agreement(runs):.3f}; "
               f"recorded vs the replay's mean over phases: {spearman(jobs['wait'].to_numpy(), waits[name]):.3f}")
+        print("    phase to phase by distance: " + ", ".join(
+            f"{3 * k} s {self_agreement(runs, k):.3f}" for k in range(1, len(runs) // 2 + 1)))
         print(f"  held by MaxJobsPU: real {int(jobs.held_real.sum())} jobs, replay (in at least half the phases) "
               f"{int(jobs.held_other.sum())}, both {int((jobs.held_real & jobs.held_other).sum())}")
     rec1, rec2 = job_table("rec1")[0], job_table("rec2")[0]

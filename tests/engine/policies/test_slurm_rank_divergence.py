@@ -38,6 +38,12 @@ def test_within_and_self_agreement() -> None:
     # three runs: two equal, the third reversed: pairs +1, -1, -1
     three = np.array([[1.0, 2.0, 3.0], [1.0, 2.0, 3.0], [3.0, 2.0, 1.0]])
     assert self_agreement(three) == pytest.approx(-1 / 3)
+    # four phases on a cycle a, a, b, b (b reversed): 1 apart (0-1, 1-2, 2-3, 3-0): +1, -1, +1, -1; 2 apart
+    # (0-2, 1-3): -1, -1
+    a, b = [1.0, 2.0, 3.0], [3.0, 2.0, 1.0]
+    cycle = np.array([a, a, b, b])
+    assert self_agreement(cycle, 1) == pytest.approx(0.0)
+    assert self_agreement(cycle, 2) == pytest.approx(-1.0)
 
 
 def test_bands() -> None:
