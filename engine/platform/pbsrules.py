@@ -98,6 +98,31 @@ def _refusal(server: PbsServer, name: str, walltime: int, ncpus: int, seen: set[
     return ROUTE_REJECTED_MESSAGE, f"route queue {name}: " + "; ".join(reasons or ["no route_destinations"])
 
 
+def destinations(server: PbsServer, name: str, walltime: int, ncpus: int) -> list[str]:
+    """The execution queues a job submitted to route queue ``name`` may end in, in the order job_route
+    tries them (route queues followed down, enabled ones whose bounds admit the job); [] for an
+    execution queue."""
+    found: list[str] = []
+    seen: set[str] = set()
+
+    def walk(queue_name: str) -> None:
+        queue = server.queues.get(queue_name)
+        if queue is None or queue_name in seen or not queue.is_route:
+            return
+        seen.add(queue_name)
+        for destination in (d.split("@")[0] for d in queue.route_destinations):
+            target = server.queues.get(destination)
+            if target is None or not target.enabled or not admits(target, walltime, ncpus):
+                continue
+            if target.is_route:
+                walk(destination)
+            elif destination not in found:
+                found.append(destination)
+
+    walk(name if name in server.queues else server.default_queue)
+    return found
+
+
 def route(server: PbsServer, name: str, walltime: int, ncpus: int) -> str:
     """The execution queue a job submitted to queue ``name`` ends in ("" = the server knows none)."""
     if name not in server.queues:

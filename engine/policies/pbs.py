@@ -5,7 +5,8 @@ What the scheduler does here, per PBS Professional's Administrator's Guide:
 
 * **Routing.** A job submitted to a route queue (or to no queue the server knows: the server's
   ``default_queue``) goes to the first of its ``route_destinations`` whose ``resources_min`` /
-  ``resources_max`` (walltime, ncpus) admit it, following route queues on.
+  ``resources_max`` (walltime, ncpus) admit it, following route queues on; one whose max_queued (or
+  queued_jobs_threshold) limits refuse the job for now passes it to the next (job_route).
 * **Admission** (engine.platform.pbsrules.refusal). A job is refused at submission, named in the
   run's rejected jobs with the server's message and the setting, when its queue is disabled
   ("Queue is not enabled"), when its walltime or ncpus is outside its queue's ``resources_min`` /
@@ -74,6 +75,7 @@ from engine.platform.pbsrules import (
     Counter,
     applicable,
     counters,
+    destinations,
     has_run_limits,
     never_runs,
     refusal,
@@ -186,6 +188,10 @@ class PbsOrder(WaitingQueue):
                         "account": _column(jobs, "account", n)}
         given = _column(jobs, "queue_name", n)
         self.queue_of = [route(server, q, int(sim.estimate[j]), int(sim.size[j])) for j, q in enumerate(given)]
+        #: jobs submitted to a route queue with more than one destination for them: those destinations
+        #: in order (a destination whose max_queued refuses the job for now passes it to the next one)
+        self.routes = {j: ways for j, q in enumerate(given)
+                       if len(ways := destinations(server, q, int(sim.estimate[j]), int(sim.size[j]))) > 1}
         #: (the server's message, the setting) for each job the server refuses at submission whatever the
         #: other jobs (its queue disabled, its resources outside the queue's or server's bounds)
         self.refused_at_submission = {j: found for j, q in enumerate(given)
@@ -306,6 +312,21 @@ class PbsOrder(WaitingQueue):
                                 f"{owner} {kind} = [{scope}:{who}={limit}]")
         return "", ""
 
+    def routed_by_counts(self, job: int) -> tuple[str, str]:
+        """:meth:`over_queued` in the job's queue; for a job of a route queue, the first of its
+        destinations whose limits on queued jobs take it becomes its queue (job_route tries the next
+        destination when one refuses for now, PBSE_ENTLIMCT). None takes it: the first one's refusal
+        (PBS would keep the job in the route queue and try again; a replay refuses it)."""
+        first = self.over_queued(job)
+        if not first[0] or job not in self.routes:
+            return first
+        for queue in self.routes[job][1:]:
+            self.queue_of[job] = queue
+            if not self.over_queued(job)[0]:
+                return "", ""
+        self.queue_of[job] = self.routes[job][0]
+        return first
+
     def _left(self, job: int) -> None:
         """A job ended: out of the counts of jobs queued or running."""
         self._count_queued(job, False, -1)
@@ -322,7 +343,7 @@ class PbsOrder(WaitingQueue):
         """A submission: refused when its queue is disabled, when it would go over a max_queued limit, or
         when its resources are outside its queue's bounds (svr_chkque's order; qsub's message), else queued."""
         fixed = self.refused_at_submission.get(job, ("", ""))
-        counted = self.over_queued(job) if self.queued_limited and fixed[0] != NOT_ENABLED_MESSAGE else ("", "")
+        counted = self.routed_by_counts(job) if self.queued_limited and fixed[0] != NOT_ENABLED_MESSAGE else ("", "")
         message, limit = counted if counted[0] else fixed
         if not message and self.limited:
             comment, limit = never_runs(self.server, self.queue_of[job], self.columns, job, int(self.sim.size[job]))

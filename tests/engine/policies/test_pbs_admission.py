@@ -159,3 +159,24 @@ def test_a_started_jobs_usage_counts_at_once_within_its_cycle(site, workload):
     assert starts(workload(rows), by_request, users=users) == [0, 100, 200, 100]
     by_cput = site(sched="fair_share: true ALL\nfairshare_usage_res: cput\n", groups=groups)
     assert starts(workload(rows), by_cput, users=users) == [0, 100, 100, 200]
+
+
+def test_a_route_queue_passes_a_job_its_first_destination_refuses_for_now_to_the_next(site, workload):
+    # route -> fast (max_queued [u:PBS_GENERIC=1]), then slow: ann's first job goes to fast, her second
+    # would be her second there, so job_route tries slow, which takes it (PBSE_ENTLIMCT is "for now":
+    # the next destination is tried). Her third finds both full (slow: [u:PBS_GENERIC=1] too): refused
+    # with fast's message (PBS would keep it in the route queue and try again later)
+    server = site("""create queue route
+set queue route queue_type = Route
+set queue route route_destinations = fast
+set queue route route_destinations += slow
+create queue fast
+set queue fast max_queued = [u:PBS_GENERIC=1]
+create queue slow
+set queue slow max_queued = [u:PBS_GENERIC=1]
+set server default_queue = route
+""")
+    rows = [(0, 100, 100, 1), (1, 100, 100, 1), (2, 100, 100, 1)]
+    result = replayed(workload(rows), server, capacity=4, queues=["route"] * 3, users=[1, 1, 1])
+    assert dict(zip(result.schedule["job_id"], result.schedule["start"])) == {1: 0, 2: 1}
+    assert refused(result) == {3: ("would exceed queue fast's per-user limit", "queue fast max_queued = [u:PBS_GENERIC=1]")}
