@@ -280,7 +280,8 @@ def simulate(workload: Workload, capacity: int | None, policy: PolicyLike = "fcf
         rejected_after=sum(rejected.values()), shares_processors=isinstance(sim, TimeSharingSimulation),
         replayed=replays(spec), watch=watch,
         placement=Placement(machine, speed_scaling, allocator.cores_of) if allocator is not None else None,
-        reservations_promised=reservation_caveat(allocation, sim.runtime, sim.estimate))
+        reservations_promised=reservation_caveat(allocation, sim.runtime, sim.estimate),
+        limit_check=sim.limit_check.without(sim.refused) if sim.limit_check is not None else None)
     return SimResult(schedule, int(capacity), meta, rejected_jobs)
 
 

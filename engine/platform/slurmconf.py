@@ -144,6 +144,8 @@ class Partition:
     qos: str = ""                            # the partition QOS, whose limits apply to its jobs
     default: bool = False
     state: str = "UP"
+    #: OverTimeLimit of the PartitionName line, seconds; None: UNLIMITED; -1 (not on the line): slurm.conf's
+    over_time_limit: int | None = -1
     line: int = 0
 
 
@@ -161,6 +163,8 @@ class SlurmConf:
     decay_half_life: int | None = 7 * 86400
     max_age: int | None = 7 * 86400
     calc_period: int = 300
+    #: OverTimeLimit, seconds (slurm.conf gives minutes) a job may run past its time limit; None: UNLIMITED
+    over_time_limit: int | None = 0
     favor_small: bool = False
     priority_flags: list[str] = field(default_factory=list)
     #: PriorityUsageResetPeriod (NONE, NOW, DAILY, WEEKLY, MONTHLY, QUARTERLY, YEARLY), with its line
@@ -194,6 +198,12 @@ class SlurmConf:
         """Whether jobs' memory is allocated (CR_*_Memory): with CR_CPU/CR_Core it is not, and a
         sacct ReqMem of the whole node must not be read as a limit (it would serialise the node)."""
         return any(p.upper().endswith("_MEMORY") for p in self.select_parameters)
+
+    def over_time(self, partition: str) -> int | None:
+        """Seconds a job of ``partition`` may run past its time limit (None: no limit): the
+        partition's OverTimeLimit, else slurm.conf's (job_mgr.c job_time_limit)."""
+        own = self.partitions[partition].over_time_limit if partition in self.partitions else -1
+        return self.over_time_limit if own == -1 else own
 
     def default_partition(self) -> Partition | None:
         return next((p for p in self.partitions.values() if p.default), next(iter(self.partitions.values()), None))
@@ -337,6 +347,8 @@ def _partition(values: dict[str, str], line: int, source: str, defined: dict[str
     partition.qos = values.get("qos", "")
     partition.default = values.get("default", "NO").upper() == "YES"
     partition.state = values.get("state", "UP").upper()
+    if "overtimelimit" in values:
+        partition.over_time_limit = _over_time(values["overtimelimit"], line, source, "overtimelimit")
     if partition.state not in PARTITION_STATES:
         raise WorkloadError(f"expected one of {', '.join(PARTITION_STATES)}, got {shown(values['state'])}", file=source,
                             line=line, field="State")
@@ -359,6 +371,8 @@ def _global(conf: SlurmConf, key: str, value: str, line: int, source: str) -> No
         conf.max_age = _time_value(value, line, source, key)
     elif lower == "prioritycalcperiod":
         conf.calc_period = _time_value(value, line, source, key) or 60
+    elif lower == "overtimelimit":
+        conf.over_time_limit = _over_time(value, line, source, lower)
     elif lower == "priorityfavorsmall":
         conf.favor_small = value.upper() in ("YES", "TRUE", "1")
     elif lower == "priorityflags":
@@ -415,7 +429,8 @@ def _tres(value: str, line: int, source: str, key: str) -> dict[str, float]:
 #: How slurm.conf(5) spells the keys read here (errors name the key as the admin wrote it in the manual).
 SPELLING = {k.lower(): k for k in (
     "NodeName", "CPUs", "RealMemory", "Sockets", "CoresPerSocket", "ThreadsPerCore", "Gres", "Features",
-    "PartitionName", "Nodes", "MaxTime", "DefaultTime", "MaxNodes", "Priority", "PriorityJobFactor", "PriorityTier")}
+    "PartitionName", "Nodes", "MaxTime", "DefaultTime", "MaxNodes", "Priority", "PriorityJobFactor", "PriorityTier",
+    "OverTimeLimit")}
 
 
 def _integer(value: str, line: int, source: str, key: str) -> int:
@@ -436,6 +451,17 @@ def _time_value(value: str, line: int, source: str, key: str) -> int | None:
         return slurm_time(value)
     except ValueError as e:
         raise WorkloadError(str(e), file=source, line=line, field=SPELLING.get(key, key)) from None
+
+
+def _over_time(value: str, line: int, source: str, key: str) -> int | None:
+    """OverTimeLimit's minutes in seconds; None for UNLIMITED."""
+    if value.strip().upper() in ("UNLIMITED", "INFINITE"):
+        return None
+    return _integer(value, line, source, key) * 60
+
+
+def _shown_over_time(seconds: int | None) -> str:
+    return "UNLIMITED" if seconds is None else f"{seconds // 60} min"
 
 
 def _time(values: dict[str, str], key: str, line: int, source: str, default: int | None) -> int | None:
@@ -763,7 +789,10 @@ def describe_site(site: SlurmSite, *, with_keys: bool = True) -> list[str]:
                      f"DefaultTime {shown_time(p.default_time)}, MaxNodes {p.max_nodes or 'UNLIMITED'}, "
                      f"tier {p.priority_tier}, factor {p.priority_job_factor}"
                      + (f", QOS {p.qos}" if p.qos else "") + (f", AllowQOS {','.join(p.allow_qos)}" if p.allow_qos != ['ALL'] else "")
-                     + ("" if p.state == "UP" else f", state {p.state}"))
+                     + ("" if p.state == "UP" else f", state {p.state}")
+                     + ("" if p.over_time_limit == -1 else f", OverTimeLimit {_shown_over_time(p.over_time_limit)}"))
+    lines.append(f"time limits: a job past its limit is killed at slurmctld's next time-limit check (every 30 s) once "
+                 f"OverTimeLimit ({_shown_over_time(conf.over_time_limit)}) has passed too")
     lines.append(f"priority: {conf.priority_type}, weights "
                  + (", ".join(f"{k} {v:,}" for k, v in sorted(conf.weights.items())) or "none")
                  + (f", TRES {conf.tres_weights}" if conf.tres_weights else "")

@@ -49,6 +49,7 @@ from engine.policies.slurmlimits import HOLD_CODES, SiteLimits
 from engine.sim.allocation import CountAllocator
 from engine.sim.profile import Profile
 from engine.sim.simulator import Simulation, SimulationError
+from engine.sim.timelimit import TimeLimitCheck
 from engine.workload.timebase import epoch_origin
 
 #: the site's priority weights a policy parameter may override (``--set PriorityWeightFairshare=20000``)
@@ -796,6 +797,9 @@ class SlurmBackfill(Algorithm):
         self.running = Running(sim.n)
         self.profile = Profile(sim.capacity)
         self.least = np.zeros(0, dtype=np.int64)     # the backfill walk's scratch: the profile's prefix minima
+        if isinstance(site, SlurmSite) and bool(params.get("time_limit_check", True)):
+            sim.limit_check = time_limit_check(sim, site, getattr(queue, "partition", None),
+                                               self.origin + int(float(params.get("limit_check_phase", 0.0))))
 
     # ---------------------------------------------------------------- the loop's calls
 
@@ -1112,6 +1116,20 @@ class SlurmBackfill(Algorithm):
                 "slurm_refused": refused_counts(self.sim.refused)}
 
 
+def time_limit_check(sim: Simulation, site: SlurmSite, partitions: list[str] | None, origin: int) -> TimeLimitCheck:
+    """slurmctld's time-limit check over the replay (engine.sim.timelimit): each job's limit is its
+    requested time, its grace its partition's OverTimeLimit; a job the reader cut at its limit (a
+    TIMEOUT job, overruns cut) is killed at the check; one read with its recorded runtime keeps it.
+    (A limit the replayed site lowers below a job's is not a shorter run here: Slurm holds such a
+    job for ever, PartitionTimeLimit / QOSMaxWallDurationPerJobLimit, and engine.policies.slurmlimits
+    refuses it.)"""
+    jobs = sim.workload.jobs
+    cut = jobs["killed"].astype(bool).tolist() if "killed" in jobs else [False] * sim.n
+    names = partitions if partitions is not None else _column(jobs, "queue_name", sim.n)
+    grace = {name: site.conf.over_time(name) for name in set(names)}
+    return TimeLimitCheck(jobs["requested_time"].astype("int64").tolist(), [grace[p] for p in names], cut, origin)
+
+
 class WillRun:
     """The running jobs of a backfill pass (those it started included) as the select plugin's
     will-run test frees them (cons_common/job_test.c _will_run_test): their expected ends sorted,
@@ -1236,7 +1254,12 @@ AGENT = Param("backfill_agent", "bool", True, "time backfill passes as Slurm's b
               "bf_interval after the previous pass if a job was updated since (every bf_interval while jobs "
               "wait), else at the first change after (off: every bf_interval from the first submission)",
               label="backfill thread timing")
-SLURM_PARAMS = (BACKFILL_BOUND, SCHED_CYCLE, MAIN_AT_EVENTS, WHOLE_NODES, AGENT, ENDS_AFTER,
+LIMIT_CHECK = Param("time_limit_check", "bool", True, "a job the recording ran past its time limit, read with "
+                    "its overrun cut, is killed at slurmctld's next time-limit check (every 30 s) at or after "
+                    "its limit + OverTimeLimit (off: it ends at its limit)", label="time-limit check")
+LIMIT_PHASE = Param("limit_check_phase", "float", 0.0, "seconds after the first submission at which the 30-s "
+                    "time-limit checks' grid falls", minimum=0.0, label="time-limit check phase", unit="s")
+SLURM_PARAMS = (BACKFILL_BOUND, SCHED_CYCLE, MAIN_AT_EVENTS, WHOLE_NODES, AGENT, ENDS_AFTER, LIMIT_CHECK, LIMIT_PHASE,
                 _site_param("sched_interval", "main scheduler interval", "seconds between main scheduler passes over the "
                             "whole queue (0 = no main scheduler at all, as Slurm's sched_interval=-1)", "s"),
                 _site_param("default_queue_depth", "main scheduler depth at events", "jobs the main scheduler tests at a "

@@ -20,6 +20,7 @@ import pandas as pd
 from engine.sim import poolloop
 from engine.sim.allocation import CountAllocator, make_allocator
 from engine.sim.schedule_csv import write_schedule_csv
+from engine.sim.timelimit import TimeLimitCheck
 from engine.workload.model import Workload, native_ids
 from engine.workload.names import names_of
 
@@ -171,6 +172,11 @@ class Simulation:
         #: jobs the policy refused at their submission (a site's limits: engine.policies.slurmlimits),
         #: job -> (reason, the limit as the site writes it); engine.run lists them as rejected
         self.refused: dict[int, tuple[str, str]] = {}
+        #: a controller's periodic time-limit check (engine.sim.timelimit), set by a policy that follows
+        #: one: a job over its limit runs until the check kills it; None: each job runs its runtime
+        self.limit_check: TimeLimitCheck | None = None
+        #: jobs the limit check killed
+        self.check_killed: set[int] = set()
         if allocator is not None:
             self._bind_allocator(allocator)
 
@@ -212,6 +218,10 @@ class Simulation:
                                "(it does not fit now)") from None
         self.start_time[job] = now
         self.start_order[job] = self.started
+        if self.limit_check is not None:
+            self.runtime[job], killed = self.limit_check.runtime(job, now, self.runtime[job])
+            if killed:
+                self.check_killed.add(job)
         heappush(self._completions, (now + self.runtime[job], self.started, job))
         self.started += 1
         insort(self.running_ends, (now + self.estimate[job], job))
@@ -301,7 +311,8 @@ class Simulation:
         processors counted (no placement, no availability changes), no listener of ends, no
         subclass of the loop."""
         return (type(self) is Simulation and type(self.allocator) is CountAllocator and not self.finish_listeners
-                and not self.wakeups and "fits" not in self.__dict__ and self.started == 0 and self.now == 0)
+                and not self.wakeups and "fits" not in self.__dict__ and self.started == 0 and self.now == 0
+                and self.limit_check is None)
 
     def run_compiled(self, algorithm: int, scheduler: CompiledScheduler, pacer: Pacer) -> None:
         """The loop of :meth:`run` for ``scheduler``, compiled (engine.sim.poolloop): the same schedule."""
@@ -371,9 +382,9 @@ def schedule_frame(sim: Simulation, workload: Workload) -> pd.DataFrame:
         "end": end,
         "procs": jobs["procs"].to_numpy(dtype=np.int64),
         "requested_time": jobs["requested_time"].to_numpy(dtype=np.int64),
-        "runtime": jobs["runtime"].to_numpy(dtype=np.int64),
+        "runtime": np.asarray(sim.runtime, dtype=np.int64),
         "wait": start - submit,
-        "killed": column("killed", 0).astype(bool),
+        "killed": column("killed", 0).astype(bool) | np.isin(np.arange(len(jobs)), list(sim.check_killed)),
         "alloc": np.asarray(sim.size, dtype=np.int64),
         "group": column("group"),
         "queue": column("queue"),

@@ -7,7 +7,8 @@ machine it was simulated on; all are vectorized (a sweep over start and end even
   rejected with a counted reason (given + rejected before = scheduled + rejected after).
 - ``submit``: no job starts before it was submitted.
 - ``runtime``: every job runs its runtime as the workload says, end = start + runtime (a killed job's
-  runtime is its requested time), scaled by its cluster's speed under speed scaling. Time sharing:
+  runtime is its requested time; under a policy's time-limit check, engine.sim.timelimit, a job over
+  its limit runs until the check due after its start), scaled by its cluster's speed under speed scaling. Time sharing:
   a job runs at most at full speed, so end - start >= runtime (less one second of rounding).
 - ``capacity``: the processors held (``alloc``: buddy blocks count whole) never exceed the machine,
   a job holding them on [start, end) (a job of runtime 0 holds none). Where node placement is
@@ -36,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from engine.sim.simulator import SimulationError
+from engine.sim.timelimit import TimeLimitCheck
 from engine.workload.model import Workload
 
 OK = "ok"
@@ -91,7 +93,7 @@ class Placement:
 def validate(schedule: pd.DataFrame, workload: Workload, capacity: int, *, given: int, rejected_before: int,
              rejected_after: int, shares_processors: bool = False, replayed: bool = False,
              placement: Placement | None = None, watch: ReservationWatch | None = None,
-             reservations_promised: str | None = None) -> dict[str, Any]:
+             reservations_promised: str | None = None, limit_check: TimeLimitCheck | None = None) -> dict[str, Any]:
     """Check ``schedule`` (row i = job i of ``workload``); the verdict, or InvalidSchedule naming the
     first failed check.
 
@@ -121,7 +123,7 @@ def validate(schedule: pd.DataFrame, workload: Workload, capacity: int, *, given
     end = schedule["end"].to_numpy(np.int64)
     early = np.flatnonzero(start < schedule["submit"].to_numpy(np.int64))
     record("submit", f"{name(early)} started before submission" if len(early) else None)
-    record("runtime", _runtimes(schedule, workload, placement, shares_processors, name))
+    record("runtime", _runtimes(schedule, workload, placement, shares_processors, name, limit_check))
     if shares_processors:
         record("capacity", None, skipped="time sharing shares processors among admitted jobs by design")
     elif replayed:
@@ -165,7 +167,7 @@ def _accounting(schedule: pd.DataFrame, workload: Workload, given: int, rejected
 
 
 def _runtimes(schedule: pd.DataFrame, workload: Workload, placement: Placement | None, shares: bool,
-              name: Any) -> str | None:
+              name: Any, limit_check: TimeLimitCheck | None = None) -> str | None:
     jobs = workload.jobs
     runtime = jobs["runtime"].to_numpy(np.int64)
     requested = jobs["requested_time"].to_numpy(np.int64)
@@ -173,6 +175,8 @@ def _runtimes(schedule: pd.DataFrame, workload: Workload, placement: Placement |
     wrong_kill = np.flatnonzero(killed & (runtime != requested))
     if len(wrong_kill):
         return f"{name(wrong_kill)} killed but not at the requested time"
+    if limit_check is not None:
+        runtime, killed = _checked(limit_check, schedule["start"].to_numpy(np.int64), runtime, killed)
     if "killed" in schedule and not np.array_equal(schedule["killed"].to_numpy(bool), killed):
         return "the schedule's killed flags are not the workload's"
     if placement is not None and placement.speed_scaling:
@@ -186,6 +190,14 @@ def _runtimes(schedule: pd.DataFrame, workload: Workload, placement: Placement |
         i = wrong[0]
         return f"{name(wrong)} ran {took[i]} s instead of {runtime[i]} s"
     return None
+
+
+def _checked(check: TimeLimitCheck, start: np.ndarray, runtime: np.ndarray,
+             killed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each job's runtime and killed flag under the time-limit check, from its start in the schedule."""
+    ran = [check.runtime(job, int(s), int(r)) for job, (s, r) in enumerate(zip(start.tolist(), runtime.tolist()))]
+    return (np.array([r for r, _ in ran], dtype=np.int64).reshape(-1),
+            killed | np.array([k for _, k in ran], dtype=bool).reshape(-1))
 
 
 def _scaled(seconds: np.ndarray, schedule: pd.DataFrame, machine: Any) -> np.ndarray:

@@ -105,59 +105,63 @@ def test_the_calibrate_command_on_the_real_slurm_recording(tmp_path, capsys):
     import json
     report = json.loads(out.read_text())
     rows = {r["name"]: r for r in report["candidates"]}
-    # the site as configured is the replay tests/engine/policies/test_slurm_replay.py pins, with the
-    # overruns of the 4 jobs Slurm killed at their limit cut (this command's reading; kept, as
-    # that test replays them: 394.4 s, 0.879); before a backfill pass stopped seeing the job ends
-    # of its own second (SlurmBackfill.backfill_pass) it gave 313.2 s, 0.818, distance 0.693; with
-    # that and before backfill was timed as Slurm's backfill thread (backfill_agent, now the
-    # default; the grid's candidate below) 391.5 s, 0.903, distance 0.264 and every target met at
-    # this phase (over six phases 370 s, 0.877 then, against 383 s, 0.903 now: the next test)
-    assert rows["as configured"]["mean_wait"] == pytest.approx(394.6, abs=1)
-    assert rows["as configured"]["rank_correlation"] == pytest.approx(0.895, abs=0.002)
+    # the site as configured, this command reading sacct with the overruns of the 4 jobs Slurm killed
+    # at their time limit cut: since the replay kills them at slurmctld's time-limit check (every
+    # 30 s from the first submission, engine.sim.timelimit) rather than at their limit, 419.1 s,
+    # 0.868, distance 0.212 (killed at the limit: 394.6 s, 0.895, distance 0.229; read with their
+    # recorded runtimes, as tests/engine/policies/test_slurm_replay.py replays them: 394.4 s, 0.879).
+    # A 3-8 s longer hold of 4 jobs moves this one phase by 24 s: the phases spread 324-419 s (the
+    # next test); before a backfill pass stopped seeing the job ends of its own second it gave
+    # 313.2 s, 0.818, distance 0.693
+    assert rows["as configured"]["mean_wait"] == pytest.approx(419.1, abs=1)
+    assert rows["as configured"]["rank_correlation"] == pytest.approx(0.868, abs=0.002)
     assert rows["as configured"]["meets_means"] and not rows["as configured"]["meets_all"]
-    assert rows["backfill on a grid every 5 s from the first submission"]["mean_wait"] == pytest.approx(391.5, abs=1)
-    # reserving processors rather than whole nodes (-22 %), or a pass at every event (-28 %), is far off
-    assert rows["reservations of processors, not whole nodes"]["error"] < -0.15
-    assert rows[EVERY_EVENT]["error"] < -0.25
-    # the closest at this phase: bf_max_job_test 50 (distance 0.154; the site as configured 0.229,
-    # backfill timed as Slurm's backfill thread 10 s apart 0.271); seven candidates meet the
-    # targets for the means
-    assert report["best"] == "bf_max_job_test 50"
-    assert rows["as configured"]["distance"] == pytest.approx(0.229, abs=0.005)
-    assert rows[THREAD_10]["distance"] == pytest.approx(0.271, abs=0.005)
-    assert report["trust"]["long"]["models"] == 7
+    assert rows["backfill on a grid every 5 s from the first submission"]["mean_wait"] == pytest.approx(417.5, abs=1)
+    # reserving processors rather than whole nodes (-27 %), or a pass at every event (-23 %), is far off
+    assert rows["reservations of processors, not whole nodes"]["error"] < -0.2
+    assert rows[EVERY_EVENT]["error"] < -0.2
+    # the closest at this phase: backfill on the 5-s grid (distance 0.1745, backfill every 10 s
+    # 0.1746; the site as configured 0.212, backfill timed as Slurm's backfill thread 10 s apart
+    # 0.359); ten candidates meet the targets for the means
+    assert report["best"] == "backfill on a grid every 5 s from the first submission"
+    assert rows["as configured"]["distance"] == pytest.approx(0.212, abs=0.005)
+    assert rows[THREAD_10]["distance"] == pytest.approx(0.359, abs=0.005)
+    assert report["trust"]["long"]["models"] == 10
     # each user's MaxJobs as the log shows it running at once: about as close as the site's own limits
-    assert rows["MaxJobs per user as the log shows it"]["mean_wait"] == pytest.approx(386, abs=1)
-    assert report["trust"]["long"]["model_bound"] == pytest.approx(0.131, abs=0.005)
+    assert rows["MaxJobs per user as the log shows it"]["mean_wait"] == pytest.approx(388.8, abs=1)
+    assert report["trust"]["long"]["model_bound"] == pytest.approx(0.173, abs=0.005)
     # the recording's own priority phase (12 s after the first submission, read from sprio) puts
-    # the replay at 371 s (-12.6 %); the six phases give 361-400 s
+    # the replay at 403 s (-5.0 %); the six phases give 324-419 s
     assert report["sprio_phase"] == 12
-    assert rows["priority cycle at sprio's phase (12 s)"]["mean_wait"] == pytest.approx(370.7, abs=1)
-    assert report["phase_mean_wait"]["low"] == pytest.approx(360.6, abs=1)
-    assert report["phase_mean_wait"]["high"] == pytest.approx(400.3, abs=1)
-    assert report["trust"]["long"]["phase_low"] == pytest.approx(744, abs=1)
-    assert report["trust"]["long"]["bound"] == pytest.approx(0.131, abs=0.005)
-    assert "closest: bf_max_job_test 50 (distance 0.154" in text and "short: recorded 215 s" in text
-    assert "to replay with it: python -m engine simulate ... --policy slurm --set backfill_bound=50" in text
+    assert rows["priority cycle at sprio's phase (12 s)"]["mean_wait"] == pytest.approx(403.1, abs=1)
+    assert report["phase_mean_wait"]["low"] == pytest.approx(324.4, abs=1)
+    assert report["phase_mean_wait"]["high"] == pytest.approx(419.1, abs=1)
+    assert report["trust"]["long"]["phase_low"] == pytest.approx(673.5, abs=1)
+    assert report["trust"]["long"]["bound"] == pytest.approx(0.173, abs=0.005)
+    assert "closest: backfill on a grid every 5 s from the first submission (distance 0.175" in text
+    assert "short: recorded 215 s" in text
+    assert "to replay with it: python -m engine simulate ... --policy slurm --set backfill_agent=false" in text
     # pending reasons as Slurm names them: squeue's shares of the waiting time against the replay's
     recorded, replayed = report["squeue_reasons"], rows["as configured"]["reasons"]
-    assert recorded["Priority"] == pytest.approx(0.911, abs=0.001) and replayed["Priority"] == pytest.approx(0.929, abs=0.002)
+    assert recorded["Priority"] == pytest.approx(0.911, abs=0.001) and replayed["Priority"] == pytest.approx(0.926, abs=0.002)
     assert recorded["Resources"] == pytest.approx(0.029, abs=0.001) and replayed["Resources"] == pytest.approx(0.028, abs=0.002)
     assert recorded["QOSMaxJobsPerUserLimit"] == pytest.approx(0.034, abs=0.001)
-    assert replayed["QOSMaxJobsPerUserLimit"] == pytest.approx(0.018, abs=0.002)
+    assert replayed["QOSMaxJobsPerUserLimit"] == pytest.approx(0.020, abs=0.002)
     assert recorded[RESERVED_FOR_HIGHER] == pytest.approx(0.027, abs=0.001)
     assert replayed[RESERVED_FOR_HIGHER] == pytest.approx(0.024, abs=0.002)
 
 
 @pytest.mark.slow
-def test_averaged_over_the_priority_cycles_phases_backfill_10_s_apart_is_closest():
-    """Averaged over six phases of the priority cycle the site as configured is 9.7 % short
-    (383 s, rank correlation 0.903: within every target on average; 370 s and 0.877 before
-    backfill was timed as Slurm's backfill thread, 342 s and 0.822 before a backfill pass stopped
-    seeing the job ends of its own second); backfill passes 10 s apart rather than bf_interval's
-    5 s give -10.1 % on the grid (381 s) and -0.5 % timed as Slurm's backfill thread (422 s, rank
-    correlation 0.909): the closest. A real run's debug log shows the thread every 5.0 s while
-    jobs wait (it is a calibration, not Slurm's rule)."""
+def test_averaged_over_the_priority_cycles_phases_the_backfill_thread_10_s_apart_is_closest():
+    """Averaged over six phases of the priority cycle the site as configured is 10.3 % short
+    (381 s, rank correlation 0.896: the means just outside the 10 % target; 383 s and 0.903, within
+    it, while the 4 jobs Slurm killed at their time limit ended at it rather than at slurmctld's
+    next 30-s time-limit check: engine.sim.timelimit; 370 s and 0.877 before backfill was timed as
+    Slurm's backfill thread, 342 s and 0.822 before a backfill pass stopped seeing the job ends of
+    its own second); backfill passes 10 s apart rather than bf_interval's 5 s give -11.2 % on the
+    grid (377 s) and +6.5 % timed as Slurm's backfill thread (452 s, rank correlation 0.890): the
+    closest (-0.5 % and 0.909 with the kills at the limit). A real run's debug log shows the thread
+    every 5.0 s while jobs wait (it is a calibration, not Slurm's rule)."""
     from engine import api
     from engine.calibrate import calibrate
 
@@ -167,20 +171,21 @@ def test_averaged_over_the_priority_cycles_phases_backfill_10_s_apart_is_closest
         Candidate("as configured", "the site's files"),
         *[c for c in candidates(site) if c.name in (GRID_10, THREAD_10)]])
     rows = {r["name"]: r for r in report["candidates"]}
-    assert rows["as configured"]["mean_wait"] == pytest.approx(383.2, abs=1)
-    assert rows["as configured"]["rank_correlation"] == pytest.approx(0.903, abs=0.002) and rows["as configured"]["meets_all"]
-    assert (rows["as configured"]["mean_wait_low"], rows["as configured"]["mean_wait_high"]) == pytest.approx((361, 400), abs=1)
+    assert rows["as configured"]["mean_wait"] == pytest.approx(380.7, abs=1)
+    assert rows["as configured"]["rank_correlation"] == pytest.approx(0.896, abs=0.002)
+    assert not rows["as configured"]["meets_all"]
+    assert (rows["as configured"]["mean_wait_low"], rows["as configured"]["mean_wait_high"]) == pytest.approx((324, 419), abs=1)
     cycle = rows[GRID_10]
-    assert cycle["mean_wait"] == pytest.approx(381, abs=1) and cycle["error"] == pytest.approx(-0.101, abs=0.002)
-    assert cycle["per_partition"]["long"]["error"] == pytest.approx(-0.123, abs=0.002)
-    assert cycle["per_partition"]["short"]["error"] == pytest.approx(-0.062, abs=0.002)
+    assert cycle["mean_wait"] == pytest.approx(376.8, abs=1) and cycle["error"] == pytest.approx(-0.112, abs=0.002)
+    assert cycle["per_partition"]["long"]["error"] == pytest.approx(-0.135, abs=0.002)
+    assert cycle["per_partition"]["short"]["error"] == pytest.approx(-0.070, abs=0.002)
     assert cycle["rank_correlation"] == pytest.approx(0.835, abs=0.002) and not cycle["meets_all"]
     # timed as Slurm's backfill thread (10 s after the previous pass, then at the first change):
-    # closest, -0.5 %, long +0.3 %, short -1.8 %, and the best order of the waits (0.909)
+    # closest, +6.5 %, long +13.6 %, short -6.3 %, rank correlation 0.890
     thread = rows[THREAD_10]
-    assert thread["mean_wait"] == pytest.approx(422, abs=1) and thread["rank_correlation"] == pytest.approx(0.909, abs=0.002)
-    assert thread["per_partition"]["long"]["error"] == pytest.approx(0.003, abs=0.002)
-    assert thread["meets_all"]
+    assert thread["mean_wait"] == pytest.approx(451.9, abs=1) and thread["rank_correlation"] == pytest.approx(0.890, abs=0.002)
+    assert thread["per_partition"]["long"]["error"] == pytest.approx(0.136, abs=0.002)
+    assert not thread["meets_all"]
     assert report["best"] == THREAD_10
 
 

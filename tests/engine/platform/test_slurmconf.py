@@ -270,7 +270,7 @@ def test_the_real_slurm_sites_files_read_as_they_ran():
     assert site.qos["normal"].max_jobs_per_user == 4 and site.qos["bulk"].max_jobs_per_user == 2
     shares = {(a.account, a.user): a.shares for a in site.associations}
     assert shares[("physics", "")] == 60 and shares[("chemistry", "")] == 30 and shares[("teaching", "")] == 10
-    assert "OverTimeLimit" in conf.unmodelled      # listed, not dropped
+    assert "OverTimeLimit" not in conf.unmodelled and conf.over_time_limit == 0     # read (engine.sim.timelimit)
     assert conf.enforce == {"associations", "limits", "qos"} and conf.enforce_limits
     text = "\n".join(describe_site(site))
     assert "a job of a user without an association under its account is refused" in text and "safe:" not in text

@@ -68,7 +68,7 @@ def test_the_engine_reads_every_key_of_the_site(capsys):
                      "SlurmdSpoolDir", "SlurmctldPidFile", "SlurmdPidFile", "SlurmctldLogFile", "SlurmdLogFile",
                      "ProctrackType", "TaskPlugin", "ReturnToService", "SlurmdParameters", "MpiDefault",
                      "AccountingStorageType", "AccountingStorageHost", "JobAcctGatherType", "JobCompType", "KillWait",
-                     "OverTimeLimit", "InactiveLimit", "MinJobAge", "SlurmctldDebug", "SlurmdDebug", "DebugFlags",
+                     "InactiveLimit", "MinJobAge", "SlurmctldDebug", "SlurmdDebug", "DebugFlags",
                      "LogTimeFormat", "SchedulerParameters bf_continue", "AccountingStorageEnforce qos"}
 
 
