@@ -45,7 +45,7 @@ from engine.policies.reasons import ReasonTable, refused_counts
 from engine.policies.registry import Component, Preset, register, register_algorithm, register_ordering
 from engine.policies import slurmkernels as kernels
 from engine.policies.slurmkernels import NONE, RESOURCES
-from engine.policies.slurmlimits import HOLD_CODES, SiteLimits
+from engine.policies.slurmlimits import AFTER_SELECT, HOLD_CODES, SiteLimits
 from engine.sim.allocation import CountAllocator
 from engine.sim.profile import Profile
 from engine.sim.simulator import Simulation, SimulationError
@@ -954,7 +954,8 @@ class SlurmBackfill(Algorithm):
         parts, union, blocked = walk.fresh()
         i = 0
         while True:
-            i = kernels.main_walk(order, i, stop, sim.now, walk.partition, blocked, *walk.limits, *walk.reasons)
+            i = kernels.main_walk(order, i, stop, sim.now, walk.partition, blocked, *walk.limits, *walk.reasons,
+                                  AFTER_SELECT)
             if i >= stop:
                 break
             job = int(order[i])
@@ -1025,8 +1026,9 @@ class SlurmBackfill(Algorithm):
         per_user = walk.per_user
         if self.max_job_user > 0:
             per_user[:] = 0
+            walk.held_user[:] = 0
         horizon = now + self.window if self.window > 0 else -1
-        state = np.zeros(5, dtype=np.int64)
+        state = np.zeros(6, dtype=np.int64)
         profile: Profile | None = None
         running = WillRun(*self.running.snapshot(), now)
         if not self.pool:
@@ -1043,7 +1045,7 @@ class SlurmBackfill(Algorithm):
                 resolution, sim.free, none if profile is None else profile.times,
                 none if profile is None else profile.free, now, horizon, self.cpus_per_node, sim.capacity,
                 walk.partition, parts, union, walk.atoms, walk.has_nodes, blocked, *walk.limits, *walk.reasons,
-                walk.ahead_user, self.least)
+                walk.ahead_user, self.least, AFTER_SELECT, walk.held_user)
             if profile is not None:
                 profile.length = int(state[2])
             if status == kernels.DONE:
@@ -1208,6 +1210,7 @@ class Walk:
         self.user = np.asarray(users, dtype=np.int64).reshape(-1)
         self.per_user = np.zeros(int(self.user.max()) + 1 if n else 1, dtype=np.int64)
         self.ahead_user = np.zeros_like(self.per_user)      # the backfill walk's look-ahead's per_user
+        self.held_user = np.zeros_like(self.per_user)       # its held jobs per user, for their reasons
         self.estimate = np.asarray(sim.estimate, dtype=np.int64)
         if isinstance(queue, SlurmPriorityQueue):
             limits = queue.limits

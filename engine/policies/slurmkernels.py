@@ -207,23 +207,36 @@ def block(p: int, parts: np.ndarray, union: np.ndarray, atoms: np.ndarray, has_n
 def main_walk(order: np.ndarray, i: int, stop: int, now: int, partition: np.ndarray, blocked: np.ndarray,
               running: np.ndarray, signature: np.ndarray, check_first: np.ndarray, check_slot: np.ndarray,
               check_index: np.ndarray, check_bound: np.ndarray, check_reason: np.ndarray, job_counts: np.ndarray,
-              reason: np.ndarray, since: np.ndarray, seconds: np.ndarray, first: np.ndarray, tally: np.ndarray) -> int:
+              reason: np.ndarray, since: np.ndarray, seconds: np.ndarray, first: np.ndarray, tally: np.ndarray,
+              after_select: np.ndarray) -> int:
     """The main scheduler's walk from ``order[i]``: a job a limit holds, or behind a blocked
     partition, gets that reason; returns the index of the first other job (a candidate: the caller
     starts it if it fits, else blocks its partition, and walks on from the next), or ``stop``. As
-    job_scheduler.c's _schedule(): the first job of a partition whose nodes blocked ones took gets
-    RESERVED and fails its partition (fail_by_part): the partition's later jobs wait with Priority."""
+    job_scheduler.c's _schedule() (22.05.8): a job of a failed partition (_failed_partition, line
+    1623) is passed over before any limit is looked at, with Priority if its reason was None or
+    Resources, else keeping it (a limit's too, line 1625); the first job of a partition whose
+    nodes blocked ones took gets RESERVED (line 1738, before select_nodes: a limit that only
+    acct_policy_job_runnable_post_select names, ``after_select``, is not looked at; one of
+    pre_select is, line 1714, only if its reason is a limit's) and fails its partition
+    (fail_by_part): the partition's later jobs wait with Priority; in the others, select_nodes
+    names the limit that holds the job (node_scheduler.c 2358, 2528)."""
     while i < stop:
         job = order[i]
+        p = partition[job]
+        if blocked[p] == PRIORITY:
+            if reason[job] == NONE or reason[job] == RESOURCES or reason[job] == RESERVED:
+                set_reason(job, PRIORITY, now, reason, since, seconds, first, tally)
+            i += 1
+            continue
         code = held_code(job, running, signature, check_first, check_slot, check_index, check_bound, check_reason,
                          job_counts)
+        if code and blocked[p] == RESERVED and (after_select[code] or reason[job] <= HOLD):
+            code = 0
         if code:
             set_reason(job, HOLD + code, now, reason, since, seconds, first, tally)
-        elif blocked[partition[job]]:
-            code = blocked[partition[job]]
-            set_reason(job, code, now, reason, since, seconds, first, tally)
-            if code == RESERVED:    # its partition fails with it: the jobs after it wait (Priority)
-                blocked[partition[job]] = PRIORITY
+        elif blocked[p]:
+            set_reason(job, RESERVED, now, reason, since, seconds, first, tally)
+            blocked[p] = PRIORITY   # its partition fails with it: the jobs after it wait (Priority)
         else:
             return i
         i += 1
@@ -239,11 +252,12 @@ def backfill_walk(order: np.ndarray, state: np.ndarray, bound: int, max_job_user
                   check_first: np.ndarray, check_slot: np.ndarray, check_index: np.ndarray, check_bound: np.ndarray,
                   check_reason: np.ndarray, job_counts: np.ndarray, reason: np.ndarray, since: np.ndarray,
                   seconds: np.ndarray, first: np.ndarray, tally: np.ndarray, ahead_user: np.ndarray,
-                  least: np.ndarray) -> int:
+                  least: np.ndarray, after_select: np.ndarray, held_user: np.ndarray) -> int:
     """The backfill scheduler's walk (SlurmBackfill.backfill_pass) from ``order[state[0]]``, with
     ``state`` = (index, jobs tested, profile length (0: no profile yet, ``pool_free`` processors
     free now), 1 to go straight to the profile's test of the job at the index (already counted),
-    the job's earliest start). Each job a limit holds gets that reason and does not count; at
+    the job's earliest start, the jobs held so far as Slurm counts them: :func:`held_reason`).
+    Each job a limit holds does not count (its reason: :func:`held_reason`); at
     ``bound`` tested jobs the walk ends; a user's jobs past ``max_job_user`` are passed over.
     Without a profile, a tested job that fits now is a CANDIDATE (the caller starts it), one that
     does not asks for the profile (NEEDS_PROFILE: the caller builds it and resumes with state[3] =
@@ -280,12 +294,15 @@ def backfill_walk(order: np.ndarray, state: np.ndarray, bound: int, max_job_user
             taken = takes(job, tested, bound, max_job_user, per_user, user, running, signature, check_first,
                           check_slot, check_index, check_bound, check_reason, job_counts)
             if taken > 0:
-                set_reason(job, HOLD + taken, now, reason, since, seconds, first, tally)
+                held_reason(job, taken, tested, bound, max_job_user, per_user, user, after_select, held_user,
+                            state, now, reason, since, seconds, first, tally)
                 i += 1
                 continue
             if taken == BOUND:
                 break
             if taken == PASSED:
+                if reason[job] > HOLD:  # acct_policy_job_runnable_pre_select cleared it (backfill.c 2034)
+                    set_reason(job, NONE, now, reason, since, seconds, first, tally)
                 i += 1
                 continue
             tested += 1
@@ -346,6 +363,37 @@ def backfill_walk(order: np.ndarray, state: np.ndarray, bound: int, max_job_user
         i += 1
     state[0], state[1], state[2] = stop if i >= stop else i, tested, length
     return DONE
+
+
+@njit(cache=True)
+def held_reason(job: int, code: int, tested: int, bound: int, max_job_user: int, per_user: np.ndarray,
+                user: np.ndarray, after_select: np.ndarray, held_user: np.ndarray, state: np.ndarray, now: int,
+                reason: np.ndarray, since: np.ndarray, seconds: np.ndarray, first: np.ndarray,
+                tally: np.ndarray) -> None:
+    """The reason of a job that limit ``code`` holds in the backfill walk, as _attempt_backfill
+    (backfill.c 22.05.8) sets it. A limit acct_policy_job_runnable_pre_select names (line 2034,
+    before the job is counted) holds it with that reason. Pre_select clears any limit's reason
+    first; one named only by acct_policy_job_runnable_post_select (``after_select[code]``) is named
+    again once the job is tested on the nodes (line 2950; select_nodes if it could start now), and
+    such a job counts, as Slurm tests it: towards bf_max_job_test (``bound``, with the ``tested``
+    jobs; beyond, the pass ended before it: the job keeps its reason) and its user's
+    bf_max_job_user (_job_exceeds_max_bf_param, line 2105: past it, skipped untested, its reason
+    None). The replay's walk does not count it (its starts are not changed): the held ones are
+    counted here only, in ``state[5]`` and ``held_user`` (zeroed with ``per_user`` each pass)."""
+    if not after_select[code]:
+        set_reason(job, HOLD + code, now, reason, since, seconds, first, tally)
+        return
+    if tested + state[5] >= bound:
+        return
+    u = user[job]
+    if max_job_user > 0 and per_user[u] + held_user[u] >= max_job_user:
+        if reason[job] > HOLD:
+            set_reason(job, NONE, now, reason, since, seconds, first, tally)
+        return
+    state[5] += 1
+    if max_job_user > 0:
+        held_user[u] += 1
+    set_reason(job, HOLD + code, now, reason, since, seconds, first, tally)
 
 
 @njit(cache=True)

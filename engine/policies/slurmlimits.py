@@ -184,6 +184,16 @@ HOLD_CODES = tuple(dict.fromkeys(HOLD_REASONS + tuple(reason for kind in ("qos_g
                                  + tuple(reason for kind in MINS_REASONS.values() for reason in kind.values())))
 
 
+#: the hold reasons acct_policy_job_runnable_pre_select names (acct_policy.c 22.05.8: _qos_job_runnable_pre_select
+#: and the association loop after it: job counts and GrpWall); every other one is named by
+#: acct_policy_job_runnable_post_select, which select_nodes (node_scheduler.c 2528) and the backfill
+#: scheduler (backfill.c 2950) call only for a job they test against the nodes
+BEFORE_SELECT = ("QOSGrpJobsLimit", "MaxJobsPerAccount", "QOSMaxJobsPerUserLimit", "AssocGrpJobsLimit",
+                 "AssocMaxJobsLimit", "QOSGrpWallLimit", "AssocGrpWallLimit")
+#: per hold code (SiteLimits.held_code; 0: none), whether post_select names it (the compiled walks' ``after_select``)
+AFTER_SELECT = np.array([False] + [reason not in BEFORE_SELECT for reason in HOLD_CODES], dtype=np.bool_)
+
+
 #: a QOS's limits of one value and its TRES lists: where a job has two QOS (its partition's and its
 #: own), each limit (each TRES of a list) is the first one's where it sets it, else the second's
 #: (acct_policy checks the second QOS's limit only where the first left it INFINITE)

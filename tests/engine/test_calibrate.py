@@ -142,11 +142,15 @@ def test_the_calibrate_command_on_the_real_slurm_recording(tmp_path, capsys):
     assert "short: recorded 215 s" in text
     assert "to replay with it: python -m engine simulate ... --policy slurm --set backfill_agent=false" in text
     # pending reasons as Slurm names them: squeue's shares of the waiting time against the replay's
+    # (the replay's Priority 0.929 and QOSMaxJobsPerUserLimit 0.018 before a job of a failed
+    # partition kept its limit's reason in the main scheduler, as _failed_partition in
+    # job_scheduler.c 1623 lets it: slurmkernels.main_walk; 0.927 and 0.020 with it before the 4 TIMEOUT
+    # jobs were killed at the time-limit check rather than at their limit)
     recorded, replayed = report["squeue_reasons"], rows["as configured"]["reasons"]
-    assert recorded["Priority"] == pytest.approx(0.911, abs=0.001) and replayed["Priority"] == pytest.approx(0.926, abs=0.002)
+    assert recorded["Priority"] == pytest.approx(0.911, abs=0.001) and replayed["Priority"] == pytest.approx(0.924, abs=0.002)
     assert recorded["Resources"] == pytest.approx(0.029, abs=0.001) and replayed["Resources"] == pytest.approx(0.028, abs=0.002)
     assert recorded["QOSMaxJobsPerUserLimit"] == pytest.approx(0.034, abs=0.001)
-    assert replayed["QOSMaxJobsPerUserLimit"] == pytest.approx(0.020, abs=0.002)
+    assert replayed["QOSMaxJobsPerUserLimit"] == pytest.approx(0.023, abs=0.001)
     assert recorded[RESERVED_FOR_HIGHER] == pytest.approx(0.027, abs=0.001)
     assert replayed[RESERVED_FOR_HIGHER] == pytest.approx(0.024, abs=0.002)
 

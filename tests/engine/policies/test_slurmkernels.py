@@ -11,6 +11,7 @@ import pytest
 from engine.platform.slurmconf import Association
 from engine.policies import slurmkernels as kernels
 from engine.policies.slurm import FlatTree, association_tree, fair_tree_factors, users_of
+from engine.policies.slurmlimits import AFTER_SELECT, HOLD_CODES
 from engine.sim.profile import Profile
 
 
@@ -242,7 +243,7 @@ def compiled_pass(p: dict, pool: bool) -> tuple[list[int], tuple, np.ndarray, in
     reasons = reasons_of(n)
     parts, union, atoms, has_nodes, blocked = blocking()
     per_user, ahead_user = np.zeros(4, dtype=np.int64), np.zeros(4, dtype=np.int64)
-    state = np.zeros(5, dtype=np.int64)
+    state = np.zeros(6, dtype=np.int64)
     profile = None if pool else start_profile(p)
     none = np.zeros(1, dtype=np.int64)
     least = np.zeros(len(p["ends"]) + 2 * n + 8, dtype=np.int64)
@@ -256,7 +257,8 @@ def compiled_pass(p: dict, pool: bool) -> tuple[list[int], tuple, np.ndarray, in
             p["order"], state, p["bound"], p["max_job_user"], per_user, p["user"], p["size"], p["estimate"],
             RESOLUTION, pool_free, none if profile is None else profile.times,
             none if profile is None else profile.free, now, p["horizon"], p["per_node"], p["capacity"],
-            p["partition"], parts, union, atoms, has_nodes, blocked, *limits_of(p), *reasons, ahead_user, least)
+            p["partition"], parts, union, atoms, has_nodes, blocked, *limits_of(p), *reasons, ahead_user, least,
+            AFTER_SELECT, np.zeros(4, dtype=np.int64))
         if profile is not None:
             profile.length = int(state[2])
         if status == kernels.DONE:
@@ -344,3 +346,93 @@ def test_the_look_ahead_finds_the_first_job_the_walk_tests_that_fits_now(seed):
             expected = i
             break
     assert found == expected
+
+
+#: a limit acct_policy_job_runnable_pre_select names (MaxJobsPU) and one only post_select names (MaxTRESPU cpu)
+BEFORE, AFTER = HOLD_CODES.index("QOSMaxJobsPerUserLimit") + 1, HOLD_CODES.index("QOSMaxCpuPerUserLimit") + 1
+
+
+def holding(held: list[int]) -> tuple:
+    """The limits' arrays of jobs each held by the limit of code ``held[job]`` (0: none), always."""
+    codes = sorted({c for c in held if c})
+    signature = np.array([codes.index(c) + 1 if c else 0 for c in held], dtype=np.int32)
+    k = len(codes)
+    return (np.zeros((1, 5), dtype=np.int64), signature, np.array([0, 0, *range(1, k + 1)], dtype=np.int64),
+            np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.int64),
+            np.array(codes, dtype=np.int64), np.ones((len(held), 5), dtype=np.int64))
+
+
+def test_the_main_walk_passes_over_a_failed_partition_before_looking_at_limits():
+    """job_scheduler.c 22.05.8 _schedule(): _failed_partition (line 1623) comes before the limits
+    (acct_policy_job_runnable_pre_select 1714, select_nodes' post_select: node_scheduler.c 2528);
+    a job of a failed partition gets Priority if its reason was None or Resources, else keeps it
+    (1625), a held limit's too. Partition 0 failed: job 0 (reason QOSMaxCpuPerUserLimit, its
+    limit no longer holding) keeps it, job 1 (Resources, held by MaxJobsPU) gets Priority, job 2
+    (None) Priority; in partition 1 job 3, held by MaxTRESPU, gets that reason and job 4 is the
+    candidate."""
+    held = [0, BEFORE, 0, AFTER, 0]
+    reason, since, seconds, first, tally = reasons_of(5)
+    reason[:] = [kernels.HOLD + AFTER, kernels.RESOURCES, kernels.NONE, kernels.PRIORITY, kernels.PRIORITY]
+    blocked = np.array([kernels.PRIORITY, 0], dtype=np.int64)
+    order = np.arange(5, dtype=np.int64)
+    partition = np.array([0, 0, 0, 1, 1], dtype=np.int16)
+    i = kernels.main_walk(order, 0, 5, 100, partition, blocked, *holding(held), reason, since, seconds, first, tally,
+                          AFTER_SELECT)
+    assert i == 4
+    assert reason.tolist() == [kernels.HOLD + AFTER, kernels.PRIORITY, kernels.PRIORITY, kernels.HOLD + AFTER,
+                               kernels.PRIORITY]
+
+
+def test_the_main_walk_names_reserved_nodes_before_a_limit_post_select_names():
+    """job_scheduler.c 1728-1745: a partition whose nodes higher-tier blocked partitions took gives
+    its first job WAIT_RESOURCES "Nodes required for job are DOWN, DRAINED or reserved ..." and
+    fails it, before select_nodes (where post_select names MaxTRESPU); pre_select runs there
+    (1714) only for a job whose reason is a limit's. Partition 1 is RESERVED: job 0, held by
+    MaxTRESPU, gets RESERVED and the partition fails (job 1 then Priority); in partition 2,
+    also RESERVED, job 2 (reason QOSMaxJobsPerUserLimit, still held by it) keeps it, job 3 (Priority,
+    held by MaxJobsPU) gets RESERVED."""
+    held = [AFTER, 0, BEFORE, BEFORE]
+    reason, since, seconds, first, tally = reasons_of(4)
+    reason[:] = [kernels.PRIORITY, kernels.NONE, kernels.HOLD + BEFORE, kernels.PRIORITY]
+    blocked = np.array([kernels.PRIORITY, kernels.RESERVED, kernels.RESERVED], dtype=np.int64)
+    partition = np.array([1, 1, 2, 2], dtype=np.int16)
+    i = kernels.main_walk(np.arange(4, dtype=np.int64), 0, 4, 100, partition, blocked, *holding(held), reason, since,
+                          seconds, first, tally, AFTER_SELECT)
+    assert i == 4
+    assert reason.tolist() == [kernels.RESERVED, kernels.PRIORITY, kernels.HOLD + BEFORE, kernels.RESERVED]
+    assert blocked.tolist() == [kernels.PRIORITY] * 3
+
+
+def test_the_backfill_walk_names_a_post_select_limit_only_for_the_jobs_slurm_tests():
+    """backfill.c 22.05.8 _attempt_backfill: pre_select (line 2034) clears a limit's reason of every
+    job the pass reaches and names MaxJobsPU; MaxTRESPU is named by post_select (2950) once the job
+    is tested, which counts it for bf_max_job_user (_job_exceeds_max_bf_param, 2158) and
+    bf_max_job_test. bf_max_job_user 1, bound 4, no processor free. User 0: job 0 (MaxTRESPU) is
+    tested: its reason; job 1 (MaxTRESPU, reason QOSMaxCpuPerUserLimit) is past its user's one:
+    None; job 2 (MaxTRESPU, Priority) too: keeps Priority; job 3 (no limit) the replay's walk tests
+    (it counts no held job: its starts are unchanged): Resources, its partition blocked; job 4 (no
+    limit, reason QOSMaxCpuPerUserLimit) is skipped for bf_max_job_user: None; job 5 (MaxJobsPU)
+    gets it. Job 6 (user 1) is tested: Priority (behind job 3); job 7 (user 2, MaxTRESPU) is
+    Slurm's fourth tested job: its reason; job 8 (user 3, MaxTRESPU, Priority) comes after Slurm's
+    bound: kept."""
+    held = [AFTER, AFTER, AFTER, 0, 0, BEFORE, 0, AFTER, AFTER]
+    n = len(held)
+    reason, since, seconds, first, tally = reasons_of(n)
+    limit = kernels.HOLD + AFTER
+    reason[:] = [kernels.NONE, limit, kernels.PRIORITY, kernels.NONE, limit, kernels.NONE, kernels.NONE,
+                 kernels.NONE, kernels.PRIORITY]
+    user = np.array([0, 0, 0, 0, 0, 0, 1, 2, 3], dtype=np.int64)
+    parts, union, atoms, has_nodes, blocked = blocking()
+    state = np.zeros(6, dtype=np.int64)
+    state[2] = 1
+    times, free = np.zeros(2 * n + 2, dtype=np.int64), np.zeros(2 * n + 2, dtype=np.int64)
+    times[0] = 100
+    status = kernels.backfill_walk(
+        np.arange(n, dtype=np.int64), state, 4, 1, np.zeros(4, dtype=np.int64), user, np.full(n, 2, dtype=np.int64),
+        np.full(n, 60, dtype=np.int64), 10, 0, times, free, 100, -1, 1, 8, np.zeros(n, dtype=np.int16), parts, union,
+        atoms, has_nodes, blocked, *holding(held), reason, since, seconds, first, tally, np.zeros(4, dtype=np.int64),
+        np.zeros(2 * n + 2, dtype=np.int64), AFTER_SELECT, np.zeros(4, dtype=np.int64))
+    assert status == kernels.DONE
+    assert reason.tolist() == [limit, kernels.NONE, kernels.PRIORITY, kernels.RESOURCES, kernels.NONE,
+                               kernels.HOLD + BEFORE, kernels.PRIORITY, limit, kernels.PRIORITY]
+    assert state[5] == 2
