@@ -283,3 +283,30 @@ def test_the_site_files_count_in_the_owners_disk_use(alice, sacct_trace):
     post_site(login(alice), sacct_trace, **slurm_files())
     preview = SitePreview.objects.get()
     assert disk_bytes_of(alice) - before == sum(len(text) for text in preview.current.values())
+
+
+@pytest.mark.django_db
+def test_the_jobs_over_their_time_limit_end_at_slurmctlds_check_and_a_proposed_over_time_limit_moves_it(alice, sacct_trace):
+    # the 4 jobs Slurm killed at their time limit (TIMEOUT; the trace's reading cuts them at it) hold
+    # their CPUs until slurmctld's next time-limit check (every 30 s from the first submission) at or
+    # after start + limit; a proposed OverTimeLimit=1 kills them a minute later, at the check after
+    # start + limit + 60
+    from engine.sim.timelimit import first_check
+
+    client = login(alice)
+    post_site(client, sacct_trace, **slurm_files())
+    preview = SitePreview.objects.get()
+    data = proposal_post(preview)
+    data["text0"] = preview.current["slurm.conf"].replace("OverTimeLimit=0", "OverTimeLimit=1")
+    assert client.post(reverse("preview:site_propose", args=[preview.pk]), data).status_code == 302
+    preview.refresh_from_db()
+    assert preview.site("proposed").conf.over_time_limit == 60
+    compute(preview)
+    runs = {r.queues or "recorded": r for r in preview.experiment.runs.all()}
+    origin = int(sacct_trace.workload().jobs["submit"].min())
+    for side, grace in (("current", 0), ("proposed", 60)):
+        schedule = runs[side].load_schedule()
+        killed = schedule[schedule["killed"]]
+        assert len(killed) == 4
+        for start, limit, end in zip(killed["start"], killed["requested_time"], killed["end"]):
+            assert end == first_check(int(start + limit + grace), origin) and start + limit + grace <= end < start + limit + grace + 30
