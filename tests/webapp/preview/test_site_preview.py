@@ -71,6 +71,13 @@ def proposal_post(preview: SitePreview, **changes: str) -> dict:
     return data
 
 
+def propose_text(client, preview: SitePreview, index: int, text: str) -> int:  # noqa: ANN001
+    """The proposal form as the page shows it with its ``index``-th file's text edited to ``text``: the status."""
+    data = proposal_post(preview)
+    data[f"text{index}"] = text
+    return client.post(reverse("preview:site_propose", args=[preview.pk]), data).status_code
+
+
 @pytest.mark.django_db
 def test_the_upload_stores_the_site_and_runs_recorded_and_current(alice, sacct_trace):
     response = post_site(login(alice), sacct_trace, **slurm_files())
@@ -179,10 +186,8 @@ def test_an_edited_text_is_the_proposal_too(alice, sacct_trace):
     client = login(alice)
     post_site(client, sacct_trace, **slurm_files())
     preview = SitePreview.objects.get()
-    data = proposal_post(preview)
-    data["text1"] = preview.current["qos"].replace("normal|0|00:00:00|||cluster|||1.000000||||||||||||4|",
-                                                   "normal|0|00:00:00|||cluster|||1.000000||||||||||||50|")
-    assert client.post(reverse("preview:site_propose", args=[preview.pk]), data).status_code == 302
+    assert propose_text(client, preview, 1, preview.current["qos"].replace(
+        "normal|0|00:00:00|||cluster|||1.000000||||||||||||4|", "normal|0|00:00:00|||cluster|||1.000000||||||||||||50|")) == 302
     preview.refresh_from_db()
     assert preview.site("proposed").qos["normal"].max_jobs_per_user == 50
     page = client.get(preview.get_absolute_url()).content.decode()
@@ -291,14 +296,10 @@ def test_the_jobs_over_their_time_limit_end_at_slurmctlds_check_and_a_proposed_o
     # their CPUs until slurmctld's next time-limit check (every 30 s from the first submission) at or
     # after start + limit; a proposed OverTimeLimit=1 kills them a minute later, at the check after
     # start + limit + 60
-    from engine.sim.timelimit import first_check
-
     client = login(alice)
     post_site(client, sacct_trace, **slurm_files())
     preview = SitePreview.objects.get()
-    data = proposal_post(preview)
-    data["text0"] = preview.current["slurm.conf"].replace("OverTimeLimit=0", "OverTimeLimit=1")
-    assert client.post(reverse("preview:site_propose", args=[preview.pk]), data).status_code == 302
+    assert propose_text(client, preview, 0, preview.current["slurm.conf"].replace("OverTimeLimit=0", "OverTimeLimit=1")) == 302
     preview.refresh_from_db()
     assert preview.site("proposed").conf.over_time_limit == 60
     compute(preview)
@@ -309,4 +310,5 @@ def test_the_jobs_over_their_time_limit_end_at_slurmctlds_check_and_a_proposed_o
         killed = schedule[schedule["killed"]]
         assert len(killed) == 4
         for start, limit, end in zip(killed["start"], killed["requested_time"], killed["end"]):
-            assert end == first_check(int(start + limit + grace), origin) and start + limit + grace <= end < start + limit + grace + 30
+            due = start + limit + grace
+            assert (end - origin) % 30 == 0 and due <= end < due + 30       # the first check at or after it
