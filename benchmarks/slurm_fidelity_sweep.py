@@ -13,7 +13,8 @@ again) and on a recording of another site they were not tuned on (tests/data/slu
 ``run`` (default) keeps the recorded runtime of a job Slurm killed at its time limit (State TIMEOUT:
 slurmctld kills it at its next time-limit check, every PERIODIC_TIMEOUT = 30 s, controller.c
 _slurmctld_background / job_mgr.c job_time_limit, so it held its CPUs 6-19 s past its limit);
-``kill`` cuts it at the limit (the cleaning's default, as the replays were run before).
+``kill`` cuts it at the limit (the cleaning's default), and the replay kills it at its time-limit check
+(engine/sim/timelimit.py; ``--set time_limit_check=0``: at the limit, as the replays were run before).
 ``--per-phase`` prints each phase's figures too.
 
 How far noise alone moves the averages: 4 random jobs' runtimes lengthened by 6-19 s (9 draws, the

@@ -84,7 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--oversize", choices=("reject", "clip"), default="reject",
                      help="jobs larger than the machine: reject (default) or clip to the machine size")
     sim.add_argument("--overrun", choices=("kill", "run"), default="kill",
-                     help="jobs running past their requested time: kill at the request (default) or let run")
+                     help="jobs running past their requested time: kill at the request (default; the slurm policy "
+                     "kills them at slurmctld's next 30-s time-limit check after it) or let run")
     sim.add_argument("--days", metavar="FROM:TO", help="only jobs submitted in that window, days from the first submit")
     sim.add_argument("--load", type=float, default=1.0, metavar="FACTOR",
                      help="divide inter-arrival times by FACTOR (2 = the same jobs arriving twice as fast)")
