@@ -112,7 +112,9 @@ def test_the_api_experiment(alice, bob, experiment, demo_trace, token):
 
 def test_the_api_experiment_with_runs_waiting_in_the_fair_queue(alice, bob, experiment, demo_trace, token):
     """Waiting runs add their place in the server's queue: five queries (the waiting runs, the slots
-    held, when each user was last served, the running runs, recent run lengths), however many wait."""
+    held, when each user was last served, the running runs, recent run lengths), and four for the
+    other work that takes its turns in the same queue (the site preview's calibrations: waiting,
+    holding a slot as the queue counts them and as the estimates do, last sent), however many wait."""
     def more_waiting(owner, count: int) -> None:  # noqa: ANN001
         other = Experiment.objects.create(owner=owner, name="waiting", trace=demo_trace, procs=16)
         for position in range(count):
@@ -121,7 +123,7 @@ def test_the_api_experiment_with_runs_waiting_in_the_fair_queue(alice, bob, expe
     Run.objects.create(experiment=experiment, position=2, label="waits", policy={"preset": "sjf"})
     client = Client(HTTP_AUTHORIZATION=f"Token {token}")
     assert the_same_with_more_rows(client, f"/api/experiments/{experiment.pk}/",
-                                   lambda: (more_waiting(alice, 5), more_waiting(bob, 5))) == 8
+                                   lambda: (more_waiting(alice, 5), more_waiting(bob, 5))) == 12
 
 
 def test_the_api_traces(alice, bob, demo_trace, token):
