@@ -113,8 +113,8 @@ def test_the_api_experiment(alice, bob, experiment, demo_trace, token):
 def test_the_api_experiment_with_runs_waiting_in_the_fair_queue(alice, bob, experiment, demo_trace, token):
     """Waiting runs add their place in the server's queue: five queries (the waiting runs, the slots
     held, when each user was last served, the running runs, recent run lengths), and four for the
-    other work that takes its turns in the same queue (the site preview's calibrations: waiting,
-    holding a slot as the queue counts them and as the estimates do, last sent), however many wait."""
+    other work that takes its turns in the same queue (the site preview's calibrations, fairqueue.WORK:
+    8 queries without it), however many wait."""
     def more_waiting(owner, count: int) -> None:  # noqa: ANN001
         other = Experiment.objects.create(owner=owner, name="waiting", trace=demo_trace, procs=16)
         for position in range(count):
