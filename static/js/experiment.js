@@ -4,7 +4,10 @@
   const table = document.getElementById("runs");
   if (!table) return;
   const FINAL = ["done", "failed", "cancelled"];
-  let running = false;  // a run was unfinished while this page was open
+  // a run was unfinished while this page was open: as the server drew the page, or as a poll saw it (the runs
+  // may all end between the server drawing the page and the first poll's answer: the page still reloads)
+  let running = Array.from(table.querySelectorAll('[data-field="status"]'))
+    .some(function (s) { return !FINAL.includes(s.textContent.trim()); });
   const fmt = (v, digits) => (v === undefined || v === null || v === "") ? "" : Number(v).toFixed(digits);
 
   function update(run) {
