@@ -811,9 +811,7 @@ class SlurmBackfill(Algorithm):
     def on_finish(self, job: int) -> None:
         self.event = True
         self.request()
-        running = self.running
-        kernels.remove_running(running.ends, running.jobs, running.sizes, running.count, self.sim.expected_end(job), job)
-        running.count -= 1
+        self.running.remove(self.sim.expected_end(job), job)
         if self.ended_at != self.sim.now:
             self.ended_at, self.ended = self.sim.now, []
         self.ended.append(job)
@@ -932,10 +930,7 @@ class SlurmBackfill(Algorithm):
 
     def start(self, job: int) -> None:
         super().start(job)
-        running = self.running
-        kernels.insert_running(running.ends, running.jobs, running.sizes, running.count,
-                               self.sim.start_time[job] + self.sim.estimate[job], job, self.sim.size[job])
-        running.count += 1
+        self.running.add(self.sim.start_time[job] + self.sim.estimate[job], job, self.sim.size[job])
 
     def _order(self) -> np.ndarray:
         queue = self.queue
@@ -987,18 +982,14 @@ class SlurmBackfill(Algorithm):
         sim, running = self.sim, self.running
         held = int(sum(int(sim.size[job]) for job in hidden))
         for job in hidden:
-            kernels.insert_running(running.ends, running.jobs, running.sizes, running.count, sim.expected_end(job), job,
-                                   sim.size[job])
-            running.count += 1
+            running.add(sim.expected_end(job), job, sim.size[job])
         sim.allocator.free -= held
         try:
             self.backfill_walk()
         finally:
             sim.allocator.free += held
             for job in hidden:
-                kernels.remove_running(running.ends, running.jobs, running.sizes, running.count, sim.expected_end(job),
-                                       job)
-                running.count -= 1
+                running.remove(sim.expected_end(job), job)
         self.event = True               # the next pass is not skipped as if nothing had changed
         sim.wake_at(sim.now + 1)
 
@@ -1178,6 +1169,14 @@ class Running:
         self.jobs = np.zeros(max(n, 1), dtype=np.int64)
         self.sizes = np.zeros(max(n, 1), dtype=np.int64)
         self.count = 0
+
+    def add(self, end: int, job: int, size: int) -> None:
+        kernels.insert_running(self.ends, self.jobs, self.sizes, self.count, end, job, size)
+        self.count += 1
+
+    def remove(self, end: int, job: int) -> None:
+        kernels.remove_running(self.ends, self.jobs, self.sizes, self.count, end, job)
+        self.count -= 1
 
     def snapshot(self) -> tuple[np.ndarray, np.ndarray]:
         """(expected ends, processors) of the jobs running now, copied."""

@@ -127,6 +127,8 @@ def _tres(limits: dict[str, int], name: str) -> int | None:
 #: when a limit of each kind holds (``qos_grp``: QOS GrpTRES, ``qos_user``: MaxTRESPU, ``qos_job``:
 #: MaxTRES, ``assoc_grp``: association GrpTRES, ``assoc_job``: association MaxTRES)
 TRES_COUNTED = (("cpu", 1), ("mem", 3), ("node", 2), ("gres/gpu", 4))
+#: a counted TRES's column in a job's counts
+TRES_COLUMN = dict(TRES_COUNTED)
 #: the running counters' columns of the running jobs' TRES-seconds left of their time limits (each
 #: job's counts: its TRES x its time limit in whole minutes x 60), GrpTRESRunMins' (slurmctld's
 #: grp_used_tres_run_secs), by TRES; cpu's always, the others' only where a limit needs them
@@ -641,8 +643,8 @@ class SiteLimits:
             if tres == "wall":
                 checks.append((key, LIMIT_SECONDS, 60 * bound, code) if self.safe else (key, 0, FLAG, code))
             elif not self.safe:
-                checks.append((key, dict(TRES_COUNTED)[tres], FLAG, code))
-            elif self.job_counts[job, dict(TRES_COUNTED)[tres]] > 0:       # Slurm skips a TRES the job does not ask
+                checks.append((key, TRES_COLUMN[tres], FLAG, code))
+            elif self.job_counts[job, TRES_COLUMN[tres]] > 0:       # Slurm skips a TRES the job does not ask
                 checks.append((("safe", *key[1:]), RUN_COLUMN[tres], run_bound(bound), code))
         return checks
 
@@ -777,7 +779,7 @@ class SiteLimits:
         time_minutes = minutes(self.time_limit[job])
         if tres == "wall":
             return usage.minutes + time_minutes > bound if self.safe else usage.minutes >= bound
-        asked = self.counts(job)[dict(TRES_COUNTED)[tres]]
+        asked = self.counts(job)[TRES_COLUMN[tres]]
         if not asked:
             return False
         if not self.safe:
@@ -836,7 +838,7 @@ class SiteLimits:
         decayed = seconds * factor ** seconds
         for usage in self.usage.values():
             member = usage.members[jobs] & (seconds > 0)
-            weighted = decayed if usage.tres == "wall" else decayed * self.job_counts[jobs, dict(TRES_COUNTED)[usage.tres]]
+            weighted = decayed if usage.tres == "wall" else decayed * self.job_counts[jobs, TRES_COLUMN[usage.tres]]
             usage.raw = 0.0 if reset else (usage.raw + float(weighted[member & ended].sum())) * factor ** elapsed
             usage.raw += float(weighted[member & ~ended].sum())
         return self.usage_updated()
@@ -862,7 +864,7 @@ class SiteLimits:
             elif self.safe:
                 self.running[slot, RUN_COLUMN[usage.tres]] += 60 * (now - before)
             else:
-                self.running[slot, dict(TRES_COUNTED)[usage.tres]] = FLAG if now >= usage.limit else 0
+                self.running[slot, TRES_COLUMN[usage.tres]] = FLAG if now >= usage.limit else 0
         return held
 
     def _add_run_seconds(self, job: int, amount: int) -> None:
