@@ -565,8 +565,9 @@ _TITLES = {"max_tres_per_user": "MaxTRESPU", "max_tres_per_job": "MaxTRES", "grp
 TRACKED_TRES_PER_NODE = ("cpu", "mem", "gres/gpu")
 #: the QOS flags the limits follow (sacctmgr's spelling): OverPartQOS puts the job's QOS before its
 #: partition's, PartitionTimeLimit and PartitionMaxNodes let its jobs past their partition's MaxTime
-#: and MaxNodes (acct_policy_set_qos_order, job_mgr.c _part_access_check)
-QOS_FLAGS_FOLLOWED = ("OverPartQOS", "PartitionTimeLimit", "PartitionMaxNodes")
+#: and MaxNodes (acct_policy_set_qos_order, job_mgr.c _part_access_check), DenyOnLimit has sbatch
+#: refuse a job over a QOS or association limit (acct_policy_validate's strict_checking)
+QOS_FLAGS_FOLLOWED = ("OverPartQOS", "PartitionTimeLimit", "PartitionMaxNodes", "DenyOnLimit")
 _FOLLOWED_LOWER = {flag.lower() for flag in QOS_FLAGS_FOLLOWED}
 
 
@@ -576,12 +577,10 @@ def has_flag(qos: Qos, flag: str) -> bool:
 
 
 #: limits read but not followed, with why (``engine site`` lists them when set), of a QOS and of
-#: an association (GrpTRESMins and GrpWall are: engine.policies.slurmlimits keeps the decayed usage
-#: per QOS and association, of each TRES followed and of wall-clock time)
-NOT_FOLLOWED: dict[str, dict[str, str]] = {
-    "QOS": {"usage_factor": "the fair-share's usage and the TRES-minutes limits count each job's usage once"},
-    "association": {},
-}
+#: an association (none now: GrpTRESMins and GrpWall are, engine.policies.slurmlimits keeps the
+#: decayed usage per QOS and association, of each TRES followed and of wall-clock time; so is a
+#: QOS's UsageFactor, which multiplies its jobs' usage and GrpTRESRunMins seconds)
+NOT_FOLLOWED: dict[str, dict[str, str]] = {"QOS": {}, "association": {}}
 
 
 def _unmodelled(title: str, value: str) -> bool:
@@ -619,7 +618,7 @@ def not_followed(site: SlurmSite) -> list[str]:
     for who, item in items:
         for key, why in NOT_FOLLOWED[who.split()[0]].items():
             value = getattr(item, key)
-            if value in (None, {}) or key == "usage_factor" and value == 1.0:
+            if value in (None, {}):
                 continue
             text = (shown_time(value) if key == "grp_wall" else ",".join(f"{k}={v}" for k, v in value.items())
                     if isinstance(value, dict) else f"{value:g}")
@@ -822,6 +821,7 @@ def describe_site(site: SlurmSite, *, with_keys: bool = True) -> list[str]:
                                "grp_tres_mins", "grp_wall", "max_tres_per_account", "max_tres_per_node",
                                "min_tres_per_job"))
         lines.append(f"  QOS {qos.name}: priority {qos.priority}" + (f", {limits}" if limits else "")
+                     + (f", usage factor {qos.usage_factor:g}" if qos.usage_factor != 1.0 else "")
                      + (f", flags {','.join(qos.flags)}" if qos.flags else ""))
     for assoc in site.associations:
         who = f"{assoc.account}/{assoc.user}" if assoc.user else assoc.account
@@ -850,7 +850,7 @@ def unmodelled_keys(site: SlurmSite) -> list[str]:
 
 def unfollowed_keys(site: SlurmSite) -> list[str]:
     """The scheduling settings that are read and understood but that no rule here follows, each with why
-    (bf_continue, a QOS's UsageFactor, a TRES other than cpu/mem/node/gpu, a QOS flag, an
+    (bf_continue, a TRES other than cpu/mem/node/gpu, a QOS flag, an
     AccountingStorageEnforce flag): the replay differs from the site's Slurm wherever they matter."""
     conf = site.conf
     unknown = []

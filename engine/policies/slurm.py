@@ -20,7 +20,8 @@ of ``sacctmgr show assoc`` (accounts without a parent hang from root). Fair Tree
 gets a Level Fairshare LF = S / U (its shares and usage over its siblings'); siblings are visited by
 decreasing LF, depth first, and the n user associations get the ranks n, n-1, ... (ties share
 one, as fair_tree.c breaks them: :func:`fair_tree_factors`); the factor is rank / n. Classic (PriorityFlags=NO_FAIR_TREE): 2^(-U/S) with U
-the user's share of all usage and S the product of the normalised shares down its branch.
+the user's share of all usage and S the product of the normalised shares down its branch. A job
+whose QOS has a UsageFactor adds its usage times it (0: none; priority_multifactor.c _apply_new_usage).
 
 Limits (engine.policies.slurmlimits): partition, QOS and association limits refuse a job at
 submission (one it could never satisfy, or MaxSubmitPU) or hold it with the reason Slurm shows
@@ -425,6 +426,8 @@ class SlurmPriorityQueue(WaitingQueue):
             users = self.user_index[jobs]
             seconds = (until - since).astype(np.float64)
             cpu_seconds = self.job_size[jobs] * seconds * factor ** seconds
+            if self.limits.charge is not None:     # x the job QOS's UsageFactor (slurmlimits.usage_factors)
+                cpu_seconds = cpu_seconds * self.limits.charge[jobs]
             done = (users >= 0) & (until > since) & ended        # added at their ends, decayed below
             np.add.at(usage, users[done], cpu_seconds[done])
             if reset:

@@ -18,7 +18,10 @@ slurmctld's ``job_reason`` strings as ``squeue -o %r`` prints them):
   (``QOSMinCpuNotSatisfied``, ``QOSMinMemory``, ...), or above a per-user, per-account or group
   total it could never fit in (MaxTRESPU, MaxTRESPA, GrpTRES). Slurm leaves such a job pending for ever with that
   reason (or, with EnforcePartLimits, refuses it at sbatch): here it is refused at submission, listed
-  with the reason, since it never runs either way;
+  with the reason, since it never runs either way. When one of its QOS has the DenyOnLimit flag,
+  sbatch refuses a job over a QOS or association limit (acct_policy_validate's strict checking): it
+  is listed with sbatch's "Job violates accounting/QOS policy ..." and the reason; a time limit
+  above GrpWall or TRES-minutes above GrpTRESMins are then refused too, as with safe below;
 * limits checked at submission: GrpSubmit, MaxSubmitPA and MaxSubmitPU of the QOS
   (``QOSGrpSubmitJobsLimit``, ``MaxSubmitJobsPerAccount``, ``QOSMaxSubmitJobPerUserLimit``),
   GrpSubmit and MaxSubmit of the association (``AssocGrpSubmitJobsLimit``,
@@ -35,7 +38,11 @@ slurmctld's ``job_reason`` strings as ``squeue -o %r`` prints them):
   decayed wall-clock time (grp_used_wall), in whole minutes reach the limit (``QOSGrpCPUMinutesLimit``,
   ``AssocGrpNodeMinutes``, ``QOSGrpWallLimit``, ...; kept as the decay thread keeps them: a job's
   usage counts in its QOS, its partition's QOS and its association and those above); a TRES the job
-  does not ask never holds it. With AccountingStorageEnforce's ``safe``, a job starts only if the usage
+  does not ask never holds it. A job's usage and its GrpTRESRunMins seconds count times its QOS's
+  UsageFactor (its own TRES x time limit checked does not: that is UsageFactorSafe's, not followed);
+  for a job of a QOS with UsageFactor 0 the usage and the running jobs' minutes read 0
+  (:meth:`SiteLimits.uncharged`).
+  With AccountingStorageEnforce's ``safe``, a job starts only if the usage
   plus the running jobs' minutes left plus its own TRES x time limit stay within GrpTRESMins (and
   the wall-clock usage plus its time limit within GrpWall); one above them alone is refused;
 * limits that hold a job while others run: QOS GrpJobs, MaxJobsPA (``MaxJobsPerAccount``, as 22.05
@@ -79,6 +86,9 @@ from engine.sim.jit import bind_direct
 PARTITION_NOT_AVAILABLE = "Required partition not available (inactive or drain)"
 #: sbatch's refusal of a job whose user has no association with its account (ESLURM_INVALID_ACCOUNT)
 INVALID_ACCOUNT = "Invalid account or account/partition combination specified"
+#: sbatch's refusal of a job over a QOS or association limit when one of its QOS has the DenyOnLimit flag
+#: (ESLURM_ACCOUNTING_POLICY; sbatch prints the pending reason slurmctld names before it)
+ACCOUNTING_POLICY = "Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)"
 NEVER_REASONS = ("PartitionDown", PARTITION_NOT_AVAILABLE, INVALID_ACCOUNT,
                  "PartitionTimeLimit", "PartitionNodeLimit", "QOSMaxWallDurationPerJobLimit",
                  "AssocMaxWallDurationPerJobLimit", "QOSMaxCpuPerJobLimit", "QOSMaxNodePerJobLimit",
@@ -318,6 +328,8 @@ class SiteLimits:
         self.safe = self.enforce and "safe" in site.conf.enforce
         #: the decayed usages GrpTRESMins and GrpWall limits are checked against (:class:`Usage`)
         self.usage = self._usages(site) if self.enforce else {}
+        #: each job's QOS UsageFactor where one is not 1 (None: all are), the share of its usage charged
+        self.charge = usage_factors(site.qos, qos)
         limited: list[Any] = [*site.qos.values(), *site.associations]
         run_mins = any(tres in RUN_COLUMN for item in limited for tres in item.grp_tres_run_mins)
         self.any_hold = self.enforce and (any(self._qos_holds(q) for q in site.qos.values()) or any(
@@ -496,6 +508,20 @@ class SiteLimits:
             if partition.max_nodes is not None and nodes > partition.max_nodes and \
                     not (own is not None and has_flag(own, "PartitionMaxNodes")):
                 return Refusal("PartitionNodeLimit", f"partition {partition.name} MaxNodes {partition.max_nodes}")
+        refusal = self._over_limits(job)
+        if refusal is not None and self.deny_on_limit(job):
+            return Refusal(ACCOUNTING_POLICY, f"{refusal.reason}: {refusal.limit}")
+        return refusal
+
+    def deny_on_limit(self, job: int) -> bool:
+        """Whether one of the job's QOS has the DenyOnLimit flag: acct_policy_validate then checks
+        its QOS and association limits strictly (strict_checking), and a job over one is refused
+        by sbatch (:data:`ACCOUNTING_POLICY`) rather than left pending for ever."""
+        return any(has_flag(q, "DenyOnLimit") for q in self.qos_of(job))
+
+    def _over_limits(self, job: int) -> Refusal | None:
+        """The QOS or association limit the job alone breaks, or None (:meth:`never`)."""
+        limit = self.time_limit[job]
         for q in self.qos_of(job):
             if q.max_wall is not None and limit > q.max_wall:
                 return Refusal("QOSMaxWallDurationPerJobLimit", f"QOS {q.name} MaxWall {shown_time(q.max_wall)}")
@@ -504,15 +530,16 @@ class SiteLimits:
                 return Refusal("AssocMaxWallDurationPerJobLimit",
                                f"association {_who(key)} MaxWall {shown_time(row.max_wall)}")
         counts, time_minutes = self.counts(job), minutes(limit)
+        strict = self.safe or self.deny_on_limit(job)
         for q in self.qos_of(job):
-            refusal = self._alone_over(counts, time_minutes, q, "qos", f"QOS {q.name}", (
+            refusal = self._alone_over(counts, time_minutes, strict, q, "qos", f"QOS {q.name}", (
                 ("qos_job", "MaxTRES", q.max_tres_per_job), ("qos_node", "MaxTRESPerNode", q.max_tres_per_node),
                 ("qos_min", "MinTRES", q.min_tres_per_job), ("qos_account", "MaxTRESPA", q.max_tres_per_account),
                 ("qos_user", "MaxTRESPU", q.max_tres_per_user), ("qos_grp", "GrpTRES", q.grp_tres)))
             if refusal is not None:
                 return refusal
         for key, row in self.rows(job):
-            refusal = self._alone_over(counts, time_minutes, row, "assoc", f"association {_who(key)}", (
+            refusal = self._alone_over(counts, time_minutes, strict, row, "assoc", f"association {_who(key)}", (
                 ("assoc_job", "MaxTRES", row.max_tres_per_job), ("assoc_node", "MaxTRESPerNode", row.max_tres_per_node),
                 ("assoc_grp", "GrpTRES", row.grp_tres)))
             if refusal is not None:
@@ -527,28 +554,30 @@ class SiteLimits:
             return bool(self.user_accounts.get(user))
         return (account, user, partition) in self.assoc or (account, user, "") in self.assoc
 
-    def _alone_over(self, counts: tuple[int, ...], time_minutes: int, item: Qos | Association, kind: str, who: str,
+    def _alone_over(self, counts: tuple[int, ...], time_minutes: int, strict: bool, item: Qos | Association,
+                    kind: str, who: str,
                     lists: tuple[tuple[str, str, dict[str, int]], ...]) -> Refusal | None:
         """The first limit of one QOS or association row the job alone breaks: MaxTRESMins, the group
         TRES-minutes (:meth:`_over_group_minutes`), then each TRES list of ``lists`` (kind, title,
         limits: :func:`_over_tres`)."""
         refusal = self._over_minutes(counts, time_minutes, item.max_tres_mins_per_job, f"{kind}_job", who) or \
-            self._over_group_minutes(counts, time_minutes, item.grp_tres_run_mins, item.grp_tres_mins, item.grp_wall,
+            self._over_group_minutes(counts, time_minutes, strict, item.grp_tres_run_mins, item.grp_tres_mins, item.grp_wall,
                                      kind, who)
         for tres_kind, title, limits in lists:
             refusal = refusal or _over_tres(counts, limits, tres_kind, f"{who} {title}")
         return refusal
 
-    def _over_group_minutes(self, counts: tuple[int, ...], time_minutes: int, run_limits: dict[str, int],
+    def _over_group_minutes(self, counts: tuple[int, ...], time_minutes: int, strict: bool, run_limits: dict[str, int],
                             usage_limits: dict[str, int], wall: int | None, kind: str, who: str) -> Refusal | None:
-        """A group limit the job's own TRES x time limit (minutes) exceed: GrpTRESRunMins; with safe
-        also GrpWall (its time limit) and GrpTRESMins (acct_policy's TRES_USAGE_REQ_EXCEEDS_LIMIT):
-        it would wait for ever."""
-        if self.safe and wall is not None and time_minutes > wall // 60:
+        """A group limit the job's own TRES x time limit (minutes) exceed: GrpTRESRunMins; ``strict``
+        also GrpWall (its time limit) and GrpTRESMins: with safe it would wait for ever (acct_policy's
+        TRES_USAGE_REQ_EXCEEDS_LIMIT), with DenyOnLimit acct_policy_validate refuses it whatever the
+        usage (_qos_policy_validate's strict checking, _validate_tres_time_limits)."""
+        if strict and wall is not None and time_minutes > wall // 60:
             return Refusal(MINS_REASONS[f"{kind}_usage"]["wall"], f"{who} GrpWall {shown_time(wall)}")
         for tres, index in TRES_COUNTED:
             bound = usage_limits.get(tres)
-            if self.safe and bound is not None and counts[index] * time_minutes > bound:
+            if strict and bound is not None and counts[index] * time_minutes > bound:
                 return Refusal(MINS_REASONS[f"{kind}_usage"][tres], f"{who} GrpTRESMins {tres}={bound}")
         for tres, index in TRES_COUNTED:
             bound = run_limits.get(tres)
@@ -639,6 +668,8 @@ class SiteLimits:
             if given is None or key not in self.usage:
                 continue
             bound = self.usage[key].limit
+            if tres != "wall" and bound > 0 and self.uncharged(job):
+                continue
             code = _hold(MINS_REASONS[kind][tres])
             if tres == "wall":
                 checks.append((key, LIMIT_SECONDS, 60 * bound, code) if self.safe else (key, 0, FLAG, code))
@@ -677,7 +708,7 @@ class SiteLimits:
                 bound = _tres(q.grp_tres, tres)
                 if bound is not None:
                     checks.append((("qos", q.name), index, bound, _hold(TRES_REASONS["qos_grp"][tres])))
-            checks += self._run_checks(("qos", q.name), q.grp_tres_run_mins, "qos_run")
+            checks += self._run_checks(job, ("qos", q.name), q.grp_tres_run_mins, "qos_run")
             for kind, who, limits in (("qos_account", ("qos_account", q.name, self.account[job]), q.max_tres_per_account),
                                       ("qos_user", ("qos_user", q.name, user), q.max_tres_per_user)):
                 for tres, index in TRES_COUNTED:
@@ -690,12 +721,23 @@ class SiteLimits:
                 bound = _tres(row.grp_tres, tres)
                 if bound is not None:
                     checks.append((("assoc", *key), index, bound, _hold(TRES_REASONS["assoc_grp"][tres])))
-            checks += self._run_checks(("assoc", *key), row.grp_tres_run_mins, "assoc_run")
+            checks += self._run_checks(job, ("assoc", *key), row.grp_tres_run_mins, "assoc_run")
         return checks
 
-    def _run_checks(self, counter: tuple[str, ...], limits: dict[str, int],
+    def uncharged(self, job: int) -> bool:
+        """Whether the job's QOS has UsageFactor 0: slurmctld then reads the usage and the running
+        jobs' minutes of every GrpTRESMins and GrpTRESRunMins as 0 for it (acct_policy.c 22.05.8,
+        _qos_job_runnable_post_select and acct_policy_job_runnable_post_select: "Clear usage if
+        factor is 0 so that jobs can run"), so only a limit of 0 or its own minutes above a limit
+        (refused: :meth:`never`) would hold it; its GrpWall still does."""
+        return self.charge is not None and self.charge[job] == 0.0
+
+    def _run_checks(self, job: int, counter: tuple[str, ...], limits: dict[str, int],
                     kind: str) -> list[tuple[tuple[str, ...], int, int, int]]:
-        """GrpTRESRunMins TRES by TRES on ``counter``'s run seconds (:func:`run_bound`)."""
+        """GrpTRESRunMins TRES by TRES on ``counter``'s run seconds (:func:`run_bound`); none for a
+        job of a QOS with UsageFactor 0 (:meth:`uncharged`)."""
+        if self.uncharged(job):
+            return []
         return [(counter, RUN_COLUMN[tres], run_bound(limits[tres]), _hold(MINS_REASONS[kind][tres]))
                 for tres, _ in TRES_COUNTED if tres in limits]
 
@@ -760,6 +802,8 @@ class SiteLimits:
     def _over_run(self, job: int, used: np.ndarray, limits: dict[str, int], kind: str) -> str:
         """GrpTRESRunMins as Slurm reads it: the running jobs' whole minutes left of a TRES plus the
         job's TRES x its time limit (minutes) above the limit; the reason, else ""."""
+        if self.uncharged(job):
+            return ""
         counts = self.counts(job)
         for tres, index in TRES_COUNTED:
             bound = limits.get(tres)
@@ -780,7 +824,7 @@ class SiteLimits:
         if tres == "wall":
             return usage.minutes + time_minutes > bound if self.safe else usage.minutes >= bound
         asked = self.counts(job)[TRES_COLUMN[tres]]
-        if not asked:
+        if not asked or bound > 0 and self.uncharged(job):
             return False
         if not self.safe:
             return usage.minutes >= bound
@@ -801,12 +845,20 @@ class SiteLimits:
         self._count(job, 1)
         if self.run_minutes:
             self.run_since[job] = self.clock()
+            full = minutes(self.time_limit[job]) * 60
+            if self._charged(job, full) != full:     # its run seconds: its time limit x UsageFactor
+                self._add_run_seconds(job, self._charged(job, full) - full)
 
     def ended(self, job: int) -> None:
         self._count(job, -1)
-        if self.run_minutes and self.run_since.pop(job, None) is not None and self.run_taken[job]:
-            # its counts left with it in full; what the decay ticks took off them comes back
-            self._add_run_seconds(job, int(self.run_taken[job]))
+        if self.run_minutes and self.run_since.pop(job, None) is not None:
+            # its counts left with it in full; what slurmctld leaves counted comes back: what the
+            # decay ticks took off them, or with a UsageFactor its full time less the rest charged
+            # (_apply_new_usage at its end takes (limit's end - last tick) x UsageFactor, truncated)
+            full, taken = minutes(self.time_limit[job]) * 60, int(self.run_taken[job])
+            back = full - self._charged(job, full - taken)
+            if back:
+                self._add_run_seconds(job, back)
             self.run_taken[job] = 0
         for q in self.qos_of(job):
             self.qos_submitted[q.name] -= 1
@@ -817,16 +869,25 @@ class SiteLimits:
 
     def run_time_until(self, tick: int) -> None:
         """slurmctld's decay thread at ``tick`` (every PriorityCalcPeriod): each running job's
-        TRES-seconds of its time limit used by then (up to its limit's end) come off its run counters
-        (grp_used_tres_run_secs; GrpTRESRunMins reads them in whole minutes)."""
+        TRES-seconds of its time limit used by then (up to its limit's end; times its QOS's
+        UsageFactor: :meth:`_charged`) come off its run counters (grp_used_tres_run_secs;
+        GrpTRESRunMins reads them in whole minutes)."""
         if not self.run_since:
             return
         for job, start in self.run_since.items():
             used = max(0, min(tick, start + minutes(self.time_limit[job]) * 60) - start)
             delta = used - int(self.run_taken[job])
             if delta > 0:
-                self._add_run_seconds(job, -delta)
+                self._add_run_seconds(job, -self._charged(job, delta))
                 self.run_taken[job] = used
+
+    def _charged(self, job: int, seconds: int) -> int:
+        """Seconds of the job's time as slurmctld counts them in grp_used_tres_run_secs: times its
+        QOS's UsageFactor, truncated (acct_policy.c _adjust_limit_usage at its start,
+        priority_multifactor.c _apply_new_usage's tres_time_delta at each tick and at its end)."""
+        if self.charge is None or self.charge[job] == 1.0:
+            return seconds
+        return int(seconds * float(self.charge[job]))
 
     def accrue_usage(self, jobs: np.ndarray, seconds: np.ndarray, ended: np.ndarray, factor: float,
                      elapsed: int, *, reset: bool = False) -> bool:
@@ -836,6 +897,8 @@ class SiteLimits:
         before the usage decays by factor^elapsed (or, at a PriorityUsageResetPeriod's reset, is
         zeroed), the running ones after. Then :meth:`usage_updated`."""
         decayed = seconds * factor ** seconds
+        if self.charge is not None:       # grp_used_wall and usage_tres_raw take the job QOS's UsageFactor
+            decayed = decayed * self.charge[jobs]
         for usage in self.usage.values():
             member = usage.members[jobs] & (seconds > 0)
             weighted = decayed if usage.tres == "wall" else decayed * self.job_counts[jobs, TRES_COLUMN[usage.tres]]
@@ -877,6 +940,17 @@ class SiteLimits:
     def _count(self, job: int, sign: int) -> None:
         """Add sign x the job's counts to each of its counters (slurmkernels.count)."""
         self._count_kernel(self.running, self.count_first, self.count_slot, self.signature, self.job_counts, job, sign)
+
+
+def usage_factors(table: dict[str, Qos], qos: list[str]) -> np.ndarray | None:
+    """Each job's share of its usage charged: its own QOS's UsageFactor (priority_multifactor.c
+    _apply_new_usage, 22.05: a running job's usage, decayed or not, is multiplied by its QOS's
+    usage_factor where that is >= 0 before it is added to its QOS, its partition's QOS and its
+    associations up to root: the fair-share's usage_raw, usage_tres_raw and grp_used_wall alike).
+    None when every job's is 1 (the usage is then added as it is)."""
+    charge = np.array([q.usage_factor if (q := table.get(name)) is not None and q.usage_factor >= 0 else 1.0
+                       for name in qos], dtype=np.float64)
+    return None if bool(np.all(charge == 1.0)) else charge
 
 
 def minutes(seconds: int) -> int:

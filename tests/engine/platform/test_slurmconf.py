@@ -287,7 +287,8 @@ def test_the_real_slurm_run_reads_whole():
 def test_grp_submit_tres_minutes_and_grp_wall_columns_are_read_by_their_titles(tmp_path):
     # sacctmgr 22.05's titles (QOS: MaxTRESMins; long forms too); GrpWall and GrpTRESMins (of a QOS
     # and an association, every TRES followed) and GrpTRESRunMins of mem and node are read and
-    # followed; MaxTRESMins of a TRES not followed (billing) and UsageFactor are named as not followed
+    # followed; MaxTRESMins of a TRES not followed (billing) is named as not followed; UsageFactor is
+    # followed, shown on its QOS's line where it is not 1
     qos = tmp_path / "qos.txt"
     qos.write_text("Name|GrpSubmit|MaxTRESMins|GrpTRESRunMins|GrpTRESMins|GrpWall|UsageFactor\n"
                    "normal|5|cpu=600,mem=100,billing=5|cpu=6000,mem=9|cpu=90000|2-00:00:00|0.5\n"
@@ -306,9 +307,9 @@ def test_grp_submit_tres_minutes_and_grp_wall_columns_are_read_by_their_titles(t
         (7, {"cpu": 60}, {"cpu": 120}, 1800)
     text = "\n".join(describe_site(site))
     unfollowed = text.split("not modelled")[1]
-    for listed in ("QOS normal MaxTRESMins billing=5", "QOS normal UsageFactor=0.5 (not followed"):
-        assert listed in unfollowed
-    assert "QOS low UsageFactor" not in unfollowed                  # (1: nothing to follow)
+    assert "QOS normal MaxTRESMins billing=5" in unfollowed and "UsageFactor" not in unfollowed
+    normal_line, low_line = (line for line in text.splitlines() if line.startswith(("  QOS normal", "  QOS low")))
+    assert normal_line.endswith(", usage factor 0.5") and "usage factor" not in low_line   # (1: Slurm's default)
     for followed in ("GrpSubmit", "MaxTRESMins cpu", "MaxTRESMins mem", "GrpTRESRunMins", "GrpTRESMins", "GrpWall"):
         assert followed not in unfollowed
     assert "grp_tres_mins cpu=90000, grp_wall 2-00:00:00" in text and "grp_wall 00:30:00" in text
@@ -335,7 +336,7 @@ def test_accounting_storage_enforce_sets_the_flags_read_config_sets(value, flags
 
 def test_accounting_storage_enforce_in_the_site_description(tmp_path):
     qos = tmp_path / "qos.txt"
-    qos.write_text("Name|MaxJobsPU|Flags\nnormal|2|OverPartQOS,DenyOnLimit\n")
+    qos.write_text("Name|MaxJobsPU|Flags\nnormal|2|OverPartQOS,DenyOnLimit,UsageFactorSafe\n")
     conf = tmp_path / "slurm.conf"
     conf.write_text("NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\nAccountingStorageEnforce=safe,qos\n")
     text = "\n".join(describe_site(read_slurm_site(conf, qos=qos)))
@@ -343,11 +344,12 @@ def test_accounting_storage_enforce_in_the_site_description(tmp_path):
     assert "safe: a job starts only if it can run to its time limit within GrpTRESMins and GrpWall" in text
     assert "without an association" not in text        # (no association dump: nothing to check against)
     unfollowed = text.split("not modelled")[1]
-    for listed in ("AccountingStorageEnforce qos (not followed", "QOS normal Flags DenyOnLimit (not followed"):
+    for listed in ("AccountingStorageEnforce qos (not followed", "QOS normal Flags UsageFactorSafe (not followed"):
         assert listed in unfollowed
     for followed in ("associations", "safe"):       # (a user without a row refused; safe's stricter start)
         assert f"AccountingStorageEnforce {followed}" not in unfollowed
-    assert "Flags OverPartQOS" not in unfollowed and "flags OverPartQOS,DenyOnLimit" in text
+    assert "Flags OverPartQOS" not in unfollowed and "Flags DenyOnLimit" not in unfollowed
+    assert "flags OverPartQOS,DenyOnLimit,UsageFactorSafe" in text
     conf.write_text("NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\n")
     assert "AccountingStorageEnforce not set: association and QOS limits NOT enforced" in \
         "\n".join(describe_site(read_slurm_site(conf, qos=qos)))

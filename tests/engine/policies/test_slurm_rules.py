@@ -5,12 +5,14 @@ reason, and when each job starts."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from engine.platform.slurmconf import Association, Qos, SlurmSite, parse_slurm_conf
 from engine.policies.slurm import RESERVED_FOR_HIGHER
-from engine.policies.slurmlimits import INVALID_ACCOUNT, PARTITION_NOT_AVAILABLE
+from engine.policies.slurmlimits import ACCOUNTING_POLICY, INVALID_ACCOUNT, PARTITION_NOT_AVAILABLE
 from engine.run import simulate
 
 BASE = ("NodeName=n1 CPUs=16\nAccountingStorageEnforce=associations,limits\nPriorityType=priority/multifactor\nPriorityWeightAge=1000\n"
@@ -615,6 +617,127 @@ def test_an_associations_grp_tres_mins_holds_its_jobs_until_the_decayed_usage_fa
     assert starts(result) == {1: 0, 2: tick, 3: tick if on_account else 130}
     assert reasons(result)[2] == "AssocGrpCPUMinutesLimit"
     assert result.meta["summary"]["slurm_pending"]["AssocGrpCPUMinutesLimit"]["jobs"] == (2 if on_account else 1)
+
+
+# ----------------------------------------------------------------------------- QOS UsageFactor, DenyOnLimit
+# slurmctld 22.05.8: priority_multifactor.c _apply_new_usage multiplies a running job's usage (the
+# fair-share's, usage_tres_raw, grp_used_wall) and the TRES-seconds it takes off
+# grp_used_tres_run_secs by its QOS's UsageFactor, acct_policy.c _adjust_limit_usage the time limit
+# it puts there at its start; acct_policy_validate checks strictly when a QOS of the job has DenyOnLimit.
+
+
+def two_qos_site(conf: str, cheap: Qos, *, assoc: list[Association] | None = None,
+                 normal: Qos | None = None) -> SlurmSite:
+    """``conf`` with QOS normal (UsageFactor 1 unless given) and ``cheap``, users u1 and u2 under acct."""
+    return SlurmSite(parse_slurm_conf(conf + "SchedulerParameters=bf_interval=5\n", "t.conf"),
+                     qos={"normal": normal or Qos("normal"), cheap.name: cheap},
+                     associations=assoc or [Association("c", "acct", shares=1), Association("c", "acct", "u1"),
+                                            Association("c", "acct", "u2")])
+
+
+@pytest.mark.parametrize("factor, first", [(1.0, 4), (0.25, 3), (0.0, 3)])
+def test_a_qos_usage_factor_scales_the_fair_share_usage_its_jobs_add(workload, factor, first):
+    # No decay (PriorityDecayHalfLife=0), usage taken every minute (ticks at 0, 60, 120, 180, ...),
+    # Fair Tree: u1 and u2 share acct equally, the one with less usage ranks first (factor 1 against
+    # 0.5, x PriorityWeightFairshare 10000). Job 1 (u1, QOS cheap, 16 CPUs, 0-100) adds 16 x 100 x
+    # UsageFactor CPU-seconds; job 2 (u2, QOS normal, 8 CPUs, 100-200) has added 8 x 80 = 640 by the
+    # tick at 180. Jobs 3 (u1) and 4 (u2), 16 CPUs each, wait from 150 for job 2's end at 200, equal
+    # in every other factor: UsageFactor 1: u1 1600 > 640, job 4 starts first; 0.25: 400 < 640 and
+    # 0: 0 < 640, job 3 does. The second one starts at 300.
+    conf = BASE.replace("PriorityCalcPeriod=1", "PriorityCalcPeriod=1\nPriorityDecayHalfLife=0\n"
+                        "PriorityWeightFairshare=10000") + PARTITIONS
+    site_ = two_qos_site(conf, Qos("cheap", usage_factor=factor))
+    rows = [(0, 100, 100, 16), (100, 100, 100, 8), (150, 100, 100, 16), (150, 100, 100, 16)]
+    result = run(workload, rows, site_, users=[1, 2, 1, 2], qos=["cheap", "normal", "normal", "normal"])
+    assert 16 * 100 * factor < 8 * 80 if first == 3 else 16 * 100 * factor > 8 * 80
+    assert starts(result) == {1: 0, 2: 100, first: 200, 7 - first: 300}
+
+
+@pytest.mark.parametrize("factor", [1.0, 0.5])
+def test_a_qos_usage_factor_scales_the_usage_grp_tres_mins_reads(workload, factor):
+    # GrpTRESMins cpu=20 on u1's association, half-life 5 min (d = 1 - 0.693 / 300 per second),
+    # ticks every minute. Job 1 (u1, QOS cheap, 16 CPUs, 0-100) adds 960 d^60 at the tick 60, then
+    # 640 d^40 at its end, decayed by d^60 at the tick 120: 1235 CPU-seconds (20.6 minutes) with
+    # UsageFactor 1, times 0.5 with 0.5 (10.3). Job 2 (u1, QOS normal, 1 CPU, at 130): held with
+    # AssocGrpCPUMinutesLimit until the usage's whole minutes fall below 20 (180: 17.9) with
+    # UsageFactor 1; started at once with 0.5
+    d = 1 - 0.693 / 300
+    usage, tick = (960 * d ** 60 + 640 * d ** 40) * d ** 60 * factor, 120
+    while int(usage / 60) >= 20:
+        usage, tick = usage * d ** 60, tick + 60
+    assert (tick == 180) == (factor == 1.0)
+    conf = BASE.replace("PriorityCalcPeriod=1", "PriorityCalcPeriod=1\nPriorityDecayHalfLife=5") + PARTITIONS
+    assoc = [Association("c", "acct", shares=1), Association("c", "acct", "u1", grp_tres_mins={"cpu": 20}),
+             Association("c", "acct", "u2")]
+    site_ = two_qos_site(conf, Qos("cheap", usage_factor=factor), assoc=assoc)
+    result = run(workload, [(0, 100, 100, 16), (130, 10, 60, 1)], site_, qos=["cheap", "normal"])
+    assert starts(result) == {1: 0, 2: max(tick, 130)}
+    assert reasons(result)[2] == ("AssocGrpCPUMinutesLimit" if factor == 1.0 else "")
+
+
+@pytest.mark.parametrize("factor, expected", [(1.0, {1: 0, 2: 60, 3: 0}), (0.5, {1: 0, 2: 0, 3: 0})])
+def test_a_qos_usage_factor_scales_grp_tres_run_mins_and_zero_clears_it(workload, factor, expected):
+    # GrpTRESRunMins cpu=100 on account acct, ticks every minute. Job 1 (u1, QOS a, 10 CPUs, time
+    # limit 10 min, runs 0-300) puts 10 x 600 x UsageFactor CPU-seconds in the counter at its start
+    # (int(600 x 0.5) = 300 each with 0.5). Job 2 (u2, QOS normal, 1 CPU x 2 min): held while
+    # floor(R / 60) + 2 > 100: 100 + 2 at 0 with UsageFactor 1, started at the tick 60 (90 + 2);
+    # 50 + 2 with 0.5: at once. Job 3 (u2, QOS free, UsageFactor 0, 1 CPU x 2 min): slurmctld reads
+    # the usage and the run minutes as 0 for a job of a QOS whose UsageFactor is 0: it starts at 0
+    # either way (2 <= 100)
+    assoc = [Association("c", "acct", shares=1, grp_tres_run_mins={"cpu": 100}), Association("c", "acct", "u1"),
+             Association("c", "acct", "u2")]
+    site_ = two_qos_site(BASE + PARTITIONS, Qos("a", usage_factor=factor), assoc=assoc)
+    site_.qos["free"] = Qos("free", usage_factor=0.0)
+    rows = [(0, 300, 600, 10), (0, 10, 120, 1), (0, 10, 120, 1)]
+    result = run(workload, rows, site_, partitions=["long"] * 3, users=[1, 2, 2], qos=["a", "normal", "free"])
+    assert starts(result) == expected
+    assert reasons(result)[2] == ("AssocGrpCPURunMinutesLimit" if factor == 1.0 else "")
+
+
+@pytest.mark.parametrize("qos, assoc, reason, limit", [
+    (Qos("normal", max_tres_per_job={"cpu": 8}), None, "QOSMaxCpuPerJobLimit", "QOS normal MaxTRES cpu=8"),
+    (Qos("normal", max_wall=300), None, "QOSMaxWallDurationPerJobLimit", "QOS normal MaxWall 00:05:00"),
+    (Qos("normal"), {"max_tres_per_job": {"cpu": 8}}, "AssocMaxCpuPerJobLimit", "association acct/u1 MaxTRES cpu=8"),
+])
+@pytest.mark.parametrize("deny", [False, True])
+def test_deny_on_limit_has_sbatch_refuse_a_job_over_a_limit_with_its_message(workload, qos, assoc, reason, limit,
+                                                                             deny):
+    # Job 2 (10 CPUs x 10 min) is over a QOS or association limit it could never satisfy. Without
+    # DenyOnLimit slurmctld accepts it and leaves it pending for ever with the reason (here: refused,
+    # listed with the reason); with DenyOnLimit on its QOS acct_policy_validate fails and sbatch
+    # refuses it: ESLURM_ACCOUNTING_POLICY's text, after the reason slurmctld names
+    flagged = replace(qos, flags=["DenyOnLimit"]) if deny else qos
+    rows_ = [Association("c", "acct", shares=1), Association("c", "acct", "u1", **(assoc or {})),
+             Association("c", "acct", "u2")]
+    result = run(workload, [(0, 10, 60, 1), (0, 10, 600, 10)], site(qos=flagged, assoc=rows_),
+                 partitions=["long"] * 2)
+    assert starts(result) == {1: 0}
+    refused = result.rejected_jobs
+    assert refused["job_id"].tolist() == [2]
+    assert refused["reason"].tolist() == [ACCOUNTING_POLICY if deny else reason]
+    assert refused["limit"].tolist() == [f"{reason}: {limit}" if deny else limit]
+    assert ACCOUNTING_POLICY == "Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)"
+
+
+@pytest.mark.parametrize("deny", [False, True])
+def test_deny_on_limit_refuses_a_job_whose_own_minutes_exceed_grp_tres_mins_or_a_time_over_grp_wall(workload, deny):
+    # QOS normal GrpTRESMins cpu=100 and GrpWall 15 min, no usage yet. Job 1: 12 CPUs x 10 min =
+    # 120 CPU-minutes; job 2: 1 CPU x 20 min; job 3: 1 CPU x 1 min. Without DenyOnLimit (and
+    # without safe) a usage limit holds only once the usage reaches it: all three run at 0. With
+    # it, _qos_policy_validate's strict checking refuses a time limit above GrpTRESMins / the job's
+    # CPUs (100 // 12 = 8 min) and above GrpWall (15 min)
+    qos = Qos("normal", grp_tres_mins={"cpu": 100}, grp_wall=900, flags=["DenyOnLimit"] if deny else [])
+    result = run(workload, [(0, 10, 600, 12), (0, 10, 1200, 1), (0, 10, 60, 1)], site(qos=qos),
+                 partitions=["long"] * 3)
+    refused = result.rejected_jobs
+    if not deny:
+        assert starts(result) == {1: 0, 2: 0, 3: 0} and refused.empty
+        return
+    assert starts(result) == {3: 0}
+    assert refused["job_id"].tolist() == [1, 2]
+    assert refused["reason"].tolist() == [ACCOUNTING_POLICY] * 2
+    assert refused["limit"].tolist() == ["QOSGrpCPUMinutesLimit: QOS normal GrpTRESMins cpu=100",
+                                         "QOSGrpWallLimit: QOS normal GrpWall 00:15:00"]
 
 
 # ----------------------------------------------------------------------------- the limit hierarchy

@@ -86,14 +86,17 @@ def test_a_slurm_conf_without_accounting_storage_enforce_warns_that_no_limit_is_
 
 
 @pytest.mark.django_db
-def test_a_qos_usage_factor_is_shown_as_not_followed_and_a_grpwall_is_not(alice, sacct_trace):
-    # UsageFactor is read and not followed: named in the warnings; a GrpWall is followed: not named
+def test_a_qos_usage_factor_and_a_grpwall_are_followed_shown_with_the_qos_and_not_warned_of(alice, sacct_trace):
+    # UsageFactor (the usage its jobs add) and GrpWall are followed: on QOS normal's line of what
+    # SchedLab read, not named in the warnings; UsageFactorSafe, a flag not followed, is
     client = login(alice)
-    qos = qos_with("GrpWall", "10:00:00", qos_with("UsageFactor", "0.5"))
+    qos = qos_with("GrpWall", "10:00:00", qos_with("UsageFactor", "0.5", qos_with("Flags", "UsageFactorSafe")))
     post_site(client, sacct_trace, **{**slurm_files(), "qos": upload("qos.txt", SLURM / "qos.txt", qos)})
-    box = text(warnings(page_of(client, SitePreview.objects.get())))
-    assert "QOS normal UsageFactor=0.5 (not followed:" in box and NOT_ENFORCED not in box
-    assert "GrpWall" not in box
+    page = page_of(client, SitePreview.objects.get())
+    box = text(warnings(page))
+    assert "QOS normal Flags UsageFactorSafe (not followed" in box and NOT_ENFORCED not in box
+    assert "UsageFactor=" not in box and "GrpWall" not in box
+    assert "grp_wall 10:00:00, usage factor 0.5, flags UsageFactorSafe" in section(page, "current")
 
 
 def page_with_proposal(alice, sacct_trace, conf: str | None = None, **changes: str) -> str:  # noqa: ANN001
