@@ -250,7 +250,8 @@ def _start_and_end_at_random(limits, rng, n: int, rounds: int, clock: list[int] 
         for usage in limits.usage.values():
             usage.raw = 0.0
         limits.usage_updated()
-        assert not limits.running[:, 5:9].any()        # every job's time left went with it
+        if limits.charge is None:       # (with UsageFactors slurmctld's truncations leave some: below)
+            assert not limits.running[:, 5:9].any()        # every job's time left went with it
     return reasons
 
 
@@ -303,3 +304,30 @@ def test_compiled_usage_and_run_minutes_checks_of_every_tres_hold_as_the_rules_r
     reasons = _start_and_end_at_random(limits, rng, n, 250, clock)
     assert reasons >= {"", "QOSGrpCPUMinutesLimit", "QOSGrpMemoryMinutes", "QOSGrpGRESMinutes", "QOSGrpWallLimit",
                        "AssocGrpWallLimit", "AssocGrpNodeMinutes", "AssocGrpNodeRunMinutes"}
+
+
+@pytest.mark.parametrize("safe", [False, True])
+def test_compiled_checks_with_usage_factors_hold_as_the_rules_read(safe):
+    """The same with QOS UsageFactors: half (0.5: its jobs' GrpTRESRunMins seconds are halved) and
+    free (0: its jobs are not held by GrpTRESMins or GrpTRESRunMins, and add no run seconds), with
+    and without safe; once every job has ended, the run counters keep only what slurmctld's truncated
+    halves leave in them (under a minute per job and TRES)."""
+    from engine.platform.slurmconf import Association, Qos
+    from engine.policies.slurmlimits import RUN_COLUMN
+
+    qos = {"normal": Qos("normal", grp_tres_run_mins={"cpu": 300}), "half": Qos("half", usage_factor=0.5),
+           "free": Qos("free", usage_factor=0.0)}
+    assoc = [Association("c", "x", shares=1, grp_tres_run_mins={"cpu": 200}, grp_tres_mins={"cpu": 110}),
+             Association("c", "x", "u1", grp_tres_mins={"cpu": 40}), Association("c", "x", "u2")]
+    n = 200
+    limits, rng, clock = _timed_limits("safe" if safe else "limits", qos, assoc, 7, n)
+    reasons = _start_and_end_at_random(limits, rng, n, 300, clock)
+    # (with safe the account's GrpTRESMins, checked first, counts the running jobs' minutes too)
+    assert reasons >= {"", "QOSGrpCPURunMinutesLimit", "AssocGrpCPUMinutesLimit"} | (
+        set() if safe else {"AssocGrpCPURunMinutesLimit"})
+    free = [job for job in range(n) if limits.qos[job] == "free"]
+    assert free and all(limits.uncharged(job) for job in free) and not limits.uncharged(0 if 0 not in free else 1)
+    assert not limits.run_since       # (all ended)
+    # what is left: under a second per tick and CPU of each half job (int() of its halves)
+    left = int(limits.assoc_run[("x", "")][RUN_COLUMN["cpu"]])
+    assert 0 < left < 8 * 30 * sum(1 for job in range(n) if limits.qos[job] == "half")
