@@ -195,3 +195,78 @@ def test_a_job_queued_again_drops_the_keys():
     assert queue.order_keys is keys and queue.arrived == [3]
     queue.add(3)
     assert queue.order_keys is None
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_head_of_the_order_is_the_naive_sorts_head(seed):
+    """A pass of default_queue_depth reads the order's head (SlurmPriorityQueue._head): the last order
+    with jobs that left still in it, the jobs queued since kept apart; its first ``depth`` jobs are
+    the naive sort's of the jobs waiting, through several heads without a whole order between."""
+    rng = random.Random(seed)
+    n = rng.randint(2, 300)
+    high = rng.choice([3, 10, 100_000])
+    tiers = [rng.choice([1, 1, 1, 5, 9]) for _ in range(n)]
+    queue = bare_queue(n, tiers, high)
+    values = [rng.randint(0, high) for _ in range(4)]
+    priority = {j: rng.choice(values + [rng.randint(0, high)]) for j in range(n)}
+    jobs = list(range(n))
+    rng.shuffle(jobs)
+    cut = rng.randint(0, n - 1)
+    order = np.array(naive(jobs[:cut], priority, queue.tier_rank), dtype=np.int64)
+    queue.order, queue.order_priority = order, np.array([priority[j] for j in order.tolist()], dtype=np.int64)
+    queue.order_keys = queue._keyed(queue.order, queue.order_priority)
+    queue.member = np.zeros(n, dtype=bool)
+    queue.member[jobs[:cut]] = True
+    queue.left, queue.arrived = False, []
+    queue.fresh_keys, queue.fresh_priority = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    queue.calculations = queue.ordered_after = 3
+    queue._priorities = lambda js, now: np.array([priority[j] for j in js.tolist()], dtype=np.int64)
+    queue.sim.now = 0
+    later = jobs[cut:]
+    for _ in range(4):
+        for job in rng.sample(list(np.flatnonzero(queue.member)), k=min(3, int(queue.member.sum()))):
+            queue.member[job] = False           # started by the last pass
+            queue.left = True
+        k = rng.randint(0, 5)
+        arriving, later = later[:k], later[k:]
+        for job in arriving:
+            queue.member[job] = True
+            queue.arrived.append(job)
+        depth = rng.choice([1, 3, 10, 100])
+        head = queue._head(depth)
+        assert head is not None
+        waiting = naive(np.flatnonzero(queue.member).tolist(), priority, queue.tier_rank)
+        assert head.tolist() == waiting[:depth]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_run_reading_the_orders_head_is_the_run_making_the_whole_order(workload, monkeypatch, seed):
+    rng = random.Random(100 + seed)
+    rows = [(rng.choice([0, 5, 5, 40, 41, 90]) + 7 * (i // 6), rng.randint(1, 200), 200, rng.choice([1, 2, 4, 8]))
+            for i in range(150)]
+    parts = [rng.choice(["short", "long", "top"]) for _ in rows]
+    users = [rng.randint(1, 4) for _ in rows]
+    calls = {"head": 0}
+    plain_head = SlurmPriorityQueue._head
+
+    def counted(self, depth):
+        result = plain_head(self, depth)
+        calls["head"] += result is not None
+        return result
+
+    def schedule() -> pd.DataFrame:
+        w = workload(rows)
+        w.jobs["queue_name"] = parts
+        w.jobs["account"] = "acct"
+        w.jobs["user"] = users
+        w.metadata["user_names"] = {str(u): f"u{u}" for u in range(1, 5)}
+        result = simulate(w, 16, {"preset": "slurm", "params": {"default_queue_depth": 3}},
+                          context={"slurm_site": site()})
+        assert result.meta["summary"]["validation"]["ok"]
+        return result.schedule
+
+    monkeypatch.setattr(SlurmPriorityQueue, "_head", counted)
+    fast = schedule()
+    assert calls["head"] > 0
+    monkeypatch.setattr(SlurmPriorityQueue, "_head", lambda self, depth: None)
+    pd.testing.assert_frame_equal(fast, schedule())
