@@ -329,10 +329,6 @@ class SlurmPriorityQueue(WaitingQueue):
         #: increasing by them: then an arrival's merge goes the long way (_merged)
         self.key_high = int(sum(max(w, 0.0) for w in self.weights.values())) + 1
         self.order_keys: np.ndarray | None = np.zeros(0, dtype=np.int64)
-        #: jobs queued since the last whole order was made, priced, sorted by their keys and not yet
-        #: merged into it (a pass of default_queue_depth reads only the order's head: :meth:`_head`)
-        self.fresh_keys = np.zeros(0, dtype=np.int64)
-        self.fresh_priority = np.zeros(0, dtype=np.int64)
         tiers = sorted(set(self.tier), reverse=True)
         self.tier_rank = np.array([tiers.index(t) for t in self.tier] if len(tiers) < 64 else
                                   [{t: r for r, t in enumerate(tiers)}[t] for t in self.tier], dtype=np.int64)
@@ -501,30 +497,24 @@ class SlurmPriorityQueue(WaitingQueue):
         """Slurm's pending reason when a limit holds the job now, else ""."""
         return self.limits.held(job)
 
-    def ordered(self, depth: int | None = None) -> np.ndarray:
-        """Every waiting job in Slurm's order (PriorityTier, priority, submission), held ones too;
-        with ``depth``, at least the first ``depth`` of them (all, if fewer wait): a pass of
-        default_queue_depth reads no further, and its head is made without the whole order
-        (:meth:`_head`).
+    def ordered(self) -> np.ndarray:
+        """Every waiting job in Slurm's order (PriorityTier, priority, submission), held ones too.
 
         Priorities change only at a calculation: between two, the order is the last one without
         the jobs that left, with the new jobs merged in (priced as at their submission). After a
         calculation every priority is made again, and the last order re-sorted (mostly in order
         already: a stable sort's runs)."""
         self.recalculate_if_due()
-        if depth is not None:
-            head = self._head(depth)
-            if head is not None:
-                return head
-        self._unfresh()
         order, priority, keys = self.order, self.order_priority, self.order_keys
         if self.left:       # (else every job of the order still waits: the filter would keep them all)
             self.left = False
             kept = self.member[order]
             order, priority = order[kept], priority[kept]
             keys = keys[kept] if keys is not None else None
-        if (self.arrived or len(self.fresh_keys)) and self.ordered_after == self.calculations:
-            arrived, arrived_priority = self._arrivals()
+        if self.arrived and self.ordered_after == self.calculations:
+            arrived = np.asarray(self.arrived, dtype=np.int64)
+            self.arrived = []
+            arrived_priority = self._priorities(arrived, self.sim.now)
             inserted = self._inserted(order, priority, keys, arrived, arrived_priority)
             if inserted is not None:
                 self.order, self.order_priority, self.order_keys = inserted
@@ -537,10 +527,10 @@ class SlurmPriorityQueue(WaitingQueue):
             else:
                 order, priority = merged
             keys = self._keyed(order, priority)
-        elif self.arrived or len(self.fresh_keys) or self.ordered_after != self.calculations:
-            if self.arrived or len(self.fresh_keys):
-                order = np.concatenate((order, self._fresh_jobs(), np.asarray(self.arrived, dtype=np.int64)))
-                self.arrived, self.fresh_keys, self.fresh_priority = [], self.fresh_keys[:0], self.fresh_priority[:0]
+        elif self.arrived or self.ordered_after != self.calculations:
+            if self.arrived:
+                order = np.concatenate((order, np.asarray(self.arrived, dtype=np.int64)))
+                self.arrived = []
             priority = self._priorities(order, self.sim.now)
             sorting = self._sorting(order, priority)
             order, priority = order[sorting], priority[sorting]
@@ -548,64 +538,6 @@ class SlurmPriorityQueue(WaitingQueue):
             keys = self._keyed(order, priority)
         self.order, self.order_priority, self.order_keys = order, priority, keys
         return order
-
-    def _head(self, depth: int) -> np.ndarray | None:
-        """The first ``depth`` jobs of the order :meth:`ordered` would make (all, if fewer wait),
-        without making it: the jobs queued since are priced and kept apart, sorted (``fresh_keys``),
-        and merged with the first ``depth`` waiting jobs of the last order. The same jobs in the same
-        order, as the keys order both; None where the whole order is needed (a calculation since,
-        no keys, a priority outside the key space)."""
-        if self.order_keys is None or self.ordered_after != self.calculations:
-            return None
-        if self.arrived:
-            arrived = np.asarray(self.arrived, dtype=np.int64)
-            priority = self._priorities(arrived, self.sim.now)
-            high = self.key_high
-            if int(priority.min()) < 0 or int(priority.max()) > high:
-                return None
-            self.arrived = []
-            keys = np.concatenate((self.fresh_keys, (self.tier_rank[arrived] * (high + 1) + (high - priority))
-                                   * self.sim.n + arrived))
-            sorting = np.argsort(keys)
-            self.fresh_keys = keys[sorting]
-            self.fresh_priority = np.concatenate((self.fresh_priority, priority))[sorting]
-        order, keys, member = self.order, self.order_keys, self.member
-        stop = min(depth, len(order))
-        while self.left:
-            kept = member[order[:stop]]
-            if int(np.count_nonzero(kept)) >= depth or stop == len(order):
-                keys = keys[:stop][kept]
-                break
-            stop = min(2 * stop + depth, len(order))
-        else:
-            keys = keys[:stop]
-        fresh = self.fresh_keys
-        if len(fresh):
-            fresh = fresh[member[fresh % self.sim.n]]
-            keys = np.sort(np.concatenate((keys, fresh[:depth])))
-        return keys[:depth] % self.sim.n
-
-    def _fresh_jobs(self) -> np.ndarray:
-        """The jobs of ``fresh_keys`` (each key ends in its job's number)."""
-        return self.fresh_keys % self.sim.n
-
-    def _unfresh(self) -> None:
-        """Forget the fresh jobs that left the queue (started by a pass that read only the head)."""
-        if len(self.fresh_keys):
-            kept = self.member[self._fresh_jobs()]
-            self.fresh_keys, self.fresh_priority = self.fresh_keys[kept], self.fresh_priority[kept]
-
-    def _arrivals(self) -> tuple[np.ndarray, np.ndarray]:
-        """The jobs queued since the last whole order with their priorities: the fresh ones (priced
-        already) and those not yet priced; both taken."""
-        arrived = np.asarray(self.arrived, dtype=np.int64)
-        priority = self._priorities(arrived, self.sim.now) if len(arrived) else np.zeros(0, dtype=np.int64)
-        if len(self.fresh_keys):
-            arrived = np.concatenate((self._fresh_jobs(), arrived))
-            priority = np.concatenate((self.fresh_priority, priority))
-            self.fresh_keys, self.fresh_priority = self.fresh_keys[:0], self.fresh_priority[:0]
-        self.arrived = []
-        return arrived, priority
 
     def _keyed(self, order: np.ndarray, priority: np.ndarray) -> np.ndarray | None:
         """The int64 keys of ``order``'s jobs in the run's fixed key space (see ``order_keys``), or
@@ -1003,11 +935,10 @@ class SlurmBackfill(Algorithm):
         super().start(job)
         self.running.add(self.sim.start_time[job] + self.sim.estimate[job], job, self.sim.size[job])
 
-    def _order(self, depth: int | None = None) -> np.ndarray:
-        """The waiting jobs in the queue's order (with ``depth``: at least its first ``depth``)."""
+    def _order(self) -> np.ndarray:
         queue = self.queue
         if isinstance(queue, SlurmPriorityQueue):
-            return queue.ordered(depth)
+            return queue.ordered()
         return np.asarray(queue.jobs(), dtype=np.int64)
 
     def main_pass(self, depth: int | None) -> None:
@@ -1016,7 +947,7 @@ class SlurmBackfill(Algorithm):
         may start (those held by a limit or behind a blocked partition get their reasons) is
         compiled (slurmkernels.main_walk)."""
         sim, walk = self.sim, self.walk
-        order = self._order(depth)
+        order = self._order()
         stop = len(order) if depth is None else min(depth, len(order))
         parts, union, blocked = walk.fresh()
         i = 0
