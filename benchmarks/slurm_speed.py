@@ -45,6 +45,14 @@ main at 4478f51 unless said):
   was a fifth of the run; with the keys kept (before the pricing in floats): main_walk's compiled walk ~14 %, backfill ~11 %, the order's
   insert (np.insert of the new jobs, three arrays) ~10 %, submissions' limits ~7 %.
 
+* Another host of the same kind (2026-11-27 evening, 2 cores, quiet: load 1.0-1.1), main at bec3688:
+  the month grid 223.8 s CPU (224.8 s wall, 1,364 MiB); replay 2.38-2.63 s CPU. b1f5326, measured at
+  132.2 s / 1.23 s on the earlier host, gives the same replay figures here (2.33-2.82 s): the host is
+  1.7-1.9x slower (a plain Python loop of 10^7 additions: 1.0-2.1 s run to run). With the bytecode
+  written first (below): replay 1.99-2.42 s CPU. A/B of a head-only order for the main scheduler's
+  default_queue_depth passes (not kept): 216.2 s against 212.2 s without, the month grid's schedule
+  byte-identical either way.
+
 Each figure: wall and CPU seconds of the child (``wait4``), its peak resident memory, the 1-minute
 load average when it ended (the machine is shared: read CPU seconds first). numba's cache is filled
 first by one untimed replay, so no timed command compiles the profile kernels, and the engine's
