@@ -45,7 +45,7 @@ from engine.policies.ordering import WaitingQueue
 from engine.policies.reasons import ReasonTable, refused_counts
 from engine.policies.registry import Component, Preset, register, register_algorithm, register_ordering
 from engine.policies import slurmkernels as kernels
-from engine.policies.slurmkernels import NONE, RESOURCES
+from engine.policies.slurmkernels import HOLD, NONE, PRIORITY, RESOURCES
 from engine.policies.slurmlimits import AFTER_SELECT, HOLD_CODES, SiteLimits
 from engine.sim.allocation import CountAllocator
 from engine.sim.profile import Profile
@@ -333,6 +333,14 @@ class SlurmPriorityQueue(WaitingQueue):
         self.tier_rank = np.array([tiers.index(t) for t in self.tier] if len(tiers) < 64 else
                                   [{t: r for r, t in enumerate(tiers)}[t] for t in self.tier], dtype=np.int64)
         self.tiers = max(len(tiers), 1)
+        #: each job's partition (a number) and which partitions share nodes (_top_priority)
+        numbers = {name: i for i, name in enumerate(dict.fromkeys(self.partition))}
+        self.part_number = np.array([numbers[name] for name in self.partition], dtype=np.int64)
+        held_nodes = [frozenset(conf.partitions[name].nodes) if name in conf.partitions else frozenset()
+                      for name in numbers]
+        count = len(held_nodes)
+        self.part_overlap = np.array([[a == b or bool(held_nodes[a] & held_nodes[b]) for b in range(count)]
+                                      for a in range(count)], dtype=np.bool_).reshape(count, count)
         #: pending reasons (codes of REASONS): each job's current one (-1: not waiting) and since when,
         #: the seconds each job waited under each, and the order in which jobs first had some
         self.reasons = ReasonTable(sim.n, REASONS, lambda: self.sim.now)
@@ -471,7 +479,7 @@ class SlurmPriorityQueue(WaitingQueue):
 
     def add(self, job: int) -> None:
         """A submission: refused if it can never run or the user is at a submit limit, else queued
-        (reason None until a pass looks at it, as squeue shows a new job)."""
+        with the reason slurmctld gives it at submission (:meth:`_submission_reason`)."""
         refusal = self.limits.never(job) or self.limits.at_submit(job)
         if refusal is not None:
             self.sim.refuse(job, refusal.reason, refusal.limit)
@@ -480,10 +488,58 @@ class SlurmPriorityQueue(WaitingQueue):
         if self.queued[job]:        # queued again: the order may hold it twice, merged the long way
             self.order_keys = None
         self.queued[job] = True
+        reason = self._submission_reason(job)
         self.member[job] = True
         self.waiting += 1
         self.arrived.append(job)
-        self.reasons.queued(job, NONE)
+        self.reasons.queued(job, reason)
+
+    def _submission_reason(self, job: int) -> int:
+        """The pending reason slurmctld gives a batch job at its submission (job_mgr.c job_allocate,
+        22.05.8; sbatch's jobs are not started there, only tested): a limit that
+        acct_policy_job_runnable_pre_select names (select_nodes' test-only call; slurmlimits
+        BEFORE_SELECT), else Priority when :meth:`_top_priority` finds a waiting job above it,
+        else None until a pass looks at it, as squeue shows."""
+        if self.limits.any_hold:
+            code = self.limits.held_code(job)
+            if code and not AFTER_SELECT[code]:
+                return HOLD + code
+        return NONE if self._top_priority(job) else PRIORITY
+
+    def _top_priority(self, job: int) -> bool:
+        """job_mgr.c _top_priority: whether no waiting job that a limit does not hold (its reason
+        is not a limit's) is above ``job``, in a partition sharing nodes with its own: a higher
+        PriorityTier, or the same and a higher priority (priorities as the last calculation made
+        them, a new job's as at its submission). The order is sorted that way: it is walked from its
+        head to the first job not above, then the jobs queued since are looked at."""
+        self.recalculate_if_due()
+        if self.ordered_after != self.calculations:
+            self.ordered()          # (re-priced after a calculation, as the next pass would: the same order)
+        mine = int(self._priorities(np.array([job], dtype=np.int64), self.sim.now)[0])
+        rank, overlap = int(self.tier_rank[job]), self.part_overlap[self.part_number[job]]
+        member, reason = self.member, self.reasons.reason
+
+        def above(other: int, priority: int) -> bool:
+            return bool(member[other]) and reason[other] <= HOLD and bool(overlap[self.part_number[other]]) and (
+                int(self.tier_rank[other]) < rank or int(self.tier_rank[other]) == rank and priority > mine)
+
+        order, priorities = self.order, self.order_priority
+        for at in range(0, len(order), 64):
+            for other, priority in zip(order[at:at + 64].tolist(), priorities[at:at + 64].tolist()):
+                other_rank = int(self.tier_rank[other])
+                if other_rank > rank or other_rank == rank and priority <= mine:
+                    break           # (and every job after it)
+                if above(other, priority):
+                    return False
+            else:
+                continue
+            break
+        if self.arrived:
+            arrived = np.asarray(self.arrived, dtype=np.int64)
+            for other, priority in zip(arrived.tolist(), self._priorities(arrived, self.sim.now).tolist()):
+                if above(other, priority):
+                    return False
+        return True
 
     def remove(self, job: int) -> None:
         if not self.member[job]:

@@ -188,6 +188,7 @@ def test_a_job_queued_again_drops_the_keys():
     queue.limits = SimpleNamespace(never=lambda j: None, at_submit=lambda j: None,     # type: ignore[assignment]
                                    submitted=lambda j: None)
     queue.reasons = SimpleNamespace(queued=lambda j, code: None)     # type: ignore[assignment]
+    queue._submission_reason = lambda j: 0      # type: ignore[method-assign]
     queue.member, queue.queued, queue.waiting, queue.arrived = np.zeros(6, bool), np.zeros(6, bool), 0, []
     keys = queue._keyed(np.array([0, 1]), np.array([5, 5]))
     queue.order_keys = keys

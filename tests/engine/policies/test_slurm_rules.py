@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from engine.platform.slurmconf import Association, Qos, SlurmSite, parse_slurm_conf
-from engine.policies.slurm import RESERVED_FOR_HIGHER
+from engine.policies.slurm import RESERVED_FOR_HIGHER, SlurmPriorityQueue
 from engine.policies.slurmlimits import ACCOUNTING_POLICY, INVALID_ACCOUNT, PARTITION_NOT_AVAILABLE
 from engine.run import simulate
 
@@ -1063,3 +1063,101 @@ def test_a_daily_usage_reset_lets_the_jobs_a_grp_tres_mins_held_run_from_midnigh
         starts_of[period] = starts(result)
     assert starts_of["DAILY"] == {1: 0, 2: 600, 3: 900}
     assert 2 not in starts_of["MONTHLY"] or starts_of["MONTHLY"][2] > 900
+
+
+
+# -- the reason a job has from its submission (job_mgr.c job_allocate: _top_priority, then select_nodes'
+#    test-only call and its acct_policy_job_runnable_pre_select), until a pass looks at it
+
+def reasons_at_submission(monkeypatch, workload, rows, site_: SlurmSite, **kw) -> dict[int, str]:
+    """Each job's pending reason right after its submission (job ids from 1)."""
+    seen: dict[int, str] = {}
+    plain_add = SlurmPriorityQueue.add
+
+    def add(self, job):
+        plain_add(self, job)
+        if self.member[job]:
+            seen[job + 1] = self.reasons.names[int(self.reasons.reason[job])]
+
+    monkeypatch.setattr(SlurmPriorityQueue, "add", add)
+    run(workload, rows, site_, **kw)
+    return seen
+
+
+def test_a_job_below_a_waiting_job_is_priority_from_its_submission(workload, monkeypatch):
+    # A (16 CPUs) runs 0-100. B (short) comes at 11: nothing waits, B is top: None (a pass names it).
+    # Both are priced with age 0 until the next calculation (PriorityCalcPeriod 1 min): B 2000 (partition
+    # factor 2/2). C (short) at 21 has B's 2000, not below it (_top_priority wants a strictly higher
+    # one): None. D (long, factor 1/2: 1000) at 31 shares n1 with B: Priority
+    rows = [(0, 100, 100, 16), (11, 10, 100, 8), (21, 10, 100, 8), (31, 10, 100, 8)]
+    got = reasons_at_submission(monkeypatch, workload, rows, site(), partitions=["short", "short", "short", "long"])
+    assert got == {1: "None", 2: "None", 3: "None", 4: "Priority"}
+
+
+def test_a_job_over_a_limit_at_submission_has_the_limits_reason(workload, monkeypatch):
+    # MaxJobsPU 1: u1's job 1 runs 0-100; its job 2 (at 5) is held by the QOS from its submission
+    rows = [(0, 100, 100, 1), (5, 10, 100, 1)]
+    got = reasons_at_submission(monkeypatch, workload, rows, site(qos=Qos("normal", max_jobs_per_user=1)))
+    assert got == {1: "None", 2: "QOSMaxJobsPerUserLimit"}
+
+
+def test_only_a_runnable_job_above_in_a_partition_sharing_nodes_makes_a_new_one_priority(workload, monkeypatch):
+    # B (short, n1) waits from 1 behind A. C in long on n2 only (at 10) shares no node with B: top,
+    # None. D in short at 70: B, aged 59 s at the calculation at 60, is above it: Priority
+    conf = BASE.replace("NodeName=n1 CPUs=16", "NodeName=n[1-2] CPUs=16") + \
+        "PartitionName=short Nodes=n1 Default=YES\nPartitionName=long Nodes=n2\n"
+    rows = [(0, 100, 100, 32), (1, 10, 100, 8), (10, 10, 100, 8), (70, 10, 100, 8)]
+    got = reasons_at_submission(monkeypatch, workload, rows, site(conf=conf),
+                                partitions=["short", "short", "long", "short"], nodes=[2, 1, 1, 1], capacity=32)
+    assert got == {1: "None", 2: "None", 3: "None", 4: "Priority"}
+    # a higher PriorityTier is above whatever the priority: "top" (tier 2) on n1; E waits there from
+    # 1 (222: factor 1/9); F in short (tier 1, factor 9/9: 2000) at 10 is below it: Priority; G in top
+    # at 20 has E's priority (both at age 0 until the calculation at 60): not below it, None
+    tiers = BASE + "PartitionName=short Nodes=n1 Default=YES PriorityJobFactor=9\n" \
+        "PartitionName=top Nodes=n1 PriorityTier=2 PriorityJobFactor=1\n"
+    rows = [(0, 100, 100, 16), (1, 10, 100, 8), (10, 10, 100, 8), (20, 10, 100, 8)]
+    got = reasons_at_submission(monkeypatch, workload, rows, site(conf=tiers), partitions=["short", "top", "short", "top"])
+    assert got == {1: "None", 2: "None", 3: "Priority", 4: "None"}
+    # a job held by a limit is not above: u2's H waits held by MaxJobsPU 1 (its first job runs);
+    # u3's J at 30 (long: a lower priority than H's) on the full machine is top: None
+    rows = [(0, 100, 100, 1), (0, 100, 100, 15), (1, 10, 100, 1), (30, 10, 100, 1)]
+    assoc = [Association("c", "acct", shares=1)] + [Association("c", "acct", f"u{u}") for u in (1, 2, 3)]
+    got = reasons_at_submission(monkeypatch, workload, rows, site(qos=Qos("normal", max_jobs_per_user=1), assoc=assoc),
+                                users=[2, 1, 2, 3], partitions=["short", "short", "short", "long"])
+    assert got[3] == "QOSMaxJobsPerUserLimit" and got[4] == "None"
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_top_priority_is_the_naive_look_at_every_waiting_job(workload, monkeypatch, seed):
+    """SlurmPriorityQueue._top_priority walks the order from its head and stops at the first job not
+    above; here every waiting job is looked at, on random queues of three partitions (two tiers,
+    nodes shared or not) with a per-user limit holding some."""
+    rng = np.random.default_rng(seed)
+    conf = BASE.replace("NodeName=n1 CPUs=16", "NodeName=n[1-2] CPUs=8") + \
+        "PartitionName=short Nodes=n1 Default=YES PriorityJobFactor=2\nPartitionName=long Nodes=n[1-2]\n" \
+        "PartitionName=top Nodes=n2 PriorityTier=2\n"
+    n = 120
+    rows = [(int(t), int(rng.integers(5, 200)), 200, int(rng.choice([1, 2, 4, 8])))
+            for t in np.sort(rng.integers(0, 900, n))]
+    answers = []
+    plain_top = SlurmPriorityQueue._top_priority
+
+    def checked(self, job):
+        got = plain_top(self, job)
+        mine = int(self._priorities(np.array([job]), self.sim.now)[0])
+        rank = int(self.tier_rank[job])
+        above = False
+        for other in np.flatnonzero(self.member).tolist():
+            if self.reasons.reason[other] > 3 or not self.part_overlap[self.part_number[job], self.part_number[other]]:
+                continue
+            theirs = int(self._priorities(np.array([other]), self.sim.now)[0])
+            other_rank = int(self.tier_rank[other])
+            above = above or other_rank < rank or (other_rank == rank and theirs > mine)
+        answers.append(got)
+        assert got == (not above)
+        return got
+
+    monkeypatch.setattr(SlurmPriorityQueue, "_top_priority", checked)
+    run(workload, rows, site(conf=conf, qos=Qos("normal", max_jobs_per_user=3)), capacity=16,
+        partitions=[str(rng.choice(["short", "long", "top"])) for _ in rows], users=[int(u) for u in rng.integers(1, 3, n)])
+    assert True in answers and False in answers
