@@ -13,6 +13,7 @@ on one line, within :data:`LIMIT_SECONDS`.
 
 from __future__ import annotations
 
+import gc
 import gzip
 import os
 import random
@@ -40,7 +41,11 @@ METACENTRUM = SHARED_DATA / "metacentrum"
 ACCOUNTING = Path(__file__).parents[1] / "data" / "accounting"
 
 #: A reader call using more CPU time than this fails the test, naming the input. CPU time, not wall
-#: time, so that a busy shared machine does not fail the test while a quadratic reader still does.
+#: time, so that a busy shared machine does not fail the test while a quadratic reader still does;
+#: with the garbage collector off during the call (as timeit times), so that a full collection of the
+#: test process's own heap, due at that call, is not charged to the reader (a stop's CI on a slower
+#: host, 2026-11-27: one mutant in about 9,500 in each of four runs at 1.00-1.15 s, the rest far below);
+#: a call over it is timed twice more and the least of the three is taken, as timeit does.
 LIMIT_SECONDS = 1.0
 #: A call still running after this is stopped (so a hang fails the test instead of blocking it).
 HANG_SECONDS = 10.0
@@ -436,6 +441,9 @@ def check_reader(read: Callable[[Path], object], inputs: Iterator[Mutant], *, su
 
 
 def _check_one(read: Callable[[Path], object], item: Mutant, path: Path, limit: float, outcome: Outcome) -> None:
+    failures = len(outcome.failures)
+    collecting = gc.isenabled()
+    gc.disable()
     began = time.process_time()
     try:
         signal.setitimer(signal.ITIMER_REAL, HANG_SECONDS)
@@ -454,10 +462,33 @@ def _check_one(read: Callable[[Path], object], item: Mutant, path: Path, limit: 
                                 f"(at {Path(where.filename).name}:{where.lineno})")
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-    elapsed = time.process_time() - began
+        elapsed = time.process_time() - began
+        if collecting:
+            gc.enable()
+    if elapsed > limit and len(outcome.failures) == failures:    # the least of three timings, as timeit
+        elapsed = min(elapsed, *(_cpu_seconds(read, path) for _ in range(2)))
     outcome.slowest = max(outcome.slowest, elapsed)
     if elapsed > limit:
         outcome.failures.append(f"{item.name} [{item.what}]: took {elapsed:.2f} s of CPU (limit {limit} s)")
+
+
+def _cpu_seconds(read: Callable[[Path], object], path: Path) -> float:
+    """The CPU seconds of one more ``read(path)`` (whatever it raises), the collector off, the hang
+    alarm set."""
+    collecting = gc.isenabled()
+    gc.disable()
+    began = time.process_time()
+    try:
+        signal.setitimer(signal.ITIMER_REAL, HANG_SECONDS)
+        read(path)
+    except Exception:  # noqa: BLE001, S110 - its outcome was taken at the first call
+        pass
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        elapsed = time.process_time() - began
+        if collecting:
+            gc.enable()
+    return elapsed
 
 
 def raise_first(problems: list[WorkloadError]) -> None:
