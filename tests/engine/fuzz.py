@@ -442,12 +442,10 @@ def check_reader(read: Callable[[Path], object], inputs: Iterator[Mutant], *, su
 
 def _check_one(read: Callable[[Path], object], item: Mutant, path: Path, limit: float, outcome: Outcome) -> None:
     failures = len(outcome.failures)
-    collecting = gc.isenabled()
-    gc.disable()
-    began = time.process_time()
+    clock: list[float] = []
     try:
-        signal.setitimer(signal.ITIMER_REAL, HANG_SECONDS)
-        read(path)
+        with _cpu_timed(clock):
+            read(path)
         outcome.accepted += 1
     except WorkloadError as error:
         outcome.rejected += 1
@@ -460,35 +458,34 @@ def _check_one(read: Callable[[Path], object], item: Mutant, path: Path, limit: 
         where = traceback.extract_tb(error.__traceback__)[-1]
         outcome.failures.append(f"{item.name} [{item.what}]: {type(error).__name__}: {str(error)[:200]} "
                                 f"(at {Path(where.filename).name}:{where.lineno})")
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        elapsed = time.process_time() - began
-        if collecting:
-            gc.enable()
-    if elapsed > limit and len(outcome.failures) == failures:    # the least of three timings, as timeit
-        elapsed = min(elapsed, *(_cpu_seconds(read, path) for _ in range(2)))
+    if clock[0] > limit and len(outcome.failures) == failures:     # the least of three timings, as timeit
+        for _ in range(2):
+            try:
+                with _cpu_timed(clock):
+                    read(path)
+            except Exception:  # noqa: BLE001, S110 - its outcome was taken at the first call
+                pass
+    elapsed = min(clock)
     outcome.slowest = max(outcome.slowest, elapsed)
     if elapsed > limit:
         outcome.failures.append(f"{item.name} [{item.what}]: took {elapsed:.2f} s of CPU (limit {limit} s)")
 
 
-def _cpu_seconds(read: Callable[[Path], object], path: Path) -> float:
-    """The CPU seconds of one more ``read(path)`` (whatever it raises), the collector off, the hang
-    alarm set."""
+@contextmanager
+def _cpu_timed(clock: list[float]) -> Iterator[None]:
+    """Appends the block's CPU seconds to ``clock``, run with the collector off (as timeit times) and
+    the hang alarm armed."""
     collecting = gc.isenabled()
     gc.disable()
     began = time.process_time()
+    signal.setitimer(signal.ITIMER_REAL, HANG_SECONDS)
     try:
-        signal.setitimer(signal.ITIMER_REAL, HANG_SECONDS)
-        read(path)
-    except Exception:  # noqa: BLE001, S110 - its outcome was taken at the first call
-        pass
+        yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        elapsed = time.process_time() - began
+        clock.append(time.process_time() - began)
         if collecting:
             gc.enable()
-    return elapsed
 
 
 def raise_first(problems: list[WorkloadError]) -> None:
