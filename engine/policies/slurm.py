@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -232,6 +233,13 @@ def classic_factors(root: Node) -> dict[tuple[str, str], float]:
 
     visit(root, 1.0)
     return factors
+
+
+def _pairs(jobs: np.ndarray, values: np.ndarray, chunk: int = 64) -> Iterator[tuple[int, int]]:
+    """(job, value) of two parallel arrays as Python ints, a chunk at a time: a walk that usually
+    stops within the first few does not convert the whole arrays."""
+    for at in range(0, len(jobs), chunk):
+        yield from zip(jobs[at:at + chunk].tolist(), values[at:at + chunk].tolist())
 
 
 class SlurmPriorityQueue(WaitingQueue):
@@ -517,29 +525,25 @@ class SlurmPriorityQueue(WaitingQueue):
             self.ordered()          # (re-priced after a calculation, as the next pass would: the same order)
         mine = int(self._priorities(np.array([job], dtype=np.int64), self.sim.now)[0])
         rank, overlap = int(self.tier_rank[job]), self.part_overlap[self.part_number[job]]
-        member, reason = self.member, self.reasons.reason
+        member, reason, tier_rank = self.member, self.reasons.reason, self.tier_rank
 
-        def above(other: int, priority: int) -> bool:
-            return bool(member[other]) and reason[other] <= HOLD and bool(overlap[self.part_number[other]]) and (
-                int(self.tier_rank[other]) < rank or int(self.tier_rank[other]) == rank and priority > mine)
+        def outranks(other: int, priority: int) -> bool:
+            other_rank = int(tier_rank[other])
+            return other_rank < rank or other_rank == rank and priority > mine
 
-        order, priorities = self.order, self.order_priority
-        for at in range(0, len(order), 64):
-            for other, priority in zip(order[at:at + 64].tolist(), priorities[at:at + 64].tolist()):
-                other_rank = int(self.tier_rank[other])
-                if other_rank > rank or other_rank == rank and priority <= mine:
-                    break           # (and every job after it)
-                if above(other, priority):
-                    return False
-            else:
-                continue
-            break
-        if self.arrived:
-            arrived = np.asarray(self.arrived, dtype=np.int64)
-            for other, priority in zip(arrived.tolist(), self._priorities(arrived, self.sim.now).tolist()):
-                if above(other, priority):
-                    return False
-        return True
+        def counts(other: int) -> bool:
+            return bool(member[other]) and reason[other] <= HOLD and bool(overlap[self.part_number[other]])
+
+        for other, priority in _pairs(self.order, self.order_priority):
+            if not outranks(other, priority):
+                break               # (nor does any job after it)
+            if counts(other):
+                return False
+        if not self.arrived:
+            return True
+        arrived = np.asarray(self.arrived, dtype=np.int64)
+        return not any(outranks(other, priority) and counts(other)
+                       for other, priority in zip(arrived.tolist(), self._priorities(arrived, self.sim.now).tolist()))
 
     def remove(self, job: int) -> None:
         if not self.member[job]:

@@ -330,6 +330,8 @@ class SiteLimits:
         self.usage = self._usages(site) if self.enforce else {}
         #: each job's QOS UsageFactor where one is not 1 (None: all are), the share of its usage charged
         self.charge = usage_factors(site.qos, qos)
+        #: the QOS with the DenyOnLimit flag (:meth:`deny_on_limit`, asked at every submission)
+        self.denying = frozenset(name for name, q in site.qos.items() if has_flag(q, "DenyOnLimit"))
         limited: list[Any] = [*site.qos.values(), *site.associations]
         run_mins = any(tres in RUN_COLUMN for item in limited for tres in item.grp_tres_run_mins)
         self.any_hold = self.enforce and (any(self._qos_holds(q) for q in site.qos.values()) or any(
@@ -517,7 +519,7 @@ class SiteLimits:
         """Whether one of the job's QOS has the DenyOnLimit flag: acct_policy_validate then checks
         its QOS and association limits strictly (strict_checking), and a job over one is refused
         by sbatch (:data:`ACCOUNTING_POLICY`) rather than left pending for ever."""
-        return any(has_flag(q, "DenyOnLimit") for q in self.qos_of(job))
+        return bool(self.denying) and any(q.name in self.denying for q in self.qos_of(job))
 
     def _over_limits(self, job: int) -> Refusal | None:
         """The QOS or association limit the job alone breaks, or None (:meth:`never`)."""
