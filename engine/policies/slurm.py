@@ -50,6 +50,7 @@ from engine.policies.slurmkernels import HOLD, NONE, PRIORITY, RESOURCES
 from engine.policies.slurmlimits import AFTER_SELECT, HOLD_CODES, SiteLimits
 from engine.sim.allocation import CountAllocator
 from engine.sim.profile import Profile
+from engine.sim.jit import bind_direct
 from engine.sim.simulator import Simulation, SimulationError
 from engine.sim.timelimit import TimeLimitCheck
 from engine.workload.timebase import epoch_origin
@@ -60,6 +61,8 @@ WEIGHT_KEYS = {"PriorityWeightAge": "age", "PriorityWeightFairshare": "fairshare
 FROM_SITE = -1.0
 #: up to this many jobs, priorities are computed job by job (SlurmPriorityQueue._few), more at once
 FEW_JOBS = 8
+#: no jobs (no arrivals): int64 and writable (an empty array), as the compiled merge's arguments are typed
+NO_JOBS = np.zeros(0, dtype=np.int64)
 PARAMS = tuple(Param(key, "float", FROM_SITE, f"{key} (-1 = the value in the site's slurm.conf)", minimum=FROM_SITE,
                      label=key) for key in WEIGHT_KEYS) + (
     Param("PriorityCalcPeriod", "float", FROM_SITE, "seconds between priority recalculations "
@@ -247,6 +250,8 @@ class SlurmPriorityQueue(WaitingQueue):
     refuse jobs at submission or hold them (engine.policies.slurmlimits); each waiting job has its
     pending reason as Slurm would show it, and the time it spent under each."""
 
+    _keyed_merge: Any       # slurmkernels.keyed_merge, called directly (set in __init__ by bind_direct)
+
     def __init__(self, sim: Simulation, params: dict[str, Any]) -> None:
         super().__init__(sim, lambda j: (j,))
         site = sim.context.get("slurm_site")
@@ -331,16 +336,20 @@ class SlurmPriorityQueue(WaitingQueue):
         self.order_priority = np.zeros(0, dtype=np.int64)    # the priorities of its jobs
         self.ordered_after = -1             # the calculation that order was made after
         self.left = False                   # a job left the queue since the order was last filtered
+        self.priced: dict[int, int] = {}    # new jobs' priorities at submission (_top_priority) ...
+        self.priced_after = -1              # ... after this calculation
         self.queued = np.zeros(sim.n, dtype=bool)   # a job was ever queued
         #: the order's jobs' int64 keys (tier rank, highest priority first, job number) in a key space
         #: fixed for the run (priorities within [0, key_high]), or None when the order is not strictly
         #: increasing by them: then an arrival's merge goes the long way (_merged)
         self.key_high = int(sum(max(w, 0.0) for w in self.weights.values())) + 1
-        self.order_keys: np.ndarray | None = np.zeros(0, dtype=np.int64)
         tiers = sorted(set(self.tier), reverse=True)
         self.tier_rank = np.array([tiers.index(t) for t in self.tier] if len(tiers) < 64 else
                                   [{t: r for r, t in enumerate(tiers)}[t] for t in self.tier], dtype=np.int64)
         self.tiers = max(len(tiers), 1)
+        fits = self.tiers * (self.key_high + 1) * sim.n < 2 ** 62
+        self.order_keys: np.ndarray | None = np.zeros(0, dtype=np.int64) if fits else None
+        bind_direct(self, "_keyed_merge", kernels.keyed_merge)
         #: each job's partition (a number) and which partitions share nodes (_top_priority)
         numbers = {name: i for i, name in enumerate(dict.fromkeys(self.partition))}
         self.part_number = np.array([numbers[name] for name in self.partition], dtype=np.int64)
@@ -524,6 +533,9 @@ class SlurmPriorityQueue(WaitingQueue):
         if self.ordered_after != self.calculations:
             self.ordered()          # (re-priced after a calculation, as the next pass would: the same order)
         mine = int(self._priorities(np.array([job], dtype=np.int64), self.sim.now)[0])
+        if self.priced_after != self.calculations:
+            self.priced, self.priced_after = {}, self.calculations
+        self.priced[job] = mine
         rank, overlap = int(self.tier_rank[job]), self.part_overlap[self.part_number[job]]
         member, reason, tier_rank = self.member, self.reasons.reason, self.tier_rank
 
@@ -541,9 +553,8 @@ class SlurmPriorityQueue(WaitingQueue):
                 return False
         if not self.arrived:
             return True
-        arrived = np.asarray(self.arrived, dtype=np.int64)
         return not any(outranks(other, priority) and counts(other)
-                       for other, priority in zip(arrived.tolist(), self._priorities(arrived, self.sim.now).tolist()))
+                       for other, priority in zip(self.arrived, self._arrival_priorities().tolist()))
 
     def remove(self, job: int) -> None:
         if not self.member[job]:
@@ -566,19 +577,25 @@ class SlurmPriorityQueue(WaitingQueue):
         already: a stable sort's runs)."""
         self.recalculate_if_due()
         order, priority, keys = self.order, self.order_priority, self.order_keys
+        arrived = np.asarray(self.arrived, dtype=np.int64) if self.arrived else NO_JOBS
+        arrived_priority = NO_JOBS
+        if self.ordered_after == self.calculations:
+            if len(arrived):
+                arrived_priority = self._arrival_priorities()
+            if keys is not None and (self.left or len(arrived)):
+                kept, *merged = self._keyed_merge(order, priority, keys, self.member, self.left, arrived,
+                                                  arrived_priority, self.tier_rank, self.key_high, self.sim.n)
+                if kept:
+                    self.left, self.arrived = False, []
+                    self.order, self.order_priority, self.order_keys = merged
+                    return self.order
         if self.left:       # (else every job of the order still waits: the filter would keep them all)
             self.left = False
             kept = self.member[order]
             order, priority = order[kept], priority[kept]
             keys = keys[kept] if keys is not None else None
         if self.arrived and self.ordered_after == self.calculations:
-            arrived = np.asarray(self.arrived, dtype=np.int64)
             self.arrived = []
-            arrived_priority = self._priorities(arrived, self.sim.now)
-            inserted = self._inserted(order, priority, keys, arrived, arrived_priority)
-            if inserted is not None:
-                self.order, self.order_priority, self.order_keys = inserted
-                return self.order
             merged = self._merged(order, priority, arrived, arrived_priority)
             if merged is None:
                 order, priority = np.concatenate((order, arrived)), np.concatenate((priority, arrived_priority))
@@ -599,6 +616,16 @@ class SlurmPriorityQueue(WaitingQueue):
         self.order, self.order_priority, self.order_keys = order, priority, keys
         return order
 
+    def _arrival_priorities(self) -> np.ndarray:
+        """:meth:`_priorities` of the jobs queued since the last order (:attr:`arrived`), now: those
+        :meth:`_top_priority` priced at their submission after the calculation that is still the
+        last keep that price (the same value: a new job's price depends only on the calculation)."""
+        if self.priced_after == self.calculations:
+            known = [self.priced.get(job) for job in self.arrived]
+            if None not in known:
+                return np.array(known, dtype=np.int64)
+        return self._priorities(np.asarray(self.arrived, dtype=np.int64), self.sim.now)
+
     def _keyed(self, order: np.ndarray, priority: np.ndarray) -> np.ndarray | None:
         """The int64 keys of ``order``'s jobs in the run's fixed key space (see ``order_keys``), or
         None if a priority is outside it, the keys would not fit, or the order is not strictly
@@ -612,25 +639,6 @@ class SlurmPriorityQueue(WaitingQueue):
         if len(keys) > 1 and not bool(np.all(keys[1:] > keys[:-1])):
             return None
         return keys
-
-    def _inserted(self, order: np.ndarray, priority: np.ndarray, keys: np.ndarray | None, arrived: np.ndarray,
-                  arrived_priority: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """:meth:`_merged`'s result without remaking the order's keys: the order is kept with its
-        keys (``keys``, strictly increasing) in a key space fixed for the run, which orders jobs as
-        :meth:`_merged`'s does (tier rank, then higher priority, then job number); None when the order
-        has no keys (a job queued twice among them, see :meth:`add`) or an arrived job's priority
-        falls outside the space (then :meth:`_merged`)."""
-        if keys is None:
-            return None
-        high = self.key_high
-        if int(arrived_priority.min()) < 0 or int(arrived_priority.max()) > high:
-            return None
-        new_keys = (self.tier_rank[arrived] * (high + 1) + (high - arrived_priority)) * self.sim.n + arrived
-        sorting = np.argsort(new_keys)
-        new_keys = new_keys[sorting]
-        at = np.searchsorted(keys, new_keys)
-        return (np.insert(order, at, arrived[sorting]), np.insert(priority, at, arrived_priority[sorting]),
-                np.insert(keys, at, new_keys))
 
     def _merged(self, order: np.ndarray, priority: np.ndarray, arrived: np.ndarray,
                 arrived_priority: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:

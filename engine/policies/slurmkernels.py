@@ -204,6 +204,43 @@ def block(p: int, parts: np.ndarray, union: np.ndarray, atoms: np.ndarray, has_n
 
 
 @njit(cache=True)
+def keyed_merge(order: np.ndarray, priority: np.ndarray, keys: np.ndarray, member: np.ndarray, left: bool,
+                arrived: np.ndarray, arrived_priority: np.ndarray, tier_rank: np.ndarray, high: int,
+                n: int) -> tuple[bool, np.ndarray, np.ndarray, np.ndarray]:
+    """The waiting queue's order kept up between two priority calculations, in one pass: ``order``
+    (with its jobs' ``priority`` and ``keys``, strictly increasing) without the jobs no longer
+    ``member`` (when some ``left``), the ``arrived`` jobs merged in at their keys (tier rank, then
+    higher priority, then job number: (tier_rank * (high + 1) + high - priority) * n + job).
+    Returns (False, ...) and changes nothing when an arrived job's priority is outside [0, high]:
+    the caller then sorts the long way."""
+    k = len(arrived)
+    new_keys = np.empty(k, dtype=np.int64)
+    for j in range(k):
+        p = arrived_priority[j]
+        if p < 0 or p > high:
+            return False, order, priority, keys
+        new_keys[j] = (tier_rank[arrived[j]] * (high + 1) + (high - p)) * n + arrived[j]
+    sorting = np.argsort(new_keys)
+    m = len(order)
+    out_order = np.empty(m + k, dtype=np.int64)
+    out_priority = np.empty(m + k, dtype=np.int64)
+    out_keys = np.empty(m + k, dtype=np.int64)
+    i = j = w = 0
+    while i < m or j < k:
+        if j < k and (i >= m or new_keys[sorting[j]] < keys[i]):
+            s = sorting[j]
+            out_order[w], out_priority[w], out_keys[w] = arrived[s], arrived_priority[s], new_keys[s]
+            j += 1
+            w += 1
+        else:
+            if not left or member[order[i]]:
+                out_order[w], out_priority[w], out_keys[w] = order[i], priority[i], keys[i]
+                w += 1
+            i += 1
+    return True, out_order[:w], out_priority[:w], out_keys[:w]
+
+
+@njit(cache=True)
 def main_walk(order: np.ndarray, i: int, stop: int, now: int, partition: np.ndarray, blocked: np.ndarray,
               running: np.ndarray, signature: np.ndarray, check_first: np.ndarray, check_slot: np.ndarray,
               check_index: np.ndarray, check_bound: np.ndarray, check_reason: np.ndarray, job_counts: np.ndarray,

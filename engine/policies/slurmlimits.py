@@ -309,6 +309,7 @@ class SiteLimits:
         self._chains: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
         self._qos_lists: dict[tuple[str, str], list[Qos]] = {}
         self._rows: dict[tuple[str, str, str, str], list[tuple[tuple[str, str], Association]]] = {}
+        self._never: dict[tuple[Any, ...], Refusal | None] = {}     # never(), by what decides it
         #: AccountingStorageEnforce has limits: without, slurmctld checks no association or QOS limit
         self.enforce = site.conf.enforce_limits
         #: AccountingStorageEnforce has associations and the dump has rows: a job whose user has no
@@ -490,7 +491,18 @@ class SiteLimits:
     # ------------------------------------------------------------------ the checks
 
     def never(self, job: int) -> Refusal | None:
-        """The limit the job can never satisfy, or None."""
+        """The limit the job can never satisfy, or None: the same for every job of one partition, QOS,
+        account, user, size and time limit (the site's files alone decide it), so found once for
+        each (a month's 500,000 jobs have a few thousand)."""
+        key = (self.partition[job], self.qos[job], self.account[job], self.user[job], self.time_limit[job],
+               self.cpus[job], self.nodes[job], self.mem_mb[job], self.gpus[job])
+        try:
+            return self._never[key]
+        except KeyError:
+            found = self._never[key] = self._never_found(job)
+            return found
+
+    def _never_found(self, job: int) -> Refusal | None:
         if self.check_assoc and not self.has_association(job):
             return Refusal(INVALID_ACCOUNT, f"no association of user {self.user[job]} "
                            + (f"with account {self.account[job]}" if self.account[job] else "in the association dump"))

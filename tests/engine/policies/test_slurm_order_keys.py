@@ -1,6 +1,7 @@
-"""The ``slurm`` queue's order kept with its int64 keys (SlurmPriorityQueue._inserted): an arrival's
-merge gives the order the long way (_merged, or a full sort) gives, on random queues full of ties,
-and a whole run gives the same schedule and pending reasons with and without it."""
+"""The ``slurm`` queue's order kept with its int64 keys (slurmkernels.keyed_merge): the jobs that left
+filtered out and the arrivals merged in give the order the long way (_merged, or a full sort) gives,
+on random queues full of ties, and a whole run gives the same schedule and pending reasons with and
+without it."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pandas as pd
 import pytest
 
 from engine.platform.slurmconf import Association, Qos, SlurmSite, parse_slurm_conf
-from engine.policies import slurm
+from engine.policies import slurm, slurmkernels
 from engine.policies.slurm import SlurmPriorityQueue
 from engine.run import simulate
 
@@ -33,8 +34,15 @@ def naive(jobs: list[int], priority: dict[int, int], rank: np.ndarray) -> list[i
     return sorted(jobs, key=lambda j: (int(rank[j]), -priority[j], j))
 
 
+def keyed_merge(queue, order, priority, keys, arrived, arrived_priority, member=None):
+    left = member is not None
+    member = member if left else np.ones(queue.sim.n, dtype=bool)
+    return slurmkernels.keyed_merge(order, priority, keys, member, left, arrived, arrived_priority, queue.tier_rank,
+                                    queue.key_high, queue.sim.n)
+
+
 @pytest.mark.parametrize("seed", range(40))
-def test_an_arrivals_insert_is_the_merge_and_the_naive_sort(seed):
+def test_an_arrivals_merge_is_the_long_merge_and_the_naive_sort(seed):
     rng = random.Random(seed)
     n = rng.randint(1, 300)
     high = rng.choice([3, 10, 100_000])
@@ -52,23 +60,48 @@ def test_an_arrivals_insert_is_the_merge_and_the_naive_sort(seed):
     assert keys is not None
     new = np.array(arrived, dtype=np.int64)
     new_priority = np.array([priority[j] for j in arrived], dtype=np.int64)
-    inserted = queue._inserted(order, order_priority, keys, new, new_priority)
+    kept, *inserted = keyed_merge(queue, order, order_priority, keys, new, new_priority)
     merged = queue._merged(order, order_priority, new, new_priority)
-    assert inserted is not None and merged is not None
+    assert kept and merged is not None
     assert inserted[0].tolist() == merged[0].tolist() == naive(jobs, priority, queue.tier_rank)
     assert inserted[1].tolist() == merged[1].tolist()
     expected_keys = queue._keyed(inserted[0], inserted[1])
     assert expected_keys is not None and inserted[2].tolist() == expected_keys.tolist()
 
 
-def test_the_insert_gives_way_outside_its_key_space_or_without_keys():
+@pytest.mark.parametrize("seed", range(20))
+def test_the_merge_drops_the_jobs_that_left_as_the_naive_sort_of_those_waiting(seed):
+    rng = random.Random(seed)
+    n = rng.randint(2, 200)
+    queue = bare_queue(n, [rng.choice([1, 2]) for _ in range(n)], 50)
+    priority = {j: rng.randint(0, 50) for j in range(n)}
+    jobs = list(range(n))
+    rng.shuffle(jobs)
+    cut = rng.randint(0, n)
+    waiting, arrived = jobs[:cut], jobs[cut:cut + rng.choice([0, 1, 3])]
+    member = np.zeros(n, dtype=bool)
+    still = [j for j in waiting if rng.random() < 0.6] + arrived
+    member[still] = True
+    order = np.array(naive(waiting, priority, queue.tier_rank), dtype=np.int64)
+    order_priority = np.array([priority[j] for j in order.tolist()], dtype=np.int64)
+    keys = queue._keyed(order, order_priority)
+    kept, merged, merged_priority, merged_keys = keyed_merge(
+        queue, order, order_priority, keys, np.array(arrived, dtype=np.int64),
+        np.array([priority[j] for j in arrived], dtype=np.int64), member)
+    assert kept and merged.tolist() == naive(still, priority, queue.tier_rank)
+    assert merged_priority.tolist() == [priority[j] for j in merged.tolist()]
+    assert merged_keys.tolist() == queue._keyed(merged, merged_priority).tolist()
+
+
+def test_the_merge_gives_way_outside_its_key_space():
     queue = bare_queue(6, [1] * 6, 10)
     order, priority = np.array([0, 1, 2], dtype=np.int64), np.array([9, 5, 5], dtype=np.int64)
     keys = queue._keyed(order, priority)
     assert keys is not None
-    assert queue._inserted(order, priority, keys, np.array([3]), np.array([11])) is None     # above key_high
-    assert queue._inserted(order, priority, keys, np.array([3]), np.array([-1])) is None     # below 0
-    assert queue._inserted(order, priority, None, np.array([4]), np.array([5])) is None       # no keys
+    for outside in (11, -1):        # above key_high, below 0: nothing is changed
+        kept, same, same_priority, same_keys = keyed_merge(queue, order, priority, keys, np.array([3]),
+                                                           np.array([outside]), np.zeros(6, dtype=bool))
+        assert not kept and same is order and same_priority is priority and same_keys is keys
     assert queue._keyed(order, np.array([9, 5, 11])) is None
     assert queue._keyed(np.array([1, 0]), np.array([5, 5])) is None     # not by job number within a tie
 
@@ -91,12 +124,12 @@ def test_a_run_with_the_insert_is_the_run_without_it(workload, monkeypatch, seed
     rng = random.Random(seed)
     rows = [(rng.choice([0, 5, 5, 40, 41, 90]) + 13 * (i // 6), rng.randint(1, 200), 200, rng.choice([1, 2, 4, 8]))
             for i in range(90)]
-    calls = {"inserted": 0}
-    plain_insert = SlurmPriorityQueue._inserted
+    calls = {"merged": 0}
+    kernel = slurmkernels.keyed_merge
 
-    def counted(self, *args):
-        result = plain_insert(self, *args)
-        calls["inserted"] += result is not None
+    def counted(*args):
+        result = kernel(*args)
+        calls["merged"] += bool(result[0])
         return result
 
     def schedule() -> pd.DataFrame:
@@ -111,10 +144,10 @@ def test_a_run_with_the_insert_is_the_run_without_it(workload, monkeypatch, seed
 
     parts = [rng.choice(["short", "long", "top"]) for _ in rows]
     users = [rng.randint(1, 4) for _ in rows]
-    monkeypatch.setattr(SlurmPriorityQueue, "_inserted", counted)
+    monkeypatch.setattr(slurmkernels, "keyed_merge", counted)
     fast = schedule()
-    assert calls["inserted"] > 0        # the insert did the merges of this run
-    monkeypatch.setattr(SlurmPriorityQueue, "_inserted", lambda self, *args: None)
+    assert calls["merged"] > 0        # the kept order did the merges of this run
+    monkeypatch.setattr(slurmkernels, "keyed_merge", lambda order, priority, keys, *args: (False, order, priority, keys))
     plain = schedule()
     assert "slurm_reason" in fast.columns
     pd.testing.assert_frame_equal(fast, plain)
