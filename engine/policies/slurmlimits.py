@@ -136,6 +136,11 @@ def _tres(limits: dict[str, int], name: str) -> int | None:
 #: place in the running counters ([jobs, cpu, node, mem MB, GPUs]) and the reason Slurm 22.05 shows
 #: when a limit of each kind holds (``qos_grp``: QOS GrpTRES, ``qos_user``: MaxTRESPU, ``qos_job``:
 #: MaxTRES, ``assoc_grp``: association GrpTRES, ``assoc_job``: association MaxTRES)
+#: the QOS and association limits a job alone can break, whatever runs (SiteLimits._over_limits reads
+#: these and no others; tests/engine/policies/test_slurm_never.py checks it)
+ALONE_LIMITS = ("max_wall", "max_tres_mins_per_job", "grp_tres_run_mins", "grp_tres_mins", "grp_wall",
+                "max_tres_per_job", "max_tres_per_node", "min_tres_per_job", "max_tres_per_account",
+                "max_tres_per_user", "grp_tres")
 TRES_COUNTED = (("cpu", 1), ("mem", 3), ("node", 2), ("gres/gpu", 4))
 #: a counted TRES's column in a job's counts
 TRES_COLUMN = dict(TRES_COUNTED)
@@ -310,6 +315,7 @@ class SiteLimits:
         self._qos_lists: dict[tuple[str, str], list[Qos]] = {}
         self._rows: dict[tuple[str, str, str, str], list[tuple[tuple[str, str], Association]]] = {}
         self._never: dict[tuple[Any, ...], Refusal | None] = {}     # never(), by what decides it
+        self._alone: dict[tuple[str, str, str, str], bool] = {}     # _alone_limited(), by the rows' key
         #: AccountingStorageEnforce has limits: without, slurmctld checks no association or QOS limit
         self.enforce = site.conf.enforce_limits
         #: AccountingStorageEnforce has associations and the dump has rows: a job whose user has no
@@ -535,6 +541,8 @@ class SiteLimits:
 
     def _over_limits(self, job: int) -> Refusal | None:
         """The QOS or association limit the job alone breaks, or None (:meth:`never`)."""
+        if not self._alone_limited(job):
+            return None
         limit = self.time_limit[job]
         for q in self.qos_of(job):
             if q.max_wall is not None and limit > q.max_wall:
@@ -559,6 +567,17 @@ class SiteLimits:
             if refusal is not None:
                 return refusal
         return None
+
+    def _alone_limited(self, job: int) -> bool:
+        """Whether one of the job's QOS or association rows sets a limit :meth:`_over_limits` reads
+        (:data:`ALONE_LIMITS`): most sites set none, and their jobs then skip its loops."""
+        key = (self.partition[job], self.qos[job], self.account[job], self.user[job])
+        found = self._alone.get(key)
+        if found is None:
+            items: list[Any] = [*self.qos_of(job), *(row for _, row in self.rows(job))]
+            found = self._alone[key] = any(getattr(item, name, None) not in (None, {}) for item in items
+                                           for name in ALONE_LIMITS)
+        return found
 
     def has_association(self, job: int) -> bool:
         """Whether the job's user has an association row with its account (for its partition or
