@@ -382,6 +382,10 @@ class SlurmPriorityQueue(WaitingQueue):
         order = self.ordered()
         return dict(zip(order.tolist(), self._priorities(order, self.sim.now).tolist()))
 
+    def usages(self) -> dict[tuple[str, str], float]:
+        """Each user association's usage as accrued by the last calculation, by (account, user)."""
+        return dict(zip(self.users, self.usage.tolist()))
+
     def fairshare_factors(self) -> np.ndarray:
         """Each (account, user) pair's fair-share factor as of the last calculation, made when first
         asked after it (from the usage it accrued)."""
@@ -392,6 +396,8 @@ class SlurmPriorityQueue(WaitingQueue):
                 self.pair_fairshare = flat.pair_factors(self.usage)
             else:
                 root = self.tree
+                for node, value in zip(self.users.values(), self.usage.tolist()):
+                    node.usage = value
                 factors = fair_tree_factors(root) if self.fair_tree else classic_factors(root)
                 missing = 1.0 if not factors else 0.0
                 self.pair_fairshare = np.array([factors.get(key, missing) for key in self.pair_keys])
@@ -468,8 +474,6 @@ class SlurmPriorityQueue(WaitingQueue):
                 usage[:] = 0.0
             usage *= factor ** (now - previous)
             spent = (jobs, np.zeros(0), np.zeros(0, dtype=bool))
-        for node, value in zip(self.users.values(), usage.tolist()):
-            node.usage = value
         if self.limits.usage and self.limits.accrue_usage(*spent, factor, now - previous, reset=reset):
             # GrpTRESMins / GrpWall hold jobs until the decay thread lowers the usage: its next run is a pass
             self.sim.wake_at(now + max(int(self.period), 1))

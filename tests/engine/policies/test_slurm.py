@@ -207,7 +207,7 @@ def test_usage_accrues_and_decays_as_slurms_decay_thread_does(workload, monkeypa
 
     def recording(self, now):
         accrue(self, now)
-        seen[now] = {user: node.usage for (_, user), node in self.users.items()}
+        seen[now] = {user: usage for (_, user), usage in self.usages().items()}
 
     monkeypatch.setattr(SlurmPriorityQueue, "accrue", recording)
     s = site("PriorityDecayHalfLife=00:10:00\n", max_jobs=None)
@@ -230,7 +230,7 @@ def test_calculations_missed_while_nothing_waited_are_caught_up(workload, monkey
 
     def recording(self, now):
         accrue(self, now)
-        seen[now] = self.users[("acct", "u1")].usage
+        seen[now] = self.usages()[("acct", "u1")]
 
     monkeypatch.setattr(SlurmPriorityQueue, "accrue", recording)
     s = site("PriorityDecayHalfLife=00:10:00\n", max_jobs=None)
