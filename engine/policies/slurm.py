@@ -811,6 +811,9 @@ class SlurmBackfill(Algorithm):
     given (-1 = the site's). ``sched_cycle`` 0 runs the backfill pass at every submission and end.
     """
 
+    _main_walk: Any         # slurmkernels.main_walk and backfill_walk (set in __init__ by bind_direct)
+    _backfill_walk: Any
+
     def __init__(self, sim: Simulation, queue: WaitingQueue, params: dict) -> None:
         super().__init__(sim, queue, params)
         site = sim.context.get("slurm_site")
@@ -865,6 +868,10 @@ class SlurmBackfill(Algorithm):
         #: CPUs per node of the site (the smallest node's, if they differ) when reservations take whole nodes
         self.cpus_per_node = min((n.cpus for n in nodesets), default=1) if whole else 1
         self.walk = Walk(sim, queue, self.part_nodes)
+        # the passes' compiled walks, called directly (numba's dispatch types each of their some
+        # thirty arguments at every call: about as long as a main pass's walk of a short queue)
+        bind_direct(self, "_main_walk", kernels.main_walk)
+        bind_direct(self, "_backfill_walk", kernels.backfill_walk)
         #: a backfill pass on its timer does not see the jobs that ended in its own second (see backfill_pass)
         self.ends_after_backfill = bool(params.get("ends_after_backfill", True)) and self.pool and self.cycle > 0
         self.ended_at = -1
@@ -1024,7 +1031,7 @@ class SlurmBackfill(Algorithm):
         parts, union, blocked = walk.fresh()
         i = 0
         while True:
-            i = kernels.main_walk(order, i, stop, sim.now, walk.partition, blocked, *walk.limits, *walk.reasons,
+            i = self._main_walk(order, i, stop, sim.now, walk.partition, blocked, *walk.limits, *walk.reasons,
                                   AFTER_SELECT)
             if i >= stop:
                 break
@@ -1106,7 +1113,7 @@ class SlurmBackfill(Algorithm):
                 profile.make_room(2 * (len(order) - int(state[0])) + 4)
                 if len(self.least) < len(profile.times):
                     self.least = np.zeros(len(profile.times), dtype=np.int64)
-            status = kernels.backfill_walk(
+            status = self._backfill_walk(
                 order, state, self.bound, self.max_job_user, per_user, walk.user, self.job_size, walk.estimate,
                 resolution, sim.free, none if profile is None else profile.times,
                 none if profile is None else profile.free, now, horizon, self.cpus_per_node, sim.capacity,
