@@ -1246,18 +1246,23 @@ class Running:
     """The running jobs as arrays sorted by (expected end, job), kept as jobs start and end (the
     backfill pass builds its profile from them without a Python loop over sim.running_ends)."""
 
+    _insert: Any        # slurmkernels.insert_running and remove_running (set in __init__ by bind_direct)
+    _remove: Any
+
     def __init__(self, n: int) -> None:
         self.ends = np.zeros(max(n, 1), dtype=np.int64)
         self.jobs = np.zeros(max(n, 1), dtype=np.int64)
         self.sizes = np.zeros(max(n, 1), dtype=np.int64)
         self.count = 0
+        bind_direct(self, "_insert", kernels.insert_running)
+        bind_direct(self, "_remove", kernels.remove_running)
 
     def add(self, end: int, job: int, size: int) -> None:
-        kernels.insert_running(self.ends, self.jobs, self.sizes, self.count, end, job, size)
+        self._insert(self.ends, self.jobs, self.sizes, self.count, end, job, size)
         self.count += 1
 
     def remove(self, end: int, job: int) -> None:
-        kernels.remove_running(self.ends, self.jobs, self.sizes, self.count, end, job)
+        self._remove(self.ends, self.jobs, self.sizes, self.count, end, job)
         self.count -= 1
 
     def snapshot(self) -> tuple[np.ndarray, np.ndarray]:
