@@ -53,6 +53,21 @@ main at 4478f51 unless said):
   default_queue_depth passes (not kept): 216.2 s against 212.2 s without, the month grid's schedule
   byte-identical either way.
 
+* The same slow host (2026-11-28, quiet: load 1.0; ``/tmp/ab.sh``-style A/B, the month grid's command
+  alternated between main and 567743f in a second worktree): 567743f 224.0 s and 231.8 s CPU; after
+  the queue's order kept by one compiled merge (slurmkernels.keyed_merge, instead of a dozen numpy
+  calls and three np.insert per pass), SiteLimits.never found once per kind of job and skipped where
+  no row sets a limit a job alone breaks, the usage left in its array, and the passes' walks called
+  directly (3c80a1b): 165.6, 175.9, 179.2 s CPU, 1,404 MiB, the schedule byte-identical; with the
+  running jobs' arrays kept by direct calls too (this script, 02:27-02:30, load 0.7-1.0): 168.7 s CPU,
+  169.1 s wall, 1,405 MiB: met. The replay in the same run: 1.97-2.13 s CPU (met once in three): its
+  fixed costs are importing the engine (~0.9 s, pandas 0.6 s of it) and numba (~0.45 s) and loading
+  the cached kernels (~0.3 s); plain-Python kernels (numba not imported) gain ~0.15 s on these 330 jobs
+  and lose at any size beyond, so not taken. py-spy
+  (3c80a1b's parent): the merge's O(queue) copy is now its cost (the queue holds ~2,800 jobs at a
+  submission on average, ~10,000 at the 90th percentile: 18 us a merge at 3,000, 55 us at 10,000);
+  the main walk ~9 %, the backfill walk ~11 %, submissions' _top_priority ~12 %.
+
 Each figure: wall and CPU seconds of the child (``wait4``), its peak resident memory, the 1-minute
 load average when it ended (the machine is shared: read CPU seconds first). numba's cache is filled
 first by one untimed replay, so no timed command compiles the profile kernels, and the engine's

@@ -132,15 +132,15 @@ def _tres(limits: dict[str, int], name: str) -> int | None:
     return limits.get(name)
 
 
-#: the TRES the limits follow, in slurmctld's TRES order (cpu, mem, node, then gres), each with its
-#: place in the running counters ([jobs, cpu, node, mem MB, GPUs]) and the reason Slurm 22.05 shows
-#: when a limit of each kind holds (``qos_grp``: QOS GrpTRES, ``qos_user``: MaxTRESPU, ``qos_job``:
-#: MaxTRES, ``assoc_grp``: association GrpTRES, ``assoc_job``: association MaxTRES)
 #: the QOS and association limits a job alone can break, whatever runs (SiteLimits._over_limits reads
 #: these and no others; tests/engine/policies/test_slurm_never.py checks it)
 ALONE_LIMITS = ("max_wall", "max_tres_mins_per_job", "grp_tres_run_mins", "grp_tres_mins", "grp_wall",
                 "max_tres_per_job", "max_tres_per_node", "min_tres_per_job", "max_tres_per_account",
                 "max_tres_per_user", "grp_tres")
+#: the TRES the limits follow, in slurmctld's TRES order (cpu, mem, node, then gres), each with its
+#: place in the running counters ([jobs, cpu, node, mem MB, GPUs]) and the reason Slurm 22.05 shows
+#: when a limit of each kind holds (``qos_grp``: QOS GrpTRES, ``qos_user``: MaxTRESPU, ``qos_job``:
+#: MaxTRES, ``assoc_grp``: association GrpTRES, ``assoc_job``: association MaxTRES)
 TRES_COUNTED = (("cpu", 1), ("mem", 3), ("node", 2), ("gres/gpu", 4))
 #: a counted TRES's column in a job's counts
 TRES_COLUMN = dict(TRES_COUNTED)
