@@ -250,7 +250,8 @@ class SlurmPriorityQueue(WaitingQueue):
     refuse jobs at submission or hold them (engine.policies.slurmlimits); each waiting job has its
     pending reason as Slurm would show it, and the time it spent under each."""
 
-    _keyed_merge: Any       # slurmkernels.keyed_merge, called directly (set in __init__ by bind_direct)
+    _keyed_merge: Any       # slurmkernels.keyed_merge and keyed_head, called directly (set in __init__ by bind_direct)
+    _keyed_head: Any
 
     def __init__(self, sim: Simulation, params: dict[str, Any]) -> None:
         super().__init__(sim, lambda j: (j,))
@@ -350,6 +351,7 @@ class SlurmPriorityQueue(WaitingQueue):
         fits = self.tiers * (self.key_high + 1) * sim.n < 2 ** 62
         self.order_keys: np.ndarray | None = np.zeros(0, dtype=np.int64) if fits else None
         bind_direct(self, "_keyed_merge", kernels.keyed_merge)
+        bind_direct(self, "_keyed_head", kernels.keyed_head)
         #: each job's partition (a number) and which partitions share nodes (_top_priority)
         numbers = {name: i for i, name in enumerate(dict.fromkeys(self.partition))}
         self.part_number = np.array([numbers[name] for name in self.partition], dtype=np.int64)
@@ -580,6 +582,8 @@ class SlurmPriorityQueue(WaitingQueue):
         calculation every priority is made again, and the last order re-sorted (mostly in order
         already: a stable sort's runs)."""
         self.recalculate_if_due()
+        if self.left and self.arrived:      # (a job queued since may have started from a pass's head)
+            self.arrived = [job for job in self.arrived if self.member[job]]
         order, priority, keys = self.order, self.order_priority, self.order_keys
         arrived = np.asarray(self.arrived, dtype=np.int64) if self.arrived else NO_JOBS
         arrived_priority = NO_JOBS
@@ -619,6 +623,22 @@ class SlurmPriorityQueue(WaitingQueue):
             keys = self._keyed(order, priority)
         self.order, self.order_priority, self.order_keys = order, priority, keys
         return order
+
+    def ordered_head(self, depth: int) -> np.ndarray:
+        """The first ``depth`` jobs of :meth:`ordered`, as far as a main scheduler's pass of
+        default_queue_depth jobs walks, made without remaking the whole order when no calculation
+        came since it was made: the order's jobs still waiting and those queued since, merged only
+        that far (slurmkernels.keyed_head; the whole order is made at the next :meth:`ordered`)."""
+        self.recalculate_if_due()
+        if self.ordered_after == self.calculations and self.order_keys is not None:
+            arrived, arrived_priority = NO_JOBS, NO_JOBS
+            if self.arrived:
+                arrived, arrived_priority = np.asarray(self.arrived, dtype=np.int64), self._arrival_priorities()
+            kept, head = self._keyed_head(self.order, self.order_keys, self.member, arrived, arrived_priority,
+                                          self.tier_rank, self.key_high, self.sim.n, depth)
+            if kept:
+                return head
+        return self.ordered()[:depth]
 
     def _arrival_priorities(self) -> np.ndarray:
         """:meth:`_priorities` of the jobs queued since the last order (:attr:`arrived`), now: those
@@ -1014,11 +1034,13 @@ class SlurmBackfill(Algorithm):
         super().start(job)
         self.running.add(self.sim.start_time[job] + self.sim.estimate[job], job, self.sim.size[job])
 
-    def _order(self) -> np.ndarray:
+    def _order(self, depth: int | None = None) -> np.ndarray:
+        """The waiting jobs in the queue's order, all or the first ``depth``."""
         queue = self.queue
         if isinstance(queue, SlurmPriorityQueue):
-            return queue.ordered()
-        return np.asarray(queue.jobs(), dtype=np.int64)
+            return queue.ordered() if depth is None else queue.ordered_head(depth)
+        order = np.asarray(queue.jobs(), dtype=np.int64)
+        return order if depth is None else order[:depth]
 
     def main_pass(self, depth: int | None) -> None:
         """Slurm's main scheduler: priority order, each job that fits starts; one that does not
@@ -1026,8 +1048,8 @@ class SlurmBackfill(Algorithm):
         may start (those held by a limit or behind a blocked partition get their reasons) is
         compiled (slurmkernels.main_walk)."""
         sim, walk = self.sim, self.walk
-        order = self._order()
-        stop = len(order) if depth is None else min(depth, len(order))
+        order = self._order(depth)
+        stop = len(order)
         parts, union, blocked = walk.fresh()
         i = 0
         while True:

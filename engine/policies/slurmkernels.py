@@ -213,13 +213,10 @@ def keyed_merge(order: np.ndarray, priority: np.ndarray, keys: np.ndarray, membe
     higher priority, then job number: (tier_rank * (high + 1) + high - priority) * n + job).
     Returns (False, ...) and changes nothing when an arrived job's priority is outside [0, high]:
     the caller then sorts the long way."""
+    new_keys = arrival_keys(arrived, arrived_priority, tier_rank, high, n)
+    if len(new_keys) < len(arrived):
+        return False, order, priority, keys
     k = len(arrived)
-    new_keys = np.empty(k, dtype=np.int64)
-    for j in range(k):
-        p = arrived_priority[j]
-        if p < 0 or p > high:
-            return False, order, priority, keys
-        new_keys[j] = (tier_rank[arrived[j]] * (high + 1) + (high - p)) * n + arrived[j]
     sorting = np.argsort(new_keys)
     m = len(order)
     out_order = np.empty(m + k, dtype=np.int64)
@@ -238,6 +235,49 @@ def keyed_merge(order: np.ndarray, priority: np.ndarray, keys: np.ndarray, membe
                 w += 1
             i += 1
     return True, out_order[:w], out_priority[:w], out_keys[:w]
+
+
+@njit(cache=True)
+def arrival_keys(arrived: np.ndarray, arrived_priority: np.ndarray, tier_rank: np.ndarray, high: int,
+                 n: int) -> np.ndarray:
+    """The order's keys of the ``arrived`` jobs (see :func:`keyed_merge`); shorter than ``arrived``
+    (cut at the first) when a priority is outside [0, high]."""
+    k = len(arrived)
+    keys = np.empty(k, dtype=np.int64)
+    for j in range(k):
+        p = arrived_priority[j]
+        if p < 0 or p > high:
+            return keys[:j]
+        keys[j] = (tier_rank[arrived[j]] * (high + 1) + (high - p)) * n + arrived[j]
+    return keys
+
+
+@njit(cache=True)
+def keyed_head(order: np.ndarray, keys: np.ndarray, member: np.ndarray, arrived: np.ndarray,
+               arrived_priority: np.ndarray, tier_rank: np.ndarray, high: int, n: int,
+               depth: int) -> tuple[bool, np.ndarray]:
+    """The first ``depth`` jobs of the order :func:`keyed_merge` would make (those still ``member``
+    of ``order`` and ``arrived``), without making it: what a main scheduler's pass of
+    default_queue_depth jobs walks. (False, an empty array) when an arrived job's priority is
+    outside [0, high]."""
+    new_keys = arrival_keys(arrived, arrived_priority, tier_rank, high, n)
+    if len(new_keys) < len(arrived):
+        return False, order[:0]
+    k, m = len(arrived), len(order)
+    sorting = np.argsort(new_keys)
+    head = np.empty(min(depth, m + k), dtype=np.int64)
+    i = j = w = 0
+    while w < len(head) and (i < m or j < k):
+        if j < k and (i >= m or new_keys[sorting[j]] < keys[i]):
+            job = arrived[sorting[j]]
+            j += 1
+        else:
+            job = order[i]
+            i += 1
+        if member[job]:
+            head[w] = job
+            w += 1
+    return True, head[:w]
 
 
 @njit(cache=True)

@@ -1,7 +1,7 @@
 """The ``slurm`` queue's order kept with its int64 keys (slurmkernels.keyed_merge): the jobs that left
 filtered out and the arrivals merged in give the order the long way (_merged, or a full sort) gives,
-on random queues full of ties, and a whole run gives the same schedule and pending reasons with and
-without it."""
+on random queues full of ties, as the head a main pass walks (keyed_head) gives its first jobs; and a
+whole run gives the same schedule and pending reasons with and without them."""
 
 from __future__ import annotations
 
@@ -93,6 +93,40 @@ def test_the_merge_drops_the_jobs_that_left_as_the_naive_sort_of_those_waiting(s
     assert merged_keys.tolist() == queue._keyed(merged, merged_priority).tolist()
 
 
+@pytest.mark.parametrize("seed", range(30))
+def test_a_passs_head_is_the_first_jobs_of_the_merge_and_of_the_naive_sort(seed):
+    """Jobs of the order and jobs queued since may have left (started from an earlier head): the head
+    of ``depth`` jobs skips them, as the whole merge later does."""
+    rng = random.Random(seed)
+    n = rng.randint(2, 200)
+    queue = bare_queue(n, [rng.choice([1, 1, 3]) for _ in range(n)], 40)
+    priority = {j: rng.randint(0, 40) for j in range(n)}
+    jobs = list(range(n))
+    rng.shuffle(jobs)
+    cut = rng.randint(0, n)
+    waiting, arrived = jobs[:cut], jobs[cut:cut + rng.choice([0, 1, 2, 5])]
+    still = [j for j in waiting + arrived if rng.random() < 0.7]
+    member = np.zeros(n, dtype=bool)
+    member[still] = True
+    order = np.array(naive(waiting, priority, queue.tier_rank), dtype=np.int64)
+    order_priority = np.array([priority[j] for j in order.tolist()], dtype=np.int64)
+    keys = queue._keyed(order, order_priority)
+    new = np.array(arrived, dtype=np.int64)
+    new_priority = np.array([priority[j] for j in arrived], dtype=np.int64)
+    expected = naive(still, priority, queue.tier_rank)
+    for depth in (0, 1, 3, 100, 1000):
+        kept, head = slurmkernels.keyed_head(order, keys, member, new, new_priority, queue.tier_rank, queue.key_high,
+                                             n, depth)
+        assert kept and head.tolist() == expected[:depth]
+    left = [j for j in arrived if member[j]]         # (the queue drops the arrivals that left before the merge)
+    kept, merged, _, _ = keyed_merge(queue, order, order_priority, keys, np.array(left, dtype=np.int64),
+                                     np.array([priority[j] for j in left], dtype=np.int64), member)
+    assert kept and merged.tolist() == expected
+    outside = slurmkernels.keyed_head(order, keys, member, np.array([0]), np.array([41]), queue.tier_rank,
+                                      queue.key_high, n, 10)
+    assert not outside[0] and len(outside[1]) == 0
+
+
 def test_the_merge_gives_way_outside_its_key_space():
     queue = bare_queue(6, [1] * 6, 10)
     order, priority = np.array([0, 1, 2], dtype=np.int64), np.array([9, 5, 5], dtype=np.int64)
@@ -124,13 +158,15 @@ def test_a_run_with_the_insert_is_the_run_without_it(workload, monkeypatch, seed
     rng = random.Random(seed)
     rows = [(rng.choice([0, 5, 5, 40, 41, 90]) + 13 * (i // 6), rng.randint(1, 200), 200, rng.choice([1, 2, 4, 8]))
             for i in range(90)]
-    calls = {"merged": 0}
-    kernel = slurmkernels.keyed_merge
+    calls = {"keyed_merge": 0, "keyed_head": 0}
+    kernels = {name: getattr(slurmkernels, name) for name in calls}
 
-    def counted(*args):
-        result = kernel(*args)
-        calls["merged"] += bool(result[0])
-        return result
+    def counted(name):
+        def call(*args):
+            result = kernels[name](*args)
+            calls[name] += bool(result[0])
+            return result
+        return call
 
     def schedule() -> pd.DataFrame:
         w = workload(rows)
@@ -144,10 +180,12 @@ def test_a_run_with_the_insert_is_the_run_without_it(workload, monkeypatch, seed
 
     parts = [rng.choice(["short", "long", "top"]) for _ in rows]
     users = [rng.randint(1, 4) for _ in rows]
-    monkeypatch.setattr(slurmkernels, "keyed_merge", counted)
+    for name in calls:
+        monkeypatch.setattr(slurmkernels, name, counted(name))
     fast = schedule()
-    assert calls["merged"] > 0        # the kept order did the merges of this run
+    assert calls["keyed_merge"] > 0 and calls["keyed_head"] > 0    # the kept order and the heads served this run
     monkeypatch.setattr(slurmkernels, "keyed_merge", lambda order, priority, keys, *args: (False, order, priority, keys))
+    monkeypatch.setattr(slurmkernels, "keyed_head", lambda order, *args: (False, order[:0]))
     plain = schedule()
     assert "slurm_reason" in fast.columns
     pd.testing.assert_frame_equal(fast, plain)
