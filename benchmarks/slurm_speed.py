@@ -63,7 +63,10 @@ main at 4478f51 unless said):
   169.1 s wall, 1,405 MiB: met. The replay in the same run: 1.97-2.13 s CPU (met once in three): its
   fixed costs are importing the engine (~0.9 s, pandas 0.6 s of it) and numba (~0.45 s) and loading
   the cached kernels (~0.3 s); plain-Python kernels (numba not imported) gain ~0.15 s on these 330 jobs
-  and lose at any size beyond, so not taken. py-spy
+  and lose at any size beyond, so not taken. A main pass of default_queue_depth jobs walking only the
+  order's head (1134b61, slurmkernels.keyed_head), A/B against a10b016 with CI beside (load 1.7-2.1):
+  167.9 and 154.6 s CPU against 176.0 and 153.3 s, within this host's noise; the time spent making
+  the order, summed over its 687,169 calls in one run each: 18.0 s against 24.9 s. py-spy
   (3c80a1b's parent): the merge's O(queue) copy is now its cost (the queue holds ~2,800 jobs at a
   submission on average, ~10,000 at the 90th percentile: 18 us a merge at 3,000, 55 us at 10,000);
   the main walk ~9 %, the backfill walk ~11 %, submissions' _top_priority ~12 %.
