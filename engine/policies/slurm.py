@@ -348,8 +348,7 @@ class SlurmPriorityQueue(WaitingQueue):
         self.tier_rank = np.array([tiers.index(t) for t in self.tier] if len(tiers) < 64 else
                                   [{t: r for r, t in enumerate(tiers)}[t] for t in self.tier], dtype=np.int64)
         self.tiers = max(len(tiers), 1)
-        fits = self.tiers * (self.key_high + 1) * sim.n < 2 ** 62
-        self.order_keys: np.ndarray | None = np.zeros(0, dtype=np.int64) if fits else None
+        self.order_keys: np.ndarray | None = np.zeros(0, dtype=np.int64) if self._key_space(self.key_high + 1) else None
         bind_direct(self, "_keyed_merge", kernels.keyed_merge)
         bind_direct(self, "_keyed_head", kernels.keyed_head)
         #: each job's partition (a number) and which partitions share nodes (_top_priority)
@@ -559,8 +558,9 @@ class SlurmPriorityQueue(WaitingQueue):
                 return False
         if not self.arrived:
             return True
+        arrived, priorities = self._arrivals()
         return not any(outranks(other, priority) and counts(other)
-                       for other, priority in zip(self.arrived, self._arrival_priorities().tolist()))
+                       for other, priority in zip(arrived.tolist(), priorities.tolist()))
 
     def remove(self, job: int) -> None:
         if not self.member[job]:
@@ -585,11 +585,9 @@ class SlurmPriorityQueue(WaitingQueue):
         if self.left and self.arrived:      # (a job queued since may have started from a pass's head)
             self.arrived = [job for job in self.arrived if self.member[job]]
         order, priority, keys = self.order, self.order_priority, self.order_keys
-        arrived = np.asarray(self.arrived, dtype=np.int64) if self.arrived else NO_JOBS
-        arrived_priority = NO_JOBS
+        arrived = arrived_priority = NO_JOBS
         if self.ordered_after == self.calculations:
-            if len(arrived):
-                arrived_priority = self._arrival_priorities()
+            arrived, arrived_priority = self._arrivals()
             if keys is not None and (self.left or len(arrived)):
                 kept, *merged = self._keyed_merge(order, priority, keys, self.member, self.left, arrived,
                                                   arrived_priority, self.tier_rank, self.key_high, self.sim.n)
@@ -631,24 +629,30 @@ class SlurmPriorityQueue(WaitingQueue):
         that far (slurmkernels.keyed_head; the whole order is made at the next :meth:`ordered`)."""
         self.recalculate_if_due()
         if self.ordered_after == self.calculations and self.order_keys is not None:
-            arrived, arrived_priority = NO_JOBS, NO_JOBS
-            if self.arrived:
-                arrived, arrived_priority = np.asarray(self.arrived, dtype=np.int64), self._arrival_priorities()
+            arrived, arrived_priority = self._arrivals()
             kept, head = self._keyed_head(self.order, self.order_keys, self.member, arrived, arrived_priority,
                                           self.tier_rank, self.key_high, self.sim.n, depth)
             if kept:
                 return head
         return self.ordered()[:depth]
 
-    def _arrival_priorities(self) -> np.ndarray:
-        """:meth:`_priorities` of the jobs queued since the last order (:attr:`arrived`), now: those
-        :meth:`_top_priority` priced at their submission after the calculation that is still the
-        last keep that price (the same value: a new job's price depends only on the calculation)."""
+    def _arrivals(self) -> tuple[np.ndarray, np.ndarray]:
+        """The jobs queued since the last order (:attr:`arrived`) and their :meth:`_priorities` now,
+        as the compiled merges take them (NO_JOBS for none): those :meth:`_top_priority` priced at
+        their submission after the calculation that is still the last keep that price (the same
+        value: a new job's price depends only on the calculation)."""
+        if not self.arrived:
+            return NO_JOBS, NO_JOBS
+        arrived = np.asarray(self.arrived, dtype=np.int64)
         if self.priced_after == self.calculations:
             known = [self.priced.get(job) for job in self.arrived]
             if None not in known:
-                return np.array(known, dtype=np.int64)
-        return self._priorities(np.asarray(self.arrived, dtype=np.int64), self.sim.now)
+                return arrived, np.array(known, dtype=np.int64)
+        return arrived, self._priorities(arrived, self.sim.now)
+
+    def _key_space(self, span: int) -> bool:
+        """Whether one int64 key (tier rank, priority within ``span`` values, job number) orders every job."""
+        return self.tiers * span * self.sim.n < 2 ** 62
 
     def _keyed(self, order: np.ndarray, priority: np.ndarray) -> np.ndarray | None:
         """The int64 keys of ``order``'s jobs in the run's fixed key space (see ``order_keys``), or
@@ -656,8 +660,7 @@ class SlurmPriorityQueue(WaitingQueue):
         increasing by them (a lexsort's order whose ties the submission broke)."""
         high = self.key_high
         n = self.sim.n
-        if self.tiers * (high + 1) * n >= 2 ** 62 or (len(priority) and (int(priority.min()) < 0 or
-                                                                          int(priority.max()) > high)):
+        if not self._key_space(high + 1) or (len(priority) and (int(priority.min()) < 0 or int(priority.max()) > high)):
             return None
         keys = (self.tier_rank[order] * (high + 1) + (high - priority)) * n + order
         if len(keys) > 1 and not bool(np.all(keys[1:] > keys[:-1])):
@@ -674,7 +677,7 @@ class SlurmPriorityQueue(WaitingQueue):
             return order, priority
         low, high = int(both.min()), int(both.max())
         span, n = high - low + 1, self.sim.n
-        if self.tiers * span * n >= 2 ** 62:
+        if not self._key_space(span):
             return None
         keys = (self.tier_rank[order] * span + (high - priority)) * n + order
         if len(keys) > 1 and not bool(np.all(keys[1:] > keys[:-1])):     # (sorted otherwise: the lexsort's ties)
@@ -715,7 +718,7 @@ class SlurmPriorityQueue(WaitingQueue):
             return np.zeros(0, dtype=np.int64)
         low, high = int(priority.min()), int(priority.max())
         span, n = high - low + 1, self.sim.n
-        if self.tiers * span * n < 2 ** 62:   # one int64 key (unique: it ends in the job's number)
+        if self._key_space(span):   # one int64 key (unique: it ends in the job's number)
             return np.argsort((self.tier_rank[jobs] * span + (high - priority)) * n + jobs, kind="stable")
         return np.lexsort((jobs, self.submit[jobs], -priority, self.tier_rank[jobs]))
 

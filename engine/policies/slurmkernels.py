@@ -224,7 +224,7 @@ def keyed_merge(order: np.ndarray, priority: np.ndarray, keys: np.ndarray, membe
     out_keys = np.empty(m + k, dtype=np.int64)
     i = j = w = 0
     while i < m or j < k:
-        if j < k and (i >= m or new_keys[sorting[j]] < keys[i]):
+        if arrival_first(keys, i, new_keys, sorting, j):
             s = sorting[j]
             out_order[w], out_priority[w], out_keys[w] = arrived[s], arrived_priority[s], new_keys[s]
             j += 1
@@ -253,6 +253,13 @@ def arrival_keys(arrived: np.ndarray, arrived_priority: np.ndarray, tier_rank: n
 
 
 @njit(cache=True)
+def arrival_first(keys: np.ndarray, i: int, new_keys: np.ndarray, sorting: np.ndarray, j: int) -> bool:
+    """In a merge of the order (``keys``, from ``i``) with the arrivals (``new_keys`` in ``sorting``'s
+    order, from ``j``; neither both at their end): whether the arrival comes next (keys are unique)."""
+    return j < len(sorting) and (i >= len(keys) or new_keys[sorting[j]] < keys[i])
+
+
+@njit(cache=True)
 def keyed_head(order: np.ndarray, keys: np.ndarray, member: np.ndarray, arrived: np.ndarray,
                arrived_priority: np.ndarray, tier_rank: np.ndarray, high: int, n: int,
                depth: int) -> tuple[bool, np.ndarray]:
@@ -268,7 +275,7 @@ def keyed_head(order: np.ndarray, keys: np.ndarray, member: np.ndarray, arrived:
     head = np.empty(min(depth, m + k), dtype=np.int64)
     i = j = w = 0
     while w < len(head) and (i < m or j < k):
-        if j < k and (i >= m or new_keys[sorting[j]] < keys[i]):
+        if arrival_first(keys, i, new_keys, sorting, j):
             job = arrived[sorting[j]]
             j += 1
         else:
