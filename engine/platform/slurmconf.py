@@ -5,14 +5,16 @@ What is read (Slurm 22.05's slurm.conf(5), sacctmgr(1) and the multifactor prior
 - ``NodeName`` lines (host-list ranges ``n[001-004]``, CPUs, RealMemory in MB, Gres ``gpu:4`` or
   ``gpu:a100:2``, Features), ``NodeName=DEFAULT`` values for the lines after it;
 - ``PartitionName`` lines, ``DEFAULT`` too: Nodes (``ALL`` or a host list), MaxTime, DefaultTime,
-  MaxNodes, PriorityJobFactor, PriorityTier, ``Priority`` (older spelling: sets both), AllowQOS, QOS,
-  Default, State;
+  MinNodes, MaxNodes, PriorityJobFactor, PriorityTier, ``Priority`` (older spelling: sets both), AllowQOS,
+  DenyQOS, AllowAccounts, DenyAccounts, AllowGroups (read; not followed), QOS, Default, State,
+  OverTimeLimit; EnforcePartLimits (whether sbatch refuses a job over them or it pends for ever);
 - the scheduler: PriorityType and every ``PriorityWeight*`` (``PriorityWeightTRES=CPU=1000,Mem=2000``
   too), PriorityDecayHalfLife, PriorityMaxAge, PriorityCalcPeriod, PriorityFavorSmall, PriorityFlags,
   SchedulerType, SchedulerParameters (bf_interval, bf_resolution, bf_window, bf_max_job_test,
   bf_max_job_user, bf_continue, default_queue_depth, sched_interval, ...), SelectType and
   SelectTypeParameters (which resources are consumable);
-- every other key is kept in ``unmodelled`` with its line, so nothing is silently dropped.
+- every other key, of a NodeName or PartitionName line too, is kept in ``unmodelled`` with its line, so
+  nothing is silently dropped (values that are Slurm's defaults, or that no schedule depends on, aside).
 
 Times are written as Slurm writes them: ``MM``, ``MM:SS``, ``HH:MM:SS``, ``D-HH``, ``D-HH:MM``,
 ``D-HH:MM:SS``; ``UNLIMITED``/``INFINITE`` is ``None``. The sacctmgr dumps are read by header name
@@ -50,6 +52,26 @@ ENFORCE_NOT_FOLLOWED = {
 
 #: a partition's State= values (slurm.conf(5))
 PARTITION_STATES = ("UP", "DOWN", "DRAIN", "INACTIVE")
+
+#: the keys of NodeName and PartitionName lines read into the model (lower case)
+NODE_KEYS = frozenset({"nodename", "cpus", "procs", "boards", "sockets", "socketsperboard", "corespersocket",
+                       "threadspercore", "realmemory", "gres", "features", "feature"})
+PARTITION_KEYS = frozenset({"partitionname", "nodes", "maxtime", "defaulttime", "minnodes", "maxnodes", "priority",
+                            "priorityjobfactor", "prioritytier", "allowqos", "denyqos", "allowaccounts",
+                            "denyaccounts", "allowgroups", "qos", "default", "state", "overtimelimit"})
+#: other keys of those lines not listed as unmodelled: any value (None: names, addresses, notes) or these
+#: values, Slurm's defaults (slurm.conf(5)), under which the key changes no schedule
+LINE_KEYS_HARMLESS: dict[str, tuple[str, ...] | None] = {
+    "nodeaddr": None, "nodehostname": None, "port": None, "reason": None, "comment": None, "bcastaddr": None,
+    "tmpdisk": None, "state": ("unknown", "idle", "up"), "hidden": None, "allowallocnodes": ("all",),
+    "oversubscribe": ("no",), "shared": ("no",), "exclusiveuser": ("no",), "lln": ("no",), "rootonly": ("no",),
+    "reqresv": ("no",), "disablerootjobs": ("no",), "preemptmode": ("off",), "gracetime": ("0",),
+    "maxcpuspernode": ("unlimited",), "maxmempercpu": ("0", "unlimited"), "maxmempernode": ("0", "unlimited"),
+    "weight": ("1",), "corespeccount": ("0",), "memspeclimit": ("0",),
+}
+#: EnforcePartLimits' words (read_config.c parse_part_enforce_type) and what each means here
+ENFORCE_PART_LIMITS = {"yes": "ANY", "up": "ANY", "true": "ANY", "1": "ANY", "any": "ANY",
+                       "no": "NO", "down": "NO", "false": "NO", "0": "NO", "all": "ALL"}
 
 #: SchedulerParameters Slurm documents, with their defaults (22.05); values in seconds unless named.
 SCHEDULER_DEFAULTS: dict[str, int | bool] = {
@@ -138,9 +160,15 @@ class Partition:
     max_time: int | None = None              # seconds; None = UNLIMITED
     default_time: int | None = None
     max_nodes: int | None = None
+    min_nodes: int = 0
     priority_job_factor: int = 1
     priority_tier: int = 1
     allow_qos: list[str] = field(default_factory=lambda: ["ALL"])
+    deny_qos: list[str] = field(default_factory=list)
+    #: AllowAccounts (["ALL"]: every account) and DenyAccounts; Slurm reads DenyAccounts only without AllowAccounts
+    allow_accounts: list[str] = field(default_factory=lambda: ["ALL"])
+    deny_accounts: list[str] = field(default_factory=list)
+    allow_groups: list[str] = field(default_factory=lambda: ["ALL"])
     qos: str = ""                            # the partition QOS, whose limits apply to its jobs
     default: bool = False
     state: str = "UP"
@@ -177,6 +205,9 @@ class SlurmConf:
     #: AccountingStorageEnforce's flags (ENFORCE_WORDS' values); none = Slurm's default: no association
     #: or QOS limit is enforced (acct_policy returns at once without ACCOUNTING_ENFORCE_LIMITS)
     enforce: frozenset[str] = frozenset()
+    #: EnforcePartLimits: NO (Slurm's default: a job over a partition's limits or access lists pends for
+    #: ever), ANY or ALL (sbatch refuses it; the same for a job of one partition)
+    enforce_part_limits: str = "NO"
     unmodelled: dict[str, tuple[int, str]] = field(default_factory=dict)   # key -> (line, value)
 
     @property
@@ -231,6 +262,7 @@ def parse_slurm_conf(text: str, source: str = "slurm.conf") -> SlurmConf:
         first_key = pairs[0][0].lower()
         if first_key == "nodename":
             values = {k.lower(): v for k, v in pairs}
+            _keep_unmodelled(conf, f"NodeName={values['nodename']}", pairs, NODE_KEYS, lineno)
             if values["nodename"].upper() == "DEFAULT":
                 node_default.update({k: v for k, v in values.items() if k != "nodename"})
                 continue
@@ -245,6 +277,7 @@ def parse_slurm_conf(text: str, source: str = "slurm.conf") -> SlurmConf:
             conf.nodes.append(nodes)
         elif first_key == "partitionname":
             values = {k.lower(): v for k, v in pairs}
+            _keep_unmodelled(conf, f"PartitionName={values['partitionname']}", pairs, PARTITION_KEYS, lineno)
             if values["partitionname"].upper() == "DEFAULT":
                 partition_default.update({k: v for k, v in values.items() if k != "partitionname"})
                 continue
@@ -261,6 +294,20 @@ def parse_slurm_conf(text: str, source: str = "slurm.conf") -> SlurmConf:
     if not conf.partitions:
         raise WorkloadError("no PartitionName line: no job could run", file=source)
     return conf
+
+
+def _keep_unmodelled(conf: SlurmConf, label: str, pairs: list[tuple[str, str]], known: frozenset[str],
+                     line: int) -> None:
+    """The keys of a NodeName or PartitionName line that the model does not read, kept as
+    ``"PartitionName=long PreemptMode"`` with their line, unless harmless (:data:`LINE_KEYS_HARMLESS`)."""
+    for key, value in pairs:
+        lower = key.lower()
+        if lower in known:
+            continue
+        harmless = LINE_KEYS_HARMLESS.get(lower, ())
+        if harmless is None or value.lower() in (harmless or ()):
+            continue
+        conf.unmodelled[f"{label} {key}"] = (line, value)
 
 
 def _lines(text: str, source: str):
@@ -297,7 +344,8 @@ def _node_set(values: dict[str, str], line: int, source: str) -> NodeSet:
         raise WorkloadError(str(e), file=source, line=line, field="NodeName") from None
     if not names:
         raise WorkloadError("no node names", file=source, line=line, field="NodeName")
-    cpus = _count(values, "cpus", line, source) or _sockets_times_cores(values, line, source) or 1
+    cpus = _count(values, "cpus", line, source) or _count(values, "procs", line, source) or \
+        _sockets_times_cores(values, line, source) or 1
     memory = _count(values, "realmemory", line, source) or 1
     gres: dict[str, int] = {}
     for item in filter(None, values.get("gres", "").split(",")):
@@ -311,7 +359,10 @@ def _node_set(values: dict[str, str], line: int, source: str) -> NodeSet:
 
 
 def _sockets_times_cores(values: dict[str, str], line: int, source: str) -> int | None:
-    sockets = _count(values, "sockets", line, source)
+    """CPUs from the node's layout when CPUs= is not given: Sockets (else Boards x SocketsPerBoard) x
+    CoresPerSocket x ThreadsPerCore, as slurm.conf(5) defaults it."""
+    sockets = _count(values, "sockets", line, source) or \
+        ((_count(values, "boards", line, source) or 1) * (_count(values, "socketsperboard", line, source) or 0))
     cores = _count(values, "corespersocket", line, source)
     threads = _count(values, "threadspercore", line, source) or 1
     return sockets * cores * threads if sockets and cores else None
@@ -343,7 +394,12 @@ def _partition(values: dict[str, str], line: int, source: str, defined: dict[str
         partition.priority_job_factor = _count(values, "priorityjobfactor", line, source) or 0
     if "prioritytier" in values:
         partition.priority_tier = _count(values, "prioritytier", line, source) or 0
+    partition.min_nodes = _count(values, "minnodes", line, source) or 0
     partition.allow_qos = [q for q in values.get("allowqos", "ALL").split(",") if q]
+    partition.deny_qos = [q for q in values.get("denyqos", "").split(",") if q]
+    partition.allow_accounts = [a for a in values.get("allowaccounts", "ALL").split(",") if a]
+    partition.deny_accounts = [a for a in values.get("denyaccounts", "").split(",") if a]
+    partition.allow_groups = [g for g in values.get("allowgroups", "ALL").split(",") if g]
     partition.qos = values.get("qos", "")
     partition.default = values.get("default", "NO").upper() == "YES"
     partition.state = values.get("state", "UP").upper()
@@ -389,6 +445,10 @@ def _global(conf: SlurmConf, key: str, value: str, line: int, source: str) -> No
         conf.select_parameters = [p.strip() for p in value.split(",") if p.strip()]
     elif lower == "clustername":
         conf.cluster = value
+    elif lower == "enforcepartlimits":
+        if value.strip().lower() not in ENFORCE_PART_LIMITS:
+            raise WorkloadError(f"expected NO, ANY or ALL, got {shown(value)}", file=source, line=line, field=key)
+        conf.enforce_part_limits = ENFORCE_PART_LIMITS[value.strip().lower()]
     elif lower == "accountingstorageenforce":
         flags: set[str] = set()
         for word in (w.strip().lower() for w in value.split(",") if w.strip()):
@@ -428,8 +488,8 @@ def _tres(value: str, line: int, source: str, key: str) -> dict[str, float]:
 
 #: How slurm.conf(5) spells the keys read here (errors name the key as the admin wrote it in the manual).
 SPELLING = {k.lower(): k for k in (
-    "NodeName", "CPUs", "RealMemory", "Sockets", "CoresPerSocket", "ThreadsPerCore", "Gres", "Features",
-    "PartitionName", "Nodes", "MaxTime", "DefaultTime", "MaxNodes", "Priority", "PriorityJobFactor", "PriorityTier",
+    "NodeName", "CPUs", "Procs", "RealMemory", "Boards", "Sockets", "SocketsPerBoard", "CoresPerSocket", "ThreadsPerCore",
+    "Gres", "Features", "PartitionName", "Nodes", "MaxTime", "DefaultTime", "MinNodes", "MaxNodes", "Priority", "PriorityJobFactor", "PriorityTier",
     "OverTimeLimit")}
 
 
@@ -567,7 +627,7 @@ TRACKED_TRES_PER_NODE = ("cpu", "mem", "gres/gpu")
 #: partition's, PartitionTimeLimit and PartitionMaxNodes let its jobs past their partition's MaxTime
 #: and MaxNodes (acct_policy_set_qos_order, job_mgr.c _part_access_check), DenyOnLimit has sbatch
 #: refuse a job over a QOS or association limit (acct_policy_validate's strict_checking)
-QOS_FLAGS_FOLLOWED = ("OverPartQOS", "PartitionTimeLimit", "PartitionMaxNodes", "DenyOnLimit")
+QOS_FLAGS_FOLLOWED = ("OverPartQOS", "PartitionTimeLimit", "PartitionMaxNodes", "PartitionMinNodes", "DenyOnLimit")
 _FOLLOWED_LOWER = {flag.lower() for flag in QOS_FLAGS_FOLLOWED}
 
 
@@ -787,9 +847,16 @@ def describe_site(site: SlurmSite, *, with_keys: bool = True) -> list[str]:
         lines.append(f"  {p.name}{' (default)' if p.default else ''}: {len(p.nodes)} nodes, MaxTime {shown_time(p.max_time)}, "
                      f"DefaultTime {shown_time(p.default_time)}, MaxNodes {p.max_nodes or 'UNLIMITED'}, "
                      f"tier {p.priority_tier}, factor {p.priority_job_factor}"
-                     + (f", QOS {p.qos}" if p.qos else "") + (f", AllowQOS {','.join(p.allow_qos)}" if p.allow_qos != ['ALL'] else "")
+                     + (f", MinNodes {p.min_nodes}" if p.min_nodes > 1 else "")
+                     + (f", QOS {p.qos}" if p.qos else "") + _access_shown(p)
                      + ("" if p.state == "UP" else f", state {p.state}")
                      + ("" if p.over_time_limit == -1 else f", OverTimeLimit {_shown_over_time(p.over_time_limit)}"))
+    lines.append("partition limits and access lists (EnforcePartLimits "
+                 + ("NO): a job over MaxTime, MinNodes or MaxNodes, or of an account or QOS the partition does "
+                    "not allow, pends for ever (PartitionTimeLimit, PartitionNodeLimit, AccountNotAllowed, QOSNotAllowed)"
+                    if conf.enforce_part_limits == "NO" else
+                    f"{conf.enforce_part_limits}): sbatch refuses a job over MaxTime, MinNodes or MaxNodes, or of an "
+                    "account or QOS the partition does not allow"))
     lines.append(f"time limits: a job past its limit is killed at slurmctld's next time-limit check (every 30 s) once "
                  f"OverTimeLimit ({_shown_over_time(conf.over_time_limit)}) has passed too")
     lines.append(f"priority: {conf.priority_type}, weights "
@@ -837,6 +904,13 @@ def describe_site(site: SlurmSite, *, with_keys: bool = True) -> list[str]:
     return lines
 
 
+def _access_shown(p: Partition) -> str:
+    """A partition's access lists as its PartitionName line sets them (only those not ALL / empty)."""
+    lists = [("AllowQOS", p.allow_qos, ["ALL"]), ("DenyQOS", p.deny_qos, []), ("AllowAccounts", p.allow_accounts, ["ALL"]),
+             ("DenyAccounts", p.deny_accounts, []), ("AllowGroups", p.allow_groups, ["ALL"])]
+    return "".join(f", {key} {','.join(values)}" for key, values, default in lists if values != default)
+
+
 def unmodelled_keys(site: SlurmSite) -> list[str]:
     """The keys set in the files that SchedLab has no model of (read, not used), each naming its line."""
     conf = site.conf
@@ -870,6 +944,9 @@ def unfollowed_keys(site: SlurmSite) -> list[str]:
                 for q in site.qos.values() for flag in q.flags if flag.lower() not in _FOLLOWED_LOWER]
     unknown += [f"AccountingStorageEnforce {flag} (not followed: {why})" for flag, why in ENFORCE_NOT_FOLLOWED.items()
                 if flag in conf.enforce]
+    unknown += [f"PartitionName={p.name} AllowGroups={','.join(p.allow_groups)} (line {p.line}; not followed: Slurm "
+                "checks every group of the job's user, and sacct gives only the job's own)"
+                for p in conf.partitions.values() if p.allow_groups != ["ALL"]]
     return unknown
 
 

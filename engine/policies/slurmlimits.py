@@ -9,8 +9,14 @@ slurmctld's ``job_reason`` strings as ``squeue -o %r`` prints them):
 * with AccountingStorageEnforce's ``associations`` (implied by limits and safe), a job whose user has no
   association row under its account is refused by sbatch ("Invalid account or account/partition
   combination specified"; a job naming no account: the user's default, any of its rows);
-* limits a job can never satisfy: its time limit above its partition's MaxTime
-  (``PartitionTimeLimit``), its nodes above MaxNodes (``PartitionNodeLimit``), its time above its
+* a partition's limits and access lists (job_mgr.c _part_access_check): its nodes below MinNodes or
+  above MaxNodes (``PartitionNodeLimit``), its time limit above MaxTime (``PartitionTimeLimit``), its
+  account not in AllowAccounts or in DenyAccounts (``AccountNotAllowed``), its QOS not in AllowQOS or
+  in DenyQOS (``QOSNotAllowed``): with EnforcePartLimits (ANY, ALL) sbatch refuses the job ("Node count
+  specification invalid", "Requested time limit is invalid (missing or exceeds some limit)", "Invalid
+  account or account/partition combination specified", "Invalid qos specification"); without, it
+  pends for ever with the reason;
+* limits a job can never satisfy: its time above its
   QOS's or association's MaxWall (``QOSMaxWallDurationPerJobLimit``,
   ``AssocMaxWallDurationPerJobLimit``), its CPUs or nodes above a per-job MaxTRES
   (``QOSMaxCpuPerJobLimit``, ``QOSMaxNodePerJobLimit``), its TRES per node above a MaxTRESPerNode
@@ -86,11 +92,17 @@ from engine.sim.jit import bind_direct
 PARTITION_NOT_AVAILABLE = "Required partition not available (inactive or drain)"
 #: sbatch's refusal of a job whose user has no association with its account (ESLURM_INVALID_ACCOUNT)
 INVALID_ACCOUNT = "Invalid account or account/partition combination specified"
+#: sbatch's refusals of a job over a partition's limits or outside its access lists, with EnforcePartLimits
+#: (ESLURM_INVALID_NODE_COUNT, ESLURM_INVALID_TIME_LIMIT, ESLURM_INVALID_QOS; the account: INVALID_ACCOUNT)
+INVALID_NODE_COUNT = "Node count specification invalid"
+INVALID_TIME_LIMIT = "Requested time limit is invalid (missing or exceeds some limit)"
+INVALID_QOS = "Invalid qos specification"
 #: sbatch's refusal of a job over a QOS or association limit when one of its QOS has the DenyOnLimit flag
 #: (ESLURM_ACCOUNTING_POLICY; sbatch prints the pending reason slurmctld names before it)
 ACCOUNTING_POLICY = "Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)"
-NEVER_REASONS = ("PartitionDown", PARTITION_NOT_AVAILABLE, INVALID_ACCOUNT,
-                 "PartitionTimeLimit", "PartitionNodeLimit", "QOSMaxWallDurationPerJobLimit",
+NEVER_REASONS = ("PartitionDown", PARTITION_NOT_AVAILABLE, INVALID_ACCOUNT, INVALID_NODE_COUNT, INVALID_TIME_LIMIT,
+                 INVALID_QOS, "PartitionTimeLimit", "PartitionNodeLimit", "AccountNotAllowed", "QOSNotAllowed",
+                 "QOSMaxWallDurationPerJobLimit",
                  "AssocMaxWallDurationPerJobLimit", "QOSMaxCpuPerJobLimit", "QOSMaxNodePerJobLimit",
                  "QOSMaxCpuPerUserLimit", "QOSMaxNodePerUserLimit", "QOSGrpCpuLimit", "QOSGrpNodeLimit",
                  "AssocGrpCpuLimit", "AssocGrpNodeLimit")
@@ -318,6 +330,8 @@ class SiteLimits:
         self._alone: dict[tuple[str, str, str, str], bool] = {}     # _alone_limited(), by the rows' key
         #: AccountingStorageEnforce has limits: without, slurmctld checks no association or QOS limit
         self.enforce = site.conf.enforce_limits
+        #: EnforcePartLimits set: sbatch refuses a job over its partition's limits or access lists
+        self.enforce_part_limits = site.conf.enforce_part_limits != "NO"
         #: AccountingStorageEnforce has associations and the dump has rows: a job whose user has no
         #: row under its account (any of the user's rows where the job names no account) is refused
         self.check_assoc = "associations" in site.conf.enforce and bool(site.associations)
@@ -513,25 +527,65 @@ class SiteLimits:
             return Refusal(INVALID_ACCOUNT, f"no association of user {self.user[job]} "
                            + (f"with account {self.account[job]}" if self.account[job] else "in the association dump"))
         partition = self.partitions.get(self.partition[job])
-        limit, nodes = self.time_limit[job], self.nodes[job]
         if partition is not None:
-            if partition.state == "DOWN":
-                return Refusal("PartitionDown", f"partition {partition.name} State=DOWN")
             if partition.state in ("DRAIN", "INACTIVE"):
                 return Refusal(PARTITION_NOT_AVAILABLE, f"partition {partition.name} State={partition.state}")
-            # the job's own QOS's PartitionTimeLimit / PartitionMaxNodes flags let it past them
-            # (job_mgr.c _part_access_check, job_limits_check), whether limits are enforced or not
-            own = self.qos_table.get(self.qos[job])
-            if partition.max_time is not None and limit > partition.max_time and \
-                    not (own is not None and has_flag(own, "PartitionTimeLimit")):
-                return Refusal("PartitionTimeLimit", f"partition {partition.name} MaxTime {shown_time(partition.max_time)}")
-            if partition.max_nodes is not None and nodes > partition.max_nodes and \
-                    not (own is not None and has_flag(own, "PartitionMaxNodes")):
-                return Refusal("PartitionNodeLimit", f"partition {partition.name} MaxNodes {partition.max_nodes}")
+            refusal = self._partition_refusal(job, partition)
+            if refusal is not None:
+                return refusal
+            if partition.state == "DOWN":
+                return Refusal("PartitionDown", f"partition {partition.name} State=DOWN")
         refusal = self._over_limits(job)
         if refusal is not None and self.deny_on_limit(job):
             return Refusal(ACCOUNTING_POLICY, f"{refusal.reason}: {refusal.limit}")
         return refusal
+
+    def _partition_refusal(self, job: int, partition: Partition) -> Refusal | None:
+        """The partition's node and time limits, then its access lists, in job_mgr.c
+        _part_access_check's order (MinNodes, MaxNodes, MaxTime; with EnforcePartLimits, AllowAccounts /
+        DenyAccounts then AllowQOS / DenyQOS). With EnforcePartLimits sbatch refuses the job with its
+        error; without, the job pends for ever: job_limits_check names PartitionNodeLimit or
+        PartitionTimeLimit, and select_nodes QOSNotAllowed then AccountNotAllowed
+        (partition_mgr.c part_policy_valid_qos / _acct). The job's own QOS's PartitionMinNodes,
+        PartitionMaxNodes and PartitionTimeLimit flags let it past those limits."""
+        own = self.qos_table.get(self.qos[job])
+        enforced = self.enforce_part_limits
+        limit, nodes, name = self.time_limit[job], self.nodes[job], partition.name
+
+        def flagged(flag: str) -> bool:
+            return own is not None and has_flag(own, flag)
+
+        if nodes < partition.min_nodes and not flagged("PartitionMinNodes"):
+            return Refusal(INVALID_NODE_COUNT if enforced else "PartitionNodeLimit",
+                           f"partition {name} MinNodes {partition.min_nodes}")
+        if partition.max_nodes is not None and nodes > partition.max_nodes and not flagged("PartitionMaxNodes"):
+            return Refusal(INVALID_NODE_COUNT if enforced else "PartitionNodeLimit",
+                           f"partition {name} MaxNodes {partition.max_nodes}")
+        if partition.max_time is not None and limit > partition.max_time and not flagged("PartitionTimeLimit"):
+            return Refusal(INVALID_TIME_LIMIT if enforced else "PartitionTimeLimit",
+                           f"partition {name} MaxTime {shown_time(partition.max_time)}")
+        account = self._access_refusal(self.account[job], partition.allow_accounts, partition.deny_accounts,
+                                       f"partition {name} ", "Accounts", "AccountNotAllowed", INVALID_ACCOUNT)
+        qos = self._access_refusal(self.qos[job], partition.allow_qos, partition.deny_qos, f"partition {name} ", "QOS",
+                                   "QOSNotAllowed", INVALID_QOS)
+        if enforced:
+            return account or qos
+        return qos or account
+
+    def _access_refusal(self, value: str, allow: list[str], deny: list[str], where: str, key: str, pending: str,
+                        refused: str) -> Refusal | None:
+        """The job's account or QOS against the partition's Allow list, else (only without one, as
+        part_policy_valid_acct / _qos read them) its Deny list: the pending reason, or sbatch's error
+        with EnforcePartLimits."""
+        if allow != ["ALL"]:
+            if value in allow:
+                return None
+            setting = f"Allow{key} {','.join(allow)}"
+        elif value and value in deny:
+            setting = f"Deny{key} {','.join(deny)}"
+        else:
+            return None
+        return Refusal(refused if self.enforce_part_limits else pending, where + setting)
 
     def deny_on_limit(self, job: int) -> bool:
         """Whether one of the job's QOS has the DenyOnLimit flag: acct_policy_validate then checks

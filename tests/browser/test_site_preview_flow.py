@@ -38,15 +38,19 @@ def fill_the_site_form(page, name: str) -> None:  # noqa: ANN001
     page.set_input_files("#id_assoc", str(SLURM / "assoc.txt"))
 
 
-def test_an_admin_doubles_the_fairshare_weight(page, live_server, celery_worker, django_user_model):  # noqa: ANN001
-    base = live_server.url
-    admin_with_the_sacct_dump(page, base, django_user_model)
-
+def a_site_preview_of_the_real_files(page, base: str, users) -> None:  # noqa: ANN001
+    """The admin's new site preview on the sacct dump and the real Slurm's files, its current runs done."""
+    admin_with_the_sacct_dump(page, base, users)
     page.goto(base + "/preview/")
     page.click("#new-site-preview")
     fill_the_site_form(page, "our cluster")
     page.click("main form button[type=submit]")
     page.wait_for_selector('#site-results[data-done="yes"]', timeout=RESULTS)
+
+
+def test_an_admin_doubles_the_fairshare_weight(page, live_server, celery_worker, django_user_model):  # noqa: ANN001
+    base = live_server.url
+    a_site_preview_of_the_real_files(page, base, django_user_model)
     assert "short" in page.inner_text("#waits-partition") and "QOSMaxJobsPerUserLimit" in page.inner_text("#pending-reasons")
     assert page.is_visible("#site-read") and "QOS normal: priority 0, max_jobs_per_user 4" in page.inner_text("#site-read")
 
@@ -217,4 +221,32 @@ def test_an_admin_downloads_calibrates_applies_and_sweeps_from_the_page(page, li
         assert cells[0].startswith(value) and cells[3] not in ("–", ""), cells
     assert closest in page.inner_text("#calibrated")        # the sweep's runs replay calibrated too
     page.screenshot(path=str(ARTIFACTS / "site-preview-after.png"), full_page=True)
+    assert not page.watch.errors and not page.watch.external, (page.watch.errors, page.watch.external)
+
+
+def test_an_admin_closes_the_long_partition_to_an_account(page, live_server, celery_worker, django_user_model):  # noqa: ANN001
+    """AllowAccounts typed into slurm.conf's text: the page names every chemistry job of long as one
+    Slurm would leave pending for ever (AccountNotAllowed), and the proposed side's waits without them."""
+    a_site_preview_of_the_real_files(page, live_server.url, django_user_model)
+    page.click("summary:has-text('The files (every key)')")
+    conf = page.locator("#id_text0")
+    text = conf.input_value()
+    line = "PartitionName=long MaxTime=00:20:00 DefaultTime=00:10:00 PriorityJobFactor=1"
+    assert line in text
+    conf.fill(text.replace(line, line + " AllowAccounts=physics,teaching"))
+    page.fill("#id_name", "long for physics and teaching")
+    page.click("#run-proposal")
+    page.wait_for_selector("#site-diff")
+    page.wait_for_selector('#site-results[data-done="yes"]', timeout=RESULTS)
+    assert "+" + line + " AllowAccounts=physics,teaching" in page.inner_text("#site-diff")
+    chemistry_long = sum(1 for row in (SLURM / "sacct.txt").read_text().splitlines()[1:]
+                         if row.split("|")[2] == "long" and row.split("|")[4] == "chemistry")
+    assert chemistry_long > 0
+    refused = page.inner_text("#refused-jobs ~ details.refused-proposed")
+    assert f"proposed: {chemistry_long} jobs" in refused
+    assert "AccountNotAllowed" in refused and "partition long AllowAccounts physics,teaching" in refused
+    assert "AllowAccounts physics,teaching" in page.inner_text("#site-read")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.locator("#refused-jobs").scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / "site-preview-allow-accounts.png"))
     assert not page.watch.errors and not page.watch.external, (page.watch.errors, page.watch.external)

@@ -100,6 +100,47 @@ def test_every_key_it_does_not_model_is_listed_with_its_line():
     assert "not modelled (read, not used): SlurmctldHost (line 3), SchedulerParameters bf_yield_sleep" in text
 
 
+def test_keys_of_node_and_partition_lines_it_does_not_model_are_listed_with_their_line():
+    text = SITE_CONF + ("NodeName=big1 CPUs=96 Weight=10 NodeAddr=10.0.0.9 State=UNKNOWN CoreSpecCount=2\n"
+                        "PartitionName=DEFAULT PreemptMode=OFF GraceTime=0\n"
+                        "PartitionName=scav Nodes=ALL PreemptMode=REQUEUE OverSubscribe=NO Hidden=YES "
+                        "TRESBillingWeights=CPU=1.0\n")
+    conf = parse_slurm_conf(text, "site.conf")
+    unmodelled = {key: line for key, (line, _) in conf.unmodelled.items()}
+    # a value that is Slurm's default, or a key no schedule depends on, is not listed
+    assert unmodelled == {"SlurmctldHost": 3, "NodeName=big1 Weight": 27, "NodeName=big1 CoreSpecCount": 27,
+                          "PartitionName=scav PreemptMode": 29, "PartitionName=scav TRESBillingWeights": 29}
+    assert conf.nodes[-1].cpus == 96
+    shown = "\n".join(describe_site(read_slurm_site_from_text(text)))
+    assert "PartitionName=scav PreemptMode (line 29)" in shown
+
+
+def test_cpus_from_boards_sockets_cores_and_threads_when_cpus_is_not_given():
+    conf = parse_slurm_conf("NodeName=a1 Boards=2 SocketsPerBoard=2 CoresPerSocket=8 ThreadsPerCore=2\n"
+                            "NodeName=b1 Sockets=2 CoresPerSocket=16\nNodeName=c1 Procs=12\nPartitionName=p Nodes=ALL\n")
+    assert [n.cpus for n in conf.nodes] == [64, 32, 12]
+
+
+@pytest.mark.parametrize(("value", "read"), [("YES", "ANY"), ("any", "ANY"), ("ALL", "ALL"), ("NO", "NO"), ("0", "NO")])
+def test_enforce_part_limits_read_as_read_config_does(value, read):
+    conf = parse_slurm_conf(f"NodeName=n1\nPartitionName=p\nEnforcePartLimits={value}\n", "site.conf")
+    assert conf.enforce_part_limits == read
+    assert "EnforcePartLimits" not in conf.unmodelled
+
+
+def test_partition_access_lists_are_read_and_shown():
+    conf_text = ("NodeName=n1\nPartitionName=p AllowAccounts=phys,chem DenyQOS=bulk MinNodes=2 AllowGroups=hpc\n"
+                 "EnforcePartLimits=ALL\n")
+    conf = parse_slurm_conf(conf_text, "site.conf")
+    p = conf.partitions["p"]
+    assert (p.allow_accounts, p.deny_accounts, p.allow_qos, p.deny_qos, p.min_nodes, p.allow_groups) == \
+        (["phys", "chem"], [], ["ALL"], ["bulk"], 2, ["hpc"])
+    shown = "\n".join(describe_site(read_slurm_site_from_text(conf_text)))
+    assert "MinNodes 2, DenyQOS bulk, AllowAccounts phys,chem, AllowGroups hpc" in shown
+    assert "(EnforcePartLimits ALL): sbatch refuses" in shown
+    assert "PartitionName=p AllowGroups=hpc (line 2; not followed" in shown
+
+
 def read_slurm_site_from_text(text):  # noqa: ANN001, ANN201
     from engine.platform.slurmconf import SlurmSite
     return SlurmSite(parse_slurm_conf(text, "site.conf"))
@@ -117,6 +158,8 @@ def read_slurm_site_from_text(text):  # noqa: ANN001, ANN201
     ("NodeName=n1\nPartitionName=p\nInclude other.conf\n", "site.conf, line 3: field Include"),
     ("NodeName=n1 stray\nPartitionName=p\n", "site.conf, line 1: expected KEY=VALUE"),
     ("NodeName=n1\nPartitionName=p State=ASLEEP\n", "site.conf, line 2: field State: expected one of UP, DOWN"),
+    ("NodeName=n1\nPartitionName=p\nEnforcePartLimits=maybe\n", "site.conf, line 3: field EnforcePartLimits: expected NO"),
+    ("NodeName=n1\nPartitionName=p MinNodes=two\n", "site.conf, line 2: field MinNodes: expected a whole number"),
 ])
 def test_bad_lines_name_file_line_and_key(text, where):
     with pytest.raises(WorkloadError) as caught:

@@ -1,0 +1,118 @@
+"""A partition's access lists and node/time limits (slurm.conf(5) AllowAccounts, DenyAccounts, AllowQOS,
+DenyQOS, MinNodes, MaxNodes, MaxTime; EnforcePartLimits), each on a tiny hand-worked case as slurmctld
+22.05 treats it (job_mgr.c _part_access_check, job_limits_check; partition_mgr.c part_policy_valid_acct
+/ _qos): without EnforcePartLimits the job pends for ever with the reason squeue shows, with it sbatch
+refuses the job with its error."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.platform.slurmconf import Association, Qos, SlurmSite, parse_slurm_conf
+from engine.policies.slurmlimits import INVALID_ACCOUNT, INVALID_NODE_COUNT, INVALID_QOS, INVALID_TIME_LIMIT
+
+from .test_slurm_rules import BASE, run, starts
+
+ASSOCS = [Association("c", "phys", shares=1), Association("c", "chem", shares=1),
+          Association("c", "phys", "u1"), Association("c", "chem", "u2")]
+
+
+def site(partition_line: str, *, enforce: str = "", qos=("normal", "high")) -> SlurmSite:
+    conf = (BASE.replace("NodeName=n1 CPUs=16", "NodeName=n[1-2] CPUs=8") + (f"EnforcePartLimits={enforce}\n" if enforce else "")
+            + "PartitionName=open Nodes=n[1-2] Default=YES MaxTime=00:20:00\n" + partition_line + "\n"
+            + "SchedulerParameters=bf_interval=5\n")
+    return SlurmSite(parse_slurm_conf(conf, "t.conf"), qos={name: Qos(name) for name in qos}, associations=ASSOCS)
+
+
+def refused(result) -> dict[int, tuple[str, str]]:
+    return {int(j): (r, limit) for j, r, limit in zip(result.rejected_jobs["job_id"], result.rejected_jobs["reason"],
+                                                        result.rejected_jobs["limit"])}
+
+
+# u1's jobs are phys's, u2's chem's; every job asks 1 CPU for 60 s, the last one in partition open
+ROWS = [(0, 10, 60, 1), (0, 10, 60, 1), (0, 10, 60, 1)]
+USERS = [1, 2, 1]
+ACCOUNTS = ["phys", "chem", "phys"]
+
+
+@pytest.mark.parametrize("line, enforce, expected", [
+    # without EnforcePartLimits chem's job pends for ever: AccountNotAllowed
+    ("PartitionName=lab Nodes=n1 AllowAccounts=phys", "", "AccountNotAllowed"),
+    ("PartitionName=lab Nodes=n1 DenyAccounts=chem,bio", "", "AccountNotAllowed"),
+    # with it sbatch refuses it (ESLURM_INVALID_ACCOUNT), ANY or ALL alike for a job of one partition
+    ("PartitionName=lab Nodes=n1 AllowAccounts=phys", "YES", INVALID_ACCOUNT),
+    ("PartitionName=lab Nodes=n1 DenyAccounts=chem", "ALL", INVALID_ACCOUNT),
+])
+def test_an_account_the_partition_does_not_allow_never_runs_there(workload, line, enforce, expected):
+    result = run(workload, ROWS, site(line, enforce=enforce), users=USERS, accounts=ACCOUNTS,
+                 partitions=["lab", "lab", "open"])
+    assert starts(result) == {1: 0, 3: 0}
+    assert list(refused(result)) == [2]
+    assert refused(result)[2][0] == expected
+    assert refused(result)[2][1].startswith("partition lab ")
+
+
+def test_deny_accounts_is_not_read_when_allow_accounts_is_set(workload):
+    # part_policy_valid_acct reads DenyAccounts only without AllowAccounts: chem is allowed, phys is not
+    result = run(workload, ROWS, site("PartitionName=lab Nodes=n1 AllowAccounts=chem DenyAccounts=chem"),
+                 users=USERS, accounts=ACCOUNTS, partitions=["lab", "lab", "lab"])
+    assert starts(result) == {2: 0}
+    assert {j: r for j, (r, _) in refused(result).items()} == {1: "AccountNotAllowed", 3: "AccountNotAllowed"}
+
+
+@pytest.mark.parametrize("line, enforce, expected", [
+    ("PartitionName=lab Nodes=n1 AllowQOS=normal", "", "QOSNotAllowed"),
+    ("PartitionName=lab Nodes=n1 DenyQOS=high", "", "QOSNotAllowed"),
+    ("PartitionName=lab Nodes=n1 AllowQOS=normal", "ANY", INVALID_QOS),
+])
+def test_a_qos_the_partition_does_not_allow_never_runs_there(workload, line, enforce, expected):
+    result = run(workload, ROWS, site(line, enforce=enforce), users=USERS, accounts=ACCOUNTS,
+                 partitions=["lab", "lab", "lab"], qos=["normal", "high", "normal"])
+    assert starts(result) == {1: 0, 3: 0}
+    assert refused(result) == {2: (expected, "partition lab " + line.split(" ", 2)[2].replace("=", " "))}
+
+
+def test_with_both_wrong_the_reason_follows_slurms_order_of_checks(workload):
+    # chem's job with QOS high in a partition allowing neither: pending, select_nodes names the QOS
+    # first; refused by sbatch, _part_access_check names the account first
+    line = "PartitionName=lab Nodes=n1 AllowAccounts=phys AllowQOS=normal"
+    for enforce, expected in (("", "QOSNotAllowed"), ("YES", INVALID_ACCOUNT)):
+        result = run(workload, ROWS, site(line, enforce=enforce), users=USERS, accounts=ACCOUNTS,
+                     partitions=["lab", "lab", "lab"], qos=["normal", "high", "normal"])
+        assert refused(result)[2][0] == expected, enforce
+
+
+def test_node_and_time_limits_come_before_the_access_lists_and_name_sbatchs_errors_when_enforced(workload):
+    line = "PartitionName=lab Nodes=n[1-2] MinNodes=2 MaxTime=00:05:00 AllowAccounts=phys"
+    rows = [(0, 10, 60, 16), (0, 10, 60, 8), (0, 10, 600, 16), (0, 10, 60, 16)]
+    kwargs = dict(users=[1, 1, 1, 2], accounts=["phys", "phys", "phys", "chem"], partitions=["lab"] * 4,
+                  nodes=[2, 1, 2, 2])
+    pending = refused(run(workload, rows, site(line), **kwargs))
+    assert {j: r for j, (r, _) in pending.items()} == {2: "PartitionNodeLimit", 3: "PartitionTimeLimit",
+                                                       4: "AccountNotAllowed"}
+    assert pending[2][1] == "partition lab MinNodes 2"
+    enforced = refused(run(workload, rows, site(line, enforce="ALL"), **kwargs))
+    assert {j: r for j, (r, _) in enforced.items()} == {2: INVALID_NODE_COUNT, 3: INVALID_TIME_LIMIT,
+                                                        4: INVALID_ACCOUNT}
+
+
+def test_maxnodes_is_checked_before_maxtime(workload):
+    # a job over both: _part_access_check tests the node count first
+    line = "PartitionName=lab Nodes=n[1-2] MaxNodes=1 MaxTime=00:05:00"
+    result = run(workload, [(0, 10, 600, 16)], site(line), partitions=["lab"], nodes=[2], accounts=["phys"])
+    assert refused(result) == {1: ("PartitionNodeLimit", "partition lab MaxNodes 1")}
+
+
+def test_a_qos_flag_lets_a_job_past_minnodes(workload):
+    line = "PartitionName=lab Nodes=n[1-2] MinNodes=2"
+    s = site(line)
+    s.qos["normal"] = Qos("normal", flags=["PartitionMinNodes"])
+    result = run(workload, [(0, 10, 60, 8)], s, partitions=["lab"], nodes=[1], qos=["normal"], accounts=["phys"])
+    assert starts(result) == {1: 0}
+
+
+def test_a_job_over_a_down_partitions_maxtime_is_named_for_the_limit(workload):
+    # job_limits_check runs _part_access_check before it looks at the partition's state
+    result = run(workload, [(0, 10, 600, 1), (0, 10, 60, 1)], site("PartitionName=lab Nodes=n1 MaxTime=5 State=DOWN"),
+                 partitions=["lab", "lab"], accounts=["phys", "phys"])
+    assert [r for r, _ in refused(result).values()] == ["PartitionTimeLimit", "PartitionDown"]
