@@ -489,8 +489,8 @@ def _tres(value: str, line: int, source: str, key: str) -> dict[str, float]:
 #: How slurm.conf(5) spells the keys read here (errors name the key as the admin wrote it in the manual).
 SPELLING = {k.lower(): k for k in (
     "NodeName", "CPUs", "Procs", "RealMemory", "Boards", "Sockets", "SocketsPerBoard", "CoresPerSocket", "ThreadsPerCore",
-    "Gres", "Features", "PartitionName", "Nodes", "MaxTime", "DefaultTime", "MinNodes", "MaxNodes", "Priority", "PriorityJobFactor", "PriorityTier",
-    "OverTimeLimit")}
+    "Gres", "Features", "PartitionName", "Nodes", "MaxTime", "DefaultTime", "MinNodes", "MaxNodes", "Priority",
+    "PriorityJobFactor", "PriorityTier", "OverTimeLimit")}
 
 
 def _integer(value: str, line: int, source: str, key: str) -> int:
