@@ -341,7 +341,8 @@ def refused_note(rejected: pd.DataFrame | None, written_to: str | None) -> None:
     counts = rejected["reason"].astype(str).value_counts()
     why = "; ".join(f"{n} {reason}" for reason, n in counts.items())
     where = f"listed in {written_to}" if written_to else "--rejected-out FILE lists them"
-    print(f"{len(rejected)} jobs refused at submission, not in the schedule ({why}): {where}", file=sys.stderr)
+    jobs = "1 job" if len(rejected) == 1 else f"{len(rejected)} jobs"
+    print(f"{jobs} refused at submission, not in the schedule ({why}): {where}", file=sys.stderr)
 
 
 def run_simulate(args: argparse.Namespace) -> int:

@@ -6,8 +6,12 @@ refuses the job with its error."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pandas as pd
 import pytest
 
+from engine.cli import main, refused_note
 from engine.platform.slurmconf import Association, Qos, SlurmSite, parse_slurm_conf
 from engine.policies.slurmlimits import INVALID_ACCOUNT, INVALID_NODE_COUNT, INVALID_QOS, INVALID_TIME_LIMIT
 
@@ -116,3 +120,27 @@ def test_a_job_over_a_down_partitions_maxtime_is_named_for_the_limit(workload):
     result = run(workload, [(0, 10, 600, 1), (0, 10, 60, 1)], site("PartitionName=lab Nodes=n1 MaxTime=5 State=DOWN"),
                  partitions=["lab", "lab"], accounts=["phys", "phys"])
     assert [r for r, _ in refused(result).values()] == ["PartitionTimeLimit", "PartitionDown"]
+
+
+def test_the_command_line_names_the_jobs_an_access_list_shuts_out(tmp_path, capsys):
+    # the real Slurm's site with long closed to chemistry and EnforcePartLimits=ALL: sbatch would have
+    # refused every chemistry job of long
+    data = Path(__file__).resolve().parents[2] / "data" / "slurm_replay"
+    line = "PartitionName=long MaxTime=00:20:00 DefaultTime=00:10:00 PriorityJobFactor=1"
+    conf = (data / "slurm.conf").read_text().replace(line, line + " AllowAccounts=physics,teaching")
+    (tmp_path / "slurm.conf").write_text(conf + "EnforcePartLimits=ALL\n")
+    rows = [r.split("|") for r in (data / "sacct.txt").read_text().splitlines()[1:]]
+    shut_out = sorted(r[0] for r in rows if r[2] == "long" and r[4] == "chemistry")
+    assert main(["simulate", str(data / "sacct.txt"), "--slurm-conf", str(tmp_path / "slurm.conf"),
+                 "--qos", str(data / "qos.txt"), "--assoc", str(data / "assoc.txt"), "--policy", "slurm",
+                 "--out", str(tmp_path / "s.csv"), "--rejected-out", str(tmp_path / "refused.csv")]) == 0
+    assert capsys.readouterr().err.startswith(f"{len(shut_out)} jobs refused at submission, not in the schedule "
+                                              f"({len(shut_out)} {INVALID_ACCOUNT}): listed in ")
+    refused_rows = pd.read_csv(tmp_path / "refused.csv", dtype=str)
+    assert sorted(refused_rows["native_id"]) == shut_out
+    assert set(refused_rows["limit"]) == {"partition long AllowAccounts physics,teaching"}
+
+
+def test_one_refused_job_is_one_job(capsys):
+    refused_note(pd.DataFrame({"reason": ["PartitionTimeLimit"]}), None)
+    assert capsys.readouterr().err.startswith("1 job refused at submission, not in the schedule (1 PartitionTimeLimit)")
