@@ -78,8 +78,19 @@ SCHEDULER_DEFAULTS: dict[str, int | bool] = {
     "bf_interval": 30, "bf_resolution": 60, "bf_window": 1440,        # bf_window in minutes
     "bf_max_job_test": 500, "bf_max_job_user": 0, "bf_max_job_part": 0, "bf_continue": False,
     "default_queue_depth": 100, "sched_interval": 60, "sched_min_interval": 2,
-    "bf_yield_interval": 2, "bf_busy_nodes": False, "max_sched_time": 0,
+    "bf_yield_interval": 2_000_000, "bf_busy_nodes": False, "max_sched_time": 0,      # bf_yield_interval: µs
     "batch_sched_delay": 3,
+}
+
+#: SchedulerParameters read (so a value of the wrong kind is an error) that no rule here follows, with why:
+#: listed when set to other than the default
+SCHEDULER_NOT_FOLLOWED = {
+    "bf_max_job_part": "a backfill pass here caps the jobs it tests in all (bf_max_job_test) and per user "
+                       "(bf_max_job_user), not per partition",
+    "bf_busy_nodes": "which nodes a reservation takes is not chosen here, only when",
+    "max_sched_time": "a main scheduler's pass here takes no simulated time, so it never runs out of it",
+    "sched_min_interval": "microseconds between two main scheduler's runs: none on this whole-second clock",
+    "bf_yield_interval": "a backfill pass here takes no simulated time, so it never yields its locks",
 }
 
 MAX_NODES_DEFINED = 200_000
@@ -927,7 +938,8 @@ def unfollowed_keys(site: SlurmSite) -> list[str]:
     (bf_continue, a TRES other than cpu/mem/node/gpu, a QOS flag, an
     AccountingStorageEnforce flag): the replay differs from the site's Slurm wherever they matter."""
     conf = site.conf
-    unknown = []
+    unknown = [f"SchedulerParameters {key}={conf.scheduler[key]} (not followed: {why})"
+               for key, why in SCHEDULER_NOT_FOLLOWED.items() if conf.scheduler.get(key) != SCHEDULER_DEFAULTS[key]]
     if conf.scheduler.get("bf_continue"):
         unknown.append("SchedulerParameters bf_continue (no effect: Slurm 22.05 reads it only after a backfill pass "
                        "has yielded its locks, every bf_yield_interval of the pass's own run time, to go on rather "

@@ -6,7 +6,7 @@ import pytest
 
 from engine.cli import main
 from engine.platform.slurmconf import (describe_site, parse_slurm_conf, next_usage_reset, read_associations, read_qos,
-                                       read_slurm_site, shown_time, slurm_time, tres_counts)
+                                       read_slurm_site, shown_time, slurm_time, tres_counts, unfollowed_keys)
 from engine.workload.errors import WorkloadError
 
 SITE_CONF = """\
@@ -453,3 +453,13 @@ def test_usage_resets_fall_as_slurmctlds_next_reset_computes_them():
     assert next_usage_reset("QUARTERLY", at(2023, 2, 1)) == at(2023, 4, 1)
     assert next_usage_reset("WEEKLY", at(2023, 11, 19)) == at(2023, 11, 26)      # a Sunday: the next one
     assert next_usage_reset("NONE", last) is None and next_usage_reset("NOW", last) is None
+
+
+def test_scheduler_parameters_read_but_not_followed_are_listed_with_why_unless_at_their_default():
+    text = ("NodeName=n1\nPartitionName=p\nSchedulerParameters=bf_max_job_part=50,bf_busy_nodes,max_sched_time=5,"
+            "sched_min_interval=2,bf_yield_interval=2000000,bf_max_job_user=4\n")
+    listed = [key for key in unfollowed_keys(read_slurm_site_from_text(text)) if key.startswith("SchedulerParameters")]
+    assert [key.split(" (")[0] for key in listed] == ["SchedulerParameters bf_max_job_part=50",
+                                                      "SchedulerParameters bf_busy_nodes=True",
+                                                      "SchedulerParameters max_sched_time=5"]
+    assert "not per partition" in listed[0]
