@@ -43,8 +43,8 @@ FILES = {SLURM: ("slurm.conf", "qos", "assoc"), PBS: ("print server", "sched_con
 #: slurm.conf's priority weights and the SchedulerParameters the form offers
 WEIGHTS = ("PriorityWeightAge", "PriorityWeightFairshare", "PriorityWeightJobSize", "PriorityWeightPartition",
            "PriorityWeightQOS")
-SCHEDULER = ("bf_interval", "bf_max_job_test", "bf_window", "bf_resolution", "bf_max_job_user", "bf_continue",
-             "default_queue_depth", "sched_interval")
+SCHEDULER = ("bf_interval", "bf_max_job_test", "bf_window", "bf_resolution", "bf_max_job_user", "bf_max_job_part",
+             "bf_continue", "default_queue_depth", "sched_interval")
 #: QOS limits the form offers: sacctmgr's column -> the Qos attribute
 QOS_LIMITS = {"MaxJobsPU": "max_jobs_per_user", "MaxSubmitPU": "max_submit_per_user", "GrpSubmit": "grp_submit",
               "MaxWall": "max_wall"}

@@ -11,7 +11,7 @@ What is read (Slurm 22.05's slurm.conf(5), sacctmgr(1) and the multifactor prior
 - the scheduler: PriorityType and every ``PriorityWeight*`` (``PriorityWeightTRES=CPU=1000,Mem=2000``
   too), PriorityDecayHalfLife, PriorityMaxAge, PriorityCalcPeriod, PriorityFavorSmall, PriorityFlags,
   SchedulerType, SchedulerParameters (bf_interval, bf_resolution, bf_window, bf_max_job_test,
-  bf_max_job_user, bf_continue, default_queue_depth, sched_interval, ...), SelectType and
+  bf_max_job_user, bf_max_job_part, bf_max_job_user_part, bf_continue, default_queue_depth, sched_interval, ...), SelectType and
   SelectTypeParameters (which resources are consumable);
 - every other key, of a NodeName or PartitionName line too, is kept in ``unmodelled`` with its line, so
   nothing is silently dropped (values that are Slurm's defaults, or that no schedule depends on, aside).
@@ -76,7 +76,7 @@ ENFORCE_PART_LIMITS = {"yes": "ANY", "up": "ANY", "true": "ANY", "1": "ANY", "an
 #: SchedulerParameters Slurm documents, with their defaults (22.05); values in seconds unless named.
 SCHEDULER_DEFAULTS: dict[str, int | bool] = {
     "bf_interval": 30, "bf_resolution": 60, "bf_window": 1440,        # bf_window in minutes
-    "bf_max_job_test": 500, "bf_max_job_user": 0, "bf_max_job_part": 0, "bf_continue": False,
+    "bf_max_job_test": 500, "bf_max_job_user": 0, "bf_max_job_part": 0, "bf_max_job_user_part": 0, "bf_continue": False,
     "default_queue_depth": 100, "sched_interval": 60, "sched_min_interval": 2,
     "bf_yield_interval": 2_000_000, "bf_busy_nodes": False, "max_sched_time": 0,      # bf_yield_interval: µs
     "batch_sched_delay": 3,
@@ -85,8 +85,6 @@ SCHEDULER_DEFAULTS: dict[str, int | bool] = {
 #: SchedulerParameters read (so a value of the wrong kind is an error) that no rule here follows, with why:
 #: listed when set to other than the default
 SCHEDULER_NOT_FOLLOWED = {
-    "bf_max_job_part": "a backfill pass here caps the jobs it tests in all (bf_max_job_test) and per user "
-                       "(bf_max_job_user), not per partition",
     "bf_busy_nodes": "which nodes a reservation takes is not chosen here, only when",
     "max_sched_time": "a main scheduler's pass here takes no simulated time, so it never runs out of it",
     "sched_min_interval": "microseconds between two main scheduler's runs: none on this whole-second clock",

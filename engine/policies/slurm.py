@@ -852,6 +852,8 @@ class SlurmBackfill(Algorithm):
         self.resolution = setting("bf_resolution", "bf_resolution")
         self.window = setting("bf_window", "bf_window") * 60
         self.max_job_user = setting("bf_max_job_user", "bf_max_job_user")
+        self.max_job_part = setting("bf_max_job_part", "bf_max_job_part")
+        self.max_job_user_part = setting("bf_max_job_user_part", "bf_max_job_user_part")
         self.main_at_events = bool(params.get("main_at_events", False))
         #: the main scheduler at the controller's requests (controller.c _slurmctld_background,
         #: queue_job_scheduler): a submission or a job's end (its epilog-complete, agent.c) asks for
@@ -891,6 +893,7 @@ class SlurmBackfill(Algorithm):
         #: CPUs per node of the site (the smallest node's, if they differ) when reservations take whole nodes
         self.cpus_per_node = min((n.cpus for n in nodesets), default=1) if whole else 1
         self.walk = Walk(sim, queue, self.part_nodes)
+        self.caps, self.cap_keys, self.counts, self.ahead, self.held = self._pass_caps()
         # the passes' compiled walks, called directly (numba's dispatch types each of their some
         # thirty arguments at every call: about as long as a main pass's walk of a short queue)
         bind_direct(self, "_main_walk", kernels.main_walk)
@@ -905,6 +908,27 @@ class SlurmBackfill(Algorithm):
         if isinstance(site, SlurmSite) and bool(params.get("time_limit_check", True)):
             sim.limit_check = time_limit_check(sim, site, getattr(queue, "partition", None),
                                                self.origin + int(float(params.get("limit_check_phase", 0.0))))
+
+    def _pass_caps(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """bf_max_job_user, bf_max_job_part and bf_max_job_user_part as the backfill walk counts them
+        (kernels.over_caps): the caps set (> 0), each job's slot under each (its user's, its
+        partition's, its user's in its partition: one array of counts for all), and the counts, the
+        look-ahead's copy of them and the held jobs' (backfill.c _job_exceeds_max_bf_param)."""
+        walk = self.walk
+        user, part = walk.user, walk.partition.astype(np.int64)
+        kinds = ((self.max_job_user, lambda: user), (self.max_job_part, lambda: part),
+                 (self.max_job_user_part, lambda: np.unique(user * (int(part.max(initial=0)) + 1) + part,
+                                                            return_inverse=True)[1].reshape(-1)))
+        caps, columns, offset = [], [], 0
+        for cap, slots in kinds:
+            if cap > 0:
+                column = np.asarray(slots(), dtype=np.int64)
+                caps.append(cap)
+                columns.append(column + offset)
+                offset += int(column.max(initial=-1)) + 1
+        keys = np.ascontiguousarray(np.stack(columns, axis=1)) if columns else np.zeros((len(user), 0), dtype=np.int64)
+        counts = np.zeros(max(offset, 1), dtype=np.int64)
+        return np.array(caps, dtype=np.int64), keys, counts, np.zeros_like(counts), np.zeros_like(counts)
 
     # ---------------------------------------------------------------- the loop's calls
 
@@ -1121,10 +1145,9 @@ class SlurmBackfill(Algorithm):
         if not len(order):
             return
         parts, union, blocked = walk.fresh()
-        per_user = walk.per_user
-        if self.max_job_user > 0:
-            per_user[:] = 0
-            walk.held_user[:] = 0
+        if len(self.caps):
+            self.counts[:] = 0
+            self.held[:] = 0
         horizon = now + self.window if self.window > 0 else -1
         state = np.zeros(6, dtype=np.int64)
         profile: Profile | None = None
@@ -1139,11 +1162,11 @@ class SlurmBackfill(Algorithm):
                 if len(self.least) < len(profile.times):
                     self.least = np.zeros(len(profile.times), dtype=np.int64)
             status = self._backfill_walk(
-                order, state, self.bound, self.max_job_user, per_user, walk.user, self.job_size, walk.estimate,
+                order, state, self.bound, self.caps, self.counts, self.cap_keys, self.job_size, walk.estimate,
                 resolution, sim.free, none if profile is None else profile.times,
                 none if profile is None else profile.free, now, horizon, self.cpus_per_node, sim.capacity,
                 walk.partition, parts, union, walk.atoms, walk.has_nodes, blocked, *walk.limits, *walk.reasons,
-                walk.ahead_user, self.least, AFTER_SELECT, walk.held_user)
+                self.ahead, self.least, AFTER_SELECT, self.held)
             if profile is not None:
                 profile.length = int(state[2])
             if status == kernels.DONE:
@@ -1319,9 +1342,6 @@ class Walk:
         self.has_nodes = np.array([bool(part_nodes.get(name)) for name in known], dtype=np.bool_)
         users = np.unique(np.asarray(sim.user, dtype=np.int64), return_inverse=True)[1] if n else np.zeros(0)
         self.user = np.asarray(users, dtype=np.int64).reshape(-1)
-        self.per_user = np.zeros(int(self.user.max()) + 1 if n else 1, dtype=np.int64)
-        self.ahead_user = np.zeros_like(self.per_user)      # the backfill walk's look-ahead's per_user
-        self.held_user = np.zeros_like(self.per_user)       # its held jobs per user, for their reasons
         self.estimate = np.asarray(sim.estimate, dtype=np.int64)
         if isinstance(queue, SlurmPriorityQueue):
             limits = queue.limits
@@ -1386,7 +1406,11 @@ SLURM_PARAMS = (BACKFILL_BOUND, SCHED_CYCLE, MAIN_AT_EVENTS, WHOLE_NODES, AGENT,
                 _site_param("bf_resolution", "backfill resolution", "seconds of the backfill scheduler's time grid", "s"),
                 _site_param("bf_window", "backfill window", "minutes ahead the backfill scheduler reserves", "min"),
                 _site_param("bf_max_job_user", "backfill jobs per user", "jobs per user one backfill pass tests (0 = any)",
-                            "jobs"))
+                            "jobs"),
+                _site_param("bf_max_job_part", "backfill jobs per partition", "jobs per partition one backfill pass "
+                            "tests (0 = any)", "jobs"),
+                _site_param("bf_max_job_user_part", "backfill jobs per user and partition", "jobs per user in each "
+                            "partition one backfill pass tests (0 = any)", "jobs"))
 register_algorithm(Component("slurm-backfill", SlurmBackfill, SLURM_PARAMS,
                              "Slurm's main and backfill schedulers as SchedulerParameters set them"))
 register(Preset("slurm", "Slurm as configured: multifactor priority (PriorityTier first, recalculated every "

@@ -328,21 +328,22 @@ def main_walk(order: np.ndarray, i: int, stop: int, now: int, partition: np.ndar
 
 
 @njit(cache=True)
-def backfill_walk(order: np.ndarray, state: np.ndarray, bound: int, max_job_user: int, per_user: np.ndarray,
-                  user: np.ndarray, size: np.ndarray, estimate: np.ndarray, resolution: int, pool_free: int,
+def backfill_walk(order: np.ndarray, state: np.ndarray, bound: int, caps: np.ndarray, counts: np.ndarray,
+                  keys: np.ndarray, size: np.ndarray, estimate: np.ndarray, resolution: int, pool_free: int,
                   times: np.ndarray, free: np.ndarray, now: int, horizon: int, per_node: int, capacity: int,
                   partition: np.ndarray, parts: np.ndarray, union: np.ndarray, atoms: np.ndarray,
                   has_nodes: np.ndarray, blocked: np.ndarray, running: np.ndarray, signature: np.ndarray,
                   check_first: np.ndarray, check_slot: np.ndarray, check_index: np.ndarray, check_bound: np.ndarray,
                   check_reason: np.ndarray, job_counts: np.ndarray, reason: np.ndarray, since: np.ndarray,
-                  seconds: np.ndarray, first: np.ndarray, tally: np.ndarray, ahead_user: np.ndarray,
-                  least: np.ndarray, after_select: np.ndarray, held_user: np.ndarray) -> int:
+                  seconds: np.ndarray, first: np.ndarray, tally: np.ndarray, ahead: np.ndarray,
+                  least: np.ndarray, after_select: np.ndarray, held: np.ndarray) -> int:
     """The backfill scheduler's walk (SlurmBackfill.backfill_pass) from ``order[state[0]]``, with
     ``state`` = (index, jobs tested, profile length (0: no profile yet, ``pool_free`` processors
     free now), 1 to go straight to the profile's test of the job at the index (already counted),
     the job's earliest start, the jobs held so far as Slurm counts them: :func:`held_reason`).
     Each job a limit holds does not count (its reason: :func:`held_reason`); at
-    ``bound`` tested jobs the walk ends; a user's jobs past ``max_job_user`` are passed over.
+    ``bound`` tested jobs the walk ends; a job past one of the per-pass caps (bf_max_job_user,
+    bf_max_job_part, bf_max_job_user_part: :func:`over_caps`) is passed over.
     Without a profile, a tested job that fits now is a CANDIDATE (the caller starts it), one that
     does not asks for the profile (NEEDS_PROFILE: the caller builds it and resumes with state[3] =
     1, for this job's test on it); with the profile (``times``, ``free``, room for two steps per
@@ -357,7 +358,7 @@ def backfill_walk(order: np.ndarray, state: np.ndarray, bound: int, max_job_user
     :func:`next_fitting`), none will: the rest of the walk gives the jobs their reasons without
     the profile (its build, their starts, their reservations), with the same starts and reasons
     as with it. The first job left that fits now is kept (``witness``) and looked for again only
-    when a reservation takes from its span. ``ahead_user`` (as ``per_user``) and ``least`` (room
+    when a reservation takes from its span. ``ahead`` (as ``counts``) and ``least`` (room
     for the profile's length) are scratch arrays for that look-ahead. A job that can never fit
     (more processors than the machine) is NEVER_FITS where the profile would have been asked for
     its start: when no fewer processors are free now than the smallest job left asks for."""
@@ -370,15 +371,15 @@ def backfill_walk(order: np.ndarray, state: np.ndarray, bound: int, max_job_user
     # the look-ahead: the first job from the index that fits now (-1: not looked for yet), and
     # where its search stopped (the walk's tested count and per-user counts as they will be there)
     witness = -1
-    ahead, ahead_tested = 0, 0
+    stopped, ahead_tested = 0, 0
     futile = False
     while i < stop:
         job = order[i]
         if not straight:
-            taken = takes(job, tested, bound, max_job_user, per_user, user, running, signature, check_first,
+            taken = takes(job, tested, bound, caps, counts, keys, running, signature, check_first,
                           check_slot, check_index, check_bound, check_reason, job_counts)
             if taken > 0:
-                held_reason(job, taken, tested, bound, max_job_user, per_user, user, after_select, held_user,
+                held_reason(job, taken, tested, bound, caps, counts, keys, after_select, held,
                             state, now, reason, since, seconds, first, tally)
                 i += 1
                 continue
@@ -397,12 +398,12 @@ def backfill_walk(order: np.ndarray, state: np.ndarray, bound: int, max_job_user
         free_now = pool_free if length == 0 else free[0]
         if not futile and witness < i:
             # the jobs from this one on as the walk will test them, until one fits now
-            if max_job_user > 0:
-                ahead_user[:] = per_user
+            if len(caps):
+                ahead[:] = counts
             if length > 0:
                 prefix_least(free, length, least)
-            witness, ahead, ahead_tested = next_fitting(
-                order, i, i, tested, bound, max_job_user, ahead_user, user, size, estimate, free_now,
+            witness, stopped, ahead_tested = next_fitting(
+                order, i, i, tested, bound, caps, ahead, keys, size, estimate, free_now,
                 times, length, least, now, running, signature, check_first, check_slot, check_index, check_bound,
                 check_reason, job_counts)
             futile = witness < 0
@@ -439,8 +440,8 @@ def backfill_walk(order: np.ndarray, state: np.ndarray, bound: int, max_job_user
             if begin < now + span and least_until(times, free, length, now + span) < size[w]:
                 # the reservation took from the witness's span: look on from after it
                 prefix_least(free, length, least)
-                witness, ahead, ahead_tested = next_fitting(
-                    order, ahead + 1, -1, ahead_tested, bound, max_job_user, ahead_user, user, size, estimate,
+                witness, stopped, ahead_tested = next_fitting(
+                    order, stopped + 1, -1, ahead_tested, bound, caps, ahead, keys, size, estimate,
                     free[0], times, length, least, now, running, signature, check_first, check_slot,
                     check_index, check_bound, check_reason, job_counts)
                 futile = witness < 0
@@ -450,8 +451,8 @@ def backfill_walk(order: np.ndarray, state: np.ndarray, bound: int, max_job_user
 
 
 @njit(cache=True)
-def held_reason(job: int, code: int, tested: int, bound: int, max_job_user: int, per_user: np.ndarray,
-                user: np.ndarray, after_select: np.ndarray, held_user: np.ndarray, state: np.ndarray, now: int,
+def held_reason(job: int, code: int, tested: int, bound: int, caps: np.ndarray, counts: np.ndarray, keys: np.ndarray,
+                after_select: np.ndarray, held: np.ndarray, state: np.ndarray, now: int,
                 reason: np.ndarray, since: np.ndarray, seconds: np.ndarray, first: np.ndarray,
                 tally: np.ndarray) -> None:
     """The reason of a job that limit ``code`` holds in the backfill walk, as _attempt_backfill
@@ -460,43 +461,61 @@ def held_reason(job: int, code: int, tested: int, bound: int, max_job_user: int,
     first; one named only by acct_policy_job_runnable_post_select (``after_select[code]``) is named
     again once the job is tested on the nodes (line 2950; select_nodes if it could start now), and
     such a job counts, as Slurm tests it: towards bf_max_job_test (``bound``, with the ``tested``
-    jobs; beyond, the pass ended before it: the job keeps its reason) and its user's
-    bf_max_job_user (_job_exceeds_max_bf_param, line 2105: past it, skipped untested, its reason
-    None). The replay's walk does not count it (its starts are not changed): the held ones are
-    counted here only, in ``state[5]`` and ``held_user`` (zeroed with ``per_user`` each pass)."""
+    jobs; beyond, the pass ended before it: the job keeps its reason) and the per-pass caps
+    (_job_exceeds_max_bf_param, line 2105: past one, skipped untested, its reason None). The
+    replay's walk does not count it (its starts are not changed): the held ones are counted here
+    only, in ``state[5]`` and ``held`` (zeroed with ``counts`` each pass)."""
     if not after_select[code]:
         set_reason(job, HOLD + code, now, reason, since, seconds, first, tally)
         return
     if tested + state[5] >= bound:
         return
-    u = user[job]
-    if max_job_user > 0 and per_user[u] + held_user[u] >= max_job_user:
-        if reason[job] > HOLD:
-            set_reason(job, NONE, now, reason, since, seconds, first, tally)
-        return
+    for k in range(len(caps)):
+        slot = keys[job, k]
+        if counts[slot] + held[slot] >= caps[k]:        # (over_caps, the held ones counted too)
+            if reason[job] > HOLD:
+                set_reason(job, NONE, now, reason, since, seconds, first, tally)
+            return
     state[5] += 1
-    if max_job_user > 0:
-        held_user[u] += 1
+    count_in(job, caps, held, keys)
     set_reason(job, HOLD + code, now, reason, since, seconds, first, tally)
 
 
 @njit(cache=True)
-def takes(job: int, tested: int, bound: int, max_job_user: int, per_user: np.ndarray, user: np.ndarray,
+def over_caps(job: int, caps: np.ndarray, counts: np.ndarray, keys: np.ndarray) -> bool:
+    """Whether the pass has tested its caps' worth of the job's kind already (backfill.c
+    _job_exceeds_max_bf_param): ``caps[k]`` jobs of the job's ``keys[job, k]`` (its user, its
+    partition, its user in its partition: a slot of ``counts``)."""
+    for k in range(len(caps)):
+        if counts[keys[job, k]] >= caps[k]:
+            return True
+    return False
+
+
+@njit(cache=True)
+def count_in(job: int, caps: np.ndarray, counts: np.ndarray, keys: np.ndarray) -> None:
+    """The job counted under each of its caps' kinds."""
+    for k in range(len(caps)):
+        counts[keys[job, k]] += 1
+
+
+@njit(cache=True)
+def takes(job: int, tested: int, bound: int, caps: np.ndarray, counts: np.ndarray, keys: np.ndarray,
           running: np.ndarray, signature: np.ndarray, check_first: np.ndarray, check_slot: np.ndarray,
           check_index: np.ndarray, check_bound: np.ndarray, check_reason: np.ndarray, job_counts: np.ndarray) -> int:
     """How the backfill walk takes ``job`` after ``tested`` jobs: the code of the limit that holds it
-    (> 0: passed over, with that reason), BOUND (the walk ends), PASSED (its user's jobs past
-    ``max_job_user``: passed over) or TAKEN (tested: counted in ``per_user``)."""
+    (> 0: passed over, with that reason), BOUND (the walk ends), PASSED (past one of the per-pass
+    caps, :func:`over_caps`: passed over) or TAKEN (tested: counted in ``counts``)."""
     code = held_code(job, running, signature, check_first, check_slot, check_index, check_bound, check_reason,
                      job_counts)
     if code:
         return code
     if tested >= bound:
         return BOUND
-    if max_job_user > 0 and per_user[user[job]] >= max_job_user:
-        return PASSED
-    if max_job_user > 0:
-        per_user[user[job]] += 1
+    if len(caps):
+        if over_caps(job, caps, counts, keys):
+            return PASSED
+        count_in(job, caps, counts, keys)
     return TAKEN
 
 
@@ -540,8 +559,8 @@ def least_until(times: np.ndarray, free: np.ndarray, length: int, end: int) -> i
 
 
 @njit(cache=True)
-def next_fitting(order: np.ndarray, i: int, counted: int, tested: int, bound: int, max_job_user: int,
-                 per_user: np.ndarray, user: np.ndarray, size: np.ndarray, estimate: np.ndarray, free_now: int,
+def next_fitting(order: np.ndarray, i: int, counted: int, tested: int, bound: int, caps: np.ndarray,
+                 counts: np.ndarray, keys: np.ndarray, size: np.ndarray, estimate: np.ndarray, free_now: int,
                  times: np.ndarray, length: int, least: np.ndarray, now: int, running: np.ndarray,
                  signature: np.ndarray, check_first: np.ndarray, check_slot: np.ndarray, check_index: np.ndarray,
                  check_bound: np.ndarray, check_reason: np.ndarray, job_counts: np.ndarray) -> tuple[int, int, int]:
@@ -550,14 +569,14 @@ def next_fitting(order: np.ndarray, i: int, counted: int, tested: int, bound: in
     ``free_now`` processors): its index, or -1 if none; with
     where the search stopped and the tested count there. The jobs are taken as the walk takes them
     with no job started meanwhile (the limits' counters as they are): those a limit holds passed
-    over, ``bound`` tested at most, a user's jobs past ``max_job_user`` (``per_user``: the counts
-    as the walk will have them at ``order[i]``; counted on here) passed over; the job at
+    over, ``bound`` tested at most, the jobs past a per-pass cap (``counts``: the counts as the walk
+    will have them at ``order[i]``; counted on here) passed over; the job at
     ``counted``, if i is there, is already counted."""
     stop = len(order)
     while i < stop:
         job = order[i]
         if i != counted:
-            taken = takes(job, tested, bound, max_job_user, per_user, user, running, signature, check_first,
+            taken = takes(job, tested, bound, caps, counts, keys, running, signature, check_first,
                           check_slot, check_index, check_bound, check_reason, job_counts)
             if taken == BOUND:
                 break

@@ -459,7 +459,7 @@ def test_scheduler_parameters_read_but_not_followed_are_listed_with_why_unless_a
     text = ("NodeName=n1\nPartitionName=p\nSchedulerParameters=bf_max_job_part=50,bf_busy_nodes,max_sched_time=5,"
             "sched_min_interval=2,bf_yield_interval=2000000,bf_max_job_user=4\n")
     listed = [key for key in unfollowed_keys(read_slurm_site_from_text(text)) if key.startswith("SchedulerParameters")]
-    assert [key.split(" (")[0] for key in listed] == ["SchedulerParameters bf_max_job_part=50",
-                                                      "SchedulerParameters bf_busy_nodes=True",
+    # (bf_max_job_part and bf_max_job_user are followed)
+    assert [key.split(" (")[0] for key in listed] == ["SchedulerParameters bf_busy_nodes=True",
                                                       "SchedulerParameters max_sched_time=5"]
-    assert "not per partition" in listed[0]
+    assert "only when" in listed[0]

@@ -144,8 +144,36 @@ def random_pass(seed: int) -> dict:
     return {"capacity": capacity, "ends": ends.astype(np.int64), "sizes": sizes.astype(np.int64), "size": size,
             "estimate": estimate, "held": held, "order": order, "user": rng.integers(0, 4, n).astype(np.int64),
             "partition": rng.integers(0, 2, n).astype(np.int16), "bound": int(rng.choice([3, 10, 1000])),
-            "max_job_user": int(rng.choice([0, 0, 2])), "horizon": int(rng.choice([-1, now + 7200, now + 50_000])),
+            "max_job_user": int(rng.choice([0, 0, 2])), "max_job_part": int(rng.choice([0, 0, 0, 3])),
+            "max_job_user_part": int(rng.choice([0, 0, 0, 1])),
+            "horizon": int(rng.choice([-1, now + 7200, now + 50_000])),
             "per_node": int(rng.choice([1, 4])), "now": now}
+
+
+def caps_of(p: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The caps set of bf_max_job_user, bf_max_job_part and bf_max_job_user_part, each job's slot under
+    each (user 0-3, partition 4-5, user in partition 6-13) and the counts (as SlurmBackfill._pass_caps)."""
+    user, part = p["user"], p["partition"].astype(np.int64)
+    kinds = ((p["max_job_user"], user), (p.get("max_job_part", 0), 4 + part),
+             (p.get("max_job_user_part", 0), 6 + 2 * user + part))
+    caps = np.array([cap for cap, _ in kinds if cap > 0], dtype=np.int64)
+    columns = [slots for cap, slots in kinds if cap > 0]
+    keys = np.stack(columns, axis=1) if columns else np.zeros((len(user), 0), dtype=np.int64)
+    return caps, np.ascontiguousarray(keys, dtype=np.int64), np.zeros(14, dtype=np.int64)
+
+
+def over_a_cap(p: dict, job: int, counted: dict) -> bool:
+    """The reference's per-pass caps: the job's user, partition and user in partition counted so far."""
+    u, part = int(p["user"][job]), int(p["partition"][job])
+    return any(cap and counted.get(key, 0) >= cap for cap, key in (
+        (p["max_job_user"], ("user", u)), (p.get("max_job_part", 0), ("part", part)),
+        (p.get("max_job_user_part", 0), ("user part", u, part))))
+
+
+def count_a_job(p: dict, job: int, counted: dict) -> None:
+    u, part = int(p["user"][job]), int(p["partition"][job])
+    for key in (("user", u), ("part", part), ("user part", u, part)):
+        counted[key] = counted.get(key, 0) + 1
 
 
 def limits_of(p: dict) -> tuple:
@@ -199,7 +227,7 @@ def reference_pass(p: dict) -> tuple[list[int], tuple, np.ndarray, int | None]:
     profile = start_profile(p)
     reasons = reasons_of(n)
     parts, union, atoms, has_nodes, blocked = blocking()
-    per_user = np.zeros(4, dtype=np.int64)
+    counted: dict = {}
     started: list[int] = []
     tested = 0
     order = p["order"]
@@ -209,10 +237,9 @@ def reference_pass(p: dict) -> tuple[list[int], tuple, np.ndarray, int | None]:
             continue
         if tested >= p["bound"]:
             break
-        u = p["user"][job]
-        if p["max_job_user"] and per_user[u] >= p["max_job_user"]:
+        if over_a_cap(p, job, counted):
             continue
-        per_user[u] += 1
+        count_a_job(p, job, counted)
         tested += 1
         part = int(p["partition"][job])
         if profile.free[0] < min(p["size"][order[i:]].tolist()):
@@ -242,7 +269,7 @@ def compiled_pass(p: dict, pool: bool) -> tuple[list[int], tuple, np.ndarray, in
     n, now = len(p["size"]), p["now"]
     reasons = reasons_of(n)
     parts, union, atoms, has_nodes, blocked = blocking()
-    per_user, ahead_user = np.zeros(4, dtype=np.int64), np.zeros(4, dtype=np.int64)
+    caps, keys, counts = caps_of(p)
     state = np.zeros(6, dtype=np.int64)
     profile = None if pool else start_profile(p)
     none = np.zeros(1, dtype=np.int64)
@@ -254,11 +281,11 @@ def compiled_pass(p: dict, pool: bool) -> tuple[list[int], tuple, np.ndarray, in
         if profile is not None:
             state[2] = profile.length
         status = kernels.backfill_walk(
-            p["order"], state, p["bound"], p["max_job_user"], per_user, p["user"], p["size"], p["estimate"],
+            p["order"], state, p["bound"], caps, counts, keys, p["size"], p["estimate"],
             RESOLUTION, pool_free, none if profile is None else profile.times,
             none if profile is None else profile.free, now, p["horizon"], p["per_node"], p["capacity"],
-            p["partition"], parts, union, atoms, has_nodes, blocked, *limits_of(p), *reasons, ahead_user, least,
-            AFTER_SELECT, np.zeros(4, dtype=np.int64))
+            p["partition"], parts, union, atoms, has_nodes, blocked, *limits_of(p), *reasons, np.zeros_like(counts),
+            least, AFTER_SELECT, np.zeros_like(counts))
         if profile is not None:
             profile.length = int(state[2])
         if status == kernels.DONE:
@@ -316,6 +343,19 @@ def test_the_random_passes_start_jobs_after_others_waited_and_hit_the_never_fitt
     assert never >= 5
 
 
+def test_the_random_passes_meet_the_partition_caps():
+    """bf_max_job_part and bf_max_job_user_part change what the random passes above start or name."""
+    changed = 0
+    for seed in range(150):
+        p = random_pass(seed)
+        if not (p["max_job_part"] or p["max_job_user_part"]):
+            continue
+        uncapped = reference_pass({**p, "max_job_part": 0, "max_job_user_part": 0})
+        capped = reference_pass(p)
+        changed += capped[0] != uncapped[0] or capped[1][0].tolist() != uncapped[1][0].tolist()
+    assert changed >= 10
+
+
 @pytest.mark.parametrize("seed", range(60))
 def test_the_look_ahead_finds_the_first_job_the_walk_tests_that_fits_now(seed):
     p = random_pass(seed)
@@ -327,19 +367,19 @@ def test_the_look_ahead_finds_the_first_job_the_walk_tests_that_fits_now(seed):
     least = np.zeros(profile.length, dtype=np.int64)
     kernels.prefix_least(profile.free, profile.length, least)
     assert least.tolist() == np.minimum.accumulate(profile.free[:profile.length]).tolist()
-    per_user = np.zeros(4, dtype=np.int64)
-    found, _, _ = kernels.next_fitting(p["order"], 0, -1, 0, p["bound"], p["max_job_user"], per_user, p["user"],
+    caps, keys, counts = caps_of(p)
+    found, _, _ = kernels.next_fitting(p["order"], 0, -1, 0, p["bound"], caps, counts, keys,
                                        p["size"], p["estimate"], int(profile.free[0]), profile.times,
                                        profile.length, least, now, *limits_of(p))
-    expected, tested, users = -1, 0, np.zeros(4, dtype=np.int64)
+    expected, tested, counted = -1, 0, {}
     for i, job in enumerate(p["order"].tolist()):
         if p["held"][job]:
             continue
         if tested >= p["bound"]:
             break
-        if p["max_job_user"] and users[p["user"][job]] >= p["max_job_user"]:
+        if over_a_cap(p, job, counted):
             continue
-        users[p["user"][job]] += 1
+        count_a_job(p, job, counted)
         tested += 1
         if p["size"][job] <= p["capacity"] and profile.earliest_start(
                 now, span(int(p["estimate"][job])) + 1, int(p["size"][job])) == now:
@@ -428,7 +468,8 @@ def test_the_backfill_walk_names_a_post_select_limit_only_for_the_jobs_slurm_tes
     times, free = np.zeros(2 * n + 2, dtype=np.int64), np.zeros(2 * n + 2, dtype=np.int64)
     times[0] = 100
     status = kernels.backfill_walk(
-        np.arange(n, dtype=np.int64), state, 4, 1, np.zeros(4, dtype=np.int64), user, np.full(n, 2, dtype=np.int64),
+        np.arange(n, dtype=np.int64), state, 4, np.array([1]), np.zeros(4, dtype=np.int64), user.reshape(-1, 1).copy(),
+        np.full(n, 2, dtype=np.int64),
         np.full(n, 60, dtype=np.int64), 10, 0, times, free, 100, -1, 1, 8, np.zeros(n, dtype=np.int16), parts, union,
         atoms, has_nodes, blocked, *holding(held), reason, since, seconds, first, tally, np.zeros(4, dtype=np.int64),
         np.zeros(2 * n + 2, dtype=np.int64), AFTER_SELECT, np.zeros(4, dtype=np.int64))
