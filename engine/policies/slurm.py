@@ -808,9 +808,10 @@ class SlurmBackfill(Algorithm):
       the pass: later jobs of that partition wait (``Priority``); the first job of a partition whose
       nodes are all within reserved ones gets :data:`RESERVED_FOR_HIGHER` and its partition fails
       too. It runs over the whole queue every ``sched_interval`` seconds and, asked by a submission
-      or a job's end, over the first ``default_queue_depth`` jobs at the controller's background
-      loop's next check (within a second: ``request_delay``) once ``batch_sched_delay`` seconds have
-      passed since it last ran (controller.c); with ``main_at_events`` at every submission and end
+      or a job's end, over the first ``default_queue_depth`` + 1 jobs (job_scheduler.c:
+      ``job_depth++ > def_job_limit``) at the controller's background loop's next check (within a
+      second: ``request_delay``) once ``batch_sched_delay`` seconds have passed since it last ran
+      (controller.c); with ``main_at_events`` at every submission and end
       without that delay. ``sched_interval`` 0: no main scheduler (Slurm's -1).
     * The backfill scheduler runs as Slurm's backfill thread does (backfill.c backfill_agent):
       ``bf_interval`` seconds (``sched_cycle``) after its previous pass if a job was updated since
@@ -989,9 +990,9 @@ class SlurmBackfill(Algorithm):
                 self.stale_main = False
         elif self.requested and self.sched_interval > 0 and sim.now >= self.request_due():
             self.requested, self.last_sched = False, sim.now     # (the full pass runs, whether stale or not)
-            self.main_pass(self.queue_depth)
+            self.main_pass(self.queue_depth + 1)
         elif event and self.main_at_events:
-            self.main_pass(self.queue_depth)
+            self.main_pass(self.queue_depth + 1)
         if sim.started != started:
             self.stale_backfill = self.more_work = True
         if self.backfill_due():

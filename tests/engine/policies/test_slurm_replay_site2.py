@@ -11,7 +11,9 @@ The figures are pinned (the replay is deterministic) and said against the target
 from __future__ import annotations
 
 import csv
+import gzip
 import importlib.util
+import re
 from pathlib import Path
 
 import pytest
@@ -155,3 +157,13 @@ def test_the_backfill_decisions_of_the_second_sites_log_follow_the_policys_rule(
     assert resolution == 30
     log = [e for e in events if e[0] >= first]
     assert _decisions(log, jobs, CPUS, resolution, CPUS) == (2658, 0)
+
+
+def test_the_main_scheduler_at_events_tests_default_queue_depth_plus_one_jobs():
+    """job_scheduler.c _schedule breaks on `job_depth++ > def_job_limit`: the job after
+    default_queue_depth + 1 tested ones, printing its job_depth after the increment. This log's
+    every depth-limited run that ran out of depth (default_queue_depth=50) says 52."""
+    text = gzip.open(DATA / "slurmctld_sched.log.gz", "rt").read()
+    depth = int(re.search(r"default_queue_depth=(\d+)", (DATA / "slurm.conf").read_text()).group(1))
+    tested = [int(n) for n in re.findall(r"sched: already tested (\d+) jobs, breaking out", text)]
+    assert len(tested) >= 100 and set(tested) == {depth + 2}

@@ -317,14 +317,18 @@ def test_sched_interval_runs_the_main_scheduler_between_backfill_passes(workload
     assert starts(run(workload, rows, site("bf_interval=1000"), sched_interval=0)) == {1: 0, 2: 1000}
 
 
-def test_default_queue_depth_bounds_the_main_scheduler_at_events(workload):
-    # A (16 CPUs) runs until 100; B and C (8 CPUs each) wait. At A's end the event-triggered main
-    # pass tests default_queue_depth jobs: 1 starts B only (C at B's end, 130), 100 starts both
-    rows = [(0, 100, 100, 16), (1, 30, 30, 8), (1, 30, 30, 8)]
-    deep = run(workload, rows, site("bf_interval=1000,default_queue_depth=100"), sched_interval=0, main_at_events=True)
-    assert starts(deep) == {1: 0, 2: 100, 3: 100}
-    shallow = run(workload, rows, site("bf_interval=1000,default_queue_depth=1"), sched_interval=0, main_at_events=True)
-    assert starts(shallow) == {1: 0, 2: 100, 3: 130}
+@pytest.mark.parametrize("depth, expected", [(100, {1: 0, 2: 100, 3: 100, 4: 100}), (2, {1: 0, 2: 100, 3: 100, 4: 100}),
+                                             (1, {1: 0, 2: 100, 3: 100, 4: 130}), (0, {1: 0, 2: 100, 3: 130, 4: 160})])
+def test_default_queue_depth_bounds_the_main_scheduler_at_events(workload, depth, expected):
+    # A (16 CPUs) runs until 100; B, C and D (4 CPUs each) wait. At A's end the event-triggered main
+    # pass tests default_queue_depth + 1 jobs (job_scheduler.c _schedule: `job_depth++ > def_job_limit`
+    # breaks at the job after them; tests/data/slurm_replay_site2's log, default_queue_depth=50, says
+    # "already tested 52 jobs, breaking out"): 1 starts B and C (D at their end, 130), 0 B only (C at
+    # 130, D at 160)
+    rows = [(0, 100, 100, 16), (1, 30, 30, 4), (1, 30, 30, 4), (1, 30, 30, 4)]
+    result = run(workload, rows, site(f"bf_interval=1000,default_queue_depth={depth}"), sched_interval=0,
+                 main_at_events=True)
+    assert starts(result) == expected
 
 
 TIERS = ("PartitionName=high Nodes=n1 PriorityTier=2\nPartitionName=low Nodes=n1 Default=YES PriorityTier=1\n")
