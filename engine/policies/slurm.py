@@ -855,6 +855,8 @@ class SlurmBackfill(Algorithm):
         self.max_job_user = setting("bf_max_job_user", "bf_max_job_user")
         self.max_job_part = setting("bf_max_job_part", "bf_max_job_part")
         self.max_job_user_part = setting("bf_max_job_user_part", "bf_max_job_user_part")
+        self.max_job_start = setting("bf_max_job_start", "bf_max_job_start")
+        self.sched_max_job_start = setting("sched_max_job_start", "sched_max_job_start")
         self.main_at_events = bool(params.get("main_at_events", False))
         #: the main scheduler at the controller's requests (controller.c _slurmctld_background,
         #: queue_job_scheduler): a submission or a job's end (its epilog-complete, agent.c) asks for
@@ -1079,7 +1081,7 @@ class SlurmBackfill(Algorithm):
         order = self._order(depth)
         stop = len(order)
         parts, union, blocked = walk.fresh()
-        i = 0
+        i = started = 0
         while True:
             i = self._main_walk(order, i, stop, sim.now, walk.partition, blocked, *walk.limits, *walk.reasons,
                                   AFTER_SELECT)
@@ -1088,6 +1090,9 @@ class SlurmBackfill(Algorithm):
             job = int(order[i])
             if sim.fits(job):
                 self.start(job)
+                started += 1
+                if self.sched_max_job_start and started >= self.sched_max_job_start:
+                    break   # sched_max_job_start (job_scheduler.c 1527): the pass ends at that many starts
             else:
                 walk.wait(job, RESOURCES, sim.now)
                 kernels.block(walk.partition[job], parts, union, walk.atoms, walk.has_nodes, blocked)
@@ -1156,6 +1161,7 @@ class SlurmBackfill(Algorithm):
         if not self.pool:
             profile = self.running_profile(running, len(order))
         none = np.zeros(1, dtype=np.int64)
+        started = 0
         while True:
             if profile is not None:
                 state[2] = profile.length
@@ -1199,6 +1205,10 @@ class SlurmBackfill(Algorithm):
                     begin = at - at % resolution
                     profile.reserve(begin, max((at + duration) - (at + duration) % resolution, begin + resolution),
                                     self.reserved_size(size))
+                continue
+            started += 1
+            if self.max_job_start and started >= self.max_job_start:
+                break       # bf_max_job_start (backfill.c 2799): the pass ends at that many starts
 
     def running_profile(self, running: WillRun, jobs: int) -> Profile:
         """The profile of the ``running`` jobs as the select plugin's will-run test frees them
@@ -1411,7 +1421,11 @@ SLURM_PARAMS = (BACKFILL_BOUND, SCHED_CYCLE, MAIN_AT_EVENTS, WHOLE_NODES, AGENT,
                 _site_param("bf_max_job_part", "backfill jobs per partition", "jobs per partition one backfill pass "
                             "tests (0 = any)", "jobs"),
                 _site_param("bf_max_job_user_part", "backfill jobs per user and partition", "jobs per user in each "
-                            "partition one backfill pass tests (0 = any)", "jobs"))
+                            "partition one backfill pass tests (0 = any)", "jobs"),
+                _site_param("bf_max_job_start", "backfill starts per pass", "jobs one backfill pass starts at most "
+                            "(0 = any)", "jobs"),
+                _site_param("sched_max_job_start", "main scheduler starts per pass", "jobs one main scheduler pass "
+                            "starts at most (0 = any)", "jobs"))
 register_algorithm(Component("slurm-backfill", SlurmBackfill, SLURM_PARAMS,
                              "Slurm's main and backfill schedulers as SchedulerParameters set them"))
 register(Preset("slurm", "Slurm as configured: multifactor priority (PriorityTier first, recalculated every "

@@ -298,6 +298,26 @@ def test_bf_max_job_part_and_user_part_bound_the_jobs_a_backfill_pass_tests(work
     assert starts(result) == expected
 
 
+def test_bf_max_job_start_ends_a_backfill_pass_after_that_many_starts(workload):
+    # backfill.c 2799: passes every 5 s; A holds 4 CPUs until 100; B, C, D (4 CPUs) at 1 all fit:
+    # the pass of 5 starts them all, or with bf_max_job_start=2 B and C, D at the pass of 10
+    rows = [(0, 100, 100, 4), (1, 50, 50, 4), (1, 50, 50, 4), (1, 50, 50, 4)]
+    assert starts(run(workload, rows, site("bf_interval=5"), sched_interval=0)) == {1: 0, 2: 5, 3: 5, 4: 5}
+    assert starts(run(workload, rows, site("bf_interval=5,bf_max_job_start=2"), sched_interval=0)) == \
+        {1: 0, 2: 5, 3: 5, 4: 10}
+
+
+def test_sched_max_job_start_ends_a_main_scheduler_pass_after_that_many_starts(workload):
+    # job_scheduler.c 1527: the main scheduler at each submission and end (no backfill before 1000 s);
+    # A (16 CPUs) until 100; B, C, D (4 CPUs) wait; at 100 one pass starts them all, or with
+    # sched_max_job_start=1 only B; C and D at the next passes, at B's end (130) and C's (160)
+    rows = [(0, 100, 100, 16), (1, 30, 30, 4), (1, 30, 30, 4), (1, 30, 30, 4)]
+    plain = run(workload, rows, site("bf_interval=1000"), sched_interval=0, main_at_events=True)
+    assert starts(plain) == {1: 0, 2: 100, 3: 100, 4: 100}
+    capped = run(workload, rows, site("bf_interval=1000,sched_max_job_start=1"), sched_interval=0, main_at_events=True)
+    assert starts(capped) == {1: 0, 2: 100, 3: 130, 4: 160}
+
+
 def test_bf_continue_changes_nothing_as_a_pass_takes_no_simulated_time(workload):
     rows = [(0, 100, 100, 8), (1, 50, 50, 16), (2, 30, 30, 4), (3, 200, 200, 4)]
     plain = starts(run(workload, rows, site("bf_interval=5")))
