@@ -166,3 +166,27 @@ def test_eligible_time_leaves_out_the_time_a_users_limit_held_the_job(site, work
     assert starts(workload, rows, eligible, users=users) == [0, 400, 300]
     assert starts(workload, rows, site(server, sched=STARVE), users=users) == [0, 300, 400]
     assert starts(workload, rows, site(server, sched=STARVE), users=users, eligible_time_enable="true") == [0, 400, 300]
+
+
+def test_with_fair_share_and_preemption_a_starving_job_goes_first_in_its_own_queue_only(site, workload):
+    # fair_share sorts the complex's list queue by queue; preempting, next_job's first pass stops at the
+    # first normal job (the high queue's job 3), so job 2 goes first only in the low queue; not
+    # preempting, no job has a class and the pass takes every starving job first
+    rows = [(0, 300, 300, 4), (1, 100, 100, 4), (250, 100, 100, 4)]
+    queues = ["low", "low", "high"]
+    two = "create queue low\nset queue low priority = 10\ncreate queue high\nset queue high priority = 100\n"
+    fair = STARVE + "fair_share: true ALL\n"
+    assert starts(workload, rows, site(two, sched=fair + "preemptive_sched: true ALL\n"), queues=queues) == [0, 400, 300]
+    assert starts(workload, rows, site(two, sched=fair), queues=queues) == [0, 300, 400]
+
+
+def test_starving_jobs_of_several_queues_longest_first_or_queue_by_queue_with_fair_share(site, workload):
+    # jobs 2 (low, from 1) and 3 (high, from 2) both starve at 300. Without fair_share the complex's
+    # list is sorted whole: job 2 (waited 299 s) before job 3 (298 s). With fair_share (not preempting)
+    # the list is the queues' lists one after the other: the high queue's starving job 3 first
+    rows = [(0, 300, 300, 4), (1, 100, 100, 4), (2, 100, 100, 4)]
+    queues = ["low", "low", "high"]
+    two = "create queue low\nset queue low priority = 10\ncreate queue high\nset queue high priority = 100\n"
+    assert starts(workload, rows, site(two, sched=STARVE), queues=queues) == [0, 300, 400]
+    assert starts(workload, rows, site(two, sched=STARVE + "fair_share: true ALL\n"), queues=queues) == [0, 400, 300]
+    assert starts(workload, rows, site(two), queues=queues) == [0, 400, 300]
