@@ -257,8 +257,8 @@ class PbsOrder(WaitingQueue):
         self.reasons = ReasonTable(n, PBS_REASONS, lambda: self.sim.now)
         # help_starving_jobs (OpenPBS 20's job_starving, cmp_starving_jobs, next_job; see starving())
         self.help_starving = switch(params.get("help_starving_jobs", "site"), help_starving_jobs(server))
-        given = float(params.get("max_starve", FROM_SITE))
-        self.max_starve = int(given) if given >= 0 else max_starve(server)
+        starve = float(params.get("max_starve", FROM_SITE))
+        self.max_starve = int(starve) if starve >= 0 else max_starve(server)
         self.eligible_time = switch(params.get("eligible_time_enable", "site"), bool(server.eligible_time_enable))
         express = express_priority(server)
         #: the preemption class of each job's queue (lower first: the express queues by priority, then
@@ -626,11 +626,11 @@ class PbsCycle(Algorithm):
                 if job in starving:     # no backfilling: a starving job that does not run stops the cycle
                     return self._rest(order[at_job + 1:], STARVING)
                 continue
-            if reserved >= self.depth and not sim.fits(job):
+            if not sim.fits(job) and (reserved >= self.depth or not (self.strict or job in starving)):
                 queue.reasons.note_name(job, RESOURCES)
                 if not sim.free:
                     return self._rest(order[at_job + 1:], RESOURCES)
-                continue          # no room now and no reservation left to give: nothing to work out
+                continue          # no room now and no reservation to give it: nothing to work out
             duration = max(int(estimate[job]), 1)
             at = profile.earliest_start(now, duration, int(size[job]))
             if at is None:
