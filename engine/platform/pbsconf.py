@@ -535,7 +535,8 @@ def starving_text(server: PbsServer) -> str:
     return (f"help_starving_jobs true, max_starve {given or 'not set'} ({limit} s): a job is starving when "
             f"{wait} is over {limit} s; starving jobs go{before} {where}, longest starving first, and one that "
             f"cannot run gets a reservation while backfill_depth allows, even without strict_ordering (without "
-            f"backfilling it stops the cycle)")
+            f"backfilling it stops the cycle); as PBS Professional and OpenPBS up to 20.0 do: OpenPBS 22.05 and later "
+            f"ignore these lines (--set help_starving_jobs=false replays such a site)")
 
 
 def _owner(target: PbsQueue | PbsServer) -> str:
