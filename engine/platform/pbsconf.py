@@ -29,6 +29,9 @@ from engine.workload.errors import WorkloadError, shown
 QUEUE_LIMIT, SERVER_LIMIT = "Queue max_run limit reached", "Server max_run limit reached"
 RESOURCES, STRICT_ORDER = "Insufficient amount of resource: ncpus", "Job would break strict sorted order"
 TOP_JOB = "Job would conflict with reservation or top job"
+#: a starving job did not run and backfilling is off: the rest of the cycle's jobs wait (OpenPBS's
+#: main_sched_loop, help_starving_jobs without backfill)
+STARVING = "Job would conflict with starving job"
 
 #: A limit's scope: user, group, project, overall; "PBS_GENERIC" = each one, "PBS_ALL" = all together.
 _LIMIT = re.compile(r"\[\s*([ugpo]):([^=\]\s]+)\s*=\s*(\d{1,15})([kmgtp]?[bw])?\s*\]", re.IGNORECASE)
@@ -96,6 +99,8 @@ class PbsServer:
     resources_max: dict[str, str] = field(default_factory=dict)      # a job's bound where its queue sets none
     backfill_depth: int | None = None
     scheduler_iteration: int | None = None
+    #: whether the server accrues each job's eligible_time (None: not set, False as in OpenPBS)
+    eligible_time_enable: bool | None = None
     unmodelled: dict[str, tuple[int, str]] = field(default_factory=dict)
     sched: dict[str, str] = field(default_factory=dict)               # sched_config key -> value
     sched_unmodelled: dict[str, tuple[int, str]] = field(default_factory=dict)
@@ -240,6 +245,8 @@ def _server_attribute(server: PbsServer, text: str, line: int, source: str) -> N
         pass
     elif lower in ("backfill_depth", "scheduler_iteration"):
         setattr(server, lower, _integer(value, line, source, name))
+    elif lower == "eligible_time_enable":
+        server.eligible_time_enable = _boolean(value, line, source, name)
     else:
         server.unmodelled[name] = (line, value)
 
@@ -344,7 +351,7 @@ def read_sched_config(server: PbsServer, path: str | Path, *, name: str | None =
         if len(words) == 2 and words[1].lower() in ("prime", "non_prime", "all", "none"):
             value = words[0]
         value = value.strip('"')
-        if key in ("fairshare_decay_time",):
+        if key in ("fairshare_decay_time", "max_starve"):
             try:
                 parse_duration(value)
             except ValueError as e:
@@ -420,6 +427,7 @@ def describe_pbs_site(server: PbsServer, *, with_keys: bool = True) -> list[str]
     lines.append("server: " + (", ".join(server_limits) or "no limits"))
     if server.sched:
         lines.append("scheduler: " + ", ".join(f"{k} {v}" for k, v in server.sched.items()))
+    lines.append("starving jobs: " + starving_text(server))
     if server.groups:
         lines.append("fair-share tree: " + ", ".join(f"{n} ({shares} under {parent})" for n, _, parent, shares in server.groups))
     if with_keys:
@@ -451,8 +459,8 @@ def sched_true(server: PbsServer, key: str, default: bool) -> bool:
 def pbs_unfollowed_keys(server: PbsServer) -> list[str]:
     """The settings read and understood that no rule here follows, each with why: limits on a resource
     other than ncpus, bounds on resources other than walltime and ncpus, a queue's resources_default
-    and started = False, and sched_config's help_starving_jobs, backfill_prime, sort_queues and a
-    fairshare_usage_res other than processor time."""
+    and started = False, and sched_config's backfill_prime, sort_queues and a fairshare_usage_res
+    other than processor time."""
     targets: list[PbsQueue | PbsServer] = [*server.queues.values(), server]
     found = [f"{_owner(target)} {kind}.{resource} (of resources only {FOLLOWED_RESOURCE} is followed)"
              for target in targets for kind in RESOURCE_LIMITS for resource in getattr(target, kind)
@@ -467,15 +475,68 @@ def pbs_unfollowed_keys(server: PbsServer) -> list[str]:
     found += [f"queue {q.name} started = False (its jobs run here)" for q in server.queues.values()
               if not q.started and not q.is_route]
     sched = server.sched
-    if sched_true(server, "help_starving_jobs", False):
-        found.append(f"sched_config help_starving_jobs true (a job waiting over max_starve "
-                     f"{sched.get('max_starve', '24:00:00')} is not put first here)")
     found += [f"sched_config {key} {sched[key]} (not followed)" for key in ("backfill_prime", "sort_queues") if key in sched]
     usage = sched.get("fairshare_usage_res", "cput").replace(" ", "").lower()
     if usage not in FAIRSHARE_USAGE:
         found.append(f"sched_config fairshare_usage_res {sched['fairshare_usage_res']} (usage here is processor time: "
                      "ncpus x walltime)")
     return found
+
+
+def help_starving_jobs(server: PbsServer) -> bool:
+    """sched_config's help_starving_jobs; off when the line is absent (OpenPBS 20's config(): prime_hsv
+    = non_prime_hsv = 0; the sched_config it ships sets it true ALL)."""
+    return sched_true(server, "help_starving_jobs", False)
+
+
+def max_starve(server: PbsServer) -> int:
+    """sched_config's max_starve in seconds; 0 when the line is absent (OpenPBS 20's config():
+    max_starve = 0, so with help_starving_jobs on a job starves once it has waited at all; the
+    sched_config OpenPBS ships sets 24:00:00)."""
+    text = server.sched.get("max_starve")
+    return parse_duration(text) if text else 0
+
+
+#: OpenPBS's default preempt_queue_prio: a queue of this priority or more is an express queue
+PREEMPT_QUEUE_PRIO = 150
+
+
+def express_priority(server: PbsServer) -> int | None:
+    """The queue priority from which a queue is an express queue, its jobs in the express_queue
+    preemption class (ordered before the normal class's, starving or not), or None when the
+    scheduler does not preempt (preemptive_sched absent or false: OpenPBS 20 then sets no job's
+    preemption priority and every job is of one class). preempt_queue_prio: sched_config's line
+    (PBS Professional's older place), a ``set sched`` or ``set server`` line, else 150."""
+    value = server.sched_unmodelled.get("preemptive_sched", (0, "false"))[1]
+    if value.strip().lower() not in ("true", "t", "1", "yes", "y"):
+        return None
+    for found in (server.sched_unmodelled.get("preempt_queue_prio"), server.unmodelled.get("set sched preempt_queue_prio"),
+                  server.unmodelled.get("preempt_queue_prio")):
+        text = found[1].split("=")[-1].strip() if found else ""
+        if re.fullmatch(r"-?\d{1,15}", text):
+            return int(text)
+    return PREEMPT_QUEUE_PRIO
+
+
+def starving_text(server: PbsServer) -> str:
+    """What SchedLab follows of help_starving_jobs, max_starve and eligible_time_enable, for a person."""
+    if not help_starving_jobs(server):
+        said = "false" if "help_starving_jobs" in server.sched else "not set (off)"
+        return f"help_starving_jobs {said}: no job is starving"
+    limit = max_starve(server)
+    given = server.sched.get("max_starve")
+    wait = ("its eligible_time (eligible_time_enable True: the time no user, group or project limit held it)"
+            if server.eligible_time_enable else "the time since its submission (eligible_time_enable not True)")
+    express = express_priority(server)
+    before = f" after the express queues' jobs (priority >= {express})" if express is not None else ""
+    where = ("each first in its own queue (fair_share with preemptive_sched)"
+             if sched_true(server, "fair_share", False) and express is not None and sched_true(server, "by_queue", True)
+             and not sched_true(server, "round_robin", False) else "ahead of the other jobs of their class")
+    return (f"help_starving_jobs true, max_starve {given or 'not set'} ({limit} s): a job is starving when "
+            f"{wait} is over {limit} s; starving jobs go{before} {where}, longest starving first, and one that "
+            f"cannot run gets a reservation while backfill_depth allows, even without strict_ordering (without "
+            f"backfilling it stops the cycle); as PBS Professional and OpenPBS up to 20.0 do: OpenPBS 22.05 and later "
+            f"ignore these lines (--set help_starving_jobs=false replays such a site)")
 
 
 def _owner(target: PbsQueue | PbsServer) -> str:

@@ -49,10 +49,10 @@ SCHEDULER = ("bf_interval", "bf_max_job_test", "bf_window", "bf_resolution", "bf
 QOS_LIMITS = {"MaxJobsPU": "max_jobs_per_user", "MaxSubmitPU": "max_submit_per_user", "GrpSubmit": "grp_submit",
               "MaxWall": "max_wall"}
 PBS_QUEUE = ("resources_max.walltime", "max_run", "max_run_res.ncpus", "max_queued", "priority")
-PBS_SCHED = ("fair_share", "strict_ordering", "round_robin", "by_queue")
+PBS_SCHED = ("fair_share", "strict_ordering", "round_robin", "by_queue", "help_starving_jobs", "max_starve")
 #: the form's keys a preview may sweep: those that take a number, a time or a limit (not yes/no)
 SWEEPABLE = frozenset(("MaxTime", *QOS_LIMITS, *WEIGHTS, *(name for name in SCHEDULER if name != "bf_continue"),
-                       *PBS_QUEUE, "backfill_depth"))
+                       *PBS_QUEUE, "backfill_depth", "max_starve"))
 
 
 @dataclass(frozen=True)
@@ -146,6 +146,8 @@ def common_keys(site: SlurmSite | PbsServer) -> list[Key]:
     keys += [Key("print server", "", "max_run", site.max_run.text()),         # the server's, beside backfill_depth
              Key("print server", "", "max_run_res.ncpus", _ncpus_limit(site))]
     keys.append(Key("print server", "", "backfill_depth", "" if site.backfill_depth is None else str(site.backfill_depth)))
+    keys.append(Key("print server", "", "eligible_time_enable",
+                    "" if site.eligible_time_enable is None else str(site.eligible_time_enable)))
     keys += [Key("sched_config", "", name, site.sched.get(name, "")) for name in PBS_SCHED]
     return keys
 

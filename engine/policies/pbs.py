@@ -47,6 +47,18 @@ What the scheduler does here, per PBS Professional's Administrator's Guide:
   them; ``backfill: false`` in sched_config or ``backfill_depth = 0``: the first job that does not
   fit stops the cycle. A cycle runs at every submission and job end and every
   ``scheduler_iteration`` seconds (the server's, default 600).
+* **Starving jobs** (sched_config ``help_starving_jobs``, off when absent; ``max_starve``, 0 when
+  absent; OpenPBS ships 24:00:00 and help_starving_jobs true, as OpenPBS 20 followed them: the
+  support was removed in 2021, commit 530960706, and later releases ignore both lines). A job that
+  has waited more than max_starve (since submission, or its eligible_time with the server's
+  ``eligible_time_enable``: the time no user, group or project limit held it) is starving: starving
+  jobs go before the others of their preemption class (express queues, priority >=
+  ``preempt_queue_prio`` with ``preemptive_sched``, stay ahead), the longest starving first, then
+  fair-share and the other keys (cmp_sort); with ``by_queue`` they go before every queue's jobs
+  (next_job), except with fair_share and preemptive_sched, where each goes first in its own queue.
+  A starving job that cannot run gets a reservation, as a top job under strict order does, while
+  backfill_depth allows, with or without strict_ordering, so later jobs that would delay it wait;
+  with backfilling off it stops the cycle ("Job would conflict with starving job").
 """
 
 from __future__ import annotations
@@ -62,11 +74,15 @@ from engine.platform.pbsconf import (
     QUEUE_LIMIT,
     RESOURCES,
     SERVER_LIMIT,
+    STARVING,
     STRICT_ORDER,
     TOP_JOB,
     Limits,
     PbsQueue,
     PbsServer,
+    express_priority,
+    help_starving_jobs,
+    max_starve,
     sched_true,
 )
 from engine.platform.pbsrules import (
@@ -96,10 +112,20 @@ FROM_SITE = -1.0
 #: lists it with the refused jobs under this
 NEVER_RUNS = "Never runs (PBS keeps it queued)"
 #: what may hold a waiting job, in PBS's words (the reasons' codes in the run's ReasonTable)
-PBS_REASONS = (QUEUE_LIMIT, SERVER_LIMIT, RESOURCES, STRICT_ORDER, TOP_JOB)
+PBS_REASONS = (QUEUE_LIMIT, SERVER_LIMIT, RESOURCES, STRICT_ORDER, TOP_JOB, STARVING)
 ENTITY_COLUMNS = {"euser": "user", "egroup": "group", "account_name": "account", "queue": "queue"}
 SCOPE_NOUNS = {"u": "user", "g": "group", "p": "project"}
 DAY = 86_400
+#: a site's switch as a parameter: "site" = as its files say
+SWITCH = ("site", "true", "false")
+#: PBS's comments on a job held by a user's, group's or project's limit (OpenPBS update_accruetype: such
+#: a job accrues ineligible time; a queue's or the server's overall limit leaves it eligible)
+ENTITY_HELD = ("User ", "Group ", "Project ")
+
+
+def switch(value: Any, site: bool) -> bool:
+    """A SWITCH parameter's value: the site's, or the one given."""
+    return site if str(value) == "site" else str(value) == "true"
 
 
 def backfill_depth(server: PbsServer) -> int:
@@ -229,6 +255,21 @@ class PbsOrder(WaitingQueue):
             sim.finish_listeners.append(self._left)
         #: what holds each waiting job now (a PBS comment), since when, and the seconds per reason so far
         self.reasons = ReasonTable(n, PBS_REASONS, lambda: self.sim.now)
+        # help_starving_jobs (OpenPBS 20's job_starving, cmp_starving_jobs, next_job; see starving())
+        self.help_starving = switch(params.get("help_starving_jobs", "site"), help_starving_jobs(server))
+        starve = float(params.get("max_starve", FROM_SITE))
+        self.max_starve = int(starve) if starve >= 0 else max_starve(server)
+        self.eligible_time = switch(params.get("eligible_time_enable", "site"), bool(server.eligible_time_enable))
+        express = express_priority(server)
+        #: the preemption class of each job's queue (lower first: the express queues by priority, then
+        #: 0 the normal class) and whether the class is set at all (preemptive_sched)
+        self.preempting = express is not None
+        self.job_class = {name: -q.priority if express is not None and q.priority >= express else 0
+                          for name, q in server.queues.items()}
+        #: the ineligible seconds each job accrued so far and since when it is ineligible now
+        #: (eligible_time_enable: held by a user's, group's or project's limit)
+        self.ineligible: dict[int, int] = defaultdict(int)
+        self.ineligible_since: dict[int, int] = {}
 
     # ---------------------------------------------------------------- fair-share usage
 
@@ -375,29 +416,96 @@ class PbsOrder(WaitingQueue):
             jobs, cores = self.used[key]
             self.used[key] = (jobs + 1, cores + self.sim.size[job])
 
+    # ---------------------------------------------------------------- starving jobs
+
+    def waited(self, job: int) -> int:
+        """The seconds ``job`` has waited as starvation counts them: its eligible_time with
+        eligible_time_enable (the time not held by a user's, group's or project's limit), else the
+        time since it was queued (OpenPBS job_starving: etime, which is qtime for a job never held)."""
+        now = self.sim.now
+        wait = now - int(self.sim.submit[job])
+        if self.eligible_time:
+            since = self.ineligible_since.get(job)
+            wait -= self.ineligible[job] + (now - since if since is not None else 0)
+        return wait
+
+    def eligible(self, job: int, comment: str) -> None:
+        """Accrue ``job``'s eligible or ineligible time from now, after what holds it (OpenPBS
+        update_accruetype: ineligible while a user's, group's or project's limit holds it)."""
+        if not self.eligible_time:
+            return
+        now, since = self.sim.now, self.ineligible_since.get(job)
+        if comment.startswith(ENTITY_HELD):
+            if since is None:
+                self.ineligible_since[job] = now
+        elif since is not None:
+            self.ineligible[job] += now - since
+            del self.ineligible_since[job]
+
+    def starving(self, jobs: Any) -> dict[int, int]:
+        """The starving ones of ``jobs`` and how long each has waited (OpenPBS 20 job_starving: waited
+        more than max_starve, strictly; none without help_starving_jobs)."""
+        if not self.help_starving:
+            return {}
+        return {j: w for j in jobs if (w := self.waited(j)) > self.max_starve}
+
     def order(self, among: list[int] | None = None) -> list[int]:
-        """Every waiting job (or those of ``among``) in PBS's order (held ones included)."""
+        """Every waiting job (or those of ``among``) in PBS's order (held ones included).
+
+        With help_starving_jobs, starving jobs first, the longest starving first (OpenPBS 20 cmp_sort:
+        after the preemption class, before fair-share and job_sort_key; of equal waits, those keys
+        decide); where (next_job): without by_queue or with round_robin, each sorted list
+        (the complex's, or each queue's) puts its starving jobs first; with by_queue, next_job first
+        takes the express class's and the starving jobs from the complex's list before going queue by
+        queue: that list is sorted whole (starving jobs of every queue first, after the express
+        queues' jobs) unless fair_share sorts it queue by queue; then its express and starving jobs are
+        taken up to its first normal job when the scheduler preempts (each queue's starving jobs first
+        in their queue), all of them, queue by queue, when it does not (no job has a preemption class,
+        find_non_normal_job_ind reads the whole list)."""
         self.accrue()
         sim = self.sim
         fair = self.tree.keys(self.cycle_usage) if self.fair_share else {}
         none: tuple[float, ...] = ()
+        jobs = self.waiting if among is None else among
+        starving = self.starving(jobs)
 
         def within(j: int) -> tuple:
             extra = tuple(-v if high else v for column, high in self.sort_keys
                           for v in ((sim.size[j] if column == "ncpus" else sim.estimate[j]),))
             return (fair.get(self.entity[j], none), extra, sim.submit[j], j)
 
-        jobs = self.waiting if among is None else among
+        def sort_key(j: int) -> tuple:                      # cmp_sort: class, starving, the rest
+            if not starving:
+                return within(j)
+            klass = self.job_class.get(self.queue_of[j], 0)
+            return (klass, -starving[j] if j in starving else 1, within(j))
+
         if not self.by_queue and not self.round_robin:
-            return sorted(jobs, key=within)
+            return sorted(jobs, key=sort_key)
+        first: list[int] = []
+        if starving and self.by_queue and not self.round_robin and not (self.fair_share and self.preempting):
+            # next_job's non-normal pass over the complex's list (find_non_normal_job_ind)
+            if self.fair_share:     # the list is the queues' lists one after the other; all starving jobs
+                first = [j for j in self._by_queue(starving, sort_key) if j in starving]
+            else:                   # sorted whole: the express queues' jobs and the starving jobs, up to a normal one
+                first = [j for j in sorted(jobs, key=sort_key)
+                         if j in starving or self.job_class.get(self.queue_of[j], 0) < 0]
+            taken = set(first)
+            jobs = [j for j in jobs if j not in taken]
+        lists = self._by_queue(jobs, sort_key, lists=True)
+        if not self.round_robin:
+            return first + [j for jobs in lists for j in jobs]
+        return [jobs[i] for i in range(max(map(len, lists), default=0)) for jobs in lists if i < len(jobs)]
+
+    def _by_queue(self, jobs: Any, key: Any, lists: bool = False) -> Any:
+        """``jobs`` queue by queue (by priority, higher first), each queue's sorted by ``key``: one list,
+        or (``lists``) a list per queue."""
         by_queue: dict[str, list[int]] = defaultdict(list)
         for j in jobs:
             by_queue[self.queue_of[j]].append(j)
         names = sorted(by_queue, key=lambda q: (-self.queue_priority.get(q, 0), q))
-        lists = [sorted(by_queue[q], key=within) for q in names]
-        if not self.round_robin:
-            return [j for jobs in lists for j in jobs]
-        return [jobs[i] for i in range(max(map(len, lists), default=0)) for jobs in lists if i < len(jobs)]
+        found = [sorted(by_queue[q], key=key) for q in names]
+        return found if lists else [j for jobs in found for j in jobs]
 
     def jobs(self) -> list[int]:
         order = self.order()
@@ -495,11 +603,15 @@ class PbsCycle(Algorithm):
         if self.cycle > 0 and sim.started > sim.finished:     # with nothing running a later cycle starts nothing
             sim.wake_at(sim.now - (sim.now - self.origin) % self.cycle + self.cycle)
         order = queue.order()
+        # starving jobs (help_starving_jobs): decided at the cycle's start, as OpenPBS's query_jobs does
+        starving = queue.starving(order)
         now, size, estimate = sim.now, sim.size, sim.estimate
-        profile = running_jobs_profile(sim) if self.strict and self.depth > 0 else None
+        # a calendar of top jobs: strict order's, or a starving job's (should_backfill_with_job)
+        profile = running_jobs_profile(sim) if (self.strict or starving) and self.depth > 0 else None
         reserved = 0
         for at_job, job in enumerate(order):
-            held = queue.hold(job)[1]
+            comment, held = queue.hold(job)
+            queue.eligible(job, comment)
             if held:
                 queue.reasons.note_name(job, held)
                 continue
@@ -511,12 +623,14 @@ class PbsCycle(Algorithm):
                 queue.reasons.note_name(job, RESOURCES)
                 if self.strict:
                     return self._rest(order[at_job + 1:], STRICT_ORDER)
+                if job in starving:     # no backfilling: a starving job that does not run stops the cycle
+                    return self._rest(order[at_job + 1:], STARVING)
                 continue
-            if reserved >= self.depth and not sim.fits(job):
+            if not sim.fits(job) and (reserved >= self.depth or not (self.strict or job in starving)):
                 queue.reasons.note_name(job, RESOURCES)
                 if not sim.free:
                     return self._rest(order[at_job + 1:], RESOURCES)
-                continue          # no room now and no reservation left to give: nothing to work out
+                continue          # no room now and no reservation to give it: nothing to work out
             duration = max(int(estimate[job]), 1)
             at = profile.earliest_start(now, duration, int(size[job]))
             if at is None:
@@ -528,7 +642,7 @@ class PbsCycle(Algorithm):
                 self._resort(order, at_job, job)
                 continue
             queue.reasons.note_name(job, TOP_JOB if sim.fits(job) else RESOURCES)
-            if reserved < self.depth:
+            if reserved < self.depth and (self.strict or job in starving):
                 profile.reserve(at, at + duration, int(size[job]))
                 reserved += 1
 
@@ -550,7 +664,9 @@ class PbsCycle(Algorithm):
         queue = self.queue
         assert isinstance(queue, PbsOrder)
         for job in jobs:
-            queue.reasons.note_name(job, queue.hold(job)[1] or reason)
+            comment, held = queue.hold(job)
+            queue.eligible(job, comment)
+            queue.reasons.note_name(job, held or reason)
 
     # ---------------------------------------------------------------- what the run shows
 
@@ -568,6 +684,17 @@ class PbsCycle(Algorithm):
         return {"pbs_pending": queue.reasons.pending(queue.waiting_jobs()), "pbs_refused": refused_counts(self.sim.refused)}
 
 
+ORDER_PARAMS = (
+    Param("help_starving_jobs", "choice", "site", "whether a job waiting longer than max_starve goes first and gets "
+          "a reservation (site = sched_config's help_starving_jobs, off if unset)", choices=SWITCH,
+          label="help starving jobs"),
+    Param("max_starve", "float", FROM_SITE, "seconds a job waits before it is starving (-1 = sched_config's "
+          "max_starve, 0 if unset)", minimum=FROM_SITE, label="max starve", unit="s"),
+    Param("eligible_time_enable", "choice", "site", "whether the wait counted is the job's eligible_time (the time "
+          "no user, group or project limit held it) rather than the time since submission (site = the server's "
+          "eligible_time_enable, False if unset)", choices=SWITCH, label="eligible time"),
+)
+
 PARAMS = (
     Param("cycle", "float", FROM_SITE, "seconds between scheduling cycles besides those at submissions and ends "
           "(-1 = the server's scheduler_iteration, 600 if unset; 0 = none)", minimum=FROM_SITE,
@@ -576,7 +703,7 @@ PARAMS = (
           "server's backfill_depth, 1 if unset; 0 = no backfilling)", minimum=FROM_SITE, label="backfill depth"),
 )
 
-register_ordering(Component("pbs", PbsOrder, (), "PBS's job order from the site's print server and sched_config"))
+register_ordering(Component("pbs", PbsOrder, ORDER_PARAMS, "PBS's job order from the site's print server and sched_config"))
 register_algorithm(Component("pbs-cycle", PbsCycle, PARAMS,
                              "PBS's scheduling cycle: strict order with backfill_depth reservations, or first fit"))
 register(Preset("pbs", "PBS as configured: queue priorities and route queues, max_run limits, fair-share from the "

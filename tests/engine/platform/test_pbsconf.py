@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine.cli import main
-from engine.platform.pbsconf import read_pbs_site, read_print_server
+from engine.platform.pbsconf import describe_pbs_site, read_pbs_site, read_print_server
 from engine.workload.errors import WorkloadError
 
 PRINT_SERVER = """\
@@ -217,13 +217,19 @@ set server resources_max.ncpus = 64
         "queue workq resources_default.walltime (the log's Resource_List already has the default the server gave; "
         "a changed default changes no job here)",
         "queue workq started = False (its jobs run here)",
-        "sched_config help_starving_jobs true (a job waiting over max_starve 12:00:00 is not put first here)",
         "sched_config backfill_prime false (not followed)",
         "sched_config fairshare_usage_res mem (usage here is processor time: ncpus x walltime)"]
     quiet = read_pbs_site(write(tmp_path, "quiet.txt", "create queue workq\nset queue workq resources_max.walltime = 1:00:00\n"),
                           sched_config=write(tmp_path, "quiet_sched", "help_starving_jobs: false ALL\n"
                                                                       "fairshare_usage_res: cput\n"))
     assert pbs_unfollowed_keys(quiet) == []
+    # help_starving_jobs is followed (engine.policies.pbs): not listed, and the site's reading says what is understood
+    assert not any("starving" in line for line in pbs_unfollowed_keys(server))
+    assert ("starving jobs: help_starving_jobs true, max_starve 12:00:00 (43200 s): a job is starving when the time "
+            "since its submission (eligible_time_enable not True) is over 43200 s; starving jobs go ahead of the other "
+            "jobs of their class, longest starving first") in "\n".join(describe_pbs_site(server))
+    assert "OpenPBS 22.05 and later ignore these lines (--set help_starving_jobs=false" in "\n".join(describe_pbs_site(server))
+    assert "starving jobs: help_starving_jobs false: no job is starving" in describe_pbs_site(quiet)
 
 
 QSTAT_QF = """Queue: workq

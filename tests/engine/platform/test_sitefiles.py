@@ -109,6 +109,13 @@ def test_pbs_keys_and_changes():
     by_queue = with_change(PBS, found["by_queue"], "false")
     assert [line for line in by_queue["sched_config"].splitlines() if line.startswith("by_queue")] == ["by_queue: false\tALL"]
     assert keys(by_queue, "pbs")["by_queue"].value == "false"
+    # help_starving_jobs, max_starve (sweepable) and the server's eligible_time_enable are form keys
+    starving = with_change(with_change(PBS, found["help_starving_jobs"], "true"), found["max_starve"], "12:00:00")
+    starving = with_change(starving, found["eligible_time_enable"], "True")
+    site = site_from_texts("pbs", starving)
+    assert site.sched["help_starving_jobs"] == "true" and site.sched["max_starve"] == "12:00:00"
+    assert site.eligible_time_enable is True and "set server eligible_time_enable = True" in starving["print server"]
+    assert "max_starve" in {k.label for k in sweepable_keys(site)}
 
 
 def test_a_limit_print_server_writes_over_two_lines_is_one_key_and_one_line_when_changed():
