@@ -91,6 +91,20 @@ SCHEDULER_NOT_FOLLOWED = {
     "bf_yield_interval": "a backfill pass here takes no simulated time, so it never yields its locks",
 }
 
+#: the TRES PriorityWeightTRES weighs here, in slurmctld's TRES order (the weighted sum is added in it)
+PRIORITY_TRES = ("cpu", "mem", "node", "billing", "gres/gpu")
+#: PriorityFlags (slurm.conf(5)) the slurm policy follows: the fair-share algorithm, the job size factor
+#: relative to the time limit, the factors not normalised; ACCRUE_ALWAYS and CALCULATE_RUNNING change
+#: nothing here (a trace's jobs have no dependency, hold or begin time; running jobs' priorities order
+#: nothing); the others are listed with why
+PRIORITY_FLAGS_FOLLOWED = ("FAIR_TREE", "NO_FAIR_TREE", "SMALL_RELATIVE_TO_TIME", "NO_NORMAL_ALL", "NO_NORMAL_ASSOC",
+                           "NO_NORMAL_PART", "NO_NORMAL_QOS", "NO_NORMAL_TRES", "ACCRUE_ALWAYS", "CALCULATE_RUNNING")
+PRIORITY_FLAGS_NOT_FOLLOWED = {
+    "INCR_ONLY": "a job's priority here falls as well as rises when its fair-share factor does",
+    "MAX_TRES": "it changes billing with TRESBillingWeights, which is not modelled",
+    "DEPTH_OBLIVIOUS": "classic fair-share's depth-oblivious variant is not computed",
+}
+
 MAX_NODES_DEFINED = 200_000
 
 
@@ -590,6 +604,7 @@ class Association:
     grp_wall: int | None = None               # GrpWall: decayed wall-clock usage
     qos: list[str] = field(default_factory=list)
     default_qos: str = ""
+    priority: int | None = None               # Priority: the association factor's (PriorityWeightAssoc)
     line: int = 0
     #: columns set on this row that no rule follows (title as sacctmgr prints it -> value)
     unmodelled: dict[str, str] = field(default_factory=dict)
@@ -616,7 +631,7 @@ _ASSOC_COLUMNS = {"cluster": "cluster", "account": "account", "user": "user", "p
                   "defaultqos": "default_qos", "grpsubmit": "grp_submit", "grpsubmitjobs": "grp_submit",
                   "maxtresmins": "max_tres_mins_per_job", "maxtresminsperjob": "max_tres_mins_per_job",
                   "grptresrunmins": "grp_tres_run_mins", "grptresmins": "grp_tres_mins", "grpwall": "grp_wall",
-                  "maxtrespernode": "max_tres_per_node", "maxtrespn": "max_tres_per_node"}
+                  "maxtrespernode": "max_tres_per_node", "maxtrespn": "max_tres_per_node", "priority": "priority"}
 #: columns of ``sacctmgr show qos`` / ``show assoc`` that say nothing a rule could follow (ids,
 #: descriptions), and the values that are Slurm's defaults: not listed as unmodelled
 _INERT_COLUMNS = {"id", "description", "descr", "lft", "rgt", "parentid"}
@@ -905,7 +920,8 @@ def describe_site(site: SlurmSite, *, with_keys: bool = True) -> list[str]:
                                  "grp_submit", "max_tres_mins_per_job", "grp_tres_run_mins", "grp_tres_mins",
                                  "grp_wall", "max_tres_per_node"))
         lines.append(f"  association {who}{'@' + assoc.partition if assoc.partition else ''}: "
-                     f"shares {'parent' if assoc.shares < 0 else assoc.shares}" + (f", {limits}" if limits else "")
+                     f"shares {'parent' if assoc.shares < 0 else assoc.shares}"
+                     + (f", priority {assoc.priority}" if assoc.priority is not None else "") + (f", {limits}" if limits else "")
                      + (f", QOS {','.join(assoc.qos)}" if assoc.qos else ""))
     if with_keys:
         unknown = unmodelled_keys(site) + unfollowed_keys(site)
@@ -954,6 +970,11 @@ def unfollowed_keys(site: SlurmSite) -> list[str]:
                 for q in site.qos.values() for flag in q.flags if flag.lower() not in _FOLLOWED_LOWER]
     unknown += [f"AccountingStorageEnforce {flag} (not followed: {why})" for flag, why in ENFORCE_NOT_FOLLOWED.items()
                 if flag in conf.enforce]
+    unknown += [f"PriorityWeightTRES {tres}={weight:g} (not followed: of TRES only {', '.join(PRIORITY_TRES)} are weighed)"
+                for tres, weight in conf.tres_weights.items() if tres not in PRIORITY_TRES and weight]
+    unknown += [f"PriorityFlags {flag} (not followed: "
+                + PRIORITY_FLAGS_NOT_FOLLOWED.get(flag, "not a flag Slurm 22.05 documents") + ")"
+                for flag in conf.priority_flags if flag not in PRIORITY_FLAGS_FOLLOWED]
     unknown += [f"PartitionName={p.name} AllowGroups={','.join(p.allow_groups)} (line {p.line}; not followed: Slurm "
                 "checks every group of the job's user, and sacct gives only the job's own)"
                 for p in conf.partitions.values() if p.allow_groups != ["ALL"]]

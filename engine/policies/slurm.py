@@ -38,7 +38,8 @@ from typing import Any
 
 import numpy as np
 
-from engine.platform.slurmconf import SCHEDULER_DEFAULTS, Association, SlurmSite, next_usage_reset
+from engine.platform.slurmconf import (PRIORITY_TRES, SCHEDULER_DEFAULTS, Association, SlurmConf, SlurmSite,
+                                      next_usage_reset)
 from engine.policies.algorithm import Algorithm
 from engine.policies.backfill import BACKFILL_BOUND, bounded
 from engine.policies.base import Param, PolicyError
@@ -56,8 +57,8 @@ from engine.sim.timelimit import TimeLimitCheck
 from engine.workload.timebase import epoch_origin
 
 #: the site's priority weights a policy parameter may override (``--set PriorityWeightFairshare=20000``)
-WEIGHT_KEYS = {"PriorityWeightAge": "age", "PriorityWeightFairshare": "fairshare", "PriorityWeightJobSize": "jobsize",
-               "PriorityWeightPartition": "partition", "PriorityWeightQOS": "qos"}
+WEIGHT_KEYS = {"PriorityWeightAge": "age", "PriorityWeightAssoc": "assoc", "PriorityWeightFairshare": "fairshare",
+               "PriorityWeightJobSize": "jobsize", "PriorityWeightPartition": "partition", "PriorityWeightQOS": "qos"}
 FROM_SITE = -1.0
 #: up to this many jobs, priorities are computed job by job (SlurmPriorityQueue._few), more at once
 FEW_JOBS = 8
@@ -93,12 +94,82 @@ def age_factor(age: Any, max_age: float | None) -> Any:
     return min(max(age, 0) / max_age, 1.0)
 
 
-def job_size_factor(cpus: int, nodes: int, total_cpus: int, total_nodes: int, favor_small: bool) -> float:
-    """Slurm 22.05's job size factor: the mean of the node fraction and the CPU fraction of the
-    cluster (favor small: of 1 - each)."""
+def job_size_factor(cpus: int, nodes: int, total_cpus: int, total_nodes: int, favor_small: bool,
+                    relative_minutes: int | None = None) -> float:
+    """Slurm 22.05's job size factor (priority_multifactor.c set_priority_factors): the mean of the
+    node fraction and the CPU fraction of the cluster (favor small: of 1 - each). With
+    PriorityFlags=SMALL_RELATIVE_TO_TIME (``relative_minutes``: the job's time limit in minutes): its
+    CPUs (at least its nodes' share of the cluster's CPUs) per minute of its limit, as a fraction of
+    the cluster's CPUs (favor small: 1 - that), within 0 and 1."""
+    if relative_minutes is not None:
+        factor = max(nodes * total_cpus / total_nodes, float(cpus)) / max(relative_minutes, 1) / total_cpus
+        factor = 1.0 - factor if favor_small else factor
+        return min(max(factor, 0.0), 1.0)
     if favor_small:
         return ((total_nodes - nodes) / total_nodes + (total_cpus - cpus) / total_cpus) / 2.0
     return (nodes / total_nodes + cpus / total_cpus) / 2.0
+
+
+def no_normal(flags: list[str], kind: str) -> bool:
+    """PriorityFlags NO_NORMAL_<kind> (or NO_NORMAL_ALL): the factor is the raw value, not normalised."""
+    return "NO_NORMAL_ALL" in flags or f"NO_NORMAL_{kind}" in flags
+
+
+def association_priorities(site: SlurmSite, accounts: list[str], users: list[str], partitions: list[str],
+                           raw: bool) -> list[float]:
+    """Each job's association factor (PriorityWeightAssoc): its association's Priority (the user's row
+    under its account, in its partition if there is one, else the nearest account above that sets
+    one) over the largest Priority of any association (assoc_mgr.c _set_assoc_norm_priority; raw:
+    NO_NORMAL_ASSOC)."""
+    rows = {(a.account, a.user, a.partition): a for a in site.associations}
+    parent = {a.account: a.parent for a in site.associations if not a.user}
+    top = max((a.priority or 0 for a in site.associations), default=0)
+    found: dict[tuple[str, str, str], float] = {}
+    out = []
+    for key in zip(accounts, users, partitions):
+        if key not in found:
+            account, user, partition = key
+            row = rows.get(key) or rows.get((account, user, ""))
+            value = row.priority if row is not None else None
+            seen: set[str] = set()
+            while value is None and account and account not in seen:
+                seen.add(account)
+                above = rows.get((account, "", ""))
+                value = above.priority if above is not None else None
+                account = parent.get(account, "")
+            value = value or 0
+            found[key] = float(value) if raw else (value / top if top else 0.0)
+        out.append(found[key])
+    return out
+
+
+def tres_factors(conf: SlurmConf, partitions: list[str], counts: dict[str, list[int]], raw: bool) -> list[float]:
+    """Each job's TRES factor, weighted (PriorityWeightTRES): the sum over the TRES weighed, in
+    slurmctld's order, of weight x the job's count over its partition's total (priority_multifactor.c
+    _get_tres_factors: cpu, mem in MB, node, billing (the CPUs without TRESBillingWeights),
+    gres/gpu; raw counts with NO_NORMAL_TRES)."""
+    weights = [(tres, conf.tres_weights[tres]) for tres in PRIORITY_TRES if conf.tres_weights.get(tres)]
+    if not weights:
+        return [0.0] * len(partitions)
+    sets = {host: nodes for nodes in conf.nodes for host in nodes.names}
+    totals: dict[str, dict[str, int]] = {}
+    for name, p in conf.partitions.items():
+        members = [sets[h] for h in p.nodes if h in sets]
+        cpus = sum(n.cpus for n in members)
+        totals[name] = {"cpu": cpus, "mem": sum(n.real_memory_mb for n in members), "node": len(members),
+                        "billing": cpus, "gres/gpu": sum(n.gres.get("gpu", 0) for n in members)}
+    out = []
+    for job, partition in enumerate(partitions):
+        total = totals.get(partition, {})
+        value = 0.0
+        for tres, weight in weights:
+            count = counts[tres][job]
+            if raw:
+                value += count * weight
+            elif count and total.get(tres):
+                value += count / total[tres] * weight
+        out.append(value)
+    return out
 
 
 def weighted_sum(weights: dict[str, float], factors: dict[str, Any], start: Any = 0.0) -> Any:
@@ -276,27 +347,35 @@ class SlurmPriorityQueue(WaitingQueue):
         default = conf.default_partition()
         partitions = [p if p in conf.partitions else (default.name if default else p) for p in partitions]
         self.partition = partitions
-        top_factor = max((p.priority_job_factor for p in conf.partitions.values()), default=0) or 1
+        flags = conf.priority_flags
+        top_factor = 1 if no_normal(flags, "PART") else \
+            max((p.priority_job_factor for p in conf.partitions.values()), default=0) or 1
         self.tier = [conf.partitions[p].priority_tier if p in conf.partitions else 0 for p in partitions]
         self.partition_factor = [conf.partitions[p].priority_job_factor / top_factor if p in conf.partitions else 0.0
                                  for p in partitions]
         self.qos = [q or "normal" for q in _column(jobs, "qos", sim.n)]
-        top_qos = max((q.priority for q in site.qos.values()), default=0) or 1
+        top_qos = 1 if no_normal(flags, "QOS") else max((q.priority for q in site.qos.values()), default=0) or 1
         self.qos_factor = [site.qos[q].priority / top_qos if q in site.qos else 0.0 for q in self.qos]
         nodes = np.asarray(jobs["nodes"], dtype=np.int64) if "nodes" in jobs else np.ones(sim.n, dtype=np.int64)
         nodes_list = [int(max(n, 1)) for n in nodes.tolist()]
         total_nodes = sum(len(n.names) for n in conf.nodes) or 1
         total_cpus = conf.total_cpus or int(sim.capacity)
-        self.size_factor = [job_size_factor(int(c), n, total_cpus, total_nodes, conf.favor_small)
-                            for c, n in zip(np.asarray(sim.size).tolist(), nodes_list)]
         limit = jobs["requested_time"].astype("int64").tolist()
+        relative = "SMALL_RELATIVE_TO_TIME" in flags
+        self.size_factor = [job_size_factor(int(c), n, total_cpus, total_nodes, conf.favor_small,
+                                            -(-t // 60) if relative else None)
+                            for c, n, t in zip(np.asarray(sim.size).tolist(), nodes_list, limit)]
         mem_kb = np.asarray(jobs["mem"], dtype=np.int64) if "mem" in jobs else np.zeros(sim.n, dtype=np.int64)
         gpus = np.asarray(jobs["gpus"], dtype=np.int64) if "gpus" in jobs else np.zeros(sim.n, dtype=np.int64)
-        self.limits = SiteLimits(site, partitions, self.qos, self.account, self.user,
-                                 [int(p) for p in np.asarray(sim.procs).tolist()], nodes_list, limit,
-                                 mem_mb=(-(-np.maximum(mem_kb, 0) * np.maximum(nodes, 1) // 1024)).tolist(),  # KB/node -> MB
-                                 gpus=(np.maximum(gpus, 0) * np.maximum(nodes, 1)).tolist(),  # per node -> per job
-                                 clock=lambda: self.sim.now)
+        cpus_list = [int(p) for p in np.asarray(sim.procs).tolist()]
+        mem_mb = (-(-np.maximum(mem_kb, 0) * np.maximum(nodes, 1) // 1024)).tolist()     # KB/node -> MB
+        gpu_list = (np.maximum(gpus, 0) * np.maximum(nodes, 1)).tolist()                 # per node -> per job
+        self.limits = SiteLimits(site, partitions, self.qos, self.account, self.user, cpus_list, nodes_list, limit,
+                                 mem_mb=mem_mb, gpus=gpu_list, clock=lambda: self.sim.now)
+        self.assoc_factor = association_priorities(site, self.account, self.user, partitions, no_normal(flags, "ASSOC"))
+        self.tres_factor = tres_factors(conf, partitions, {"cpu": cpus_list, "mem": mem_mb, "node": nodes_list,
+                                                           "billing": cpus_list, "gres/gpu": gpu_list},
+                                        no_normal(flags, "TRES"))
         sim.finish_listeners.append(self.limits.ended)
         self.tree = association_tree(site.associations)
         self.users = {(u.account, u.user): u for u in users_of(self.tree)}
@@ -313,9 +392,12 @@ class SlurmPriorityQueue(WaitingQueue):
         sim.finish_listeners.append(self.ended)
         # the factors of every job that do not change, for priorities computed many at once (computed)
         self.submit = np.asarray(sim.submit, dtype=np.int64)
-        self.static_factors = (np.asarray(self.size_factor, dtype=np.float64),
-                               np.asarray(self.partition_factor, dtype=np.float64),
-                               np.asarray(self.qos_factor, dtype=np.float64))
+        self.static_factors = tuple(np.asarray(f, dtype=np.float64) for f in (
+            self.size_factor, self.partition_factor, self.qos_factor, self.assoc_factor))
+        #: the TRES factors, weighted already, added last (as slurmctld adds them): 1.0 x each job's
+        self.tres = np.asarray(self.tres_factor, dtype=np.float64)
+        if self.tres.any():
+            self.weights["tres"] = 1.0
         pairs = {key: i for i, key in enumerate(dict.fromkeys(zip(self.account, self.user)))}
         self.pair_keys = list(pairs)
         self.pair_index = np.array([pairs[key] for key in zip(self.account, self.user)], dtype=np.int64)
@@ -373,9 +455,9 @@ class SlurmPriorityQueue(WaitingQueue):
         if not len(index):
             return np.zeros(0, dtype=np.int64)
         age = (at - self.submit[index]) if at is not None else np.zeros(len(index), dtype=np.int64)
-        size_f, partition_f, qos_f = (f[index] for f in self.static_factors)
+        size_f, partition_f, qos_f, assoc_f = (f[index] for f in self.static_factors)
         factors = {"age": age_factor(age, self.max_age), "fairshare": self.fairshare_factors()[self.pair_index[index]],
-                   "jobsize": size_f, "partition": partition_f, "qos": qos_f}
+                   "jobsize": size_f, "partition": partition_f, "qos": qos_f, "assoc": assoc_f, "tres": self.tres[index]}
         return weighted_sum(self.weights, factors, np.zeros(len(index))).astype(np.int64)
 
     def priorities(self) -> dict[int, int]:
@@ -702,13 +784,14 @@ class SlurmPriorityQueue(WaitingQueue):
         :func:`multifactor`) over floats, so the same values, without numpy's costs per call (most
         passes merge one or two new jobs)."""
         fairshare = self.fairshare_factors()
-        size_f, partition_f, qos_f = self.static_factors
-        max_age, weights = self.max_age, self.weights
+        size_f, partition_f, qos_f, assoc_f = self.static_factors
+        max_age, weights, tres = self.max_age, self.weights, self.tres
         out = []
         for job, submit, pair in zip(jobs.tolist(), self.submit[jobs].tolist(), self.pair_index[jobs].tolist()):
             factors = {"age": age_factor((submit if submit > at else at) - submit, max_age),
                        "fairshare": float(fairshare[pair]), "jobsize": float(size_f[job]),
-                       "partition": float(partition_f[job]), "qos": float(qos_f[job])}
+                       "partition": float(partition_f[job]), "qos": float(qos_f[job]), "assoc": float(assoc_f[job]),
+                       "tres": float(tres[job])}
             out.append(multifactor(weights, factors))
         return np.array(out, dtype=np.int64)
 

@@ -196,11 +196,12 @@ def test_a_few_jobs_priorities_job_by_job_are_the_arrays(seed):
     rng = np.random.default_rng(seed)
     n = 50
     queue = SlurmPriorityQueue.__new__(SlurmPriorityQueue)
-    weights = rng.choice([0.0, 1.0, 1000.0, 12345.678, 1e6, 3e9], size=5)
-    queue.weights = dict(zip(("age", "fairshare", "jobsize", "partition", "qos"), weights.tolist()))
+    weights = rng.choice([0.0, 1.0, 1000.0, 12345.678, 1e6, 3e9], size=7)
+    queue.weights = dict(zip(("age", "assoc", "fairshare", "jobsize", "partition", "qos", "tres"), weights.tolist()))
     queue.max_age = float(rng.choice([0, 600, 604800, 7.5]))
     queue.submit = rng.integers(0, 10_000, n)
-    queue.static_factors = tuple(rng.random(n) for _ in range(3))
+    queue.static_factors = tuple(rng.random(n) for _ in range(4))
+    queue.tres = rng.random(n) * 5000
     queue.pair_index = rng.integers(0, 7, n)
     queue.pair_fairshare = rng.random(7)
     queue.factors_due = False
@@ -221,7 +222,9 @@ def hand_queue() -> SlurmPriorityQueue:
     queue.weights = {"age": 1000.0, "fairshare": 10000.0, "jobsize": 100.0, "partition": 10.0, "qos": 1.0}
     queue.max_age = 600.0
     queue.submit = np.array([0, 100, 700], dtype=np.int64)
-    queue.static_factors = (np.array([0.5, 0.25, 1.0]), np.array([1.0, 0.5, 0.0]), np.array([1.0, 0.0, 0.0]))
+    queue.static_factors = (np.array([0.5, 0.25, 1.0]), np.array([1.0, 0.5, 0.0]), np.array([1.0, 0.0, 0.0]),
+                            np.zeros(3))
+    queue.tres = np.zeros(3)
     queue.pair_index = np.array([0, 1, 1], dtype=np.int64)
     queue.pair_fairshare = np.array([0.25, 0.125])
     queue.factors_due = False
