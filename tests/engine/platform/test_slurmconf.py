@@ -188,8 +188,8 @@ def test_qos_limits_by_header_name(tmp_path):
 
 
 def test_qos_and_association_columns_no_rule_follows_are_listed_not_dropped(tmp_path):
-    # MaxJobsPA and MaxSubmitPA are read; Preempt and an association's Priority are not modelled
-    # and say so, GrpTRESMins is read and followed, TRES other than cpu, mem, node and gres/gpu in a
+    # MaxJobsPA and MaxSubmitPA are read, and an association's Priority (PriorityWeightAssoc's); Preempt
+    # is not modelled and says so, GrpTRESMins is read and followed, TRES other than cpu, mem, node and gres/gpu in a
     # limit (billing, a typed gres) are named as not followed;
     # the defaults sacctmgr prints (GraceTime 00:00:00, PreemptMode
     # cluster) are not listed
@@ -207,9 +207,11 @@ def test_qos_and_association_columns_no_rule_follows_are_listed_not_dropped(tmp_
     assert normal.unmodelled == {"Preempt": "scavenger"}
     assert normal.grp_tres_mins == {"cpu": 1000}       # read and followed
     assert site.qos["scavenger"].unmodelled == {}
-    assert [a.unmodelled for a in site.associations] == [{}, {"Priority": "5"}]
+    assert [a.unmodelled for a in site.associations] == [{}, {}]
+    assert [a.priority for a in site.associations] == [None, 5]
     text = "\n".join(describe_site(site))
-    for listed in ("QOS normal Preempt=scavenger (qos line 2)", "association acct/u1 Priority=5 (assoc line 3)",
+    assert "association acct/u1: shares 1, priority 5" in text and "Priority=5" not in text
+    for listed in ("QOS normal Preempt=scavenger (qos line 2)",
                    "QOS normal MaxTRESPU billing=9", "association acct GrpTRES gres/gpu:a100=4",
                    "SchedulerParameters bf_continue (no effect"):
         assert listed in text
