@@ -95,22 +95,21 @@ def flagged_run(workload, rows, extra: str, partitions: list[str]) -> dict[int, 
     return starts(run(workload, rows, site, partitions=partitions, sched_interval=10))
 
 
-@pytest.mark.parametrize("flags, expected", [("", {1: 0, 2: 700, 3: 800}), ("PriorityFlags=NO_NORMAL_PART\n",
-                                                                            {1: 0, 2: 800, 3: 700})])
-def test_no_normal_part_weighs_the_partitions_priority_job_factor_itself(workload, flags, expected):
-    # A holds the node until 700; Y (partition y, factor 1) at 10, X (x, factor 3) at 610. At the
-    # calculation of 660: Y age 650 s x 1500/1200 = 812.5, X 62.5. Normalised (x 1, y 1/3, weight
-    # 1000): Y 1145.8 > X 1062.5; raw (3 and 1): X 3062.5 > Y 1812.5
-    rows = [(0, 700, 700, 16), (10, 100, 100, 16), (610, 100, 100, 16)]
-    extra = "PriorityWeightAge=1500\nPriorityWeightPartition=1000\n" + flags
-    assert flagged_run(workload, rows, extra, ["y", "y", "x"]) == expected
+# NO_NORMAL_PART: A holds the node until 700; Y (partition y, factor 1) at 10, X (x, factor 3) at 610.
+# At the calculation of 660: Y age 650 s x 1500/1200 = 812.5, X 62.5. Normalised (x 1, y 1/3, weight
+# 1000): Y 1145.8 > X 1062.5; raw (3 and 1): X 3062.5 > Y 1812.5
+RAW_PARTITION = ([(0, 700, 700, 16), (10, 100, 100, 16), (610, 100, 100, 16)], ["y", "y", "x"],
+                 "PriorityWeightAge=1500\nPriorityWeightPartition=1000\n")
+# SMALL_RELATIVE_TO_TIME: A holds the node until 100; J1 (16 CPUs, 60 min) at 1, J2 (16 CPUs, 2 min) at 2:
+# the same size factor, J1 first by age; relative to time J2's 16 / 2 / 16 = 0.5 beats J1's 16 / 60 / 16
+RELATIVE = ([(0, 100, 100, 16), (1, 50, 3600, 16), (2, 50, 120, 16)], ["y", "y", "y"],
+            "PriorityWeightAge=10\nPriorityWeightJobSize=1000\n")
 
 
-@pytest.mark.parametrize("flags, expected", [("", {1: 0, 2: 100, 3: 150}), ("PriorityFlags=SMALL_RELATIVE_TO_TIME\n",
-                                                                            {1: 0, 2: 150, 3: 100})])
-def test_small_relative_to_time_puts_the_shorter_limit_first(workload, flags, expected):
-    # A holds the node until 100; J1 (16 CPUs, 60 min) at 1, J2 (16 CPUs, 2 min) at 2: the same size
-    # factor, J1 first by age; relative to time J2's 16 / 2 / 16 = 0.5 beats J1's 16 / 60 / 16
-    rows = [(0, 100, 100, 16), (1, 50, 3600, 16), (2, 50, 120, 16)]
-    extra = "PriorityWeightAge=10\nPriorityWeightJobSize=1000\n" + flags
-    assert flagged_run(workload, rows, extra, ["y", "y", "y"]) == expected
+@pytest.mark.parametrize("case, flags, expected", [
+    (RAW_PARTITION, "", {1: 0, 2: 700, 3: 800}), (RAW_PARTITION, "PriorityFlags=NO_NORMAL_PART\n", {1: 0, 2: 800, 3: 700}),
+    (RELATIVE, "", {1: 0, 2: 100, 3: 150}), (RELATIVE, "PriorityFlags=SMALL_RELATIVE_TO_TIME\n", {1: 0, 2: 150, 3: 100}),
+])
+def test_priority_flags_change_which_job_goes_first(workload, case, flags, expected):
+    rows, partitions, weights = case
+    assert flagged_run(workload, rows, weights + flags, partitions) == expected
