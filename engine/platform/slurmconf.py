@@ -79,7 +79,7 @@ SCHEDULER_DEFAULTS: dict[str, int | bool] = {
     "bf_max_job_test": 500, "bf_max_job_user": 0, "bf_max_job_part": 0, "bf_max_job_user_part": 0, "bf_continue": False,
     "default_queue_depth": 100, "sched_interval": 60, "sched_min_interval": 2,
     "bf_yield_interval": 2_000_000, "bf_busy_nodes": False, "max_sched_time": 0,      # bf_yield_interval: µs
-    "batch_sched_delay": 3, "bf_max_job_start": 0, "sched_max_job_start": 0,
+    "batch_sched_delay": 3, "bf_max_job_start": 0, "sched_max_job_start": 0, "partition_job_depth": 0,
 }
 
 #: SchedulerParameters read (so a value of the wrong kind is an error) that no rule here follows, with why:

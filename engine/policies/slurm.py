@@ -940,6 +940,7 @@ class SlurmBackfill(Algorithm):
         self.max_job_user_part = setting("bf_max_job_user_part", "bf_max_job_user_part")
         self.max_job_start = setting("bf_max_job_start", "bf_max_job_start")
         self.sched_max_job_start = setting("sched_max_job_start", "sched_max_job_start")
+        self.partition_depth = setting("partition_job_depth", "partition_job_depth")
         self.main_at_events = bool(params.get("main_at_events", False))
         #: the main scheduler at the controller's requests (controller.c _slurmctld_background,
         #: queue_job_scheduler): a submission or a job's end (its epilog-complete, agent.c) asks for
@@ -1161,7 +1162,9 @@ class SlurmBackfill(Algorithm):
         may start (those held by a limit or behind a blocked partition get their reasons) is
         compiled (slurmkernels.main_walk)."""
         sim, walk = self.sim, self.walk
-        order = self._order(depth)
+        order = self._order(depth if not self.partition_depth else None)
+        if self.partition_depth:
+            order = self._within_partition_depth(order, depth)
         stop = len(order)
         parts, union, blocked = walk.fresh()
         i = started = 0
@@ -1180,6 +1183,27 @@ class SlurmBackfill(Algorithm):
                 walk.wait(job, RESOURCES, sim.now)
                 kernels.block(walk.partition[job], parts, union, walk.atoms, walk.has_nodes, blocked)
             i += 1
+
+    def _within_partition_depth(self, order: np.ndarray, depth: int | None) -> np.ndarray:
+        """partition_job_depth (job_scheduler.c _schedule, line 1549): a pass tests at most that many
+        jobs of each partition, counted in the order's first test, before any other: the others are
+        passed over (a reason None becomes Priority) and not counted towards default_queue_depth. The
+        order kept, cut to ``depth`` (None: whole)."""
+        part = self.walk.partition[order].astype(np.int64)
+        by_part = np.argsort(part, kind="stable")
+        ranked = part[by_part]
+        starts = np.flatnonzero(np.r_[True, ranked[1:] != ranked[:-1]]) if len(ranked) else np.zeros(0, dtype=np.int64)
+        place = np.empty(len(order), dtype=np.int64)
+        place[by_part] = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
+        over = place >= self.partition_depth
+        walk, now = self.walk, self.sim.now
+        if walk.tracked:
+            reason = walk.reasons[0]
+            for job in order[over].tolist():
+                if reason[job] == NONE:
+                    walk.wait(job, PRIORITY, now)
+        kept = order[~over]
+        return kept if depth is None else kept[:depth]
 
     def backfill_pass(self) -> None:
         """A backfill pass (:meth:`backfill_walk`) on the state before this second's job ends.
@@ -1508,7 +1532,9 @@ SLURM_PARAMS = (BACKFILL_BOUND, SCHED_CYCLE, MAIN_AT_EVENTS, WHOLE_NODES, AGENT,
                 _site_param("bf_max_job_start", "backfill starts per pass", "jobs one backfill pass starts at most "
                             "(0 = any)", "jobs"),
                 _site_param("sched_max_job_start", "main scheduler starts per pass", "jobs one main scheduler pass "
-                            "starts at most (0 = any)", "jobs"))
+                            "starts at most (0 = any)", "jobs"),
+                _site_param("partition_job_depth", "main scheduler jobs per partition", "jobs of each partition one "
+                            "main scheduler pass tests (0 = any)", "jobs"))
 register_algorithm(Component("slurm-backfill", SlurmBackfill, SLURM_PARAMS,
                              "Slurm's main and backfill schedulers as SchedulerParameters set them"))
 register(Preset("slurm", "Slurm as configured: multifactor priority (PriorityTier first, recalculated every "

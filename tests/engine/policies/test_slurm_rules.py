@@ -318,6 +318,26 @@ def test_sched_max_job_start_ends_a_main_scheduler_pass_after_that_many_starts(w
     assert starts(capped) == {1: 0, 2: 100, 3: 130, 4: 160}
 
 
+@pytest.mark.parametrize("scheduler, expected", [
+    ("bf_interval=1000", {1: 0, 2: 100, 3: 100, 4: 100, 5: 100}),
+    # one job of each partition a pass: short's 2 and long's 4 at 100, 3 and 5 at the next pass (their
+    # ends, 130)
+    ("bf_interval=1000,partition_job_depth=1", {1: 0, 2: 100, 3: 130, 4: 100, 5: 130}),
+    # the jobs passed over do not count towards default_queue_depth (1: two jobs a pass at events):
+    # at 100 short's 2 is tested, short's 3 passed over, long's 4 tested: 2 and 4 start (were 3
+    # counted, 4 would be past the depth), 3 and 5 at 130
+    ("bf_interval=1000,partition_job_depth=1,default_queue_depth=1", {1: 0, 2: 100, 3: 130, 4: 100, 5: 130}),
+    ("bf_interval=1000,default_queue_depth=1", {1: 0, 2: 100, 3: 100, 4: 130, 5: 130}),
+])
+def test_partition_job_depth_bounds_the_jobs_of_each_partition_a_main_pass_tests(workload, scheduler, expected):
+    # job_scheduler.c _schedule 1549: A (16 CPUs) until 100; 2, 3 (short) and 4, 5 (long), 4 CPUs,
+    # 30 s each, wait; the main scheduler at each submission and end, no backfill
+    rows = [(0, 100, 100, 16), (1, 30, 30, 4), (1, 30, 30, 4), (1, 30, 30, 4), (1, 30, 30, 4)]
+    result = run(workload, rows, site(scheduler), partitions=["short", "short", "short", "long", "long"],
+                 sched_interval=0, main_at_events=True)
+    assert starts(result) == expected
+
+
 def test_bf_continue_changes_nothing_as_a_pass_takes_no_simulated_time(workload):
     rows = [(0, 100, 100, 8), (1, 50, 50, 16), (2, 30, 30, 4), (3, 200, 200, 4)]
     plain = starts(run(workload, rows, site("bf_interval=5")))
