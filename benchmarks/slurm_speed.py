@@ -71,6 +71,14 @@ main at 4478f51 unless said):
   submission on average, ~10,000 at the 90th percentile: 18 us a merge at 3,000, 55 us at 10,000);
   the main walk ~9 %, the backfill walk ~11 %, submissions' _top_priority ~12 %.
 
+* A fast host (2026-11-28 morning, 2 cores; a plain Python loop of 10^7 additions 0.69 s): main at
+  0655596 (load 0.4-1.0, nothing beside): the month grid 65.2 s CPU (65.7 s wall), 1,408 MiB; the
+  replay 0.84-0.91 s CPU. At 4e37b5e (partition access lists, the backfill pass's caps and
+  bf_max_job_start, default_queue_depth + 1, TRES/association priority factors; load 3.0, a real
+  Slurm recording and tests beside): the month grid 78.8 s CPU (83.8 s wall), 1,460 MiB, mean wait
+  4.31 h as before; the replay 0.90-0.95 s CPU. The 100k month grid at 32c602f (the caps, K = 0 here)
+  17.2 s CPU against 18.4 s at 16d3ca5, the schedule byte-identical.
+
 Each figure: wall and CPU seconds of the child (``wait4``), its peak resident memory, the 1-minute
 load average when it ended (the machine is shared: read CPU seconds first). numba's cache is filled
 first by one untimed replay, so no timed command compiles the profile kernels, and the engine's
