@@ -244,7 +244,7 @@ def test_a_pbs_queues_shorter_walltime_bound_refuses_and_names_the_jobs_asking_m
 def test_a_pbs_queues_access_list_typed_in_the_text_refuses_and_names_the_users_jobs(alice):
     # the OpenPBS log's 200 jobs are vchlum's and klusacek's (100 each, group meta, workq): workq's
     # acl_users restricted to vchlum refuses klusacek's 100 at submission, as svr_chkque does
-    # (PBSE_PERM, "Unauthorized Request"), the list named; acl_groups meta lets them all in
+    # (PBSE_PERM, "Unauthorized Request"), the list named on the page
     trace = openpbs_trace(alice)
     client = login(alice)
     post_pbs_site(client, trace)
