@@ -50,8 +50,6 @@ NOT_ENABLED_MESSAGE = "Queue is not enabled"
 ROUTE_REJECTED_MESSAGE = "Job rejected by all possible destinations"
 PERMISSION_MESSAGE = "Unauthorized Request"
 ROUTE_ONLY_MESSAGE = "Access to queue is denied"
-#: the refusals svr_chkque makes before it counts the job against max_queued (its checks 2 to 5b)
-BEFORE_COUNTS = (NOT_ENABLED_MESSAGE, ROUTE_ONLY_MESSAGE, PERMISSION_MESSAGE)
 
 
 def acl_allows(entries: Sequence[str], name: str) -> bool:
@@ -146,9 +144,12 @@ def refusal(server: PbsServer, name: str, walltime: int, ncpus: int, user: str |
 
 def admission(server: PbsServer, name: str, walltime: int, ncpus: int, user: str | None = None,
               group: str | None = None) -> tuple[str, str, bool]:
-    """:func:`refusal`, and whether svr_chkque refuses the job before it counts the job's queued jobs
-    (the server's acl_users, a disabled queue, from_route_only, the access lists; for a route queue,
-    when every destination refuses so)."""
+    """:func:`refusal`, and whether the refusal stands whatever the job's counts against max_queued
+    (the policy's, which svr_chkque checks after its access lists and before its resource bounds): so
+    for the server's acl_users, a disabled queue, from_route_only and the access lists, and for a
+    route queue every destination of which refuses the job for good (one over its max_queued would
+    refuse only for now, and refuse for good when tried again); not for a queue's own resource
+    bounds, which a count limit met first overrules."""
     found = server_acl_refusal(server, user)
     if found[0]:
         return found[0], found[1], True
@@ -172,16 +173,17 @@ def _refusal(server: PbsServer, name: str, walltime: int, ncpus: int, seen: set[
         return RESOURCE_LIMITS_MESSAGE, where + broken, False
     if not queue.is_route:
         return "", "", False
-    reasons, early = [], True
+    reasons = []
     for destination in (d.split("@")[0] for d in queue.route_destinations):
-        message, setting, first = (_refusal(server, destination, walltime, ncpus, seen | {name}, user, group)
-                                   if destination not in seen and destination != name
-                                   else (ROUTE_REJECTED_MESSAGE, f"{destination} routes back", False))
+        message, setting, _ = (_refusal(server, destination, walltime, ncpus, seen | {name}, user, group)
+                               if destination not in seen and destination != name
+                               else (ROUTE_REJECTED_MESSAGE, f"{destination} routes back", False))
         if not message:
             return "", "", False
         reasons.append(setting)
-        early = early and first
-    return ROUTE_REJECTED_MESSAGE, f"route queue {name}: " + "; ".join(reasons or ["no route_destinations"]), early
+    # every destination refuses for good: whatever a destination's counts say for now (a full one is
+    # tried again later, and refuses then), default_router ends with PBSE_ROUTEREJ
+    return ROUTE_REJECTED_MESSAGE, f"route queue {name}: " + "; ".join(reasons or ["no route_destinations"]), True
 
 
 def takes(server: PbsServer, name: str, walltime: int, ncpus: int, user: str | None = None,

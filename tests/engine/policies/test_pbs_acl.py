@@ -93,6 +93,17 @@ def test_a_route_queue_passes_a_job_its_first_destinations_acl_refuses_to_the_ne
                                    "queue workq acl_groups = physics")}
 
 
+def test_a_route_queue_whose_destinations_all_refuse_for_good_refuses_whatever_their_counts(site, workload):
+    # route -> gpu (acl_users ann; max_queued [o:PBS_ALL=1], full with ann's job), workq (up to 1 h):
+    # bob's 2-h job: gpu refuses him for good (svr_chkque 5a comes before the counts, 7a), workq for
+    # its bound: "Job rejected by all possible destinations", not gpu's count message
+    server = site(ROUTED + "set queue gpu acl_user_enable = True\nset queue gpu acl_users = ann\n"
+                  "set queue gpu max_queued = [o:PBS_ALL=1]\nset queue workq resources_max.walltime = 01:00:00\n")
+    result = replayed(workload([(0, 100, 100, 1), (1, 10, 7200, 1)]), server, queues=["gpu", "route"], users=[1, 2])
+    assert refused(result) == {2: (ROUTE_REJECTED_MESSAGE, "route queue route: queue gpu acl_users = ann; "
+                                   "queue workq resources_max.walltime = 01:00:00")}
+
+
 def test_plus_equal_lines_add_to_acl_users_and_minus_equal_takes_off(site, workload):
     # print server writes a list of several as "acl_users = ann" then "acl_users += cid": both are let
     # in, bob is not; "-= ann" then takes ann off
