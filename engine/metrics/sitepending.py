@@ -77,7 +77,8 @@ def pending_reasons(schedule: pd.DataFrame, jobs: pd.DataFrame, site: SlurmSite 
     queues = [str(q) for q in column("queue_name", "")]
     limits = [int(t) for t in column("requested_time", 0)]
     if isinstance(site, PbsServer):      # the execution queue each job ends in, as the pbs policy routes it
-        queues = [route(site, q, t, int(n)) for q, t, n in zip(queues, limits, frame["procs"].to_numpy())]
+        queues = [route(site, q, t, int(n), u, g)
+                  for q, t, n, u, g in zip(queues, limits, frame["procs"].to_numpy(), users, groups)]
     slurm = isinstance(site, SlurmSite)
     reasons = SLURM_REASONS if slurm else PBS_REASONS
     qos = [str(q) or "normal" for q in column("qos", "")]

@@ -7,8 +7,10 @@ route_destinations), ``set server ATTR = VALUE``; ``#`` lines are comments. What
 queue_type (Execution or Route), enabled/started, priority, route_destinations, resources_max/min/default
 (walltime, ncpus, mem, nodect, select), max_run, max_queued, queued_jobs_threshold and the limit forms
 ``[u:PBS_GENERIC=10]``, ``[u:alice=5]``, ``[o:PBS_ALL=100]``, max_run_res, max_queued_res and
-queued_jobs_threshold_res (per resource; the ``pbs`` policy follows ncpus); and the same limits on
-the server. ``sched_config`` is ``key: value [prime|non_prime|all]`` lines (fair_share, strict_ordering,
+queued_jobs_threshold_res (per resource; the ``pbs`` policy follows ncpus); from_route_only and the
+access lists acl_user_enable / acl_users and acl_group_enable / acl_groups (``[+|-]user[@host]``,
+``[+|-]group``); and the same limits on the server, and its acl_user_enable / acl_users, managers
+and operators. ``sched_config`` is ``key: value [prime|non_prime|all]`` lines (fair_share, strict_ordering,
 backfill, fairshare_usage_res, fairshare_decay_time, fairshare_decay_factor, job_sort_key, ...);
 ``resource_group`` is ``name id parent shares`` lines. Anything not modelled is listed, never dropped.
 Every problem is one :class:`WorkloadError` naming the file, the line and the attribute.
@@ -73,6 +75,14 @@ class PbsQueue:
     max_queued_res: dict[str, Limits] = field(default_factory=dict)
     queued_jobs_threshold: Limits = field(default_factory=Limits)     # jobs in the 'Q' state
     queued_jobs_threshold_res: dict[str, Limits] = field(default_factory=dict)
+    #: access lists (svr_chkque 5a, 5b): followed when their ``_enable`` is True; entries as qmgr
+    #: keeps them (``[+|-]user[@host]``, ``[+|-]group``; a lone ``+`` / ``-`` sets the default)
+    acl_user_enable: bool = False
+    acl_users: list[str] = field(default_factory=list)
+    acl_group_enable: bool = False
+    acl_groups: list[str] = field(default_factory=list)
+    #: only jobs a route queue moves here may enter (svr_chkque 3: a qsub straight to it is refused)
+    from_route_only: bool = False
     unmodelled: dict[str, tuple[int, str]] = field(default_factory=dict)
     line: int = 0
 
@@ -101,6 +111,12 @@ class PbsServer:
     scheduler_iteration: int | None = None
     #: whether the server accrues each job's eligible_time (None: not set, False as in OpenPBS)
     eligible_time_enable: bool | None = None
+    #: the server's user access list (checked on every request: svr_chk_owner.c authenticate_user),
+    #: and its managers and operators, whom it lets through
+    acl_user_enable: bool = False
+    acl_users: list[str] = field(default_factory=list)
+    managers: list[str] = field(default_factory=list)
+    operators: list[str] = field(default_factory=list)
     unmodelled: dict[str, tuple[int, str]] = field(default_factory=dict)
     sched: dict[str, str] = field(default_factory=dict)               # sched_config key -> value
     sched_unmodelled: dict[str, tuple[int, str]] = field(default_factory=dict)
@@ -228,6 +244,10 @@ def _queue_attribute(queue: PbsQueue, text: str, line: int, source: str) -> None
         kind, resource = lower.split(".", 1)
         _check_resource(resource, value, line, source, name)
         getattr(queue, kind)[resource] = value
+    elif lower in ("acl_user_enable", "acl_group_enable", "from_route_only"):
+        setattr(queue, lower, _boolean(value, line, source, name))
+    elif lower in ("acl_users", "acl_groups"):
+        setattr(queue, lower, _acl(getattr(queue, lower), op, value, line, source, name))
     elif not _limit_attribute(queue, lower, op, value, line, source, name):
         queue.unmodelled[name] = (line, value)
 
@@ -247,8 +267,34 @@ def _server_attribute(server: PbsServer, text: str, line: int, source: str) -> N
         setattr(server, lower, _integer(value, line, source, name))
     elif lower == "eligible_time_enable":
         server.eligible_time_enable = _boolean(value, line, source, name)
+    elif lower == "acl_user_enable":
+        server.acl_user_enable = _boolean(value, line, source, name)
+    elif lower in ("acl_users", "managers", "operators"):
+        setattr(server, lower, _acl(getattr(server, lower), op, value, line, source, name))
     else:
         server.unmodelled[name] = (line, value)
+
+
+def acl_name(entry: str) -> str:
+    """An access-list entry without its ``+`` / ``-`` and ``@host``: the user or group it names."""
+    return (entry[1:] if entry[:1] in ("+", "-") else entry).split("@", 1)[0]
+
+
+def _acl(before: list[str], op: str, value: str, line: int, source: str, name: str) -> list[str]:
+    """An access list after ``=`` / ``+=`` / ``-=`` VALUE (entries split at commas), kept as OpenPBS keeps
+    it (attr_fn_acl.c set_allacl): sorted by the user or group name, ``+`` / ``-`` and ``@host`` aside
+    (user_order, group_order; a new entry goes after the ones naming the same: the order among
+    ``user@host`` entries of one user is the file's here, not host_order's); an entry given twice is
+    refused, as qmgr does (PBSE_DUPLIST); ``-=`` takes off the entries written the same."""
+    given = [v.strip() for v in value.split(",") if v.strip()]
+    if op == "-=":
+        return [entry for entry in before if entry not in given]
+    kept = before if op == "+=" else []
+    twice = next((entry for n, entry in enumerate(given) if entry in kept or entry in given[:n]), None)
+    if twice is not None:
+        raise WorkloadError(f"{shown(twice)} is in the list twice (qmgr refuses it: duplicate entries)", file=source,
+                            line=line, field=name)
+    return sorted(kept + given, key=acl_name)
 
 
 #: the limit attributes of a queue or the server: of counts of jobs, and of a resource's sum (``NAME.resource``)
@@ -413,18 +459,33 @@ def describe_pbs_site(server: PbsServer, *, with_keys: bool = True) -> list[str]
     lines = [f"{server.source}: {len(server.queues)} queues, default {server.default_queue or '(none)'}"]
     for queue in sorted(server.queues.values(), key=lambda q: (-q.priority, q.name)):
         if queue.is_route:
-            lines.append(f"  {queue.name} (route) -> {', '.join(queue.route_destinations) or 'nowhere'}")
+            access = "; ".join(_access_texts(queue))
+            lines.append(f"  {queue.name} (route) -> {', '.join(queue.route_destinations) or 'nowhere'}"
+                         + (f"; {access}" if access else ""))
             continue
         parts = [f"priority {queue.priority}"]
         parts += [f"max {k} {v}" for k, v in queue.resources_max.items()]
         parts += [f"min {k} {v}" for k, v in queue.resources_min.items()]
         parts += [f"default {k} {v}" for k, v in queue.resources_default.items()]
         parts += _limit_texts(queue)
+        parts += _access_texts(queue)
         state = "" if queue.enabled and queue.started else " (disabled)" if not queue.enabled else " (stopped)"
         lines.append(f"  {queue.name}{state}: " + ", ".join(parts))
     server_limits = [f"max {k} {v}" for k, v in server.resources_max.items()] + _limit_texts(server)
     server_limits += [f"backfill_depth {server.backfill_depth}"] if server.backfill_depth is not None else []
     lines.append("server: " + (", ".join(server_limits) or "no limits"))
+    if server.acl_user_enable:
+        passing = ",".join(server.managers + server.operators)
+        lines.append(f"server acl_users {','.join(server.acl_users) or '(empty)'}: a user it does not let in is refused "
+                     "at qsub (Unauthorized Request)" + (f" unless managers / operators name him ({passing})" if passing else ""))
+    elif server.acl_users:
+        lines.append(f"server acl_users {','.join(server.acl_users)}: acl_user_enable not True, not checked")
+    if server.acl_user_enable or any(q.acl_user_enable or q.acl_group_enable for q in server.queues.values()):
+        lines.append("access lists: followed as OpenPBS's acl_check: the first entry naming the job's user (acl_users) or "
+                     "group (acl_groups) decides, -name refusing; a lone + or - is the answer for the others, else "
+                     "refused. A user@host entry is taken as naming the user from any host (the log keeps no "
+                     "submission host); a group entry must be the job's group as the log gives it (PBS checks the "
+                     "user's group list on the server host)")
     if server.sched:
         lines.append("scheduler: " + ", ".join(f"{k} {v}" for k, v in server.sched.items()))
     lines.append("starving jobs: " + starving_text(server))
@@ -434,6 +495,18 @@ def describe_pbs_site(server: PbsServer, *, with_keys: bool = True) -> list[str]
         unknown = pbs_unmodelled_keys(server) + pbs_unfollowed_keys(server)
         lines.append("not modelled (read, not used): " + (", ".join(unknown) if unknown else "nothing"))
     return lines
+
+
+def _access_texts(queue: PbsQueue) -> list[str]:
+    """What a queue's from_route_only and access lists do, for a person."""
+    parts = ["from_route_only: a qsub straight to it is refused (Access to queue is denied)"] if queue.from_route_only else []
+    for kind, enable in (("acl_users", queue.acl_user_enable), ("acl_groups", queue.acl_group_enable)):
+        entries = ",".join(getattr(queue, kind)) or "(empty: nobody)"
+        if enable:
+            parts.append(f"{kind} {entries} (followed: a {kind[4:-1]} it does not let in is refused, Unauthorized Request)")
+        elif getattr(queue, kind):
+            parts.append(f"{kind} {entries} (acl_{kind[4:-1]}_enable not True: not checked)")
+    return parts
 
 
 def pbs_unmodelled_keys(server: PbsServer) -> list[str]:

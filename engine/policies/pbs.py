@@ -8,11 +8,17 @@ What the scheduler does here, per PBS Professional's Administrator's Guide:
   ``resources_max`` (walltime, ncpus) admit it, following route queues on; one whose max_queued (or
   queued_jobs_threshold) limits refuse the job for now passes it to the next (job_route).
 * **Admission** (engine.platform.pbsrules.refusal). A job is refused at submission, named in the
-  run's rejected jobs with the server's message and the setting, when its queue is disabled
-  ("Queue is not enabled"), when its walltime or ncpus is outside its queue's ``resources_min`` /
+  run's rejected jobs with the server's message and the setting, when the server's ``acl_users``
+  (``acl_user_enable``) does not let its user in and no ``managers`` / ``operators`` entry names
+  him ("Unauthorized Request"), when its queue is disabled ("Queue is not enabled"), when it is
+  submitted straight to a ``from_route_only`` queue ("Access to queue is denied"), when its queue's
+  ``acl_users`` (``acl_user_enable``) or ``acl_groups`` (``acl_group_enable``) do not let the job's
+  user or group in ("Unauthorized Request"; the group is the log's: PBS checks the user's group
+  list on the server host), when its walltime or ncpus is outside its queue's ``resources_min`` /
   ``resources_max`` or the server's ``resources_max`` ("Job violates queue and/or server resource
   limits"), or when no destination of its route queue takes it ("Job rejected by all possible
-  destinations").
+  destinations"; a destination whose access lists refuse the job passes it to the next, as one
+  whose bounds do).
 * **Order.** ``by_queue`` (the default): queues by ``priority``, higher first; ``round_robin``:
   the queues take turns (the first job of each, then the second, ...). Within a queue, with
   ``fair_share``, the entity (``fairshare_entity``: euser, egroup, Account_Name or queue) whose path
@@ -86,15 +92,14 @@ from engine.platform.pbsconf import (
     sched_true,
 )
 from engine.platform.pbsrules import (
-    NOT_ENABLED_MESSAGE,
     SCOPES,
     Counter,
+    admission,
     applicable,
     counters,
     destinations,
     has_run_limits,
     never_runs,
-    refusal,
     route,
     run_limit_hold,
 )
@@ -213,15 +218,17 @@ class PbsOrder(WaitingQueue):
                         "group": _names(jobs, "group", sim.workload.metadata.get("group_names", {}), n),
                         "account": _column(jobs, "account", n)}
         given = _column(jobs, "queue_name", n)
-        self.queue_of = [route(server, q, int(sim.estimate[j]), int(sim.size[j])) for j, q in enumerate(given)]
+        users, groups = self.columns["user"], self.columns["group"]
+        #: each job's walltime, CPUs, user and group, as the rules below take them
+        asks = [(int(sim.estimate[j]), int(sim.size[j]), users[j], groups[j]) for j in range(n)]
+        self.queue_of = [route(server, q, *asks[j]) for j, q in enumerate(given)]
         #: jobs submitted to a route queue with more than one destination for them: those destinations
         #: in order (a destination whose max_queued refuses the job for now passes it to the next one)
-        self.routes = {j: ways for j, q in enumerate(given)
-                       if len(ways := destinations(server, q, int(sim.estimate[j]), int(sim.size[j]))) > 1}
-        #: (the server's message, the setting) for each job the server refuses at submission whatever the
-        #: other jobs (its queue disabled, its resources outside the queue's or server's bounds)
-        self.refused_at_submission = {j: found for j, q in enumerate(given)
-                                      if (found := refusal(server, q, int(sim.estimate[j]), int(sim.size[j])))[0]}
+        self.routes = {j: ways for j, q in enumerate(given) if len(ways := destinations(server, q, *asks[j])) > 1}
+        #: (the server's message, the setting, whether before the counts) for each job the server refuses
+        #: at submission whatever the other jobs (the server's acl_users, its queue disabled, from_route_only
+        #: or its access lists, its resources outside the queue's or server's bounds)
+        self.refused_at_submission = {j: found for j, q in enumerate(given) if (found := admission(server, q, *asks[j]))[0]}
         self.columns["queue"] = self.queue_of
         entity = server.sched.get("fairshare_entity", "euser").strip().lower()
         self.entity = self.columns[ENTITY_COLUMNS.get(entity, "user")]
@@ -381,11 +388,12 @@ class PbsOrder(WaitingQueue):
     # ---------------------------------------------------------------- the queue
 
     def add(self, job: int) -> None:
-        """A submission: refused when its queue is disabled, when it would go over a max_queued limit, or
-        when its resources are outside its queue's bounds (svr_chkque's order; qsub's message), else queued."""
-        fixed = self.refused_at_submission.get(job, ("", ""))
-        counted = self.routed_by_counts(job) if self.queued_limited and fixed[0] != NOT_ENABLED_MESSAGE else ("", "")
-        message, limit = counted if counted[0] else fixed
+        """A submission: refused when the server's or its queue's access lists refuse it or its queue is
+        disabled, when it would go over a max_queued limit, or when its resources are outside its queue's
+        bounds (svr_chkque's order; qsub's message), else queued."""
+        fixed = self.refused_at_submission.get(job, ("", "", False))
+        counted = self.routed_by_counts(job) if self.queued_limited and not fixed[2] else ("", "")
+        message, limit = counted if counted[0] else fixed[:2]
         if not message and self.limited:
             comment, limit = never_runs(self.server, self.queue_of[job], self.columns, job, int(self.sim.size[job]))
             message = f"{NEVER_RUNS}: {comment}" if comment else ""

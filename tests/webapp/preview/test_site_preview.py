@@ -241,6 +241,28 @@ def test_a_pbs_queues_shorter_walltime_bound_refuses_and_names_the_jobs_asking_m
 
 
 @pytest.mark.django_db
+def test_a_pbs_queues_access_list_typed_in_the_text_refuses_and_names_the_users_jobs(alice):
+    # the OpenPBS log's 200 jobs are vchlum's and klusacek's (100 each, group meta, workq): workq's
+    # acl_users restricted to vchlum refuses klusacek's 100 at submission, as svr_chkque does
+    # (PBSE_PERM, "Unauthorized Request"), the list named on the page
+    trace = openpbs_trace(alice)
+    client = login(alice)
+    post_pbs_site(client, trace)
+    preview = SitePreview.objects.get()
+    data = proposal_post(preview)
+    data["text0"] = preview.current["print server"] + ("set queue workq acl_user_enable = True\n"
+                                                       "set queue workq acl_users = vchlum\n")
+    assert client.post(reverse("preview:site_propose", args=[preview.pk]), data).status_code == 302
+    compute(preview)
+    runs = {r.queues or "recorded": r for r in preview.experiment.runs.all()}
+    rejected = runs["proposed"].load_rejected()
+    assert len(rejected) == 100 and set(rejected["reason"]) == {"Unauthorized Request"}
+    assert set(rejected["limit"]) == {"queue workq acl_users = vchlum"}
+    page = client.get(preview.get_absolute_url()).content.decode()
+    assert "<td>Unauthorized Request</td><td>queue workq acl_users = vchlum</td>" in page
+
+
+@pytest.mark.django_db
 @pytest.mark.parametrize(("field", "name", "text", "where"), [
     ("pbs_server", "print_server.txt", "create queue workq\nset queue workq max_run = [u:PBS_GENERIC=ten]\n",
      "print server, line 2: field max_run: expected a limit like [u:PBS_GENERIC=10]"),
