@@ -80,6 +80,7 @@ SCHEDULER_DEFAULTS: dict[str, int | bool] = {
     "default_queue_depth": 100, "sched_interval": 60, "sched_min_interval": 2,
     "bf_yield_interval": 2_000_000, "bf_busy_nodes": False, "max_sched_time": 0,      # bf_yield_interval: µs
     "batch_sched_delay": 3, "bf_max_job_start": 0, "sched_max_job_start": 0, "partition_job_depth": 0,
+    "bf_min_age_reserve": 0, "bf_min_prio_reserve": 0,
 }
 
 #: SchedulerParameters read (so a value of the wrong kind is an error) that no rule here follows, with why:

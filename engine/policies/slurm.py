@@ -644,6 +644,13 @@ class SlurmPriorityQueue(WaitingQueue):
         return not any(outranks(other, priority) and counts(other)
                        for other, priority in zip(arrived.tolist(), priorities.tolist()))
 
+    def current_priorities(self, jobs: np.ndarray) -> np.ndarray:
+        """The priorities ``jobs`` have now as slurmctld holds them: those of the last order, or their
+        price at submission for the jobs queued since (0 for any other)."""
+        known = dict(zip(self.order.tolist(), self.order_priority.tolist()))
+        known.update(self.priced)
+        return np.array([known.get(job, 0) for job in np.asarray(jobs).tolist()], dtype=np.int64)
+
     def remove(self, job: int) -> None:
         if not self.member[job]:
             raise SimulationError(f"{self.sim.job_name(job)} is not in the waiting queue")
@@ -941,6 +948,10 @@ class SlurmBackfill(Algorithm):
         self.max_job_start = setting("bf_max_job_start", "bf_max_job_start")
         self.sched_max_job_start = setting("sched_max_job_start", "sched_max_job_start")
         self.partition_depth = setting("partition_job_depth", "partition_job_depth")
+        self.min_age_reserve = setting("bf_min_age_reserve", "bf_min_age_reserve")
+        self.min_prio_reserve = setting("bf_min_prio_reserve", "bf_min_prio_reserve")
+        #: the jobs a pass may not reserve for (TEST_NOW_ONLY), marked for the pass's order only
+        self.no_reserve = np.zeros(sim.n, dtype=np.bool_)
         self.main_at_events = bool(params.get("main_at_events", False))
         #: the main scheduler at the controller's requests (controller.c _slurmctld_background,
         #: queue_job_scheduler): a submission or a job's end (its epilog-complete, agent.c) asks for
@@ -1165,6 +1176,7 @@ class SlurmBackfill(Algorithm):
         order = self._order(depth if not self.partition_depth else None)
         if self.partition_depth:
             order = self._within_partition_depth(order, depth)
+        self._mark_no_reserve(order)
         stop = len(order)
         parts, union, blocked = walk.fresh()
         i = started = 0
@@ -1181,8 +1193,29 @@ class SlurmBackfill(Algorithm):
                     break   # sched_max_job_start (job_scheduler.c 1527): the pass ends at that many starts
             else:
                 walk.wait(job, RESOURCES, sim.now)
-                kernels.block(walk.partition[job], parts, union, walk.atoms, walk.has_nodes, blocked)
+                if not self.no_reserve[job]:    # (else its partition does not fail: job_scheduler.c 1955-1973)
+                    kernels.block(walk.partition[job], parts, union, walk.atoms, walk.has_nodes, blocked)
             i += 1
+        self._unmark(order)
+
+    def _mark_no_reserve(self, order: np.ndarray) -> None:
+        """bf_min_prio_reserve and bf_min_age_reserve: the jobs of the pass's ``order`` whose priority is
+        below the one or whose wait since submission is below the other only start if they fit now
+        (backfill.c 2047-2054: TEST_NOW_ONLY, no reservation; job_scheduler.c 1955-1973: the main
+        scheduler does not fail their partition)."""
+        if not (self.min_age_reserve or self.min_prio_reserve) or not len(order):
+            return
+        marked = np.zeros(len(order), dtype=np.bool_)
+        if self.min_age_reserve:
+            marked |= self.sim.now - np.asarray(self.sim.submit, dtype=np.int64)[order] < self.min_age_reserve
+        queue = self.queue
+        if self.min_prio_reserve and isinstance(queue, SlurmPriorityQueue):
+            marked |= queue.current_priorities(order) < self.min_prio_reserve
+        self.no_reserve[order] = marked
+
+    def _unmark(self, order: np.ndarray) -> None:
+        if self.min_age_reserve or self.min_prio_reserve:
+            self.no_reserve[order] = False
 
     def _within_partition_depth(self, order: np.ndarray, depth: int | None) -> np.ndarray:
         """partition_job_depth (job_scheduler.c _schedule, line 1549): a pass tests at most that many
@@ -1269,6 +1302,7 @@ class SlurmBackfill(Algorithm):
             profile = self.running_profile(running, len(order))
         none = np.zeros(1, dtype=np.int64)
         started = 0
+        self._mark_no_reserve(order)
         while True:
             if profile is not None:
                 state[2] = profile.length
@@ -1280,7 +1314,7 @@ class SlurmBackfill(Algorithm):
                 resolution, sim.free, none if profile is None else profile.times,
                 none if profile is None else profile.free, now, horizon, self.cpus_per_node, sim.capacity,
                 walk.partition, parts, union, walk.atoms, walk.has_nodes, blocked, *walk.limits, *walk.reasons,
-                self.ahead, self.least, AFTER_SELECT, self.held)
+                self.ahead, self.least, AFTER_SELECT, self.held, self.no_reserve)
             if profile is not None:
                 profile.length = int(state[2])
             if status == kernels.DONE:
@@ -1308,7 +1342,7 @@ class SlurmBackfill(Algorithm):
                 walk.wait(job, int(blocked[walk.partition[job]]) or RESOURCES, now)
                 kernels.block(walk.partition[job], parts, union, walk.atoms, walk.has_nodes, blocked)
                 at = int(state[4])
-                if horizon < 0 or at < horizon:
+                if (horizon < 0 or at < horizon) and not self.no_reserve[job]:
                     begin = at - at % resolution
                     profile.reserve(begin, max((at + duration) - (at + duration) % resolution, begin + resolution),
                                     self.reserved_size(size))
@@ -1316,6 +1350,7 @@ class SlurmBackfill(Algorithm):
             started += 1
             if self.max_job_start and started >= self.max_job_start:
                 break       # bf_max_job_start (backfill.c 2799): the pass ends at that many starts
+        self._unmark(order)
 
     def running_profile(self, running: WillRun, jobs: int) -> Profile:
         """The profile of the ``running`` jobs as the select plugin's will-run test frees them

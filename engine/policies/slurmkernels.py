@@ -336,7 +336,7 @@ def backfill_walk(order: np.ndarray, state: np.ndarray, bound: int, caps: np.nda
                   check_first: np.ndarray, check_slot: np.ndarray, check_index: np.ndarray, check_bound: np.ndarray,
                   check_reason: np.ndarray, job_counts: np.ndarray, reason: np.ndarray, since: np.ndarray,
                   seconds: np.ndarray, first: np.ndarray, tally: np.ndarray, ahead: np.ndarray,
-                  least: np.ndarray, after_select: np.ndarray, held: np.ndarray) -> int:
+                  least: np.ndarray, after_select: np.ndarray, held: np.ndarray, no_reserve: np.ndarray) -> int:
     """The backfill scheduler's walk (SlurmBackfill.backfill_pass) from ``order[state[0]]``, with
     ``state`` = (index, jobs tested, profile length (0: no profile yet, ``pool_free`` processors
     free now), 1 to go straight to the profile's test of the job at the index (already counted),
@@ -349,7 +349,8 @@ def backfill_walk(order: np.ndarray, state: np.ndarray, bound: int, caps: np.nda
     1, for this job's test on it); with the profile (``times``, ``free``, room for two steps per
     job): its earliest start; now: CANDIDATE (the caller starts it if it fits, then reserves it;
     else as below), else it waits (blocked or Resources) and is reserved there, whole nodes, if
-    that is before ``horizon`` (-1: any). Returns DONE, CANDIDATE, NEEDS_PROFILE or NEVER_FITS
+    that is before ``horizon`` (-1: any) and the job may be reserved (``no_reserve[job]`` False: not
+    under bf_min_prio_reserve or bf_min_age_reserve). Returns DONE, CANDIDATE, NEEDS_PROFILE or NEVER_FITS
     (the caller raises the profile's error).
 
     A pass only takes processors (nothing is added back to the profile during it), and a job's
@@ -430,7 +431,7 @@ def backfill_walk(order: np.ndarray, state: np.ndarray, bound: int, caps: np.nda
         p = partition[job]
         set_reason(job, blocked[p] if blocked[p] else RESOURCES, now, reason, since, seconds, first, tally)
         block(p, parts, union, atoms, has_nodes, blocked)
-        if at != NEVER and (horizon < 0 or at < horizon):
+        if at != NEVER and (horizon < 0 or at < horizon) and not no_reserve[job]:
             begin = at - at % resolution
             length = add(times, free, length, begin, max((at + duration) - (at + duration) % resolution,
                                                           begin + resolution),

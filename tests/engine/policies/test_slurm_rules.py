@@ -338,6 +338,33 @@ def test_partition_job_depth_bounds_the_jobs_of_each_partition_a_main_pass_tests
     assert starts(result) == expected
 
 
+@pytest.mark.parametrize("scheduler, expected", [
+    ("bf_interval=5", {1: 0, 2: 105, 3: 210}),
+    # B has waited 4 s at the pass of 5: under bf_min_age_reserve=60 it is tested for now only, no
+    # reservation, and C starts; B then waits for C's end (205, seen by the pass of 210)
+    ("bf_interval=5,bf_min_age_reserve=60", {1: 0, 2: 210, 3: 5}),
+    # B's priority at 5 is its price at submission, 2000 (partition short 2/2 x 2000, age 0): under 2500
+    ("bf_interval=5,bf_min_prio_reserve=2500", {1: 0, 2: 210, 3: 5}),
+    ("bf_interval=5,bf_min_prio_reserve=2000", {1: 0, 2: 105, 3: 210}),
+])
+def test_bf_min_age_and_prio_reserve_leave_young_or_low_jobs_without_a_reservation(workload, scheduler, expected):
+    # backfill.c 2047-2054 (TEST_NOW_ONLY): A (12 CPUs) until 100; B (16 CPUs) at 1 is reserved the
+    # node from 100, so C (4 CPUs, 200 s, at 2), which fits now, would delay it and waits (B starts at
+    # the pass of 105: the pass of 100 does not see A's end of its own second)
+    rows = [(0, 100, 100, 12), (1, 100, 100, 16), (2, 200, 200, 4)]
+    assert starts(run(workload, rows, site(scheduler), sched_interval=0)) == expected
+
+
+@pytest.mark.parametrize("scheduler, expected", [("bf_interval=1000", {1: 0, 2: 100, 3: 200}),
+                                                 ("bf_interval=1000,bf_min_age_reserve=60", {1: 0, 2: 202, 3: 2})])
+def test_the_main_scheduler_does_not_fail_the_partition_of_a_job_under_bf_min_age_reserve(workload, scheduler,
+                                                                                         expected):
+    # job_scheduler.c 1955: B (16 CPUs, at 1) does not fit beside A (12 CPUs until 100) and fails its
+    # partition, so C (4 CPUs, at 2) waits; B waited 1 s only (< 60): the partition does not fail, C starts
+    rows = [(0, 100, 100, 12), (1, 100, 100, 16), (2, 200, 200, 4)]
+    assert starts(run(workload, rows, site(scheduler), sched_interval=0, main_at_events=True)) == expected
+
+
 def test_bf_continue_changes_nothing_as_a_pass_takes_no_simulated_time(workload):
     rows = [(0, 100, 100, 8), (1, 50, 50, 16), (2, 30, 30, 4), (3, 200, 200, 4)]
     plain = starts(run(workload, rows, site("bf_interval=5")))

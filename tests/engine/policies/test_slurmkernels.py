@@ -141,8 +141,9 @@ def random_pass(seed: int) -> dict:
     estimate += rng.integers(0, 100, n) * (rng.random(n) < 0.3)
     held = rng.random(n) < 0.2
     order = rng.permutation(n).astype(np.int64)
+    no_reserve = rng.random(n) < (0.3 if seed % 3 == 0 else 0.0)     # under bf_min_prio/age_reserve
     return {"capacity": capacity, "ends": ends.astype(np.int64), "sizes": sizes.astype(np.int64), "size": size,
-            "estimate": estimate, "held": held, "order": order, "user": rng.integers(0, 4, n).astype(np.int64),
+            "estimate": estimate, "held": held, "order": order, "no_reserve": no_reserve, "user": rng.integers(0, 4, n).astype(np.int64),
             "partition": rng.integers(0, 2, n).astype(np.int16), "bound": int(rng.choice([3, 10, 1000])),
             "max_job_user": int(rng.choice([0, 0, 2])), "max_job_part": int(rng.choice([0, 0, 0, 3])),
             "max_job_user_part": int(rng.choice([0, 0, 0, 1])),
@@ -258,7 +259,7 @@ def reference_pass(p: dict) -> tuple[list[int], tuple, np.ndarray, int | None]:
             continue
         kernels.set_reason(job, int(blocked[part]) or kernels.RESOURCES, now, *reasons)
         kernels.block(part, parts, union, atoms, has_nodes, blocked)
-        if at is not None and (p["horizon"] < 0 or at < p["horizon"]):
+        if at is not None and (p["horizon"] < 0 or at < p["horizon"]) and not p["no_reserve"][job]:
             profile.reserve(*reservation(at, duration), int(kernels.reserved_size(size, p["per_node"], p["capacity"])))
     return started, reasons, blocked, None
 
@@ -285,7 +286,7 @@ def compiled_pass(p: dict, pool: bool) -> tuple[list[int], tuple, np.ndarray, in
             RESOLUTION, pool_free, none if profile is None else profile.times,
             none if profile is None else profile.free, now, p["horizon"], p["per_node"], p["capacity"],
             p["partition"], parts, union, atoms, has_nodes, blocked, *limits_of(p), *reasons, np.zeros_like(counts),
-            least, AFTER_SELECT, np.zeros_like(counts))
+            least, AFTER_SELECT, np.zeros_like(counts), p.get("no_reserve", np.zeros(n, dtype=np.bool_)))
         if profile is not None:
             profile.length = int(state[2])
         if status == kernels.DONE:
@@ -472,7 +473,7 @@ def test_the_backfill_walk_names_a_post_select_limit_only_for_the_jobs_slurm_tes
         np.full(n, 2, dtype=np.int64),
         np.full(n, 60, dtype=np.int64), 10, 0, times, free, 100, -1, 1, 8, np.zeros(n, dtype=np.int16), parts, union,
         atoms, has_nodes, blocked, *holding(held), reason, since, seconds, first, tally, np.zeros(4, dtype=np.int64),
-        np.zeros(2 * n + 2, dtype=np.int64), AFTER_SELECT, np.zeros(4, dtype=np.int64))
+        np.zeros(2 * n + 2, dtype=np.int64), AFTER_SELECT, np.zeros(4, dtype=np.int64), np.zeros(n, dtype=np.bool_))
     assert status == kernels.DONE
     assert reason.tolist() == [limit, kernels.NONE, kernels.PRIORITY, kernels.RESOURCES, kernels.NONE,
                                kernels.HOLD + BEFORE, kernels.PRIORITY, limit, kernels.PRIORITY]
