@@ -280,21 +280,38 @@ def test_bf_max_job_user_bounds_each_users_jobs_per_backfill_pass(workload):
     assert starts(run(workload, rows, site("bf_interval=5,bf_max_job_user=1"), sched_interval=0)) == {1: 0, 2: 5, 3: 10}
 
 
-@pytest.mark.parametrize("scheduler, expected", [
-    ("bf_interval=5", {1: 0, 2: 5, 3: 5, 4: 5, 5: 5}),
+# Per-partition caps of both schedulers. The backfill pass (backfill.c _job_exceeds_max_bf_param: a job
+# past either count is passed over untested): job 1 holds 4 CPUs until 100; at 1: 2 (u1, short),
+# 3 (u2, short), 4 (u1, long), 5 (u1, long), 3 CPUs each; passes every 5 s, no main scheduler.
+BACKFILL_CAPS = ([(0, 100, 100, 4)] + [(1, 50, 50, 3)] * 4, dict(sched_interval=0))
+# The main scheduler (job_scheduler.c _schedule 1549, partition_job_depth): A (16 CPUs) until 100;
+# 2, 3 (short) and 4, 5 (long), 4 CPUs, 30 s each, wait; the main scheduler at each submission and end,
+# no backfill.
+MAIN_DEPTH = ([(0, 100, 100, 16)] + [(1, 30, 30, 4)] * 4, dict(sched_interval=0, main_at_events=True))
+
+
+@pytest.mark.parametrize("case, scheduler, expected", [
+    (BACKFILL_CAPS, "bf_interval=5", {1: 0, 2: 5, 3: 5, 4: 5, 5: 5}),
     # one job per partition a pass: short's 2 and long's 4 at 5, 3 and 5 at 10
-    ("bf_interval=5,bf_max_job_part=1", {1: 0, 2: 5, 3: 10, 4: 5, 5: 10}),
+    (BACKFILL_CAPS, "bf_interval=5,bf_max_job_part=1", {1: 0, 2: 5, 3: 10, 4: 5, 5: 10}),
     # one job per user in each partition: u1's 2 (short) and 4 (long), u2's 3 (short) at 5; u1's 5 at 10
-    ("bf_interval=5,bf_max_job_user_part=1", {1: 0, 2: 5, 3: 5, 4: 5, 5: 10}),
+    (BACKFILL_CAPS, "bf_interval=5,bf_max_job_user_part=1", {1: 0, 2: 5, 3: 5, 4: 5, 5: 10}),
     # both caps: the tighter of the two for each job
-    ("bf_interval=5,bf_max_job_part=2,bf_max_job_user_part=1", {1: 0, 2: 5, 3: 5, 4: 5, 5: 10}),
+    (BACKFILL_CAPS, "bf_interval=5,bf_max_job_part=2,bf_max_job_user_part=1", {1: 0, 2: 5, 3: 5, 4: 5, 5: 10}),
+    (MAIN_DEPTH, "bf_interval=1000", {1: 0, 2: 100, 3: 100, 4: 100, 5: 100}),
+    # one job of each partition a pass: short's 2 and long's 4 at 100, 3 and 5 at the next pass (their
+    # ends, 130)
+    (MAIN_DEPTH, "bf_interval=1000,partition_job_depth=1", {1: 0, 2: 100, 3: 130, 4: 100, 5: 130}),
+    # the jobs passed over do not count towards default_queue_depth (1: two jobs a pass at events):
+    # at 100 short's 2 is tested, short's 3 passed over, long's 4 tested: 2 and 4 start (were 3
+    # counted, 4 would be past the depth), 3 and 5 at 130
+    (MAIN_DEPTH, "bf_interval=1000,partition_job_depth=1,default_queue_depth=1", {1: 0, 2: 100, 3: 130, 4: 100, 5: 130}),
+    (MAIN_DEPTH, "bf_interval=1000,default_queue_depth=1", {1: 0, 2: 100, 3: 100, 4: 130, 5: 130}),
 ])
-def test_bf_max_job_part_and_user_part_bound_the_jobs_a_backfill_pass_tests(workload, scheduler, expected):
-    # backfill.c _job_exceeds_max_bf_param: a job past either count is passed over untested. Job 1
-    # holds 4 CPUs until 100; at 1: 2 (u1, short), 3 (u2, short), 4 (u1, long), 5 (u1, long), 4 CPUs each
-    rows = [(0, 100, 100, 4), (1, 50, 50, 3), (1, 50, 50, 3), (1, 50, 50, 3), (1, 50, 50, 3)]
-    result = run(workload, rows, site(scheduler), users=[1, 1, 2, 1, 1], partitions=["short", "short", "short", "long", "long"],
-                 sched_interval=0)
+def test_per_partition_caps_bound_the_jobs_a_pass_tests(workload, case, scheduler, expected):
+    rows, params = case
+    result = run(workload, rows, site(scheduler), users=[1, 1, 2, 1, 1], partitions=["short"] * 3 + ["long"] * 2,
+                 **params)
     assert starts(result) == expected
 
 
@@ -316,26 +333,6 @@ def test_sched_max_job_start_ends_a_main_scheduler_pass_after_that_many_starts(w
     assert starts(plain) == {1: 0, 2: 100, 3: 100, 4: 100}
     capped = run(workload, rows, site("bf_interval=1000,sched_max_job_start=1"), sched_interval=0, main_at_events=True)
     assert starts(capped) == {1: 0, 2: 100, 3: 130, 4: 160}
-
-
-@pytest.mark.parametrize("scheduler, expected", [
-    ("bf_interval=1000", {1: 0, 2: 100, 3: 100, 4: 100, 5: 100}),
-    # one job of each partition a pass: short's 2 and long's 4 at 100, 3 and 5 at the next pass (their
-    # ends, 130)
-    ("bf_interval=1000,partition_job_depth=1", {1: 0, 2: 100, 3: 130, 4: 100, 5: 130}),
-    # the jobs passed over do not count towards default_queue_depth (1: two jobs a pass at events):
-    # at 100 short's 2 is tested, short's 3 passed over, long's 4 tested: 2 and 4 start (were 3
-    # counted, 4 would be past the depth), 3 and 5 at 130
-    ("bf_interval=1000,partition_job_depth=1,default_queue_depth=1", {1: 0, 2: 100, 3: 130, 4: 100, 5: 130}),
-    ("bf_interval=1000,default_queue_depth=1", {1: 0, 2: 100, 3: 100, 4: 130, 5: 130}),
-])
-def test_partition_job_depth_bounds_the_jobs_of_each_partition_a_main_pass_tests(workload, scheduler, expected):
-    # job_scheduler.c _schedule 1549: A (16 CPUs) until 100; 2, 3 (short) and 4, 5 (long), 4 CPUs,
-    # 30 s each, wait; the main scheduler at each submission and end, no backfill
-    rows = [(0, 100, 100, 16), (1, 30, 30, 4), (1, 30, 30, 4), (1, 30, 30, 4), (1, 30, 30, 4)]
-    result = run(workload, rows, site(scheduler), partitions=["short", "short", "short", "long", "long"],
-                 sched_interval=0, main_at_events=True)
-    assert starts(result) == expected
 
 
 @pytest.mark.parametrize("scheduler, expected", [

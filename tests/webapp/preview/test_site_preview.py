@@ -214,20 +214,26 @@ def test_a_pbs_site_with_the_openpbs_log(alice):
     assert "+set queue workq max_run = [u:PBS_GENERIC=1]" in page and "<td>workq</td>" in page
 
 
+def pbs_proposal_run(user, lines: str):  # noqa: ANN001, ANN201
+    """A PBS site preview of the OpenPBS log whose proposal adds ``lines`` to the print server, run:
+    the client, the preview and its runs by side."""
+    trace = openpbs_trace(user)
+    client = login(user)
+    post_pbs_site(client, trace)
+    preview = SitePreview.objects.get()
+    data = proposal_post(preview)
+    data["text0"] = preview.current["print server"] + lines
+    assert client.post(reverse("preview:site_propose", args=[preview.pk]), data).status_code == 302
+    compute(preview)
+    return client, preview, {r.queues or "recorded": r for r in preview.experiment.runs.all()}
+
+
 @pytest.mark.django_db
 def test_a_pbs_queues_shorter_walltime_bound_refuses_and_names_the_jobs_asking_more(alice):
     # the OpenPBS log's 200 jobs each ask ncpus 1-3 and walltime 02:00:00: a resources_max.ncpus of 2
     # on workq refuses the 45 asking 3 at submission, as PBS's server does (svr_chkque), named on the
     # page with the server's message and the setting; the current run refuses none
-    trace = openpbs_trace(alice)
-    client = login(alice)
-    post_pbs_site(client, trace)
-    preview = SitePreview.objects.get()
-    data = proposal_post(preview)
-    data["text0"] = preview.current["print server"] + "set queue workq resources_max.ncpus = 2\n"
-    assert client.post(reverse("preview:site_propose", args=[preview.pk]), data).status_code == 302
-    compute(preview)
-    runs = {r.queues or "recorded": r for r in preview.experiment.runs.all()}
+    client, preview, runs = pbs_proposal_run(alice, "set queue workq resources_max.ncpus = 2\n")
     message = "Job violates queue and/or server resource limits"
     assert runs["current"].load_rejected() is None or not len(runs["current"].load_rejected())
     rejected = runs["proposed"].load_rejected()
@@ -245,16 +251,8 @@ def test_a_pbs_queues_access_list_typed_in_the_text_refuses_and_names_the_users_
     # the OpenPBS log's 200 jobs are vchlum's and klusacek's (100 each, group meta, workq): workq's
     # acl_users restricted to vchlum refuses klusacek's 100 at submission, as svr_chkque does
     # (PBSE_PERM, "Unauthorized Request"), the list named on the page
-    trace = openpbs_trace(alice)
-    client = login(alice)
-    post_pbs_site(client, trace)
-    preview = SitePreview.objects.get()
-    data = proposal_post(preview)
-    data["text0"] = preview.current["print server"] + ("set queue workq acl_user_enable = True\n"
-                                                       "set queue workq acl_users = vchlum\n")
-    assert client.post(reverse("preview:site_propose", args=[preview.pk]), data).status_code == 302
-    compute(preview)
-    runs = {r.queues or "recorded": r for r in preview.experiment.runs.all()}
+    client, preview, runs = pbs_proposal_run(alice, "set queue workq acl_user_enable = True\n"
+                                                    "set queue workq acl_users = vchlum\n")
     rejected = runs["proposed"].load_rejected()
     assert len(rejected) == 100 and set(rejected["reason"]) == {"Unauthorized Request"}
     assert set(rejected["limit"]) == {"queue workq acl_users = vchlum"}
