@@ -410,6 +410,8 @@ def _partition(values: dict[str, str], line: int, source: str, defined: dict[str
     partition = Partition(name, nodes, line=line)
     partition.max_time = _time(values, "maxtime", line, source, None)
     partition.default_time = _time(values, "defaulttime", line, source, partition.max_time)
+    if partition.max_time is not None and (partition.default_time is None or partition.default_time > partition.max_time):
+        partition.default_time = partition.max_time     # slurmctld drops a DefaultTime over MaxTime (read_config.c 777)
     max_nodes = values.get("maxnodes", "UNLIMITED")
     partition.max_nodes = None if max_nodes.upper() in ("UNLIMITED", "INFINITE") else _count(values, "maxnodes", line, source)
     if "priority" in values:         # the older spelling: both factor and tier

@@ -465,3 +465,10 @@ def test_scheduler_parameters_read_but_not_followed_are_listed_with_why_unless_a
     assert [key.split(" (")[0] for key in listed] == ["SchedulerParameters bf_busy_nodes=True",
                                                       "SchedulerParameters max_sched_time=5"]
     assert "only when" in listed[0]
+
+
+def test_a_default_time_over_the_max_time_is_dropped_as_slurmctld_drops_it():
+    conf = parse_slurm_conf("NodeName=n1\nPartitionName=DEFAULT DefaultTime=01:00:00\nPartitionName=debug MaxTime=30\n"
+                            "PartitionName=open\n", "site.conf")
+    assert conf.partitions["debug"].default_time == 30 * 60        # the job's limit is then MaxTime
+    assert conf.partitions["open"].default_time == 3600
