@@ -357,6 +357,16 @@ def test_the_random_passes_meet_the_partition_caps():
     assert changed >= 10
 
 
+def test_the_random_passes_meet_jobs_that_may_not_be_reserved():
+    """bf_min_prio_reserve / bf_min_age_reserve (no_reserve) change what some random passes above start."""
+    changed = 0
+    for seed in range(0, 150, 3):
+        p = random_pass(seed)
+        reserved_all = reference_pass({**p, "no_reserve": np.zeros_like(p["no_reserve"])})
+        changed += reference_pass(p)[0] != reserved_all[0]
+    assert changed >= 5
+
+
 @pytest.mark.parametrize("seed", range(60))
 def test_the_look_ahead_finds_the_first_job_the_walk_tests_that_fits_now(seed):
     p = random_pass(seed)
