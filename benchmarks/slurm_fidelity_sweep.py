@@ -5,7 +5,8 @@ rule is judged by the averages over 20 phases (priority_phase 0, 3, ..., 57 s) o
 of the rank correlation of waits, on both recordings of the site the rules were checked on
 (tests/data/slurm_replay: rec1; tests/data/slurm_replay_debug: rec2, the same site and workload run
 again) and on a recording of another site they were not tuned on (tests/data/slurm_replay_site2: rec3,
-12 CPUs, three partitions on two tiers, other backfill parameters, weights and QOS limits).
+12 CPUs, three partitions on two tiers, other backfill parameters, weights and QOS limits), and on a
+third real run of rec1's site and workload (tests/data/slurm_replay_rerun: rec4).
 
     .venv/bin/python benchmarks/slurm_fidelity_sweep.py [--phases 20] [--set NAME=VALUE ...] [--json OUT]
 
@@ -43,7 +44,8 @@ from engine.run import simulate  # noqa: E402
 from engine.workload import Workload, load_workload  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
-RECORDINGS = {"rec1": DATA / "slurm_replay", "rec2": DATA / "slurm_replay_debug", "rec3": DATA / "slurm_replay_site2"}
+RECORDINGS = {"rec1": DATA / "slurm_replay", "rec2": DATA / "slurm_replay_debug", "rec3": DATA / "slurm_replay_site2",
+              "rec4": DATA / "slurm_replay_rerun"}
 
 
 def recording(folder: Path, overrun: str = "run") -> tuple[Workload, SlurmSite, int]:
