@@ -11,11 +11,13 @@ slurmctld's ``job_reason`` strings as ``squeue -o %r`` prints them):
   combination specified"; a job naming no account: the user's default, any of its rows);
 * a partition's limits and access lists (job_mgr.c _part_access_check): its nodes below MinNodes or
   above MaxNodes (``PartitionNodeLimit``), its time limit above MaxTime (``PartitionTimeLimit``), its
-  account not in AllowAccounts or in DenyAccounts (``AccountNotAllowed``), its QOS not in AllowQOS or
-  in DenyQOS (``QOSNotAllowed``): with EnforcePartLimits (ANY, ALL) sbatch refuses the job ("Node count
+  account not in AllowAccounts or in DenyAccounts (AccountNotAllowed, which squeue shows as its
+  description: "Job's account not permitted to use this partition (lab allows physics not
+  chemistry)"), its QOS not in AllowQOS or in DenyQOS (QOSNotAllowed: "Job's QOS not permitted to use
+  this partition (...)"): with EnforcePartLimits (ANY, ALL) sbatch refuses the job ("Node count
   specification invalid", "Requested time limit is invalid (missing or exceeds some limit)", "Invalid
   account or account/partition combination specified", "Invalid qos specification"); without, it
-  pends for ever with the reason;
+  pends for ever with the reason squeue shows;
 * limits a job can never satisfy: its time above its
   QOS's or association's MaxWall (``QOSMaxWallDurationPerJobLimit``,
   ``AssocMaxWallDurationPerJobLimit``), its CPUs or nodes above a per-job MaxTRES
@@ -101,7 +103,8 @@ INVALID_QOS = "Invalid qos specification"
 #: (ESLURM_ACCOUNTING_POLICY; sbatch prints the pending reason slurmctld names before it)
 ACCOUNTING_POLICY = "Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)"
 NEVER_REASONS = ("PartitionDown", PARTITION_NOT_AVAILABLE, INVALID_ACCOUNT, INVALID_NODE_COUNT, INVALID_TIME_LIMIT,
-                 INVALID_QOS, "PartitionTimeLimit", "PartitionNodeLimit", "AccountNotAllowed", "QOSNotAllowed",
+                 INVALID_QOS, "PartitionTimeLimit", "PartitionNodeLimit", "Job's account not permitted to use this "
+                 "partition (...)", "Job's QOS not permitted to use this partition (...)",
                  "QOSMaxWallDurationPerJobLimit",
                  "AssocMaxWallDurationPerJobLimit", "QOSMaxCpuPerJobLimit", "QOSMaxNodePerJobLimit",
                  "QOSMaxCpuPerUserLimit", "QOSMaxNodePerUserLimit", "QOSGrpCpuLimit", "QOSGrpNodeLimit",
@@ -565,27 +568,34 @@ class SiteLimits:
             return Refusal(INVALID_TIME_LIMIT if enforced else "PartitionTimeLimit",
                            f"partition {name} MaxTime {shown_time(partition.max_time)}")
         account = self._access_refusal(self.account[job], partition.allow_accounts, partition.deny_accounts,
-                                       f"partition {name} ", "Accounts", "AccountNotAllowed", INVALID_ACCOUNT)
-        qos = self._access_refusal(self.qos[job], partition.allow_qos, partition.deny_qos, f"partition {name} ", "QOS",
-                                   "QOSNotAllowed", INVALID_QOS)
+                                       name, "Accounts", "account", INVALID_ACCOUNT)
+        qos = self._access_refusal(self.qos[job], partition.allow_qos, partition.deny_qos, name, "QOS", "QOS",
+                                   INVALID_QOS)
         if enforced:
             return account or qos
         return qos or account
 
-    def _access_refusal(self, value: str, allow: list[str], deny: list[str], where: str, key: str, pending: str,
+    def _access_refusal(self, value: str, allow: list[str], deny: list[str], partition: str, key: str, noun: str,
                         refused: str) -> Refusal | None:
         """The job's account or QOS against the partition's Allow list, else (only without one, as
-        part_policy_valid_acct / _qos read them) its Deny list: the pending reason, or sbatch's error
-        with EnforcePartLimits."""
+        part_policy_valid_acct / _qos read them) its Deny list. With EnforcePartLimits, sbatch's error;
+        without, the job pends for ever with the reason squeue shows: its state_desc, as
+        part_policy_valid_acct / _qos write it ("Job's account not permitted to use this partition (lab
+        allows physics not chemistry)"; checked on a real Slurm: tests/data/slurm_partition_access)."""
         if allow != ["ALL"]:
-            if value in allow:
+            if value and value in allow:
                 return None
-            setting = f"Allow{key} {','.join(allow)}"
+            lists = f"{','.join(allow)}"
+            shown = (f"Job's {noun} not permitted to use this partition ({partition} allows {lists} not {value})" if value
+                     else f"Job's {noun} not known, so it can't use this partition ({partition} allows {lists})")
+            setting = f"Allow{key} {lists}"
         elif value and value in deny:
-            setting = f"Deny{key} {','.join(deny)}"
+            lists = f"{','.join(deny)}"
+            shown = f"Job's {noun} not permitted to use this partition ({partition} denies {lists} including {value})"
+            setting = f"Deny{key} {lists}"
         else:
             return None
-        return Refusal(refused if self.enforce_part_limits else pending, where + setting)
+        return Refusal(refused if self.enforce_part_limits else shown, f"partition {partition} {setting}")
 
     def deny_on_limit(self, job: int) -> bool:
         """Whether one of the job's QOS has the DenyOnLimit flag: acct_policy_validate then checks

@@ -226,7 +226,8 @@ def test_an_admin_downloads_calibrates_applies_and_sweeps_from_the_page(page, li
 
 def test_an_admin_closes_the_long_partition_to_an_account(page, live_server, celery_worker, django_user_model):  # noqa: ANN001
     """AllowAccounts typed into slurm.conf's text: the page names every chemistry job of long as one
-    Slurm would leave pending for ever (AccountNotAllowed), and the proposed side's waits without them."""
+    Slurm would leave pending for ever (AccountNotAllowed, as squeue shows it), and the proposed side's
+    waits without them."""
     a_site_preview_of_the_real_files(page, live_server.url, django_user_model)
     page.click("summary:has-text('The files (every key)')")
     conf = page.locator("#id_text0")
@@ -244,7 +245,8 @@ def test_an_admin_closes_the_long_partition_to_an_account(page, live_server, cel
     assert chemistry_long > 0
     refused = page.inner_text("#refused-jobs ~ details.refused-proposed")
     assert f"proposed: {chemistry_long} jobs" in refused
-    assert "AccountNotAllowed" in refused and "partition long AllowAccounts physics,teaching" in refused
+    assert "Job's account not permitted to use this partition (long allows physics,teaching not chemistry)" in refused
+    assert "partition long AllowAccounts physics,teaching" in refused
     assert "AllowAccounts physics,teaching" in page.inner_text("#site-read")
     ARTIFACTS.mkdir(exist_ok=True)
     page.locator("#refused-jobs").scroll_into_view_if_needed()

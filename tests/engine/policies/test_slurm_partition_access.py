@@ -12,9 +12,11 @@ import pandas as pd
 import pytest
 
 from engine.cli import main, refused_note
-from engine.platform.slurmconf import Association, Qos, SlurmSite, parse_slurm_conf
+from engine.platform.slurmconf import Association, Qos, SlurmSite, parse_slurm_conf, read_associations, read_qos
 from engine.policies.slurmlimits import INVALID_ACCOUNT, INVALID_NODE_COUNT, INVALID_QOS, INVALID_TIME_LIMIT
+from engine.run import simulate
 
+from ..conftest import make_workload
 from .test_slurm_rules import BASE, run, starts
 
 ASSOCS = [Association("c", "phys", shares=1), Association("c", "chem", shares=1),
@@ -40,9 +42,12 @@ ACCOUNTS = ["phys", "chem", "phys"]
 
 
 @pytest.mark.parametrize("line, enforce, expected", [
-    # without EnforcePartLimits chem's job pends for ever: AccountNotAllowed
-    ("PartitionName=lab Nodes=n1 AllowAccounts=phys", "", "AccountNotAllowed"),
-    ("PartitionName=lab Nodes=n1 DenyAccounts=chem,bio", "", "AccountNotAllowed"),
+    # without EnforcePartLimits chem's job pends for ever: AccountNotAllowed, which squeue shows as
+    # its description (part_policy_valid_acct's state_desc)
+    ("PartitionName=lab Nodes=n1 AllowAccounts=phys", "",
+     "Job's account not permitted to use this partition (lab allows phys not chem)"),
+    ("PartitionName=lab Nodes=n1 DenyAccounts=chem,bio", "",
+     "Job's account not permitted to use this partition (lab denies chem,bio including chem)"),
     # with it sbatch refuses it (ESLURM_INVALID_ACCOUNT), ANY or ALL alike for a job of one partition
     ("PartitionName=lab Nodes=n1 AllowAccounts=phys", "YES", INVALID_ACCOUNT),
     ("PartitionName=lab Nodes=n1 DenyAccounts=chem", "ALL", INVALID_ACCOUNT),
@@ -61,12 +66,13 @@ def test_deny_accounts_is_not_read_when_allow_accounts_is_set(workload):
     result = run(workload, ROWS, site("PartitionName=lab Nodes=n1 AllowAccounts=chem DenyAccounts=chem"),
                  users=USERS, accounts=ACCOUNTS, partitions=["lab", "lab", "lab"])
     assert starts(result) == {2: 0}
-    assert {j: r for j, (r, _) in refused(result).items()} == {1: "AccountNotAllowed", 3: "AccountNotAllowed"}
+    shown = "Job's account not permitted to use this partition (lab allows chem not phys)"
+    assert {j: r for j, (r, _) in refused(result).items()} == {1: shown, 3: shown}
 
 
 @pytest.mark.parametrize("line, enforce, expected", [
-    ("PartitionName=lab Nodes=n1 AllowQOS=normal", "", "QOSNotAllowed"),
-    ("PartitionName=lab Nodes=n1 DenyQOS=high", "", "QOSNotAllowed"),
+    ("PartitionName=lab Nodes=n1 AllowQOS=normal", "", "Job's QOS not permitted to use this partition (lab allows normal not high)"),
+    ("PartitionName=lab Nodes=n1 DenyQOS=high", "", "Job's QOS not permitted to use this partition (lab denies high including high)"),
     ("PartitionName=lab Nodes=n1 AllowQOS=normal", "ANY", INVALID_QOS),
 ])
 def test_a_qos_the_partition_does_not_allow_never_runs_there(workload, line, enforce, expected):
@@ -80,7 +86,8 @@ def test_with_both_wrong_the_reason_follows_slurms_order_of_checks(workload):
     # chem's job with QOS high in a partition allowing neither: pending, select_nodes names the QOS
     # first; refused by sbatch, _part_access_check names the account first
     line = "PartitionName=lab Nodes=n1 AllowAccounts=phys AllowQOS=normal"
-    for enforce, expected in (("", "QOSNotAllowed"), ("YES", INVALID_ACCOUNT)):
+    for enforce, expected in (("", "Job's QOS not permitted to use this partition (lab allows normal not high)"),
+                              ("YES", INVALID_ACCOUNT)):
         result = run(workload, ROWS, site(line, enforce=enforce), users=USERS, accounts=ACCOUNTS,
                      partitions=["lab", "lab", "lab"], qos=["normal", "high", "normal"])
         assert refused(result)[2][0] == expected, enforce
@@ -93,7 +100,8 @@ def test_node_and_time_limits_come_before_the_access_lists_and_name_sbatchs_erro
                   nodes=[2, 1, 2, 2])
     pending = refused(run(workload, rows, site(line), **kwargs))
     assert {j: r for j, (r, _) in pending.items()} == {2: "PartitionNodeLimit", 3: "PartitionTimeLimit",
-                                                       4: "AccountNotAllowed"}
+                                                       4: "Job's account not permitted to use this partition "
+                                                          "(lab allows phys not chem)"}
     assert pending[2][1] == "partition lab MinNodes 2"
     enforced = refused(run(workload, rows, site(line, enforce="ALL"), **kwargs))
     assert {j: r for j, (r, _) in enforced.items()} == {2: INVALID_NODE_COUNT, 3: INVALID_TIME_LIMIT,
@@ -144,3 +152,42 @@ def test_the_command_line_names_the_jobs_an_access_list_shuts_out(tmp_path, caps
 def test_one_refused_job_is_one_job(capsys):
     refused_note(pd.DataFrame({"reason": ["PartitionTimeLimit"]}), None)
     assert capsys.readouterr().err.startswith("1 job refused at submission, not in the schedule (1 PartitionTimeLimit)")
+
+
+# ------------------------------------------------------------------ against a real Slurm
+
+REAL = Path(__file__).resolve().parents[2] / "data" / "slurm_partition_access"
+SITE = Path(__file__).resolve().parents[2] / "data" / "slurm_replay"
+
+
+def real_cases() -> list[dict[str, str]]:
+    lines = (REAL / "cases.tsv").read_text().splitlines()
+    header = lines[0].split("\t")
+    return [dict(zip(header, line.split("\t"))) for line in lines[1:]]
+
+
+def replayed(case: dict[str, str]):  # noqa: ANN201
+    """The case's one job through the slurm policy on the recorded site with the test partitions."""
+    text = (SITE / "slurm.conf").read_text() + (REAL / "partitions.conf").read_text() + \
+        f"EnforcePartLimits={case['enforce']}\n"
+    site = SlurmSite(parse_slurm_conf(text, "slurm.conf"), qos=read_qos(SITE / "qos.txt"),
+                     associations=read_associations(SITE / "assoc.txt"))
+    w = make_workload([(0, 10, int(case["limit_min"]) * 60, int(case["cpus"]))], users=[1])
+    w.jobs["queue_name"], w.jobs["account"], w.jobs["qos"] = [case["partition"]], [case["account"]], [case["qos"]]
+    w.metadata["user_names"] = {"1": case["user"]}
+    return simulate(w, 16, {"preset": "slurm", "params": {}}, context={"slurm_site": site})
+
+
+@pytest.mark.parametrize("case", real_cases(), ids=lambda c: f"{c['enforce']}: {c['case']}")
+def test_the_replay_refuses_or_holds_each_job_as_the_real_slurm_did(case):
+    """tests/data/slurm_partition_access: what a real Slurm 22.05.8 (sbatch's answer, squeue's reason)
+    did with each case, against the replay's refusal and reason."""
+    result = replayed(case)
+    refused = dict(zip(result.rejected_jobs["job_id"], result.rejected_jobs["reason"]))
+    if case["sbatch"].startswith("sbatch: error:"):        # refused by sbatch: its error is the reason
+        assert refused == {1: case["sbatch"].split("Batch job submission failed: ", 1)[1]}
+    elif case["squeue"].startswith("PENDING "):            # queued to pend for ever: the reason squeue showed
+        assert refused == {1: case["squeue"].split(" ", 1)[1]}
+    else:                                                  # it ran
+        assert case["squeue"].startswith(("RUNNING", "COMPLETED")) and refused == {}
+        assert starts(result) == {1: 0}
