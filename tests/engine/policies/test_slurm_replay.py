@@ -46,16 +46,25 @@ def figures(tmp_path_factory):
     return easy, slurm
 
 
+def assert_pinned(report: dict, jobs: int, recorded: float, simulated: float, rank: float,
+                  partitions: dict[str, float], partition_abs: float = 1.0) -> None:
+    """A replay's fidelity report against its pinned figures: the jobs matched, the recorded and the
+    replayed mean waits (s), the rank correlation of waits and each partition's replayed mean wait."""
+    overall = report["overall"]
+    assert report["jobs"]["matched"] == jobs
+    assert overall["recorded"]["mean_wait"] == pytest.approx(recorded, abs=0.01)
+    assert overall["simulated"]["mean_wait"] == pytest.approx(simulated, abs=1)
+    assert overall["wait_rank_correlation"] == pytest.approx(rank, abs=0.002)
+    per = {name: part["simulated"]["mean_wait"] for name, part in report["per_queue"].items()}
+    assert per == pytest.approx(partitions, abs=partition_abs)
+
+
 def test_the_replay_from_the_sites_files_is_pinned(figures):
     _, slurm = figures
+    # recorded: long 920.0 s, short 214.7 s
+    assert_pinned(slurm, 330, 424.17, 394.4, 0.879, {"long": 818.9, "short": 215.1})
     overall = slurm["overall"]
-    assert slurm["jobs"]["matched"] == 330
-    assert overall["recorded"]["mean_wait"] == pytest.approx(424.17, abs=0.01)
-    assert overall["simulated"]["mean_wait"] == pytest.approx(394.4, abs=1)
-    assert overall["wait_rank_correlation"] == pytest.approx(0.879, abs=0.002)
     per = {name: part["simulated"]["mean_wait"] for name, part in slurm["per_queue"].items()}
-    assert per["long"] == pytest.approx(818.9, abs=1)      # recorded 920.0
-    assert per["short"] == pytest.approx(215.1, abs=1)     # recorded 214.7
     # against the targets of issue 24 at this phase: the overall mean (-7.0 %) and each
     # partition's (long -11.0 %, short +0.2 %) meet them, the rank correlation of waits (0.879)
     # does not. Backfill is timed as Slurm's backfill thread (backfill.c backfill_agent: bf_interval

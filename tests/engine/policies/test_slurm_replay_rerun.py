@@ -17,7 +17,7 @@ import pytest
 
 from engine import api
 from engine.metrics.fidelity import fidelity
-from tests.engine.policies.test_slurm_replay import OVERRUN, schedule
+from tests.engine.policies.test_slurm_replay import OVERRUN, assert_pinned, schedule
 
 ROOT = Path(__file__).resolve().parents[3]
 DATA = ROOT / "tests" / "data" / "slurm_replay_rerun"
@@ -68,13 +68,7 @@ def test_the_replay_of_the_rerun_is_pinned(figures):
     The replay of this workload lands where it did on rec1 and rec2 (400 / 388 s over 20 phases,
     here 397 s): it is real Slurm that moved."""
     overall = figures["overall"]
-    assert figures["jobs"]["matched"] == 330
-    assert overall["recorded"]["mean_wait"] == pytest.approx(334.56, abs=0.01)
-    assert overall["simulated"]["mean_wait"] == pytest.approx(411.5, abs=1)
-    assert overall["wait_rank_correlation"] == pytest.approx(0.837, abs=0.002)
-    per = {name: part["simulated"]["mean_wait"] for name, part in figures["per_queue"].items()}
-    assert per["long"] == pytest.approx(877.9, abs=1)       # recorded 653.0
-    assert per["short"] == pytest.approx(214.5, abs=1)      # recorded 200.1
+    assert_pinned(figures, 330, 334.56, 411.5, 0.837, {"long": 877.9, "short": 214.5})   # recorded 653.0, 200.1
     # against the targets of issue 24 at this phase: the short partition's mean meets its 20 %,
     # neither the overall mean (10 %), the long partition's (20 %) nor the rank correlation (0.9) do
     met = {"mean within 10 %": abs(overall["mean_wait_ratio"] - 1) <= 0.10,

@@ -21,7 +21,7 @@ import pytest
 from engine import api
 from engine.cli import main
 from engine.metrics.fidelity import fidelity
-from tests.engine.policies.test_slurm_replay import OVERRUN, schedule
+from tests.engine.policies.test_slurm_replay import OVERRUN, assert_pinned, schedule
 
 ROOT = Path(__file__).resolve().parents[3]
 DATA = ROOT / "tests" / "data" / "slurm_replay_site2"
@@ -104,15 +104,8 @@ def test_the_replay_of_the_second_site_is_pinned(figures):
     debug +9.4 %, short -12.8 %, long -17.8 %. Before the backfill pass stopped seeing the job ends
     of its own second (main, c3b2052's rule) the pin was 218.1 s (-7.0 %), 0.919, long 498.5 s."""
     _, slurm = figures
-    overall = slurm["overall"]
-    assert slurm["jobs"]["matched"] == JOBS
-    assert overall["recorded"]["mean_wait"] == pytest.approx(234.62, abs=0.01)
-    assert overall["simulated"]["mean_wait"] == pytest.approx(233.01, abs=1)
-    assert overall["wait_rank_correlation"] == pytest.approx(0.923, abs=0.002)
-    per = {name: part["simulated"]["mean_wait"] for name, part in slurm["per_queue"].items()}
-    assert per["debug"] == pytest.approx(8.74, abs=0.5)    # recorded 9.53
-    assert per["short"] == pytest.approx(178.3, abs=1)      # recorded 183.5
-    assert per["long"] == pytest.approx(540.6, abs=1)       # recorded 533.8
+    # recorded: debug 9.53 s, short 183.5 s, long 533.8 s
+    assert_pinned(slurm, JOBS, 234.62, 233.01, 0.923, {"debug": 8.74, "short": 178.3, "long": 540.6}, partition_abs=0.5)
 
 
 def test_which_targets_of_issue_24_the_replay_meets(figures):
