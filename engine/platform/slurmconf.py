@@ -106,6 +106,16 @@ PRIORITY_FLAGS_NOT_FOLLOWED = {
     "DEPTH_OBLIVIOUS": "classic fair-share's depth-oblivious variant is not computed",
 }
 
+#: SchedulerParameters no rule here reads because they change nothing in a replay of a trace, with why
+SCHEDULER_NO_EFFECT = {
+    "defer": "the replay already runs the main scheduler from the background loop at every submission and "
+             "job end, as defer makes slurmctld do; it changes only interactive jobs' immediate tests",
+    "max_rpc_cnt": "the controller's RPC load is not modelled", "bf_max_time": "a backfill pass takes no simulated time",
+    "bf_yield_sleep": "a backfill pass takes no simulated time", "kill_invalid_depend": "a trace's jobs have no "
+    "dependencies", "max_depend_depth": "a trace's jobs have no dependencies",
+    "nohold_on_prolog_fail": "prologs are not run", "max_array_tasks": "sacct lists array tasks as jobs",
+}
+
 MAX_NODES_DEFINED = 200_000
 
 
@@ -943,7 +953,8 @@ def unmodelled_keys(site: SlurmSite) -> list[str]:
     """The keys set in the files that SchedLab has no model of (read, not used), each naming its line."""
     conf = site.conf
     unknown = [f"{k} (line {line})" for k, (line, _) in conf.unmodelled.items()]
-    unknown += [f"SchedulerParameters {k}" for k in conf.scheduler_unknown]
+    unknown += [f"SchedulerParameters {k}" + (f" (no effect here: {SCHEDULER_NO_EFFECT[k]})" if k in SCHEDULER_NO_EFFECT else "")
+                for k in conf.scheduler_unknown]
     unknown += [f"QOS {q.name} {k}={v} (qos line {q.line})" for q in site.qos.values() for k, v in q.unmodelled.items()]
     unknown += [f"association {a.account}{'/' + a.user if a.user else ''} {k}={v} (assoc line {a.line})"
                 for a in site.associations for k, v in a.unmodelled.items()]

@@ -6,7 +6,8 @@ import pytest
 
 from engine.cli import main
 from engine.platform.slurmconf import (describe_site, parse_slurm_conf, next_usage_reset, read_associations, read_qos,
-                                       read_slurm_site, shown_time, slurm_time, tres_counts, unfollowed_keys)
+                                       read_slurm_site, shown_time, slurm_time, tres_counts, unfollowed_keys,
+                                       unmodelled_keys)
 from engine.workload.errors import WorkloadError
 
 SITE_CONF = """\
@@ -472,3 +473,11 @@ def test_a_default_time_over_the_max_time_is_dropped_as_slurmctld_drops_it():
                             "PartitionName=open\n", "site.conf")
     assert conf.partitions["debug"].default_time == 30 * 60        # the job's limit is then MaxTime
     assert conf.partitions["open"].default_time == 3600
+
+
+def test_scheduler_parameters_that_change_nothing_in_a_replay_say_why():
+    text = "NodeName=n1\nPartitionName=p\nSchedulerParameters=defer,max_rpc_cnt=150,bf_window_linear=30\n"
+    listed = unmodelled_keys(read_slurm_site_from_text(text))
+    assert listed[0].startswith("SchedulerParameters defer (no effect here: the replay already runs the main scheduler")
+    assert listed[1] == "SchedulerParameters max_rpc_cnt (no effect here: the controller's RPC load is not modelled)"
+    assert listed[2] == "SchedulerParameters bf_window_linear"        # not modelled, no more said
