@@ -277,6 +277,8 @@ class PbsOrder(WaitingQueue):
         #: (eligible_time_enable: held by a user's, group's or project's limit)
         self.ineligible: dict[int, int] = defaultdict(int)
         self.ineligible_since: dict[int, int] = {}
+        #: the starving jobs of the last whole order and how long each had waited (:meth:`order`)
+        self.starving_now: dict[int, int] = {}
 
     # ---------------------------------------------------------------- fair-share usage
 
@@ -476,6 +478,8 @@ class PbsOrder(WaitingQueue):
         none: tuple[float, ...] = ()
         jobs = self.waiting if among is None else among
         starving = self.starving(jobs)
+        if among is None:
+            self.starving_now = starving
 
         def within(j: int) -> tuple:
             extra = tuple(-v if high else v for column, high in self.sort_keys
@@ -612,7 +616,7 @@ class PbsCycle(Algorithm):
             sim.wake_at(sim.now - (sim.now - self.origin) % self.cycle + self.cycle)
         order = queue.order()
         # starving jobs (help_starving_jobs): decided at the cycle's start, as OpenPBS's query_jobs does
-        starving = queue.starving(order)
+        starving = queue.starving_now
         now, size, estimate = sim.now, sim.size, sim.estimate
         # a calendar of top jobs: strict order's, or a starving job's (should_backfill_with_job)
         profile = running_jobs_profile(sim) if (self.strict or starving) and self.depth > 0 else None

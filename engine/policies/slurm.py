@@ -32,6 +32,7 @@ nor backfilled, and reserves nothing, until the limit lets it go.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass
 from collections.abc import Iterator
 from typing import Any
@@ -48,7 +49,7 @@ from engine.policies.reasons import ReasonTable, refused_counts
 from engine.policies.registry import Component, Preset, register, register_algorithm, register_ordering
 from engine.policies import slurmkernels as kernels
 from engine.policies.slurmkernels import HOLD, NONE, PRIORITY, RESOURCES
-from engine.policies.slurmlimits import AFTER_SELECT, HOLD_CODES, SiteLimits
+from engine.policies.slurmlimits import AFTER_SELECT, HOLD_CODES, SiteLimits, association_chain
 from engine.sim.allocation import CountAllocator
 from engine.sim.profile import Profile
 from engine.sim.jit import bind_direct
@@ -122,25 +123,16 @@ def association_priorities(site: SlurmSite, accounts: list[str], users: list[str
     one) over the largest Priority of any association (assoc_mgr.c _set_assoc_norm_priority; raw:
     NO_NORMAL_ASSOC)."""
     rows = {(a.account, a.user, a.partition): a for a in site.associations}
-    parent = {a.account: a.parent for a in site.associations if not a.user}
+    parent = {a.account: (a.parent or "root") for a in site.associations if not a.user}
     top = max((a.priority or 0 for a in site.associations), default=0)
     found: dict[tuple[str, str, str], float] = {}
-    out = []
     for key in zip(accounts, users, partitions):
         if key not in found:
             account, user, partition = key
-            row = rows.get(key) or rows.get((account, user, ""))
-            value = row.priority if row is not None else None
-            seen: set[str] = set()
-            while value is None and account and account not in seen:
-                seen.add(account)
-                above = rows.get((account, "", ""))
-                value = above.priority if above is not None else None
-                account = parent.get(account, "")
-            value = value or 0
+            chain = [rows.get((a, u, partition)) or rows[(a, u, "")] for a, u in association_chain(rows, parent, *key)]
+            value = next((row.priority for row in chain if row.priority is not None), 0)
             found[key] = float(value) if raw else (value / top if top else 0.0)
-        out.append(found[key])
-    return out
+    return [found[key] for key in zip(accounts, users, partitions)]
 
 
 def tres_factors(conf: SlurmConf, partitions: list[str], counts: dict[str, list[int]], raw: bool) -> list[float]:
@@ -1222,13 +1214,11 @@ class SlurmBackfill(Algorithm):
         jobs of each partition, counted in the order's first test, before any other: the others are
         passed over (a reason None becomes Priority) and not counted towards default_queue_depth. The
         order kept, cut to ``depth`` (None: whole)."""
-        part = self.walk.partition[order].astype(np.int64)
-        by_part = np.argsort(part, kind="stable")
-        ranked = part[by_part]
-        starts = np.flatnonzero(np.r_[True, ranked[1:] != ranked[:-1]]) if len(ranked) else np.zeros(0, dtype=np.int64)
-        place = np.empty(len(order), dtype=np.int64)
-        place[by_part] = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
-        over = place >= self.partition_depth
+        tested: Counter[int] = Counter()
+        over = np.zeros(len(order), dtype=np.bool_)
+        for k, part in enumerate(self.walk.partition[order].tolist()):
+            over[k] = tested[part] >= self.partition_depth     # (job_scheduler.c counts the ones passed over too)
+            tested[part] += 1
         walk, now = self.walk, self.sim.now
         if walk.tracked:
             reason = walk.reasons[0]

@@ -488,23 +488,11 @@ class SiteLimits:
 
     def chain(self, job: int) -> list[tuple[str, str]]:
         """The job's associations as (account, user) keys, the user's row first, then up to root;
-        only those the dump has."""
+        only those the dump has (:func:`association_chain`)."""
         key = (self.account[job], self.user[job], self.partition[job])
         found = self._chains.get(key)
         if found is None:
-            found = []
-            account, user, _ = key
-            if (account, user, key[2]) in self.assoc or (account, user, "") in self.assoc:
-                found.append((account, user))
-            seen = set()
-            while account and account not in seen:
-                seen.add(account)
-                if (account, "", "") in self.assoc:
-                    found.append((account, ""))
-                if account == "root":
-                    break
-                account = self.parent.get(account, "root")
-            self._chains[key] = found
+            found = self._chains[key] = association_chain(self.assoc, self.parent, *key)
         return found
 
     def _row(self, key: tuple[str, str], job: int) -> Association | None:
@@ -1037,6 +1025,25 @@ class SiteLimits:
     def _count(self, job: int, sign: int) -> None:
         """Add sign x the job's counts to each of its counters (slurmkernels.count)."""
         self._count_kernel(self.running, self.count_first, self.count_slot, self.signature, self.job_counts, job, sign)
+
+
+def association_chain(assoc: dict[tuple[str, str, str], Association], parent: dict[str, str], account: str, user: str,
+                      partition: str) -> list[tuple[str, str]]:
+    """A job's associations as (account, user) keys, those ``assoc`` (by (account, user, partition))
+    has: the user's row (in the partition, else any), then its account's and the accounts above it
+    (``parent``; "root" where none is named) up to root."""
+    found = []
+    if (account, user, partition) in assoc or (account, user, "") in assoc:
+        found.append((account, user))
+    seen = set()
+    while account and account not in seen:
+        seen.add(account)
+        if (account, "", "") in assoc:
+            found.append((account, ""))
+        if account == "root":
+            break
+        account = parent.get(account, "root")
+    return found
 
 
 def usage_factors(table: dict[str, Qos], qos: list[str]) -> np.ndarray | None:
